@@ -1,0 +1,231 @@
+/**
+ * The typed errors of sessionflow's engine and stores. Each carries the facts a
+ * caller needs (which session, which step, which choice) and a readable
+ * `message`.
+ *
+ * @since 0.1.0
+ */
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("@sessionflow/core/WorkflowError")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * A session id that no store knows.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionNotFound extends Schema.TaggedError<SessionNotFound>("@sessionflow/core/SessionNotFound")(
+  "SessionNotFound",
+  { sessionId: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Session '${this.sessionId}' does not exist`
+  }
+}
+
+/**
+ * A session that belongs to another user (or to a user, when none was given).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionOwnershipError
+  extends Schema.TaggedError<SessionOwnershipError>("@sessionflow/core/SessionOwnershipError")(
+    "SessionOwnershipError",
+    { sessionId: Schema.String, userId: Schema.optional(Schema.String), ownerId: Schema.String }
+  )
+{
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return this.userId === undefined
+      ? `Session '${this.sessionId}' belongs to user '${this.ownerId}'; no userId was given`
+      : `Session '${this.sessionId}' belongs to user '${this.ownerId}', not to '${this.userId}'`
+  }
+}
+
+/**
+ * Another run (in this process or another one) committed to the session after
+ * this run loaded it. Nothing of this run's state was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionConflict extends Schema.TaggedError<SessionConflict>("@sessionflow/core/SessionConflict")(
+  "SessionConflict",
+  { sessionId: Schema.String, expectedVersion: Schema.Number, actualVersion: Schema.Number }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Session '${this.sessionId}' was changed concurrently (expected version ${this.expectedVersion}, found ${this.actualVersion}); nothing was written`
+  }
+}
+
+/**
+ * Session state that cannot be used: stored JSON that does not parse
+ * (`corrupt`), or a state that does not fit the workflow's state Schema
+ * (`schema`). Nothing is overwritten when this is raised.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StateDecodeError extends Schema.TaggedError<StateDecodeError>("@sessionflow/core/StateDecodeError")(
+  "StateDecodeError",
+  {
+    sessionId: Schema.String,
+    reason: Schema.Literal("corrupt", "schema"),
+    description: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return this.reason === "corrupt"
+      ? `The stored state of session '${this.sessionId}' is corrupt: ${this.description}`
+      : `The state of session '${this.sessionId}' does not fit the workflow's state schema: ${this.description}`
+  }
+}
+
+/**
+ * A persistence backend failed (I/O, SQL, serialisation).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionStoreError extends Schema.TaggedError<SessionStoreError>("@sessionflow/core/SessionStoreError")(
+  "SessionStoreError",
+  {
+    method: Schema.String,
+    description: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `SessionStore.${this.method}: ${this.description}`
+  }
+}
+
+/**
+ * A router selector chose a step name that no choice has (`unknown-name`), or
+ * returned a step that is not one of the router's `choices`
+ * (`outside-choices`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RouterChoiceError extends Schema.TaggedError<RouterChoiceError>("@sessionflow/core/RouterChoiceError")(
+  "RouterChoiceError",
+  {
+    router: Schema.String,
+    choice: Schema.String,
+    reason: Schema.Literal("unknown-name", "outside-choices"),
+    choices: Schema.Array(Schema.String)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    const known = this.choices.map((c) => `'${c}'`).join(", ")
+    return this.reason === "unknown-name"
+      ? `Router '${this.router}' selected unknown step name '${this.choice}' (choices: ${known})`
+      : `Router '${this.router}' selected step '${this.choice}', which is not one of its choices (${known})`
+  }
+}
+
+/**
+ * A step failed with an untyped cause (a rejected promise, a thrown
+ * exception) or returned an unsuccessful output while configured to fail.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StepError extends Schema.TaggedError<StepError>("@sessionflow/core/StepError")(
+  "StepError",
+  {
+    step: Schema.String,
+    description: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Step '${this.step}' failed: ${this.description}`
+  }
+}
+
+/**
+ * Every error of this module.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type WorkflowError =
+  | SessionNotFound
+  | SessionOwnershipError
+  | SessionConflict
+  | StateDecodeError
+  | SessionStoreError
+  | RouterChoiceError
+  | StepError
+
+/**
+ * Errors a run of any workflow can fail with, whatever its steps are.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RunError = SessionOwnershipError | SessionConflict | StateDecodeError | SessionStoreError
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const WorkflowError: Schema.Union<[
+  typeof SessionNotFound,
+  typeof SessionOwnershipError,
+  typeof SessionConflict,
+  typeof StateDecodeError,
+  typeof SessionStoreError,
+  typeof RouterChoiceError,
+  typeof StepError
+]> = Schema.Union(
+  SessionNotFound,
+  SessionOwnershipError,
+  SessionConflict,
+  StateDecodeError,
+  SessionStoreError,
+  RouterChoiceError,
+  StepError
+)
+
+/**
+ * @since 0.1.0
+ * @category refinements
+ */
+export const isWorkflowError = (u: unknown): u is WorkflowError => Predicate.hasProperty(u, TypeId)

@@ -1,0 +1,74 @@
+/**
+ * @since 0.1.0
+ */
+export * as Condition from "./Condition.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Loop from "./Loop.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Parallel from "./Parallel.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Router from "./Router.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as RunContext from "./RunContext.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as SessionNamer from "./SessionNamer.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as SessionState from "./SessionState.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as SessionStore from "./SessionStore.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Step from "./Step.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as StepInput from "./StepInput.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as StepOutput from "./StepOutput.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Steps from "./Steps.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Workflow from "./Workflow.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WorkflowError from "./WorkflowError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WorkflowEvent from "./WorkflowEvent.js"

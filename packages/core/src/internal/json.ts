@@ -1,0 +1,98 @@
+/** @internal */
+export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
+  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+  const proto = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+/**
+ * Deep-merges `patch` over `base`: plain objects merge key by key, arrays and
+ * scalars in `patch` replace. Neither argument is mutated.
+ *
+ * @internal
+ */
+export const deepMerge = (base: unknown, patch: unknown): unknown => {
+  if (!isPlainObject(base) || !isPlainObject(patch)) return patch
+  const out: Record<string, unknown> = { ...base }
+  for (const key of Object.keys(patch)) {
+    const value = patch[key]
+    if (value === undefined) continue
+    out[key] = key in base ? deepMerge(base[key], value) : value
+  }
+  return out
+}
+
+/** @internal */
+export const deepCopy = <A>(a: A): A => structuredClone(a)
+
+/**
+ * The changes from `prev` to `next`, found by walking both values and
+ * skipping every subtree they share by reference (updates are immutable, so
+ * unchanged parts are the same objects). Arrays that only grew at the end are
+ * reported as one `append`.
+ *
+ * @internal
+ */
+export type Change =
+  | { readonly op: "set"; readonly path: ReadonlyArray<string | number>; readonly value: unknown; readonly previous?: unknown }
+  | { readonly op: "delete"; readonly path: ReadonlyArray<string | number>; readonly previous: unknown }
+  | { readonly op: "append"; readonly path: ReadonlyArray<string | number>; readonly items: ReadonlyArray<unknown> }
+
+/** @internal */
+export const diff = (prev: unknown, next: unknown): Array<Change> => {
+  const out: Array<Change> = []
+  walk(prev, next, [], out)
+  return out
+}
+
+const walk = (prev: unknown, next: unknown, path: Array<string | number>, out: Array<Change>): void => {
+  if (Object.is(prev, next)) return
+  if (isPlainObject(prev) && isPlainObject(next)) {
+    for (const key of Object.keys(next)) {
+      if (!(key in prev)) {
+        out.push({ op: "set", path: [...path, key], value: next[key] })
+      } else {
+        walk(prev[key], next[key], [...path, key], out)
+      }
+    }
+    for (const key of Object.keys(prev)) {
+      if (!(key in next)) out.push({ op: "delete", path: [...path, key], previous: prev[key] })
+    }
+    return
+  }
+  if (Array.isArray(prev) && Array.isArray(next)) {
+    if (next.length > prev.length && prev.every((item, i) => sameJson(item, next[i]))) {
+      out.push({ op: "append", path, items: next.slice(prev.length) })
+      return
+    }
+    if (next.length === prev.length) {
+      const changed: Array<number> = []
+      for (let i = 0; i < next.length; i++) if (!sameJson(prev[i], next[i])) changed.push(i)
+      if (changed.length === 0) return
+      if (changed.length <= 3) {
+        for (const i of changed) walk(prev[i], next[i], [...path, i], out)
+        return
+      }
+    }
+    out.push({ op: "set", path, value: next, previous: prev })
+    return
+  }
+  if (sameJson(prev, next)) return
+  out.push(prev === undefined ? { op: "set", path, value: next } : { op: "set", path, value: next, previous: prev })
+}
+
+/** Structural equality on JSON-like values, with a reference shortcut. @internal */
+export const sameJson = (a: unknown, b: unknown): boolean => {
+  if (Object.is(a, b)) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
+    return true
+  }
+  if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false
+  const ka = Object.keys(a)
+  if (ka.length !== Object.keys(b).length) return false
+  for (const k of ka) if (!(k in b) || !sameJson(a[k], b[k])) return false
+  return true
+}
