@@ -421,6 +421,7 @@ export const formatChange = (change: StateChange): string => {
 }
 
 const preview = (u: unknown): string => {
+  if (u === undefined) return "(no content)"
   const s = typeof u === "string" ? u : safeJson(u)
   return s.length > 200 ? `${s.slice(0, 197)}...` : s
 }

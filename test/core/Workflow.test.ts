@@ -1,0 +1,602 @@
+import { Condition, Loop, Parallel, Router, RunContext, SessionState, SessionStore, Step, StepInput, StepOutput, Workflow, WorkflowError, WorkflowEvent } from "@sessionflow/core"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Option, Schedule, Schema, Stream, TestClock } from "effect"
+
+class Items extends SessionState.Tag("test/Items")<Items>()({
+  items: Schema.Array(Schema.String)
+}) {}
+
+const append = (name: string, item: string = name) =>
+  Step.make(name, () => Items.update((s) => ({ items: [...s.items, item] })))
+
+const itemsWorkflow = <const S extends ReadonlyArray<Step.Any>>(steps: S) =>
+  Workflow.make({ name: "items", state: Items, sessionState: { items: [] }, steps })
+
+class Boom extends Schema.TaggedError<Boom>()("Boom", { reason: Schema.String }) {}
+
+const memory = Effect.provide(SessionStore.layerMemory)
+
+describe("Workflow", () => {
+  describe("1. session identity", () => {
+    it.effect("uses the run's sessionId, else the workflow's, else a new UUID returned in the output", () =>
+      Effect.gen(function*() {
+        const wf = itemsWorkflow([append("a")])
+        const explicit = yield* Workflow.run(wf, "x", { sessionId: "given" })
+        expect(explicit.sessionId).toBe("given")
+
+        const fixed = Workflow.make({ name: "fixed", sessionId: "fixed-session", steps: [] })
+        expect((yield* Workflow.run(fixed, "x")).sessionId).toBe("fixed-session")
+
+        const generated = yield* Workflow.run(wf, "x")
+        expect(generated.sessionId).toMatch(/^[0-9a-f-]{36}$/)
+        const state = yield* Workflow.getSessionState(wf, generated.sessionId)
+        expect(state.items).toEqual(["a"])
+      }).pipe(memory))
+
+    it.effect("a session records its user; another user may not read or write it", () =>
+      Effect.gen(function*() {
+        const wf = itemsWorkflow([append("a")])
+        yield* Workflow.run(wf, "x", { sessionId: "owned", userId: "alice" })
+        const runAsBob = yield* Effect.flip(Workflow.run(wf, "x", { sessionId: "owned", userId: "bob" }))
+        assert(runAsBob._tag === "SessionOwnershipError")
+        expect(runAsBob.ownerId).toBe("alice")
+        const readAsBob = yield* Effect.flip(Workflow.getSessionState(wf, "owned", { userId: "bob" }))
+        expect(readAsBob._tag).toBe("SessionOwnershipError")
+        const readAnonymously = yield* Effect.flip(Workflow.getSessionState(wf, "owned"))
+        expect(readAnonymously._tag).toBe("SessionOwnershipError")
+        expect((yield* Workflow.getSessionState(wf, "owned", { userId: "alice" })).items).toEqual(["a"])
+        const sessions = yield* Workflow.listSessions(wf, { userId: "alice" })
+        expect(sessions.map((s) => [s.sessionId, s.userId])).toEqual([["owned", "alice"]])
+      }).pipe(memory))
+  })
+
+  describe("2. state per run", () => {
+    it.effect("a new session starts from a deep copy of the seed", () =>
+      Effect.gen(function*() {
+        const seed = { nested: { list: [] as Array<string> } }
+        const push = Step.make("push", () =>
+          SessionState.update((s) => {
+            // a careless step mutating in place must not leak into the seed or other sessions
+            ;(s.nested as { list: Array<string> }).list.push("x")
+            return { ...s }
+          }))
+        const wf = Workflow.make({ name: "seeded", sessionState: seed, steps: [push] })
+        yield* Workflow.run(wf, "1", { sessionId: "s1" })
+        yield* Workflow.run(wf, "1", { sessionId: "s2" })
+        expect(seed.nested.list).toEqual([])
+        expect(yield* Workflow.getSessionState(wf, "s1")).toEqual({ nested: { list: ["x"] } })
+        expect(yield* Workflow.getSessionState(wf, "s2")).toEqual({ nested: { list: ["x"] } })
+      }).pipe(memory))
+
+    it.effect("the stored state wins over the seed; the run's sessionState is deep-merged over it", () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({
+          name: "merge",
+          sessionState: { settings: { theme: "light", lang: "en" }, tags: ["a"], count: 0 },
+          steps: [Step.make("count", () => SessionState.update((s) => ({ ...s, count: (s.count as number) + 1 })))]
+        })
+        yield* Workflow.run(wf, "x", { sessionId: "m" })
+        yield* Workflow.run(wf, "x", { sessionId: "m" })
+        expect(yield* Workflow.getSessionState(wf, "m")).toEqual({
+          settings: { theme: "light", lang: "en" },
+          tags: ["a"],
+          count: 2
+        })
+        yield* Workflow.run(wf, "x", { sessionId: "m", sessionState: { settings: { theme: "dark" }, tags: ["b", "c"] } })
+        expect(yield* Workflow.getSessionState(wf, "m")).toEqual({
+          settings: { theme: "dark", lang: "en" },
+          tags: ["b", "c"],
+          count: 3
+        })
+      }).pipe(memory))
+
+    it.effect("overwriteDbSessionState replaces the stored state with the run's state, else the seed", () =>
+      Effect.gen(function*() {
+        const wf = itemsWorkflow([append("a")])
+        yield* Workflow.run(wf, "x", { sessionId: "o" })
+        yield* Workflow.run(wf, "x", { sessionId: "o" })
+        expect((yield* Workflow.getSessionState(wf, "o")).items).toEqual(["a", "a"])
+        yield* Workflow.run(wf, "x", { sessionId: "o", overwriteDbSessionState: true, sessionState: { items: ["z"] } })
+        expect((yield* Workflow.getSessionState(wf, "o")).items).toEqual(["z", "a"])
+        const always = Workflow.make({
+          name: "items",
+          state: Items,
+          sessionState: { items: ["seed"] },
+          overwriteDbSessionState: true,
+          steps: [append("a")]
+        })
+        yield* Workflow.run(always, "x", { sessionId: "o" })
+        expect((yield* Workflow.getSessionState(wf, "o")).items).toEqual(["seed", "a"])
+      }).pipe(memory))
+
+    it.effect("a stored state that fails the Schema is a typed error naming the session, and nothing is overwritten", () =>
+      Effect.gen(function*() {
+        const untyped = Workflow.make({ name: "items", sessionState: { items: [1, 2] }, steps: [] })
+        yield* Workflow.run(untyped, "x", { sessionId: "bad" })
+        const wf = itemsWorkflow([append("a")])
+        const error = yield* Effect.flip(Workflow.run(wf, "x", { sessionId: "bad" }))
+        assert(error._tag === "StateDecodeError")
+        expect(error.sessionId).toBe("bad")
+        expect(error.reason).toBe("schema")
+        expect(error.message).toContain("bad")
+        expect(yield* Workflow.getSessionState(untyped, "bad")).toEqual({ items: [1, 2] })
+      }).pipe(memory))
+
+    it.effect("Schema defaults fill fields missing from a stored state", () =>
+      Effect.gen(function*() {
+        class V2 extends SessionState.Tag("test/V2")<V2>()({
+          items: Schema.Array(Schema.String),
+          label: Schema.optionalWith(Schema.String, { default: () => "none" })
+        }) {}
+        const v1 = Workflow.make({ name: "v", sessionState: { items: ["old"] }, steps: [] })
+        yield* Workflow.run(v1, "x", { sessionId: "v" })
+        const v2 = Workflow.make({
+          name: "v",
+          state: V2,
+          steps: [Step.make("read", () => V2.get.pipe(Effect.map((s) => `${s.label}:${s.items.join(",")}`)))]
+        })
+        const out = yield* Workflow.run(v2, "x", { sessionId: "v" })
+        expect(out.content).toBe("none:old")
+        expect(yield* Workflow.getSessionState(v1, "v")).toEqual({ items: ["old"], label: "none" })
+      }).pipe(memory))
+  })
+
+  describe("3. one shared state; identity in RunContext", () => {
+    it.effect("steps see run identity in RunContext and the state holds no identity", () =>
+      Effect.gen(function*() {
+        const who = Step.make("who", () =>
+          Effect.map(RunContext.RunContext, (c) => `${c.workflowName}/${c.sessionId}/${c.userId}/${c.input}`))
+        const wf = Workflow.make({ name: "ids", sessionState: { n: 1 }, steps: [who] })
+        const out = yield* Workflow.run(wf, "hi", { sessionId: "ctx", userId: "u1" })
+        expect(out.content).toBe("ids/ctx/u1/hi")
+        expect(out.runId).toMatch(/^[0-9a-f-]{36}$/)
+        expect(yield* Workflow.getSessionState(wf, "ctx", { userId: "u1" })).toEqual({ n: 1 })
+      }).pipe(memory))
+
+    it.effect("ten parallel branches each appending to one list: all ten appends survive", () =>
+      Effect.gen(function*() {
+        const branches = Array.from({ length: 10 }, (_, i) =>
+          Step.make(`b${i}`, () =>
+            Effect.gen(function*() {
+              yield* Effect.yieldNow()
+              yield* Items.update((s) => ({ items: [...s.items, `p${i}`] }))
+              return i
+            })))
+        const wf = itemsWorkflow([Parallel.make("fan-out", branches)])
+        const out = yield* Workflow.run(wf, "go", { sessionId: "par" })
+        expect([...out.state.items].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `p${i}`).sort())
+        expect(out.content).toEqual(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`b${i}`, i])))
+        expect((yield* Workflow.getSessionState(wf, "par")).items).toHaveLength(10)
+      }).pipe(memory))
+
+    it.effect("the typed and the untyped view are one state", () =>
+      Effect.gen(function*() {
+        const viaUntyped = Step.make("untyped", () => SessionState.update((s) => ({ ...s, items: [...(s.items as Array<string>), "u"] })))
+        const wf = itemsWorkflow([append("t"), viaUntyped, append("t2")])
+        const out = yield* Workflow.run(wf, "x", { sessionId: "views" })
+        expect(out.state.items).toEqual(["t", "u", "t2"])
+      }).pipe(memory))
+  })
+
+  describe("4. atomic runs", () => {
+    it.effect("a failing run commits no state change but keeps its run record", () =>
+      Effect.gen(function*() {
+        const fail = Step.make("fail", () => Effect.fail(new Boom({ reason: "no" })))
+        const ok = itemsWorkflow([append("a")])
+        const failing = Workflow.make({ name: "items", state: Items, sessionState: { items: [] }, steps: [append("b"), fail] })
+        yield* Workflow.run(ok, "1", { sessionId: "atomic" })
+        const error = yield* Effect.flip(Workflow.run(failing, "2", { sessionId: "atomic" }))
+        expect(error).toBeInstanceOf(Boom)
+        expect((yield* Workflow.getSessionState(ok, "atomic")).items).toEqual(["a"])
+        const history = yield* Workflow.getRunHistory(ok, "atomic")
+        expect(history.map((r) => r.status)).toEqual(["completed", "error"])
+        expect(history[1]!.error).toContain("no")
+        expect(history[1]!.input).toBe("2")
+      }).pipe(memory))
+
+    it.effect("a failing first run creates the session with its initial state and records the run", () =>
+      Effect.gen(function*() {
+        const failing = Workflow.make({
+          name: "items",
+          state: Items,
+          sessionState: { items: ["seed"] },
+          steps: [append("b"), Step.make("fail", () => Effect.fail(new Boom({ reason: "first" })))]
+        })
+        yield* Effect.flip(Workflow.run(failing, "1", { sessionId: "first-fails" }))
+        expect((yield* Workflow.getSessionState(failing, "first-fails")).items).toEqual(["seed"])
+        expect((yield* Workflow.getRunHistory(failing, "first-fails")).map((r) => r.status)).toEqual(["error"])
+      }).pipe(memory))
+
+    it.effect("an interrupted run commits no state change and is recorded as cancelled", () =>
+      Effect.gen(function*() {
+        const started = yield* Deferred.make<void>()
+        const wf = itemsWorkflow([
+          append("a"),
+          Step.make("wait", () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never))
+        ])
+        yield* Workflow.run(itemsWorkflow([append("z")]), "0", { sessionId: "cancel" })
+        const fiber = yield* Effect.fork(Workflow.run(wf, "1", { sessionId: "cancel" }))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(fiber)
+        expect((yield* Workflow.getSessionState(wf, "cancel")).items).toEqual(["z"])
+        const history = yield* Workflow.getRunHistory(wf, "cancel")
+        expect(history.map((r) => r.status)).toEqual(["completed", "cancelled"])
+      }).pipe(memory))
+  })
+
+  describe("5. concurrent runs on one session", () => {
+    it.effect("two concurrent runs in one process both land, one after the other", () =>
+      Effect.gen(function*() {
+        const slow = (item: string) =>
+          Step.make(`slow-${item}`, () =>
+            Effect.gen(function*() {
+              const s = yield* Items.get
+              yield* Effect.sleep("1 second")
+              yield* Items.set({ items: [...s.items, item] })
+            }))
+        const wf = (item: string) => itemsWorkflow([slow(item)])
+        const a = yield* Effect.fork(Workflow.run(wf("a"), "a", { sessionId: "two" }))
+        const b = yield* Effect.fork(Workflow.run(wf("b"), "b", { sessionId: "two" }))
+        yield* TestClock.adjust("1 second")
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.join(a)
+        yield* Fiber.join(b)
+        expect([...(yield* Workflow.getSessionState(wf("a"), "two")).items].sort()).toEqual(["a", "b"])
+      }).pipe(memory))
+
+    it.effect("a commit based on a stale version fails with SessionConflict and writes nothing; retryOnConflict re-runs it", () =>
+      Effect.gen(function*() {
+        // two stores over one backend = two processes over one database (no shared in-process lock)
+        const backend = SessionStore.makeMemoryBackend()
+        const processA = SessionStore.make(backend)
+        const processB = SessionStore.make(backend)
+        const wf = (item: string, gate?: Deferred.Deferred<void>) =>
+          itemsWorkflow([
+            Step.make(`append-${item}`, () =>
+              Effect.gen(function*() {
+                if (gate !== undefined) yield* Deferred.await(gate)
+                yield* Items.update((s) => ({ items: [...s.items, item] }))
+              }))
+          ])
+        yield* Workflow.run(wf("seed"), "0", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processA))
+
+        const gate = yield* Deferred.make<void>()
+        const slowA = yield* Effect.fork(
+          Workflow.run(wf("a", gate), "a", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processA))
+        )
+        yield* Effect.yieldNow()
+        yield* Workflow.run(wf("b"), "b", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processB))
+        yield* Deferred.succeed(gate, undefined)
+        const exit = yield* Fiber.await(slowA)
+        assert(Exit.isFailure(exit))
+        const error = Cause.failureOption(exit.cause)
+        assert(Option.isSome(error) && error.value._tag === "SessionConflict")
+        expect(error.value.expectedVersion).toBe(1)
+        expect(error.value.actualVersion).toBe(2)
+        const state = yield* Workflow.getSessionState(wf("a"), "x").pipe(Effect.provideService(SessionStore.SessionStore, processA))
+        expect(state.items).toEqual(["seed", "b"])
+
+        const gate2 = yield* Deferred.make<void>()
+        let attempts = 0
+        const counted = itemsWorkflow([
+          Step.make("append-c", () =>
+            Effect.gen(function*() {
+              attempts++
+              if (attempts === 1) yield* Deferred.await(gate2)
+              yield* Items.update((s) => ({ items: [...s.items, "c"] }))
+            }))
+        ])
+        const retrying = yield* Effect.fork(
+          Workflow.run(counted, "c", { sessionId: "x", retryOnConflict: true }).pipe(
+            Effect.provideService(SessionStore.SessionStore, processA)
+          )
+        )
+        yield* Effect.yieldNow()
+        yield* Workflow.run(wf("d"), "d", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processB))
+        yield* Deferred.succeed(gate2, undefined)
+        const landed = yield* Fiber.join(retrying)
+        expect(attempts).toBe(2)
+        expect(landed.state.items).toEqual(["seed", "b", "d", "c"])
+        const history = yield* processA.runs("x", {})
+        expect(history.map((r) => [r.input, r.status])).toEqual([
+          ["0", "completed"],
+          ["b", "completed"],
+          ["a", "error"],
+          ["d", "completed"],
+          ["c", "completed"]
+        ])
+      }))
+  })
+
+  describe("6. failures are typed", () => {
+    it.effect("a failing step fails the run with its own typed error", () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({ name: "typed", steps: [Step.make("boom", () => Effect.fail(new Boom({ reason: "typed" })))] })
+        const result = yield* Workflow.run(wf, "x").pipe(
+          Effect.catchTag("Boom", (e) => Effect.succeed(`caught ${e.reason}`))
+        )
+        expect(result).toBe("caught typed")
+      }).pipe(memory))
+
+    it.effect("skipOnError records an unsuccessful output and goes on", () =>
+      Effect.gen(function*() {
+        const wf = itemsWorkflow([
+          Step.skipOnError(Step.make("boom", () => Effect.fail(new Boom({ reason: "skipped" })))),
+          append("after")
+        ])
+        const out = yield* Workflow.run(wf, "x", { sessionId: "skip" })
+        expect(out.state.items).toEqual(["after"])
+        const boom = out.stepOutputs.find((o) => o.stepName === "boom")!
+        expect(boom.success).toBe(false)
+        expect(boom.error).toContain("skipped")
+      }).pipe(memory))
+
+    it.effect("a retry schedule re-runs a failing step", () =>
+      Effect.gen(function*() {
+        let calls = 0
+        const flaky = Step.make("flaky", () =>
+          Effect.suspend(() => ++calls < 3 ? Effect.fail(new Boom({ reason: "flaky" })) : Effect.succeed("ok")), {
+          retry: Schedule.recurs(5)
+        })
+        const out = yield* Workflow.run(Workflow.make({ name: "retry", steps: [flaky] }), "x")
+        expect(out.content).toBe("ok")
+        expect(calls).toBe(3)
+      }).pipe(memory))
+
+    it.effect("Step.promise turns a rejection into StepError", () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({ name: "p", steps: [Step.promise("reject", async () => { throw new Error("nope") })] })
+        const error = yield* Effect.flip(Workflow.run(wf, "x"))
+        assert(error._tag === "StepError")
+        expect(error.message).toBe("Step 'reject' failed: nope")
+      }).pipe(memory))
+  })
+
+  describe("7. events", () => {
+    it.effect("a run streams one ordered, numbered event per thing that happened, with step paths", () =>
+      Effect.gen(function*() {
+        const wf = itemsWorkflow([
+          Condition.make({ name: "cond", evaluator: () => Effect.succeed(true), steps: [append("a")] }),
+          Router.make({ name: "route", choices: [append("b")], selector: () => Effect.succeed("b") }),
+          Loop.make({ name: "loop", steps: [Step.make("noop", () => Effect.succeed("n"))], maxIterations: 1 }),
+          Parallel.make("par", [Step.make("p1", () => Effect.succeed(1))])
+        ])
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(Workflow.stream(wf, "go", { sessionId: "ev" })))
+        expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i))
+        expect(events.every((e) => e.sessionId === "ev" && e.runId === events[0]!.runId)).toBe(true)
+        expect(events.map((e) => `${e._tag}:${e.path.join("/")}`)).toEqual([
+          "RunStarted:",
+          "StepStarted:cond",
+          "ConditionEvaluated:cond",
+          "StepStarted:cond/a",
+          "StateChanged:cond/a",
+          "StepCompleted:cond/a",
+          "StepCompleted:cond",
+          "StepStarted:route",
+          "RouterSelected:route",
+          "StepStarted:route/b",
+          "StateChanged:route/b",
+          "StepCompleted:route/b",
+          "StepCompleted:route",
+          "StepStarted:loop",
+          "LoopIterationStarted:loop",
+          "StepStarted:loop/noop",
+          "StepCompleted:loop/noop",
+          "LoopIterationCompleted:loop",
+          "StepCompleted:loop",
+          "StepStarted:par",
+          "ParallelStarted:par",
+          "StepStarted:par/p1",
+          "StepCompleted:par/p1",
+          "ParallelCompleted:par",
+          "StepCompleted:par",
+          "RunCompleted:"
+        ])
+        const changes = events.filter((e) => e._tag === "StateChanged").map((e) => e.changes)
+        expect(changes).toEqual([[{ op: "append", path: ["items"], items: ["a"] }], [{ op: "append", path: ["items"], items: ["b"] }]])
+        const routed = events.find((e) => e._tag === "RouterSelected")
+        assert(routed?._tag === "RouterSelected")
+        expect(routed.selected).toEqual(["b"])
+        for (const event of events) Schema.decodeUnknownSync(WorkflowEvent.WorkflowEvent)(event)
+      }).pipe(memory))
+
+    it.effect("state changes describe sets, deletes and nested paths", () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({
+          name: "changes",
+          sessionState: { a: 1, gone: true, nested: { list: [1, 2], deep: { x: 1 } } },
+          steps: [
+            Step.make("edit", () =>
+              SessionState.update(() => ({ a: 2, nested: { list: [1, 3], deep: { x: 1, y: 2 } }, fresh: "new" })))
+          ]
+        })
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(Workflow.stream(wf, "x")))
+        const changed = events.find((e) => e._tag === "StateChanged")
+        assert(changed?._tag === "StateChanged")
+        expect(changed.changes).toEqual([
+          { op: "set", path: ["a"], value: 2, previous: 1 },
+          { op: "set", path: ["nested", "list", 1], value: 3, previous: 2 },
+          { op: "set", path: ["nested", "deep", "y"], value: 2 },
+          { op: "set", path: ["fresh"], value: "new" },
+          { op: "delete", path: ["gone"], previous: true }
+        ])
+      }).pipe(memory))
+
+    it.effect("a failing run streams StepFailed and RunFailed, then fails with the step's typed error", () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({ name: "f", steps: [Step.make("boom", () => Effect.fail(new Boom({ reason: "bad" })))] })
+        const seen: Array<string> = []
+        const error = yield* Workflow.stream(wf, "x").pipe(
+          Stream.runForEach((e) => Effect.sync(() => seen.push(e._tag))),
+          Effect.flip
+        )
+        expect(error).toBeInstanceOf(Boom)
+        expect(seen).toEqual(["RunStarted", "StepStarted", "StepFailed", "RunFailed"])
+      }).pipe(memory))
+
+    it.effect("a streaming executor's deltas arrive before its step completes", () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({
+          name: "s",
+          steps: [Step.stream("talk", () => Stream.make("Hel", "lo"))]
+        })
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(Workflow.stream(wf, "x")))
+        expect(events.map((e) => e._tag === "TextDelta" ? e.delta : e._tag)).toEqual([
+          "RunStarted",
+          "StepStarted",
+          "Hel",
+          "lo",
+          "StepCompleted",
+          "RunCompleted"
+        ])
+        const done = events.find((e) => e._tag === "RunCompleted")
+        assert(done?._tag === "RunCompleted")
+        expect(done.content).toBe("Hello")
+      }).pipe(memory))
+
+    it.effect("stopping the stream early cancels the run: no state change, a cancelled record", () =>
+      Effect.gen(function*() {
+        const wf = itemsWorkflow([append("a"), Step.make("forever", () => Effect.never)])
+        yield* Workflow.stream(wf, "x", { sessionId: "early" }).pipe(
+          Stream.takeUntil((e) => e._tag === "StepStarted" && e.stepName === "forever"),
+          Stream.runDrain
+        )
+        expect((yield* Workflow.getSessionState(wf, "early")).items).toEqual([])
+        expect((yield* Workflow.getRunHistory(wf, "early")).map((r) => r.status)).toEqual(["cancelled"])
+      }).pipe(memory))
+  })
+
+  describe("steps and containers", () => {
+    it.effect("each step gets the previous step's content, the run input and earlier outputs by name", () =>
+      Effect.gen(function*() {
+        const first = Step.make("first", (input) => Effect.succeed(`${input.input}!`))
+        const second = Step.make("second", (input) =>
+          Effect.succeed({ prev: input.previousStepContent, first: StepInput.getStepContent(input, "first"), run: input.input, extra: input.additionalData.k }))
+        const out = yield* Workflow.run(Workflow.make({ name: "chain", steps: [first, second] }), "hi", {
+          additionalData: { k: 1 }
+        })
+        expect(out.content).toEqual({ prev: "hi!", first: "hi!", run: "hi", extra: 1 })
+      }).pipe(memory))
+
+    it.effect("a stop output ends the workflow", () =>
+      Effect.gen(function*() {
+        const wf = itemsWorkflow([append("a"), Step.make("stop", () => Effect.succeed(StepOutput.stop("enough"))), append("never")])
+        const out = yield* Workflow.run(wf, "x")
+        expect(out.content).toBe("enough")
+        expect(out.state.items).toEqual(["a"])
+      }).pipe(memory))
+
+    it.effect("a condition reads state: runs its steps, its else steps, or passes through", () =>
+      Effect.gen(function*() {
+        const cond = Condition.make({
+          name: "empty?",
+          evaluator: () => Items.get.pipe(Effect.map((s) => s.items.length === 0)),
+          steps: [append("then")],
+          elseSteps: [append("else")]
+        })
+        const wf = itemsWorkflow([cond])
+        yield* Workflow.run(wf, "1", { sessionId: "c" })
+        yield* Workflow.run(wf, "2", { sessionId: "c" })
+        expect((yield* Workflow.getSessionState(wf, "c")).items).toEqual(["then", "else"])
+
+        const noElse = Condition.make({ name: "never", evaluator: () => Effect.succeed(false), steps: [append("x")] })
+        const out = yield* Workflow.run(
+          Workflow.make({ name: "items", state: Items, sessionState: { items: [] }, steps: [Step.make("hello", () => Effect.succeed("hello")), noElse] }),
+          "x"
+        )
+        expect(out.content).toBe("hello")
+      }).pipe(memory))
+
+    it.effect("a router runs the chosen step, several steps, or a step by name", () =>
+      Effect.gen(function*() {
+        const a = append("a")
+        const b = append("b")
+        const router = (pick: Router.Selection) => Router.make({ name: "r", choices: [a, b], selector: () => Effect.succeed(pick) })
+        expect((yield* Workflow.run(itemsWorkflow([router(a)]), "x")).state.items).toEqual(["a"])
+        expect((yield* Workflow.run(itemsWorkflow([router("b")]), "x")).state.items).toEqual(["b"])
+        expect((yield* Workflow.run(itemsWorkflow([router([b, "a"])]), "x")).state.items).toEqual(["b", "a"])
+      }).pipe(memory))
+
+    it.effect("a router choosing an unknown name or a step outside its choices fails with RouterChoiceError, committing nothing", () =>
+      Effect.gen(function*() {
+        const a = append("a")
+        const stranger = append("stranger")
+        const unknown = Router.make({ name: "r", choices: [a], selector: () => Effect.succeed("nope") })
+        const e1 = yield* Effect.flip(Workflow.run(itemsWorkflow([a, unknown]), "x", { sessionId: "r1" }))
+        assert(e1._tag === "RouterChoiceError")
+        expect(e1.reason).toBe("unknown-name")
+        expect(e1.message).toBe("Router 'r' selected unknown step name 'nope' (choices: 'a')")
+        const outside = Router.make({ name: "r", choices: [a], selector: () => Effect.succeed(stranger) })
+        const e2 = yield* Effect.flip(Workflow.run(itemsWorkflow([outside]), "x"))
+        assert(e2._tag === "RouterChoiceError")
+        expect(e2.reason).toBe("outside-choices")
+        expect((yield* Workflow.getSessionState(itemsWorkflow([]), "r1")).items).toEqual([])
+      }).pipe(memory))
+
+    it.effect("a loop stops at its end condition (which may read state) or at maxIterations", () =>
+      Effect.gen(function*() {
+        const untilThree = Loop.make({
+          name: "until-3",
+          steps: [append("tick")],
+          maxIterations: 10,
+          endCondition: () => Items.get.pipe(Effect.map((s) => s.items.length >= 3))
+        })
+        expect((yield* Workflow.run(itemsWorkflow([untilThree]), "x")).state.items).toHaveLength(3)
+        const capped = Loop.make({ name: "capped", steps: [append("tick")], maxIterations: 2 })
+        expect((yield* Workflow.run(itemsWorkflow([capped]), "x")).state.items).toHaveLength(2)
+      }).pipe(memory))
+  })
+
+  describe("session API", () => {
+    it.effect("unknown sessions are a typed error", () =>
+      Effect.gen(function*() {
+        const wf = itemsWorkflow([])
+        const error = yield* Effect.flip(Workflow.getSessionState(wf, "missing"))
+        assert(error._tag === "SessionNotFound")
+        expect(error.message).toBe("Session 'missing' does not exist")
+        expect((yield* Effect.flip(Workflow.setSessionName(wf, "missing", "n")))._tag).toBe("SessionNotFound")
+        expect((yield* Effect.flip(Workflow.deleteSession(wf, "missing")))._tag).toBe("SessionNotFound")
+      }).pipe(memory))
+
+    it.effect("updateSessionState, names, listing, deletion and run history", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.UTC(2026, 10, 29, 9, 30))
+        const wf = Workflow.make({
+          name: "items",
+          description: "Collects items",
+          state: Items,
+          sessionState: { items: [] },
+          steps: [append("a")]
+        })
+        yield* Workflow.run(wf, "first input", { sessionId: "api" })
+        yield* Workflow.run(wf, "second input", { sessionId: "api" })
+        const updated = yield* Workflow.updateSessionState(wf, "api", (s) => ({ items: [...s.items, "manual"] }))
+        expect(updated.items).toEqual(["a", "a", "manual"])
+        expect((yield* Workflow.getSessionState(wf, "api")).items).toEqual(["a", "a", "manual"])
+
+        expect(yield* Workflow.getSessionName(wf, "api")).toEqual(Option.none())
+        expect(yield* Workflow.setSessionName(wf, "api", "My items")).toBe("My items")
+        expect(yield* Workflow.getSessionName(wf, "api")).toEqual(Option.some("My items"))
+        const generated = yield* Workflow.setSessionName(wf, "api", { autogenerate: true })
+        expect(generated).toBe("Collects items - 2026-11-29 09:30")
+        expect((yield* Workflow.getSession(wf, "api")).name).toBe(generated)
+
+        const history = yield* Workflow.getRunHistory(wf, "api")
+        expect(history.map((r) => r.input)).toEqual(["first input", "second input"])
+        expect((yield* Workflow.getRunHistory(wf, "api", { limit: 1 })).map((r) => r.input)).toEqual(["second input"])
+
+        yield* Workflow.run(wf, "x", { sessionId: "other" })
+        expect((yield* Workflow.listSessions(wf)).map((s) => s.sessionId).sort()).toEqual(["api", "other"])
+        yield* Workflow.deleteSession(wf, "api")
+        expect((yield* Workflow.listSessions(wf)).map((s) => s.sessionId)).toEqual(["other"])
+        expect((yield* Effect.flip(Workflow.getSessionState(wf, "api")))._tag).toBe("SessionNotFound")
+      }).pipe(memory))
+  })
+
+  it("errors are WorkflowErrors with readable messages", () => {
+    const e = new WorkflowError.SessionConflict({ sessionId: "s", expectedVersion: 1, actualVersion: 2 })
+    expect(WorkflowError.isWorkflowError(e)).toBe(true)
+    expect(WorkflowError.isWorkflowError(new Boom({ reason: "x" }))).toBe(false)
+    expect(e.message).toBe("Session 's' was changed concurrently (expected version 1, found 2); nothing was written")
+  })
+})

@@ -1,0 +1,67 @@
+/**
+ * Type-level tests: `tsc -b` (part of `npm test`) fails if a `@ts-expect-error`
+ * below stops being an error, i.e. if a workflow's errors or requirements stop
+ * showing in its type.
+ */
+import { Condition, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Schema } from "effect"
+
+class Db extends Context.Tag("test/Db")<Db, { readonly count: Effect.Effect<number> }>() {}
+class Cart extends SessionState.Tag("test/Cart")<Cart>()({ items: Schema.Array(Schema.String) }) {}
+class Other extends SessionState.Tag("test/Other")<Other>()({ n: Schema.Number }) {}
+class DbDown extends Schema.TaggedError<DbDown>()("DbDown", {}) {}
+
+const needsDb = Step.make("db", () => Effect.flatMap(Db, (db) => db.count))
+const failsDbDown = Step.make("down", () => Effect.fail(new DbDown()))
+const usesCart = Step.make("cart", () => Cart.update((s) => ({ items: [...s.items, "x"] })))
+const usesOther = Step.make("other", () => Other.get)
+
+const dbWorkflow = Workflow.make({
+  name: "typed",
+  state: Cart,
+  sessionState: { items: [] },
+  steps: [
+    usesCart,
+    Condition.make({ name: "c", evaluator: () => Effect.succeed(true), steps: [needsDb, failsDbDown] })
+  ]
+})
+
+// the state tag the workflow provides is not a requirement; Db is
+export const requiresDb: Effect.Effect<unknown, unknown, Db | SessionStore.SessionStore> = Workflow.run(dbWorkflow, "x")
+// @ts-expect-error Db is required by a step and not provided
+export const missingDb: Effect.Effect<unknown, unknown, SessionStore.SessionStore> = Workflow.run(dbWorkflow, "x")
+
+// a step's typed error is in the run's error channel
+export const handled = Workflow.run(dbWorkflow, "x").pipe(
+  Effect.catchTag("DbDown", () => Effect.succeed("recovered"))
+)
+// @ts-expect-error an error no step raises cannot be caught by tag
+export const notAnError = Workflow.run(dbWorkflow, "x").pipe(Effect.catchTag("NoSuchError", () => Effect.void))
+
+// a step needing a state tag the workflow does not provide keeps it in R
+const wrongState = Workflow.make({ name: "wrong", state: Cart, steps: [usesOther] })
+// @ts-expect-error Other is not the workflow's state
+export const otherMissing: Effect.Effect<unknown, unknown, SessionStore.SessionStore> = Workflow.run(wrongState, "x")
+
+// the seed must fit the state schema
+// @ts-expect-error items must be an array of strings
+Workflow.make({ name: "bad-seed", state: Cart, sessionState: { items: [1] }, steps: [] })
+
+// getSessionState is typed by the workflow's state
+export const typedState: Effect.Effect<ReadonlyArray<string>, unknown, SessionStore.SessionStore> = Effect.map(
+  Workflow.getSessionState(dbWorkflow, "s"),
+  (s) => s.items
+)
+
+describe("types", () => {
+  it.effect("a provided requirement lets the workflow run", () =>
+    Effect.gen(function*() {
+      const out = yield* Workflow.run(dbWorkflow, "x").pipe(
+        Effect.catchTag("DbDown", () => Effect.succeed("recovered")),
+        Effect.provideService(Db, { count: Effect.succeed(7) }),
+        Effect.provide(SessionStore.layerMemory)
+      )
+      expect(out).toBe("recovered")
+    }))
+})
