@@ -355,12 +355,17 @@ describe("Workflow", () => {
   describe("7. events", () => {
     it.effect("a run streams one ordered, numbered event per thing that happened, with step paths", () =>
       Effect.gen(function*() {
-        const wf = itemsWorkflow([
-          Condition.make({ name: "cond", evaluator: () => Effect.succeed(true), steps: [append("a")] }),
-          Router.make({ name: "route", choices: [append("b")], selector: () => Effect.succeed("b") }),
-          Loop.make({ name: "loop", steps: [Step.make("noop", () => Effect.succeed("n"))], maxIterations: 1 }),
-          Parallel.make("par", [Step.make("p1", () => Effect.succeed(1))])
-        ])
+        const wf = Workflow.make({
+          name: "items",
+          state: Items,
+          sessionState: { items: [] },
+          steps: [
+            Condition.make({ name: "cond", evaluator: () => Effect.succeed(true), steps: [append("a")] }),
+            Router.make({ name: "route", choices: [append("b")], selector: () => Effect.succeed("b") }),
+            Loop.make({ name: "loop", steps: [Step.make("noop", () => Effect.succeed("n"))], maxIterations: 1 }),
+            Parallel.make("par", [Step.make("p1", () => Effect.succeed(1))])
+          ]
+        })
         const events = Chunk.toReadonlyArray(yield* Stream.runCollect(Workflow.stream(wf, "go", { sessionId: "ev" })))
         expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i))
         expect(events.every((e) => e.sessionId === "ev" && e.runId === events[0]!.runId)).toBe(true)

@@ -3,7 +3,7 @@
  * below stops being an error, i.e. if a workflow's errors or requirements stop
  * showing in its type.
  */
-import { Condition, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { Condition, Loop, Parallel, Router, SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Schema } from "effect"
 
@@ -47,6 +47,26 @@ export const otherMissing: Effect.Effect<unknown, unknown, SessionStore.SessionS
 // the seed must fit the state schema
 // @ts-expect-error items must be an array of strings
 Workflow.make({ name: "bad-seed", state: Cart, sessionState: { items: [1] }, steps: [] })
+
+// containers without errors or requirements of their own add none (no inference from the return type)
+const mixed = Workflow.make({
+  name: "mixed",
+  steps: [
+    Loop.make({ name: "loop", steps: [Step.make("noop", () => Effect.succeed(1))], maxIterations: 1 }),
+    Parallel.make("par", [Step.make("p", () => Effect.succeed(1))]),
+    Condition.make({ name: "c", evaluator: () => Effect.succeed(true), steps: [] })
+  ]
+})
+export const mixedRun: Effect.Effect<unknown, Workflow.RunError, SessionStore.SessionStore> = Workflow.run(mixed, "x")
+const routed = Workflow.make({
+  name: "routed",
+  steps: [Router.make({ name: "r", choices: [Step.make("a", () => Effect.void)], selector: () => Effect.succeed("a") })]
+})
+export const routedRun: Effect.Effect<
+  unknown,
+  Workflow.RunError | WorkflowError.RouterChoiceError,
+  SessionStore.SessionStore
+> = Workflow.run(routed, "x")
 
 // getSessionState is typed by the workflow's state
 export const typedState: Effect.Effect<ReadonlyArray<string>, unknown, SessionStore.SessionStore> = Effect.map(

@@ -27,8 +27,8 @@ export const make = <
   readonly steps: S
   readonly elseSteps?: Else | undefined
 }): Step.Step<
-  E | Step.Error<S[number]> | Step.Error<Else[number]>,
-  R | Step.Context<S[number]> | Step.Context<Else[number]>
+  NoInfer<E> | Step.Error<S[number]> | Step.Error<Else[number]>,
+  NoInfer<R> | Step.Context<S[number]> | Step.Context<Else[number]>
 > =>
   Step.makeNode({
     name: options.name,

@@ -25,7 +25,7 @@ export const make = <const S extends ReadonlyArray<Step.Any>, E = never, R = nev
   readonly endCondition?:
     | ((outputs: ReadonlyArray<StepOutput.StepOutput>, input: StepInput) => Effect.Effect<boolean, E, R>)
     | undefined
-}): Step.Step<E | Step.Error<S[number]>, R | Step.Context<S[number]>> =>
+}): Step.Step<NoInfer<E> | Step.Error<S[number]>, NoInfer<R> | Step.Context<S[number]>> =>
   Step.makeNode({
     name: options.name,
     kind: "loop",

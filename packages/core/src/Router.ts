@@ -30,7 +30,10 @@ export const make = <const S extends ReadonlyArray<Step.Any>, E = never, R = nev
   readonly description?: string | undefined
   readonly choices: S
   readonly selector: (input: StepInput) => Effect.Effect<Selection, E, R>
-}): Step.Step<E | WorkflowError.RouterChoiceError | Step.Error<S[number]>, R | Step.Context<S[number]>> =>
+}): Step.Step<
+  NoInfer<E> | WorkflowError.RouterChoiceError | Step.Error<S[number]>,
+  NoInfer<R> | Step.Context<S[number]>
+> =>
   Step.makeNode({
     name: options.name,
     kind: "router",

@@ -146,7 +146,7 @@ export const make = <A, E = never, R = never>(
   name: string,
   execute: (input: StepInput) => Effect.Effect<A, E, R>,
   options?: Options
-): Step<E, R> => makeNode({ name, kind: "step", execute: (input) => execute(input), ...options })
+): Step<NoInfer<E>, NoInfer<R>> => makeNode({ name, kind: "step", execute: (input) => execute(input), ...options })
 
 /**
  * An executor from an async function. A rejection fails the step with
@@ -187,7 +187,7 @@ export const stream = <E = never, R = never>(
   name: string,
   execute: (input: StepInput) => Stream.Stream<string | StepOutput.StepOutput, E, R>,
   options?: Options
-): Step<E, R> =>
+): Step<NoInfer<E>, NoInfer<R>> =>
   make(
     name,
     (input) =>
