@@ -1,0 +1,223 @@
+/**
+ * `LanguageModel` on OpenAI's Responses API (`POST /responses`).
+ *
+ * ```ts
+ * import { LanguageModel } from "@effect/ai"
+ * import { OpenAIResponses } from "@sessionflow/openai"
+ * import { Effect } from "effect"
+ *
+ * const program = LanguageModel.generateText({ prompt: "Hello" }).pipe(
+ *   Effect.provide(OpenAIResponses.model("gpt-4.1-mini"))
+ * )
+ * ```
+ *
+ * Supports text, streaming, tool calls (several per turn, streamed argument
+ * deltas assembled per output item), structured output
+ * (`text.format: json_schema`, strict when the schema allows it), reasoning
+ * summaries, usage and finish reason. Requests are stateless: the whole
+ * prompt is sent as `input` every time (`previous_response_id` is not used).
+ *
+ * @since 0.1.0
+ */
+import type * as AiError from "@effect/ai/AiError"
+import * as IdGenerator from "@effect/ai/IdGenerator"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as Response from "@effect/ai/Response"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type {
+  ResponseCreateParamsNonStreaming,
+  ResponseCreateParamsStreaming
+} from "openai/resources/responses/responses"
+import * as InternalResponses from "./internal/responses.js"
+import * as Shared from "./internal/shared.js"
+import * as OpenAIClient from "./OpenAIClient.js"
+
+const MODULE = "OpenAIResponses"
+const PATH = "/responses"
+
+/**
+ * Request parameters merged into every request (model-level, overridable per
+ * effect with `withConfigOverride`).
+ *
+ * @since 0.1.0
+ * @category Context
+ */
+export class Config extends Context.Tag("@sessionflow/openai/OpenAIResponses/Config")<Config, Config.Service>() {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace Config {
+  /**
+   * Any Responses API request parameter except those the provider owns
+   * (`model`, `input`, `tools`, `tool_choice`, `stream`, and `text.format`;
+   * `text.verbosity` may be set), plus:
+   *
+   * - `strictJsonSchema` (default `true`): send tools and structured output
+   *   with `strict: true` (schemas are rewritten for strict mode; schemas that
+   *   strict mode cannot express are sent with `strict: false`). Set to
+   *   `false` for servers that reject `strict`.
+   *
+   * @since 0.1.0
+   * @category Models
+   */
+  export interface Service extends
+    Partial<
+      Omit<
+        ResponseCreateParamsNonStreaming,
+        "model" | "input" | "tools" | "tool_choice" | "stream" | "text"
+      >
+    >
+  {
+    readonly text?: { readonly verbosity?: "low" | "medium" | "high" | null | undefined } | undefined
+    readonly strictJsonSchema?: boolean | undefined
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category Models
+ */
+export interface Options {
+  readonly model: string
+  readonly config?: Config.Service | undefined
+}
+
+/**
+ * Builds the `LanguageModel` service on the `OpenAIClient` in context.
+ *
+ * @since 0.1.0
+ * @category Constructors
+ */
+export const make: (options: Options) => Effect.Effect<LanguageModel.Service, never, OpenAIClient.OpenAIClient> = Effect
+  .fn("OpenAIResponses.make")(function*(options: Options) {
+    const client = yield* OpenAIClient.OpenAIClient
+
+    const prepare = Effect.fnUntraced(function*(providerOptions: LanguageModel.ProviderOptions) {
+      const override = yield* Effect.serviceOption(Config)
+      const { strictJsonSchema, text, ...params } = { ...options.config, ...Option.getOrUndefined(override) }
+      const strict = strictJsonSchema ?? true
+      const input = yield* InternalResponses.prepareInput(providerOptions.prompt)
+      const tools = yield* Shared.prepareTools(providerOptions, strict, MODULE)
+      const format = Shared.prepareResponseFormat(providerOptions, strict)
+      const verbosity = text?.verbosity
+      const body: ResponseCreateParamsNonStreaming = {
+        ...params,
+        model: options.model,
+        input,
+        ...(tools.length > 0
+          ? {
+            tools: InternalResponses.prepareTools(tools),
+            tool_choice: InternalResponses.prepareToolChoice(providerOptions.toolChoice)
+          }
+          : {}),
+        ...(format !== undefined || verbosity !== undefined
+          ? {
+            text: {
+              ...(verbosity !== undefined ? { verbosity } : {}),
+              ...(format !== undefined
+                ? {
+                  format: {
+                    type: "json_schema",
+                    name: format.name,
+                    ...(format.description !== undefined ? { description: format.description } : {}),
+                    schema: format.schema as Record<string, unknown>,
+                    strict: format.strict
+                  }
+                }
+                : {})
+            }
+          }
+          : {})
+      }
+      return { body, tools, format } as const
+    })
+
+    const generateText = Effect.fn("OpenAIResponses.generateText")(
+      function*(providerOptions: LanguageModel.ProviderOptions) {
+        const { body, format, tools } = yield* prepare(providerOptions)
+        const response = yield* client.request(
+          { module: MODULE, method: "generateText", path: PATH },
+          (sdk, signal) => sdk.responses.create(body, { signal })
+        )
+        return yield* InternalResponses.makeResponse(response, tools, format)
+      }
+    )
+
+    const streamText = (
+      providerOptions: LanguageModel.ProviderOptions
+    ): Stream.Stream<Response.StreamPartEncoded, AiError.AiError, IdGenerator.IdGenerator> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const { body, tools } = yield* prepare(providerOptions)
+        const idGenerator = yield* IdGenerator.IdGenerator
+        const converter = InternalResponses.makeStreamConverter(tools, idGenerator)
+        const streamingBody: ResponseCreateParamsStreaming = { ...body, stream: true }
+        return client.stream(
+          { module: MODULE, method: "streamText", path: PATH },
+          (sdk, signal) => sdk.responses.create(streamingBody, { signal })
+        ).pipe(
+          Stream.mapEffect(converter.onEvent),
+          Stream.concat(Stream.fromEffect(converter.onEnd)),
+          Stream.flattenIterables
+        )
+      })).pipe(Stream.withSpan("OpenAIResponses.streamText"))
+
+    return yield* LanguageModel.make({ generateText, streamText })
+  })
+
+/**
+ * @since 0.1.0
+ * @category Layers
+ */
+export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel, never, OpenAIClient.OpenAIClient> =>
+  Layer.effect(LanguageModel.LanguageModel, make(options))
+
+/**
+ * The model `model` with a client configured from the `OPENAI_*` variables
+ * (`OpenAIClient.layerFromConfig`). Provide it to a single agent's effect to
+ * give that agent its own model.
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const model = (
+  model: string,
+  config?: Config.Service
+): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+  Layer.provide(layer({ model, config }), OpenAIClient.layerFromConfig)
+
+/**
+ * The model `model` on an explicit client layer (e.g. `OpenAIClient.layer({...})`).
+ *
+ * @since 0.1.0
+ * @category Layers
+ */
+export const modelWithClient = <E, R>(
+  model: string,
+  client: Layer.Layer<OpenAIClient.OpenAIClient, E, R>,
+  config?: Config.Service
+): Layer.Layer<LanguageModel.LanguageModel, E, R> => Layer.provide(layer({ model, config }), client)
+
+/**
+ * Overrides request parameters for the requests made inside `self`.
+ *
+ * @since 0.1.0
+ * @category Configuration
+ */
+export const withConfigOverride: {
+  (overrides: Config.Service): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, overrides: Config.Service): Effect.Effect<A, E, R>
+} = dual(
+  2,
+  <A, E, R>(self: Effect.Effect<A, E, R>, overrides: Config.Service): Effect.Effect<A, E, R> =>
+    Effect.flatMap(
+      Effect.serviceOption(Config),
+      (current) => Effect.provideService(self, Config, { ...Option.getOrUndefined(current), ...overrides })
+    )
+)

@@ -1,0 +1,196 @@
+/**
+ * Pieces shared by the Chat Completions and Responses implementations.
+ *
+ * @internal
+ */
+import * as AiError from "@effect/ai/AiError"
+import type * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as Prompt from "@effect/ai/Prompt"
+import type * as Response from "@effect/ai/Response"
+import * as Tool from "@effect/ai/Tool"
+import * as Effect from "effect/Effect"
+import * as Encoding from "effect/Encoding"
+import type * as Schema from "effect/Schema"
+import * as JsonSchema from "./jsonSchema.js"
+
+/** @internal */
+export interface PreparedTool {
+  readonly name: string
+  readonly description: string | undefined
+  /** What is sent (strict-mode form when `strict`). */
+  readonly parameters: JsonSchema.JsonSchema
+  readonly strict: boolean
+  /** The schema generated from the tool's Effect Schema. */
+  readonly original: JsonSchema.JsonSchema
+}
+
+/** @internal */
+export interface PreparedFormat {
+  readonly name: string
+  readonly description: string | undefined
+  readonly schema: JsonSchema.JsonSchema
+  readonly strict: boolean
+  /** The root was not an object and is sent as `{ value: <schema> }`. */
+  readonly wrapped: boolean
+  /** The schema generated from the Effect Schema (before wrapping). */
+  readonly original: JsonSchema.JsonSchema
+}
+
+const jsonSchemaOf = (schema: Schema.Schema.All | Tool.AnyParametersSchema): JsonSchema.JsonSchema =>
+  Tool.getJsonSchemaFromSchemaAst(schema.ast) as unknown as JsonSchema.JsonSchema
+
+/** @internal */
+export const prepareTools = (
+  options: LanguageModel.ProviderOptions,
+  strict: boolean,
+  module: string
+): Effect.Effect<ReadonlyArray<PreparedTool>, AiError.MalformedInput> =>
+  Effect.forEach(options.tools, (tool) => {
+    if (Tool.isProviderDefined(tool)) {
+      return Effect.fail(
+        new AiError.MalformedInput({
+          module,
+          method: "prepareTools",
+          description: `Provider-defined tool '${tool.name}' is not supported by ${module}`
+        })
+      )
+    }
+    const original = jsonSchemaOf(tool.parametersSchema)
+    const converted = strict ? JsonSchema.toStrict(original) : { schema: original, strict: false }
+    return Effect.succeed<PreparedTool>({
+      name: tool.name,
+      description: tool.description ?? Tool.getDescriptionFromSchemaAst(tool.parametersSchema.ast),
+      parameters: converted.schema,
+      strict: converted.strict,
+      original
+    })
+  })
+
+/**
+ * OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a response format name.
+ * @internal
+ */
+export const sanitizeName = (name: string): string => {
+  const cleaned = name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64)
+  return cleaned.length === 0 ? "response" : cleaned
+}
+
+/** @internal */
+export const prepareResponseFormat = (
+  options: LanguageModel.ProviderOptions,
+  strict: boolean
+): PreparedFormat | undefined => {
+  const format = options.responseFormat
+  if (format.type !== "json") return undefined
+  const original = jsonSchemaOf(format.schema)
+  const wrapped = !JsonSchema.isObjectRoot(original)
+  const base = wrapped ? JsonSchema.wrapValue(original) : original
+  const converted = strict ? JsonSchema.toStrict(base) : { schema: base, strict: false }
+  return {
+    name: sanitizeName(format.objectName),
+    description: Tool.getDescriptionFromSchemaAst(format.schema.ast),
+    schema: converted.schema,
+    strict: converted.strict,
+    wrapped,
+    original
+  }
+}
+
+/**
+ * Turns the model's JSON text back into what the Effect Schema expects:
+ * unwraps `{ value }` and removes the `null`s strict mode forced on optional
+ * properties. Text that is not JSON is returned unchanged (decoding then fails
+ * with `MalformedOutput` in `LanguageModel.generateObject`).
+ * @internal
+ */
+export const finalizeStructuredText = (text: string, format: PreparedFormat): string => {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return text
+  }
+  if (format.wrapped) {
+    if (typeof value !== "object" || value === null || !("value" in value)) return text
+    value = (value as { readonly value: unknown }).value
+  }
+  if (format.strict) value = JsonSchema.denull(value, format.original)
+  return JSON.stringify(value)
+}
+
+/** @internal */
+export const parseToolParams = (
+  tools: ReadonlyArray<PreparedTool>,
+  name: string,
+  args: string,
+  module: string,
+  method: string
+): Effect.Effect<unknown, AiError.MalformedOutput> =>
+  Effect.try({
+    try: () => {
+      const trimmed = args.trim()
+      const value = trimmed === "" ? {} : Tool.unsafeSecureJsonParse(trimmed)
+      const tool = tools.find((tool) => tool.name === name)
+      return tool !== undefined && tool.strict ? JsonSchema.denull(value, tool.original) : value
+    },
+    catch: (cause) =>
+      new AiError.MalformedOutput({
+        module,
+        method,
+        description: `Failed to parse the arguments of tool call '${name}' as JSON: ${args}`,
+        cause
+      })
+  })
+
+/** @internal */
+export const makeUsage = (usage: {
+  readonly inputTokens: number | undefined
+  readonly outputTokens: number | undefined
+  readonly totalTokens: number | undefined
+  readonly reasoningTokens?: number | undefined
+  readonly cachedInputTokens?: number | undefined
+}): typeof Response.Usage.Encoded => ({
+  inputTokens: usage.inputTokens,
+  outputTokens: usage.outputTokens,
+  totalTokens: usage.totalTokens,
+  ...(usage.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
+  ...(usage.cachedInputTokens !== undefined ? { cachedInputTokens: usage.cachedInputTokens } : {})
+})
+
+/** @internal */
+export const emptyUsage: typeof Response.Usage.Encoded = {
+  inputTokens: undefined,
+  outputTokens: undefined,
+  totalTokens: undefined
+}
+
+/**
+ * Tool results are sent as text: strings as they are, anything else as JSON.
+ * @internal
+ */
+export const toolResultText = (result: unknown): string =>
+  typeof result === "string" ? result : JSON.stringify(result ?? null)
+
+/**
+ * A file part as a URL (`http(s):`/`data:`), base64-encoding bytes.
+ * @internal
+ */
+export const fileUrl = (part: Prompt.FilePart): string => {
+  const mediaType = part.mediaType === "image/*" ? "image/jpeg" : part.mediaType
+  if (part.data instanceof URL) return part.data.toString()
+  if (part.data instanceof Uint8Array) return `data:${mediaType};base64,${Encoding.encodeBase64(part.data)}`
+  if (/^(https?|data):/i.test(part.data)) return part.data
+  return `data:${mediaType};base64,${part.data}`
+}
+
+/** @internal */
+export const unsupportedFile = (module: string, part: Prompt.FilePart): AiError.MalformedInput =>
+  new AiError.MalformedInput({
+    module,
+    method: "prepareMessages",
+    description: `Unsupported media type for a file part: '${part.mediaType}' (images and application/pdf are supported)`
+  })
+
+/** @internal */
+export const timestampFromSeconds = (seconds: number | undefined): string | undefined =>
+  typeof seconds === "number" && Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : undefined
