@@ -26,7 +26,6 @@ import type * as Response from "@effect/ai/Response"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -183,6 +182,8 @@ export const make: (options: Options) => Effect.Effect<LanguageModel.Service, ne
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel, never, OpenAIClient.OpenAIClient> =>
   Layer.effect(LanguageModel.LanguageModel, make(options))
 
+const api = Shared.makeModelApi(layer, Config)
+
 /**
  * The model `model` with a client configured from the `OPENAI_*` variables
  * (`OpenAIClient.layerFromConfig`). Provide it to a single agent's effect to
@@ -191,11 +192,8 @@ export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel
  * @since 0.1.0
  * @category Layers
  */
-export const model = (
-  model: string,
-  config?: Config.Service
-): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
-  Layer.provide(layer({ model, config }), OpenAIClient.layerFromConfig)
+export const model: (model: string, config?: Config.Service) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =
+  api.model
 
 /**
  * The model `model` on an explicit client layer (e.g. `OpenAIClient.layer({...})`).
@@ -203,11 +201,11 @@ export const model = (
  * @since 0.1.0
  * @category Layers
  */
-export const modelWithClient = <E, R>(
+export const modelWithClient: <E, R>(
   model: string,
   client: Layer.Layer<OpenAIClient.OpenAIClient, E, R>,
   config?: Config.Service
-): Layer.Layer<LanguageModel.LanguageModel, E, R> => Layer.provide(layer({ model, config }), client)
+) => Layer.Layer<LanguageModel.LanguageModel, E, R> = api.modelWithClient
 
 /**
  * Overrides request parameters for the requests made inside `self`.
@@ -218,11 +216,4 @@ export const modelWithClient = <E, R>(
 export const withConfigOverride: {
   (overrides: Config.Service): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   <A, E, R>(self: Effect.Effect<A, E, R>, overrides: Config.Service): Effect.Effect<A, E, R>
-} = dual(
-  2,
-  <A, E, R>(self: Effect.Effect<A, E, R>, overrides: Config.Service): Effect.Effect<A, E, R> =>
-    Effect.flatMap(
-      Effect.serviceOption(Config),
-      (current) => Effect.provideService(self, Config, { ...Option.getOrUndefined(current), ...overrides })
-    )
-)
+} = api.withConfigOverride

@@ -8,9 +8,15 @@ import type * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import * as Tool from "@effect/ai/Tool"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Encoding from "effect/Encoding"
 import type * as Schema from "effect/Schema"
+import * as OpenAIClient from "../OpenAIClient.js"
 import * as JsonSchema from "./jsonSchema.js"
 
 /** @internal */
@@ -194,3 +200,37 @@ export const unsupportedFile = (module: string, part: Prompt.FilePart): AiError.
 /** @internal */
 export const timestampFromSeconds = (seconds: number | undefined): string | undefined =>
   typeof seconds === "number" && Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : undefined
+
+/**
+ * The layer constructors and the config override every provider module
+ * exports, made from its `layer` and its `Config` tag.
+ *
+ * @internal
+ */
+export const makeModelApi = <ConfigService extends object>(
+  layer: (options: { readonly model: string; readonly config?: ConfigService | undefined }) => Layer.Layer<
+    LanguageModel.LanguageModel,
+    never,
+    OpenAIClient.OpenAIClient
+  >,
+  Config: Context.Tag<any, ConfigService>
+) => ({
+  model: (model: string, config?: ConfigService): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+    Layer.provide(layer({ model, config }), OpenAIClient.layerFromConfig),
+  modelWithClient: <E, R>(
+    model: string,
+    client: Layer.Layer<OpenAIClient.OpenAIClient, E, R>,
+    config?: ConfigService
+  ): Layer.Layer<LanguageModel.LanguageModel, E, R> => Layer.provide(layer({ model, config }), client),
+  withConfigOverride: dual(
+    2,
+    <A, E, R>(self: Effect.Effect<A, E, R>, overrides: ConfigService): Effect.Effect<A, E, R> =>
+      Effect.flatMap(
+        Effect.serviceOption(Config),
+        (current) => Effect.provideService(self, Config, { ...Option.getOrUndefined(current), ...overrides })
+      )
+  ) as {
+    (overrides: ConfigService): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    <A, E, R>(self: Effect.Effect<A, E, R>, overrides: ConfigService): Effect.Effect<A, E, R>
+  }
+})
