@@ -228,10 +228,34 @@ export const checkOwner = (
     ? Effect.void
     : Effect.fail(new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) }))
 
+/**
+ * Parses a stored state: JSON text, else a `StateDecodeError` (`corrupt`)
+ * naming the session. Backends use it so that corrupt rows fail the same way
+ * everywhere.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseState = (sessionId: string, raw: unknown): Effect.Effect<unknown, StateDecodeError> =>
+  typeof raw === "string"
+    ? Effect.try({
+      try: () => JSON.parse(raw) as unknown,
+      catch: (cause) =>
+        new WorkflowError.StateDecodeError({ sessionId, reason: "corrupt", description: "stored state is not valid JSON", cause })
+    })
+    : Effect.fail(
+      new WorkflowError.StateDecodeError({
+        sessionId,
+        reason: "corrupt",
+        description: `stored state is not JSON text (found ${raw === null ? "NULL" : typeof raw})`
+      })
+    )
+
 interface MemorySession {
   info: SessionInfo
   state: string
-  runs: Array<RunRecord>
+  /** run records as JSON text, like a database keeps them */
+  runs: Array<string>
 }
 
 /**
@@ -243,35 +267,27 @@ interface MemorySession {
  */
 export const makeMemoryBackend = (): Backend => {
   const sessions = new Map<string, MemorySession>()
-  const serialise = (method: string, state: unknown) =>
+  const serialise = (method: string, what: string, value: unknown) =>
     Effect.try({
       try: () => {
-        const json = JSON.stringify(state)
-        if (json === undefined) throw new Error("state is not JSON-serialisable")
+        const json = JSON.stringify(value)
+        if (json === undefined) throw new Error(`the ${what} is not JSON-serialisable`)
         return json
       },
-      catch: (cause) => new WorkflowError.SessionStoreError({ method, description: "cannot serialise the state as JSON", cause })
+      catch: (cause) => new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
     })
   return {
     load: (sessionId) =>
       Effect.suspend(() => {
         const s = sessions.get(sessionId)
         if (s === undefined) return Effect.succeed(Option.none())
-        return Effect.try({
-          try: () => Option.some({ ...s.info, state: JSON.parse(s.state) as unknown }),
-          catch: (cause) =>
-            new WorkflowError.StateDecodeError({
-              sessionId,
-              reason: "corrupt",
-              description: "stored state is not valid JSON",
-              cause
-            })
-        })
+        return Effect.map(parseState(sessionId, s.state), (state) => Option.some({ ...s.info, state }))
       }),
     commit: (commit) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const state = commit.state === undefined ? undefined : yield* serialise("commit", commit.state)
+        const state = commit.state === undefined ? undefined : yield* serialise("commit", "state", commit.state)
+        const run = commit.run === undefined ? undefined : yield* serialise("commit", "run record", commit.run)
         const existing = sessions.get(commit.sessionId)
         if (existing === undefined) {
           if (state === undefined) {
@@ -297,7 +313,7 @@ export const makeMemoryBackend = (): Backend => {
               updatedAt: now
             },
             state,
-            runs: commit.run === undefined ? [] : [commit.run]
+            runs: run === undefined ? [] : [run]
           })
           return 1
         }
@@ -317,7 +333,7 @@ export const makeMemoryBackend = (): Backend => {
         } else {
           existing.info = { ...existing.info, updatedAt: now }
         }
-        if (commit.run !== undefined) existing.runs.push(commit.run)
+        if (run !== undefined) existing.runs.push(run)
         return existing.info.version
       }),
     list: (filter) =>
@@ -340,7 +356,8 @@ export const makeMemoryBackend = (): Backend => {
     runs: (sessionId, options) =>
       Effect.sync(() => {
         const runs = sessions.get(sessionId)?.runs ?? []
-        return options.limit === undefined ? runs.slice() : runs.slice(Math.max(0, runs.length - options.limit))
+        const wanted = options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
+        return wanted.map((json) => JSON.parse(json) as RunRecord)
       })
   }
 }

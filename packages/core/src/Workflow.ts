@@ -169,7 +169,7 @@ export interface RunOptions<I> {
   /**
    * When another run (of this or another process) commits to the session
    * first, run again on the new state instead of failing with
-   * `SessionConflict`: `true` for up to 10 more attempts, or a number.
+   * `SessionConflict`: `true` for up to 100 more attempts, or a number.
    */
   readonly retryOnConflict?: boolean | number | undefined
 }
@@ -353,7 +353,7 @@ const runInternal = <A, I, E, R>(
           sink({ ...payload, runId, sessionId, seq: seq++, path, timestamp } as WorkflowEvent.WorkflowEvent))
     }
     const retries = options?.retryOnConflict === true
-      ? 10
+      ? 100
       : typeof options?.retryOnConflict === "number"
       ? options.retryOnConflict
       : 0

@@ -1,0 +1,556 @@
+/**
+ * A `SessionStore` on SQLite, through `@effect/sql`'s `SqlClient`.
+ *
+ * Sessions live in one table (default `sessionflow_sessions`), their runs in a
+ * second one (`<table>_runs`, one row per run), and the store keeps its own
+ * migrations table (`<table>_migrations`). A commit writes the state and the
+ * run row in one short transaction whose first statement is the write itself,
+ * with the version check in its `WHERE` clause: two processes on one file can
+ * never both win, and the loser fails with `SessionConflict` having written
+ * nothing.
+ *
+ * @since 0.1.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import { SessionStore, WorkflowError } from "@sessionflow/core"
+import * as Config from "effect/Config"
+import type { ConfigError } from "effect/ConfigError"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { ParseError } from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+
+/**
+ * The session table used when no `table` option is given.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultTable = "sessionflow_sessions"
+
+/**
+ * The busy timeout `layer` and `layerConfig` set on their connection
+ * (`PRAGMA busy_timeout`), in milliseconds: how long a write waits for
+ * another process's transaction to finish before SQLite reports SQLITE_BUSY.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const busyTimeoutMillis = 5000
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface StoreOptions {
+  /**
+   * The session table (default `sessionflow_sessions`). The runs table is
+   * `<table>_runs` and the migrations table `<table>_migrations`. Letters,
+   * digits and underscores only, not starting with a digit.
+   */
+  readonly table?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends StoreOptions {
+  /** The database file, or `":memory:"`. */
+  readonly filename: string
+}
+
+/**
+ * The names of the tables a store with the given `table` option uses.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TableNames {
+  readonly sessions: string
+  readonly runs: string
+  readonly migrations: string
+}
+
+const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
+const maxTableLength = 48
+
+/**
+ * Validates a `table` option and derives the names of the runs and
+ * migrations tables from it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const tableNames = (table: string = defaultTable): Effect.Effect<TableNames, WorkflowError.SessionStoreError> =>
+  identifier.test(table) && table.length <= maxTableLength && !table.toLowerCase().startsWith("sqlite_")
+    ? Effect.succeed({ sessions: table, runs: `${table}_runs`, migrations: `${table}_migrations` })
+    : Effect.fail(
+      new WorkflowError.SessionStoreError({
+        method: "make",
+        description: `invalid table name ${
+          JSON.stringify(table)
+        }: use 1 to ${maxTableLength} letters, digits and underscores, not starting with a digit or "sqlite_"`
+      })
+    )
+
+// -----------------------------------------------------------------------------
+// migrations (shipped migrations are never edited: add a new one instead)
+// -----------------------------------------------------------------------------
+
+const migrations = (sql: SqlClient.SqlClient, t: TableNames) =>
+  Migrator.fromRecord({
+    "0001_create_sessions": Effect.gen(function*() {
+      yield* sql`CREATE TABLE ${sql(t.sessions)} (
+  session_id TEXT PRIMARY KEY NOT NULL,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  session_name TEXT,
+  state TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)`.withoutTransform
+      yield* sql`CREATE INDEX ${sql(`${t.sessions}_updated_idx`)} ON ${
+        sql(t.sessions)
+      } (updated_at DESC, session_id)`.withoutTransform
+    }),
+    "0002_create_runs": Effect.gen(function*() {
+      yield* sql`CREATE TABLE ${sql(t.runs)} (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL REFERENCES ${sql(t.sessions)} (session_id) ON DELETE CASCADE,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  status TEXT NOT NULL,
+  input TEXT,
+  content TEXT,
+  error TEXT,
+  started_at INTEGER NOT NULL,
+  completed_at INTEGER NOT NULL
+)`.withoutTransform
+      yield* sql`CREATE INDEX ${sql(`${t.runs}_session_idx`)} ON ${sql(t.runs)} (session_id, seq)`.withoutTransform
+    })
+  })
+
+/** The id of the newest migration above. */
+const latestMigrationId = 2
+
+class MigrationsPending extends Schema.TaggedError<MigrationsPending>()("MigrationsPending", {}) {}
+
+// -----------------------------------------------------------------------------
+// SQLITE_BUSY
+// -----------------------------------------------------------------------------
+
+const isBusy = (error: unknown): boolean =>
+  Predicate.isTagged(error, "SqlError") &&
+  Predicate.hasProperty(error, "cause") &&
+  Predicate.hasProperty(error.cause, "code") &&
+  typeof error.cause.code === "string" &&
+  error.cause.code.startsWith("SQLITE_BUSY")
+
+/**
+ * Retries an operation that failed with SQLITE_BUSY (another process held the
+ * write lock longer than the busy timeout): up to 40 times, backing off from
+ * 10 ms to 250 ms with jitter. Every retried operation is one statement or one
+ * transaction that was rolled back, so re-running it is safe.
+ */
+const retryBusy = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(self, {
+    while: isBusy,
+    schedule: Schedule.exponential("10 millis", 1.5).pipe(
+      Schedule.union(Schedule.spaced("250 millis")),
+      Schedule.jittered,
+      Schedule.intersect(Schedule.recurs(40))
+    )
+  })
+
+// -----------------------------------------------------------------------------
+// rows
+// -----------------------------------------------------------------------------
+
+const SessionInfoRow = Schema.Struct({
+  session_id: Schema.String,
+  workflow_name: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  session_name: Schema.NullOr(Schema.String),
+  version: Schema.Number,
+  created_at: Schema.Number,
+  updated_at: Schema.Number
+})
+
+const SessionRow = Schema.Struct({ ...SessionInfoRow.fields, state: Schema.Unknown })
+
+const OwnerRow = Schema.Struct({ user_id: Schema.NullOr(Schema.String), version: Schema.Number })
+
+const VersionRow = Schema.Struct({ version: Schema.Number })
+
+const RunRow = Schema.Struct({
+  run_id: Schema.String,
+  session_id: Schema.String,
+  workflow_name: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  status: SessionStore.RunStatus,
+  input: Schema.NullOr(Schema.String),
+  content: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  started_at: Schema.Number,
+  completed_at: Schema.Number
+})
+
+const toInfo = (row: typeof SessionInfoRow.Type): SessionStore.SessionInfo => ({
+  sessionId: row.session_id,
+  workflowName: row.workflow_name,
+  userId: row.user_id ?? undefined,
+  name: row.session_name ?? undefined,
+  version: row.version,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at
+})
+
+/** JSON text, or NULL for `undefined` (so that `null` and `undefined` stay apart). */
+const toJson = (method: string, what: string, value: unknown) =>
+  Effect.try({
+    try: () => (value === undefined ? null : JSON.stringify(value) ?? null),
+    catch: (cause) =>
+      new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
+  })
+
+const fromJson = (text: string | null): unknown => (text === null ? undefined : JSON.parse(text))
+
+const toRunRecord = (row: typeof RunRow.Type): SessionStore.RunRecord => {
+  const content = fromJson(row.content)
+  return {
+    runId: row.run_id,
+    sessionId: row.session_id,
+    workflowName: row.workflow_name,
+    ...(row.user_id === null ? {} : { userId: row.user_id }),
+    status: row.status,
+    input: fromJson(row.input),
+    ...(content === undefined ? {} : { content }),
+    ...(row.error === null ? {} : { error: row.error }),
+    startedAt: row.started_at,
+    completedAt: row.completed_at
+  }
+}
+
+const describeError = (error: SqlError | ParseError | MigrationsPending): string => {
+  switch (error._tag) {
+    case "SqlError": {
+      const cause = Predicate.hasProperty(error.cause, "message") ? `: ${String(error.cause.message)}` : ""
+      return `SQLite failed: ${error.message}${cause}`
+    }
+    case "ParseError":
+      return `unexpected row in the database: ${error.message}`
+    case "MigrationsPending":
+      return "the tables are not migrated"
+  }
+}
+
+const storeError = (method: string) => (error: SqlError | ParseError | MigrationsPending) =>
+  new WorkflowError.SessionStoreError({ method, description: describeError(error), cause: error })
+
+// -----------------------------------------------------------------------------
+// constructors
+// -----------------------------------------------------------------------------
+
+/**
+ * Builds a store on the `SqlClient` in context (which must be SQLite),
+ * creating or migrating its tables first.
+ *
+ * The store only reads and writes its own tables; it does not change the
+ * connection's settings. With `layer`/`layerConfig` the connection also gets
+ * `PRAGMA busy_timeout`; with your own client, better-sqlite3's default busy
+ * timeout (5 s) applies.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (
+  options?: StoreOptions
+) => Effect.Effect<
+  SessionStore.Service,
+  SqlError | Migrator.MigrationError | WorkflowError.SessionStoreError,
+  SqlClient.SqlClient
+> = Effect.fn("SqliteSessionStore.make")(function*(options?: StoreOptions) {
+  // the tables' names are ours: never pass them through the client's name transforms
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  yield* sql.onDialectOrElse({
+    sqlite: () => Effect.void,
+    orElse: () =>
+      Effect.fail(
+        new WorkflowError.SessionStoreError({ method: "make", description: "the SqlClient in context is not SQLite" })
+      )
+  })
+  const t = yield* tableNames(options?.table)
+  const sessions = sql(t.sessions)
+  const runsTable = sql(t.runs)
+
+  // Migrator swallows "migrations already running" (another process holds
+  // the write lock) and returns at once, before that process has committed;
+  // so check that the tables are there, and retry until they are.
+  yield* Migrator.make({})({ loader: migrations(sql, t), table: t.migrations }).pipe(
+    Effect.zipRight(sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM ${sql(t.migrations)}`.withoutTransform),
+    Effect.filterOrFail((rows) => (rows[0]?.id ?? 0) >= latestMigrationId, () => new MigrationsPending()),
+    Effect.retry({
+      while: (error) => isBusy(error) || Predicate.isTagged(error, "MigrationsPending"),
+      schedule: Schedule.spaced("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(250)))
+    }),
+    Effect.catchTag("MigrationsPending", () =>
+      Effect.fail(
+        new Migrator.MigrationError({
+          reason: "locked",
+          message: `the migrations of ${t.sessions} were left unfinished by another connection`
+        })
+      )),
+    Effect.provideService(SqlClient.SqlClient, sql)
+  )
+
+  const selectSession = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: SessionRow,
+    execute: (sessionId) =>
+      sql`SELECT session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at
+FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
+  })
+
+  const selectOwner = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: OwnerRow,
+    execute: (sessionId) => sql`SELECT user_id, version FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
+  })
+
+  const decodeVersion = Schema.decodeUnknown(Schema.Array(VersionRow))
+
+  const load = Effect.fn("SqliteSessionStore.load")(
+    function*(sessionId: string) {
+      const row = yield* selectSession(sessionId)
+      if (Option.isNone(row)) return Option.none<SessionStore.StoredSession>()
+      const state = yield* SessionStore.parseState(sessionId, row.value.state)
+      return Option.some<SessionStore.StoredSession>({ ...toInfo(row.value), state })
+    },
+    retryBusy,
+    Effect.catchTags({ SqlError: storeError("load"), ParseError: storeError("load") })
+  )
+
+  /** Why a conditional write touched no row: the session is missing, someone else's, or at another version. */
+  const rejected = (
+    commit: SessionStore.Commit
+  ): Effect.Effect<
+    never,
+    | WorkflowError.SessionNotFound
+    | WorkflowError.SessionConflict
+    | WorkflowError.SessionOwnershipError
+    | SqlError
+    | ParseError
+  > =>
+    Effect.gen(function*() {
+      const existing = yield* selectOwner(commit.sessionId)
+      if (Option.isNone(existing)) {
+        return yield* commit.state === undefined
+          ? Effect.fail(new WorkflowError.SessionNotFound({ sessionId: commit.sessionId }))
+          : Effect.fail(
+            new WorkflowError.SessionConflict({
+              sessionId: commit.sessionId,
+              expectedVersion: commit.expectedVersion,
+              actualVersion: 0
+            })
+          )
+      }
+      yield* SessionStore.checkOwner(commit.sessionId, existing.value.user_id ?? undefined, commit.userId)
+      return yield* new WorkflowError.SessionConflict({
+        sessionId: commit.sessionId,
+        expectedVersion: commit.expectedVersion,
+        actualVersion: existing.value.version
+      })
+    })
+
+  const commit = Effect.fn("SqliteSessionStore.commit")(
+    function*(commit: SessionStore.Commit) {
+      const now = yield* Clock.currentTimeMillis
+      const state = commit.state === undefined ? null : yield* toJson("commit", "state", commit.state)
+      if (commit.state !== undefined && state === null) {
+        return yield* new WorkflowError.SessionStoreError({
+          method: "commit",
+          description: "cannot serialise the state as JSON"
+        })
+      }
+      const run = commit.run
+      const runRow = run === undefined ? undefined : {
+        run_id: run.runId,
+        session_id: commit.sessionId,
+        workflow_name: run.workflowName,
+        user_id: run.userId ?? null,
+        status: run.status,
+        input: yield* toJson("commit", "run input", run.input),
+        content: yield* toJson("commit", "run content", run.content),
+        error: run.error ?? null,
+        started_at: run.startedAt,
+        completed_at: run.completedAt
+      }
+      const userId = commit.userId ?? null
+
+      // The first statement of the transaction is a write, so it takes the
+      // write lock at once (waiting up to the busy timeout) and everything
+      // after it sees the latest committed data. The version and owner checks
+      // are in its WHERE clause.
+      const write = state === null
+        ? sql`UPDATE ${sessions} SET updated_at = ${now}
+WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userId})
+RETURNING version`.withoutTransform
+        : commit.expectedVersion === 0
+        ? sql`INSERT INTO ${sessions} (session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at)
+VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, 1, ${now}, ${now})
+ON CONFLICT (session_id) DO NOTHING
+RETURNING version`.withoutTransform
+        : sql`UPDATE ${sessions} SET state = ${state}, version = version + 1, updated_at = ${now}
+WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
+  AND (user_id IS NULL OR user_id = ${userId})
+RETURNING version`.withoutTransform
+
+      return yield* Effect.gen(function*() {
+        const written = yield* Effect.flatMap(write, decodeVersion)
+        if (written.length === 0) return yield* rejected(commit)
+        if (runRow !== undefined) {
+          yield* sql`INSERT INTO ${runsTable} ${sql.insert(runRow)}`.withoutTransform
+        }
+        return written[0].version
+      }).pipe(sql.withTransaction, retryBusy)
+    },
+    Effect.catchTags({ SqlError: storeError("commit"), ParseError: storeError("commit") })
+  )
+
+  const list = Effect.fn("SqliteSessionStore.list")(
+    function*(filter: SessionStore.ListFilter) {
+      const clauses = [
+        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
+        ...(filter.userId === undefined ? [] : [sql`user_id = ${filter.userId}`])
+      ]
+      const rows = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: SessionInfoRow,
+        execute: () =>
+          sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
+FROM ${sessions} WHERE ${sql.and(clauses)} ORDER BY updated_at DESC, session_id`.withoutTransform
+      })(undefined)
+      // re-sorted in JS so that ties order exactly as in every other store
+      // (SQLite compares text as UTF-8 bytes, JS as UTF-16 code units)
+      return rows.map(toInfo).sort(SessionStore.byRecency)
+    },
+    retryBusy,
+    Effect.catchTags({ SqlError: storeError("list"), ParseError: storeError("list") })
+  )
+
+  const remove = Effect.fn("SqliteSessionStore.remove")(
+    function*(sessionId: string) {
+      const deleted = yield* Effect.gen(function*() {
+        yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`.withoutTransform
+        return yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`.withoutTransform
+      }).pipe(sql.withTransaction, retryBusy)
+      return deleted.length > 0
+    },
+    Effect.catchTags({ SqlError: storeError("remove") })
+  )
+
+  const setName = Effect.fn("SqliteSessionStore.setName")(
+    function*(sessionId: string, name: string) {
+      const now = yield* Clock.currentTimeMillis
+      const updated = yield* sql`UPDATE ${sessions} SET session_name = ${name}, updated_at = ${now}
+WHERE session_id = ${sessionId} RETURNING version`.withoutTransform.pipe(retryBusy)
+      if (updated.length === 0) return yield* new WorkflowError.SessionNotFound({ sessionId })
+    },
+    Effect.catchTags({ SqlError: storeError("setName") })
+  )
+
+  const selectRuns = (sessionId: string, limit: number | undefined) =>
+    limit === undefined
+      ? sql`SELECT run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at
+FROM ${runsTable} WHERE session_id = ${sessionId} ORDER BY seq`.withoutTransform
+      : sql`SELECT * FROM (
+  SELECT seq, run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at
+  FROM ${runsTable} WHERE session_id = ${sessionId} ORDER BY seq DESC LIMIT ${limit}
+) ORDER BY seq`.withoutTransform
+
+  const runs = Effect.fn("SqliteSessionStore.runs")(
+    function*(sessionId: string, options: SessionStore.RunsOptions) {
+      // same reading of odd limits as an array slice: NaN and Infinity mean
+      // all runs, 0 or less none, fractions round up
+      const limit = options.limit === undefined || Number.isNaN(options.limit) || options.limit === Infinity
+        ? undefined
+        : Math.max(0, Math.ceil(options.limit))
+      if (limit === 0) return []
+      const rows = yield* SqlSchema.findAll({
+        Request: Schema.String,
+        Result: RunRow,
+        execute: (id) => selectRuns(id, limit)
+      })(sessionId)
+      return yield* Effect.try({
+        try: () => rows.map(toRunRecord),
+        catch: (cause) =>
+          new WorkflowError.SessionStoreError({
+            method: "runs",
+            description: `a stored run of session '${sessionId}' is not valid JSON`,
+            cause
+          })
+      })
+    },
+    retryBusy,
+    Effect.catchTags({ SqlError: storeError("runs"), ParseError: storeError("runs") })
+  )
+
+  return SessionStore.make({ load, commit, list, remove, setName, runs })
+})
+
+/**
+ * The store as a layer on the `SqlClient` in context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerStore = (
+  options?: StoreOptions
+): Layer.Layer<
+  SessionStore.SessionStore,
+  SqlError | Migrator.MigrationError | WorkflowError.SessionStoreError,
+  SqlClient.SqlClient
+> => Layer.effect(SessionStore.SessionStore, make(options))
+
+const layerClient = (filename: string): Layer.Layer<SqlClient.SqlClient, SqlError | ConfigError> =>
+  Layer.effectDiscard(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`PRAGMA busy_timeout = ${busyTimeoutMillis}`))
+  ).pipe(Layer.provideMerge(SqliteClient.layer({ filename })))
+
+/**
+ * The store on its own SQLite connection to `filename` (WAL, busy timeout
+ * set).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: Options
+): Layer.Layer<
+  SessionStore.SessionStore,
+  SqlError | Migrator.MigrationError | WorkflowError.SessionStoreError | ConfigError
+> => layerStore({ table: options.table }).pipe(Layer.provide(layerClient(options.filename)))
+
+/**
+ * `layer`, with its options read from `Config`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<Options>
+): Layer.Layer<
+  SessionStore.SessionStore,
+  SqlError | Migrator.MigrationError | WorkflowError.SessionStoreError | ConfigError
+> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

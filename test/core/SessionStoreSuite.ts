@@ -1,0 +1,489 @@
+/**
+ * The conformance suite every `SessionStore` layer must pass. Each test builds
+ * its own store from `layer`, so tests never see each other's sessions.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+
+type Store = SessionStore.Service
+
+const run = (
+  sessionId: string,
+  runId: string,
+  extra: Partial<SessionStore.RunRecord> = {}
+): SessionStore.RunRecord => ({
+  runId,
+  sessionId,
+  workflowName: "wf",
+  status: "completed",
+  input: { message: `input of ${runId}` },
+  content: `output of ${runId}`,
+  startedAt: 100,
+  completedAt: 200,
+  ...extra
+})
+
+const create = (
+  store: Store,
+  sessionId: string,
+  state: unknown,
+  options: { readonly userId?: string; readonly workflowName?: string; readonly run?: SessionStore.RunRecord } = {}
+) =>
+  store.commit({
+    sessionId,
+    workflowName: options.workflowName ?? "wf",
+    expectedVersion: 0,
+    state,
+    ...(options.userId === undefined ? {} : { userId: options.userId }),
+    ...(options.run === undefined ? {} : { run: options.run })
+  })
+
+const loadSome = (store: Store, sessionId: string) =>
+  Effect.flatMap(store.load(sessionId), (session) =>
+    Option.match(session, {
+      onNone: () => Effect.dieMessage(`session ${sessionId} should exist`),
+      onSome: Effect.succeed
+    }))
+
+/** Waits until a fiber has either finished or suspended (for example on a lock). */
+const settled = <A, E>(fiber: Fiber.RuntimeFiber<A, E>) =>
+  Effect.repeat(fiber.status, { until: (status) => status._tag !== "Running" })
+
+const ids = (infos: ReadonlyArray<SessionStore.SessionInfo>) => infos.map((info) => info.sessionId)
+
+export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore, unknown>) =>
+  describe(name, () => {
+    const test = (title: string, body: (store: Store) => Effect.Effect<void, unknown>, timeout?: number) =>
+      it.effect(title, () => Effect.flatMap(SessionStore.SessionStore, body).pipe(Effect.provide(layer)), timeout)
+
+    test("load of a missing session is None", (store) =>
+      Effect.gen(function*() {
+        assert.isTrue(Option.isNone(yield* store.load("missing")))
+        assert.deepStrictEqual(yield* store.runs("missing", {}), [])
+      }))
+
+    test("the first commit creates the session at version 1 with its state, owner and run", (store) =>
+      Effect.gen(function*() {
+        yield* TestClock.adjust("1 second")
+        const r1 = run("s1", "r1", { userId: "alice" })
+        const version = yield* create(store, "s1", { count: 1 }, { userId: "alice", workflowName: "shop", run: r1 })
+        assert.strictEqual(version, 1)
+        const session = yield* loadSome(store, "s1")
+        assert.deepStrictEqual(session, {
+          sessionId: "s1",
+          workflowName: "shop",
+          userId: "alice",
+          name: undefined,
+          version: 1,
+          createdAt: 1000,
+          updatedAt: 1000,
+          state: { count: 1 }
+        })
+        assert.deepStrictEqual(yield* store.runs("s1", {}), [r1])
+      }))
+
+    test("a session created without a user has no owner", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { a: 1 })
+        const session = yield* loadSome(store, "s1")
+        assert.isUndefined(session.userId)
+        // anyone may commit to it, and it stays without an owner
+        assert.strictEqual(yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "bob", expectedVersion: 1, state: { a: 2 } }), 2)
+        const after = yield* loadSome(store, "s1")
+        assert.isUndefined(after.userId)
+        assert.deepStrictEqual(after.state, { a: 2 })
+      }))
+
+    test("a commit with state bumps the version and replaces the state", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { count: 1 }, { run: run("s1", "r1") })
+        yield* TestClock.adjust("5 seconds")
+        const version = yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { count: 2, extra: ["x"] },
+          run: run("s1", "r2")
+        })
+        assert.strictEqual(version, 2)
+        const session = yield* loadSome(store, "s1")
+        assert.strictEqual(session.version, 2)
+        assert.deepStrictEqual(session.state, { count: 2, extra: ["x"] })
+        assert.strictEqual(session.createdAt, 0)
+        assert.strictEqual(session.updatedAt, 5000)
+        assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r1", "r2"])
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 2, state: { count: 3 } }),
+          3
+        )
+        assert.strictEqual((yield* loadSome(store, "s1")).version, 3)
+      }))
+
+    test("a stale expectedVersion fails with SessionConflict and writes nothing", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { v: "one" }, { run: run("s1", "r1") })
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { v: "two" }, run: run("s1", "r2") })
+        yield* TestClock.adjust("1 minute")
+        const error = yield* Effect.flip(
+          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { v: "stale" }, run: run("s1", "r3") })
+        )
+        assert.instanceOf(error, WorkflowError.SessionConflict)
+        assert.deepInclude(error, { sessionId: "s1", expectedVersion: 1, actualVersion: 2 })
+        const session = yield* loadSome(store, "s1")
+        assert.deepStrictEqual(session.state, { v: "two" })
+        assert.strictEqual(session.version, 2)
+        assert.strictEqual(session.updatedAt, 0)
+        assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r1", "r2"])
+      }))
+
+    test("expectedVersion 0 on an existing session fails with SessionConflict", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { v: "first" })
+        const error = yield* Effect.flip(create(store, "s1", { v: "second" }, { run: run("s1", "r2") }))
+        assert.instanceOf(error, WorkflowError.SessionConflict)
+        assert.deepInclude(error, { sessionId: "s1", expectedVersion: 0, actualVersion: 1 })
+        const session = yield* loadSome(store, "s1")
+        assert.deepStrictEqual(session.state, { v: "first" })
+        assert.strictEqual(session.version, 1)
+        assert.deepStrictEqual(yield* store.runs("s1", {}), [])
+      }))
+
+    test("a non-zero expectedVersion on a missing session fails with SessionConflict and creates nothing", (store) =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(
+          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 3, state: { v: 1 }, run: run("s1", "r1") })
+        )
+        assert.instanceOf(error, WorkflowError.SessionConflict)
+        assert.deepInclude(error, { sessionId: "s1", expectedVersion: 3, actualVersion: 0 })
+        assert.isTrue(Option.isNone(yield* store.load("s1")))
+        assert.deepStrictEqual(yield* store.runs("s1", {}), [])
+      }))
+
+    test("two concurrent commits on one version: exactly one wins", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { winner: "none" })
+        const exits = yield* Effect.all(
+          ["a", "b"].map((who) =>
+            Effect.exit(
+              store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { winner: who }, run: run("s1", who) })
+            )
+          ),
+          { concurrency: "unbounded" }
+        )
+        const winners = exits.flatMap((exit, i) => (Exit.isSuccess(exit) ? [["a", "b"][i]] : []))
+        assert.strictEqual(winners.length, 1)
+        const loser = exits.find(Exit.isFailure)
+        assert.isDefined(loser)
+        const error = yield* Effect.flip(loser!)
+        assert.instanceOf(error, WorkflowError.SessionConflict)
+        const session = yield* loadSome(store, "s1")
+        assert.deepStrictEqual(session.state, { winner: winners[0] })
+        assert.strictEqual(session.version, 2)
+        assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), winners)
+      }))
+
+    test("a commit without state appends its run and leaves state and version alone", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { keep: true }, { run: run("s1", "r1") })
+        yield* TestClock.adjust("2 seconds")
+        const failed = run("s1", "r2", { status: "error", error: "boom" })
+        // expectedVersion is not checked when no state is written
+        const version = yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, run: failed })
+        assert.strictEqual(version, 1)
+        const session = yield* loadSome(store, "s1")
+        assert.deepStrictEqual(session.state, { keep: true })
+        assert.strictEqual(session.version, 1)
+        assert.strictEqual(session.updatedAt, 2000)
+        assert.deepStrictEqual(yield* store.runs("s1", {}), [run("s1", "r1"), failed])
+      }))
+
+    test("a commit without state on a missing session fails with SessionNotFound", (store) =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(
+          store.commit({ sessionId: "nope", workflowName: "wf", expectedVersion: 0, run: run("nope", "r1") })
+        )
+        assert.instanceOf(error, WorkflowError.SessionNotFound)
+        assert.strictEqual(error.sessionId, "nope")
+        assert.isTrue(Option.isNone(yield* store.load("nope")))
+        assert.deepStrictEqual(yield* store.runs("nope", {}), [])
+      }))
+
+    test("a session owned by one user rejects commits from another user or from no user", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { owner: "alice" }, { userId: "alice", run: run("s1", "r1") })
+        const attempts = [
+          { userId: "bob", expectedVersion: 1, state: { owner: "bob" } },
+          { expectedVersion: 1, state: { owner: "nobody" } },
+          // ownership is checked before the version
+          { userId: "bob", expectedVersion: 7, state: { owner: "bob" } },
+          // and also for commits without state
+          { userId: "bob", expectedVersion: 1 },
+          {}
+        ]
+        for (const [i, attempt] of attempts.entries()) {
+          const error = yield* Effect.flip(
+            store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, ...attempt, run: run("s1", `x${i}`) })
+          )
+          assert.instanceOf(error, WorkflowError.SessionOwnershipError)
+          assert.strictEqual(error.sessionId, "s1")
+          assert.strictEqual(error.ownerId, "alice")
+          assert.strictEqual(error.userId, "userId" in attempt ? attempt.userId : undefined)
+        }
+        const session = yield* loadSome(store, "s1")
+        assert.deepStrictEqual(session.state, { owner: "alice" })
+        assert.strictEqual(session.version, 1)
+        assert.strictEqual(session.userId, "alice")
+        assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r1"])
+        // the owner still may
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 1, state: { owner: "alice", n: 2 } }),
+          2
+        )
+      }))
+
+    test("list filters by workflow and user, most recently updated first, ties by session id", (store) =>
+      Effect.gen(function*() {
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "s1", {}, { workflowName: "alpha", userId: "u1" })
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "s2", {}, { workflowName: "beta", userId: "u1" })
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "s3", {}, { workflowName: "alpha", userId: "u2" })
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "s4", {}, { workflowName: "alpha" })
+
+        assert.deepStrictEqual(ids(yield* store.list({})), ["s4", "s3", "s2", "s1"])
+        assert.deepStrictEqual(ids(yield* store.list({ workflowName: "alpha" })), ["s4", "s3", "s1"])
+        assert.deepStrictEqual(ids(yield* store.list({ userId: "u1" })), ["s2", "s1"])
+        assert.deepStrictEqual(ids(yield* store.list({ workflowName: "alpha", userId: "u1" })), ["s1"])
+        assert.deepStrictEqual(ids(yield* store.list({ workflowName: "gamma" })), [])
+
+        const [s3] = yield* store.list({ userId: "u2" })
+        assert.deepStrictEqual(s3, {
+          sessionId: "s3",
+          workflowName: "alpha",
+          userId: "u2",
+          name: undefined,
+          version: 1,
+          createdAt: 3000,
+          updatedAt: 3000
+        })
+
+        // a run-only commit and a state commit both move a session to the front
+        yield* TestClock.adjust("1 second")
+        yield* store.commit({ sessionId: "s1", workflowName: "alpha", userId: "u1", expectedVersion: 0, run: run("s1", "r1") })
+        assert.deepStrictEqual(ids(yield* store.list({})), ["s1", "s4", "s3", "s2"])
+        yield* TestClock.adjust("1 second")
+        yield* store.commit({ sessionId: "s2", workflowName: "beta", userId: "u1", expectedVersion: 1, state: { n: 1 } })
+        assert.deepStrictEqual(ids(yield* store.list({})), ["s2", "s1", "s4", "s3"])
+
+        // equal update times are ordered by session id
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "t-b", {})
+        yield* create(store, "t-c", {})
+        yield* create(store, "t-a", {})
+        assert.deepStrictEqual(ids(yield* store.list({})), ["t-a", "t-b", "t-c", "s2", "s1", "s4", "s3"])
+      }))
+
+    test("remove deletes the session and its history", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { n: 1 }, { run: run("s1", "r1") })
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") })
+        yield* store.setName("s1", "named")
+        yield* create(store, "s2", { other: true }, { run: run("s2", "r3") })
+
+        assert.isTrue(yield* store.remove("s1"))
+        assert.isTrue(Option.isNone(yield* store.load("s1")))
+        assert.deepStrictEqual(yield* store.runs("s1", {}), [])
+        assert.deepStrictEqual(ids(yield* store.list({})), ["s2"])
+        assert.isFalse(yield* store.remove("s1"))
+        assert.isFalse(yield* store.remove("never-existed"))
+
+        // the other session is untouched
+        assert.deepStrictEqual((yield* loadSome(store, "s2")).state, { other: true })
+        assert.deepStrictEqual((yield* store.runs("s2", {})).map((r) => r.runId), ["r3"])
+
+        // a new session with the same id starts from scratch
+        assert.strictEqual(yield* create(store, "s1", { fresh: true }, { run: run("s1", "r4") }), 1)
+        const fresh = yield* loadSome(store, "s1")
+        assert.isUndefined(fresh.name)
+        assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r4"])
+      }))
+
+    test("setName names a session; a missing session fails with SessionNotFound", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { n: 1 })
+        yield* TestClock.adjust("3 seconds")
+        yield* store.setName("s1", "Weekend trip ✈️")
+        const session = yield* loadSome(store, "s1")
+        assert.strictEqual(session.name, "Weekend trip ✈️")
+        assert.strictEqual(session.version, 1)
+        assert.deepStrictEqual(session.state, { n: 1 })
+        assert.strictEqual(session.updatedAt, 3000)
+        assert.strictEqual((yield* store.list({}))[0].name, "Weekend trip ✈️")
+
+        yield* store.setName("s1", "Renamed")
+        assert.strictEqual((yield* loadSome(store, "s1")).name, "Renamed")
+        // later commits keep the name
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+        assert.strictEqual((yield* loadSome(store, "s1")).name, "Renamed")
+
+        const error = yield* Effect.flip(store.setName("missing", "x"))
+        assert.instanceOf(error, WorkflowError.SessionNotFound)
+        assert.strictEqual(error.sessionId, "missing")
+        assert.isTrue(Option.isNone(yield* store.load("missing")))
+      }))
+
+    test("runs are kept oldest first, exactly as committed; limit keeps the most recent", (store) =>
+      Effect.gen(function*() {
+        const records = [
+          run("s1", "r1", { userId: "alice", input: { nested: { list: [1, 2, 3] } }, startedAt: 1, completedAt: 2 }),
+          run("s1", "r2", { status: "error", error: "step 'a' failed", startedAt: 3, completedAt: 4 }),
+          run("s1", "r3", { status: "cancelled", content: null, input: "plain text", startedAt: 5, completedAt: 6 }),
+          { runId: "r4", sessionId: "s1", workflowName: "wf", status: "completed", input: null, startedAt: 7, completedAt: 8 } as const,
+          run("s1", "r5", { content: { structured: ["output", 1] }, startedAt: 9, completedAt: 10 })
+        ]
+        yield* create(store, "s1", { n: 0 }, { userId: "alice", run: records[0] })
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 0, run: records[1] })
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 1, state: { n: 1 }, run: records[2] })
+        yield* create(store, "s2", {}, { run: run("s2", "other") })
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 2, state: { n: 2 }, run: records[3] })
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 0, run: records[4] })
+
+        assert.deepStrictEqual(yield* store.runs("s1", {}), records)
+        assert.deepStrictEqual(yield* store.runs("s1", { limit: undefined }), records)
+        assert.deepStrictEqual(yield* store.runs("s1", { limit: 2 }), records.slice(3))
+        assert.deepStrictEqual(yield* store.runs("s1", { limit: 1 }), records.slice(4))
+        assert.deepStrictEqual(yield* store.runs("s1", { limit: 5 }), records)
+        assert.deepStrictEqual(yield* store.runs("s1", { limit: 50 }), records)
+        assert.deepStrictEqual(yield* store.runs("s1", { limit: 0 }), [])
+        assert.deepStrictEqual(yield* store.runs("s2", {}), [run("s2", "other")])
+        // a commit without a run adds none
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 3, state: { n: 3 } }),
+          4
+        )
+        assert.strictEqual((yield* store.runs("s1", {})).length, 5)
+      }))
+
+    test("withSessionLock serialises two fibers on one session", (store) =>
+      Effect.gen(function*() {
+        const events: Array<string> = []
+        const aInside = yield* Deferred.make<void>()
+        const aRelease = yield* Deferred.make<void>()
+        const a = yield* Effect.fork(store.withSessionLock("s1")(Effect.gen(function*() {
+          events.push("a:start")
+          yield* Deferred.succeed(aInside, undefined)
+          yield* Deferred.await(aRelease)
+          events.push("a:end")
+        })))
+        yield* Deferred.await(aInside)
+        const b = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("b"))))
+        yield* settled(b)
+        assert.deepStrictEqual(events, ["a:start"])
+        assert.strictEqual((yield* b.status)._tag, "Suspended")
+        yield* Deferred.succeed(aRelease, undefined)
+        yield* Fiber.join(a)
+        yield* Fiber.join(b)
+        assert.deepStrictEqual(events, ["a:start", "a:end", "b"])
+      }), 10_000)
+
+    test("withSessionLock does not serialise different sessions", (store) =>
+      Effect.gen(function*() {
+        const events: Array<string> = []
+        const aInside = yield* Deferred.make<void>()
+        const aRelease = yield* Deferred.make<void>()
+        const a = yield* Effect.fork(store.withSessionLock("s1")(Effect.gen(function*() {
+          events.push("a:start")
+          yield* Deferred.succeed(aInside, undefined)
+          yield* Deferred.await(aRelease)
+          events.push("a:end")
+        })))
+        yield* Deferred.await(aInside)
+        const b = yield* Effect.fork(store.withSessionLock("s2")(Effect.sync(() => events.push("b"))))
+        yield* settled(b)
+        assert.strictEqual((yield* b.status)._tag, "Done")
+        assert.deepStrictEqual(events, ["a:start", "b"])
+        yield* Deferred.succeed(aRelease, undefined)
+        yield* Fiber.join(a)
+        assert.deepStrictEqual(events, ["a:start", "b", "a:end"])
+      }), 10_000)
+
+    test("read-modify-commit inside withSessionLock loses no update among concurrent fibers", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { items: [] })
+        yield* Effect.forEach(
+          Array.from({ length: 10 }, (_, i) => i),
+          (i) =>
+            store.withSessionLock("s1")(Effect.gen(function*() {
+              const session = yield* loadSome(store, "s1")
+              const items = (session.state as { items: Array<number> }).items
+              yield* Effect.yieldNow()
+              yield* store.commit({
+                sessionId: "s1",
+                workflowName: "wf",
+                expectedVersion: session.version,
+                state: { items: [...items, i] },
+                run: run("s1", `r${i}`)
+              })
+            })),
+          { concurrency: "unbounded", discard: true }
+        )
+        const session = yield* loadSome(store, "s1")
+        const items = (session.state as { items: Array<number> }).items
+        assert.deepStrictEqual([...items].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+        assert.strictEqual(session.version, 11)
+        assert.strictEqual((yield* store.runs("s1", {})).length, 10)
+      }))
+
+    test("states with nested objects and unicode round-trip exactly; the stored state is a copy", (store) =>
+      Effect.gen(function*() {
+        const state = {
+          text: "héllo wörld — 日本語 — Ελληνικά — עברית 🎉👩‍👩‍👧‍👦",
+          escapes: "quote \" backslash \\ newline \n tab \t nul \u0000 lone surrogate \ud800 end",
+          "key with spaces & ünïcode 🔑": "value",
+          nested: { list: [1, "two", { three: [3, null, true, false] }], empty: {}, emptyList: [] },
+          numbers: { int: 42, negative: -7, float: 3.14159, big: Number.MAX_SAFE_INTEGER, tiny: 1e-12, zero: 0 },
+          nothing: null
+        }
+        const input = structuredClone(state)
+        yield* create(store, "s1", input)
+        input.nested.list.push("mutated after commit")
+        input.text = "mutated"
+        assert.deepStrictEqual((yield* loadSome(store, "s1")).state, state)
+
+        const loaded = (yield* loadSome(store, "s1")).state as typeof state
+        loaded.nested.list.push("mutated after load")
+        assert.deepStrictEqual((yield* loadSome(store, "s1")).state, state)
+
+        // any JSON value is a state, including arrays and null
+        yield* create(store, "s-array", [1, { a: "ü" }, []])
+        assert.deepStrictEqual((yield* loadSome(store, "s-array")).state, [1, { a: "ü" }, []])
+        yield* create(store, "s-null", null)
+        assert.isNull((yield* loadSome(store, "s-null")).state)
+        // a session id with unusual characters
+        yield* create(store, "sessión/1 'quoted' \"ids\" 🎯", { ok: true })
+        assert.deepStrictEqual((yield* loadSome(store, "sessión/1 'quoted' \"ids\" 🎯")).state, { ok: true })
+      }))
+
+    test("run records are copies; a run whose input is not JSON is refused and nothing is written", (store) =>
+      Effect.gen(function*() {
+        const r1 = run("s1", "r1", { input: { list: ["a"] } })
+        yield* create(store, "s1", { n: 1 }, { run: r1 })
+        ;(r1.input as { list: Array<string> }).list.push("mutated after commit")
+        const [stored] = yield* store.runs("s1", {})
+        assert.deepStrictEqual(stored!.input, { list: ["a"] })
+        ;(stored!.input as { list: Array<string> }).list.push("mutated after read")
+        assert.deepStrictEqual((yield* store.runs("s1", {}))[0]!.input, { list: ["a"] })
+
+        const cyclic: Record<string, unknown> = {}
+        cyclic.self = cyclic
+        const exit = yield* Effect.exit(
+          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2", { input: cyclic }) })
+        )
+        assert.isTrue(Exit.isFailure(exit))
+        assert.deepStrictEqual((yield* loadSome(store, "s1")).state, { n: 1 })
+        assert.strictEqual((yield* store.runs("s1", {})).length, 1)
+      }))
+  })
