@@ -11,10 +11,12 @@ import { dual } from "effect/Function"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import type * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as Agent from "./Agent.js"
 import type { ExecContext } from "./internal/engine.js"
 import * as WorkflowError from "./WorkflowError.js"
-import type { StepInput } from "./StepInput.js"
+import { message as stepMessage, type StepInput } from "./StepInput.js"
 import * as StepOutput from "./StepOutput.js"
+import type * as Team from "./Team.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
@@ -208,6 +210,90 @@ export const stream = <E = never, R = never>(
       }),
     options
   )
+
+/**
+ * Options of agent and team steps.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface AgentOptions extends Options {
+  /**
+   * The message for the agent. Default: `StepInput.message(input)`, i.e. the
+   * run input for the first step, else the previous step's content (JSON
+   * text when it is not a string).
+   */
+  readonly message?: ((input: StepInput) => unknown) | undefined
+  /**
+   * When the message is not the run input itself, add the run input to the
+   * agent's system prompt (as "The workflow's input: …"), so a later step still
+   * knows what the user asked. Default `true`.
+   */
+  readonly includeRunInput?: boolean | undefined
+}
+
+const agentMessage = (input: StepInput, options: AgentOptions | undefined) => {
+  const message = options?.message === undefined ? stepMessage(input) : options.message(input)
+  const includeRunInput = (options?.includeRunInput ?? true) && input.input !== undefined && message !== input.input
+  return {
+    message,
+    additionalContext: includeRunInput
+      ? `The workflow's input (what the user asked for at the start of this run):\n${StepOutput.contentText(input.input)}`
+      : undefined
+  }
+}
+
+const stepOptions = (options: AgentOptions | undefined): Options => ({
+  description: options?.description,
+  onError: options?.onError,
+  retry: options?.retry
+})
+
+/**
+ * A step that runs an agent on the step's message (see
+ * {@link AgentOptions.message}); its content is the agent's output: the final
+ * text, or the decoded structured output (which a next agent step receives as
+ * JSON text). The agent's tools share the run's session state; its text
+ * deltas and tool calls are published at the step's path. The agent's errors
+ * and requirements (its model, its tools' handlers and dependencies) become
+ * the step's.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const agent = <A, E, R>(name: string, agent: Agent.Agent<A, E, R>, options?: AgentOptions): Step<E, R> =>
+  makeNode({
+    name,
+    kind: "agent",
+    ...stepOptions(options),
+    execute: (input) => {
+      const { additionalContext, message } = agentMessage(input, options)
+      return Effect.map(Agent.run(agent, message, { additionalContext }), (result) => result.content)
+    }
+  })
+
+/**
+ * A step that runs a team (see `Team`): the leader gets the step's message,
+ * delegates to members, and its output is the step's content. Members'
+ * events are published one level below the step's path.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const team = <A, E, R>(
+  name: string,
+  team: Team.Team<A, E, R>,
+  options?: AgentOptions
+): Step<E, R> =>
+  makeNode({
+    name,
+    kind: "team",
+    ...stepOptions(options),
+    execute: (input) => {
+      const { additionalContext, message } = agentMessage(input, options)
+      return Effect.map(Agent.run(team.leader, message, { additionalContext }), (result) => result.content)
+    }
+  })
 
 /**
  * Retries the step (its whole execution) on failure with `schedule`.

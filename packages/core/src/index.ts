@@ -1,6 +1,11 @@
 /**
  * @since 0.1.0
  */
+export * as Agent from "./Agent.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Condition from "./Condition.js"
 
 /**
@@ -57,6 +62,16 @@ export * as StepOutput from "./StepOutput.js"
  * @since 0.1.0
  */
 export * as Steps from "./Steps.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Team from "./Team.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TestModel from "./TestModel.js"
 
 /**
  * @since 0.1.0
