@@ -1,0 +1,211 @@
+/**
+ * Real agent workflows through the official openai SDK, over real HTTP, against
+ * the local OpenAI-compatible TestServer — for both provider layers.
+ */
+import { AiError, type LanguageModel, Tool, Toolkit } from "@effect/ai"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { OpenAIChat, OpenAIResponses } from "@sessionflow/openai"
+import { Cause, Chunk, type ConfigError, Effect, Exit, type Layer, Option, Schema, Stream } from "effect"
+import * as TestServer from "./TestServer.js"
+
+class Cart extends SessionState.Tag("test/openai/Cart")<Cart>()({
+  items: Schema.Array(Schema.String)
+}) {}
+
+const AddItem = Tool.make("add_item", {
+  description: "Add an item to the shopping list",
+  parameters: { item: Schema.String },
+  success: Schema.String,
+  dependencies: [Cart]
+})
+const CartTools = Toolkit.make(AddItem)
+const CartToolsLive = CartTools.toLayer({
+  add_item: ({ item }) =>
+    Cart.modify((s) => [`Added '${item}' to the shopping list.`, { items: [...s.items, item] }] as const)
+})
+
+const shopper = Agent.make({
+  name: "Shopping Assistant",
+  instructions: "You are a helpful shopping assistant. Always use the provided tools.",
+  tools: CartTools
+})
+
+const shoppingWorkflow = Workflow.make({
+  name: "shopping",
+  state: Cart,
+  sessionState: { items: [] },
+  steps: [Step.agent("manage_items", shopper)]
+})
+
+const JobApplication = Schema.Struct({
+  company: Schema.String,
+  role: Schema.String,
+  status: Schema.optionalWith(Schema.String, { default: () => "Applied" })
+})
+
+const extractor = Agent.make({
+  name: "Extractor",
+  instructions: "Extract the job application.",
+  outputSchema: JobApplication
+})
+
+const extractWorkflow = Workflow.make({
+  name: "extract",
+  steps: [
+    Step.agent("extract_application", extractor),
+    Step.make("save", (input) => {
+      const app = input.previousStepContent as typeof JobApplication.Type
+      return Effect.as(
+        SessionState.update((s) => ({ ...s, saved: `${app.role} at ${app.company} (${app.status})` })),
+        `saved ${app.company}`
+      )
+    })
+  ]
+})
+
+interface Kit {
+  readonly name: string
+  readonly model: (id: string) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError>
+}
+
+const kits: ReadonlyArray<Kit> = [
+  { name: "OpenAIChat", model: (id) => OpenAIChat.model(id) },
+  { name: "OpenAIResponses", model: (id) => OpenAIResponses.model(id) }
+]
+
+const bodyText = (request: TestServer.RecordedRequest) => request.rawBody
+
+for (const kit of kits) {
+  describe(`${kit.name} in workflows`, () => {
+    const provide = <A, E, R>(
+      server: TestServer.Service,
+      effect: Effect.Effect<A, E, R>,
+      extra?: Readonly<Record<string, string>>
+    ) =>
+      effect.pipe(
+        Effect.provide(CartToolsLive),
+        Effect.provide(kit.model("gpt-test")),
+        Effect.provide(SessionStore.layerMemory),
+        Effect.withConfigProvider(server.config(extra))
+      )
+
+    it.scoped("an agent's tool loop writes session state (two tool calls in one turn)", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({
+          replies: [
+            TestServer.toolCalls([
+              { name: "add_item", arguments: { item: "milk" } },
+              { name: "add_item", arguments: { item: "bread" } }
+            ]),
+            TestServer.text("I added milk and bread.")
+          ]
+        })
+        const result = yield* provide(
+          server,
+          Effect.gen(function*() {
+            const run = yield* Workflow.run(shoppingWorkflow, "Please add milk and bread.", { sessionId: "s" })
+            const state = yield* Workflow.getSessionState(shoppingWorkflow, "s")
+            return { run, state }
+          })
+        )
+        expect(result.state.items).toEqual(["milk", "bread"])
+        expect(result.run.content).toBe("I added milk and bread.")
+        const requests = yield* server.requests
+        expect(requests).toHaveLength(2)
+        expect(bodyText(requests[0]!)).toContain("Please add milk and bread.")
+        expect(bodyText(requests[0]!)).toContain("add_item")
+        // the second request carries both tool results back to the model
+        expect(bodyText(requests[1]!)).toContain("Added 'milk' to the shopping list.")
+        expect(bodyText(requests[1]!)).toContain("Added 'bread' to the shopping list.")
+      }))
+
+    it.scoped("structured output is requested as a strict json_schema, decoded, and handed to the next step", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({
+          replies: [TestServer.json({ company: "Acme Robotics", role: "Backend Engineer", status: null })]
+        })
+        const result = yield* provide(
+          server,
+          Effect.gen(function*() {
+            const run = yield* Workflow.run(extractWorkflow, "Backend Engineer at Acme Robotics", { sessionId: "x" })
+            const state = yield* Workflow.getSessionState(extractWorkflow, "x")
+            return { run, state }
+          })
+        )
+        expect(result.run.content).toBe("saved Acme Robotics")
+        expect(result.state).toEqual({ saved: "Backend Engineer at Acme Robotics (Applied)" })
+        const [request] = yield* server.requests
+        const raw = bodyText(request!)
+        expect(raw).toContain("json_schema")
+        expect(raw).toContain("\"strict\":true")
+      }))
+
+    it.scoped("streamed model text reaches Workflow.stream as TextDelta events, before the step completes", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({ replies: [TestServer.text(["Hel", "lo ", "there"])] })
+        const events = yield* provide(
+          server,
+          Stream.runCollect(Workflow.stream(shoppingWorkflow, "hi", { sessionId: "st" })).pipe(Effect.map(Chunk.toReadonlyArray))
+        )
+        const tags = events.map((e) => (e._tag === "TextDelta" ? `delta:${e.delta}` : e._tag))
+        expect(tags.filter((t) => t.startsWith("delta:"))).toEqual(["delta:Hel", "delta:lo ", "delta:there"])
+        expect(tags.indexOf("delta:there")).toBeLessThan(tags.indexOf("StepCompleted"))
+        const deltas = events.filter((e) => e._tag === "TextDelta")
+        expect(deltas.every((e) => e.path.join("/") === "manage_items")).toBe(true)
+        const [request] = yield* server.requests
+        expect(request!.stream).toBe(true)
+      }))
+
+    it.scoped("a 429 is retried after Retry-After and the run lands", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({
+          replies: [
+            TestServer.error(429, "Rate limit reached", { retryAfter: 1 }),
+            TestServer.toolCalls([{ name: "add_item", arguments: { item: "eggs" } }]),
+            TestServer.text("Added eggs.")
+          ]
+        })
+        const { delays, exit } = yield* TestServer.driveTestClock(
+          provide(
+            server,
+            Effect.zipRight(
+              Workflow.run(shoppingWorkflow, "add eggs", { sessionId: "r" }),
+              Workflow.getSessionState(shoppingWorkflow, "r")
+            ),
+            { OPENAI_MAX_RETRIES: "2" }
+          )
+        )
+        assert(Exit.isSuccess(exit))
+        expect(exit.value.items).toEqual(["eggs"])
+        expect(delays).toEqual([1000])
+        expect(yield* server.requests).toHaveLength(3)
+      }))
+
+    it.scoped("a 401 fails the run with a typed error carrying the API's message; nothing is committed", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({
+          replies: [TestServer.error(401, "Incorrect API key provided: sk-wrong.")]
+        })
+        const result = yield* provide(
+          server,
+          Effect.gen(function*() {
+            const exit = yield* Effect.exit(Workflow.run(shoppingWorkflow, "add milk", { sessionId: "u" }))
+            const history = yield* Workflow.getRunHistory(shoppingWorkflow, "u")
+            const state = yield* Workflow.getSessionState(shoppingWorkflow, "u")
+            return { exit, history, state }
+          })
+        )
+        assert(Exit.isFailure(result.exit))
+        const error = Cause.failureOption(result.exit.cause)
+        assert(Option.isSome(error))
+        assert(AiError.isAiError(error.value))
+        assert(error.value._tag === "HttpResponseError")
+        expect(error.value.response.status).toBe(401)
+        expect(error.value.message).toContain("Incorrect API key provided")
+        expect(result.state.items).toEqual([])
+        expect(result.history.map((r) => r.status)).toEqual(["error"])
+        expect(yield* server.requests).toHaveLength(1)
+      }))
+  })
+}
