@@ -120,6 +120,29 @@ for (const kit of kits) {
         expect(bodyText(requests[1]!)).toContain("Added 'bread' to the shopping list.")
       }))
 
+    it.scoped("tool arguments that are not JSON go back to the model as a tool error, and the loop recovers", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({
+          replies: [
+            TestServer.toolCalls([{ name: "add_item", arguments: "{\"item\": oops" }]),
+            TestServer.toolCalls([{ name: "add_item", arguments: { item: "oats" } }]),
+            TestServer.text("Added oats.")
+          ]
+        })
+        const state = yield* provide(
+          server,
+          Effect.zipRight(
+            Workflow.run(shoppingWorkflow, "add oats", { sessionId: "bad-json" }),
+            Workflow.getSessionState(shoppingWorkflow, "bad-json")
+          )
+        )
+        expect(state.items).toEqual(["oats"])
+        const requests = yield* server.requests
+        expect(requests).toHaveLength(3)
+        expect(bodyText(requests[1]!)).toContain("Invalid arguments for tool 'add_item'")
+        expect(bodyText(requests[1]!)).not.toContain("Added 'oats'")
+      }))
+
     it.scoped("structured output is requested as a strict json_schema, decoded, and handed to the next step", () =>
       Effect.gen(function*() {
         const server = yield* TestServer.make({

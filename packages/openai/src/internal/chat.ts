@@ -192,13 +192,7 @@ export const makeResponse = (
     for (const toolCall of message.tool_calls ?? []) {
       if (toolCall.type !== "function") continue
       hasToolCalls = true
-      const params = yield* Shared.parseToolParams(
-        tools,
-        toolCall.function.name,
-        toolCall.function.arguments,
-        MODULE,
-        "generateText"
-      )
+      const params = Shared.parseToolParams(tools, toolCall.function.name, toolCall.function.arguments)
       parts.push({ type: "tool-call", id: toolCall.id, name: toolCall.function.name, params })
     }
     parts.push({
@@ -247,7 +241,7 @@ export const makeStreamConverter = (
           if (call.args.length > 0) parts.push({ type: "tool-params-delta", id: call.id, delta: call.args })
         }
         parts.push({ type: "tool-params-end", id: call.id })
-        const params = yield* Shared.parseToolParams(tools, call.name, call.args, MODULE, "streamText")
+        const params = Shared.parseToolParams(tools, call.name, call.args)
         parts.push({ type: "tool-call", id: call.id, name: call.name, params })
       }
     })

@@ -180,7 +180,7 @@ export const makeResponse = (
         }
         case "function_call": {
           hasToolCalls = true
-          const params = yield* Shared.parseToolParams(tools, item.name, item.arguments, MODULE, "generateText")
+          const params = Shared.parseToolParams(tools, item.name, item.arguments)
           toolCalls.push({
             type: "tool-call",
             id: item.call_id,
@@ -289,7 +289,7 @@ export const makeStreamConverter = (
             active.delete(event.output_index)
             const args = typeof item.arguments === "string" && item.arguments.length > 0 ? item.arguments : call.args
             parts.push({ type: "tool-params-end", id: call.callId })
-            const params = yield* Shared.parseToolParams(tools, call.name, args, MODULE, "streamText")
+            const params = Shared.parseToolParams(tools, call.name, args)
             parts.push({
               type: "tool-call",
               id: call.callId,

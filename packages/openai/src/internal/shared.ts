@@ -128,25 +128,22 @@ export const finalizeStructuredText = (text: string, format: PreparedFormat): st
 export const parseToolParams = (
   tools: ReadonlyArray<PreparedTool>,
   name: string,
-  args: string,
-  module: string,
-  method: string
-): Effect.Effect<unknown, AiError.MalformedOutput> =>
-  Effect.try({
-    try: () => {
-      const trimmed = args.trim()
-      const value = trimmed === "" ? {} : Tool.unsafeSecureJsonParse(trimmed)
-      const tool = tools.find((tool) => tool.name === name)
-      return tool !== undefined && tool.strict ? JsonSchema.denull(value, tool.original) : value
-    },
-    catch: (cause) =>
-      new AiError.MalformedOutput({
-        module,
-        method,
-        description: `Failed to parse the arguments of tool call '${name}' as JSON: ${args}`,
-        cause
-      })
-  })
+  args: string
+): unknown => {
+  const trimmed = args.trim()
+  if (trimmed === "") return {}
+  let value: unknown
+  try {
+    value = Tool.unsafeSecureJsonParse(trimmed)
+  } catch {
+    // Arguments that are not JSON are passed on as the raw text: decoding them
+    // against the tool's Schema fails, and an agent loop can tell the model
+    // so (instead of the whole reply failing).
+    return args
+  }
+  const tool = tools.find((tool) => tool.name === name)
+  return tool !== undefined && tool.strict ? JsonSchema.denull(value, tool.original) : value
+}
 
 /** @internal */
 export const makeUsage = (usage: {
