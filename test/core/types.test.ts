@@ -68,6 +68,26 @@ export const routedRun: Effect.Effect<
   SessionStore.SessionStore
 > = Workflow.run(routed, "x")
 
+// requirements that mix the workflow's state with other services: only the others remain
+const mixedRequirements = Workflow.make({
+  name: "mixed-requirements",
+  state: Cart,
+  sessionState: { items: [] },
+  steps: [
+    Step.make("both", () => Effect.zipRight(Db, Cart.get)),
+    Condition.make({
+      name: "c",
+      evaluator: () => Effect.zipRight(Db, Effect.map(Cart.get, (s) => s.items.length > 0)),
+      steps: []
+    }),
+    Router.make({ name: "r", choices: [usesCart], selector: () => Effect.as(Effect.zipRight(Db, Cart.get), "cart") }),
+    Loop.make({ name: "l", steps: [usesCart], endCondition: () => Effect.as(Effect.zipRight(Db, Cart.get), true) })
+  ]
+})
+export const onlyDb: Effect.Effect<unknown, unknown, Db | SessionStore.SessionStore> = Workflow.run(mixedRequirements, "x")
+// @ts-expect-error Db is still required
+export const dbMissing: Effect.Effect<unknown, unknown, SessionStore.SessionStore> = Workflow.run(mixedRequirements, "x")
+
 // getSessionState is typed by the workflow's state
 export const typedState: Effect.Effect<ReadonlyArray<string>, unknown, SessionStore.SessionStore> = Effect.map(
   Workflow.getSessionState(dbWorkflow, "s"),

@@ -12,23 +12,31 @@ import * as StepOutput from "./StepOutput.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
+ * An evaluator: reads the step input (and, through its requirements, the
+ * session state or run context) and decides.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Evaluator = (input: StepInput) => Effect.Effect<boolean, unknown, unknown>
+
+/**
  * @since 0.1.0
  * @category constructors
  */
 export const make = <
   const S extends ReadonlyArray<Step.Any>,
-  const Else extends ReadonlyArray<Step.Any> = [],
-  E = never,
-  R = never
+  Ev extends Evaluator,
+  const Else extends ReadonlyArray<Step.Any> = []
 >(options: {
   readonly name: string
   readonly description?: string | undefined
-  readonly evaluator: (input: StepInput) => Effect.Effect<boolean, E, R>
+  readonly evaluator: Ev
   readonly steps: S
   readonly elseSteps?: Else | undefined
 }): Step.Step<
-  NoInfer<E> | Step.Error<S[number]> | Step.Error<Else[number]>,
-  NoInfer<R> | Step.Context<S[number]> | Step.Context<Else[number]>
+  Effect.Effect.Error<ReturnType<Ev>> | Step.Error<S[number]> | Step.Error<Else[number]>,
+  Effect.Effect.Context<ReturnType<Ev>> | Step.Context<S[number]> | Step.Context<Else[number]>
 > =>
   Step.makeNode({
     name: options.name,
@@ -36,7 +44,11 @@ export const make = <
     description: options.description,
     execute: (input, ctx) =>
       Effect.gen(function*() {
-        const result = yield* options.evaluator({ ...input, previousStepOutputs: snapshotOutputs(ctx) })
+        const result = yield* (options.evaluator({ ...input, previousStepOutputs: snapshotOutputs(ctx) }) as Effect.Effect<
+          boolean,
+          Effect.Effect.Error<ReturnType<Ev>>,
+          Effect.Effect.Context<ReturnType<Ev>>
+        >)
         const branch = result ? options.steps : options.elseSteps ?? []
         const branchName = result ? "steps" : options.elseSteps === undefined ? "none" : "else"
         yield* WorkflowEvent.emit({ _tag: "ConditionEvaluated", stepName: options.name, result, branch: branchName })

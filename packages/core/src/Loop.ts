@@ -12,20 +12,33 @@ import type * as StepOutput from "./StepOutput.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
+ * Decides after each iteration, from that iteration's outputs, whether the
+ * loop is done.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type EndCondition<E = unknown, R = unknown> = (
+  outputs: ReadonlyArray<StepOutput.StepOutput>,
+  input: StepInput
+) => Effect.Effect<boolean, E, R>
+
+/**
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const S extends ReadonlyArray<Step.Any>, E = never, R = never>(options: {
+export const make = <const S extends ReadonlyArray<Step.Any>, End extends EndCondition = EndCondition<never, never>>(options: {
   readonly name: string
   readonly description?: string | undefined
   readonly steps: S
   /** default 3 */
   readonly maxIterations?: number | undefined
   /** checked after each iteration with that iteration's outputs; true ends the loop */
-  readonly endCondition?:
-    | ((outputs: ReadonlyArray<StepOutput.StepOutput>, input: StepInput) => Effect.Effect<boolean, E, R>)
-    | undefined
-}): Step.Step<NoInfer<E> | Step.Error<S[number]>, NoInfer<R> | Step.Context<S[number]>> =>
+  readonly endCondition?: End | undefined
+}): Step.Step<
+  Effect.Effect.Error<ReturnType<End>> | Step.Error<S[number]>,
+  Effect.Effect.Context<ReturnType<End>> | Step.Context<S[number]>
+> =>
   Step.makeNode({
     name: options.name,
     kind: "loop",
@@ -43,7 +56,11 @@ export const make = <const S extends ReadonlyArray<Step.Any>, E = never, R = nev
           const outputs = ctx.completed.slice(before)
           const done = last.stop === true || iteration === max ||
             (options.endCondition !== undefined &&
-              (yield* options.endCondition(outputs, { ...current, previousStepOutputs: snapshotOutputs(ctx) })))
+              (yield* (options.endCondition(outputs, { ...current, previousStepOutputs: snapshotOutputs(ctx) }) as Effect.Effect<
+                boolean,
+                Effect.Effect.Error<ReturnType<End>>,
+                Effect.Effect.Context<ReturnType<End>>
+              >)))
           yield* WorkflowEvent.emit({ _tag: "LoopIterationCompleted", stepName: options.name, iteration, done })
           if (done) break
           current = { ...current, previousStepContent: last.content }

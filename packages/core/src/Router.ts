@@ -22,17 +22,26 @@ import * as WorkflowEvent from "./WorkflowEvent.js"
 export type Selection = Step.Any | string | ReadonlyArray<Step.Any | string>
 
 /**
+ * A selector: picks from the step input (and, through its requirements, the
+ * session state or run context).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Selector = (input: StepInput) => Effect.Effect<Selection, unknown, unknown>
+
+/**
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const S extends ReadonlyArray<Step.Any>, E = never, R = never>(options: {
+export const make = <const S extends ReadonlyArray<Step.Any>, Sel extends Selector>(options: {
   readonly name: string
   readonly description?: string | undefined
   readonly choices: S
-  readonly selector: (input: StepInput) => Effect.Effect<Selection, E, R>
+  readonly selector: Sel
 }): Step.Step<
-  NoInfer<E> | WorkflowError.RouterChoiceError | Step.Error<S[number]>,
-  NoInfer<R> | Step.Context<S[number]>
+  Effect.Effect.Error<ReturnType<Sel>> | WorkflowError.RouterChoiceError | Step.Error<S[number]>,
+  Effect.Effect.Context<ReturnType<Sel>> | Step.Context<S[number]>
 > =>
   Step.makeNode({
     name: options.name,
@@ -40,7 +49,11 @@ export const make = <const S extends ReadonlyArray<Step.Any>, E = never, R = nev
     description: options.description,
     execute: (input, ctx) =>
       Effect.gen(function*() {
-        const selection = yield* options.selector({ ...input, previousStepOutputs: snapshotOutputs(ctx) })
+        const selection = yield* (options.selector({ ...input, previousStepOutputs: snapshotOutputs(ctx) }) as Effect.Effect<
+          Selection,
+          Effect.Effect.Error<ReturnType<Sel>>,
+          Effect.Effect.Context<ReturnType<Sel>>
+        >)
         const picked = yield* resolve(options.name, options.choices, selection)
         yield* WorkflowEvent.emit({ _tag: "RouterSelected", stepName: options.name, selected: picked.map((s) => s.name) })
         return yield* runSequence(

@@ -148,7 +148,7 @@ export const make = <A, E = never, R = never>(
   name: string,
   execute: (input: StepInput) => Effect.Effect<A, E, R>,
   options?: Options
-): Step<NoInfer<E>, NoInfer<R>> => makeNode({ name, kind: "step", execute: (input) => execute(input), ...options })
+): Step<E, R> => makeNode({ name, kind: "step", execute: (input) => execute(input), ...options })
 
 /**
  * An executor from an async function. A rejection fails the step with
@@ -189,7 +189,7 @@ export const stream = <E = never, R = never>(
   name: string,
   execute: (input: StepInput) => Stream.Stream<string | StepOutput.StepOutput, E, R>,
   options?: Options
-): Step<NoInfer<E>, NoInfer<R>> =>
+): Step<E, R> =>
   make(
     name,
     (input) =>
