@@ -1,5 +1,10 @@
 #!/usr/bin/env -S npx tsx
+/**
+ * The `sessionflow` command (`npm start`): see `Cli.ts` and `npm start -- help`.
+ *
+ * @since 0.1.0
+ */
 import { NodeRuntime } from "@effect/platform-node"
-import { main } from "./CoreDemo.js"
+import * as Cli from "./Cli.js"
 
-NodeRuntime.runMain(main)
+NodeRuntime.runMain(Cli.main(process.argv.slice(2)), { disableErrorReporting: true })

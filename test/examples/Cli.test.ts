@@ -1,0 +1,106 @@
+import { describe, expect, it } from "@effect/vitest"
+import { WorkflowEvent } from "@sessionflow/core"
+import { Cli, GreetingCondition } from "@sessionflow/examples"
+import { Effect, Option, Schema } from "effect"
+import { captured, cli, tempDb } from "./utils.js"
+
+const decodeEvent = Schema.decodeUnknownSync(WorkflowEvent.WorkflowEvent)
+
+describe("sessionflow CLI", () => {
+  it.effect("list shows the seven scenarios with a one-line description", () =>
+    Effect.gen(function*() {
+      const { stdout } = yield* captured(Cli.run(["list"]))
+      const rows = stdout.split("\n").filter((l) => /^\s+\d\. /.test(l))
+      expect(rows.map((r) => r.trim().split(/\s+/)[1])).toEqual([
+        "shopping-list",
+        "job-tracker",
+        "custom-executors",
+        "condition",
+        "routers",
+        "team",
+        "session-naming"
+      ])
+      for (const row of rows) expect(row.trim().split(/\s{2,}/)[1]!.length).toBeGreaterThan(20)
+    }))
+
+  it("finds scenarios by name, alias, agno cookbook name or number", () => {
+    const name = (s: string) => Option.map(Cli.findScenario(s), (x) => x.name)
+    expect(name("state_in_router")).toEqual(Option.some("routers"))
+    expect(name("job_application_tracker.py")).toEqual(Option.some("job-tracker"))
+    expect(name("Shopping_List")).toEqual(Option.some("shopping-list"))
+    expect(name("3")).toEqual(Option.some("custom-executors"))
+    expect(name("greeting")).toEqual(Option.some("condition"))
+    expect(name("nope")).toEqual(Option.none())
+  })
+
+  it.effect("parses options by hand and rejects mistakes clearly", () =>
+    Effect.gen(function*() {
+      const args = yield* Cli.parseArgs(["run", "team", "--db=x.db", "--table", "t", "--json", "--offline"])
+      expect(args).toEqual({ positionals: ["run", "team"], db: "x.db", table: "t", json: true, offline: true, help: false })
+      expect((yield* Effect.flip(Cli.parseArgs(["--verbose"]))).message).toBe("unknown option '--verbose'")
+      expect((yield* Effect.flip(Cli.parseArgs(["run", "team", "--db"]))).message).toBe("--db needs a value")
+      const unknown = yield* Effect.flip(captured(Cli.run(["run", "nope"])))
+      expect(unknown).toBeInstanceOf(Cli.UsageError)
+      expect((unknown as Cli.UsageError).message).toContain("unknown scenario 'nope'")
+      const noDb = yield* Effect.flip(captured(Cli.run(["sessions", "list"])))
+      expect((noDb as Cli.UsageError).message).toContain("--db <file> is required")
+    }))
+
+  it.scoped("sessions list, show, rename and delete what a scenario stored", () =>
+    Effect.gen(function*() {
+      const db = yield* tempDb()
+      yield* captured(GreetingCondition.main({ db, model: GreetingCondition.offlineModel }))
+
+      const listed = yield* captured(Cli.run(["sessions", "list", "--db", db]))
+      expect(listed.stdout).toContain("1 session in")
+      expect(listed.stdout).toContain("user-123")
+      expect(listed.stdout).toContain("workflow: Conditional Greeting Workflow")
+
+      const shown = yield* captured(Cli.run(["sessions", "show", "--db", db, "user-123"]))
+      expect(shown.stdout).toContain("Session user-123")
+      expect(shown.stdout).toContain(`"has_been_greeted": true`)
+      expect(shown.stdout).toContain(`"greeting_count": 1`)
+      expect(shown.stdout).toContain("Runs (2):")
+      expect(shown.stdout).toContain("» Hi, can you help me with something?")
+      expect(shown.stdout).toContain("» Tell me a joke")
+
+      yield* captured(Cli.run(["sessions", "rename", "--db", db, "user-123", "Greeting", "demo"]))
+      const renamed = yield* captured(Cli.run(["sessions", "show", "--db", db, "--json", "user-123"]))
+      const session = JSON.parse(renamed.stdout)
+      expect(session.name).toBe("Greeting demo")
+      expect(session.runs.map((r: { status: string }) => r.status)).toEqual(["completed", "completed"])
+
+      const deleted = yield* captured(Cli.run(["sessions", "delete", "--db", db, "user-123"]))
+      expect(deleted.stdout).toContain("Deleted session user-123")
+      const gone = yield* Effect.flip(captured(Cli.run(["sessions", "show", "--db", db, "user-123"])))
+      expect(gone).toBeInstanceOf(Cli.CommandError)
+      expect((gone as Cli.CommandError).message).toContain("no session 'user-123'")
+    }))
+
+  it.scoped("--json prints one WorkflowEvent per stdout line (a separate process)", () =>
+    Effect.gen(function*() {
+      const db = yield* tempDb()
+      const result = yield* cli(["run", "condition", "--json", "--db", db])
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stderr.split("\n")[0]).toBe("Offline mode: no OPENAI_API_KEY set, using a scripted model.")
+      const lines = result.stdout.trim().split("\n")
+      const evs = lines.map((line) => decodeEvent(JSON.parse(line)))
+      expect(evs.filter((e) => e._tag === "RunStarted")).toHaveLength(2)
+      expect(evs.filter((e) => e._tag === "RunCompleted")).toHaveLength(2)
+      expect(evs.some((e) => e._tag === "TextDelta")).toBe(true)
+      expect(evs.some((e) => e._tag === "StateChanged")).toBe(true)
+      expect(evs.filter((e) => e._tag === "ConditionEvaluated").map((e) => e._tag === "ConditionEvaluated" && e.result))
+        .toEqual([true, false])
+      // the evaluator's own lines go to stderr, so stdout stays machine-readable
+      expect(result.stderr).toContain("[condition] user user-123, session user-123, has been greeted: false")
+    }))
+
+  it.effect("an unknown scenario exits with code 1, a clear message and the usage (a separate process)", () =>
+    Effect.gen(function*() {
+      const result = yield* cli(["run", "nope"])
+      expect(result.code).toBe(1)
+      expect(result.stdout).toBe("")
+      expect(result.stderr).toContain("error: unknown scenario 'nope'. Known scenarios: shopping-list, job-tracker,")
+      expect(result.stderr).toContain("Usage:")
+    }))
+})

@@ -1,0 +1,98 @@
+import { describe, expect, it } from "@effect/vitest"
+import { SessionStore, Workflow } from "@sessionflow/core"
+import { ShoppingList } from "@sessionflow/examples"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { captured, tempDb, withState } from "./utils.js"
+
+const { ShoppingTools, ShoppingToolsLive, inputs, offlineModel, shoppingWorkflow } = ShoppingList
+
+const call = (name: "add_item" | "remove_item" | "list_items" | "remove_all_items", params: object) =>
+  Effect.flatMap(ShoppingTools, (tk) => tk.handle(name, params as never)).pipe(
+    Effect.map((r) => r.result),
+    Effect.provide(ShoppingToolsLive)
+  )
+
+describe("ShoppingList (state_with_agent)", () => {
+  it.effect("tools reply exactly as the scenario says", () =>
+    Effect.gen(function*() {
+      const added = yield* withState(ShoppingList.ShoppingList, { shopping_list: ["milk"] }, call("add_item", { item: "Milk" }))
+      expect(added).toEqual({ value: "'Milk' is already in the shopping list.", state: { shopping_list: ["milk"] } })
+
+      const fresh = yield* withState(ShoppingList.ShoppingList, { shopping_list: [] }, call("add_item", { item: "eggs" }))
+      expect(fresh).toEqual({ value: "Added 'eggs' to the shopping list.", state: { shopping_list: ["eggs"] } })
+
+      const emptyRemove = yield* withState(ShoppingList.ShoppingList, { shopping_list: [] }, call("remove_item", { item: "tea" }))
+      expect(emptyRemove.value).toBe("Shopping list is empty. Cannot remove 'tea'.")
+
+      const removed = yield* withState(
+        ShoppingList.ShoppingList,
+        { shopping_list: ["Bread", "milk", "bread"] },
+        call("remove_item", { item: "BREAD" })
+      )
+      expect(removed).toEqual({ value: "Removed 'Bread' from the shopping list.", state: { shopping_list: ["milk", "bread"] } })
+
+      const missing = yield* withState(ShoppingList.ShoppingList, { shopping_list: ["milk"] }, call("remove_item", { item: "tea" }))
+      expect(missing.value).toBe("'tea' not found in the shopping list.")
+
+      const list = yield* withState(ShoppingList.ShoppingList, { shopping_list: ["milk", "eggs"] }, call("list_items", {}))
+      expect(list.value).toBe("Shopping list:\n- milk\n- eggs")
+      const emptyList = yield* withState(ShoppingList.ShoppingList, { shopping_list: [] }, call("list_items", {}))
+      expect(emptyList.value).toBe("Shopping list is empty.")
+
+      const cleared = yield* withState(ShoppingList.ShoppingList, { shopping_list: ["a", "b"] }, call("remove_all_items", {}))
+      expect(cleared).toEqual({ value: "Removed all items from the shopping list.", state: { shopping_list: [] } })
+    }))
+
+  it.effect("the four requests leave the expected list after each run (scripted model)", () =>
+    Effect.gen(function*() {
+      const states: Array<ReadonlyArray<string>> = []
+      for (const input of inputs) {
+        yield* Workflow.run(shoppingWorkflow, input, { sessionId: "s" })
+        states.push((yield* Workflow.getSessionState(shoppingWorkflow, "s")).shopping_list)
+      }
+      expect(states).toEqual([
+        ["milk", "bread", "eggs"],
+        ["milk", "bread", "eggs", "apples", "bananas"],
+        ["milk", "eggs", "apples", "bananas"],
+        []
+      ])
+    }).pipe(Effect.provide(Layer.mergeAll(offlineModel, ShoppingToolsLive, SessionStore.layerMemory))))
+
+  it.effect("the scripted model reads any request of the kind", () =>
+    Effect.gen(function*() {
+      expect(ShoppingList.itemsToAdd("Add tea, coffee & sugar to my list")).toEqual(["tea", "coffee", "sugar"])
+      expect(ShoppingList.itemsToRemove("Please remove the eggs and show me the list")).toEqual(["eggs"])
+      yield* Workflow.run(shoppingWorkflow, "Add Tea and coffee to the list.", { sessionId: "t" })
+      yield* Workflow.run(shoppingWorkflow, "Remove tea from the list.", { sessionId: "t" })
+      expect(yield* Workflow.getSessionState(shoppingWorkflow, "t")).toEqual({ shopping_list: ["coffee"] })
+    }).pipe(Effect.provide(Layer.mergeAll(offlineModel, ShoppingToolsLive, SessionStore.layerMemory))))
+
+  it.scoped("main announces offline mode first, prints each run and the state after it, and persists to SQLite", () =>
+    Effect.gen(function*() {
+      const db = yield* tempDb()
+      const { stdout } = yield* captured(ShoppingList.main({ db, guided: true })).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
+      )
+      const lines = stdout.split("\n")
+      expect(lines[0]).toBe("Offline mode: no OPENAI_API_KEY set, using a scripted model.")
+      expect(lines.filter((l) => l.startsWith("◆ Workflow session state:"))).toEqual([
+        `◆ Workflow session state: {"shopping_list":["milk","bread","eggs"]}`,
+        `◆ Workflow session state: {"shopping_list":["milk","bread","eggs","apples","bananas"]}`,
+        `◆ Workflow session state: {"shopping_list":["milk","eggs","apples","bananas"]}`,
+        `◆ Workflow session state: {"shopping_list":[]}`
+      ])
+      expect(stdout).toContain("▶ manage_items (agent)")
+      expect(stdout).toContain(`🔧 add_item(item="milk")`)
+      expect(stdout).toContain("→ Added 'milk' to the shopping list.")
+      expect(stdout).toContain(`Δ shopping_list += ["milk"]`)
+      expect(stdout).toContain("✓ run completed")
+      const sessionId = /Stored as session (\S+) in/.exec(stdout)?.[1]
+      expect(sessionId).toBeDefined()
+      // the file really holds the session and its four runs
+      const history = yield* Workflow.getRunHistory(shoppingWorkflow, sessionId!).pipe(
+        Effect.provide(SqliteSessionStore.layer({ filename: db }))
+      )
+      expect(history.map((r) => r.input)).toEqual([...inputs])
+    }))
+})

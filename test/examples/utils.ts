@@ -1,0 +1,90 @@
+/**
+ * Helpers for the examples' tests: temp SQLite files, the CLI as a child
+ * process, captured output, event collection.
+ */
+import { FileSystem } from "@effect/platform"
+import { NodeFileSystem } from "@effect/platform-node"
+import { SessionState, Workflow, WorkflowEvent } from "@sessionflow/core"
+import { Output } from "@sessionflow/examples"
+import { Chunk, Console, Context, Effect, Stream } from "effect"
+import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+
+const tsx = fileURLToPath(new URL("../../node_modules/.bin/tsx", import.meta.url))
+const bin = fileURLToPath(new URL("../../packages/examples/src/bin.ts", import.meta.url))
+
+/** A fresh temp directory (removed with the scope) and a db file path in it. */
+export const tempDb = (name = "test.db") =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-examples-" })).pipe(
+    Effect.map((dir) => `${dir}/${name}`),
+    Effect.provide(NodeFileSystem.layer)
+  )
+
+export interface CliResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs the CLI (`bin.ts`) in a separate process, without an OpenAI key (so
+ * offline), killed if the scope closes first.
+ */
+export const cli = (args: ReadonlyArray<string>): Effect.Effect<CliResult, Error> =>
+  Effect.async<CliResult, Error>((resume) => {
+    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1" }
+    delete env.OPENAI_API_KEY
+    const child = spawn(tsx, [bin, ...args], { stdio: ["ignore", "pipe", "pipe"], env })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("error", (error) => resume(Effect.fail(error)))
+    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
+    return Effect.sync(() => {
+      if (child.exitCode === null) child.kill("SIGKILL")
+    })
+  })
+
+/** Runs `self` with the examples' output captured. */
+export const captured = <A, E, R>(self: Effect.Effect<A, E, R>, mode: "pretty" | "json" = "pretty") =>
+  Effect.suspend(() => {
+    const capture = Output.capture(mode)
+    return self.pipe(
+      Effect.provideService(Output.Output, capture.service),
+      Effect.map((value) => ({ value, stdout: capture.stdout(), stderr: capture.stderr() }))
+    )
+  })
+
+/** Runs `self` with `Console.log` lines collected. */
+export const consoleLines = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Console.consoleWith((base) => {
+    const lines: Array<string> = []
+    return Effect.withConsole(self, {
+      ...base,
+      log: (...args) => Effect.sync(() => void lines.push(args.map(String).join(" ")))
+    }).pipe(Effect.map((value) => ({ value, lines })))
+  })
+
+/** Streams a run and collects its events. */
+export const events = <A, I, E, R>(wf: Workflow.Workflow<A, I, E, R>, input: unknown, options?: Workflow.RunOptions<I>) =>
+  Workflow.stream(wf, input, options).pipe(
+    Stream.runCollect,
+    Effect.map((chunk): ReadonlyArray<WorkflowEvent.WorkflowEvent> => Chunk.toReadonlyArray(chunk))
+  )
+
+/** The names a run's routers selected, in order. */
+export const routed = (evs: ReadonlyArray<WorkflowEvent.WorkflowEvent>) =>
+  evs.flatMap((e) => (e._tag === "RouterSelected" ? [e.selected] : []))
+
+/** Runs `self` with `tag` holding a fresh state `initial`; returns the result and the final state. */
+export const withState = <Self, S, A, E, R>(
+  tag: Context.Tag<Self, SessionState.Service<S>>,
+  initial: S,
+  self: Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const service = yield* SessionState.make(initial)
+    const value = yield* Effect.provideService(self, tag, service)
+    return { value, state: yield* service.get }
+  })
