@@ -41,6 +41,12 @@ const toOutput = (name: string, value: unknown): StepOutput.StepOutput =>
     ? (value.stepName === name ? value : { ...value, stepName: name })
     : StepOutput.make({ stepName: name, content: value })
 
+const record = (ctx: ExecContext, output: StepOutput.StepOutput): StepOutput.StepOutput => {
+  ctx.outputs.set(output.stepName, output)
+  ctx.completed.push(output)
+  return output
+}
+
 /**
  * Runs one node: emits its started/completed/failed events at its path,
  * applies its retry schedule and error policy, records its output.
@@ -56,9 +62,7 @@ export const runStep = <E, R>(step: Step<E, R>, input: StepInput, ctx: ExecConte
         step.retry === undefined ? run : Effect.retry(run, step.retry as Schedule.Schedule<unknown, E>)
       )
       if (Exit.isSuccess(exit)) {
-        const output = toOutput(step.name, exit.value)
-        ctx.outputs.set(step.name, output)
-        ctx.completed.push(output)
+        const output = record(ctx, toOutput(step.name, exit.value))
         yield* WorkflowEvent.emit({
           _tag: "StepCompleted",
           stepName: step.name,
@@ -72,10 +76,7 @@ export const runStep = <E, R>(step: Step<E, R>, input: StepInput, ctx: ExecConte
       const error = causeMessage(exit.cause)
       yield* WorkflowEvent.emit({ _tag: "StepFailed", stepName: step.name, kind: step.kind, error })
       if (step.onError === "skip") {
-        const output = StepOutput.make({ stepName: step.name, content: error, success: false, error })
-        ctx.outputs.set(step.name, output)
-        ctx.completed.push(output)
-        return output
+        return record(ctx, StepOutput.make({ stepName: step.name, content: error, success: false, error }))
       }
       return yield* Effect.failCause(exit.cause)
     }),
