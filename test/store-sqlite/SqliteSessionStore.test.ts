@@ -3,9 +3,9 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { Migrator, SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Config, ConfigError, ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { suite } from "../core/SessionStoreSuite.js"
 
 /** A fresh database file in a temp directory that is deleted afterwards. */
@@ -344,5 +344,73 @@ describe("SqliteSessionStore", () => {
         )
       )
       assert.isTrue(ConfigError.isConfigError(error))
+    }))
+})
+
+describe("SqliteSessionStore under a workflow", () => {
+  class V1 extends SessionState.Tag("test/sqlite/V1")<V1>()({ items: Schema.Array(Schema.String) }) {}
+  class V2Strict extends SessionState.Tag("test/sqlite/V2Strict")<V2Strict>()({
+    items: Schema.Array(Schema.String),
+    owner: Schema.String
+  }) {}
+  class V2Defaulted extends SessionState.Tag("test/sqlite/V2Defaulted")<V2Defaulted>()({
+    items: Schema.Array(Schema.String),
+    owner: Schema.optionalWith(Schema.String, { default: () => "nobody" })
+  }) {}
+  const v1 = Workflow.make({
+    name: "versioned",
+    state: V1,
+    sessionState: { items: [] },
+    steps: [Step.make("add", () => V1.update((s) => ({ ...s, items: [...s.items, "new"] })))]
+  })
+  const v2Strict = Workflow.make({
+    name: "versioned",
+    state: V2Strict,
+    steps: [Step.make("add", () => V2Strict.update((s) => ({ ...s, items: [...s.items, "new"] })))]
+  })
+  const v2Defaulted = Workflow.make({
+    name: "versioned",
+    state: V2Defaulted,
+    steps: [Step.make("add", () => V2Defaulted.update((s) => ({ ...s, items: [...s.items, "new"] })))]
+  })
+
+  it.scoped("a stored state that no longer fits the Schema fails typed and is left alone; Schema defaults decode it", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Workflow.run(v1, "first", { sessionId: "old" })
+        const before = yield* sql<{ state: string; version: number }>`
+          SELECT state, version FROM sessionflow_sessions WHERE session_id = 'old'`
+
+        const error = yield* Effect.flip(Workflow.run(v2Strict, "second", { sessionId: "old" }))
+        assert(error._tag === "StateDecodeError")
+        assert.deepInclude(error, { sessionId: "old", reason: "schema" })
+        assert.include(error.message, "owner")
+        const after = yield* sql<{ state: string; version: number }>`
+          SELECT state, version FROM sessionflow_sessions WHERE session_id = 'old'`
+        assert.deepStrictEqual(after, before)
+
+        const out = yield* Workflow.run(v2Defaulted, "third", { sessionId: "old" })
+        assert.deepStrictEqual(out.state, { items: ["new", "new"], owner: "nobody" })
+        assert.deepStrictEqual(yield* Workflow.getSessionState(v1, "old"), { items: ["new", "new"] })
+      }).pipe(Effect.provide(storeWithClient(filename)))
+    }))
+
+  it.scoped("a run on a session whose stored JSON is corrupt fails with StateDecodeError and overwrites nothing", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Workflow.run(v1, "first", { sessionId: "corrupt" })
+        yield* Workflow.run(v1, "first", { sessionId: "fine" })
+        yield* sql`UPDATE sessionflow_sessions SET state = ${"{not json"} WHERE session_id = 'corrupt'`
+        const error = yield* Effect.flip(Workflow.run(v1, "second", { sessionId: "corrupt" }))
+        assert(error._tag === "StateDecodeError")
+        assert.deepInclude(error, { sessionId: "corrupt", reason: "corrupt" })
+        const [row] = yield* sql<{ state: string }>`SELECT state FROM sessionflow_sessions WHERE session_id = 'corrupt'`
+        assert.strictEqual(row!.state, "{not json")
+        assert.deepStrictEqual((yield* Workflow.run(v1, "second", { sessionId: "fine" })).state, { items: ["new", "new"] })
+      }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 })
