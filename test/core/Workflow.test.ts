@@ -1,6 +1,6 @@
 import { Condition, Loop, Parallel, Router, RunContext, SessionState, SessionStore, Step, StepInput, StepOutput, Workflow, WorkflowError, WorkflowEvent } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Option, Schedule, Schema, Stream, TestClock } from "effect"
+import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Logger, Option, Schedule, Schema, Stream, TestClock } from "effect"
 
 class Items extends SessionState.Tag("test/Items")<Items>()({
   items: Schema.Array(Schema.String)
@@ -457,6 +457,38 @@ describe("Workflow", () => {
         const done = events.find((e) => e._tag === "RunCompleted")
         assert(done?._tag === "RunCompleted")
         expect(done.content).toBe("Hello")
+      }).pipe(memory))
+
+    it.effect("WorkflowEvent.log puts a line into the event stream at the step's path, in order", () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({
+          name: "log",
+          steps: [
+            Condition.make({
+              name: "check",
+              evaluator: () => Effect.as(WorkflowEvent.log("looking at the state"), true),
+              steps: [Step.make("work", () => Effect.as(WorkflowEvent.log("working"), "done"))]
+            })
+          ]
+        })
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(Workflow.stream(wf, "x")))
+        expect(events.map((e) => e._tag === "Log" ? `${e.path.join("/")}: ${e.message}` : e._tag)).toEqual([
+          "RunStarted",
+          "StepStarted",
+          "check: looking at the state",
+          "ConditionEvaluated",
+          "StepStarted",
+          "check/work: working",
+          "StepCompleted",
+          "StepCompleted",
+          "RunCompleted"
+        ])
+        // without a listener the line goes to the logger and the run is unaffected
+        const logged: Array<unknown> = []
+        const logger = Logger.make(({ message }) => void logged.push(message))
+        const out = yield* Workflow.run(wf, "x").pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        expect(out.content).toBe("done")
+        expect(logged.flat()).toEqual(["looking at the state", "working"])
       }).pipe(memory))
 
     it.effect("stopping the stream early cancels the run: no state change, a cancelled record", () =>

@@ -91,8 +91,11 @@ describe("sessionflow CLI", () => {
       expect(evs.some((e) => e._tag === "StateChanged")).toBe(true)
       expect(evs.filter((e) => e._tag === "ConditionEvaluated").map((e) => e._tag === "ConditionEvaluated" && e.result))
         .toEqual([true, false])
-      // the evaluator's own lines go to stderr, so stdout stays machine-readable
-      expect(result.stderr).toContain("[condition] user user-123, session user-123, has been greeted: false")
+      // the evaluator's line is a Log event in the stream, so stdout stays machine-readable
+      expect(evs.filter((e) => e._tag === "Log").map((e) => e._tag === "Log" && e.message)).toEqual([
+        "[condition] user user-123, session user-123, has been greeted: false",
+        "[condition] user user-123, session user-123, has been greeted: true"
+      ])
     }))
 
   it.effect("an unknown scenario exits with code 1, a clear message and the usage (a separate process)", () =>

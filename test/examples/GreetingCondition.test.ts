@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SessionStore, Workflow } from "@sessionflow/core"
 import { GreetingCondition } from "@sessionflow/examples"
 import { Effect, Layer } from "effect"
-import { captured, consoleLines, events, tempDb } from "./utils.js"
+import { captured, events, logLines, tempDb } from "./utils.js"
 
 const { USER_ID, greetingWorkflow, inputs, offlineModel } = GreetingCondition
 const ids = { sessionId: USER_ID, userId: USER_ID }
@@ -10,8 +10,8 @@ const ids = { sessionId: USER_ID, userId: USER_ID }
 describe("GreetingCondition (state_in_condition)", () => {
   it.effect("greets on the first run only; the count stays 1", () =>
     Effect.gen(function*() {
-      const first = yield* consoleLines(events(greetingWorkflow, inputs[0], ids))
-      const second = yield* consoleLines(events(greetingWorkflow, inputs[1], ids))
+      const first = { value: yield* events(greetingWorkflow, inputs[0], ids) }
+      const second = { value: yield* events(greetingWorkflow, inputs[1], ids) }
 
       const evaluated = [...first.value, ...second.value].flatMap((e) =>
         e._tag === "ConditionEvaluated" ? [[e.stepName, e.result, e.branch]] : []
@@ -25,9 +25,12 @@ describe("GreetingCondition (state_in_condition)", () => {
       const marked = first.value.find((e) => e._tag === "StepCompleted" && e.stepName === "Mark as Greeted")
       expect(marked?._tag === "StepCompleted" && marked.content).toBe("User has been greeted. Total greetings: 1")
 
-      // the evaluator prints the user and session from the run context, and the flag
-      expect(first.lines).toEqual(["[condition] user user-123, session user-123, has been greeted: false"])
-      expect(second.lines).toEqual(["[condition] user user-123, session user-123, has been greeted: true"])
+      // the evaluator logs the user and session from the run context, and the flag, into the event stream,
+      // right before the condition's result
+      expect(logLines(first.value)).toEqual(["[condition] user user-123, session user-123, has been greeted: false"])
+      expect(logLines(second.value)).toEqual(["[condition] user user-123, session user-123, has been greeted: true"])
+      const order = first.value.map((e) => e._tag)
+      expect(order.indexOf("Log")).toBe(order.indexOf("ConditionEvaluated") - 1)
 
       expect(yield* Workflow.getSessionState(greetingWorkflow, USER_ID, ids)).toEqual({
         has_been_greeted: true,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SessionStore, Workflow } from "@sessionflow/core"
 import { Routers } from "@sessionflow/examples"
 import { Effect, Layer } from "effect"
-import { consoleLines, events, routed, withState } from "./utils.js"
+import { events, logLines, routed, withState } from "./utils.js"
 
 const { ADAPTIVE_USER, TaskTools, TaskToolsLive, adaptiveQueries, adaptiveWorkflow, offlineModel, taskInputs, taskWorkflow } =
   Routers
@@ -24,7 +24,8 @@ describe("Routers (state_in_router)", () => {
       const preferences: Array<unknown> = []
       const printed: Array<string> = []
       for (const query of adaptiveQueries) {
-        const { lines, value } = yield* consoleLines(events(adaptiveWorkflow, query, ids))
+        const value = yield* events(adaptiveWorkflow, query, ids)
+        const lines = logLines(value)
         routes.push(...routed(value))
         printed.push(...lines)
         preferences.push(value.flatMap((e) => (e._tag === "StepCompleted" && e.stepName === "Update Preferences" ? [e.content] : [])))
@@ -50,7 +51,8 @@ describe("Routers (state_in_router)", () => {
       const routes: Array<ReadonlyArray<string>> = []
       const printed: Array<string> = []
       for (const input of taskInputs) {
-        const { lines, value } = yield* consoleLines(events(taskWorkflow, input, { sessionId: "tasks" }))
+        const value = yield* events(taskWorkflow, input, { sessionId: "tasks" })
+        const lines = logLines(value)
         routes.push(...routed(value))
         printed.push(...lines)
       }

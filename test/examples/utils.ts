@@ -6,7 +6,7 @@ import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { SessionState, Workflow, WorkflowEvent } from "@sessionflow/core"
 import { Output } from "@sessionflow/examples"
-import { Chunk, Console, Context, Effect, Stream } from "effect"
+import { Chunk, Context, Effect, Stream } from "effect"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 
@@ -56,15 +56,9 @@ export const captured = <A, E, R>(self: Effect.Effect<A, E, R>, mode: "pretty" |
     )
   })
 
-/** Runs `self` with `Console.log` lines collected. */
-export const consoleLines = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Console.consoleWith((base) => {
-    const lines: Array<string> = []
-    return Effect.withConsole(self, {
-      ...base,
-      log: (...args) => Effect.sync(() => void lines.push(args.map(String).join(" ")))
-    }).pipe(Effect.map((value) => ({ value, lines })))
-  })
+/** The `Log` lines of a run's events. */
+export const logLines = (evs: ReadonlyArray<WorkflowEvent.WorkflowEvent>): Array<string> =>
+  evs.flatMap((e) => (e._tag === "Log" ? [e.message] : []))
 
 /** Streams a run and collects its events. */
 export const events = <A, I, E, R>(wf: Workflow.Workflow<A, I, E, R>, input: unknown, options?: Workflow.RunOptions<I>) =>

@@ -230,6 +230,20 @@ export const ToolCallCompleted = Schema.TaggedStruct("ToolCallCompleted", {
 export type ToolCallCompleted = typeof ToolCallCompleted.Type
 
 /**
+ * A line of text a step, condition, router or tool wants to show in the run's
+ * transcript (see {@link log}).
+ *
+ * @since 0.1.0
+ * @category events
+ */
+export const Log = Schema.TaggedStruct("Log", {
+  ...base,
+  message: Schema.String
+})
+/** @since 0.1.0 @category events */
+export type Log = typeof Log.Type
+
+/**
  * The schema of every workflow event.
  *
  * @since 0.1.0
@@ -252,7 +266,8 @@ export const WorkflowEvent = Schema.Union(
   StateChanged,
   TextDelta,
   ToolCallStarted,
-  ToolCallCompleted
+  ToolCallCompleted,
+  Log
 )
 
 /**
@@ -332,6 +347,32 @@ export const emit = (payload: Payload): Effect.Effect<void> =>
   )
 
 /**
+ * Publishes a line in the run's event stream (a `Log` event at the current
+ * step path, in order with the other events). When nobody consumes the run's
+ * events, or outside a run, the line goes to the Effect logger instead.
+ *
+ * ```ts
+ * const evaluator = () =>
+ *   Effect.gen(function*() {
+ *     const state = yield* Greeting.get
+ *     yield* WorkflowEvent.log(`has been greeted: ${state.has_been_greeted}`)
+ *     return !state.has_been_greeted
+ *   })
+ * ```
+ *
+ * @since 0.1.0
+ * @category emitting
+ */
+export const log = (message: string): Effect.Effect<void> =>
+  Effect.flatMap(
+    FiberRef.get(currentEmitter),
+    (emitter) =>
+      emitter.enabled
+        ? Effect.flatMap(FiberRef.get(currentPath), (path) => emitter.emit({ _tag: "Log", message }, path))
+        : Effect.logInfo(message)
+  )
+
+/**
  * Whether the current run's events are being consumed; lets producers skip
  * building expensive payloads.
  *
@@ -399,6 +440,8 @@ export const format = (event: WorkflowEvent): string => {
       return `🔧 ${event.toolName}(${preview(event.arguments)})`
     case "ToolCallCompleted":
       return `🔧 ${event.toolName} → ${event.isError ? "error: " : ""}${preview(event.result)}`
+    case "Log":
+      return event.message
   }
 }
 

@@ -10,8 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Agent, Condition, RunContext, SessionState, Step, TestModel, Workflow } from "@sessionflow/core"
-import * as Console from "effect/Console"
+import { Agent, Condition, RunContext, SessionState, Step, TestModel, Workflow, WorkflowEvent } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -72,7 +71,7 @@ export const contextualAssistant = Agent.make({
 export const isNewUser: Effect.Effect<boolean, never, Greeting | RunContext.RunContext> = Effect.gen(function*() {
   const run = yield* RunContext.RunContext
   const state = yield* Greeting.get
-  yield* Console.log(
+  yield* WorkflowEvent.log(
     `[condition] user ${run.userId ?? "(none)"}, session ${run.sessionId}, has been greeted: ${state.has_been_greeted}`
   )
   return !state.has_been_greeted

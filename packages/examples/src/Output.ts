@@ -238,8 +238,6 @@ export interface Renderer {
   readonly render: (event: WorkflowEvent.WorkflowEvent) => void
   /** ends an open line of streamed text */
   readonly flush: () => void
-  /** a line printed by a step (e.g. an evaluator), indented under the current step */
-  readonly print: (text: string) => void
 }
 
 const indentOf = (depth: number) => "  ".repeat(Math.max(0, depth))
@@ -264,8 +262,7 @@ export const makeRenderer = (output: Service): Renderer => {
   if (output.mode === "json") {
     return {
       render: (event) => output.stdout(`${eventJson(event)}\n`),
-      flush: () => {},
-      print: (text) => output.stderr(`${text}\n`)
+      flush: () => {}
     }
   }
   const c = palette(output.color)
@@ -297,10 +294,8 @@ export const makeRenderer = (output: Service): Renderer => {
   const key = (path: ReadonlyArray<string>) => path.join("\u0000")
   const where = (path: ReadonlyArray<string>) => c.dim(path.join(" › "))
 
-  let lastDepth = 0
   const render = (event: WorkflowEvent.WorkflowEvent): void => {
     const depth = Math.max(0, event.path.length - 1)
-    lastDepth = event._tag === "StepCompleted" || event._tag === "StepFailed" ? depth - 1 : depth
     switch (event._tag) {
       case "RunStarted": {
         runStartedAt = event.timestamp
@@ -338,6 +333,9 @@ export const makeRenderer = (output: Service): Renderer => {
       }
       case "StepFailed":
         line(depth + 1, `${c.red("✗")} ${event.stepName} ${c.red(`failed: ${event.error}`)}`)
+        return
+      case "Log":
+        line(depth + 2, c.dim(event.message))
         return
       case "ConditionEvaluated":
         line(depth + 2, `${c.yellow("?")} ${event.stepName} → ${event.result} ${c.dim(`(${event.branch === "none" ? "skipped" : `runs ${event.branch}`})`)}`)
@@ -406,7 +404,7 @@ export const makeRenderer = (output: Service): Renderer => {
       }
     }
   }
-  return { render, flush, print: (text) => line(lastDepth + 2, c.dim(text)) }
+  return { render, flush }
 }
 
 const argsText = (args: unknown): string => {

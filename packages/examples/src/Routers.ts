@@ -12,8 +12,7 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { Agent, Router, RunContext, SessionState, Step, StepInput, TestModel, Workflow } from "@sessionflow/core"
-import * as Console from "effect/Console"
+import { Agent, Router, RunContext, SessionState, Step, StepInput, TestModel, Workflow, WorkflowEvent } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -92,7 +91,7 @@ export const routeByPreference = Effect.gen(function*() {
   const run = yield* RunContext.RunContext
   const before = yield* Preferences.modify((s) => [s, { ...s, interaction_count: s.interaction_count + 1 }])
   const route = chooseRoute(before)
-  yield* Console.log(
+  yield* WorkflowEvent.log(
     `[router] user ${run.userId ?? "(none)"}, session ${run.sessionId}: preference '${before.agent_preference}', ` +
       `interaction #${before.interaction_count + 1} → ${route}`
   )
@@ -510,7 +509,7 @@ export const taskWorkflow = Workflow.make({
       selector: (input) =>
         Effect.gen(function*() {
           const route = taskRoute(routerMessage(input))
-          yield* Console.log(`[router] ${route === "organize_tasks" ? "organization" : route === "manage_tasks" ? "management" : "viewing"} request → ${route}`)
+          yield* WorkflowEvent.log(`[router] ${route === "organize_tasks" ? "organization" : route === "manage_tasks" ? "management" : "viewing"} request → ${route}`)
           return route
         })
     })

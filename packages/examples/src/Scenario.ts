@@ -10,7 +10,6 @@ import { SessionStore, Workflow } from "@sessionflow/core"
 import { OpenAIChat } from "@sessionflow/openai"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Config from "effect/Config"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -132,24 +131,8 @@ export const runShown = <A, I, E, R>(
     const renderer = Output.makeRenderer(output)
     return Workflow.stream(workflow, input, options).pipe(
       Stream.runForEach((event) => Effect.sync(() => renderer.render(event))),
-      Effect.ensuring(Effect.sync(() => renderer.flush())),
-      inEventOrder(renderer)
+      Effect.ensuring(Effect.sync(() => renderer.flush()))
     )
-  })
-
-/**
- * Lines a step prints (`Console.log`) while the run's events are being
- * rendered by another fiber: yield first, so the renderer catches up with
- * the events emitted before the line, and the transcript keeps its order.
- */
-const inEventOrder = (renderer: Output.Renderer) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Console.consoleWith((base) => {
-    const print = (args: ReadonlyArray<unknown>) =>
-      Effect.zipRight(
-        Effect.zipRight(Effect.yieldNow(), Effect.yieldNow()),
-        Effect.sync(() => renderer.print(args.map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" ")))
-      )
-    return Effect.withConsole(self, { ...base, log: (...args) => print(args), info: (...args) => print(args) })
   })
 
 /**
