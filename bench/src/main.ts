@@ -1,0 +1,119 @@
+/**
+ * sessionflow benchmarks, side by side with LangGraph.js and the physical
+ * floor. Prints a markdown table to stdout (progress goes to stderr) and
+ * writes the figures to results.json (results-quick.json with --quick).
+ *
+ *   npm run bench                      # from the repository root
+ *   npm --prefix bench run bench -- --quick
+ *   npm --prefix bench run bench -- --only W1,W3 --reps 5
+ */
+import { createRequire } from "node:module"
+import { writeFileSync } from "node:fs"
+import { availableParallelism, cpus, totalmem } from "node:os"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    reps: { type: "string" },
+    "langgraph-all": { type: "boolean", default: false },
+    out: { type: "string" }
+  }
+})
+
+// The bench runs sessionflow from the workspace sources, whose dependencies
+// (effect, @effect/sql-sqlite-node, ...) come from the root node_modules.
+const root = new URL("../../", import.meta.url)
+for (const [pkg, dep] of [["packages/core", "effect"], ["packages/store-sqlite", "@effect/sql-sqlite-node"]] as const) {
+  try {
+    createRequire(new URL(`${pkg}/package.json`, root)).resolve(dep)
+  } catch {
+    process.stderr.write(
+      `Cannot resolve ${dep} from ${pkg}: run \`npm install\` at the repository root first, then \`npm run bench\`.\n`
+    )
+    process.exit(1)
+  }
+}
+
+const { fullConfig, quickConfig, w1, w2, w3, w4, w5, w6 } = await import("./workloads.ts")
+const { format, log } = await import("./measure.ts")
+const { cleanupTemp } = await import("./util.ts")
+type Figure = import("./measure.ts").Figure
+
+const base = args.quick ? quickConfig(args["langgraph-all"]) : fullConfig(args["langgraph-all"])
+const config = { ...base, reps: args.reps === undefined ? base.reps : Math.max(1, Number(args.reps)) }
+const workloads = { W1: w1, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6 } as const
+const selected = (args.only?.split(",").map((s) => s.trim().toUpperCase()) ?? Object.keys(workloads)) as Array<
+  keyof typeof workloads
+>
+
+const started = performance.now()
+const results: Array<Figure> = []
+const skipped: Array<{ workload: string; reason: string }> = []
+process.on("exit", cleanupTemp)
+try {
+  for (const key of selected) {
+    const run = workloads[key]
+    if (run === undefined) {
+      skipped.push({ workload: key, reason: "unknown workload" })
+      continue
+    }
+    results.push(...(await run(config)))
+  }
+} finally {
+  cleanupTemp()
+}
+const seconds = (performance.now() - started) / 1000
+
+// -----------------------------------------------------------------------------
+// report
+// -----------------------------------------------------------------------------
+
+const lines: Array<string> = []
+lines.push(
+  `sessionflow benchmarks — ${config.quick ? "QUICK smoke run, not for comparison" : `median of ${config.reps} runs`}; ` +
+    `Node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? "?"}), ${
+      format(totalmem() / 2 ** 30)
+    } GB; ${format(seconds)} s in total`,
+  "",
+  "| workload | case | system | median | unit | × reference | each run |",
+  "|---|---|---|--:|---|--:|---|"
+)
+for (const f of results) {
+  const name = f.note === undefined ? f.system : `${f.system} <sub>${f.note}</sub>`
+  const isReference = results.some((g) =>
+    g.workload === f.workload && g.case === f.case && g.unit === f.unit && g.ratio?.to === f.system
+  )
+  lines.push(
+    `| ${f.workload} | ${f.case} | ${name} | ${format(f.median)} | ${f.unit} | ${
+      f.ratio !== undefined ? `${format(f.ratio.median)}×` : isReference ? "reference" : ""
+    } | ${f.values.map(format).join(" / ")} |`
+  )
+}
+for (const s of skipped) lines.push("", `${s.workload}: ${s.reason}`)
+process.stdout.write(lines.join("\n") + "\n")
+
+const out = args.out ?? fileURLToPath(new URL(config.quick ? "../results-quick.json" : "../results.json", import.meta.url))
+writeFileSync(
+  out,
+  JSON.stringify(
+    {
+      generatedAt: new Date().toISOString(),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      cores: availableParallelism(),
+      cpu: cpus()[0]?.model,
+      quick: config.quick,
+      reps: config.reps,
+      config,
+      seconds,
+      figures: results,
+      skipped
+    },
+    null,
+    2
+  ) + "\n"
+)
+log(`wrote ${out}`)

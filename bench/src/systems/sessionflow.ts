@@ -1,0 +1,124 @@
+/**
+ * sessionflow, imported from the workspace sources.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schema from "effect/Schema"
+import { SessionState, SessionStore, Step, Workflow } from "../../../packages/core/src/index.ts"
+import { SqliteSessionStore } from "../../../packages/store-sqlite/src/index.ts"
+import { advance, type BenchState, emptyState, STEPS } from "../workload.ts"
+import type { Runner } from "./types.ts"
+
+/** The typed state: a Schema-backed tag, as the README recommends. */
+class Bench extends SessionState.Tag("bench/BenchState")<Bench>()({
+  counter: Schema.Number,
+  items: Schema.Array(Schema.String)
+}) {}
+
+const typedWorkflow = Workflow.make({
+  name: "bench",
+  state: Bench,
+  sessionState: emptyState(),
+  steps: Array.from({ length: STEPS }, (_, i) => Step.make(`step-${i + 1}`, () => Bench.update(advance)))
+})
+
+/** The same workflow on the untyped state view (no Schema decode/encode). */
+const untypedWorkflow = Workflow.make({
+  name: "bench",
+  sessionState: { ...emptyState() },
+  steps: Array.from(
+    { length: STEPS },
+    (_, i) =>
+      Step.make(
+        `step-${i + 1}`,
+        () => SessionState.update((s) => advance(s as unknown as BenchState) as unknown as SessionState.State)
+      )
+  )
+})
+
+export interface Options {
+  /** `undefined`: `SessionStore.layerMemory`; else the SQLite file. */
+  readonly filename?: string | undefined
+  readonly typed: boolean
+  /**
+   * Use `SqliteSessionStore.layerStore` on a client with this
+   * `PRAGMA synchronous` instead of `SqliteSessionStore.layer` (which leaves
+   * SQLite's default, FULL).
+   */
+  readonly synchronous?: "NORMAL" | undefined
+}
+
+const layerSynchronous = (filename: string, synchronous: string) =>
+  SqliteSessionStore.layerStore().pipe(
+    Layer.provide(
+      Layer.effectDiscard(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          Effect.zipRight(
+            sql.unsafe(`PRAGMA busy_timeout = ${SqliteSessionStore.busyTimeoutMillis}`),
+            sql.unsafe(`PRAGMA synchronous = ${synchronous}`)
+          ))
+      ).pipe(Layer.provideMerge(SqliteClient.layer({ filename })))
+    )
+  )
+
+export const make = async (options: Options): Promise<Runner> => {
+  const layer: Layer.Layer<SessionStore.SessionStore, unknown> = options.filename === undefined
+    ? SessionStore.layerMemory
+    : options.synchronous === undefined
+    ? SqliteSessionStore.layer({ filename: options.filename })
+    : layerSynchronous(options.filename, options.synchronous)
+  const runtime = ManagedRuntime.make(layer)
+  await runtime.runPromise(Effect.void)
+  const wf = (options.typed ? typedWorkflow : untypedWorkflow) as unknown as Workflow.Workflow<
+    BenchState,
+    BenchState,
+    never,
+    never
+  >
+  const runOnce = (sessionId: string) => Workflow.run(wf, "go", { sessionId })
+  return {
+    run: (sessionId, runs) =>
+      runtime.runPromise(Effect.gen(function*() {
+        for (let i = 0; i < runs; i++) yield* runOnce(sessionId)
+      })),
+    seed: (sessionId, state) =>
+      runtime.runPromise(Effect.asVoid(Workflow.run(wf, "go", { sessionId, sessionState: state }))),
+    runSessions: (sessionIds, concurrency) =>
+      runtime.runPromise(Effect.forEach(sessionIds, runOnce, { concurrency, discard: true })),
+    prefillHistory: (sessionId, runs) =>
+      runtime.runPromise(Effect.gen(function*() {
+        // run records committed through the store, as a run would, but
+        // without changing the state
+        const store = yield* SessionStore.SessionStore
+        const now = Date.now()
+        for (let i = 0; i < runs; i++) {
+          yield* store.commit({
+            sessionId,
+            workflowName: wf.name,
+            expectedVersion: 0,
+            run: {
+              runId: `prefill-${sessionId}-${i}`,
+              sessionId,
+              workflowName: wf.name,
+              status: "completed",
+              input: "go",
+              content: null,
+              startedAt: now,
+              completedAt: now
+            }
+          })
+        }
+      })),
+    counter: (sessionId) =>
+      runtime.runPromise(
+        Workflow.getSessionState(wf, sessionId).pipe(
+          Effect.map((s) => s.counter),
+          Effect.catchTag("SessionNotFound", () => Effect.succeed(0))
+        )
+      ),
+    close: () => runtime.dispose()
+  }
+}

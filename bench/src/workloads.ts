@@ -1,0 +1,352 @@
+import { spawn } from "node:child_process"
+import { copyFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import type { ChildResult } from "./child.ts"
+import { chunked, compare, type Figure, figures, format, log, rotate, sum, type System, warmUp } from "./measure.ts"
+import type * as Agent from "./systems/agent.ts"
+import * as Sys from "./systems/index.ts"
+import { check, removeDb, tempDb } from "./util.ts"
+import { emptyState, expectedCounter, prefilled, STEPS } from "./workload.ts"
+
+export interface Config {
+  readonly quick: boolean
+  readonly reps: number
+  readonly w1: {
+    readonly runs: number
+    readonly prefix: number
+    readonly chunk: number
+    readonly warmup: number
+    readonly langgraphAll: boolean
+  }
+  readonly w2: { readonly runs: number; readonly chunk: number; readonly warmup: number }
+  readonly w3: { readonly sizes: ReadonlyArray<readonly [items: number, runs: number]>; readonly warmup: number }
+  readonly w4: { readonly levels: ReadonlyArray<number>; readonly runs: number; readonly chunk: number; readonly warmup: number }
+  readonly w5: { readonly sessions: number; readonly concurrency: number; readonly warmup: number }
+  readonly w6: { readonly runs: number; readonly chunk: number; readonly warmup: number }
+}
+
+export const fullConfig = (langgraphAll: boolean): Config => ({
+  quick: false,
+  reps: 3,
+  w1: { runs: 2000, prefix: 200, chunk: 100, warmup: 500, langgraphAll },
+  w2: { runs: 500, chunk: 50, warmup: 200 },
+  w3: { sizes: [[1_000, 50], [10_000, 10], [100_000, 3]], warmup: 100 },
+  w4: { levels: [10, 1_000, 10_000], runs: 100, chunk: 25, warmup: 100 },
+  w5: { sessions: 1_000, concurrency: 50, warmup: 200 },
+  w6: { runs: 300, chunk: 25, warmup: 50 }
+})
+
+export const quickConfig = (langgraphAll: boolean): Config => ({
+  quick: true,
+  reps: 1,
+  w1: { runs: 200, prefix: 50, chunk: 25, warmup: 20, langgraphAll },
+  w2: { runs: 50, chunk: 10, warmup: 20 },
+  w3: { sizes: [[1_000, 5], [10_000, 2], [100_000, 1]], warmup: 20 },
+  w4: { levels: [10, 100, 1_000], runs: 10, chunk: 5, warmup: 20 },
+  w5: { sessions: 100, concurrency: 50, warmup: 10 },
+  w6: { runs: 30, chunk: 10, warmup: 10 }
+})
+
+const n = (x: number) => x.toLocaleString("en-US")
+
+// -----------------------------------------------------------------------------
+// W1 step overhead (in memory)
+// -----------------------------------------------------------------------------
+
+export const w1 = async (config: Config): Promise<Array<Figure>> => {
+  const { chunk, langgraphAll, prefix, runs, warmup } = config.w1
+  const first = `runs 1–${n(prefix)}`
+  const all = `runs 1–${n(runs)}`
+  log(`W1 step overhead: ${n(runs)} runs of ${STEPS} steps on one in-memory session`)
+  const perStep = (ms: number, k: number) => (ms * 1000) / (k * STEPS)
+  const firstChunks = prefix / chunk
+  return compare({
+    workload: "W1 step overhead",
+    cases: [first, all],
+    unit: "µs/step",
+    reps: config.reps,
+    persisted: false,
+    systems: [Sys.sessionflow, Sys.sessionflowUntyped, Sys.langgraph, Sys.floor],
+    reference: Sys.FLOOR,
+    notes: {
+      [Sys.LG]: "MemorySaver",
+      [Sys.FLOOR]: "async functions over an in-memory object"
+    },
+    plan: (system) => {
+      const only = system.name === Sys.LG && !langgraphAll
+      return {
+        sessionId: "session",
+        prepare: (runner) => warmUp(runner, warmup),
+        chunks: chunked(only ? prefix : runs, chunk),
+        result: (ms) => ({
+          [first]: perStep(sum(ms.slice(0, firstChunks)), prefix),
+          ...(only ? {} : { [all]: perStep(sum(ms), runs) })
+        })
+      }
+    }
+  })
+}
+
+// -----------------------------------------------------------------------------
+// W2 persisted runs
+// -----------------------------------------------------------------------------
+
+export const w2 = async (config: Config): Promise<Array<Figure>> => {
+  const { chunk, runs, warmup } = config.w2
+  const label = `${n(runs)} runs`
+  log(`W2 persisted runs: ${n(runs)} runs on one SQLite session`)
+  return compare({
+    workload: "W2 persisted runs",
+    cases: [label],
+    unit: "ms/run",
+    reps: config.reps,
+    persisted: true,
+    systems: [
+      Sys.sessionflow,
+      Sys.sessionflowUntyped,
+      Sys.sessionflowNormal,
+      Sys.langgraph,
+      Sys.langgraphExit,
+      Sys.floor,
+      Sys.floorFull
+    ],
+    reference: Sys.FLOOR,
+    notes: {
+      [Sys.SF]: "SqliteSessionStore.layer (SQLite's default synchronous=FULL)",
+      [Sys.SF_NORMAL]: "layerStore on a client with synchronous=NORMAL, like the floor",
+      [Sys.LG]: "SqliteSaver, default durability (async)",
+      [Sys.LG_EXIT]: "SqliteSaver, one checkpoint per run",
+      [Sys.FLOOR]: "one better-sqlite3 upsert per run (WAL, synchronous=NORMAL)",
+      [Sys.FLOOR_FULL]: "the same with SQLite's default synchronous=FULL, as the stores use"
+    },
+    plan: () => ({
+      sessionId: "session",
+      prepare: (runner) => warmUp(runner, warmup),
+      chunks: chunked(runs, chunk),
+      result: (ms) => ({ [label]: sum(ms) / runs })
+    })
+  })
+}
+
+// -----------------------------------------------------------------------------
+// W3 state growth
+// -----------------------------------------------------------------------------
+
+export const w3 = async (config: Config): Promise<Array<Figure>> => {
+  const out: Array<Figure> = []
+  for (const [items, runs] of config.w3.sizes) {
+    log(`W3 state growth: ${n(items)} items, ${runs} persisted runs`)
+    const state = prefilled(items)
+    const label = `${n(items)} items`
+    out.push(
+      ...(await compare({
+        workload: "W3 state growth",
+        cases: [label],
+        unit: "ms/run",
+        reps: config.reps,
+        persisted: true,
+        systems: [Sys.sessionflow, Sys.sessionflowUntyped, Sys.langgraph, Sys.floor],
+        reference: Sys.FLOOR,
+        plan: () => ({
+          sessionId: "session",
+          prepare: async (runner) => {
+            await warmUp(runner, config.w3.warmup)
+            // the run that creates the session from the pre-filled state, and one more
+            await runner.seed("session", state)
+            await runner.run("session", 1)
+            check("counter", await runner.counter("session"), expectedCounter(items, 2))
+          },
+          chunks: chunked(runs, 1),
+          result: (ms) => ({ [label]: sum(ms) / runs })
+        })
+      }))
+    )
+  }
+  return out
+}
+
+// -----------------------------------------------------------------------------
+// W4 history growth
+// -----------------------------------------------------------------------------
+
+/**
+ * For each history size, each system's database is made once: the session is
+ * created (from the empty state) and given that many earlier runs, through
+ * the system's own store (sessionflow commits run records through
+ * `SessionStore`, leaving the state alone; LangGraph re-puts its latest
+ * checkpoint, one per super-step of a run; the floor inserts history rows).
+ * Every repetition then runs on a fresh copy of that file.
+ */
+export const w4 = async (config: Config): Promise<Array<Figure>> => {
+  const { chunk, levels, runs, warmup } = config.w4
+  const bases = [Sys.sessionflow, Sys.langgraph, Sys.floorWithHistory]
+  const out: Array<Figure> = []
+  for (const level of levels) {
+    const label = `after ${n(level)} runs`
+    log(`W4 history growth: ${runs} persisted runs ${label}`)
+    const templates: Array<string> = []
+    try {
+      const systems: Array<System> = []
+      for (const base of bases) {
+        const template = tempDb(`w4-template-${base.name.replace(/\W+/g, "-")}`)
+        templates.push(template)
+        const t0 = performance.now()
+        const runner = await base.open(template)
+        await runner.seed("session", emptyState())
+        await runner.prefillHistory("session", level - 1)
+        await runner.close()
+        log(`  pre-filled ${base.name} with ${n(level)} runs in ${format((performance.now() - t0) / 1000)} s`)
+        systems.push({
+          name: base.name,
+          open: (file) => {
+            copyFileSync(template, file!)
+            return base.open(file)
+          }
+        })
+      }
+      out.push(
+        ...(await compare({
+          workload: "W4 history growth",
+          cases: [label],
+          unit: "ms/run",
+          reps: config.reps,
+          persisted: true,
+          systems,
+          reference: Sys.FLOOR,
+          notes: { [Sys.FLOOR]: "upsert + one history row per run, one transaction" },
+          plan: () => ({
+            sessionId: "session",
+            prepare: (runner) => warmUp(runner, warmup),
+            chunks: chunked(runs, chunk),
+            result: (ms) => ({ [label]: sum(ms) / runs })
+          })
+        }))
+      )
+    } finally {
+      for (const template of templates) removeDb(template)
+    }
+  }
+  return out
+}
+
+// -----------------------------------------------------------------------------
+// W5 many sessions (one child process per system and repetition)
+// -----------------------------------------------------------------------------
+
+
+const childScript = fileURLToPath(new URL("./child.ts", import.meta.url))
+
+const runChild = (args: ReadonlyArray<string>): Promise<ChildResult> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, childScript, ...args], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let stdout = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => {
+      if (code !== 0) return reject(new Error(`child ${args.join(" ")} exited with ${code}`))
+      const last = stdout.trim().split("\n").at(-1) ?? ""
+      try {
+        resolve(JSON.parse(last) as ChildResult)
+      } catch (error) {
+        reject(new Error(`child ${args.join(" ")} printed ${JSON.stringify(stdout)}`))
+      }
+    })
+  })
+
+export const w5 = async (config: Config): Promise<Array<Figure>> => {
+  const { concurrency, sessions, warmup } = config.w5
+  const systems = [Sys.SF, Sys.LG, Sys.FLOOR]
+  const label = `${n(sessions)} sessions × 1 run, ${concurrency} at a time`
+  log(`W5 many sessions: ${label}, SQLite, one child process each`)
+  const seconds = new Map<string, Array<number>>(systems.map((s) => [s, []]))
+  const rss = new Map<string, Array<number>>(systems.map((s) => [s, []]))
+  const baseline = new Map<string, Array<number>>(systems.map((s) => [s, []]))
+  for (let rep = 0; rep < config.reps; rep++) {
+    for (const system of rotate(systems, rep)) {
+      const r = await runChild(["w5", system, String(sessions), String(concurrency), String(warmup)])
+      seconds.get(system)!.push(r.seconds)
+      rss.get(system)!.push(r.peakRssMb)
+      baseline.get(system)!.push(r.baselineRssMb)
+      log(
+        `  W5 · ${system} · rep ${rep + 1}: ${format(r.seconds)} s, peak RSS ${format(r.peakRssMb)} MB (before: ${
+          format(r.baselineRssMb)
+        } MB)`
+      )
+    }
+  }
+  const common = { workload: "W5 many sessions", case: label, reference: Sys.FLOOR }
+  return [
+    ...figures({ ...common, unit: "s total" }, seconds),
+    ...figures({ ...common, unit: "MB peak RSS" }, rss),
+    ...figures(
+      { ...common, reference: undefined, unit: "MB RSS growth" },
+      new Map([...rss].map(([system, peaks]) => [system, peaks.map((p, i) => p - baseline.get(system)![i]!)]))
+    )
+  ]
+}
+
+// -----------------------------------------------------------------------------
+// W6 agent overhead
+// -----------------------------------------------------------------------------
+
+const serverScript = fileURLToPath(new URL("./server.ts", import.meta.url))
+
+/** Starts the test server in a child process; closing its stdin stops it. */
+const startServer = (): Promise<{ server: Agent.Server; stop: () => Promise<void> }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, serverScript], { stdio: ["pipe", "pipe", "inherit"] })
+    let stdout = ""
+    const exited = new Promise<void>((done) => child.on("exit", () => done()))
+    child.on("error", reject)
+    child.on("exit", (code) => reject(new Error(`the test server exited with ${code}`)))
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk
+      const line = stdout.split("\n")[0]
+      if (stdout.includes("\n") && line !== undefined) {
+        resolve({
+          server: JSON.parse(line) as Agent.Server,
+          stop: () => {
+            child.stdin.end()
+            return exited
+          }
+        })
+      }
+    })
+  })
+
+export const w6 = async (config: Config): Promise<Array<Figure>> => {
+  const { chunk, runs, warmup } = config.w6
+  const label = "1 agent step, 1 tool call (2 HTTP exchanges)"
+  log(`W6 agent overhead: ${runs} runs against a local OpenAI-compatible server`)
+  const Agent = await import("./systems/agent.ts")
+  const { server, stop } = await startServer()
+  try {
+    return await compare({
+      workload: "W6 agent overhead",
+      cases: [label],
+      unit: "ms/run",
+      reps: config.reps,
+      persisted: false,
+      systems: [
+        { name: Sys.SF, open: () => Agent.sessionflow(server) },
+        { name: Sys.SDK, open: () => Agent.sdk(server) }
+      ],
+      reference: Sys.SDK,
+      notes: {
+        [Sys.SF]: "Workflow.run: Step.agent on OpenAIChat, tool writes state, memory store",
+        [Sys.SDK]: "openai SDK: two chat.completions.create calls and the tool, by hand"
+      },
+      plan: () => ({
+        sessionId: "session",
+        prepare: (runner) => warmUp(runner, warmup),
+        chunks: chunked(runs, chunk),
+        counterPerRun: 1,
+        result: (ms) => ({ [label]: sum(ms) / runs })
+      })
+    })
+  } finally {
+    await stop()
+  }
+}
