@@ -274,7 +274,7 @@ const runAttempt = <A, I, E, R>(
         Context.add(RunContext.RunContext, { runId, sessionId, userId, workflowName: self.name, input })
       )
       if (self.state !== undefined) context = Context.add(context, self.state, service as never)
-      const exec = makeExecContext()
+      const exec = makeExecContext(yield* WorkflowEvent.isEnabled)
       const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
 
       const exit = yield* Effect.exit(restore(

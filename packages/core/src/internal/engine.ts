@@ -1,6 +1,5 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import type * as Schedule from "effect/Schedule"
 import type { Step } from "../Step.js"
 import type { StepInput } from "../StepInput.js"
@@ -17,10 +16,15 @@ export interface ExecContext {
   readonly outputs: Map<string, StepOutput.StepOutput>
   /** every completed step output, in completion order */
   readonly completed: Array<StepOutput.StepOutput>
+  /**
+   * whether the run's events are consumed; when not, steps skip the step
+   * path and their own events (the run's hot path)
+   */
+  readonly events: boolean
 }
 
 /** @internal */
-export const makeExecContext = (): ExecContext => ({ outputs: new Map(), completed: [] })
+export const makeExecContext = (events: boolean): ExecContext => ({ outputs: new Map(), completed: [], events })
 
 /** A readable message for a cause. @internal */
 export const causeMessage = (cause: Cause.Cause<unknown>): string => {
@@ -53,35 +57,36 @@ const record = (ctx: ExecContext, output: StepOutput.StepOutput): StepOutput.Ste
  *
  * @internal
  */
-export const runStep = <E, R>(step: Step<E, R>, input: StepInput, ctx: ExecContext): Effect.Effect<StepOutput.StepOutput, E, R> =>
-  WorkflowEvent.withPathSegment(
-    Effect.gen(function*() {
-      yield* WorkflowEvent.emit({ _tag: "StepStarted", stepName: step.name, kind: step.kind })
-      const run = step.execute(input, ctx)
-      const exit = yield* Effect.exit(
-        step.retry === undefined ? run : Effect.retry(run, step.retry as Schedule.Schedule<unknown, E>)
+export const runStep = <E, R>(step: Step<E, R>, input: StepInput, ctx: ExecContext): Effect.Effect<StepOutput.StepOutput, E, R> => {
+  const emit = (payload: WorkflowEvent.Payload) => (ctx.events ? WorkflowEvent.emit(payload) : Effect.void)
+  const run = step.retry === undefined
+    ? step.execute(input, ctx)
+    : Effect.retry(step.execute(input, ctx), step.retry as Schedule.Schedule<unknown, E>)
+  const handled = Effect.matchCauseEffect(run, {
+    onSuccess: (value) => {
+      const output = record(ctx, toOutput(step.name, value))
+      return Effect.as(
+        emit({ _tag: "StepCompleted", stepName: step.name, kind: step.kind, content: output.content, success: output.success }),
+        output
       )
-      if (Exit.isSuccess(exit)) {
-        const output = record(ctx, toOutput(step.name, exit.value))
-        yield* WorkflowEvent.emit({
-          _tag: "StepCompleted",
-          stepName: step.name,
-          kind: step.kind,
-          content: output.content,
-          success: output.success
-        })
-        return output
-      }
-      if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.failCause(exit.cause)
-      const error = causeMessage(exit.cause)
-      yield* WorkflowEvent.emit({ _tag: "StepFailed", stepName: step.name, kind: step.kind, error })
-      if (step.onError === "skip") {
-        return record(ctx, StepOutput.make({ stepName: step.name, content: error, success: false, error }))
-      }
-      return yield* Effect.failCause(exit.cause)
-    }),
+    },
+    onFailure: (cause) => {
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      const error = causeMessage(cause)
+      return Effect.zipRight(
+        emit({ _tag: "StepFailed", stepName: step.name, kind: step.kind, error }),
+        step.onError === "skip"
+          ? Effect.succeed(record(ctx, StepOutput.make({ stepName: step.name, content: error, success: false, error })))
+          : Effect.failCause(cause)
+      )
+    }
+  })
+  if (!ctx.events) return handled
+  return WorkflowEvent.withPathSegment(
+    Effect.zipRight(emit({ _tag: "StepStarted", stepName: step.name, kind: step.kind }), handled),
     step.name
   )
+}
 
 /** @internal */
 export const snapshotOutputs = (ctx: ExecContext): Record<string, StepOutput.StepOutput> =>
