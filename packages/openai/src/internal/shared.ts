@@ -42,8 +42,28 @@ export interface PreparedFormat {
   readonly original: JsonSchema.JsonSchema
 }
 
-const jsonSchemaOf = (schema: Schema.Schema.All | Tool.AnyParametersSchema): JsonSchema.JsonSchema =>
-  Tool.getJsonSchemaFromSchemaAst(schema.ast) as unknown as JsonSchema.JsonSchema
+const jsonSchemas = new WeakMap<object, JsonSchema.JsonSchema>()
+
+/** JSON Schemas are generated once per Schema (tools are sent on every call). */
+const jsonSchemaOf = (schema: Schema.Schema.All | Tool.AnyParametersSchema): JsonSchema.JsonSchema => {
+  let json = jsonSchemas.get(schema.ast)
+  if (json === undefined) {
+    json = Tool.getJsonSchemaFromSchemaAst(schema.ast) as unknown as JsonSchema.JsonSchema
+    jsonSchemas.set(schema.ast, json)
+  }
+  return json
+}
+
+const strictSchemas = new WeakMap<JsonSchema.JsonSchema, ReturnType<typeof JsonSchema.toStrict>>()
+
+const toStrict = (schema: JsonSchema.JsonSchema): ReturnType<typeof JsonSchema.toStrict> => {
+  let converted = strictSchemas.get(schema)
+  if (converted === undefined) {
+    converted = JsonSchema.toStrict(schema)
+    strictSchemas.set(schema, converted)
+  }
+  return converted
+}
 
 /** @internal */
 export const prepareTools = (
@@ -62,7 +82,7 @@ export const prepareTools = (
       )
     }
     const original = jsonSchemaOf(tool.parametersSchema)
-    const converted = strict ? JsonSchema.toStrict(original) : { schema: original, strict: false }
+    const converted = strict ? toStrict(original) : { schema: original, strict: false }
     return Effect.succeed<PreparedTool>({
       name: tool.name,
       description: tool.description ?? Tool.getDescriptionFromSchemaAst(tool.parametersSchema.ast),
