@@ -226,11 +226,20 @@ export interface AgentOptions extends Options {
   readonly message?: ((input: StepInput) => unknown) | undefined
   /**
    * When the message is not the run input itself, add the run input to the
-   * agent's system prompt (as "The workflow's input: …"), so a later step still
+   * agent's system prompt (under {@link runInputHeading}), so a later step still
    * knows what the user asked. Default `true`.
    */
   readonly includeRunInput?: boolean | undefined
 }
+
+/**
+ * The heading under which an agent step puts the run input in its agent's
+ * system prompt (see {@link AgentOptions.includeRunInput}).
+ *
+ * @since 0.1.0
+ * @category agents
+ */
+export const runInputHeading = "The workflow's input (what the user asked for at the start of this run):"
 
 const agentMessage = (input: StepInput, options: AgentOptions | undefined) => {
   const message = options?.message === undefined ? stepMessage(input) : options.message(input)
@@ -238,7 +247,7 @@ const agentMessage = (input: StepInput, options: AgentOptions | undefined) => {
   return {
     message,
     additionalContext: includeRunInput
-      ? `The workflow's input (what the user asked for at the start of this run):\n${StepOutput.contentText(input.input)}`
+      ? `${runInputHeading}\n${StepOutput.contentText(input.input)}`
       : undefined
   }
 }

@@ -11,13 +11,10 @@
  * @since 0.1.0
  */
 import type * as Prompt from "@effect/ai/Prompt"
-import { StepOutput, TestModel } from "@sessionflow/core"
+import { Step, StepOutput, TestModel } from "@sessionflow/core"
 
-/**
- * The marker core's agent steps put before the run input in a later step's
- * system prompt.
- */
-const RUN_INPUT_MARKER = "The workflow's input (what the user asked for at the start of this run):\n"
+/** What core's agent steps put before the run input in a later step's system prompt. */
+const RUN_INPUT_MARKER = `${Step.runInputHeading}\n`
 
 /**
  * What the user asked for in this run: the run input a later agent step sees
