@@ -122,6 +122,20 @@ describe("Workflow", () => {
         expect(yield* Workflow.getSessionState(untyped, "bad")).toEqual({ items: [1, 2] })
       }).pipe(memory))
 
+    it.effect("a run that leaves something other than a JSON object as the untyped state fails and commits nothing", () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({ name: "obj", sessionState: { n: 1 }, steps: [] })
+        yield* Workflow.run(wf, "x", { sessionId: "obj" })
+        const breaks = Workflow.make({
+          name: "obj",
+          steps: [Step.make("break", () => SessionState.set(null as unknown as SessionState.State))]
+        })
+        const error = yield* Effect.flip(Workflow.run(breaks, "x", { sessionId: "obj" }))
+        assert(error._tag === "StateDecodeError")
+        expect(error.sessionId).toBe("obj")
+        expect(yield* Workflow.getSessionState(wf, "obj")).toEqual({ n: 1 })
+      }).pipe(memory))
+
     it.effect("Schema defaults fill fields missing from a stored state", () =>
       Effect.gen(function*() {
         class V2 extends SessionState.Tag("test/V2")<V2>()({

@@ -224,7 +224,11 @@ const decodeState = <A, I>(self: Workflow<A, I, unknown, unknown>, sessionId: st
 
 const encodeState = <A, I>(self: Workflow<A, I, unknown, unknown>, sessionId: string, state: A) =>
   self.state === undefined
-    ? Effect.succeed(state as unknown)
+    ? isPlainObject(state)
+      ? Effect.succeed(state as unknown)
+      : Effect.fail(
+        new WorkflowError.StateDecodeError({ sessionId, reason: "schema", description: "the state must be a JSON object" })
+      )
     : Effect.mapError(
       Schema.encode(self.state.schema)(state),
       (error) =>
