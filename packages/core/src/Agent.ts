@@ -218,7 +218,7 @@ export interface MakeOptions {
   /** an `@effect/ai` Toolkit; its handler layer (`toolkit.toLayer`) is required to run the agent */
   readonly tools?: Toolkit.Any | undefined
   /** ask for structured output decoded with this Schema; it becomes the agent's output */
-  readonly outputSchema?: Schema.Schema<any, any, any> | undefined
+  readonly outputSchema?: Schema.Schema.All | undefined
   /** the most model turns of the tool-call loop (default 10) */
   readonly maxTurns?: number | undefined
   /**
@@ -228,7 +228,7 @@ export interface MakeOptions {
    * context's services); a `TestModel` given here starts its script again on
    * every run.
    */
-  readonly model?: Layer.Layer<LanguageModel.LanguageModel, any, any> | undefined
+  readonly model?: Layer.Layer<LanguageModel.LanguageModel, unknown, unknown> | undefined
 }
 
 /**

@@ -64,7 +64,8 @@ export interface Workflow<A, I, out E, out R> {
 }
 
 /**
- * Any workflow.
+ * Any workflow (`A` and `I` are invariant, so only `any` matches every
+ * workflow's state types).
  *
  * @since 0.1.0
  * @category models
