@@ -19,16 +19,12 @@
  *
  * @since 0.1.0
  */
-import type * as AiError from "@effect/ai/AiError"
-import * as IdGenerator from "@effect/ai/IdGenerator"
 import * as LanguageModel from "@effect/ai/LanguageModel"
-import type * as Response from "@effect/ai/Response"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming
@@ -103,8 +99,6 @@ export interface Options {
  */
 export const make: (options: Options) => Effect.Effect<LanguageModel.Service, never, OpenAIClient.OpenAIClient> = Effect
   .fn("OpenAIChat.make")(function*(options: Options) {
-    const client = yield* OpenAIClient.OpenAIClient
-
     const prepare = Effect.fnUntraced(function*(providerOptions: LanguageModel.ProviderOptions) {
       const override = yield* Effect.serviceOption(Config)
       const { strictJsonSchema, ...params } = { ...options.config, ...Option.getOrUndefined(override) }
@@ -139,40 +133,18 @@ export const make: (options: Options) => Effect.Effect<LanguageModel.Service, ne
       return { body, tools, format } as const
     })
 
-    const generateText = Effect.fn("OpenAIChat.generateText")(
-      function*(providerOptions: LanguageModel.ProviderOptions) {
-        const { body, format, tools } = yield* prepare(providerOptions)
-        const response = yield* client.request(
-          { module: MODULE, method: "generateText", path: PATH },
-          (sdk, signal) => sdk.chat.completions.create(body, { signal })
-        )
-        return yield* InternalChat.makeResponse(response, tools, format)
-      }
-    )
-
-    const streamText = (
-      providerOptions: LanguageModel.ProviderOptions
-    ): Stream.Stream<Response.StreamPartEncoded, AiError.AiError, IdGenerator.IdGenerator> =>
-      Stream.unwrap(Effect.gen(function*() {
-        const { body, tools } = yield* prepare(providerOptions)
-        const idGenerator = yield* IdGenerator.IdGenerator
-        const converter = InternalChat.makeStreamConverter(tools, idGenerator)
-        const streamingBody: ChatCompletionCreateParamsStreaming = {
-          ...body,
-          stream: true,
-          stream_options: { include_usage: true }
-        }
-        return client.stream(
-          { module: MODULE, method: "streamText", path: PATH },
-          (sdk, signal) => sdk.chat.completions.create(streamingBody, { signal })
-        ).pipe(
-          Stream.mapEffect(converter.onChunk),
-          Stream.concat(Stream.fromEffect(converter.onEnd)),
-          Stream.flattenIterables
-        )
-      })).pipe(Stream.withSpan("OpenAIChat.streamText"))
-
-    return yield* LanguageModel.make({ generateText, streamText })
+    return yield* Shared.makeLanguageModel({
+      module: MODULE,
+      path: PATH,
+      prepare,
+      generate: (sdk, body, signal) => sdk.chat.completions.create(body, { signal }),
+      makeResponse: InternalChat.makeResponse,
+      stream: (sdk, body, signal) => {
+        const streaming: ChatCompletionCreateParamsStreaming = { ...body, stream: true, stream_options: { include_usage: true } }
+        return sdk.chat.completions.create(streaming, { signal })
+      },
+      makeStreamConverter: InternalChat.makeStreamConverter
+    })
   })
 
 /**

@@ -19,16 +19,12 @@
  *
  * @since 0.1.0
  */
-import type * as AiError from "@effect/ai/AiError"
-import * as IdGenerator from "@effect/ai/IdGenerator"
 import * as LanguageModel from "@effect/ai/LanguageModel"
-import type * as Response from "@effect/ai/Response"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import type {
   ResponseCreateParamsNonStreaming,
   ResponseCreateParamsStreaming
@@ -96,8 +92,6 @@ export interface Options {
  */
 export const make: (options: Options) => Effect.Effect<LanguageModel.Service, never, OpenAIClient.OpenAIClient> = Effect
   .fn("OpenAIResponses.make")(function*(options: Options) {
-    const client = yield* OpenAIClient.OpenAIClient
-
     const prepare = Effect.fnUntraced(function*(providerOptions: LanguageModel.ProviderOptions) {
       const override = yield* Effect.serviceOption(Config)
       const { strictJsonSchema, text, ...params } = { ...options.config, ...Option.getOrUndefined(override) }
@@ -138,36 +132,18 @@ export const make: (options: Options) => Effect.Effect<LanguageModel.Service, ne
       return { body, tools, format } as const
     })
 
-    const generateText = Effect.fn("OpenAIResponses.generateText")(
-      function*(providerOptions: LanguageModel.ProviderOptions) {
-        const { body, format, tools } = yield* prepare(providerOptions)
-        const response = yield* client.request(
-          { module: MODULE, method: "generateText", path: PATH },
-          (sdk, signal) => sdk.responses.create(body, { signal })
-        )
-        return yield* InternalResponses.makeResponse(response, tools, format)
-      }
-    )
-
-    const streamText = (
-      providerOptions: LanguageModel.ProviderOptions
-    ): Stream.Stream<Response.StreamPartEncoded, AiError.AiError, IdGenerator.IdGenerator> =>
-      Stream.unwrap(Effect.gen(function*() {
-        const { body, tools } = yield* prepare(providerOptions)
-        const idGenerator = yield* IdGenerator.IdGenerator
-        const converter = InternalResponses.makeStreamConverter(tools, idGenerator)
-        const streamingBody: ResponseCreateParamsStreaming = { ...body, stream: true }
-        return client.stream(
-          { module: MODULE, method: "streamText", path: PATH },
-          (sdk, signal) => sdk.responses.create(streamingBody, { signal })
-        ).pipe(
-          Stream.mapEffect(converter.onEvent),
-          Stream.concat(Stream.fromEffect(converter.onEnd)),
-          Stream.flattenIterables
-        )
-      })).pipe(Stream.withSpan("OpenAIResponses.streamText"))
-
-    return yield* LanguageModel.make({ generateText, streamText })
+    return yield* Shared.makeLanguageModel({
+      module: MODULE,
+      path: PATH,
+      prepare,
+      generate: (sdk, body, signal) => sdk.responses.create(body, { signal }),
+      makeResponse: InternalResponses.makeResponse,
+      stream: (sdk, body, signal) => {
+        const streaming: ResponseCreateParamsStreaming = { ...body, stream: true }
+        return sdk.responses.create(streaming, { signal })
+      },
+      makeStreamConverter: InternalResponses.makeStreamConverter
+    })
   })
 
 /**

@@ -229,7 +229,7 @@ export const makeStreamConverter = (
   const toolCallByItem = (outputIndex: number, itemId: string): ActiveToolCall | undefined =>
     active.get(outputIndex) ?? [...active.values()].find((call) => call.itemId === itemId)
 
-  const onEvent = (event: ResponseStreamEvent) =>
+  const onChunk = (event: ResponseStreamEvent) =>
     Effect.gen(function*() {
       const parts: Array<Response.StreamPartEncoded> = []
       switch (event.type) {
@@ -343,5 +343,5 @@ export const makeStreamConverter = (
     return [...closeOpen(), { type: "finish", reason: "unknown", usage: Shared.emptyUsage }]
   })
 
-  return { onEvent, onEnd } as const
+  return { onChunk, onEnd } as const
 }

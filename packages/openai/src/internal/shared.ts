@@ -4,7 +4,8 @@
  * @internal
  */
 import * as AiError from "@effect/ai/AiError"
-import type * as LanguageModel from "@effect/ai/LanguageModel"
+import * as IdGenerator from "@effect/ai/IdGenerator"
+import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import * as Tool from "@effect/ai/Tool"
@@ -14,6 +15,8 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type { OpenAI } from "openai"
 import * as Encoding from "effect/Encoding"
 import type * as Schema from "effect/Schema"
 import * as OpenAIClient from "../OpenAIClient.js"
@@ -251,3 +254,64 @@ export const makeModelApi = <ConfigService extends object>(
     <A, E, R>(self: Effect.Effect<A, E, R>, overrides: ConfigService): Effect.Effect<A, E, R>
   }
 })
+
+/**
+ * The `LanguageModel` skeleton both APIs share: prepare the request, then
+ * either one call turned into response parts, or a streamed call whose chunks
+ * a converter turns into stream parts.
+ *
+ * @internal
+ */
+export const makeLanguageModel = <Body, Result, Chunk>(spec: {
+  readonly module: string
+  readonly path: string
+  readonly prepare: (
+    options: LanguageModel.ProviderOptions
+  ) => Effect.Effect<
+    { readonly body: Body; readonly tools: ReadonlyArray<PreparedTool>; readonly format: PreparedFormat | undefined },
+    AiError.AiError
+  >
+  readonly generate: (sdk: OpenAI, body: Body, signal: AbortSignal) => PromiseLike<Result>
+  readonly makeResponse: (
+    result: Result,
+    tools: ReadonlyArray<PreparedTool>,
+    format: PreparedFormat | undefined
+  ) => Effect.Effect<Array<Response.PartEncoded>, AiError.AiError>
+  readonly stream: (sdk: OpenAI, body: Body, signal: AbortSignal) => PromiseLike<AsyncIterable<Chunk>>
+  readonly makeStreamConverter: (
+    tools: ReadonlyArray<PreparedTool>,
+    idGenerator: IdGenerator.Service
+  ) => {
+    readonly onChunk: (chunk: Chunk) => Effect.Effect<Iterable<Response.StreamPartEncoded>, AiError.AiError>
+    readonly onEnd: Effect.Effect<Iterable<Response.StreamPartEncoded>, AiError.AiError>
+  }
+}): Effect.Effect<LanguageModel.Service, never, OpenAIClient.OpenAIClient> =>
+  Effect.gen(function*() {
+    const client = yield* OpenAIClient.OpenAIClient
+    const generateText = Effect.fn(`${spec.module}.generateText`)(
+      function*(providerOptions: LanguageModel.ProviderOptions) {
+        const { body, format, tools } = yield* spec.prepare(providerOptions)
+        const result = yield* client.request(
+          { module: spec.module, method: "generateText", path: spec.path },
+          (sdk, signal) => spec.generate(sdk, body, signal)
+        )
+        return yield* spec.makeResponse(result, tools, format)
+      }
+    )
+    const streamText = (
+      providerOptions: LanguageModel.ProviderOptions
+    ): Stream.Stream<Response.StreamPartEncoded, AiError.AiError, IdGenerator.IdGenerator> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const { body, tools } = yield* spec.prepare(providerOptions)
+        const converter = spec.makeStreamConverter(tools, yield* IdGenerator.IdGenerator)
+        return client.stream(
+          { module: spec.module, method: "streamText", path: spec.path },
+          (sdk, signal) => spec.stream(sdk, body, signal)
+        ).pipe(
+          Stream.mapEffect(converter.onChunk),
+          Stream.concat(Stream.fromEffect(converter.onEnd)),
+          Stream.flattenIterables
+        )
+      })).pipe(Stream.withSpan(`${spec.module}.streamText`))
+    return yield* LanguageModel.make({ generateText, streamText })
+  })
