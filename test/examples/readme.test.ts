@@ -2,19 +2,27 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { agentProgram } from "../../packages/examples/src/ReadmeAgentExample.js"
 import { program } from "../../packages/examples/src/ReadmeExample.js"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
 describe("README", () => {
-  it("shows packages/examples/src/ReadmeExample.ts unchanged", () => {
-    const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
-    const example = fs.readFileSync(path.join(root, "packages/examples/src/ReadmeExample.ts"), "utf8")
-    expect(readme).toContain("```ts\n" + example + "```")
-  })
+  for (const file of ["ReadmeExample.ts", "ReadmeAgentExample.ts"]) {
+    it(`shows packages/examples/src/${file} unchanged`, () => {
+      const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+      const example = fs.readFileSync(path.join(root, "packages/examples/src", file), "utf8")
+      expect(readme).toContain("```ts\n" + example + "```")
+    })
+  }
 
   it.effect("the README example greets once and keeps the count", () =>
     Effect.gen(function*() {
       expect(yield* program).toEqual({ greeted: true, count: 1 })
+    }))
+
+  it.effect("the README agent example runs its tool loop on the scripted model", () =>
+    Effect.gen(function*() {
+      expect(yield* agentProgram).toEqual({ reply: "Added milk and eggs.", items: ["milk", "eggs"] })
     }))
 })
