@@ -258,6 +258,19 @@ describe("Workflow", () => {
         expect([...(yield* Workflow.getSessionState(wf("a"), "two")).items].sort()).toEqual(["a", "b"])
       }).pipe(memory))
 
+    it.effect("a step that runs a workflow on its own session dies with a clear message instead of waiting for ever", () =>
+      Effect.gen(function*() {
+        const inner = itemsWorkflow([append("inner")])
+        const outer = itemsWorkflow([Step.make("nested", () => Workflow.run(inner, "x", { sessionId: "self" }))])
+        const exit = yield* Effect.exit(Workflow.run(outer, "x", { sessionId: "self" }))
+        assert(Exit.isFailure(exit))
+        expect(Cause.pretty(exit.cause)).toContain("session 'self' is already locked by this run")
+        // another session is fine
+        const other = itemsWorkflow([Step.make("nested", () => Workflow.run(inner, "x", { sessionId: "other" }))])
+        yield* Workflow.run(other, "x", { sessionId: "outer" })
+        expect((yield* Workflow.getSessionState(inner, "other")).items).toEqual(["inner"])
+      }).pipe(memory))
+
     it.effect("a commit based on a stale version fails with SessionConflict and writes nothing; retryOnConflict re-runs it", () =>
       Effect.gen(function*() {
         // two stores over one backend = two processes over one database (no shared in-process lock)

@@ -12,6 +12,7 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -165,7 +166,9 @@ export interface Backend {
 export interface Service extends Backend {
   /**
    * Runs `self` while holding this process's lock on the session, so runs on
-   * one session in one process happen one after the other.
+   * one session in one process happen one after the other. Taking the lock
+   * again from inside `self` (a step running its own session) is a defect
+   * with a clear message, not a deadlock.
    */
   readonly withSessionLock: (
     sessionId: string
@@ -202,14 +205,23 @@ export const make = (backend: Backend): Service => {
       entry.users--
       if (entry.users === 0) locks.delete(sessionId)
     })
+  // the sessions whose lock the current fiber (or one of its ancestors) holds:
+  // taking such a lock again would wait for ever, so it is refused instead
+  const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
   return {
     ...backend,
     withSessionLock: (sessionId) => (self) =>
-      Effect.acquireUseRelease(
-        acquire(sessionId),
-        (entry) => entry.semaphore.withPermits(1)(self),
-        (entry) => release(sessionId, entry)
-      )
+      Effect.flatMap(FiberRef.get(held), (sessions) =>
+        sessions.has(sessionId)
+          ? Effect.dieMessage(
+            `SessionStore.withSessionLock: session '${sessionId}' is already locked by this run ` +
+              "(a step ran a workflow or changed the session it is running in); use another session"
+          )
+          : Effect.acquireUseRelease(
+            acquire(sessionId),
+            (entry) => entry.semaphore.withPermits(1)(Effect.locally(self, held, new Set([...sessions, sessionId]))),
+            (entry) => release(sessionId, entry)
+          ))
   }
 }
 
