@@ -486,4 +486,15 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* loadSome(store, "s1")).state, { n: 1 })
         assert.strictEqual((yield* store.runs("s1", {})).length, 1)
       }))
+
+    test("info gives what load gives, without the state; None for a missing session", (store) =>
+      Effect.gen(function*() {
+        assert.isTrue(Option.isNone(yield* store.info("missing")))
+        yield* TestClock.adjust("2 seconds")
+        yield* create(store, "s1", { big: [1, 2, 3] }, { userId: "alice", workflowName: "shop" })
+        yield* store.setName("s1", "named")
+        const { state: _state, ...expected } = yield* loadSome(store, "s1")
+        assert.deepStrictEqual(yield* store.info("s1"), Option.some(expected))
+        assert.deepStrictEqual(Option.map(yield* store.info("s1"), (i) => [i.userId, i.name, i.version]), Option.some(["alice", "named", 1]))
+      }))
   })

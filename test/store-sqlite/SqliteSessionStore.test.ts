@@ -397,7 +397,7 @@ describe("SqliteSessionStore under a workflow", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 
-  it.scoped("a run on a session whose stored JSON is corrupt fails with StateDecodeError and overwrites nothing", () =>
+  it.scoped("a run on a session whose stored JSON is corrupt fails with StateDecodeError and overwrites nothing; it can still be inspected, renamed and deleted", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
       yield* Effect.gen(function*() {
@@ -411,6 +411,12 @@ describe("SqliteSessionStore under a workflow", () => {
         const [row] = yield* sql<{ state: string }>`SELECT state FROM sessionflow_sessions WHERE session_id = 'corrupt'`
         assert.strictEqual(row!.state, "{not json")
         assert.deepStrictEqual((yield* Workflow.run(v1, "second", { sessionId: "fine" })).state, { items: ["new", "new"] })
+        // what does not need the state still works on the corrupt session: history, naming, deletion
+        assert.deepStrictEqual((yield* Workflow.getRunHistory(v1, "corrupt")).map((r) => r.input), ["first"])
+        assert.strictEqual(yield* Workflow.setSessionName(v1, "corrupt", "broken one"), "broken one")
+        assert.deepStrictEqual(yield* Workflow.getSessionName(v1, "corrupt"), Option.some("broken one"))
+        yield* Workflow.deleteSession(v1, "corrupt")
+        assert.strictEqual((yield* Effect.flip(Workflow.getSessionState(v1, "corrupt")))._tag, "SessionNotFound")
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 })

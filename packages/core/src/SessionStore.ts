@@ -137,6 +137,8 @@ export interface Backend {
   readonly load: (
     sessionId: string
   ) => Effect.Effect<Option.Option<StoredSession>, WorkflowError.SessionStoreError | StateDecodeError>
+  /** What the store knows of a session without its state (its state is not read, so a corrupt one does not matter). */
+  readonly info: (sessionId: string) => Effect.Effect<Option.Option<SessionInfo>, WorkflowError.SessionStoreError>
   /** Returns the session's version after the commit. */
   readonly commit: (
     commit: Commit
@@ -295,6 +297,7 @@ export const makeMemoryBackend = (): Backend => {
         if (s === undefined) return Effect.succeed(Option.none())
         return Effect.map(parseState(sessionId, s.state), (state) => Option.some({ ...s.info, state }))
       }),
+    info: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId)?.info)),
     commit: (commit) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis

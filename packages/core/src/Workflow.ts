@@ -471,14 +471,26 @@ export interface SessionOptions {
   readonly userId?: string | undefined
 }
 
-const loadSession = <A, I>(self: Workflow<A, I, unknown, unknown>, sessionId: string, options: SessionOptions | undefined) =>
+const owned = <S extends SessionStore.SessionInfo, E>(
+  self: Any,
+  sessionId: string,
+  options: SessionOptions | undefined,
+  read: (store: SessionStore.Service) => Effect.Effect<Option.Option<S>, E>
+) =>
   Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const stored = yield* store.load(sessionId)
-    if (Option.isNone(stored)) return yield* Effect.fail(new WorkflowError.SessionNotFound({ sessionId }))
-    yield* SessionStore.checkOwner(sessionId, stored.value.userId, options?.userId ?? self.userId)
-    return stored.value
+    const found = yield* read(yield* SessionStore.SessionStore)
+    if (Option.isNone(found)) return yield* Effect.fail(new WorkflowError.SessionNotFound({ sessionId }))
+    yield* SessionStore.checkOwner(sessionId, found.value.userId, options?.userId ?? self.userId)
+    return found.value
   })
+
+/** The session with its (parsed, not yet decoded) state, for its owner. */
+const loadSession = (self: Any, sessionId: string, options: SessionOptions | undefined) =>
+  owned(self, sessionId, options, (store) => store.load(sessionId))
+
+/** The session without its state (so a corrupt state does not get in the way), for its owner. */
+const sessionInfo = (self: Any, sessionId: string, options: SessionOptions | undefined) =>
+  owned(self, sessionId, options, (store) => store.info(sessionId))
 
 /**
  * The stored state of a session, decoded with the workflow's state Schema.
@@ -560,7 +572,7 @@ export const setSessionName: <A, I, E, R>(
   options?: SessionOptions
 ) => Effect.Effect<
   string,
-  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.StateDecodeError | WorkflowError.SessionStoreError,
+  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
   SessionStore.SessionStore
 > = Effect.fn("Workflow.setSessionName")(
   function*<A, I, E, R>(
@@ -570,14 +582,14 @@ export const setSessionName: <A, I, E, R>(
     options?: SessionOptions
   ) {
     const store = yield* SessionStore.SessionStore
-    const stored = yield* loadSession(self, sessionId, options)
-    const chosen = typeof name === "string" ? name : yield* autogenerateName(self, stored)
+    const info = yield* sessionInfo(self, sessionId, options)
+    const chosen = typeof name === "string" ? name : yield* autogenerateName(self, info)
     yield* store.setName(sessionId, chosen)
     return chosen
   }
 )
 
-const autogenerateName = (self: Any, stored: SessionStore.StoredSession) =>
+const autogenerateName = (self: Any, stored: SessionStore.SessionInfo) =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     const [first] = yield* store.runs(stored.sessionId, {}).pipe(
@@ -617,12 +629,12 @@ export const getSessionName: <A, I, E, R>(
   options?: SessionOptions
 ) => Effect.Effect<
   Option.Option<string>,
-  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.StateDecodeError | WorkflowError.SessionStoreError,
+  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
   SessionStore.SessionStore
 > = Effect.fn("Workflow.getSessionName")(
   function*<A, I, E, R>(self: Workflow<A, I, E, R>, sessionId: string, options?: SessionOptions) {
-    const stored = yield* loadSession(self, sessionId, options)
-    return Option.fromNullable(stored.name)
+    const info = yield* sessionInfo(self, sessionId, options)
+    return Option.fromNullable(info.name)
   }
 )
 
@@ -686,13 +698,13 @@ export const deleteSession: <A, I, E, R>(
   options?: SessionOptions
 ) => Effect.Effect<
   void,
-  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.StateDecodeError | WorkflowError.SessionStoreError,
+  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
   SessionStore.SessionStore
 > = Effect.fn("Workflow.deleteSession")(
   function*<A, I, E, R>(self: Workflow<A, I, E, R>, sessionId: string, options?: SessionOptions) {
     const store = yield* SessionStore.SessionStore
     yield* store.withSessionLock(sessionId)(Effect.gen(function*() {
-      yield* loadSession(self, sessionId, options)
+      yield* sessionInfo(self, sessionId, options)
       yield* store.remove(sessionId)
     }))
   }
@@ -710,12 +722,12 @@ export const getRunHistory: <A, I, E, R>(
   options?: SessionOptions & SessionStore.RunsOptions
 ) => Effect.Effect<
   ReadonlyArray<SessionStore.RunRecord>,
-  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.StateDecodeError | WorkflowError.SessionStoreError,
+  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
   SessionStore.SessionStore
 > = Effect.fn("Workflow.getRunHistory")(
   function*<A, I, E, R>(self: Workflow<A, I, E, R>, sessionId: string, options?: SessionOptions & SessionStore.RunsOptions) {
     const store = yield* SessionStore.SessionStore
-    yield* loadSession(self, sessionId, options)
+    yield* sessionInfo(self, sessionId, options)
     return yield* store.runs(sessionId, { limit: options?.limit })
   }
 )

@@ -322,6 +322,14 @@ export const make: (
 FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   })
 
+  const selectInfo = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: SessionInfoRow,
+    execute: (sessionId) =>
+      sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
+FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
+  })
+
   const selectOwner = SqlSchema.findOne({
     Request: Schema.String,
     Result: OwnerRow,
@@ -339,6 +347,14 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
     },
     retryBusy,
     Effect.catchTags({ SqlError: storeError("load"), ParseError: storeError("load") })
+  )
+
+  const info = Effect.fn("SqliteSessionStore.info")(
+    function*(sessionId: string) {
+      return Option.map(yield* selectInfo(sessionId), toInfo)
+    },
+    retryBusy,
+    Effect.catchTags({ SqlError: storeError("info"), ParseError: storeError("info") })
   )
 
   /** Why a conditional write touched no row: the session is missing, someone else's, or at another version. */
@@ -506,7 +522,7 @@ FROM ${runsTable} WHERE session_id = ${sessionId} ORDER BY seq`.withoutTransform
     Effect.catchTags({ SqlError: storeError("runs"), ParseError: storeError("runs") })
   )
 
-  return SessionStore.make({ load, commit, list, remove, setName, runs })
+  return SessionStore.make({ load, info, commit, list, remove, setName, runs })
 })
 
 /**
