@@ -364,13 +364,7 @@ export const emit = (payload: Payload): Effect.Effect<void> =>
  * @category emitting
  */
 export const log = (message: string): Effect.Effect<void> =>
-  Effect.flatMap(
-    FiberRef.get(currentEmitter),
-    (emitter) =>
-      emitter.enabled
-        ? Effect.flatMap(FiberRef.get(currentPath), (path) => emitter.emit({ _tag: "Log", message }, path))
-        : Effect.logInfo(message)
-  )
+  Effect.flatMap(isEnabled, (enabled) => (enabled ? emit({ _tag: "Log", message }) : Effect.logInfo(message)))
 
 /**
  * Whether the current run's events are being consumed; lets producers skip
