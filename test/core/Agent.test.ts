@@ -54,7 +54,7 @@ const assistant = Agent.make({
   tools: ShoppingTools
 })
 
-const shopping = (steps: ReadonlyArray<Step.Step<any, any>>) =>
+const shopping = (steps: ReadonlyArray<Step.Any>) =>
   Workflow.make({
     name: "Shopping List Workflow",
     state: ShoppingList,

@@ -9,8 +9,8 @@ class Items extends SessionState.Tag("test/Items")<Items>()({
 const append = (name: string, item: string = name) =>
   Step.make(name, () => Items.update((s) => ({ items: [...s.items, item] })))
 
-const itemsWorkflow = <const S extends ReadonlyArray<Step.Any>>(steps: S) =>
-  Workflow.make({ name: "items", state: Items, sessionState: { items: [] }, steps })
+const itemsWorkflow = <const S extends ReadonlyArray<Step.Any>>(steps: S & Step.Chain<S, unknown, unknown>) =>
+  Workflow.make<S, typeof Schema.Unknown, typeof Items>({ name: "items", state: Items, sessionState: { items: [] }, steps })
 
 class Boom extends Schema.TaggedError<Boom>()("Boom", { reason: Schema.String }) {}
 
@@ -147,6 +147,7 @@ describe("Workflow", () => {
         const v2 = Workflow.make({
           name: "v",
           state: V2,
+          sessionState: { items: [] },
           steps: [Step.make("read", () => V2.get.pipe(Effect.map((s) => `${s.label}:${s.items.join(",")}`)))]
         })
         const out = yield* Workflow.run(v2, "x", { sessionId: "v" })
@@ -575,7 +576,7 @@ describe("Workflow", () => {
       Effect.gen(function*() {
         const a = append("a")
         const b = append("b")
-        const router = (pick: Router.Selection) => Router.make({ name: "r", choices: [a, b], selector: () => Effect.succeed(pick) })
+        const router = (pick: Router.Selection<[typeof a, typeof b]>) => Router.make({ name: "r", choices: [a, b], selector: () => Effect.succeed(pick) })
         expect((yield* Workflow.run(itemsWorkflow([router(a)]), "x")).state.items).toEqual(["a"])
         expect((yield* Workflow.run(itemsWorkflow([router("b")]), "x")).state.items).toEqual(["b"])
         expect((yield* Workflow.run(itemsWorkflow([router([b, "a"])]), "x")).state.items).toEqual(["b", "a"])

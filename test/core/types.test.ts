@@ -40,7 +40,7 @@ export const handled = Workflow.run(dbWorkflow, "x").pipe(
 export const notAnError = Workflow.run(dbWorkflow, "x").pipe(Effect.catchTag("NoSuchError", () => Effect.void))
 
 // a step needing a state tag the workflow does not provide keeps it in R
-const wrongState = Workflow.make({ name: "wrong", state: Cart, steps: [usesOther] })
+const wrongState = Workflow.make({ name: "wrong", state: Cart, sessionState: { items: [] }, steps: [usesOther] })
 // @ts-expect-error Other is not the workflow's state
 export const otherMissing: Effect.Effect<unknown, unknown, SessionStore.SessionStore> = Workflow.run(wrongState, "x")
 

@@ -7,8 +7,8 @@ import { events, tempDb } from "./utils.js"
 
 const { contentSummaryStep, contentWorkflow, inputs, offlineModel, streamingContentWorkflow } = CustomExecutors
 
-const twice = <E, R>(
-  wf: Workflow.Workflow<typeof CustomExecutors.ContentPlans.schema.Type, typeof CustomExecutors.ContentPlans.schema.Encoded, E, R>,
+const twice = (
+  wf: typeof contentWorkflow | typeof streamingContentWorkflow,
   sessionId: string
 ) =>
   Effect.gen(function*() {

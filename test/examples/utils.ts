@@ -61,7 +61,11 @@ export const logLines = (evs: ReadonlyArray<WorkflowEvent.WorkflowEvent>): Array
   evs.flatMap((e) => (e._tag === "Log" ? [e.message] : []))
 
 /** Streams a run and collects its events. */
-export const events = <A, I, E, R>(wf: Workflow.Workflow<A, I, E, R>, input: unknown, options?: Workflow.RunOptions<I>) =>
+export const events = <W extends Workflow.Any>(
+  wf: W,
+  input: Workflow.Input<W>,
+  options?: Workflow.RunOptions<Workflow.StateEncoded<W>>
+) =>
   Workflow.stream(wf, input, options).pipe(
     Stream.runCollect,
     Effect.map((chunk): ReadonlyArray<WorkflowEvent.WorkflowEvent> => Chunk.toReadonlyArray(chunk))

@@ -366,11 +366,13 @@ describe("SqliteSessionStore under a workflow", () => {
   const v2Strict = Workflow.make({
     name: "versioned",
     state: V2Strict,
+    sessionState: { items: [], owner: "new" },
     steps: [Step.make("add", () => V2Strict.update((s) => ({ ...s, items: [...s.items, "new"] })))]
   })
   const v2Defaulted = Workflow.make({
     name: "versioned",
     state: V2Defaulted,
+    sessionState: { items: [] },
     steps: [Step.make("add", () => V2Defaulted.update((s) => ({ ...s, items: [...s.items, "new"] })))]
   })
 

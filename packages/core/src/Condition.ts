@@ -5,54 +5,72 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import { runSequence, snapshotOutputs } from "./internal/engine.js"
-import * as Step from "./Step.js"
+import * as internal from "./internal/step.js"
+import type * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import * as StepOutput from "./StepOutput.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
- * An evaluator: reads the step input (and, through its requirements, the
- * session state or run context) and decides.
+ * The output type of a condition: its branch's output, or — when it has no
+ * `elseSteps` and the evaluator says no — the content it received
+ * (`Step.Previous`), passed through unchanged.
  *
  * @since 0.1.0
- * @category models
+ * @category type-level
  */
-export type Evaluator = (input: StepInput) => Effect.Effect<boolean, unknown, unknown>
+export type Output<S extends ReadonlyArray<Step.Any>, Else extends ReadonlyArray<Step.Any>> =
+  | Step.ChainOutput<S, Step.Previous>
+  | (Else extends readonly [] ? Step.Previous : Step.ChainOutput<Else, Step.Previous>)
 
 /**
+ * A condition. The evaluator and both branches receive the condition's input;
+ * each branch's steps must accept what the step before them produces.
+ *
+ * ```ts
+ * Condition.make({
+ *   name: "new user?",
+ *   evaluator: () => Greeting.get.pipe(Effect.map((s) => !s.greeted)),
+ *   steps: [greet]
+ * })
+ * ```
+ *
  * @since 0.1.0
  * @category constructors
  */
 export const make = <
+  const N extends string,
   const S extends ReadonlyArray<Step.Any>,
-  Ev extends Evaluator,
-  const Else extends ReadonlyArray<Step.Any> = []
+  const Else extends ReadonlyArray<Step.Any> = [],
+  E = never,
+  R = never,
+  P = internal.FirstInput<S> & internal.FirstInput<Else>,
+  I = internal.RunInputOf<S> & internal.RunInputOf<Else>
 >(options: {
-  readonly name: string
+  readonly name: N
   readonly description?: string | undefined
-  readonly evaluator: Ev
-  readonly steps: S
-  readonly elseSteps?: Else | undefined
+  readonly evaluator: (input: StepInput<P, I>) => Effect.Effect<boolean, E, R>
+  readonly steps: S & Step.Chain<S, P, I>
+  readonly elseSteps?: (Else & Step.Chain<Else, P, I>) | undefined
 }): Step.Step<
-  Effect.Effect.Error<ReturnType<Ev>> | Step.Error<S[number]> | Step.Error<Else[number]>,
-  Effect.Effect.Context<ReturnType<Ev>> | Step.Context<S[number]> | Step.Context<Else[number]>
+  Output<S, Else>,
+  E | Step.Error<S[number]> | Step.Error<Else[number]>,
+  R | Step.Context<S[number]> | Step.Context<Else[number]>,
+  P,
+  I,
+  N
 > =>
-  Step.makeNode({
+  internal.makeStep({
     name: options.name,
     kind: "condition",
     description: options.description,
-    execute: (input, ctx) =>
+    execute: (input: StepInput<P, I>, ctx) =>
       Effect.gen(function*() {
-        const result = yield* (options.evaluator({ ...input, previousStepOutputs: snapshotOutputs(ctx) }) as Effect.Effect<
-          boolean,
-          Effect.Effect.Error<ReturnType<Ev>>,
-          Effect.Effect.Context<ReturnType<Ev>>
-        >)
-        const branch = result ? options.steps : options.elseSteps ?? []
+        const result = yield* options.evaluator({ ...input, previousStepOutputs: internal.snapshotOutputs(ctx) })
         const branchName = result ? "steps" : options.elseSteps === undefined ? "none" : "else"
         yield* WorkflowEvent.emit({ _tag: "ConditionEvaluated", stepName: options.name, result, branch: branchName })
-        if (branch.length === 0) return StepOutput.make({ content: input.previousStepContent })
-        return yield* runSequence(branch as ReadonlyArray<Step.Step<Step.Error<S[number]>, Step.Context<S[number]>>>, input, ctx)
+        if (result) return yield* internal.runSequence(options.steps, input, ctx)
+        if (options.elseSteps === undefined) return StepOutput.make({ content: input.previousStepContent })
+        return yield* internal.runSequence(options.elseSteps, input, ctx)
       })
   })

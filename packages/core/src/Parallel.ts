@@ -5,32 +5,57 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import { runStep } from "./internal/engine.js"
-import * as Step from "./Step.js"
+import * as internal from "./internal/step.js"
+import type * as Step from "./Step.js"
+import type { StepInput } from "./StepInput.js"
 import * as StepOutput from "./StepOutput.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
+ * The output of a parallel block over branches `S` that receives `P`: each
+ * branch's content by branch name.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Output<S extends ReadonlyArray<Step.Any>, P> = {
+  readonly [B in S[number] as Step.Name<B>]: internal.Resolve<Step.Output<B>, P>
+}
+
+/**
+ * Runs every branch on the block's input at once (or `concurrency` at a
+ * time). Branch names must be unique. The block is successful when every
+ * branch is, and ends the workflow when a branch returned `stop`.
+ *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const S extends ReadonlyArray<Step.Any>>(
-  name: string,
-  branches: S,
+export const make = <
+  const N extends string,
+  const S extends ReadonlyArray<Step.Any>,
+  P = Step.Input<S[number]>,
+  I = internal.RunInputOf<S>
+>(
+  name: N,
+  branches: S & ReadonlyArray<Step.Step<any, any, any, P, I, string>>,
   options?: Step.Options & {
     /** how many branches run at once; default all */
     readonly concurrency?: number | undefined
   }
-): Step.Step<Step.Error<S[number]>, Step.Context<S[number]>> =>
-  Step.makeNode({
+): Step.Step<Output<S, P>, Step.Error<S[number]>, Step.Context<S[number]>, P, I, N> => {
+  const names = new Set<string>()
+  for (const branch of branches) {
+    if (names.has(branch.name)) throw new globalThis.Error(`Parallel '${name}': two branches are named '${branch.name}'`)
+    names.add(branch.name)
+  }
+  return internal.makeStep({
+    ...options,
     name,
     kind: "parallel",
-    ...options,
-    execute: (input, ctx) =>
+    execute: (input: StepInput<P, I>, ctx) =>
       Effect.gen(function*() {
-        const steps = branches as ReadonlyArray<Step.Step<Step.Error<S[number]>, Step.Context<S[number]>>>
-        yield* WorkflowEvent.emit({ _tag: "ParallelStarted", stepName: name, branches: steps.map((s) => s.name) })
-        const outputs = yield* Effect.forEach(steps, (step) => runStep(step, input, ctx), {
+        yield* WorkflowEvent.emit({ _tag: "ParallelStarted", stepName: name, branches: [...names] })
+        const outputs = yield* Effect.forEach(branches, (branch) => internal.runStep(branch, input, ctx), {
           concurrency: options?.concurrency ?? "unbounded"
         })
         yield* WorkflowEvent.emit({ _tag: "ParallelCompleted", stepName: name })
@@ -43,3 +68,4 @@ export const make = <const S extends ReadonlyArray<Step.Any>>(
         })
       })
   })
+}

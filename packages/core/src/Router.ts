@@ -1,79 +1,98 @@
 /**
  * Chooses which steps to run at run time. The selector (an Effect that may
- * read the session state and the run context) returns one step, several
- * steps, a step name or several names; every choice must be one of the
- * router's `choices`, else the run fails with `RouterChoiceError`.
+ * read the session state and the run context) gets the step input and the
+ * router's choices, and returns one choice (a step or its name) or several (a
+ * sequence); every choice must be one of the router's `choices`, else the run
+ * fails with `RouterChoiceError`.
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import { runSequence, snapshotOutputs } from "./internal/engine.js"
-import * as Step from "./Step.js"
+import * as internal from "./internal/step.js"
+import type * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import * as WorkflowError from "./WorkflowError.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
- * What a selector may return.
+ * One choice: a step of `S`, or its name. Any string is accepted (editors
+ * still suggest the choices' names); a name that is not a choice's fails the
+ * run with `RouterChoiceError`.
  *
  * @since 0.1.0
  * @category models
  */
-export type Selection = Step.Any | string | ReadonlyArray<Step.Any | string>
+export type Choice<S extends ReadonlyArray<Step.Any>> = S[number] | Step.Name<S[number]> | (string & {})
 
 /**
- * A selector: picks from the step input (and, through its requirements, the
- * session state or run context).
+ * Whether every choice accepts every choice's output, so that several choices
+ * can run as a sequence.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Chainable<S extends ReadonlyArray<Step.Any>> = [Exclude<Step.Output<S[number]>, Step.Previous>] extends
+  [Step.Input<S[number]>] ? true : false
+
+/**
+ * What a selector may return: one choice, or — when the choices can follow
+ * one another (see {@link Chainable}) — several, run in order.
  *
  * @since 0.1.0
  * @category models
  */
-export type Selector = (input: StepInput) => Effect.Effect<Selection, unknown, unknown>
+export type Selection<S extends ReadonlyArray<Step.Any>> =
+  | Choice<S>
+  | (Chainable<S> extends true ? ReadonlyArray<Choice<S>> : never)
 
 /**
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const S extends ReadonlyArray<Step.Any>, Sel extends Selector>(options: {
-  readonly name: string
+export const make = <
+  const N extends string,
+  const S extends ReadonlyArray<Step.Any>,
+  E = never,
+  R = never,
+  P = Step.Input<S[number]>,
+  I = internal.RunInputOf<S>
+>(options: {
+  readonly name: N
   readonly description?: string | undefined
-  readonly choices: S
-  readonly selector: Sel
+  readonly choices: S & ReadonlyArray<Step.Step<any, any, any, P, I, string>>
+  readonly selector: (input: StepInput<P, I>, choices: S) => Effect.Effect<Selection<S>, E, R>
 }): Step.Step<
-  Effect.Effect.Error<ReturnType<Sel>> | WorkflowError.RouterChoiceError | Step.Error<S[number]>,
-  Effect.Effect.Context<ReturnType<Sel>> | Step.Context<S[number]>
+  Step.Output<S[number]>,
+  E | WorkflowError.RouterChoiceError | Step.Error<S[number]>,
+  R | Step.Context<S[number]>,
+  P,
+  I,
+  N
 > =>
-  Step.makeNode({
+  internal.makeStep({
     name: options.name,
     kind: "router",
     description: options.description,
-    execute: (input, ctx) =>
+    execute: (input: StepInput<P, I>, ctx) =>
       Effect.gen(function*() {
-        const selection = yield* (options.selector({ ...input, previousStepOutputs: snapshotOutputs(ctx) }) as Effect.Effect<
-          Selection,
-          Effect.Effect.Error<ReturnType<Sel>>,
-          Effect.Effect.Context<ReturnType<Sel>>
-        >)
+        const selection = yield* options.selector(
+          { ...input, previousStepOutputs: internal.snapshotOutputs(ctx) },
+          options.choices
+        )
         const picked = yield* resolve(options.name, options.choices, selection)
         yield* WorkflowEvent.emit({ _tag: "RouterSelected", stepName: options.name, selected: picked.map((s) => s.name) })
-        return yield* runSequence(
-          picked as ReadonlyArray<Step.Step<Step.Error<S[number]>, Step.Context<S[number]>>>,
-          input,
-          ctx
-        )
+        return yield* internal.runSequence(picked, input, ctx)
       })
   })
 
-const resolve = (
+const resolve = <S extends ReadonlyArray<Step.Any>>(
   router: string,
-  choices: ReadonlyArray<Step.Any>,
-  selection: Selection
-): Effect.Effect<ReadonlyArray<Step.Any>, WorkflowError.RouterChoiceError> => {
-  const items: ReadonlyArray<Step.Any | string> = typeof selection === "string" || !Array.isArray(selection)
-    ? [selection as Step.Any | string]
-    : selection
+  choices: S,
+  selection: Selection<S>
+): Effect.Effect<ReadonlyArray<S[number]>, WorkflowError.RouterChoiceError> => {
+  const items: ReadonlyArray<Step.Any | string> = Array.isArray(selection) ? selection : [selection as Choice<S>]
   const names = choices.map((c) => c.name)
-  const out: Array<Step.Any> = []
+  const out: Array<S[number]> = []
   for (const item of items) {
     if (typeof item === "string") {
       const found = choices.find((c) => c.name === item)
@@ -85,7 +104,12 @@ const resolve = (
       out.push(item)
     } else {
       return Effect.fail(
-        new WorkflowError.RouterChoiceError({ router, choice: item.name, reason: "outside-choices", choices: names })
+        new WorkflowError.RouterChoiceError({
+          router,
+          choice: String((item as { readonly name?: unknown } | null)?.name ?? item),
+          reason: "outside-choices",
+          choices: names
+        })
       )
     }
   }

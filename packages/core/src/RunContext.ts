@@ -6,6 +6,8 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type { ChatTurn } from "./SessionStore.js"
+import type { SessionStoreError } from "./WorkflowError.js"
 
 /**
  * @since 0.1.0
@@ -16,8 +18,15 @@ export interface Service {
   readonly sessionId: string
   readonly userId: string | undefined
   readonly workflowName: string
-  /** The run's input, as given to `Workflow.run`. */
+  /** The run's input (decoded with the workflow's `input` Schema, when it has one). */
   readonly input: unknown
+  /**
+   * The session's conversation before this run: its completed runs' inputs
+   * and outputs, oldest first (`lastRuns`: only the most recent ones).
+   */
+  readonly chatHistory: (
+    options?: { readonly lastRuns?: number | undefined }
+  ) => Effect.Effect<ReadonlyArray<ChatTurn>, SessionStoreError>
 }
 
 /**

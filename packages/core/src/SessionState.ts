@@ -89,6 +89,51 @@ export interface StateTag<Self, A, I = A> extends Context.Tag<Self, Service<A>> 
   readonly schema: Schema.Schema<A, I>
 }
 
+declare const UntypedTypeId: unique symbol
+
+/**
+ * The state of a workflow without a typed state tag: an untyped JSON object,
+ * reached through {@link SessionState}. A type only.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Untyped {
+  readonly [UntypedTypeId]: typeof UntypedTypeId
+}
+
+/**
+ * Any workflow state: a typed state tag, or {@link Untyped}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Any = StateTag<any, any, any> | Untyped
+
+/**
+ * The state type of a tag (`State` for {@link Untyped}).
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Type<T> = T extends Untyped ? State : T extends StateTag<infer _Self, infer A, infer _I> ? A : never
+
+/**
+ * The stored (encoded) form of a tag's state (`State` for {@link Untyped}).
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Encoded<T> = T extends Untyped ? State : T extends StateTag<infer _Self, infer _A, infer I> ? I : never
+
+/**
+ * The service a typed tag stands for in `R` (`never` for {@link Untyped}).
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Identifier<T> = T extends Untyped ? never : T extends StateTag<infer Self, infer _A, infer _I> ? Self : never
+
 /**
  * The class returned by {@link Tag}: a {@link StateTag} with accessors.
  *

@@ -122,9 +122,47 @@ export interface ListFilter {
  * @category models
  */
 export interface RunsOptions {
-  /** only the most recent `limit` runs (still oldest first) */
+  /** only the most recent `limit` runs (still oldest first), counted after the `status` filter */
   readonly limit?: number | undefined
+  /** only runs with this status */
+  readonly status?: RunStatus | undefined
 }
+
+/**
+ * One exchange of a conversation: a completed run's input and output.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ChatTurn {
+  readonly runId: string
+  /** the run's input, as stored */
+  readonly input: unknown
+  /** the run's content (its last step's output), as stored */
+  readonly output: unknown
+  /** epoch milliseconds */
+  readonly completedAt: number
+}
+
+/**
+ * The conversation of a session so far: its completed runs' inputs and
+ * outputs, oldest first; `lastRuns` keeps only the most recent ones (failed
+ * and cancelled runs are left out before counting).
+ *
+ * @since 0.1.0
+ * @category history
+ */
+export const chatHistory = (
+  store: Backend,
+  sessionId: string,
+  options?: { readonly lastRuns?: number | undefined }
+): Effect.Effect<ReadonlyArray<ChatTurn>, WorkflowError.SessionStoreError> =>
+  options?.lastRuns !== undefined && options.lastRuns <= 0
+    ? Effect.succeed([])
+    : Effect.map(
+      store.runs(sessionId, { status: "completed", limit: options?.lastRuns }),
+      (runs) => runs.map((run) => ({ runId: run.runId, input: run.input, output: run.content, completedAt: run.completedAt }))
+    )
 
 /**
  * The primitives a backend implements.
@@ -370,9 +408,9 @@ export const makeMemoryBackend = (): Backend => {
       }),
     runs: (sessionId, options) =>
       Effect.sync(() => {
-        const runs = sessions.get(sessionId)?.runs ?? []
-        const wanted = options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
-        return wanted.map((json) => JSON.parse(json) as RunRecord)
+        const all = (sessions.get(sessionId)?.runs ?? []).map((json) => JSON.parse(json) as RunRecord)
+        const runs = options.status === undefined ? all : all.filter((run) => run.status === options.status)
+        return options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
       })
   }
 }

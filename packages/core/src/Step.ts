@@ -1,35 +1,79 @@
 /**
  * Steps: the nodes of a workflow. Every node — an executor, a sequence, a
- * condition, a router, a loop, a parallel block, an agent, a team — is a
- * `Step<E, R>`: its errors `E` and requirements `R` flow up to the workflow
- * that contains it.
+ * condition, a router, a loop, a parallel block, an agent, a team, a nested
+ * workflow — is a `Step<A, E, R, P, I, N>`:
+ *
+ * - `A`: the content it produces, which the next step receives as
+ *   `previousStepContent`;
+ * - `E`, `R`: its errors and requirements, which flow up to the workflow;
+ * - `P`: the previous content it accepts, `I`: the run input it accepts
+ *   (`unknown` = anything), so a step that needs a `number` after a step that
+ *   yields a `string` does not compile;
+ * - `N`: its name (a string literal type when written as one).
  *
  * @since 0.1.0
  */
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
-import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import type * as Schedule from "effect/Schedule"
-import * as Stream from "effect/Stream"
-import * as Agent from "./Agent.js"
-import type { ExecContext } from "./internal/engine.js"
-import * as WorkflowError from "./WorkflowError.js"
-import { message as stepMessage, type StepInput } from "./StepInput.js"
-import * as StepOutput from "./StepOutput.js"
+import type * as Stream from "effect/Stream"
+import type * as Agent from "./Agent.js"
+import * as agentStep from "./internal/agentStep.js"
+import * as executors from "./internal/executors.js"
+import * as internal from "./internal/step.js"
+import * as nested from "./internal/workflow.js"
+import type { StepInput } from "./StepInput.js"
+import type * as StepOutput from "./StepOutput.js"
 import type * as Team from "./Team.js"
-import * as WorkflowEvent from "./WorkflowEvent.js"
+import type * as WorkflowError from "./WorkflowError.js"
+import type * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
  * @since 0.1.0
  * @category type ids
  */
-export const TypeId: unique symbol = Symbol.for("@sessionflow/core/Step")
+export const TypeId: typeof internal.TypeId = internal.TypeId
 
 /**
  * @since 0.1.0
  * @category type ids
  */
-export type TypeId = typeof TypeId
+export type TypeId = internal.TypeId
+
+/**
+ * A step producing `A`, failing with `E`, needing `R`, that accepts the
+ * previous content `P` and the run input `I`; `N` is its name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Step<A = unknown, E = never, R = never, P = unknown, I = unknown, N extends string = string> = internal.Step<
+  A,
+  E,
+  R,
+  P,
+  I,
+  N
+>
+
+/**
+ * Any step.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Any = internal.Any
+
+/**
+ * In an output type: "the content this step received, passed through" (a
+ * `Condition` that did not run its branch, a `skipOnError` step that failed).
+ * Sequences replace it with the previous step's output type, so
+ * `Step<string | Previous>` after a `Step<number>` produces `string | number`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Previous = internal.Previous
 
 /**
  * What a step does when it fails: fail the run (default) or record an
@@ -38,39 +82,15 @@ export type TypeId = typeof TypeId
  * @since 0.1.0
  * @category models
  */
-export type OnError = "fail" | "skip"
+export type OnError = internal.OnError
 
 /**
- * @since 0.1.0
- * @category models
- */
-export interface Step<out E = never, out R = never> extends Pipeable {
-  readonly [TypeId]: {
-    readonly _E: (_: never) => E
-    readonly _R: (_: never) => R
-  }
-  readonly name: string
-  readonly kind: WorkflowEvent.StepKind
-  readonly description: string | undefined
-  readonly onError: OnError
-  readonly retry: Schedule.Schedule<unknown, never> | undefined
-  /**
-   * Runs the node. Returns a `StepOutput`, or any other value as the content
-   * of a successful output. Called by the engine, which emits the step's
-   * events, applies `retry`/`onError` and records the output.
-   *
-   * @internal
-   */
-  readonly execute: (input: StepInput, ctx: ExecContext) => Effect.Effect<unknown, E, R>
-}
-
-/**
- * Any step.
+ * The content type a step produces.
  *
  * @since 0.1.0
- * @category models
+ * @category type-level
  */
-export interface Any extends Step<unknown, unknown> {}
+export type Output<S> = internal.Output<S>
 
 /**
  * The errors of a step type.
@@ -78,7 +98,7 @@ export interface Any extends Step<unknown, unknown> {}
  * @since 0.1.0
  * @category type-level
  */
-export type Error<S> = S extends Step<infer E, infer _R> ? E : never
+export type Error<S> = internal.Error<S>
 
 /**
  * The requirements of a step type.
@@ -86,7 +106,49 @@ export type Error<S> = S extends Step<infer E, infer _R> ? E : never
  * @since 0.1.0
  * @category type-level
  */
-export type Context<S> = S extends Step<infer _E, infer R> ? R : never
+export type Context<S> = internal.Context<S>
+
+/**
+ * The previous content a step type accepts.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Input<S> = internal.Input<S>
+
+/**
+ * The run input a step type accepts.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type RunInput<S> = internal.RunInput<S>
+
+/**
+ * The name of a step type.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Name<S> = internal.Name<S>
+
+/**
+ * The output of the sequence `S` when it receives `Prev`.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type ChainOutput<S extends ReadonlyArray<Any>, Prev> = internal.ChainOutput<S, Prev>
+
+/**
+ * The types the steps of a sequence must have: each accepts what the one
+ * before produces (`Prev` for the first) and the run input `I`. Containers
+ * check their steps against it, so a mismatch is a compile error at the step.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Chain<S extends ReadonlyArray<Any>, Prev, I> = internal.Chain<S, Prev, I>
 
 /**
  * @since 0.1.0
@@ -94,47 +156,21 @@ export type Context<S> = S extends Step<infer _E, infer R> ? R : never
  */
 export interface Options {
   readonly description?: string | undefined
+  /** `"skip"`: like {@link skipOnError} */
   readonly onError?: OnError | undefined
+  /** like {@link withRetry} */
   readonly retry?: Schedule.Schedule<unknown, never> | undefined
-}
-
-const Proto = {
-  pipe() {
-    return pipeArguments(this, arguments)
-  }
-}
-
-/**
- * Builds a step node. Container modules (`Steps`, `Condition`, `Router`,
- * `Loop`, `Parallel`) and agents use it; most code wants {@link make}.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const makeNode = <E, R>(options: {
-  readonly name: string
-  readonly kind: WorkflowEvent.StepKind
-  readonly execute: (input: StepInput, ctx: ExecContext) => Effect.Effect<unknown, E, R>
-  readonly description?: string | undefined
-  readonly onError?: OnError | undefined
-  readonly retry?: Schedule.Schedule<unknown, never> | undefined
-}): Step<E, R> => {
-  const step = Object.create(Proto)
-  step[TypeId] = TypeId
-  step.name = options.name
-  step.kind = options.kind
-  step.description = options.description
-  step.onError = options.onError ?? "fail"
-  step.retry = options.retry
-  step.execute = options.execute
-  return step
 }
 
 /**
  * An executor step: an Effect computed from the step input. It may read and
  * write the session state (`SessionState`, or a typed state tag) and the run
  * identity (`RunContext`); those, and anything else it needs, appear in `R`.
- * Return a `StepOutput` to control success/stop, or any value as content.
+ * It returns its content, or a `StepOutput` to control success and `stop`.
+ *
+ * Annotate the input to require a previous content or run input type
+ * (`(input: StepInput<Order>) => …`); inside `Workflow.andThen` the input is
+ * typed from the step before.
  *
  * ```ts
  * const count = Step.make("count", () =>
@@ -144,11 +180,11 @@ export const makeNode = <E, R>(options: {
  * @since 0.1.0
  * @category constructors
  */
-export const make = <A, E = never, R = never>(
-  name: string,
-  execute: (input: StepInput) => Effect.Effect<A, E, R>,
+export const make: <const N extends string, X, E = never, R = never, P = unknown, I = unknown>(
+  name: N,
+  execute: (input: StepInput<P, I>) => Effect.Effect<X, E, R>,
   options?: Options
-): Step<E, R> => makeNode({ name, kind: "step", execute: (input) => execute(input), ...options })
+) => Step<StepOutput.Content<X>, E, R, P, I, N> = executors.make
 
 /**
  * An executor from an async function. A rejection fails the step with
@@ -157,25 +193,11 @@ export const make = <A, E = never, R = never>(
  * @since 0.1.0
  * @category constructors
  */
-export const promise = <A>(
-  name: string,
-  execute: (input: StepInput, signal: AbortSignal) => Promise<A>,
+export const promise: <const N extends string, X, P = unknown, I = unknown>(
+  name: N,
+  execute: (input: StepInput<P, I>, signal: AbortSignal) => Promise<X>,
   options?: Options
-): Step<WorkflowError.StepError> =>
-  make(
-    name,
-    (input) =>
-      Effect.tryPromise({
-        try: (signal) => execute(input, signal),
-        catch: (cause) =>
-          new WorkflowError.StepError({
-            step: name,
-            description: cause instanceof globalThis.Error ? cause.message : String(cause),
-            cause
-          })
-      }),
-    options
-  )
+) => Step<StepOutput.Content<X>, WorkflowError.StepError, never, P, I, N> = executors.promise
 
 /**
  * A streaming executor. Every string it emits is published as a `TextDelta`
@@ -185,31 +207,11 @@ export const promise = <A>(
  * @since 0.1.0
  * @category constructors
  */
-export const stream = <E = never, R = never>(
-  name: string,
-  execute: (input: StepInput) => Stream.Stream<string | StepOutput.StepOutput, E, R>,
+export const stream: <const N extends string, X = never, E = never, R = never, P = unknown, I = unknown>(
+  name: N,
+  execute: (input: StepInput<P, I>) => Stream.Stream<string | StepOutput.StepOutput<X>, E, R>,
   options?: Options
-): Step<E, R> =>
-  make(
-    name,
-    (input) =>
-      Effect.suspend(() => {
-        let text = ""
-        let output: StepOutput.StepOutput | undefined
-        return execute(input).pipe(
-          Stream.runForEach((item) => {
-            if (typeof item === "string") {
-              text += item
-              return WorkflowEvent.emit({ _tag: "TextDelta", delta: item })
-            }
-            output = item
-            return Effect.void
-          }),
-          Effect.map(() => output ?? text)
-        )
-      }),
-    options
-  )
+) => Step<string | X, E, R, P, I, N> = executors.stream
 
 /**
  * Options of agent and team steps.
@@ -217,13 +219,13 @@ export const stream = <E = never, R = never>(
  * @since 0.1.0
  * @category options
  */
-export interface AgentOptions extends Options {
+export interface AgentOptions<P = unknown, I = unknown> extends Options {
   /**
    * The message for the agent. Default: `StepInput.message(input)`, i.e. the
-   * run input for the first step, else the previous step's content (JSON
-   * text when it is not a string).
+   * previous step's content (the run input for the first step), as JSON text
+   * when it is not a string.
    */
-  readonly message?: ((input: StepInput) => unknown) | undefined
+  readonly message?: ((input: StepInput<P, I>) => unknown) | undefined
   /**
    * When the message is not the run input itself, add the run input to the
    * agent's system prompt (under {@link runInputHeading}), so a later step still
@@ -239,47 +241,25 @@ export interface AgentOptions extends Options {
  * @since 0.1.0
  * @category agents
  */
-export const runInputHeading = "The workflow's input (what the user asked for at the start of this run):"
-
-const agentMessage = (input: StepInput, options: AgentOptions | undefined) => {
-  const message = options?.message === undefined ? stepMessage(input) : options.message(input)
-  const includeRunInput = (options?.includeRunInput ?? true) && input.input !== undefined && message !== input.input
-  return {
-    message,
-    additionalContext: includeRunInput
-      ? `${runInputHeading}\n${StepOutput.contentText(input.input)}`
-      : undefined
-  }
-}
-
-const stepOptions = (options: AgentOptions | undefined): Options => ({
-  description: options?.description,
-  onError: options?.onError,
-  retry: options?.retry
-})
+export const runInputHeading: string = agentStep.runInputHeading
 
 /**
  * A step that runs an agent on the step's message (see
  * {@link AgentOptions.message}); its content is the agent's output: the final
- * text, or the decoded structured output (which a next agent step receives as
- * JSON text). The agent's tools share the run's session state; its text
- * deltas and tool calls are published at the step's path. The agent's errors
- * and requirements (its model, its tools' handlers and dependencies) become
- * the step's.
+ * text (`string`), or the decoded structured output (its Schema's type). The
+ * agent's tools share the run's session state; its text deltas and tool
+ * calls are published at the step's path. The agent's errors and
+ * requirements (its model, its tools' handlers and dependencies) become the
+ * step's.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const agent = <A, E, R>(name: string, agent: Agent.Agent<A, E, R>, options?: AgentOptions): Step<E, R> =>
-  makeNode({
-    name,
-    kind: "agent",
-    ...stepOptions(options),
-    execute: (input) => {
-      const { additionalContext, message } = agentMessage(input, options)
-      return Effect.map(Agent.run(agent, message, { additionalContext }), (result) => result.content)
-    }
-  })
+export const agent: <const N extends string, A, E, R, P = unknown, I = unknown>(
+  name: N,
+  agent: Agent.Agent<A, E, R>,
+  options?: AgentOptions<P, I>
+) => Step<A, E, R, P, I, N> = agentStep.agentStep
 
 /**
  * A step that runs a team (see `Team`): the leader gets the step's message,
@@ -289,44 +269,71 @@ export const agent = <A, E, R>(name: string, agent: Agent.Agent<A, E, R>, option
  * @since 0.1.0
  * @category constructors
  */
-export const team = <A, E, R>(
-  name: string,
+export const team: <const N extends string, A, E, R, P = unknown, I = unknown>(
+  name: N,
   team: Team.Team<A, E, R>,
-  options?: AgentOptions
-): Step<E, R> =>
-  makeNode({
-    name,
-    kind: "team",
-    ...stepOptions(options),
-    execute: (input) => {
-      const { additionalContext, message } = agentMessage(input, options)
-      return Effect.map(Agent.run(team.leader, message, { additionalContext }), (result) => result.content)
-    }
-  })
+  options?: AgentOptions<P, I>
+) => Step<A, E, R, P, I, N> = agentStep.teamStep
 
 /**
- * Retries the step (its whole execution) on failure with `schedule`.
+ * A step that runs another workflow's steps inside the current run. The inner
+ * workflow's input is this step's previous content (decoded with the inner
+ * workflow's `input` Schema, if it has one); it shares the run's session state
+ * (so its typed state must be the outer workflow's: another state tag stays a
+ * requirement and the outer workflow does not compile unprovided), its events
+ * are nested under this step's path, and its errors and requirements become
+ * this step's. Its seed, session id and other session options are not used.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const workflow: <const N extends string, W extends nested.Any>(
+  name: N,
+  workflow: W,
+  options?: Options
+) => Step<
+  nested.Output<W>,
+  nested.Error<W> | nested.InputError<W>,
+  nested.Context<W> | nested.StateRequirement<W>,
+  nested.EncodedInput<W>,
+  unknown,
+  N
+> = nested.asStep
+
+/**
+ * Retries the step (its whole execution) on failure with `schedule`; when the
+ * retries are used up, the last failure fails the run (or is skipped, with
+ * {@link skipOnError}).
  *
  * @since 0.1.0
  * @category combinators
  */
 export const withRetry: {
-  (schedule: Schedule.Schedule<unknown, never>): <E, R>(self: Step<E, R>) => Step<E, R>
-  <E, R>(self: Step<E, R>, schedule: Schedule.Schedule<unknown, never>): Step<E, R>
+  (
+    schedule: Schedule.Schedule<unknown, never>
+  ): <A, E, R, P, I, N extends string>(self: Step<A, E, R, P, I, N>) => Step<A, E, R, P, I, N>
+  <A, E, R, P, I, N extends string>(
+    self: Step<A, E, R, P, I, N>,
+    schedule: Schedule.Schedule<unknown, never>
+  ): Step<A, E, R, P, I, N>
 } = dual(
   2,
-  <E, R>(self: Step<E, R>, schedule: Schedule.Schedule<unknown, never>): Step<E, R> =>
-    makeNode({ ...self, retry: schedule })
+  <A, E, R, P, I, N extends string>(self: Step<A, E, R, P, I, N>, schedule: Schedule.Schedule<unknown, never>) =>
+    internal.update(self, { retry: schedule })
 )
 
 /**
  * When the step fails, record an unsuccessful output (with the error's
- * message) and continue with the next step instead of failing the run.
+ * message) and go on: the next step receives the content this step received.
+ * The step's errors leave the workflow's error type (the run can no longer
+ * fail with them), and its output type gains {@link Previous}.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const skipOnError = <E, R>(self: Step<E, R>): Step<E, R> => makeNode({ ...self, onError: "skip" })
+export const skipOnError = <A, E, R, P, I, N extends string>(
+  self: Step<A, E, R, P, I, N>
+): Step<A | Previous, never, R, P, I, N> => internal.update(self, { onError: "skip" })
 
 /**
  * Renames a step.
@@ -335,6 +342,58 @@ export const skipOnError = <E, R>(self: Step<E, R>): Step<E, R> => makeNode({ ..
  * @category combinators
  */
 export const withName: {
-  (name: string): <E, R>(self: Step<E, R>) => Step<E, R>
-  <E, R>(self: Step<E, R>, name: string): Step<E, R>
-} = dual(2, <E, R>(self: Step<E, R>, name: string): Step<E, R> => makeNode({ ...self, name }))
+  <const N2 extends string>(
+    name: N2
+  ): <A, E, R, P, I, N extends string>(self: Step<A, E, R, P, I, N>) => Step<A, E, R, P, I, N2>
+  <A, E, R, P, I, N extends string, const N2 extends string>(
+    self: Step<A, E, R, P, I, N>,
+    name: N2
+  ): Step<A, E, R, P, I, N2>
+} = dual(
+  2,
+  <A, E, R, P, I, N extends string, N2 extends string>(self: Step<A, E, R, P, I, N>, name: N2) =>
+    internal.update(self, { name })
+)
+
+/**
+ * Runs the children of a container step (see {@link container}): each child
+ * gets its events, retry schedule and error policy, and its output is recorded
+ * in the run, exactly as for the built-in containers.
+ *
+ * - `run(step, input)` runs one child on the given input;
+ * - `sequence(steps, input)` runs children one after the other from the given
+ *   input, each receiving the one before's content (a `stop` output ends it);
+ * - `outputs()` is the workflow's completed step outputs by name (for a
+ *   child's `previousStepOutputs`), `completed()` every step output of the run
+ *   so far, in completion order.
+ *
+ * @since 0.1.0
+ * @category containers
+ */
+export type Runner = executors.Runner
+
+/**
+ * A container step of your own: `execute` gets the step input and a
+ * {@link Runner} to run children with, and returns the container's content
+ * (or a `StepOutput`). The children's errors and requirements become the
+ * container's through the Effect it returns.
+ *
+ * ```ts
+ * // runs its step twice, the second time on the first run's output
+ * const twice = <S extends Step.Step<any, any, any, any, any>>(name: string, step: S) =>
+ *   Step.container(name, (input: StepInput<Step.Input<S>, Step.RunInput<S>>, runner) =>
+ *     Effect.flatMap(runner.run(step, input), (first) =>
+ *       runner.run(step, { ...input, previousStepContent: first.content, previousStepOutputs: runner.outputs() })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category containers
+ */
+export const container: <const N extends string, X, E = never, R = never, P = unknown, I = unknown>(
+  name: N,
+  execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<X, E, R>,
+  options?: Options & {
+    /** the kind shown in events (default `"container"`) */
+    readonly kind?: WorkflowEvent.StepKind | undefined
+  }
+) => Step<StepOutput.Content<X>, E, R, P, I, N> = executors.container

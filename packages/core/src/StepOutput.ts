@@ -13,20 +13,33 @@ import * as Schema from "effect/Schema"
 export const TypeId: unique symbol = Symbol.for("@sessionflow/core/StepOutput")
 
 /**
+ * The output of a step whose content is `A`.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface StepOutput {
+export interface StepOutput<out A = unknown> {
   readonly [TypeId]: typeof TypeId
   readonly stepName: string
-  /** a string, or any JSON value (structured output, parallel results by branch name) */
-  readonly content: unknown
+  /** the step's value: text, structured output, parallel results by branch name, … */
+  readonly content: A
   /** false for a step that reported failure without failing the run */
   readonly success: boolean
   readonly error?: string | undefined
   /** true to end the workflow after this step */
   readonly stop?: boolean | undefined
+  /** `Loop` only: true when the loop reached `maxIterations` before its end condition held */
+  readonly exhausted?: boolean | undefined
 }
+
+/**
+ * The content type of what an executor returns: `A` for a `StepOutput<A>`,
+ * the value's own type otherwise.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Content<X> = X extends StepOutput<infer A> ? A : X
 
 /**
  * The serialisable form of a step output (without the brand).
@@ -39,7 +52,8 @@ export const StepOutputSchema = Schema.Struct({
   content: Schema.Unknown,
   success: Schema.Boolean,
   error: Schema.optional(Schema.String),
-  stop: Schema.optional(Schema.Boolean)
+  stop: Schema.optional(Schema.Boolean),
+  exhausted: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -50,29 +64,34 @@ export const StepOutputSchema = Schema.Struct({
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: {
-  readonly content: unknown
+export const make = <A>(options: {
+  readonly content: A
   readonly stepName?: string | undefined
   readonly success?: boolean | undefined
   readonly error?: string | undefined
   readonly stop?: boolean | undefined
-}): StepOutput => ({
+  readonly exhausted?: boolean | undefined
+}): StepOutput<A> => ({
   [TypeId]: TypeId,
   stepName: options.stepName ?? "",
   content: options.content,
   success: options.success ?? true,
   ...(options.error === undefined ? {} : { error: options.error }),
-  ...(options.stop === undefined ? {} : { stop: options.stop })
+  ...(options.stop === undefined ? {} : { stop: options.stop }),
+  ...(options.exhausted === undefined ? {} : { exhausted: options.exhausted })
 })
 
 /**
- * An unsuccessful output that does not fail the run.
+ * An unsuccessful output that does not fail the run; its content is the error
+ * text unless given.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const failure = (error: string, content: unknown = error): StepOutput =>
-  make({ content, success: false, error })
+export const failure: {
+  (error: string): StepOutput<string>
+  <A>(error: string, content: A): StepOutput<A>
+} = (error: string, content: unknown = error): StepOutput<any> => make({ content, success: false, error })
 
 /**
  * A successful output that ends the workflow after this step.
@@ -80,7 +99,7 @@ export const failure = (error: string, content: unknown = error): StepOutput =>
  * @since 0.1.0
  * @category constructors
  */
-export const stop = (content: unknown): StepOutput => make({ content, stop: true })
+export const stop = <A>(content: A): StepOutput<A> => make({ content, stop: true })
 
 /**
  * @since 0.1.0

@@ -3,24 +3,31 @@
  *
  * @since 0.1.0
  */
-import { runSequence } from "./internal/engine.js"
-import * as Step from "./Step.js"
+import * as internal from "./internal/step.js"
+import type * as Step from "./Step.js"
 
 /**
  * Runs `steps` one after the other; each receives the previous one's
- * content. The sequence's output is its last step's output.
+ * content, the first one this sequence's previous content. The sequence's
+ * output is its last step's output (its input, when empty). Each step must
+ * accept what the one before it produces.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <const S extends ReadonlyArray<Step.Any>>(
-  name: string,
-  steps: S,
+export const make = <
+  const N extends string,
+  const S extends ReadonlyArray<Step.Any>,
+  P = internal.FirstInput<S>,
+  I = internal.RunInputOf<S>
+>(
+  name: N,
+  steps: S & Step.Chain<S, P, I>,
   options?: Step.Options
-): Step.Step<Step.Error<S[number]>, Step.Context<S[number]>> =>
-  Step.makeNode({
+): Step.Step<Step.ChainOutput<S, Step.Previous>, Step.Error<S[number]>, Step.Context<S[number]>, P, I, N> =>
+  internal.makeStep({
+    ...options,
     name,
     kind: "steps",
-    execute: (input, ctx) => runSequence(steps as ReadonlyArray<Step.Step<Step.Error<S[number]>, Step.Context<S[number]>>>, input, ctx),
-    ...options
+    execute: (input, ctx) => internal.runSequence(steps, input, ctx)
   })

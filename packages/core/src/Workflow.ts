@@ -1,143 +1,208 @@
 /**
- * A workflow: a named tree of steps run against a persisted session state.
+ * A workflow: a named sequence of steps run against a persisted session state.
  *
- * Every run belongs to a session. The run loads the session's state (or a
- * deep copy of the seed for a new session), runs its steps with that state
- * shared by all of them, then commits the final state and the run record
- * together. A failed or interrupted run commits no state change, only its run
- * record.
+ * Every run belongs to a session. The run decodes its input (with the
+ * workflow's `input` Schema, if any), loads the session's state (or a deep
+ * copy of the seed for a new session), runs its steps with that state shared
+ * by all of them — each step receiving the one before's content, the first one
+ * the run input — then commits the final state and the run record together.
+ * A failed or interrupted run commits no state change, only its run record.
+ *
+ * A workflow's type carries the last step's content type `A`, every step's
+ * errors `E` and requirements `R` (minus what the workflow provides: its state
+ * and the run context), its input Schema `In` and its state tag `St`.
  *
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
-import * as Ref from "effect/Ref"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { causeMessage, makeExecContext, runSequence } from "./internal/engine.js"
-import { deepCopy, deepMerge, isPlainObject } from "./internal/json.js"
-import * as RunContext from "./RunContext.js"
+import type * as stepInternal from "./internal/step.js"
+import * as internal from "./internal/workflow.js"
 import * as SessionNamer from "./SessionNamer.js"
-import * as SessionState from "./SessionState.js"
+import type * as SessionState from "./SessionState.js"
 import * as SessionStore from "./SessionStore.js"
 import type * as Step from "./Step.js"
+import type { StepInput } from "./StepInput.js"
 import type * as StepOutput from "./StepOutput.js"
 import * as WorkflowError from "./WorkflowError.js"
-import * as WorkflowEvent from "./WorkflowEvent.js"
+import type * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
  * @since 0.1.0
  * @category type ids
  */
-export const TypeId: unique symbol = Symbol.for("@sessionflow/core/Workflow")
+export const TypeId: typeof internal.TypeId = internal.TypeId
 
 /**
- * A workflow whose state is `A` (stored as `I`), whose runs may fail with `E`
- * and need `R` (beyond a `SessionStore`).
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = internal.TypeId
+
+/**
+ * A workflow whose runs produce `A` (the last step's content), may fail with
+ * `E` and need `R` (beyond a `SessionStore`); its run input is decoded with
+ * `In` and its state is `St` (a state tag, or `SessionState.Untyped`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Workflow<A, I, out E, out R> {
-  readonly [TypeId]: {
-    readonly _A: (_: A) => A
-    readonly _I: (_: I) => I
-    readonly _E: (_: never) => E
-    readonly _R: (_: never) => R
-  }
-  readonly name: string
-  readonly description: string | undefined
-  readonly steps: ReadonlyArray<Step.Any>
-  /** the state tag the workflow provides to its steps, if typed */
-  readonly state: SessionState.StateTag<unknown, A, I> | undefined
-  /** the seed of new sessions */
-  readonly sessionState: I
-  readonly overwriteDbSessionState: boolean
-  readonly sessionId: string | undefined
-  readonly userId: string | undefined
-}
+export type Workflow<
+  A = unknown,
+  E = never,
+  R = never,
+  In extends InputSchema = typeof Schema.Unknown,
+  St extends SessionState.Any = SessionState.Untyped
+> = internal.Workflow<A, E, R, In, St>
 
 /**
- * Any workflow (`A` and `I` are invariant, so only `any` matches every
- * workflow's state types).
+ * A run input Schema (decoding needs no services).
  *
  * @since 0.1.0
  * @category models
  */
-export type Any = Workflow<any, any, unknown, unknown>
+export type InputSchema = internal.InputSchema
 
 /**
+ * Any workflow.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Any = internal.Any
+
+/**
+ * The content type of a workflow's runs.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Output<W> = internal.Output<W>
+
+/**
+ * The errors of a workflow's steps.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Error<W> = internal.Error<W>
+
+/**
+ * The requirements of a workflow's steps (minus what the workflow provides).
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Context<W> = internal.Context<W>
+
+/**
+ * The run input a workflow takes (its input Schema's encoded type).
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Input<W> = internal.EncodedInput<W>
+
+/**
+ * The state type of a workflow.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type State<W> = SessionState.Type<internal.StateOf<W>>
+
+/**
+ * The stored (encoded) state type of a workflow.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type StateEncoded<W> = SessionState.Encoded<internal.StateOf<W>>
+
+/**
+ * The options of {@link make}.
+ *
  * @since 0.1.0
  * @category options
  */
-export interface BaseOptions<S extends ReadonlyArray<Step.Any>> {
-  readonly name: string
-  readonly description?: string | undefined
-  readonly steps: S
-  /** replace the stored state with the run's `sessionState` (else the seed) on every run */
-  readonly overwriteDbSessionState?: boolean | undefined
-  /** the default session of runs that name none */
-  readonly sessionId?: string | undefined
-  /** the default user of runs that name none */
-  readonly userId?: string | undefined
-}
+export type MakeOptions<S extends ReadonlyArray<Step.Any>, In extends InputSchema, St extends SessionState.Any> =
+  internal.MakeOptions<S, In, St>
 
 /**
  * Builds a workflow.
  *
- * With `state` (a tag from `SessionState.Tag`), the stored state is decoded
- * with the tag's Schema, steps may use the tag, and the tag is provided by
- * the workflow; without it the state is an untyped JSON object. Either way
- * steps can use `SessionState.SessionState` and `RunContext.RunContext`. Every
- * other requirement of the steps stays in the workflow's `R`.
+ * - `steps`: a tuple of steps, each accepting what the one before produces
+ *   (the first one the run input); or none, and add them with {@link andThen},
+ *   which types each inline step's input from the step before.
+ * - `input`: a Schema the run input is decoded with at the start of every run
+ *   (a bad input fails with `InputDecodeError` before anything runs).
+ * - `state`: a typed state tag (`SessionState.Tag`): the stored state is
+ *   decoded with its Schema, steps may use the tag, and the workflow provides
+ *   it. Without it the state is an untyped JSON object. Either way steps can
+ *   use `SessionState.SessionState` and `RunContext.RunContext`; every other
+ *   requirement of the steps stays in the workflow's `R`.
+ * - `sessionState`: the seed of new sessions, in the state's encoded form; it
+ *   is required when the state Schema cannot decode `{}`.
+ *
+ * ```ts
+ * const orders = Workflow.make({ name: "orders", input: Schema.String, state: Orders, sessionState: { orders: [] } }).pipe(
+ *   Workflow.andThen("parse", ({ input }) => parseOrder(input)),               // input: string
+ *   Workflow.andThen("save", ({ previousStepContent: order }) => saveOrder(order)) // order: Order
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: {
-  <const S extends ReadonlyArray<Step.Any>, Self, A, I>(
-    options: BaseOptions<S> & {
-      readonly state: SessionState.StateTag<Self, A, I>
-      /** the seed of new sessions (encoded form); decoded with the state Schema, so Schema defaults apply */
-      readonly sessionState?: NoInfer<I> | undefined
-    }
-  ): Workflow<
-    A,
-    I,
-    Step.Error<S[number]>,
-    Exclude<Step.Context<S[number]>, SessionState.SessionState | RunContext.RunContext | Self>
-  >
-  <const S extends ReadonlyArray<Step.Any>>(
-    options: BaseOptions<S> & {
-      readonly state?: undefined
-      readonly sessionState?: SessionState.State | undefined
-    }
-  ): Workflow<
-    SessionState.State,
-    SessionState.State,
-    Step.Error<S[number]>,
-    Exclude<Step.Context<S[number]>, SessionState.SessionState | RunContext.RunContext>
-  >
-} = (options: BaseOptions<ReadonlyArray<Step.Any>> & {
-  readonly state?: SessionState.StateTag<unknown, unknown, unknown> | undefined
-  readonly sessionState?: unknown
-}): any => ({
-  [TypeId]: TypeId,
-  name: options.name,
-  description: options.description,
-  steps: options.steps,
-  state: options.state,
-  sessionState: options.sessionState ?? {},
-  overwriteDbSessionState: options.overwriteDbSessionState ?? false,
-  sessionId: options.sessionId,
-  userId: options.userId
-})
+export const make: <
+  const S extends ReadonlyArray<Step.Any> = [],
+  In extends InputSchema = typeof Schema.Unknown,
+  St extends SessionState.Any = SessionState.Untyped
+>(
+  options: MakeOptions<S, In, St>
+) => Workflow<
+  Step.ChainOutput<S, Schema.Schema.Type<In>>,
+  Step.Error<S[number]>,
+  Exclude<Step.Context<S[number]>, internal.Provided<St>>,
+  In,
+  St
+> = internal.fromOptions
+
+/**
+ * Appends a step to a workflow: a step value, or an executor written inline
+ * (`name`, `execute`), whose input is typed from the workflow so far — its
+ * `previousStepContent` is the last step's content type, its `input` the
+ * decoded run input. A step that cannot accept the previous content does not
+ * compile. The step's errors and requirements join the workflow's.
+ *
+ * ```ts
+ * Workflow.make({ name: "w", input: Schema.String }).pipe(
+ *   Workflow.andThen("length", ({ previousStepContent: s }) => Effect.succeed(s.length)),
+ *   Workflow.andThen("double", ({ previousStepContent: n }) => Effect.succeed(n * 2)),
+ *   Workflow.andThen(Step.agent("explain", explainer))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const andThen: {
+  <Prev, In extends InputSchema, St extends SessionState.Any, const N extends string, X, E2 = never, R2 = never>(
+    name: N,
+    execute: (input: StepInput<Prev, Schema.Schema.Type<In>>) => Effect.Effect<X, E2, R2>,
+    options?: Step.Options
+  ): <E, R>(
+    self: Workflow<Prev, E, R, In, St>
+  ) => Workflow<StepOutput.Content<X>, E | E2, R | Exclude<R2, internal.Provided<St>>, In, St>
+  <Prev, In extends InputSchema, St extends SessionState.Any, A, E2, R2>(
+    step: Step.Step<A, E2, R2, Prev, Schema.Schema.Type<In>, string>
+  ): <E, R>(
+    self: Workflow<Prev, E, R, In, St>
+  ) => Workflow<stepInternal.Resolve<A, Prev>, E | E2, R | Exclude<R2, internal.Provided<St>>, In, St>
+} = internal.andThen
 
 /**
  * A deep-partial of a state, for the `sessionState` run option.
@@ -145,15 +210,13 @@ export const make: {
  * @since 0.1.0
  * @category models
  */
-export type DeepPartial<T> = T extends ReadonlyArray<unknown> ? T
-  : T extends object ? { readonly [K in keyof T]?: DeepPartial<T[K]> }
-  : T
+export type DeepPartial<T> = internal.DeepPartial<T>
 
 /**
  * @since 0.1.0
  * @category options
  */
-export interface RunOptions<I> {
+export interface RunOptions<I> extends internal.RunOptions<I> {
   /** else the workflow's `sessionId`, else a new UUID (returned in the output) */
   readonly sessionId?: string | undefined
   /** else the workflow's `userId` */
@@ -181,18 +244,18 @@ export interface RunOptions<I> {
  * @since 0.1.0
  * @category models
  */
-export interface RunOutput<A> {
+export interface RunOutput<A, S> extends internal.RunOutput<A, S> {
   readonly runId: string
   readonly sessionId: string
   readonly userId: string | undefined
   readonly workflowName: string
   readonly status: "completed"
   /** the content of the last step */
-  readonly content: unknown
+  readonly content: A
   /** every step output, in completion order (containers after their children) */
   readonly stepOutputs: ReadonlyArray<StepOutput.StepOutput>
   /** the committed state */
-  readonly state: A
+  readonly state: S
 }
 
 /**
@@ -203,239 +266,23 @@ export interface RunOutput<A> {
  */
 export type RunError = WorkflowError.RunError
 
-const decodeState = <A, I>(self: Workflow<A, I, unknown, unknown>, sessionId: string, encoded: unknown) => {
-  if (self.state === undefined) {
-    return isPlainObject(encoded)
-      ? Effect.succeed(encoded as A)
-      : Effect.fail(
-        new WorkflowError.StateDecodeError({ sessionId, reason: "schema", description: "the state must be a JSON object" })
-      )
-  }
-  return Effect.mapError(
-    Schema.decodeUnknown(self.state.schema)(encoded),
-    (error) =>
-      new WorkflowError.StateDecodeError({
-        sessionId,
-        reason: "schema",
-        description: ParseResult.TreeFormatter.formatErrorSync(error),
-        cause: error
-      })
-  )
-}
-
-const encodeState = <A, I>(self: Workflow<A, I, unknown, unknown>, sessionId: string, state: A) =>
-  self.state === undefined
-    ? isPlainObject(state)
-      ? Effect.succeed(state as unknown)
-      : Effect.fail(
-        new WorkflowError.StateDecodeError({ sessionId, reason: "schema", description: "the state must be a JSON object" })
-      )
-    : Effect.mapError(
-      Schema.encode(self.state.schema)(state),
-      (error) =>
-        new WorkflowError.StateDecodeError({
-          sessionId,
-          reason: "schema",
-          description: ParseResult.TreeFormatter.formatErrorSync(error),
-          cause: error
-        })
-    )
-
-const initialState = (
-  self: Any,
-  stored: Option.Option<SessionStore.StoredSession>,
-  options: RunOptions<unknown> | undefined
-): unknown => {
-  const overwrite = options?.overwriteDbSessionState ?? self.overwriteDbSessionState
-  const patch = options?.sessionState
-  if (Option.isNone(stored)) {
-    const seed = deepCopy(self.sessionState)
-    return patch === undefined ? seed : deepMerge(seed, deepCopy(patch))
-  }
-  if (overwrite) return deepCopy(patch ?? self.sessionState)
-  return patch === undefined ? stored.value.state : deepMerge(stored.value.state, deepCopy(patch))
-}
-
-const jsonValue = (u: unknown): unknown => (u === undefined ? null : u)
-
-const runAttempt = <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  input: unknown,
-  options: RunOptions<I> | undefined,
-  ids: { readonly runId: string; readonly sessionId: string; readonly userId: string | undefined }
-): Effect.Effect<RunOutput<A>, E | RunError, R | SessionStore.SessionStore> =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.gen(function*() {
-      const store = yield* SessionStore.SessionStore
-      const { runId, sessionId, userId } = ids
-      const startedAt = yield* Clock.currentTimeMillis
-      const stored = yield* restore(store.load(sessionId))
-      if (Option.isSome(stored)) yield* SessionStore.checkOwner(sessionId, stored.value.userId, userId)
-      const encodedInitial = initialState(self, stored, options as RunOptions<unknown> | undefined)
-      const initial = yield* decodeState(self, sessionId, encodedInitial)
-      const ref = yield* Ref.make(initial)
-      const service = SessionState.fromRef(ref)
-      let context = Context.make(SessionState.SessionState, service as unknown as SessionState.Service).pipe(
-        Context.add(RunContext.RunContext, { runId, sessionId, userId, workflowName: self.name, input })
-      )
-      if (self.state !== undefined) context = Context.add(context, self.state, service as never)
-      const exec = makeExecContext(yield* WorkflowEvent.isEnabled)
-      const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
-
-      const exit = yield* Effect.exit(restore(
-        runSequence(
-          self.steps as ReadonlyArray<Step.Step<E, R>>,
-          { input, previousStepContent: undefined, previousStepOutputs: {}, additionalData: options?.additionalData ?? {} },
-          exec
-        ).pipe(
-          Effect.provide(context),
-          Effect.flatMap((output) =>
-            Effect.flatMap(Ref.get(ref), (state) =>
-              Effect.map(encodeState(self, sessionId, state), (encoded) => ({ output, state, encoded })))
-          )
-        ) as Effect.Effect<
-          { output: StepOutput.StepOutput; state: A; encoded: unknown },
-          E | WorkflowError.StateDecodeError,
-          R
-        >
-      ))
-      const completedAt = yield* Clock.currentTimeMillis
-      const base = { runId, sessionId, workflowName: self.name, input: jsonValue(input), startedAt, completedAt }
-      const owner = userId === undefined ? {} : { userId }
-
-      if (Exit.isSuccess(exit)) {
-        const { encoded, output, state } = exit.value
-        yield* store.commit({
-          sessionId,
-          workflowName: self.name,
-          userId,
-          expectedVersion: version,
-          state: encoded,
-          run: { ...base, ...owner, status: "completed", content: jsonValue(output.content) }
-        }).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
-        return {
-          runId,
-          sessionId,
-          userId,
-          workflowName: self.name,
-          status: "completed" as const,
-          content: output.content,
-          stepOutputs: exec.completed,
-          state
-        }
-      }
-      const record: SessionStore.RunRecord = {
-        ...base,
-        ...owner,
-        status: Cause.isInterruptedOnly(exit.cause) ? "cancelled" : "error",
-        error: causeMessage(exit.cause)
-      }
-      const commitRecord = (state: unknown) =>
-        store.commit({ sessionId, workflowName: self.name, userId, expectedVersion: version, state, run: record })
-      yield* commitRecord(Option.isNone(stored) ? encodedInitial : undefined).pipe(
-        Effect.catchTag("SessionConflict", () => commitRecord(undefined)),
-        Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not record failed run ${runId}`, error))
-      )
-      return yield* Effect.failCause(exit.cause)
-    })
-  )
-
-const runInternal = <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  input: unknown,
-  options: RunOptions<I> | undefined,
-  sink: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
-): Effect.Effect<RunOutput<A>, E | RunError, R | SessionStore.SessionStore> =>
-  Effect.suspend(() => {
-    const sessionId = options?.sessionId ?? self.sessionId ?? crypto.randomUUID()
-    const userId = options?.userId ?? self.userId
-    const runId = crypto.randomUUID()
-    let seq = 0
-    const emitter: WorkflowEvent.Emitter = sink === undefined ? WorkflowEvent.noopEmitter : {
-      enabled: true,
-      emit: (payload, path) =>
-        Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
-          sink({ ...payload, runId, sessionId, seq: seq++, path, timestamp } as WorkflowEvent.WorkflowEvent))
-    }
-    const retries = options?.retryOnConflict === true
-      ? 100
-      : typeof options?.retryOnConflict === "number"
-      ? options.retryOnConflict
-      : 0
-    return Effect.gen(function*() {
-      const store = yield* SessionStore.SessionStore
-      yield* WorkflowEvent.emit({
-        _tag: "RunStarted",
-        workflowName: self.name,
-        input,
-        ...(userId === undefined ? {} : { userId })
-      })
-      const attempt = store.withSessionLock(sessionId)(runAttempt(self, input, options, { runId, sessionId, userId }))
-      const output = yield* (retries === 0 ? attempt : Effect.retry(attempt, {
-        times: retries,
-        while: (error) => WorkflowError.isWorkflowError(error) && error._tag === "SessionConflict"
-      })).pipe(
-        Effect.tapError((error) =>
-          WorkflowError.isWorkflowError(error) && error._tag === "SessionConflict"
-            ? recordConflict(self, input, { runId, sessionId, userId }, error)
-            : Effect.void
-        ),
-        Effect.onExit((exit) =>
-          Exit.isSuccess(exit)
-            ? Effect.void
-            : Cause.isInterruptedOnly(exit.cause)
-            ? WorkflowEvent.emit({ _tag: "RunCancelled" })
-            : WorkflowEvent.emit({ _tag: "RunFailed", error: causeMessage(exit.cause) })
-        )
-      )
-      yield* WorkflowEvent.emit({ _tag: "RunCompleted", content: output.content })
-      return output
-    }).pipe(Effect.locally(WorkflowEvent.currentEmitter, emitter), Effect.locally(WorkflowEvent.currentPath, []))
-  })
-
-const recordConflict = (
-  self: Any,
-  input: unknown,
-  ids: { readonly runId: string; readonly sessionId: string; readonly userId: string | undefined },
-  error: WorkflowError.SessionConflict
-) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const now = yield* Clock.currentTimeMillis
-    yield* store.commit({
-      sessionId: ids.sessionId,
-      workflowName: self.name,
-      userId: ids.userId,
-      expectedVersion: error.actualVersion,
-      run: {
-        runId: ids.runId,
-        sessionId: ids.sessionId,
-        workflowName: self.name,
-        ...(ids.userId === undefined ? {} : { userId: ids.userId }),
-        status: "error",
-        input: jsonValue(input),
-        error: error.message,
-        startedAt: now,
-        completedAt: now
-      }
-    })
-  }).pipe(Effect.catchAll(() => Effect.void))
-
 /**
- * Runs the workflow once on a session and commits the result.
+ * Runs the workflow once on a session and commits the result. `input` is the
+ * run input in its encoded form (decoded with the workflow's `input` Schema).
  *
  * @since 0.1.0
  * @category running
  */
-export const run: <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  input: unknown,
-  options?: RunOptions<I>
-) => Effect.Effect<RunOutput<A>, E | RunError, R | SessionStore.SessionStore> = Effect.fn("Workflow.run")(
-  function*<A, I, E, R>(self: Workflow<A, I, E, R>, input: unknown, options?: RunOptions<I>) {
-    return yield* runInternal(self, input, options, undefined)
-  }
-) as any
+export const run: <W extends Any>(
+  self: W,
+  input: Input<W>,
+  options?: RunOptions<StateEncoded<W>>
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | RunError, Context<W> | SessionStore.SessionStore> = Effect
+  .fn("Workflow.run")(
+    function*<W extends Any>(self: W, input: Input<W>, options?: RunOptions<StateEncoded<W>>) {
+      return yield* internal.run(self, input, options as RunOptions<unknown> | undefined, undefined)
+    }
+  )
 
 /**
  * Runs the workflow and streams its events as they happen, ending with
@@ -446,21 +293,26 @@ export const run: <A, I, E, R>(
  * @since 0.1.0
  * @category running
  */
-export const stream = <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  input: unknown,
-  options?: RunOptions<I>
-): Stream.Stream<WorkflowEvent.WorkflowEvent, E | RunError, R | SessionStore.SessionStore> =>
+export const stream = <W extends Any>(
+  self: W,
+  input: Input<W>,
+  options?: RunOptions<StateEncoded<W>>
+): Stream.Stream<WorkflowEvent.WorkflowEvent, Error<W> | RunError, Context<W> | SessionStore.SessionStore> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
-      const mailbox = yield* Mailbox.make<WorkflowEvent.WorkflowEvent, E | RunError>()
-      yield* runInternal(self, input, options, (event) => Effect.asVoid(mailbox.offer(event))).pipe(
-        Mailbox.into(mailbox),
-        Effect.forkScoped
-      )
+      const mailbox = yield* Mailbox.make<WorkflowEvent.WorkflowEvent, Error<W> | RunError>()
+      yield* internal.run(self, input, options as RunOptions<unknown> | undefined, (event) =>
+        Effect.asVoid(mailbox.offer(event))).pipe(
+          Mailbox.into(mailbox),
+          Effect.forkScoped
+        )
       return Mailbox.toStream(mailbox)
     })
   )
+
+// -----------------------------------------------------------------------------
+// sessions
+// -----------------------------------------------------------------------------
 
 /**
  * @since 0.1.0
@@ -469,6 +321,25 @@ export const stream = <A, I, E, R>(
 export interface SessionOptions {
   /** else the workflow's `userId` */
   readonly userId?: string | undefined
+}
+
+/**
+ * The errors of reading a session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionError =
+  | WorkflowError.SessionIdRequired
+  | WorkflowError.SessionNotFound
+  | WorkflowError.SessionOwnershipError
+  | WorkflowError.SessionStoreError
+
+const resolveSessionId = (self: Any, sessionId: string | undefined, method: string) => {
+  const id = sessionId ?? self.sessionId
+  return id === undefined
+    ? Effect.fail(new WorkflowError.SessionIdRequired({ workflowName: self.name, method }))
+    : Effect.succeed(id)
 }
 
 const owned = <S extends SessionStore.SessionInfo, E>(
@@ -493,26 +364,23 @@ const sessionInfo = (self: Any, sessionId: string, options: SessionOptions | und
   owned(self, sessionId, options, (store) => store.info(sessionId))
 
 /**
- * The stored state of a session, decoded with the workflow's state Schema.
+ * The stored state of a session (the workflow's `sessionId` when none is
+ * given), decoded with the workflow's state Schema.
  *
  * @since 0.1.0
  * @category sessions
  */
-export const getSessionState: <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  sessionId: string,
+export const getSessionState: <W extends Any>(
+  self: W,
+  sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<
-  A,
-  | WorkflowError.SessionNotFound
-  | WorkflowError.SessionOwnershipError
-  | WorkflowError.StateDecodeError
-  | WorkflowError.SessionStoreError,
-  SessionStore.SessionStore
-> = Effect.fn("Workflow.getSessionState")(
-  function*<A, I, E, R>(self: Workflow<A, I, E, R>, sessionId: string, options?: SessionOptions) {
-    const stored = yield* loadSession(self, sessionId, options)
-    return yield* decodeState(self, sessionId, stored.state)
+) => Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> = Effect.fn(
+  "Workflow.getSessionState"
+)(
+  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
+    const id = yield* resolveSessionId(self, sessionId, "getSessionState")
+    const stored = yield* loadSession(self, id, options)
+    return (yield* internal.decodeState(self, id, stored.state)) as State<W>
   }
 )
 
@@ -523,28 +391,30 @@ export const getSessionState: <A, I, E, R>(
  * @since 0.1.0
  * @category sessions
  */
-export const updateSessionState: <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  sessionId: string,
-  f: (state: A) => A,
+export const updateSessionState: <W extends Any>(
+  self: W,
+  sessionId: string | undefined,
+  f: (state: State<W>) => State<W>,
   options?: SessionOptions
 ) => Effect.Effect<
-  A,
-  | WorkflowError.SessionNotFound
-  | WorkflowError.SessionOwnershipError
-  | WorkflowError.StateDecodeError
-  | WorkflowError.SessionConflict
-  | WorkflowError.SessionStoreError,
+  State<W>,
+  SessionError | WorkflowError.StateDecodeError | WorkflowError.SessionConflict,
   SessionStore.SessionStore
 > = Effect.fn("Workflow.updateSessionState")(
-  function*<A, I, E, R>(self: Workflow<A, I, E, R>, sessionId: string, f: (state: A) => A, options?: SessionOptions) {
+  function*<W extends Any>(
+    self: W,
+    sessionId: string | undefined,
+    f: (state: State<W>) => State<W>,
+    options?: SessionOptions
+  ) {
+    const id = yield* resolveSessionId(self, sessionId, "updateSessionState")
     const store = yield* SessionStore.SessionStore
-    return yield* store.withSessionLock(sessionId)(Effect.gen(function*() {
-      const stored = yield* loadSession(self, sessionId, options)
-      const next = f(yield* decodeState(self, sessionId, stored.state))
-      const encoded = yield* encodeState(self, sessionId, next)
+    return yield* store.withSessionLock(id)(Effect.gen(function*() {
+      const stored = yield* loadSession(self, id, options)
+      const next = f((yield* internal.decodeState(self, id, stored.state)) as State<W>)
+      const encoded = yield* internal.encodeState(self, id, next)
       yield* store.commit({
-        sessionId,
+        sessionId: id,
         workflowName: stored.workflowName,
         userId: options?.userId ?? self.userId,
         expectedVersion: stored.version,
@@ -565,26 +435,23 @@ export const updateSessionState: <A, I, E, R>(
  * @since 0.1.0
  * @category sessions
  */
-export const setSessionName: <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  sessionId: string,
+export const setSessionName: <W extends Any>(
+  self: W,
+  sessionId: string | undefined,
   name: string | { readonly autogenerate: true },
   options?: SessionOptions
-) => Effect.Effect<
-  string,
-  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
-  SessionStore.SessionStore
-> = Effect.fn("Workflow.setSessionName")(
-  function*<A, I, E, R>(
-    self: Workflow<A, I, E, R>,
-    sessionId: string,
+) => Effect.Effect<string, SessionError, SessionStore.SessionStore> = Effect.fn("Workflow.setSessionName")(
+  function*<W extends Any>(
+    self: W,
+    sessionId: string | undefined,
     name: string | { readonly autogenerate: true },
     options?: SessionOptions
   ) {
+    const id = yield* resolveSessionId(self, sessionId, "setSessionName")
     const store = yield* SessionStore.SessionStore
-    const info = yield* sessionInfo(self, sessionId, options)
+    const info = yield* sessionInfo(self, id, options)
     const chosen = typeof name === "string" ? name : yield* autogenerateName(self, info)
-    yield* store.setName(sessionId, chosen)
+    yield* store.setName(id, chosen)
     return chosen
   }
 )
@@ -592,15 +459,13 @@ export const setSessionName: <A, I, E, R>(
 const autogenerateName = (self: Any, stored: SessionStore.SessionInfo) =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
-    const [first] = yield* store.runs(stored.sessionId, {}).pipe(
-      Effect.map((runs) => runs.filter((r) => r.status === "completed"))
-    )
+    const [first] = yield* SessionStore.chatHistory(store, stored.sessionId)
     const request: SessionNamer.Request = {
       workflowName: self.name,
       description: self.description,
       sessionId: stored.sessionId,
       firstInput: first?.input,
-      firstOutput: first?.content,
+      firstOutput: first?.output,
       createdAt: stored.createdAt
     }
     const namer = yield* Effect.serviceOption(SessionNamer.SessionNamer)
@@ -623,17 +488,16 @@ const autogenerateName = (self: Any, stored: SessionStore.SessionInfo) =>
  * @since 0.1.0
  * @category sessions
  */
-export const getSessionName: <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  sessionId: string,
+export const getSessionName: <W extends Any>(
+  self: W,
+  sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<
-  Option.Option<string>,
-  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
-  SessionStore.SessionStore
-> = Effect.fn("Workflow.getSessionName")(
-  function*<A, I, E, R>(self: Workflow<A, I, E, R>, sessionId: string, options?: SessionOptions) {
-    const info = yield* sessionInfo(self, sessionId, options)
+) => Effect.Effect<Option.Option<string>, SessionError, SessionStore.SessionStore> = Effect.fn(
+  "Workflow.getSessionName"
+)(
+  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
+    const id = yield* resolveSessionId(self, sessionId, "getSessionName")
+    const info = yield* sessionInfo(self, id, options)
     return Option.fromNullable(info.name)
   }
 )
@@ -652,21 +516,19 @@ export interface Session<A> extends SessionStore.SessionInfo {
  * @since 0.1.0
  * @category sessions
  */
-export const getSession: <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  sessionId: string,
+export const getSession: <W extends Any>(
+  self: W,
+  sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<
-  Session<A>,
-  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.StateDecodeError | WorkflowError.SessionStoreError,
-  SessionStore.SessionStore
-> = Effect.fn("Workflow.getSession")(
-  function*<A, I, E, R>(self: Workflow<A, I, E, R>, sessionId: string, options?: SessionOptions) {
-    const stored = yield* loadSession(self, sessionId, options)
-    const state = yield* decodeState(self, sessionId, stored.state)
-    return { ...stored, state }
-  }
-)
+) => Effect.Effect<Session<State<W>>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> = Effect
+  .fn("Workflow.getSession")(
+    function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
+      const id = yield* resolveSessionId(self, sessionId, "getSession")
+      const stored = yield* loadSession(self, id, options)
+      const state = (yield* internal.decodeState(self, id, stored.state)) as State<W>
+      return { ...stored, state }
+    }
+  )
 
 /**
  * The sessions of this workflow, most recently updated first; only the given
@@ -675,12 +537,12 @@ export const getSession: <A, I, E, R>(
  * @since 0.1.0
  * @category sessions
  */
-export const listSessions: <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
+export const listSessions: <W extends Any>(
+  self: W,
   options?: SessionOptions
 ) => Effect.Effect<ReadonlyArray<SessionStore.SessionInfo>, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
   Effect.fn("Workflow.listSessions")(
-    function*<A, I, E, R>(self: Workflow<A, I, E, R>, options?: SessionOptions) {
+    function*<W extends Any>(self: W, options?: SessionOptions) {
       const store = yield* SessionStore.SessionStore
       return yield* store.list({ workflowName: self.name, userId: options?.userId })
     }
@@ -692,42 +554,72 @@ export const listSessions: <A, I, E, R>(
  * @since 0.1.0
  * @category sessions
  */
-export const deleteSession: <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  sessionId: string,
+export const deleteSession: <W extends Any>(
+  self: W,
+  sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<
-  void,
-  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
-  SessionStore.SessionStore
-> = Effect.fn("Workflow.deleteSession")(
-  function*<A, I, E, R>(self: Workflow<A, I, E, R>, sessionId: string, options?: SessionOptions) {
+) => Effect.Effect<void, SessionError, SessionStore.SessionStore> = Effect.fn("Workflow.deleteSession")(
+  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
+    const id = yield* resolveSessionId(self, sessionId, "deleteSession")
     const store = yield* SessionStore.SessionStore
-    yield* store.withSessionLock(sessionId)(Effect.gen(function*() {
-      yield* sessionInfo(self, sessionId, options)
-      yield* store.remove(sessionId)
+    yield* store.withSessionLock(id)(Effect.gen(function*() {
+      yield* sessionInfo(self, id, options)
+      yield* store.remove(id)
     }))
   }
 )
 
 /**
- * The runs of a session, oldest first (`limit`: only the most recent ones).
+ * The runs of a session, oldest first (`limit`: only the most recent ones;
+ * `status`: only runs with that status).
  *
  * @since 0.1.0
  * @category sessions
  */
-export const getRunHistory: <A, I, E, R>(
-  self: Workflow<A, I, E, R>,
-  sessionId: string,
+export const getRunHistory: <W extends Any>(
+  self: W,
+  sessionId?: string | undefined,
   options?: SessionOptions & SessionStore.RunsOptions
-) => Effect.Effect<
-  ReadonlyArray<SessionStore.RunRecord>,
-  WorkflowError.SessionNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
-  SessionStore.SessionStore
-> = Effect.fn("Workflow.getRunHistory")(
-  function*<A, I, E, R>(self: Workflow<A, I, E, R>, sessionId: string, options?: SessionOptions & SessionStore.RunsOptions) {
+) => Effect.Effect<ReadonlyArray<SessionStore.RunRecord>, SessionError, SessionStore.SessionStore> = Effect.fn(
+  "Workflow.getRunHistory"
+)(
+  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions & SessionStore.RunsOptions) {
+    const id = yield* resolveSessionId(self, sessionId, "getRunHistory")
     const store = yield* SessionStore.SessionStore
-    yield* sessionInfo(self, sessionId, options)
-    return yield* store.runs(sessionId, { limit: options?.limit })
+    yield* sessionInfo(self, id, options)
+    return yield* store.runs(id, { limit: options?.limit, status: options?.status })
+  }
+)
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface ChatHistoryOptions extends SessionOptions {
+  /** else the workflow's `sessionId` */
+  readonly sessionId?: string | undefined
+  /** only the most recent completed runs */
+  readonly lastRuns?: number | undefined
+}
+
+/**
+ * The conversation of a session: the input and output (content) of its
+ * completed runs, oldest first. Failed and cancelled runs are left out, and
+ * `lastRuns` counts after that.
+ *
+ * @since 0.1.0
+ * @category sessions
+ */
+export const getChatHistory: <W extends Any>(
+  self: W,
+  options?: ChatHistoryOptions
+) => Effect.Effect<ReadonlyArray<SessionStore.ChatTurn>, SessionError, SessionStore.SessionStore> = Effect.fn(
+  "Workflow.getChatHistory"
+)(
+  function*<W extends Any>(self: W, options?: ChatHistoryOptions) {
+    const id = yield* resolveSessionId(self, options?.sessionId, "getChatHistory")
+    const store = yield* SessionStore.SessionStore
+    yield* sessionInfo(self, id, options)
+    return yield* SessionStore.chatHistory(store, id, { lastRuns: options?.lastRuns })
   }
 )

@@ -180,6 +180,69 @@ export class StepError extends Schema.TaggedError<StepError>("@sessionflow/core/
 }
 
 /**
+ * The run input does not fit the workflow's `input` Schema. Nothing ran and
+ * nothing was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InputDecodeError extends Schema.TaggedError<InputDecodeError>("@sessionflow/core/InputDecodeError")(
+  "InputDecodeError",
+  {
+    workflowName: Schema.String,
+    description: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `The input of workflow '${this.workflowName}' does not fit its input schema: ${this.description}`
+  }
+}
+
+/**
+ * A session function was called without a session id on a workflow that has
+ * no `sessionId` of its own.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionIdRequired extends Schema.TaggedError<SessionIdRequired>("@sessionflow/core/SessionIdRequired")(
+  "SessionIdRequired",
+  { workflowName: Schema.String, method: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Workflow.${this.method}: no session id was given and workflow '${this.workflowName}' has no sessionId`
+  }
+}
+
+/**
+ * A loop with `onExhausted: "fail"` reached `maxIterations` before its end
+ * condition held.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LoopExhausted extends Schema.TaggedError<LoopExhausted>("@sessionflow/core/LoopExhausted")(
+  "LoopExhausted",
+  { loop: Schema.String, maxIterations: Schema.Number }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Loop '${this.loop}' reached its maximum of ${this.maxIterations} iteration${
+      this.maxIterations === 1 ? "" : "s"
+    } before its end condition held`
+  }
+}
+
+/**
  * Every error of this module.
  *
  * @since 0.1.0
@@ -193,6 +256,9 @@ export type WorkflowError =
   | SessionStoreError
   | RouterChoiceError
   | StepError
+  | InputDecodeError
+  | SessionIdRequired
+  | LoopExhausted
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -200,7 +266,12 @@ export type WorkflowError =
  * @since 0.1.0
  * @category errors
  */
-export type RunError = SessionOwnershipError | SessionConflict | StateDecodeError | SessionStoreError
+export type RunError =
+  | SessionOwnershipError
+  | SessionConflict
+  | StateDecodeError
+  | SessionStoreError
+  | InputDecodeError
 
 /**
  * @since 0.1.0
@@ -213,7 +284,10 @@ export const WorkflowError: Schema.Union<[
   typeof StateDecodeError,
   typeof SessionStoreError,
   typeof RouterChoiceError,
-  typeof StepError
+  typeof StepError,
+  typeof InputDecodeError,
+  typeof SessionIdRequired,
+  typeof LoopExhausted
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -221,7 +295,10 @@ export const WorkflowError: Schema.Union<[
   StateDecodeError,
   SessionStoreError,
   RouterChoiceError,
-  StepError
+  StepError,
+  InputDecodeError,
+  SessionIdRequired,
+  LoopExhausted
 )
 
 /**

@@ -25,7 +25,18 @@ const base = {
  * @since 0.1.0
  * @category models
  */
-export const StepKind = Schema.Literal("step", "steps", "condition", "router", "loop", "parallel", "agent", "team")
+export const StepKind = Schema.Literal(
+  "step",
+  "steps",
+  "condition",
+  "router",
+  "loop",
+  "parallel",
+  "agent",
+  "team",
+  "workflow",
+  "container"
+)
 
 /**
  * @since 0.1.0
@@ -160,7 +171,9 @@ export const LoopIterationCompleted = Schema.TaggedStruct("LoopIterationComplete
   ...base,
   stepName: Schema.String,
   iteration: Schema.Number,
-  done: Schema.Boolean
+  done: Schema.Boolean,
+  /** the loop reached `maxIterations` before its end condition held */
+  exhausted: Schema.Boolean
 })
 /** @since 0.1.0 @category events */
 export type LoopIterationCompleted = typeof LoopIterationCompleted.Type
@@ -421,7 +434,9 @@ export const format = (event: WorkflowEvent): string => {
     case "LoopIterationStarted":
       return `↻ ${event.stepName} iteration ${event.iteration}`
     case "LoopIterationCompleted":
-      return `↻ ${event.stepName} iteration ${event.iteration} done${event.done ? " (loop ends)" : ""}`
+      return `↻ ${event.stepName} iteration ${event.iteration} done${
+        event.exhausted ? " (loop ends: maxIterations reached before its end condition)" : event.done ? " (loop ends)" : ""
+      }`
     case "ParallelStarted":
       return `⇉ ${event.stepName}: ${event.branches.join(", ")}`
     case "ParallelCompleted":

@@ -12,7 +12,6 @@
  *
  * @since 0.1.0
  */
-import type * as LanguageModel from "@effect/ai/LanguageModel"
 import { Agent, SessionState, Step, StepInput, StepOutput, Team, TestModel, Workflow } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -187,7 +186,7 @@ const planningFailed = (error: unknown) =>
  * @since 0.1.0
  * @category executors
  */
-export const contentPlanningStep: Step.Step<never, ContentPlans | LanguageModel.LanguageModel> = Step.make(
+export const contentPlanningStep = Step.make(
   "Content Planning Step",
   (input) =>
   Effect.gen(function*() {
@@ -209,7 +208,7 @@ export const contentPlanningStep: Step.Step<never, ContentPlans | LanguageModel.
  * @since 0.1.0
  * @category executors
  */
-export const streamingContentPlanningStep: Step.Step<never, ContentPlans | LanguageModel.LanguageModel> = Step.stream(
+export const streamingContentPlanningStep = Step.stream(
   "Content Planning Step",
   (input) =>
   Stream.unwrap(Effect.gen(function*() {
@@ -241,7 +240,7 @@ export const streamingContentPlanningStep: Step.Step<never, ContentPlans | Langu
  * @since 0.1.0
  * @category executors
  */
-export const contentSummaryStep: Step.Step<never, ContentPlans> = Step.make("Content Summary Step", () =>
+export const contentSummaryStep = Step.make("Content Summary Step", () =>
   ContentPlans.modify<string | StepOutput.StepOutput>((s) => {
     const plans = s.content_plans
     if (plans.length === 0) {
@@ -371,8 +370,8 @@ export const offlineModel = TestModel.layer((request) => {
 // main
 // -----------------------------------------------------------------------------
 
-const runTwice = <E, R>(
-  workflow: Workflow.Workflow<typeof ContentPlans.schema.Type, typeof ContentPlans.schema.Encoded, E, R>,
+const runTwice = (
+  workflow: typeof contentWorkflow | typeof streamingContentWorkflow,
   label: string
 ) =>
   Effect.gen(function*() {

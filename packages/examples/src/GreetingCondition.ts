@@ -83,7 +83,7 @@ export const isNewUser: Effect.Effect<boolean, never, Greeting | RunContext.RunC
  * @since 0.1.0
  * @category steps
  */
-export const markAsGreeted: Step.Step<never, Greeting> = Step.make(
+export const markAsGreeted = Step.make(
   "Mark as Greeted",
   () =>
     Greeting.modify((s) => {

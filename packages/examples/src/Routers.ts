@@ -104,7 +104,7 @@ export const routeByPreference = Effect.gen(function*() {
  * @since 0.1.0
  * @category adaptive assistant
  */
-export const updatePreferences: Step.Step<never, Preferences> = Step.make(
+export const updatePreferences = Step.make(
   "Update Preferences",
   () =>
     Preferences.modify((s) => {

@@ -122,11 +122,11 @@ export const storeLayer = (
  * @since 0.1.0
  * @category running
  */
-export const runShown = <A, I, E, R>(
-  workflow: Workflow.Workflow<A, I, E, R>,
-  input: unknown,
-  options?: Workflow.RunOptions<I>
-): Effect.Effect<void, E | Workflow.RunError, R | SessionStore.SessionStore> =>
+export const runShown = <W extends Workflow.Any>(
+  workflow: W,
+  input: Workflow.Input<W>,
+  options?: Workflow.RunOptions<Workflow.StateEncoded<W>>
+): Effect.Effect<void, Workflow.Error<W> | Workflow.RunError, Workflow.Context<W> | SessionStore.SessionStore> =>
   Effect.flatMap(Output.Output, (output) => {
     const renderer = Output.makeRenderer(output)
     return Workflow.stream(workflow, input, options).pipe(

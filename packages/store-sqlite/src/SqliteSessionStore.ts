@@ -486,14 +486,18 @@ WHERE session_id = ${sessionId} RETURNING version`.withoutTransform.pipe(retryBu
     Effect.catchTags({ SqlError: storeError("setName") })
   )
 
-  const selectRuns = (sessionId: string, limit: number | undefined) =>
-    limit === undefined
+  const selectRuns = (sessionId: string, limit: number | undefined, status: SessionStore.RunStatus | undefined) => {
+    const where = status === undefined
+      ? sql`session_id = ${sessionId}`
+      : sql`session_id = ${sessionId} AND status = ${status}`
+    return limit === undefined
       ? sql`SELECT run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at
-FROM ${runsTable} WHERE session_id = ${sessionId} ORDER BY seq`.withoutTransform
+FROM ${runsTable} WHERE ${where} ORDER BY seq`.withoutTransform
       : sql`SELECT * FROM (
   SELECT seq, run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at
-  FROM ${runsTable} WHERE session_id = ${sessionId} ORDER BY seq DESC LIMIT ${limit}
+  FROM ${runsTable} WHERE ${where} ORDER BY seq DESC LIMIT ${limit}
 ) ORDER BY seq`.withoutTransform
+  }
 
   const runs = Effect.fn("SqliteSessionStore.runs")(
     function*(sessionId: string, options: SessionStore.RunsOptions) {
@@ -506,7 +510,7 @@ FROM ${runsTable} WHERE session_id = ${sessionId} ORDER BY seq`.withoutTransform
       const rows = yield* SqlSchema.findAll({
         Request: Schema.String,
         Result: RunRow,
-        execute: (id) => selectRuns(id, limit)
+        execute: (id) => selectRuns(id, limit, options.status)
       })(sessionId)
       return yield* Effect.try({
         try: () => rows.map(toRunRecord),

@@ -1,0 +1,120 @@
+/**
+ * Executor steps (an Effect, a promise, a stream) and user-defined containers.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type { StepInput } from "../StepInput.js"
+import * as StepOutput from "../StepOutput.js"
+import * as WorkflowError from "../WorkflowError.js"
+import * as WorkflowEvent from "../WorkflowEvent.js"
+import {
+  type Any,
+  type Chain,
+  type ChainOutput,
+  type Context,
+  type Error,
+  type ExecContext,
+  type Input,
+  makeStep,
+  type NodeOptions,
+  type Output,
+  type RunInput,
+  runSequence,
+  runStep,
+  snapshotOutputs,
+  type Step
+} from "./step.js"
+
+/** @internal */
+export const make = <const N extends string, X, E = never, R = never, P = unknown, I = unknown>(
+  name: N,
+  execute: (input: StepInput<P, I>) => Effect.Effect<X, E, R>,
+  options?: NodeOptions
+): Step<StepOutput.Content<X>, E, R, P, I, N> => makeStep({ ...options, name, kind: "step", execute: (input) => execute(input) })
+
+/** @internal */
+export const promise = <const N extends string, X, P = unknown, I = unknown>(
+  name: N,
+  execute: (input: StepInput<P, I>, signal: AbortSignal) => Promise<X>,
+  options?: NodeOptions
+): Step<StepOutput.Content<X>, WorkflowError.StepError, never, P, I, N> =>
+  make(
+    name,
+    (input: StepInput<P, I>) =>
+      Effect.tryPromise({
+        try: (signal) => execute(input, signal),
+        catch: (cause) =>
+          new WorkflowError.StepError({
+            step: name,
+            description: cause instanceof globalThis.Error ? cause.message : String(cause),
+            cause
+          })
+      }),
+    options
+  )
+
+/** @internal */
+export const stream = <const N extends string, X = never, E = never, R = never, P = unknown, I = unknown>(
+  name: N,
+  execute: (input: StepInput<P, I>) => Stream.Stream<string | StepOutput.StepOutput<X>, E, R>,
+  options?: NodeOptions
+): Step<string | X, E, R, P, I, N> =>
+  makeStep({
+    ...options,
+    name,
+    kind: "step",
+    execute: (input: StepInput<P, I>) =>
+      Effect.suspend(() => {
+        let text = ""
+        let output: StepOutput.StepOutput<X> | undefined
+        return execute(input).pipe(
+          Stream.runForEach((item) => {
+            if (typeof item === "string") {
+              text += item
+              return WorkflowEvent.emit({ _tag: "TextDelta", delta: item })
+            }
+            output = item
+            return Effect.void
+          }),
+          Effect.map(() => output ?? text)
+        )
+      })
+  })
+
+/** The public runner of a container's children. @internal */
+export interface Runner {
+  readonly run: <S extends Any>(
+    step: S,
+    input: StepInput<Input<S>, RunInput<S>>
+  ) => Effect.Effect<StepOutput.StepOutput<Output<S>>, Error<S>, Context<S>>
+  readonly sequence: <const S extends ReadonlyArray<Any>, P, I>(
+    steps: S & Chain<S, P, I>,
+    input: StepInput<P, I>
+  ) => Effect.Effect<StepOutput.StepOutput<ChainOutput<S, P>>, Error<S[number]>, Context<S[number]>>
+  readonly outputs: () => Readonly<Record<string, StepOutput.StepOutput>>
+  readonly completed: () => ReadonlyArray<StepOutput.StepOutput>
+}
+
+/** @internal */
+export const makeRunner = (ctx: ExecContext): Runner => ({
+  run: (step, input) => runStep(step, input, ctx),
+  // the steps were checked against `Chain` where `sequence` was called
+  sequence: ((steps, input) => runSequence(steps, input, ctx)) as Runner["sequence"],
+  outputs: () => snapshotOutputs(ctx),
+  completed: () => ctx.completed
+})
+
+/** @internal */
+export const container = <const N extends string, X, E = never, R = never, P = unknown, I = unknown>(
+  name: N,
+  execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<X, E, R>,
+  options?: NodeOptions & { readonly kind?: WorkflowEvent.StepKind | undefined }
+): Step<StepOutput.Content<X>, E, R, P, I, N> =>
+  makeStep({
+    ...options,
+    name,
+    kind: options?.kind ?? "container",
+    execute: (input: StepInput<P, I>, ctx) => execute(input, makeRunner(ctx))
+  })
