@@ -4,17 +4,30 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { agentProgram } from "../../packages/examples/src/ReadmeAgentExample.js"
 import { program } from "../../packages/examples/src/ReadmeExample.js"
+import { pipelineProgram } from "../../packages/examples/src/ReadmePipelineExample.js"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
 describe("README", () => {
-  for (const file of ["ReadmeExample.ts", "ReadmeAgentExample.ts"]) {
+  for (const file of ["ReadmePipelineExample.ts", "ReadmeExample.ts", "ReadmeAgentExample.ts"]) {
     it(`shows packages/examples/src/${file} unchanged`, () => {
       const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
       const example = fs.readFileSync(path.join(root, "packages/examples/src", file), "utf8")
       expect(readme).toContain("```ts\n" + example + "```")
     })
   }
+
+  it.effect("the README pipeline passes the agent's typed order to the next steps", () =>
+    Effect.gen(function*() {
+      const content: string = yield* pipelineProgram
+      expect(content).toBe('Order #1 saved: "Two coffees, please"')
+    }))
+
+  it("the README's first example is the typed pipeline", () => {
+    const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+    const first = readme.indexOf("```ts\n")
+    expect(readme.slice(first, first + 400)).toContain('const Order = Schema.Struct({ item: Schema.String, quantity: Schema.Int })')
+  })
 
   it.effect("the README example greets once and keeps the count", () =>
     Effect.gen(function*() {

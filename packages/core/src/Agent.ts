@@ -44,8 +44,10 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Covariant } from "effect/Types"
 import * as internal from "./internal/agent.js"
+import * as RunContext from "./RunContext.js"
 import * as SessionNamer from "./SessionNamer.js"
 import { contentText } from "./StepOutput.js"
+import type { SessionStoreError } from "./WorkflowError.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
@@ -91,6 +93,8 @@ export interface Agent<out A, out E = never, out R = never> extends Pipeable {
   readonly outputSchema: Schema.Schema.Any | undefined
   /** the most model turns of the tool-call loop */
   readonly maxTurns: number
+  /** how much of the session's conversation the agent is given (see {@link MakeOptions.history}) */
+  readonly history: HistoryOptions | undefined
   /** the agent's own model, used instead of the `LanguageModel` in context */
   readonly model: Layer.Layer<LanguageModel.LanguageModel, unknown, unknown> | undefined
   /** @internal */
@@ -205,6 +209,17 @@ export type AgentError = MaxTurnsExceeded | StructuredOutputError
 export const isAgentError = (u: unknown): u is AgentError => Predicate.hasProperty(u, ErrorTypeId)
 
 /**
+ * How much of the session's conversation an agent is given.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface HistoryOptions {
+  /** the most recent completed runs of the session (failed runs are left out first) */
+  readonly lastRuns: number
+}
+
+/**
  * The options of {@link make}.
  *
  * @since 0.1.0
@@ -221,6 +236,14 @@ export interface MakeOptions {
   readonly outputSchema?: Schema.Schema.All | undefined
   /** the most model turns of the tool-call loop (default 10) */
   readonly maxTurns?: number | undefined
+  /**
+   * Inside a workflow run, put the session's earlier runs into the agent's
+   * messages (after its instructions, before the message): one user message
+   * (the run's input) and one assistant message (the run's output) for each of
+   * the last `lastRuns` completed runs, oldest first, so a multi-turn assistant
+   * remembers what was said. Outside a run there is no history.
+   */
+  readonly history?: HistoryOptions | undefined
   /**
    * The agent's own model (e.g. another model id), instead of the
    * `LanguageModel` in context. The layer is built for each run of the agent
@@ -250,6 +273,7 @@ export type MakeError<O> =
   | MaxTurnsExceeded
   | (O extends { readonly outputSchema: Schema.Schema<infer _A, infer _I, infer _R> } ? StructuredOutputError : never)
   | (O extends { readonly model: Layer.Layer<infer _ROut, infer E, infer _RIn> } ? E : never)
+  | (O extends { readonly history: HistoryOptions } ? SessionStoreError : never)
 
 /**
  * The requirements of an agent made with options `O`.
@@ -299,6 +323,11 @@ export const unsafeMake = (options: MakeOptions, builtinTools: ReadonlyArray<int
   agent.toolkit = options.tools
   agent.outputSchema = options.outputSchema
   agent.maxTurns = maxTurns
+  const lastRuns = options.history?.lastRuns
+  if (lastRuns !== undefined && (!Number.isInteger(lastRuns) || lastRuns < 0)) {
+    throw new RangeError(`Agent '${options.name}': history.lastRuns must be a non-negative integer, got ${lastRuns}`)
+  }
+  agent.history = options.history
   agent.model = options.model
   agent[BuiltinToolsId] = builtinTools
   return agent
@@ -359,6 +388,11 @@ type LooseModel = {
   readonly streamText: (options: object) => Stream.Stream<unknown, unknown>
   readonly generateObject: (options: object) => Effect.Effect<LanguageModel.GenerateObjectResponse<any, unknown>, unknown, unknown>
 }
+
+/** The session's earlier exchanges, when the agent runs inside a workflow run. */
+const conversation = (history: HistoryOptions) =>
+  Effect.flatMap(Effect.serviceOption(RunContext.RunContext), (run) =>
+    Option.isNone(run) ? Effect.succeed([]) : run.value.chatHistory({ lastRuns: history.lastRuns }))
 
 const systemPrompt = (self: Any, options: RunOptions | undefined): string => {
   const parts = self.instructions.length === 0 ? [] : [self.instructions.join("\n")]
@@ -476,14 +510,15 @@ const runLoop = (self: Any, message: unknown, options: RunOptions | undefined): 
         })
 
       // -- the loop ---------------------------------------------------------------
-      const messages = internal.initialMessages(systemPrompt(self, options), message)
+      const history = self.history === undefined ? [] : yield* conversation(self.history)
+      const messages = internal.initialMessages(systemPrompt(self, options), history, message)
       const schema = self.outputSchema as Schema.Schema<unknown, unknown, unknown> | undefined
       let turns = 0
       let text = ""
       if (schema === undefined || entries.size > 0) {
         while (true) {
           turns++
-          const turn = yield* callText(Prompt.fromMessages(messages))
+          const turn = yield* callText(Prompt.fromMessages([...messages]))
           const assistant = internal.assistantMessage(turn)
           if (assistant !== undefined) messages.push(assistant)
           text = turn.text
@@ -498,7 +533,7 @@ const runLoop = (self: Any, message: unknown, options: RunOptions | undefined): 
         }
       }
       if (schema === undefined) {
-        return { content: text, text, prompt: Prompt.fromMessages(messages), turns }
+        return { content: text, text, prompt: Prompt.fromMessages([...messages]), turns }
       }
 
       // -- structured output ------------------------------------------------------
@@ -506,14 +541,14 @@ const runLoop = (self: Any, message: unknown, options: RunOptions | undefined): 
         // The tool loop's final reply may already be the JSON value.
         const direct = yield* Effect.option(Schema.decodeUnknown(Schema.parseJson(schema))(text))
         if (Option.isSome(direct)) {
-          return { content: direct.value, text, prompt: Prompt.fromMessages(messages), turns }
+          return { content: direct.value, text, prompt: Prompt.fromMessages([...messages]), turns }
         }
       }
       const name = internal.objectName(schema, self.name)
       const attempt = Effect.suspend(() => {
         turns++
         return model.generateObject({
-          prompt: Prompt.fromMessages(messages),
+          prompt: Prompt.fromMessages([...messages]),
           schema,
           ...(name === undefined ? {} : { objectName: name }),
           ...(requestToolkit === undefined ? {} : { ...toolOptions, toolChoice: "none" })
@@ -545,7 +580,7 @@ const runLoop = (self: Any, message: unknown, options: RunOptions | undefined): 
         })
       }
       messages.push(internal.assistantMessage({ text: final.text, toolCalls: [], providerResults: [] })!)
-      return { content: final.value, text: final.text, prompt: Prompt.fromMessages(messages), turns }
+      return { content: final.value, text: final.text, prompt: Prompt.fromMessages([...messages]), turns }
     })).pipe(
       Effect.locally(internal.currentAgent, self.name),
       Effect.annotateLogs("agent", self.name)

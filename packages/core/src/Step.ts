@@ -379,11 +379,18 @@ export type Runner = executors.Runner
  * container's through the Effect it returns.
  *
  * ```ts
- * // runs its step twice, the second time on the first run's output
- * const twice = <S extends Step.Step<any, any, any, any, any>>(name: string, step: S) =>
- *   Step.container(name, (input: StepInput<Step.Input<S>, Step.RunInput<S>>, runner) =>
- *     Effect.flatMap(runner.run(step, input), (first) =>
- *       runner.run(step, { ...input, previousStepContent: first.content, previousStepOutputs: runner.outputs() })))
+ * // runs its step until the output is even (at most five times)
+ * const untilEven = <E, R, I>(name: string, step: Step.Step<number, E, R, number, I>) =>
+ *   Step.container(name, (input: StepInput<number, I>, runner) =>
+ *     Effect.gen(function*() {
+ *       let previous = input.previousStepContent
+ *       for (let i = 0; i < 5; i++) {
+ *         const output = yield* runner.run(step, { ...input, previousStepContent: previous, previousStepOutputs: runner.outputs() })
+ *         previous = output.content
+ *         if (output.content % 2 === 0) break
+ *       }
+ *       return StepOutput.make({ content: previous, success: previous % 2 === 0 })
+ *     }))
  * ```
  *
  * @since 0.1.0

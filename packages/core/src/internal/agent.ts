@@ -307,14 +307,24 @@ export const toolMessage = (results: ReadonlyArray<Prompt.ToolResultPart>): Prom
 
 /**
  * The messages an agent starts from: its system prompt (when there is one),
+ * the earlier exchanges of the conversation (user input, assistant output),
  * then the message: a `Prompt` as it is, a string as a user message, any
  * other value as JSON text.
  *
  * @internal
  */
-export const initialMessages = (system: string, message: unknown): Array<Prompt.Message> => {
+export const initialMessages = (
+  system: string,
+  history: ReadonlyArray<{ readonly input: unknown; readonly output: unknown }>,
+  message: unknown
+): Array<Prompt.Message> => {
   const out: Array<Prompt.Message> = []
   if (system.length > 0) out.push(systemMessage(system))
+  for (const turn of history) {
+    out.push(userMessage(contentText(turn.input)))
+    const reply = assistantMessage({ text: contentText(turn.output), toolCalls: [], providerResults: [] })
+    if (reply !== undefined) out.push(reply)
+  }
   if (Prompt.isPrompt(message)) out.push(...message.content)
   else out.push(userMessage(contentText(message)))
   return out

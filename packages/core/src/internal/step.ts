@@ -120,7 +120,7 @@ export type Chain<S extends ReadonlyArray<Any>, Prev, I, Acc extends ReadonlyArr
   S["length"] ? ReadonlyArray<Step<any, any, any, any, I, string>>
   : S extends readonly [infer H, ...infer T extends ReadonlyArray<Any>]
     ? Chain<T, Resolve<Output<H>, Prev>, I, [...Acc, Step<any, any, any, Prev, I, string>]>
-  : Acc
+  : readonly [...Acc]
 
 // -----------------------------------------------------------------------------
 // construction
