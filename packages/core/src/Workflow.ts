@@ -12,6 +12,7 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Mailbox from "effect/Mailbox"
@@ -258,6 +259,14 @@ const initialState = (
 
 const jsonValue = (u: unknown): unknown => (u === undefined ? null : u)
 
+/**
+ * How long the run record of a failed or interrupted run may wait for the
+ * store (a database write lock held by another process) before it is given up
+ * with a logged warning. The caller of the failed run waits for this, so it is
+ * short.
+ */
+const failedRunRecordTimeout = Duration.seconds(1)
+
 const runAttempt = <A, I, E, R>(
   self: Workflow<A, I, E, R>,
   input: unknown,
@@ -305,14 +314,16 @@ const runAttempt = <A, I, E, R>(
 
       if (Exit.isSuccess(exit)) {
         const { encoded, output, state } = exit.value
-        yield* store.commit({
+        // interruptible: a store waiting for a lock held elsewhere can be
+        // interrupted there, having written nothing (its write itself is atomic)
+        yield* restore(store.commit({
           sessionId,
           workflowName: self.name,
           userId,
           expectedVersion: version,
           state: encoded,
           run: { ...base, ...owner, status: "completed", content: jsonValue(output.content) }
-        }).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
+        })).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
         return {
           runId,
           sessionId,
@@ -332,8 +343,13 @@ const runAttempt = <A, I, E, R>(
       }
       const commitRecord = (state: unknown) =>
         store.commit({ sessionId, workflowName: self.name, userId, expectedVersion: version, state, run: record })
+      // The record waits for a store lock held elsewhere for `failedRunRecordTimeout`
+      // at most, even when the run was interrupted (the caller waits for this):
+      // then it is given up with a warning.
       yield* commitRecord(Option.isNone(stored) ? encodedInitial : undefined).pipe(
         Effect.catchTag("SessionConflict", () => commitRecord(undefined)),
+        Effect.interruptible,
+        Effect.timeout(failedRunRecordTimeout),
         Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not record failed run ${runId}`, error))
       )
       return yield* Effect.failCause(exit.cause)
@@ -419,7 +435,7 @@ const recordConflict = (
         completedAt: now
       }
     })
-  }).pipe(Effect.catchAll(() => Effect.void))
+  }).pipe(Effect.timeout(failedRunRecordTimeout), Effect.catchAll(() => Effect.void))
 
 /**
  * Runs the workflow once on a session and commits the result.
