@@ -7,10 +7,9 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { SessionState, Workflow, WorkflowEvent } from "@sessionflow/core"
 import { Output } from "@sessionflow/examples"
 import { Chunk, Context, Effect, Stream } from "effect"
-import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { spawnTypeScript } from "../childProcess.js"
 
-const tsx = fileURLToPath(new URL("../../node_modules/.bin/tsx", import.meta.url))
 const bin = fileURLToPath(new URL("../../packages/examples/src/bin.ts", import.meta.url))
 
 /** A fresh temp directory (removed with the scope) and a db file path in it. */
@@ -34,7 +33,8 @@ export const cli = (args: ReadonlyArray<string>): Effect.Effect<CliResult, Error
   Effect.async<CliResult, Error>((resume) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1" }
     delete env.OPENAI_API_KEY
-    const child = spawn(tsx, [bin, ...args], { stdio: ["ignore", "pipe", "pipe"], env })
+    const child = spawnTypeScript(bin, args, { env })
+    child.stdin.end()
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))

@@ -1,5 +1,3 @@
-import { FileSystem } from "@effect/platform"
-import { NodeFileSystem } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { assert, describe, it } from "@effect/vitest"
@@ -7,12 +5,7 @@ import { SessionStore } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Effect, Layer, Option } from "effect"
 import { sampleName, sampleRuns, sampleState } from "./fixtures/samples.js"
-import { lastJsonLine, spawnFixture } from "./processes.js"
-
-const tempFile = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })).pipe(
-  Effect.map((dir) => `${dir}/sessions.db`),
-  Effect.provide(NodeFileSystem.layer)
-)
+import { lastJsonLine, spawnFixture, tempFile } from "./processes.js"
 
 /** The store plus the raw client, opened in this process. */
 const storeWithClient = (filename: string) =>

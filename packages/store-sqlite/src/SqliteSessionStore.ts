@@ -9,6 +9,11 @@
  * never both win, and the loser fails with `SessionConflict` having written
  * nothing.
  *
+ * While another connection holds the database's write lock, the store waits
+ * for it without blocking the process: each attempt gives SQLite only a few
+ * milliseconds, and between attempts the fiber sleeps (interruptibly), up to
+ * `lockTimeout` in all.
+ *
  * @since 0.1.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -20,6 +25,7 @@ import { SessionStore, WorkflowError } from "@sessionflow/core"
 import * as Config from "effect/Config"
 import type { ConfigError } from "effect/ConfigError"
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -38,13 +44,23 @@ export const defaultTable = "sessionflow_sessions"
 
 /**
  * The busy timeout `layer` and `layerConfig` set on their connection
- * (`PRAGMA busy_timeout`), in milliseconds: how long a write waits for
- * another process's transaction to finish before SQLite reports SQLITE_BUSY.
+ * (`PRAGMA busy_timeout`), in milliseconds. It applies to opening the store
+ * (its migrations) and to reads; the store's writes do not use it: they wait
+ * for the write lock themselves (see `lockTimeout`).
  *
  * @since 0.1.0
  * @category constants
  */
 export const busyTimeoutMillis = 5000
+
+/**
+ * How long a store operation waits in all for another connection's write
+ * lock, when no `lockTimeout` option is given.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultLockTimeout: Duration.Duration = Duration.seconds(5)
 
 /**
  * @since 0.1.0
@@ -57,6 +73,14 @@ export interface StoreOptions {
    * digits and underscores only, not starting with a digit.
    */
   readonly table?: string | undefined
+  /**
+   * How long an operation waits in all while another connection (another
+   * process) holds the database's write lock, before it fails with a
+   * `SessionStoreError` saying the database stayed locked (default 5
+   * seconds). The wait is asynchronous and interruptible: the process keeps
+   * running, and an interrupted wait has written nothing.
+   */
+  readonly lockTimeout?: Duration.DurationInput | undefined
 }
 
 /**
@@ -158,20 +182,43 @@ const isBusy = (error: unknown): boolean =>
   error.cause.code.startsWith("SQLITE_BUSY")
 
 /**
- * Retries an operation that failed with SQLITE_BUSY (another process held the
- * write lock longer than the busy timeout): up to 40 times, backing off from
- * 10 ms to 250 ms with jitter. Every retried operation is one statement or one
- * transaction that was rolled back, so re-running it is safe.
+ * The busy timeout of one write attempt, in milliseconds: how long SQLite
+ * itself may wait (synchronously, blocking the process) for the write lock
+ * before the attempt fails with SQLITE_BUSY and the store sleeps before the
+ * next one.
  */
-const retryBusy = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+const attemptBusyTimeoutMillis = 5
+
+/**
+ * Retries an operation that failed with SQLITE_BUSY (another connection holds
+ * the write lock), sleeping between attempts: from 5 ms, doubling up to
+ * 100 ms, with jitter, for `lockTimeout` in all; then it fails with a
+ * `SessionStoreError` saying the database stayed locked. The sleeps are
+ * ordinary `Effect` sleeps: they block nothing and are interruptible where
+ * the caller is. Every retried operation is one statement or one transaction
+ * that was rolled back, so re-running it is safe.
+ */
+const waitForLock = (method: string, lockTimeout: Duration.Duration) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.SessionStoreError, R> =>
   Effect.retry(self, {
     while: isBusy,
-    schedule: Schedule.exponential("10 millis", 1.5).pipe(
-      Schedule.union(Schedule.spaced("250 millis")),
+    schedule: Schedule.exponential("5 millis", 2).pipe(
+      Schedule.union(Schedule.spaced("100 millis")),
       Schedule.jittered,
-      Schedule.intersect(Schedule.recurs(40))
+      Schedule.upTo(lockTimeout)
     )
-  })
+  }).pipe(
+    Effect.catchIf(isBusy, (cause) =>
+      Effect.fail(
+        new WorkflowError.SessionStoreError({
+          method,
+          description: `the database stayed locked by another connection for more than ${
+            Duration.format(lockTimeout)
+          } (SQLITE_BUSY)`,
+          cause
+        })
+      ))
+  )
 
 // -----------------------------------------------------------------------------
 // rows
@@ -266,10 +313,14 @@ const storeError = (method: string) => (error: SqlError | ParseError | Migration
  * Builds a store on the `SqlClient` in context (which must be SQLite),
  * creating or migrating its tables first.
  *
- * The store only reads and writes its own tables; it does not change the
- * connection's settings. With `layer`/`layerConfig` the connection also gets
- * `PRAGMA busy_timeout`; with your own client, better-sqlite3's default busy
- * timeout (5 s) applies.
+ * The store only reads and writes its own tables. Its write transactions
+ * lower the connection's busy timeout to a few milliseconds while they run
+ * and restore it before they end (so a write never blocks the process while
+ * another connection holds the lock: it sleeps and tries again, see
+ * `lockTimeout`); otherwise the connection's settings are left alone. Reads
+ * and the migrations use the connection's busy timeout: `busyTimeoutMillis`
+ * with `layer`/`layerConfig`, better-sqlite3's default (5 s) with your own
+ * client.
  *
  * @since 0.1.0
  * @category constructors
@@ -293,6 +344,27 @@ export const make: (
   const t = yield* tableNames(options?.table)
   const sessions = sql(t.sessions)
   const runsTable = sql(t.runs)
+  const lockTimeout = Duration.decode(options?.lockTimeout ?? defaultLockTimeout)
+  const retryBusy = (method: string) => waitForLock(method, lockTimeout)
+
+  /**
+   * One attempt of a write: `body` in one transaction, under a busy timeout of
+   * a few milliseconds (the connection's own busy timeout is restored before
+   * the transaction ends), so that an attempt that finds the database locked
+   * fails at once with SQLITE_BUSY and is rolled back. The transaction either
+   * commits or rolls back; an interruption inside `body` rolls it back.
+   */
+  const writeAttempt = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+    Effect.gen(function*() {
+      const [current] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`.withoutTransform
+      yield* sql.unsafe(`PRAGMA busy_timeout = ${attemptBusyTimeoutMillis}`).withoutTransform
+      const restore = sql.unsafe(`PRAGMA busy_timeout = ${Number(current?.timeout ?? busyTimeoutMillis)}`).withoutTransform
+      return yield* Effect.ensuring(body, Effect.orDie(restore))
+    }).pipe(sql.withTransaction)
+
+  /** A write: attempts, sleeping while the database is locked, for `lockTimeout` at most. */
+  const write = (method: string) => <A, E, R>(body: Effect.Effect<A, E, R>) =>
+    writeAttempt(body).pipe(retryBusy(method))
 
   // Migrator swallows "migrations already running" (another process holds
   // the write lock) and returns at once, before that process has committed;
@@ -345,7 +417,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
       const state = yield* SessionStore.parseState(sessionId, row.value.state)
       return Option.some<SessionStore.StoredSession>({ ...toInfo(row.value), state })
     },
-    retryBusy,
+    retryBusy("load"),
     Effect.catchTags({ SqlError: storeError("load"), ParseError: storeError("load") })
   )
 
@@ -353,7 +425,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
     function*(sessionId: string) {
       return Option.map(yield* selectInfo(sessionId), toInfo)
     },
-    retryBusy,
+    retryBusy("info"),
     Effect.catchTags({ SqlError: storeError("info"), ParseError: storeError("info") })
   )
 
@@ -415,10 +487,11 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
       const userId = commit.userId ?? null
 
       // The first statement of the transaction is a write, so it takes the
-      // write lock at once (waiting up to the busy timeout) and everything
-      // after it sees the latest committed data. The version and owner checks
-      // are in its WHERE clause.
-      const write = state === null
+      // write lock at once (or fails with SQLITE_BUSY within a few ms, and the
+      // attempt is rolled back and retried after a sleep) and everything after
+      // it sees the latest committed data. The version and owner checks are in
+      // its WHERE clause.
+      const upsert = state === null
         ? sql`UPDATE ${sessions} SET updated_at = ${now}
 WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version`.withoutTransform
@@ -433,13 +506,13 @@ WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
 RETURNING version`.withoutTransform
 
       return yield* Effect.gen(function*() {
-        const written = yield* Effect.flatMap(write, decodeVersion)
+        const written = yield* Effect.flatMap(upsert, decodeVersion)
         if (written.length === 0) return yield* rejected(commit)
         if (runRow !== undefined) {
           yield* sql`INSERT INTO ${runsTable} ${sql.insert(runRow)}`.withoutTransform
         }
         return written[0].version
-      }).pipe(sql.withTransaction, retryBusy)
+      }).pipe(write("commit"))
     },
     Effect.catchTags({ SqlError: storeError("commit"), ParseError: storeError("commit") })
   )
@@ -461,7 +534,7 @@ FROM ${sessions} WHERE ${sql.and(clauses)} ORDER BY updated_at DESC, session_id`
       // (SQLite compares text as UTF-8 bytes, JS as UTF-16 code units)
       return rows.map(toInfo).sort(SessionStore.byRecency)
     },
-    retryBusy,
+    retryBusy("list"),
     Effect.catchTags({ SqlError: storeError("list"), ParseError: storeError("list") })
   )
 
@@ -470,7 +543,7 @@ FROM ${sessions} WHERE ${sql.and(clauses)} ORDER BY updated_at DESC, session_id`
       const deleted = yield* Effect.gen(function*() {
         yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`.withoutTransform
         return yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`.withoutTransform
-      }).pipe(sql.withTransaction, retryBusy)
+      }).pipe(write("remove"))
       return deleted.length > 0
     },
     Effect.catchTags({ SqlError: storeError("remove") })
@@ -480,7 +553,7 @@ FROM ${sessions} WHERE ${sql.and(clauses)} ORDER BY updated_at DESC, session_id`
     function*(sessionId: string, name: string) {
       const now = yield* Clock.currentTimeMillis
       const updated = yield* sql`UPDATE ${sessions} SET session_name = ${name}, updated_at = ${now}
-WHERE session_id = ${sessionId} RETURNING version`.withoutTransform.pipe(retryBusy)
+WHERE session_id = ${sessionId} RETURNING version`.withoutTransform.pipe(write("setName"))
       if (updated.length === 0) return yield* new WorkflowError.SessionNotFound({ sessionId })
     },
     Effect.catchTags({ SqlError: storeError("setName") })
@@ -522,7 +595,7 @@ FROM ${runsTable} WHERE ${where} ORDER BY seq`.withoutTransform
           })
       })
     },
-    retryBusy,
+    retryBusy("runs"),
     Effect.catchTags({ SqlError: storeError("runs"), ParseError: storeError("runs") })
   )
 
@@ -560,7 +633,10 @@ export const layer = (
 ): Layer.Layer<
   SessionStore.SessionStore,
   SqlError | Migrator.MigrationError | WorkflowError.SessionStoreError | ConfigError
-> => layerStore({ table: options.table }).pipe(Layer.provide(layerClient(options.filename)))
+> =>
+  layerStore({ table: options.table, lockTimeout: options.lockTimeout }).pipe(
+    Layer.provide(layerClient(options.filename))
+  )
 
 /**
  * `layer`, with its options read from `Config`.

@@ -6,6 +6,7 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as EffectContext from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
@@ -313,6 +314,14 @@ const initialState = (
 
 const jsonValue = (u: unknown): unknown => (u === undefined ? null : u)
 
+/**
+ * How long the run record of a failed or interrupted run may wait for the
+ * store (a database write lock held by another process) before it is given up
+ * with a logged warning. The caller of the failed run waits for this, so it is
+ * short.
+ */
+const failedRunRecordTimeout = Duration.seconds(1)
+
 interface Ids {
   readonly runId: string
   readonly sessionId: string
@@ -370,14 +379,16 @@ const runAttempt = (
 
       if (Exit.isSuccess(exit)) {
         const { encoded, output, state } = exit.value
-        yield* store.commit({
+        // interruptible: a store waiting for a lock held elsewhere can be
+        // interrupted there, having written nothing (its write itself is atomic)
+        yield* restore(store.commit({
           sessionId,
           workflowName: self.name,
           userId,
           expectedVersion: version,
           state: encoded,
           run: { ...base, ...owner, status: "completed", content: jsonValue(output.content) }
-        }).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
+        })).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
         return {
           runId,
           sessionId,
@@ -397,8 +408,13 @@ const runAttempt = (
       }
       const commitRecord = (state: unknown) =>
         store.commit({ sessionId, workflowName: self.name, userId, expectedVersion: version, state, run: record })
+      // The record waits for a store lock held elsewhere for `failedRunRecordTimeout`
+      // at most, even when the run was interrupted (the caller waits for this):
+      // then it is given up with a warning.
       yield* commitRecord(Option.isNone(stored) ? encodedInitial : undefined).pipe(
         Effect.catchTag("SessionConflict", () => commitRecord(undefined)),
+        Effect.interruptible,
+        Effect.timeout(failedRunRecordTimeout),
         Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not record failed run ${runId}`, error))
       )
       return yield* Effect.failCause(exit.cause)
@@ -426,7 +442,7 @@ const recordConflict = (self: Any, input: unknown, ids: Ids, error: WorkflowErro
         completedAt: now
       }
     })
-  }).pipe(Effect.catchAll(() => Effect.void))
+  }).pipe(Effect.timeout(failedRunRecordTimeout), Effect.catchAll(() => Effect.void))
 
 const isConflict = (error: unknown): error is WorkflowError.SessionConflict =>
   WorkflowError.isWorkflowError(error) && error._tag === "SessionConflict"
