@@ -7,6 +7,7 @@
  */
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { errorText } from "./internal/agent.js"
 
 /**
  * @since 0.1.0
@@ -229,3 +230,15 @@ export const WorkflowError: Schema.Union<[
  * @category refinements
  */
 export const isWorkflowError = (u: unknown): u is WorkflowError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * A readable message for anything a run can fail with: the error's own
+ * `message`, except where that is the field dump of an error without a
+ * message of its own (`@effect/ai`'s `MalformedOutput` and `MalformedInput`),
+ * which reads `module.method: description`. Run records and the
+ * `RunFailed` / `StepFailed` events carry the same text.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const format: (error: unknown) => string = errorText

@@ -5,6 +5,7 @@ import type { Step } from "../Step.js"
 import type { StepInput } from "../StepInput.js"
 import * as StepOutput from "../StepOutput.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
+import { errorText } from "./agent.js"
 
 /**
  * Per-run bookkeeping shared by every node of the run.
@@ -26,18 +27,11 @@ export interface ExecContext {
 /** @internal */
 export const makeExecContext = (events: boolean): ExecContext => ({ outputs: new Map(), completed: [], events })
 
-/** A readable message for a cause. @internal */
+/** A readable message for a cause (its typed failure, else its defect). @internal */
 export const causeMessage = (cause: Cause.Cause<unknown>): string => {
   if (Cause.isInterruptedOnly(cause)) return "interrupted"
   const failure = Cause.failureOption(cause)
-  const error = failure._tag === "Some" ? failure.value : Cause.squash(cause)
-  if (error instanceof Error) return error.message
-  if (typeof error === "string") return error
-  try {
-    return JSON.stringify(error)
-  } catch {
-    return String(error)
-  }
+  return errorText(failure._tag === "Some" ? failure.value : Cause.squash(cause))
 }
 
 const toOutput = (name: string, value: unknown): StepOutput.StepOutput =>

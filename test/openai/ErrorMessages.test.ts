@@ -1,0 +1,59 @@
+/**
+ * `@effect/ai`'s `MalformedOutput` and `MalformedInput` have no message of
+ * their own (their `message` is a dump of their fields): run records, failure
+ * events and the examples' CLI show them readably, through one helper,
+ * `WorkflowError.format`.
+ */
+import { AiError } from "@effect/ai"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Agent, SessionStore, Step, TestModel, Workflow, WorkflowError } from "@sessionflow/core"
+import { Effect, Either, Exit, Schema, Stream } from "effect"
+
+describe("WorkflowError.format", () => {
+  it("renders AiErrors without a message of their own as module.method: description (or the cause)", () => {
+    const input = new AiError.MalformedInput({ module: "OpenAIChat", method: "prepareMessages", description: "no audio" })
+    expect(input.message.startsWith("{")).toBe(true) // the field dump @effect/ai gives it
+    expect(WorkflowError.format(input)).toBe("OpenAIChat.prepareMessages: no audio")
+    const decoded = Schema.decodeUnknownEither(Schema.Struct({ n: Schema.Number }))({})
+    assert(Either.isLeft(decoded))
+    const output = AiError.MalformedOutput.fromParseError({ module: "LanguageModel", method: "generateObject", error: decoded.left })
+    expect(WorkflowError.format(output)).toBe(`LanguageModel.generateObject: { readonly n: number }\n└─ ["n"]\n   └─ is missing`)
+    // errors with their own message keep it
+    const http = new AiError.UnknownError({ module: "M", method: "m", description: "boom" })
+    expect(WorkflowError.format(http)).toBe(http.message)
+    expect(WorkflowError.format("plain")).toBe("plain")
+    expect(WorkflowError.format({ code: 1 })).toBe("{\"code\":1}")
+  })
+})
+
+describe("run records and failure events", () => {
+  const agent = Agent.make({ name: "Echo", instructions: "Echo." })
+  const workflow = Workflow.make({ name: "echo", steps: [Step.agent("echo", agent)] })
+  const failure = new AiError.MalformedOutput({
+    module: "Provider",
+    method: "generateText",
+    description: "The reply does not have the expected shape: choices[0].message: is missing"
+  })
+  const readable = "Provider.generateText: The reply does not have the expected shape: choices[0].message: is missing"
+
+  it.effect("carry the readable message of a MalformedOutput, not its field dump", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const exit = yield* Workflow.stream(workflow, "hi", { sessionId: "s" }).pipe(
+        Stream.runForEach((event) =>
+          Effect.sync(() => {
+            if (event._tag === "RunFailed" || event._tag === "StepFailed") seen.push(event.error)
+          })
+        ),
+        Effect.exit
+      )
+      assert(Exit.isFailure(exit))
+      expect(seen).toEqual([readable, readable])
+      expect(Exit.isFailure(yield* Effect.exit(Workflow.run(workflow, "again", { sessionId: "s" })))).toBe(true)
+      const history = yield* Workflow.getRunHistory(workflow, "s")
+      expect(history.map((run) => run.error)).toEqual([readable, readable])
+    }).pipe(
+      Effect.provide(TestModel.layer([TestModel.fail(failure), TestModel.fail(failure)])),
+      Effect.provide(SessionStore.layerMemory)
+    ))
+})
