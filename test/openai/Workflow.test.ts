@@ -2,41 +2,13 @@
  * Real agent workflows through the official openai SDK, over real HTTP, against
  * the local OpenAI-compatible TestServer — for both provider layers.
  */
-import { AiError, type LanguageModel, Tool, Toolkit } from "@effect/ai"
+import { AiError, type LanguageModel } from "@effect/ai"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { OpenAIChat, OpenAIResponses } from "@sessionflow/openai"
 import { Cause, Chunk, type ConfigError, Effect, Exit, type Layer, Option, Schema, Stream } from "effect"
+import { CartToolsLive, shoppingWorkflow } from "./Shopping.js"
 import * as TestServer from "./TestServer.js"
-
-class Cart extends SessionState.Tag("test/openai/Cart")<Cart>()({
-  items: Schema.Array(Schema.String)
-}) {}
-
-const AddItem = Tool.make("add_item", {
-  description: "Add an item to the shopping list",
-  parameters: { item: Schema.String },
-  success: Schema.String,
-  dependencies: [Cart]
-})
-const CartTools = Toolkit.make(AddItem)
-const CartToolsLive = CartTools.toLayer({
-  add_item: ({ item }) =>
-    Cart.modify((s) => [`Added '${item}' to the shopping list.`, { items: [...s.items, item] }] as const)
-})
-
-const shopper = Agent.make({
-  name: "Shopping Assistant",
-  instructions: "You are a helpful shopping assistant. Always use the provided tools.",
-  tools: CartTools
-})
-
-const shoppingWorkflow = Workflow.make({
-  name: "shopping",
-  state: Cart,
-  sessionState: { items: [] },
-  steps: [Step.agent("manage_items", shopper)]
-})
 
 const JobApplication = Schema.Struct({
   company: Schema.String,

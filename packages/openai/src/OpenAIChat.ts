@@ -58,7 +58,6 @@ export declare namespace Config {
    *   with `strict: true` (schemas are rewritten for strict mode; schemas that
    *   strict mode cannot express are sent with `strict: false`). Set to
    *   `false` for servers that reject `strict`.
-   *
    * @since 0.1.0
    * @category Models
    */

@@ -58,7 +58,6 @@ export declare namespace Config {
    *   with `strict: true` (schemas are rewritten for strict mode; schemas that
    *   strict mode cannot express are sent with `strict: false`). Set to
    *   `false` for servers that reject `strict`.
-   *
    * @since 0.1.0
    * @category Models
    */
@@ -136,7 +135,9 @@ export const make: (options: Options) => Effect.Effect<LanguageModel.Service, ne
       module: MODULE,
       path: PATH,
       prepare,
-      generate: (sdk, body, signal) => sdk.responses.create(body, { signal }),
+      // `post`, not `responses.create`: the SDK's post-processing of a
+      // response (`output_text`) throws on replies without `output`
+      generate: (sdk, body, signal) => sdk.post<unknown>(PATH, { body, signal }),
       makeResponse: InternalResponses.makeResponse,
       stream: (sdk, body, signal) => {
         const streaming: ResponseCreateParamsStreaming = { ...body, stream: true }
