@@ -201,6 +201,22 @@ for (const kit of kits) {
           expect(malformed(exit).description).toContain("name")
         }))
 
+      it.scoped("stream: a reply that finishes with tool_calls but streamed none is MalformedOutput pointing at stream: false", () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer.make({
+            replies: [
+              TestServer.toolCalls([{ name: "GetWeather", arguments: { city: "Lima" } }], {
+                streamToolCalls: false,
+                finishReason: "tool_calls"
+              })
+            ]
+          })
+          const exit = yield* provide(
+            server,
+            LanguageModel.streamText({ prompt: "x", toolkit: Tools }).pipe(Stream.runDrain)
+          ).pipe(Effect.provide(makeToolsLayer([])), Effect.exit)
+          expect(malformed(exit).description).toContain("stream: false")
+        }))
     } else {
       it.scoped("generate: a response without `output` is MalformedOutput, not an UnknownError from the SDK", () =>
         Effect.gen(function*() {
@@ -239,6 +255,28 @@ for (const kit of kits) {
           })
           const exit = yield* provide(server, LanguageModel.streamText({ prompt: "x" }).pipe(Stream.runDrain, Effect.exit))
           expect(malformed(exit).description).toContain("item")
+        }))
+
+      it.scoped("stream: function calls listed in the completed response but never streamed are still returned", () =>
+        Effect.gen(function*() {
+          // a server that streams text events only, but reports the calls in `response.completed`
+          const server = yield* TestServer.make({
+            replies: [
+              TestServer.toolCalls([{ id: "c1", name: "GetWeather", arguments: { city: "Lima" } }], {
+                rewrite: (data) => {
+                  const item = data.item as { readonly type?: unknown } | undefined
+                  const type = String(data.type)
+                  return type.startsWith("response.function_call") || item?.type === "function_call"
+                    ? { type: "response.in_progress", response: {} }
+                    : data
+                }
+              })
+            ]
+          })
+          const calls: Array<unknown> = []
+          const result = yield* provide(server, ask("stream", Tools).pipe(Effect.provide(makeToolsLayer(calls))))
+          expect(result.calls).toEqual([{ name: "GetWeather", params: { city: "Lima" } }])
+          expect(calls).toEqual([{ tool: "GetWeather", city: "Lima" }])
         }))
 
       it.scoped("generate and stream: a function call without a name is MalformedOutput", () =>

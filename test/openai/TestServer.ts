@@ -59,7 +59,8 @@
  * Streaming options on message replies: `eventDelayMs` (real-time delay
  * between SSE events) and `holdOpen` (send every content event, then keep the
  * connection open without finishing: the client must go away, which is
- * recorded as `aborted`).
+ * recorded as `aborted`), `streamToolCalls: false` (leave the tool calls out
+ * of streamed replies, like servers that cannot stream them).
  *
  * Malformed replies: `rewrite` on a message reply maps every JSON payload
  * before it is sent (the body, or each SSE event's data), e.g. to send a
@@ -129,6 +130,12 @@ export interface MessageOptions {
   /** Stream every content event, then keep the connection open without finishing. */
   readonly holdOpen?: boolean
   readonly headers?: Readonly<Record<string, string>>
+  /**
+   * `false` leaves the tool calls out of streamed replies (and finishes with
+   * `stop` unless `finishReason` says otherwise), like servers that cannot
+   * stream tool calls; non-streamed replies keep them. Default `true`.
+   */
+  readonly streamToolCalls?: boolean
   /**
    * Rewrites every JSON payload before it is sent: the body of a
    * non-streamed reply, the data of each server-sent event (not `[DONE]`).
@@ -401,7 +408,9 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
         case "Message": {
           const rewrite = reply.options.rewrite ?? ((payload: Record<string, unknown>) => payload)
           if (entry.stream) {
-            const o = reply.options
+            const o = reply.options.streamToolCalls === false
+              ? { ...reply.options, toolCalls: [], finishReason: reply.options.finishReason ?? "stop" }
+              : reply.options
             const { events, terminal } = entry.api === "chat"
               ? chatEvents(entry, o)
               : responsesEvents(entry, o)

@@ -369,6 +369,13 @@ export const makeStreamConverter = (
   const onEnd = Effect.gen(function*() {
     const parts: Array<Response.StreamPartEncoded> = []
     yield* flush(parts)
+    if (reason === "tool_calls" && !sawToolCalls) {
+      return yield* Shared.malformedOutput(
+        site,
+        "The streamed reply finished with 'tool_calls' but contained no tool call. A server that cannot stream " +
+          "tool calls drops them: configure the model with `stream: false`."
+      )
+    }
     parts.push({ type: "finish", reason: finishReason(reason, sawToolCalls), usage: usage(lastUsage) })
     return parts
   })

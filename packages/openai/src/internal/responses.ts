@@ -327,6 +327,8 @@ export const makeStreamConverter = (
   const openText = new Set<string>()
   const openReasoning = new Map<string, Array<string>>()
   const active = new Map<number, ActiveToolCall>()
+  /** call ids whose tool-call part was emitted */
+  const emitted = new Set<string>()
 
   const toolCallByItem = (outputIndex: number | null | undefined, itemId: string | null | undefined) =>
     (typeof outputIndex === "number" ? active.get(outputIndex) : undefined) ??
@@ -337,6 +339,7 @@ export const makeStreamConverter = (
 
   const emitCall = (parts: Array<Response.StreamPartEncoded>, call: WireFunctionCall, callId: string) => {
     sawToolCalls = true
+    emitted.add(callId)
     parts.push({ type: "tool-params-end", id: callId })
     parts.push(toolCallPart(tools, call, callId))
   }
@@ -425,6 +428,17 @@ export const makeStreamConverter = (
           const { response } = yield* decodeResponseEvent(event)
           finished = true
           parts.push(...closeOpen())
+          // function calls the server did not stream (some servers cannot)
+          if (response.output !== undefined && response.output !== null) {
+            const output = yield* Shared.decodeReply(WireOutput, site, ["response", "output"])(response.output)
+            for (const [index, raw] of output.entries()) {
+              const item = yield* decodeItem(site, ["response", "output", index])(raw)
+              if (item._tag !== "function_call" || (item.call.call_id && emitted.has(item.call.call_id))) continue
+              const callId = item.call.call_id || (yield* idGenerator.generateId())
+              parts.push({ type: "tool-params-start", id: callId, name: item.call.name })
+              emitCall(parts, item.call, callId)
+            }
+          }
           parts.push({
             type: "finish",
             reason: finishReason(response, sawToolCalls),

@@ -415,6 +415,40 @@ export const makeModelApi = <ConfigService extends object>(
 })
 
 /**
+ * A complete reply as stream parts, for models configured not to stream:
+ * each text (and reasoning) part becomes start, one delta, end; the other
+ * parts are the same in both forms.
+ *
+ * @internal
+ */
+export const toStreamParts = (
+  parts: ReadonlyArray<Response.PartEncoded>,
+  idGenerator: IdGenerator.Service
+): Effect.Effect<Array<Response.StreamPartEncoded>> =>
+  Effect.gen(function*() {
+    const out: Array<Response.StreamPartEncoded> = []
+    for (const part of parts) {
+      switch (part.type) {
+        case "text":
+        case "reasoning": {
+          if (part.text.length === 0) break
+          const id = yield* idGenerator.generateId()
+          const kind = part.type
+          out.push(
+            { type: `${kind}-start`, id },
+            { type: `${kind}-delta`, id, delta: part.text },
+            { type: `${kind}-end`, id }
+          )
+          break
+        }
+        default:
+          out.push(part)
+      }
+    }
+    return out
+  })
+
+/**
  * What a provider's `prepare` returns for one request.
  * @internal
  */
@@ -422,6 +456,8 @@ export interface Prepared<Body> {
   readonly body: Body
   readonly tools: ReadonlyArray<PreparedTool>
   readonly format: PreparedFormat | undefined
+  /** `false`: `streamText` makes one non-streaming request (the `stream: false` config) */
+  readonly stream: boolean
 }
 
 /**
@@ -432,7 +468,7 @@ export interface ResponseRequest {
   readonly tools: ReadonlyArray<PreparedTool>
   readonly format: PreparedFormat | undefined
   readonly idGenerator: IdGenerator.Service
-  /** `generateText` */
+  /** `generateText`, or `streamText` for a model configured with `stream: false` */
   readonly method: string
 }
 
@@ -472,11 +508,12 @@ export const makeLanguageModel = <Body>(spec: {
           { module: spec.module, method, path: spec.path },
           (sdk, signal) => spec.generate(sdk, prepared.body, signal)
         )
-        return yield* spec.makeResponse(result, { ...prepared, idGenerator, method })
+        return { parts: yield* spec.makeResponse(result, { ...prepared, idGenerator, method }), idGenerator }
       })
     const generateText = Effect.fn(`${spec.module}.generateText`)(
       function*(providerOptions: LanguageModel.ProviderOptions) {
-        return yield* generate(yield* spec.prepare(providerOptions), "generateText")
+        const { parts } = yield* generate(yield* spec.prepare(providerOptions), "generateText")
+        return parts
       }
     )
     const streamText = (
@@ -484,6 +521,11 @@ export const makeLanguageModel = <Body>(spec: {
     ): Stream.Stream<Response.StreamPartEncoded, AiError.AiError, IdGenerator.IdGenerator> =>
       Stream.unwrap(Effect.gen(function*() {
         const prepared = yield* spec.prepare(providerOptions)
+        if (!prepared.stream) {
+          return Stream.fromIterableEffect(
+            Effect.flatMap(generate(prepared, "streamText"), ({ idGenerator, parts }) => toStreamParts(parts, idGenerator))
+          )
+        }
         const converter = spec.makeStreamConverter(prepared.tools, yield* IdGenerator.IdGenerator)
         return client.stream(
           { module: spec.module, method: "streamText", path: spec.path },
