@@ -22,6 +22,20 @@ describe("OpenAIClient", () => {
     expect(delays).toEqual([100, 200, 400, 800, 5000])
   })
 
+  it("retryDelay: the computed backoff loses a random share of up to 25% (jitter), also at the cap", () => {
+    const delay = (retry: number, random: number) =>
+      Duration.toMillis(OpenAIClient.retryDelay(settings, response429({}), retry, 0, random))
+    expect(OpenAIClient.RETRY_JITTER).toBe(0.25)
+    expect([delay(0, 0), delay(0, 0.5), delay(0, 1)]).toEqual([100, 88, 75])
+    expect([delay(2, 0.2), delay(6, 0), delay(6, 0.5), delay(6, 1)]).toEqual([380, 5000, 4375, 3750])
+  })
+
+  it("retryDelay: a delay the server asked for (Retry-After) is not jittered", () => {
+    const delay = (headers: Record<string, string>, random: number) =>
+      Duration.toMillis(OpenAIClient.retryDelay(settings, response429(headers), 0, 0, random))
+    expect([delay({ "retry-after": "1.5" }, 0.9), delay({ "retry-after-ms": "250" }, 1)]).toEqual([1500, 250])
+  })
+
   it("retryDelay: Retry-After in seconds, as an HTTP date, and retry-after-ms; capped", () => {
     const now = Date.parse("2025-01-01T00:00:00Z")
     const delay = (headers: Record<string, string>) =>

@@ -16,6 +16,7 @@ import {
   Fiber,
   Layer,
   Option,
+  Random,
   Schema,
   Stream
 } from "effect"
@@ -363,7 +364,7 @@ export const providerSuite = (kit: ProviderKit) =>
         expect(yield* server.requests).toHaveLength(3)
       }))
 
-    it.scoped("500 is retried with exponential backoff, then fails with a typed error", () =>
+    it.scoped("500 is retried with jittered exponential backoff, then fails with a typed error", () =>
       Effect.gen(function*() {
         const server = yield* TestServer.make({
           handler: () => TestServer.error(500, "The server had an error")
@@ -372,14 +373,37 @@ export const providerSuite = (kit: ProviderKit) =>
           provide(server, LanguageModel.generateText({ prompt: "hi" }), {
             OPENAI_MAX_RETRIES: "3",
             OPENAI_RETRY_BASE_DELAY: "100 millis"
-          })
+          }).pipe(Effect.withRandom(Random.fixed([0.8, 0, 0.4])))
         )
         const error = failureOf(exit)
         assert(error._tag === "HttpResponseError", `got ${error._tag}`)
         expect(error.response.status).toBe(500)
         expect(error.description).toBe("The server had an error")
-        expect(delays).toEqual([100, 200, 400])
+        // 100, 200, 400 ms, each less a random share of up to 25%: (1 - 0.25 * random)
+        expect(delays).toEqual([80, 200, 360])
         expect(yield* server.requests).toHaveLength(4)
+      }))
+
+    it.scoped("backoff jitter comes from the Random service: two clients that fail together retry apart", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({ handler: () => TestServer.error(503, "overloaded") })
+        const retry = (seed: string) =>
+          TestServer.driveTestClock(
+            provide(server, LanguageModel.generateText({ prompt: "hi" }), {
+              OPENAI_MAX_RETRIES: "4",
+              OPENAI_RETRY_BASE_DELAY: "1 second"
+            }).pipe(Effect.withRandom(Random.make(seed)))
+          )
+        const a = (yield* retry("client a")).delays
+        const b = (yield* retry("client b")).delays
+        expect(a).toHaveLength(4)
+        expect(a).not.toEqual(b)
+        for (const delays of [a, b]) {
+          delays.forEach((delay, retry) => {
+            expect(delay).toBeGreaterThan(1000 * 2 ** retry * 0.75)
+            expect(delay).toBeLessThanOrEqual(1000 * 2 ** retry)
+          })
+        }
       }))
 
     it.scoped("401 is a typed error with the API's message and status, not retried", () =>
@@ -412,6 +436,27 @@ export const providerSuite = (kit: ProviderKit) =>
           expect(error.response.status).toBe(status)
           expect(error.description).toBe(`failure ${status}`)
           expect(yield* server.requests).toHaveLength(1)
+        }
+      }))
+
+    it.scoped("a non-OpenAI error body keeps its message in the typed error", () =>
+      Effect.gen(function*() {
+        const path = kit.api === "chat" ? "/v1/chat/completions" : "/v1/responses"
+        const bodies = [
+          // Express and similar servers
+          [{ error: "Not Found", message: `Cannot POST ${path}` }, `Not Found: Cannot POST ${path}`],
+          // FastAPI
+          [{ detail: "Model 'gpt-test' not found" }, "Model 'gpt-test' not found"],
+          [{ error: "model is required" }, "model is required"]
+        ] as const
+        for (const [body, description] of bodies) {
+          const server = yield* TestServer.make({ replies: [TestServer.raw(JSON.stringify(body), { status: 404 })] })
+          const error = yield* provide(server, LanguageModel.generateText({ prompt: "hi" })).pipe(Effect.flip)
+          assert(error._tag === "HttpResponseError", `got ${error._tag}`)
+          expect(error.response.status).toBe(404)
+          expect(error.description).toBe(description)
+          expect(error.message).toContain(description)
+          expect(JSON.parse(error.body ?? "null")).toEqual(body)
         }
       }))
 

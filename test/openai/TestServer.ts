@@ -45,7 +45,9 @@
  *   word by word, an array streams exactly those deltas;
  * - `toolCalls(calls, options?)`: one or several function calls (arguments as
  *   an object or a JSON string; streamed in pieces of `argumentChunkSize`
- *   characters, optionally interleaved across calls);
+ *   characters, optionally interleaved across calls). Like some third-party
+ *   servers: `arguments: null`, arguments left out, or `argumentsAsObject`
+ *   (a JSON object instead of JSON text);
  * - `json(value, options?)`: a message whose text is `JSON.stringify(value)`
  *   (structured output);
  * - `message(options)`: text and/or tool calls, finish reason, usage;
@@ -57,7 +59,12 @@
  * Streaming options on message replies: `eventDelayMs` (real-time delay
  * between SSE events) and `holdOpen` (send every content event, then keep the
  * connection open without finishing: the client must go away, which is
- * recorded as `aborted`).
+ * recorded as `aborted`), `streamToolCalls: false` (leave the tool calls out
+ * of streamed replies, like servers that cannot stream them).
+ *
+ * Malformed replies: `rewrite` on a message reply maps every JSON payload
+ * before it is sent (the body, or each SSE event's data), e.g. to send a
+ * choice without `message`.
  *
  * Waiting: `awaitRequests(n)` and `awaitAborted(index)` resolve on server
  * activity (no polling, no clock), so they work under `TestClock`.
@@ -93,8 +100,14 @@ export interface ToolCallScript {
   /** Defaults to `call_<request index>_<position>`. */
   readonly id?: string
   readonly name: string
-  /** An object (sent as JSON) or the raw arguments text. */
-  readonly arguments: string | object
+  /**
+   * An object (sent as JSON text) or the raw arguments text. Malformed, as
+   * some OpenAI-compatible servers send them: `null` is sent as `null`, and
+   * leaving it out leaves the field out.
+   */
+  readonly arguments?: string | object | null
+  /** Send an object `arguments` as a JSON object instead of JSON text. */
+  readonly argumentsAsObject?: boolean
 }
 
 /** Options shared by the message-like replies. */
@@ -117,6 +130,18 @@ export interface MessageOptions {
   /** Stream every content event, then keep the connection open without finishing. */
   readonly holdOpen?: boolean
   readonly headers?: Readonly<Record<string, string>>
+  /**
+   * `false` leaves the tool calls out of streamed replies (and finishes with
+   * `stop` unless `finishReason` says otherwise), like servers that cannot
+   * stream tool calls; non-streamed replies keep them. Default `true`.
+   */
+  readonly streamToolCalls?: boolean
+  /**
+   * Rewrites every JSON payload before it is sent: the body of a
+   * non-streamed reply, the data of each server-sent event (not `[DONE]`).
+   * For replies no real server should send (a choice without `message`, …).
+   */
+  readonly rewrite?: (payload: Record<string, unknown>) => unknown
 }
 
 /** A reply to one request. */
@@ -381,17 +406,24 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
         case "Sse":
           return sendSse(res, reply.events, reply.eventDelayMs, reply.holdOpen, {})
         case "Message": {
-          const o = reply.options
+          const rewrite = reply.options.rewrite ?? ((payload: Record<string, unknown>) => payload)
           if (entry.stream) {
+            const o = reply.options.streamToolCalls === false
+              ? { ...reply.options, toolCalls: [], finishReason: reply.options.finishReason ?? "stop" }
+              : reply.options
             const { events, terminal } = entry.api === "chat"
               ? chatEvents(entry, o)
               : responsesEvents(entry, o)
-            return sendSse(res, o.holdOpen === true ? events : [...events, ...terminal], o.eventDelayMs ?? 0, o.holdOpen === true, o.headers ?? {})
+            const rewritten = (o.holdOpen === true ? events : [...events, ...terminal]).map((event) =>
+              isRecord(event.data) ? { ...event, data: rewrite(event.data) } : event
+            )
+            return sendSse(res, rewritten, o.eventDelayMs ?? 0, o.holdOpen === true, o.headers ?? {})
           }
+          const o = reply.options
           if (o.holdOpen === true) return
           const payload = entry.api === "chat" ? chatCompletion(entry, o) : responsesResponse(entry, o)
           res.writeHead(200, { "content-type": "application/json", ...o.headers })
-          res.end(JSON.stringify(payload))
+          res.end(JSON.stringify(rewrite(payload)))
           return
         }
       }
@@ -498,18 +530,29 @@ const fullText = (text: string | ReadonlyArray<string> | undefined): string | un
 interface ResolvedCall {
   readonly id: string
   readonly name: string
-  readonly arguments: string
+  /** The `arguments` field as sent in complete items (`{}` when it is left out). */
+  readonly argumentsField: { readonly arguments?: unknown }
+  /** Streamed argument pieces (none when the arguments are not text). */
   readonly pieces: ReadonlyArray<string>
 }
 
 const resolveCalls = (entry: Entry, o: MessageOptions): ReadonlyArray<ResolvedCall> =>
   (o.toolCalls ?? []).map((call, i) => {
+    const id = call.id ?? `call_${entry.index}_${i}`
+    if (!("arguments" in call) || call.arguments === undefined) return { id, name: call.name, argumentsField: {}, pieces: [] }
+    if (call.arguments === null || (call.argumentsAsObject === true && typeof call.arguments === "object")) {
+      return { id, name: call.name, argumentsField: { arguments: call.arguments }, pieces: [] }
+    }
     const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments)
     const size = Math.max(1, o.argumentChunkSize ?? 5)
     const pieces: Array<string> = []
     for (let at = 0; at < args.length; at += size) pieces.push(args.slice(at, at + size))
-    return { id: call.id ?? `call_${entry.index}_${i}`, name: call.name, arguments: args, pieces }
+    return { id, name: call.name, argumentsField: { arguments: args }, pieces }
   })
+
+/** The `arguments` field of a call's first streamed piece: `""` for text, the value itself otherwise. */
+const openingArguments = (call: ResolvedCall): { readonly arguments?: unknown } =>
+  typeof call.argumentsField.arguments === "string" ? { arguments: "" } : call.argumentsField
 
 /** Argument pieces in emission order: sequential, or round-robin when interleaved. */
 const pieceOrder = (calls: ReadonlyArray<ResolvedCall>, interleave: boolean): Array<[number, string]> => {
@@ -565,7 +608,7 @@ const chatCompletion = (entry: Entry, o: MessageOptions) => {
             tool_calls: calls.map((call) => ({
               id: call.id,
               type: "function",
-              function: { name: call.name, arguments: call.arguments }
+              function: { name: call.name, ...call.argumentsField }
             }))
           }
           : {})
@@ -595,7 +638,7 @@ const chatEvents = (entry: Entry, o: MessageOptions): { events: Array<SseEvent>;
   const calls = resolveCalls(entry, o)
   calls.forEach((call, i) =>
     events.push(chunk({
-      tool_calls: [{ index: i, id: call.id, type: "function", function: { name: call.name, arguments: "" } }]
+      tool_calls: [{ index: i, id: call.id, type: "function", function: { name: call.name, ...openingArguments(call) } }]
     }))
   )
   for (const [i, piece] of pieceOrder(calls, o.interleaveToolCalls === true)) {
@@ -647,7 +690,7 @@ const responsesItems = (entry: Entry, o: MessageOptions) => {
       status: "completed",
       call_id: call.id,
       name: call.name,
-      arguments: call.arguments
+      ...call.argumentsField
     })
   )
   return items
@@ -743,7 +786,7 @@ const responsesEvents = (entry: Entry, o: MessageOptions): { events: Array<SseEv
         status: "in_progress",
         call_id: call.id,
         name: call.name,
-        arguments: ""
+        ...openingArguments(call)
       }
     }))
   )
@@ -758,7 +801,7 @@ const responsesEvents = (entry: Entry, o: MessageOptions): { events: Array<SseEv
     events.push(ev("response.function_call_arguments.done", {
       item_id: `fc_test_${entry.index}_${i}`,
       output_index: callIndex[i],
-      arguments: call.arguments
+      ...call.argumentsField
     }))
     events.push(ev("response.output_item.done", { output_index: callIndex[i], item: finalItems[callIndex[i]!] }))
   })

@@ -2,41 +2,13 @@
  * Real agent workflows through the official openai SDK, over real HTTP, against
  * the local OpenAI-compatible TestServer — for both provider layers.
  */
-import { AiError, type LanguageModel, Tool, Toolkit } from "@effect/ai"
+import { AiError, type LanguageModel } from "@effect/ai"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { OpenAIChat, OpenAIResponses } from "@sessionflow/openai"
 import { Cause, Chunk, type ConfigError, Effect, Exit, type Layer, Option, Schema, Stream } from "effect"
+import { CartToolsLive, shoppingWorkflow } from "./Shopping.js"
 import * as TestServer from "./TestServer.js"
-
-class Cart extends SessionState.Tag("test/openai/Cart")<Cart>()({
-  items: Schema.Array(Schema.String)
-}) {}
-
-const AddItem = Tool.make("add_item", {
-  description: "Add an item to the shopping list",
-  parameters: { item: Schema.String },
-  success: Schema.String,
-  dependencies: [Cart]
-})
-const CartTools = Toolkit.make(AddItem)
-const CartToolsLive = CartTools.toLayer({
-  add_item: ({ item }) =>
-    Cart.modify((s) => [`Added '${item}' to the shopping list.`, { items: [...s.items, item] }] as const)
-})
-
-const shopper = Agent.make({
-  name: "Shopping Assistant",
-  instructions: "You are a helpful shopping assistant. Always use the provided tools.",
-  tools: CartTools
-})
-
-const shoppingWorkflow = Workflow.make({
-  name: "shopping",
-  state: Cart,
-  sessionState: { items: [] },
-  steps: [Step.agent("manage_items", shopper)]
-})
 
 const JobApplication = Schema.Struct({
   company: Schema.String,
@@ -66,12 +38,15 @@ const extractWorkflow = Workflow.make({
 
 interface Kit {
   readonly name: string
-  readonly model: (id: string) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError>
+  readonly model: (
+    id: string,
+    config?: { readonly stream?: boolean }
+  ) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError>
 }
 
 const kits: ReadonlyArray<Kit> = [
-  { name: "OpenAIChat", model: (id) => OpenAIChat.model(id) },
-  { name: "OpenAIResponses", model: (id) => OpenAIResponses.model(id) }
+  { name: "OpenAIChat", model: (id, config) => OpenAIChat.model(id, config) },
+  { name: "OpenAIResponses", model: (id, config) => OpenAIResponses.model(id, config) }
 ]
 
 const bodyText = (request: TestServer.RecordedRequest) => request.rawBody
@@ -178,6 +153,35 @@ for (const kit of kits) {
         expect(deltas.every((e) => e.path.join("/") === "manage_items")).toBe(true)
         const [request] = yield* server.requests
         expect(request!.stream).toBe(true)
+      }))
+
+    it.scoped("a server that cannot stream tool calls: with `stream: false` on the model, Workflow.stream still runs them", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({
+          replies: [
+            TestServer.toolCalls([{ name: "add_item", arguments: { item: "milk" } }], { streamToolCalls: false }),
+            TestServer.text("I added milk.", { streamToolCalls: false })
+          ]
+        })
+        const result = yield* Effect.gen(function*() {
+          const events = yield* Stream.runCollect(Workflow.stream(shoppingWorkflow, "add milk", { sessionId: "ns" }))
+          const state = yield* Workflow.getSessionState(shoppingWorkflow, "ns")
+          return { events: Chunk.toReadonlyArray(events), state }
+        }).pipe(
+          Effect.provide(CartToolsLive),
+          Effect.provide(kit.model("gpt-test", { stream: false })),
+          Effect.provide(SessionStore.layerMemory),
+          Effect.withConfigProvider(server.config())
+        )
+        expect(result.state.items).toEqual(["milk"])
+        const requests = yield* server.requests
+        expect(requests.map((r) => r.stream)).toEqual([false, false])
+        // the events a streamed run promises are still there: the tool call, then the text (as one delta)
+        const tags = result.events.map((e) => e._tag)
+        expect(tags.indexOf("ToolCallCompleted")).toBeGreaterThan(tags.indexOf("ToolCallStarted"))
+        expect(result.events.flatMap((e) => (e._tag === "TextDelta" ? [e.delta] : []))).toEqual(["I added milk."])
+        expect(tags.indexOf("TextDelta")).toBeLessThan(tags.indexOf("StepCompleted"))
+        expect(tags[tags.length - 1]).toBe("RunCompleted")
       }))
 
     it.scoped("a 429 is retried after Retry-After and the run lands", () =>

@@ -7,6 +7,7 @@
  */
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { errorMessage } from "./internal/step.js"
 
 /**
  * @since 0.1.0
@@ -306,3 +307,15 @@ export const WorkflowError: Schema.Union<[
  * @category refinements
  */
 export const isWorkflowError = (u: unknown): u is WorkflowError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * A readable message for anything a run can fail with: the error's tag and
+ * its own `message` (`Boom: …`), where that message is the field dump of an
+ * error without a message of its own (`@effect/ai`'s `MalformedOutput` and
+ * `MalformedInput`) `module.method: description` instead. Run records and the
+ * `RunFailed` / `StepFailed` events carry the same text.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const format: (error: unknown) => string = errorMessage

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { SessionStore } from "@sessionflow/core"
+import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -416,8 +416,4 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<void> =>
     )
   )
 
-const describe = (error: unknown): string => {
-  if (error instanceof Error) return error.message
-  if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
-  return String(error)
-}
+const describe = WorkflowError.format

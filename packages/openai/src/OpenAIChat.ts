@@ -58,6 +58,11 @@ export declare namespace Config {
    *   with `strict: true` (schemas are rewritten for strict mode; schemas that
    *   strict mode cannot express are sent with `strict: false`). Set to
    *   `false` for servers that reject `strict`.
+   * - `stream` (default `true`): `false` makes `streamText` send one
+   *   non-streaming request and emit the complete reply as stream parts
+   *   (each text as a single delta). For servers that cannot stream tool
+   *   calls: agents in a streamed workflow (`Workflow.stream`) stream the
+   *   model, and such a server drops the calls.
    *
    * @since 0.1.0
    * @category Models
@@ -79,6 +84,7 @@ export declare namespace Config {
     >
   {
     readonly strictJsonSchema?: boolean | undefined
+    readonly stream?: boolean | undefined
   }
 }
 
@@ -101,7 +107,7 @@ export const make: (options: Options) => Effect.Effect<LanguageModel.Service, ne
   .fn("OpenAIChat.make")(function*(options: Options) {
     const prepare = Effect.fnUntraced(function*(providerOptions: LanguageModel.ProviderOptions) {
       const override = yield* Effect.serviceOption(Config)
-      const { strictJsonSchema, ...params } = { ...options.config, ...Option.getOrUndefined(override) }
+      const { stream, strictJsonSchema, ...params } = { ...options.config, ...Option.getOrUndefined(override) }
       const strict = strictJsonSchema ?? true
       const messages = yield* InternalChat.prepareMessages(providerOptions.prompt)
       const tools = yield* Shared.prepareTools(providerOptions, strict, MODULE)
@@ -130,7 +136,7 @@ export const make: (options: Options) => Effect.Effect<LanguageModel.Service, ne
           }
           : {})
       }
-      return { body, tools, format } as const
+      return { body, tools, format, stream: stream ?? true } as const
     })
 
     return yield* Shared.makeLanguageModel({

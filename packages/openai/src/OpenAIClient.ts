@@ -6,7 +6,9 @@
  *
  * The SDK client is always built with `maxRetries: 0`; retries happen here,
  * in Effect, so that they are visible to the fiber (interruptible, traced,
- * testable with `TestClock`).
+ * testable with `TestClock`). The backoff is jittered with the Effect
+ * `Random` service (see `retryDelay`), so that clients that failed together
+ * do not all retry at the same moment.
  *
  * Configuration (through Effect `Config`, i.e. the current `ConfigProvider`,
  * which reads environment variables by default):
@@ -33,9 +35,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { OpenAI } from "openai"
+import type { OpenAI } from "openai"
 import * as InternalErrors from "./internal/errors.js"
 
 /**
@@ -111,7 +114,7 @@ export interface Options {
   readonly timeout?: Duration.DurationInput | undefined
   /** Retries after the first attempt for 408/409/429/5xx and transport failures. Default 2. */
   readonly maxRetries?: number | undefined
-  /** First backoff delay; doubles on every retry. Default 500 ms. */
+  /** First backoff delay; doubles on every retry, less a random 0–25% (jitter). Default 500 ms. */
   readonly retryBaseDelay?: Duration.DurationInput | undefined
   /** Upper bound of any single backoff delay, including one asked for by `Retry-After`. Default 60 s. */
   readonly retryMaxDelay?: Duration.DurationInput | undefined
@@ -154,10 +157,24 @@ export const settings = (options: Omit<Options, "apiKey">): Settings => ({
 })
 
 /**
- * The delay before retry number `retry` (0-based) after `error`: the
- * server's `retry-after-ms` / `Retry-After` (seconds or HTTP date) when
- * present, otherwise `retryBaseDelay * 2^retry`; both capped at
- * `retryMaxDelay`.
+ * The largest share of a computed backoff delay that jitter takes off.
+ *
+ * @since 0.1.0
+ * @category Constants
+ */
+export const RETRY_JITTER = 0.25
+
+/**
+ * The delay before retry number `retry` (0-based) after `error`:
+ *
+ * - the server's `retry-after-ms` / `Retry-After` (seconds or HTTP date) when
+ *   present, as it is (the server said when);
+ * - otherwise `retryBaseDelay * 2^retry`, less a random share of up to
+ *   `RETRY_JITTER` (25%): `random` is a number in `[0, 1)` (the client draws
+ *   it from the Effect `Random` service), `0` meaning no jitter.
+ *
+ * Both are capped at `retryMaxDelay` (jitter applies after the cap, so
+ * delays at the cap still spread).
  *
  * @since 0.1.0
  * @category Utilities
@@ -166,14 +183,15 @@ export const retryDelay = (
   settings: Settings,
   error: AiError.AiError,
   retry: number,
-  nowMillis: number
+  nowMillis: number,
+  random: number = 0
 ): Duration.Duration => {
   const cap = Duration.toMillis(settings.retryMaxDelay)
   const requested = InternalErrors.retryAfterMillis(error, nowMillis)
-  const millis = requested !== undefined
-    ? requested
-    : Duration.toMillis(settings.retryBaseDelay) * 2 ** retry
-  return Duration.millis(Math.min(millis, cap))
+  if (requested !== undefined) return Duration.millis(Math.min(requested, cap))
+  const backoff = Math.min(Duration.toMillis(settings.retryBaseDelay) * 2 ** retry, cap)
+  const share = Math.min(Math.max(random, 0), 1) * RETRY_JITTER
+  return Duration.millis(Math.round(backoff * (1 - share)))
 }
 
 /**
@@ -195,7 +213,7 @@ export const make: (options: Options) => Effect.Effect<OpenAIClient.Service> = E
   function*(options: Options) {
     const resolved = settings(options)
     const sdk = yield* Effect.sync(() =>
-      new OpenAI({
+      new InternalErrors.OpenAIWithErrorBodies({
         apiKey: Redacted.isRedacted(options.apiKey) ? Redacted.value(options.apiKey) : options.apiKey,
         baseURL: resolved.baseURL,
         // `null` (not `undefined`) so that the SDK does not read process.env:
@@ -232,8 +250,8 @@ const makeService = (sdk: OpenAI, resolved: Settings): OpenAIClient.Service => {
         if (retry >= resolved.maxRetries || !InternalErrors.isRetryable(error)) {
           return Effect.fail(error)
         }
-        return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const delay = retryDelay(resolved, error, retry, now)
+        return Effect.flatMap(Effect.zip(Clock.currentTimeMillis, Random.next), ([now, random]) => {
+          const delay = retryDelay(resolved, error, retry, now, random)
           return Effect.logDebug(`${site.module}.${site.method}: retrying after ${Duration.format(delay)}`).pipe(
             Effect.annotateLogs({ retry: retry + 1, error: error.message }),
             Effect.zipRight(Effect.sleep(delay)),

@@ -58,6 +58,11 @@ export declare namespace Config {
    *   with `strict: true` (schemas are rewritten for strict mode; schemas that
    *   strict mode cannot express are sent with `strict: false`). Set to
    *   `false` for servers that reject `strict`.
+   * - `stream` (default `true`): `false` makes `streamText` send one
+   *   non-streaming request and emit the complete reply as stream parts
+   *   (each text as a single delta). For servers that cannot stream tool
+   *   calls: agents in a streamed workflow (`Workflow.stream`) stream the
+   *   model, and such a server drops the calls.
    *
    * @since 0.1.0
    * @category Models
@@ -72,6 +77,7 @@ export declare namespace Config {
   {
     readonly text?: { readonly verbosity?: "low" | "medium" | "high" | null | undefined } | undefined
     readonly strictJsonSchema?: boolean | undefined
+    readonly stream?: boolean | undefined
   }
 }
 
@@ -94,7 +100,7 @@ export const make: (options: Options) => Effect.Effect<LanguageModel.Service, ne
   .fn("OpenAIResponses.make")(function*(options: Options) {
     const prepare = Effect.fnUntraced(function*(providerOptions: LanguageModel.ProviderOptions) {
       const override = yield* Effect.serviceOption(Config)
-      const { strictJsonSchema, text, ...params } = { ...options.config, ...Option.getOrUndefined(override) }
+      const { stream, strictJsonSchema, text, ...params } = { ...options.config, ...Option.getOrUndefined(override) }
       const strict = strictJsonSchema ?? true
       const input = yield* InternalResponses.prepareInput(providerOptions.prompt)
       const tools = yield* Shared.prepareTools(providerOptions, strict, MODULE)
@@ -129,14 +135,16 @@ export const make: (options: Options) => Effect.Effect<LanguageModel.Service, ne
           }
           : {})
       }
-      return { body, tools, format } as const
+      return { body, tools, format, stream: stream ?? true } as const
     })
 
     return yield* Shared.makeLanguageModel({
       module: MODULE,
       path: PATH,
       prepare,
-      generate: (sdk, body, signal) => sdk.responses.create(body, { signal }),
+      // `post`, not `responses.create`: the SDK's post-processing of a
+      // response (`output_text`) throws on replies without `output`
+      generate: (sdk, body, signal) => sdk.post<unknown>(PATH, { body, signal }),
       makeResponse: InternalResponses.makeResponse,
       stream: (sdk, body, signal) => {
         const streaming: ResponseCreateParamsStreaming = { ...body, stream: true }

@@ -194,7 +194,11 @@ export const lenientTool = (tool: Tool.Any): Tool.Any => {
 }
 
 /**
- * A readable text for any error value.
+ * A readable text for any error value: its own `message`, unless that is the
+ * field dump a `Schema.TaggedError` without a message makes (`@effect/ai`'s
+ * `MalformedOutput`, `MalformedInput`), which becomes
+ * `module.method: description` (or the cause's text when there is no
+ * description).
  *
  * @internal
  */
@@ -206,11 +210,14 @@ export const errorText = (error: unknown): string => {
     // a tagged error without its own message renders its fields as "{ ... }"
     const generated = typeof record._tag === "string" && message.startsWith("{")
     if (message.length > 0 && !generated) return message
+    const where = typeof record.module === "string" && typeof record.method === "string"
+      ? `${record.module}.${record.method}: `
+      : ""
     if (typeof record.description === "string" && record.description.length > 0) {
-      const where = typeof record.module === "string" && typeof record.method === "string"
-        ? `${record.module}.${record.method}: `
-        : ""
       return `${where}${record.description}`
+    }
+    if (where.length > 0 && record.cause !== undefined && record.cause !== error) {
+      return `${where}${errorText(record.cause)}`
     }
     if (typeof record._tag === "string") {
       const fields = Object.fromEntries(
@@ -220,7 +227,7 @@ export const errorText = (error: unknown): string => {
     }
   }
   if (typeof error === "string") return error
-  return contentText(error)
+  return safeJson(error)
 }
 
 const safeJson = (u: unknown): string => {

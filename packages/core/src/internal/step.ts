@@ -6,10 +6,12 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
+import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
 import type { StepInput } from "../StepInput.js"
 import * as StepOutput from "../StepOutput.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
+import { errorText } from "./agent.js"
 
 /** @internal */
 export const TypeId: unique symbol = Symbol.for("@sessionflow/core/Step")
@@ -224,23 +226,18 @@ export const causeMessage = (cause: Cause.Cause<unknown>): string => {
 }
 
 /**
- * A readable message for an error value: `Tag: message` for tagged errors.
+ * A readable message for an error value: `Tag: text` for tagged errors,
+ * where the text is the error's own message, or `module.method: description`
+ * for errors whose message is only a field dump (see `errorText`).
  *
  * @internal
  */
 export const errorMessage = (error: unknown): string => {
-  if (error instanceof globalThis.Error) {
-    const tag = (error as { readonly _tag?: unknown })._tag
-    return typeof tag === "string" && tag.length > 0 && !error.message.startsWith(`${tag}:`)
-      ? `${tag}: ${error.message}`
-      : error.message
-  }
-  if (typeof error === "string") return error
-  try {
-    return JSON.stringify(error) ?? String(error)
-  } catch {
-    return String(error)
-  }
+  const text = errorText(error)
+  const tag = Predicate.hasProperty(error, "_tag") ? error._tag : undefined
+  return typeof tag === "string" && tag.length > 0 && !text.startsWith(`${tag}:`) && !text.startsWith(tag + " ")
+    ? `${tag}: ${text}`
+    : text
 }
 
 const toOutput = (name: string, value: unknown): StepOutput.StepOutput =>

@@ -3,22 +3,20 @@
  *
  * @internal
  */
-import * as AiError from "@effect/ai/AiError"
+import type * as AiError from "@effect/ai/AiError"
 import type * as IdGenerator from "@effect/ai/IdGenerator"
 import type * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type {
-  ChatCompletion,
-  ChatCompletionChunk,
   ChatCompletionContentPart,
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
   ChatCompletionTool,
   ChatCompletionToolChoiceOption
 } from "openai/resources/chat/completions"
-import type { CompletionUsage } from "openai/resources/completions"
 import * as Shared from "./shared.js"
 
 const MODULE = "OpenAIChat"
@@ -139,74 +137,116 @@ export const finishReason = (
 }
 
 /** @internal */
-export const usage = (usage: CompletionUsage | null | undefined): typeof Response.Usage.Encoded =>
-  usage == null
-    ? Shared.emptyUsage
-    : Shared.makeUsage({
-      inputTokens: usage.prompt_tokens,
-      outputTokens: usage.completion_tokens,
-      totalTokens: usage.total_tokens,
-      reasoningTokens: usage.completion_tokens_details?.reasoning_tokens,
-      cachedInputTokens: usage.prompt_tokens_details?.cached_tokens
-    })
+export const usage = (u: unknown): typeof Response.Usage.Encoded =>
+  Shared.readUsage(u, {
+    input: "prompt_tokens",
+    output: "completion_tokens",
+    inputDetails: "prompt_tokens_details",
+    outputDetails: "completion_tokens_details"
+  })
 
-const metadataPart = (
-  id: string | undefined,
-  model: string | undefined,
-  created: number | undefined
-): Response.ResponseMetadataPartEncoded => {
-  const timestamp = Shared.timestampFromSeconds(created)
-  return {
-    type: "response-metadata",
-    ...(id ? { id } : {}),
-    ...(model ? { modelId: model } : {}),
-    ...(timestamp !== undefined ? { timestamp } : {})
-  }
+// ---- what the provider reads from a reply -------------------------------------
+
+const WireCompletion = Schema.Struct({
+  id: Schema.optional(Schema.Unknown),
+  model: Schema.optional(Schema.Unknown),
+  created: Schema.optional(Schema.Unknown),
+  usage: Schema.optional(Schema.Unknown),
+  choices: Schema.Array(Schema.Unknown)
+})
+
+const WireToolCall = Schema.Struct({
+  id: Shared.nullish(Schema.String),
+  function: Schema.Struct({ name: Schema.NonEmptyString, arguments: Schema.optional(Schema.Unknown) })
+})
+
+const WireChoice = Schema.Struct({
+  message: Schema.Struct({
+    content: Shared.nullish(Shared.WireContent),
+    refusal: Shared.nullish(Schema.String),
+    tool_calls: Shared.nullish(Schema.Array(Schema.Unknown))
+  }),
+  finish_reason: Schema.optional(Schema.Unknown)
+})
+
+const WireChunk = Schema.Struct({
+  id: Schema.optional(Schema.Unknown),
+  model: Schema.optional(Schema.Unknown),
+  created: Schema.optional(Schema.Unknown),
+  usage: Schema.optional(Schema.Unknown),
+  choices: Shared.nullish(Schema.Array(Schema.Unknown))
+})
+
+const WireChunkChoice = Schema.Struct({
+  delta: Shared.nullish(Schema.Struct({
+    content: Shared.nullish(Shared.WireContent),
+    refusal: Shared.nullish(Schema.String),
+    tool_calls: Shared.nullish(Schema.Array(Schema.Struct({
+      index: Shared.nullish(Schema.Number),
+      id: Shared.nullish(Schema.String),
+      function: Shared.nullish(Schema.Struct({
+        name: Shared.nullish(Schema.String),
+        arguments: Schema.optional(Schema.Unknown)
+      }))
+    })))
+  })),
+  finish_reason: Schema.optional(Schema.Unknown)
+})
+
+/** A tool call of a type other than `function` (e.g. `custom`) is not ours to run. */
+const isFunctionCall = (u: unknown): boolean => {
+  const type = Shared.recordField(u)?.type
+  return type === undefined || type === null || type === "function"
 }
 
 /** @internal */
 export const makeResponse = (
-  response: ChatCompletion,
-  tools: ReadonlyArray<Shared.PreparedTool>,
-  format: Shared.PreparedFormat | undefined
+  result: unknown,
+  request: Shared.ResponseRequest
 ): Effect.Effect<Array<Response.PartEncoded>, AiError.AiError> =>
   Effect.gen(function*() {
-    const parts: Array<Response.PartEncoded> = [metadataPart(response.id, response.model, response.created)]
-    const choice = response.choices?.[0]
-    if (choice === undefined) {
-      return yield* new AiError.MalformedOutput({
-        module: MODULE,
-        method: "generateText",
-        description: "The response contains no choices"
-      })
+    const site: Shared.Site = { module: MODULE, method: request.method }
+    const response = yield* Shared.decodeReply(WireCompletion, site)(result)
+    const parts: Array<Response.PartEncoded> = [Shared.metadataPart(response.id, response.model, response.created)]
+    if (response.choices.length === 0) {
+      return yield* Shared.malformedOutput(site, "The response contains no choices")
     }
+    const choice = yield* Shared.decodeReply(WireChoice, site, ["choices", 0])(response.choices[0])
     const message = choice.message
-    if (typeof message.content === "string" && message.content.length > 0) {
-      const text = format !== undefined ? Shared.finalizeStructuredText(message.content, format) : message.content
+    const content = Shared.contentText(message.content)
+    if (content.length > 0) {
+      const text = request.format !== undefined ? Shared.finalizeStructuredText(content, request.format) : content
       parts.push({ type: "text", text })
     }
     if (typeof message.refusal === "string" && message.refusal.length > 0) {
       parts.push({ type: "text", text: message.refusal, metadata: { openai: { refusal: message.refusal } } })
     }
     let hasToolCalls = false
-    for (const toolCall of message.tool_calls ?? []) {
-      if (toolCall.type !== "function") continue
+    for (const [index, raw] of (message.tool_calls ?? []).entries()) {
+      if (!isFunctionCall(raw)) continue
+      const toolCall = yield* Shared.decodeReply(WireToolCall, site, ["choices", 0, "message", "tool_calls", index])(raw)
       hasToolCalls = true
-      const params = Shared.parseToolParams(tools, toolCall.function.name, toolCall.function.arguments)
-      parts.push({ type: "tool-call", id: toolCall.id, name: toolCall.function.name, params })
+      const name = toolCall.function.name
+      const params = Shared.parseToolParams(request.tools, name, toolCall.function.arguments)
+      const id = toolCall.id || (yield* request.idGenerator.generateId())
+      parts.push({ type: "tool-call", id, name, params })
     }
     parts.push({
       type: "finish",
-      reason: finishReason(choice.finish_reason, hasToolCalls),
+      reason: finishReason(Shared.stringField(choice.finish_reason), hasToolCalls),
       usage: usage(response.usage)
     })
     return parts
   })
 
 interface ActiveToolCall {
+  readonly index: number
   id: string
   name: string
+  /** the streamed argument text */
   args: string
+  /** arguments streamed as a JSON value instead of text (some servers) */
+  value: unknown
   started: boolean
 }
 
@@ -218,13 +258,19 @@ export const makeStreamConverter = (
   tools: ReadonlyArray<Shared.PreparedTool>,
   idGenerator: IdGenerator.Service
 ) => {
+  const site: Shared.Site = { module: MODULE, method: "streamText" }
+  const decodeChunk = Shared.decodeReply(WireChunk, site)
+  const decodeChoice = Shared.decodeReply(WireChunkChoice, site, ["choices", 0])
   let metadataSent = false
   let textId: string | undefined
-  let reason: string | null | undefined
-  let lastUsage: CompletionUsage | null | undefined
+  let reason: string | undefined
+  let lastUsage: unknown
   let sawToolCalls = false
   let flushed = false
   const active = new Map<number, ActiveToolCall>()
+
+  const argumentsText = (call: ActiveToolCall): string =>
+    call.value === undefined ? call.args : JSON.stringify(call.value) ?? ""
 
   const flush = (parts: Array<Response.StreamPartEncoded>) =>
     Effect.gen(function*() {
@@ -233,34 +279,43 @@ export const makeStreamConverter = (
       if (textId !== undefined) {
         parts.push({ type: "text-end", id: textId })
       }
-      const calls = [...active.entries()].sort(([a], [b]) => a - b).map(([, call]) => call)
+      const calls = [...active.values()].sort((a, b) => a.index - b.index)
       for (const call of calls) {
+        if (call.name === "") {
+          return yield* Shared.malformedOutput(
+            site,
+            `The streamed tool call at index ${call.index} (id ${call.id}) never received a function name`
+          )
+        }
         if (!call.started) {
           call.started = true
           parts.push({ type: "tool-params-start", id: call.id, name: call.name })
-          if (call.args.length > 0) parts.push({ type: "tool-params-delta", id: call.id, delta: call.args })
+          const text = argumentsText(call)
+          if (text.length > 0) parts.push({ type: "tool-params-delta", id: call.id, delta: text })
         }
         parts.push({ type: "tool-params-end", id: call.id })
-        const params = Shared.parseToolParams(tools, call.name, call.args)
+        const params = Shared.parseToolParams(tools, call.name, call.value === undefined ? call.args : call.value)
         parts.push({ type: "tool-call", id: call.id, name: call.name, params })
       }
     })
 
-  const onChunk = (chunk: ChatCompletionChunk) =>
+  const onChunk = (raw: unknown) =>
     Effect.gen(function*() {
+      const chunk = yield* decodeChunk(raw)
       const parts: Array<Response.StreamPartEncoded> = []
       if (!metadataSent) {
         metadataSent = true
-        parts.push(metadataPart(chunk.id, chunk.model, chunk.created))
+        parts.push(Shared.metadataPart(chunk.id, chunk.model, chunk.created))
       }
       if (chunk.usage != null) lastUsage = chunk.usage
-      const choice = chunk.choices?.[0]
-      if (choice === undefined) return parts
+      const first = chunk.choices?.[0]
+      if (first === undefined) return parts
+      const choice = yield* decodeChoice(first)
       const delta = choice.delta ?? {}
-      for (const text of [delta.content, delta.refusal]) {
+      for (const text of [Shared.contentText(delta.content), delta.refusal]) {
         if (typeof text === "string" && text.length > 0 && !flushed) {
           if (textId === undefined) {
-            textId = chunk.id || (yield* idGenerator.generateId())
+            textId = Shared.stringField(chunk.id) ?? (yield* idGenerator.generateId())
             parts.push({ type: "text-start", id: textId })
           }
           parts.push({ type: "text-delta", id: textId, delta: text })
@@ -271,27 +326,41 @@ export const makeStreamConverter = (
         sawToolCalls = true
         const key = typeof toolDelta.index === "number"
           ? toolDelta.index
-          : [...active.entries()].find(([, call]) => call.id === toolDelta.id)?.[0] ?? active.size
+          : [...active.values()].find((call) => call.id === toolDelta.id)?.index ?? active.size
         let call = active.get(key)
         if (call === undefined) {
-          call = { id: toolDelta.id || (yield* idGenerator.generateId()), name: "", args: "", started: false }
+          call = {
+            index: key,
+            id: toolDelta.id || (yield* idGenerator.generateId()),
+            name: "",
+            args: "",
+            value: undefined,
+            started: false
+          }
           active.set(key, call)
         }
         if (call.name === "" && toolDelta.function?.name) call.name = toolDelta.function.name
-        const argsDelta = toolDelta.function?.arguments ?? ""
         if (!call.started && call.name !== "") {
           call.started = true
           parts.push({ type: "tool-params-start", id: call.id, name: call.name })
           // arguments received before the name, if any
-          if (call.args.length > 0) parts.push({ type: "tool-params-delta", id: call.id, delta: call.args })
+          const text = argumentsText(call)
+          if (text.length > 0) parts.push({ type: "tool-params-delta", id: call.id, delta: text })
         }
-        if (argsDelta.length > 0) {
-          call.args += argsDelta
-          if (call.started) parts.push({ type: "tool-params-delta", id: call.id, delta: argsDelta })
+        const argsDelta = toolDelta.function?.arguments
+        if (typeof argsDelta === "string") {
+          if (argsDelta.length > 0) {
+            call.args += argsDelta
+            if (call.started) parts.push({ type: "tool-params-delta", id: call.id, delta: argsDelta })
+          }
+        } else if (argsDelta !== undefined && argsDelta !== null) {
+          call.value = argsDelta
+          if (call.started) parts.push({ type: "tool-params-delta", id: call.id, delta: argumentsText(call) })
         }
       }
-      if (choice.finish_reason != null) {
-        reason = choice.finish_reason
+      const finish = Shared.stringField(choice.finish_reason)
+      if (finish !== undefined) {
+        reason = finish
         yield* flush(parts)
       }
       return parts
@@ -300,6 +369,13 @@ export const makeStreamConverter = (
   const onEnd = Effect.gen(function*() {
     const parts: Array<Response.StreamPartEncoded> = []
     yield* flush(parts)
+    if (reason === "tool_calls" && !sawToolCalls) {
+      return yield* Shared.malformedOutput(
+        site,
+        "The streamed reply finished with 'tool_calls' but contained no tool call. A server that cannot stream " +
+          "tool calls drops them: configure the model with `stream: false`."
+      )
+    }
     parts.push({ type: "finish", reason: finishReason(reason, sawToolCalls), usage: usage(lastUsage) })
     return parts
   })

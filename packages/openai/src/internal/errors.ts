@@ -6,7 +6,7 @@
 import * as AiError from "@effect/ai/AiError"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, OpenAI } from "openai"
 
 /** @internal */
 export interface CallSite {
@@ -33,15 +33,75 @@ const headersToRecord = (headers: Headers | undefined): Record<string, string> =
   return out
 }
 
+/** The whole error body of each HTTP error (the SDK keeps only its `error` field). */
+const errorBodies = new WeakMap<APIError, unknown>()
+
 /**
- * The API's own message: `{ error: { message } }` in the body when there is
- * one, otherwise the SDK's message.
+ * The openai SDK client, keeping the whole body of HTTP error responses: the
+ * SDK keeps only the body's `error` field, which loses the message of
+ * servers that answer `{ "error": "Not Found", "message": "Cannot POST …" }`.
+ *
  * @internal
  */
-export const apiMessage = (error: APIError): string => {
-  const body = error.error
-  if (Predicate.isRecord(body) && typeof body.message === "string") return body.message
-  return error.message
+export class OpenAIWithErrorBodies extends OpenAI {
+  protected override makeStatusError(
+    status: number,
+    body: object,
+    message: string | undefined,
+    headers: Headers
+  ): APIError {
+    const error = super.makeStatusError(status, body, message, headers)
+    // `body` is the parsed JSON body, or undefined with the raw text in `message`
+    const whole: unknown = body ?? message
+    if (whole !== undefined) errorBodies.set(error, whole)
+    return error
+  }
+}
+
+const text = (u: unknown): string | undefined => {
+  if (typeof u === "string") return u.trim().length > 0 ? u.trim() : undefined
+  if (u === undefined || u === null) return undefined
+  try {
+    return JSON.stringify(u)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * What an error body says:
+ *
+ * - OpenAI's `{ error: { message } }`: the message;
+ * - `{ error: "Not Found", message: "Cannot POST …" }` (and `detail`, as
+ *   FastAPI servers send it): both, `"Not Found: Cannot POST …"`;
+ * - a plain string `error`, `message` or `detail` alone: that.
+ *
+ * @internal
+ */
+export const describeErrorBody = (body: unknown): string | undefined => {
+  if (!Predicate.isRecord(body)) return undefined
+  const inner = body.error
+  if (Predicate.isRecord(inner)) {
+    const message = text(inner.message)
+    if (message !== undefined) return message
+  }
+  const label = typeof inner === "string" ? text(inner) : undefined
+  const message = text(body.message) ?? text(body.detail)
+  if (label !== undefined && message !== undefined) return message.includes(label) ? message : `${label}: ${message}`
+  return message ?? label
+}
+
+/**
+ * The API's own message: what the error body says (see
+ * `describeErrorBody`), otherwise the SDK's message.
+ * @internal
+ */
+export const apiMessage = (error: APIError): string =>
+  describeErrorBody(errorBodies.get(error) ?? { error: error.error }) ?? error.message
+
+const bodyText = (error: APIError): string | undefined => {
+  const body = errorBodies.get(error) ?? (error.error === undefined ? undefined : { error: error.error })
+  return body === undefined ? undefined : typeof body === "string" ? body : text(body)
 }
 
 const causeMessage = (error: Error): string => {
@@ -95,13 +155,14 @@ export const toAiError = (error: unknown, site: CallSite): AiError.AiError => {
   }
   if (error instanceof APIError) {
     if (typeof error.status === "number") {
+      const body = bodyText(error)
       return new AiError.HttpResponseError({
         ...base,
         reason: "StatusCode",
         request: requestDetails(site),
         response: { status: error.status, headers: headersToRecord(error.headers) },
         description: apiMessage(error),
-        ...(error.error !== undefined ? { body: JSON.stringify({ error: error.error }) } : {})
+        ...(body !== undefined ? { body } : {})
       })
     }
     return new AiError.UnknownError({

@@ -17,8 +17,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { OpenAI } from "openai"
+import * as Either from "effect/Either"
 import * as Encoding from "effect/Encoding"
-import type * as Schema from "effect/Schema"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import * as OpenAIClient from "../OpenAIClient.js"
 import * as JsonSchema from "./jsonSchema.js"
 
@@ -147,41 +150,197 @@ export const finalizeStructuredText = (text: string, format: PreparedFormat): st
   return JSON.stringify(value)
 }
 
-/** @internal */
+/**
+ * The arguments of a tool call as the tool's Schema will see them:
+ *
+ * - JSON text: the parsed value;
+ * - text that is not JSON: the text itself, so that decoding it against the
+ *   tool's Schema fails and an agent loop can tell the model so (instead of
+ *   the whole reply failing);
+ * - no arguments (empty text, `null`, or the field left out, as some
+ *   OpenAI-compatible servers send for a call without arguments): `{}`;
+ * - a JSON value instead of JSON text (some servers send an object): that
+ *   value.
+ *
+ * Values the tool's Schema rejects are not repaired here: an agent answers
+ * them with a tool error, `LanguageModel` fails with `MalformedOutput`.
+ *
+ * @internal
+ */
 export const parseToolParams = (
   tools: ReadonlyArray<PreparedTool>,
   name: string,
-  args: string
+  args: unknown
 ): unknown => {
-  const trimmed = args.trim()
-  if (trimmed === "") return {}
   let value: unknown
-  try {
-    value = Tool.unsafeSecureJsonParse(trimmed)
-  } catch {
-    // Arguments that are not JSON are passed on as the raw text: decoding them
-    // against the tool's Schema fails, and an agent loop can tell the model
-    // so (instead of the whole reply failing).
-    return args
+  if (typeof args === "string") {
+    const trimmed = args.trim()
+    if (trimmed === "") return {}
+    try {
+      value = Tool.unsafeSecureJsonParse(trimmed)
+    } catch {
+      return args
+    }
+  } else if (args === undefined || args === null) {
+    return {}
+  } else {
+    value = args
   }
   const tool = tools.find((tool) => tool.name === name)
   return tool !== undefined && tool.strict ? JsonSchema.denull(value, tool.original) : value
 }
 
+/**
+ * Where a reply is read, for error messages.
+ * @internal
+ */
+export interface Site {
+  readonly module: string
+  readonly method: string
+}
+
 /** @internal */
-export const makeUsage = (usage: {
-  readonly inputTokens: number | undefined
-  readonly outputTokens: number | undefined
-  readonly totalTokens: number | undefined
-  readonly reasoningTokens?: number | undefined
-  readonly cachedInputTokens?: number | undefined
-}): typeof Response.Usage.Encoded => ({
-  inputTokens: usage.inputTokens,
-  outputTokens: usage.outputTokens,
-  totalTokens: usage.totalTokens,
-  ...(usage.reasoningTokens !== undefined ? { reasoningTokens: usage.reasoningTokens } : {}),
-  ...(usage.cachedInputTokens !== undefined ? { cachedInputTokens: usage.cachedInputTokens } : {})
-})
+export const malformedOutput = (site: Site, description: string, cause?: unknown): AiError.MalformedOutput =>
+  new AiError.MalformedOutput({ ...site, description, ...(cause === undefined ? {} : { cause }) })
+
+const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join("")
+
+const isPrefix = (a: ReadonlyArray<PropertyKey>, b: ReadonlyArray<PropertyKey>): boolean =>
+  a.length < b.length && a.every((key, i) => key === b[i])
+
+/**
+ * One line per problem: where a union (e.g. a field that may be `null`)
+ * failed on every side, `Expected A or B, actual x`; where one side got
+ * further (a deeper path), only that side.
+ */
+const describeIssues = (error: ParseResult.ParseError, at: ReadonlyArray<PropertyKey>): string => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const deepest = issues.filter((issue) => !issues.some((other) => isPrefix(issue.path, other.path)))
+  const byPath = new Map<string, Array<string>>()
+  for (const issue of deepest) {
+    const path = formatPath([...at, ...issue.path])
+    byPath.set(path, [...(byPath.get(path) ?? []), issue.message])
+  }
+  return [...byPath].map(([path, messages]) => {
+    const parsed = messages.map((message) => /^Expected (.*), actual (.*)$/s.exec(message))
+    const message = messages.length > 1 && parsed.every((match) => match !== null)
+      ? `Expected ${parsed.map((match) => match![1]).join(" or ")}, actual ${parsed[0]![2]}`
+      : messages.join("; ")
+    return path.length === 0 ? message : `${path}: ${message}`
+  }).join("; ")
+}
+
+/**
+ * Decodes a piece of a server reply with a Schema of what the provider reads;
+ * a reply that does not fit is a `MalformedOutput` naming each problem by its
+ * path, e.g. `choices[0].message: is missing`.
+ *
+ * @internal
+ */
+export const decodeReply = <A, I>(
+  schema: Schema.Schema<A, I>,
+  site: Site,
+  at: ReadonlyArray<PropertyKey> = []
+) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (u: unknown): Effect.Effect<A, AiError.MalformedOutput> => {
+    const result = decode(u)
+    if (Either.isRight(result)) return Effect.succeed(result.right)
+    return Effect.fail(
+      malformedOutput(
+        site,
+        `The reply does not have the expected shape: ${describeIssues(result.left, at)}`,
+        result.left
+      )
+    )
+  }
+}
+
+/**
+ * `null` or absent, as OpenAI-compatible servers write optional fields.
+ * @internal
+ */
+export const nullish = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
+
+/**
+ * Message content as text, or as an array of content parts whose `text`
+ * parts are the text (some servers send the latter).
+ * @internal
+ */
+export const WireContent = Schema.Union(
+  Schema.String,
+  Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })).annotations({
+    identifier: "ContentParts"
+  })
+)
+
+/** @internal */
+export const contentText = (content: typeof WireContent.Type | null | undefined): string => {
+  if (content === null || content === undefined) return ""
+  if (typeof content === "string") return content
+  return content.map((part) => (part.type === "text" && part.text !== undefined ? part.text : "")).join("")
+}
+
+/**
+ * Optional reply fields that are only informative (ids, model names,
+ * timestamps, token counts) are read when they have the right type and
+ * ignored otherwise: they never fail a reply.
+ * @internal
+ */
+export const stringField = (u: unknown): string | undefined => (typeof u === "string" && u.length > 0 ? u : undefined)
+
+/** @internal */
+export const numberField = (u: unknown): number | undefined => (typeof u === "number" && Number.isFinite(u) ? u : undefined)
+
+/** @internal */
+export const recordField = (u: unknown): Readonly<Record<string, unknown>> | undefined =>
+  Predicate.isRecord(u) ? u : undefined
+
+/** @internal */
+export const metadataPart = (
+  id: unknown,
+  model: unknown,
+  createdSeconds: unknown
+): Response.ResponseMetadataPartEncoded => {
+  const timestamp = timestampFromSeconds(numberField(createdSeconds))
+  const idText = stringField(id)
+  const modelText = stringField(model)
+  return {
+    type: "response-metadata",
+    ...(idText !== undefined ? { id: idText } : {}),
+    ...(modelText !== undefined ? { modelId: modelText } : {}),
+    ...(timestamp !== undefined ? { timestamp } : {})
+  }
+}
+
+/**
+ * Token counts from a reply's `usage` object, whose field names differ
+ * between the APIs (`prompt_tokens` / `input_tokens`, …). Counts that are not
+ * numbers are left out.
+ * @internal
+ */
+export const readUsage = (
+  u: unknown,
+  names: {
+    readonly input: string
+    readonly output: string
+    readonly inputDetails: string
+    readonly outputDetails: string
+  }
+): typeof Response.Usage.Encoded => {
+  const usage = recordField(u)
+  if (usage === undefined) return emptyUsage
+  const reasoningTokens = numberField(recordField(usage[names.outputDetails])?.reasoning_tokens)
+  const cachedInputTokens = numberField(recordField(usage[names.inputDetails])?.cached_tokens)
+  return {
+    inputTokens: numberField(usage[names.input]),
+    outputTokens: numberField(usage[names.output]),
+    totalTokens: numberField(usage.total_tokens),
+    ...(reasoningTokens !== undefined ? { reasoningTokens } : {}),
+    ...(cachedInputTokens !== undefined ? { cachedInputTokens } : {})
+  }
+}
 
 /** @internal */
 export const emptyUsage: typeof Response.Usage.Encoded = {
@@ -256,57 +415,121 @@ export const makeModelApi = <ConfigService extends object>(
 })
 
 /**
- * The `LanguageModel` skeleton both APIs share: prepare the request, then
- * either one call turned into response parts, or a streamed call whose chunks
- * a converter turns into stream parts.
+ * A complete reply as stream parts, for models configured not to stream:
+ * each text (and reasoning) part becomes start, one delta, end; the other
+ * parts are the same in both forms.
  *
  * @internal
  */
-export const makeLanguageModel = <Body, Result, Chunk>(spec: {
+export const toStreamParts = (
+  parts: ReadonlyArray<Response.PartEncoded>,
+  idGenerator: IdGenerator.Service
+): Effect.Effect<Array<Response.StreamPartEncoded>> =>
+  Effect.gen(function*() {
+    const out: Array<Response.StreamPartEncoded> = []
+    for (const part of parts) {
+      switch (part.type) {
+        case "text":
+        case "reasoning": {
+          if (part.text.length === 0) break
+          const id = yield* idGenerator.generateId()
+          const kind = part.type
+          out.push(
+            { type: `${kind}-start`, id },
+            { type: `${kind}-delta`, id, delta: part.text },
+            { type: `${kind}-end`, id }
+          )
+          break
+        }
+        default:
+          out.push(part)
+      }
+    }
+    return out
+  })
+
+/**
+ * What a provider's `prepare` returns for one request.
+ * @internal
+ */
+export interface Prepared<Body> {
+  readonly body: Body
+  readonly tools: ReadonlyArray<PreparedTool>
+  readonly format: PreparedFormat | undefined
+  /** `false`: `streamText` makes one non-streaming request (the `stream: false` config) */
+  readonly stream: boolean
+}
+
+/**
+ * What turning a complete reply into response parts needs.
+ * @internal
+ */
+export interface ResponseRequest {
+  readonly tools: ReadonlyArray<PreparedTool>
+  readonly format: PreparedFormat | undefined
+  readonly idGenerator: IdGenerator.Service
+  /** `generateText`, or `streamText` for a model configured with `stream: false` */
+  readonly method: string
+}
+
+/**
+ * The `LanguageModel` skeleton both APIs share: prepare the request, then
+ * either one call turned into response parts, or a streamed call whose chunks
+ * a converter turns into stream parts. Replies are `unknown` here: the
+ * converters decode what they read (see `decodeReply`), since OpenAI-compatible
+ * servers do not always send what the SDK's types promise.
+ *
+ * @internal
+ */
+export const makeLanguageModel = <Body>(spec: {
   readonly module: string
   readonly path: string
-  readonly prepare: (
-    options: LanguageModel.ProviderOptions
-  ) => Effect.Effect<
-    { readonly body: Body; readonly tools: ReadonlyArray<PreparedTool>; readonly format: PreparedFormat | undefined },
-    AiError.AiError
-  >
-  readonly generate: (sdk: OpenAI, body: Body, signal: AbortSignal) => PromiseLike<Result>
+  readonly prepare: (options: LanguageModel.ProviderOptions) => Effect.Effect<Prepared<Body>, AiError.AiError>
+  readonly generate: (sdk: OpenAI, body: Body, signal: AbortSignal) => PromiseLike<unknown>
   readonly makeResponse: (
-    result: Result,
-    tools: ReadonlyArray<PreparedTool>,
-    format: PreparedFormat | undefined
+    result: unknown,
+    request: ResponseRequest
   ) => Effect.Effect<Array<Response.PartEncoded>, AiError.AiError>
-  readonly stream: (sdk: OpenAI, body: Body, signal: AbortSignal) => PromiseLike<AsyncIterable<Chunk>>
+  readonly stream: (sdk: OpenAI, body: Body, signal: AbortSignal) => PromiseLike<AsyncIterable<unknown>>
   readonly makeStreamConverter: (
     tools: ReadonlyArray<PreparedTool>,
     idGenerator: IdGenerator.Service
   ) => {
-    readonly onChunk: (chunk: Chunk) => Effect.Effect<Iterable<Response.StreamPartEncoded>, AiError.AiError>
+    readonly onChunk: (chunk: unknown) => Effect.Effect<Iterable<Response.StreamPartEncoded>, AiError.AiError>
     readonly onEnd: Effect.Effect<Iterable<Response.StreamPartEncoded>, AiError.AiError>
   }
 }): Effect.Effect<LanguageModel.Service, never, OpenAIClient.OpenAIClient> =>
   Effect.gen(function*() {
     const client = yield* OpenAIClient.OpenAIClient
+    const generate = (prepared: Prepared<Body>, method: string) =>
+      Effect.gen(function*() {
+        const idGenerator = yield* IdGenerator.IdGenerator
+        const result = yield* client.request(
+          { module: spec.module, method, path: spec.path },
+          (sdk, signal) => spec.generate(sdk, prepared.body, signal)
+        )
+        return { parts: yield* spec.makeResponse(result, { ...prepared, idGenerator, method }), idGenerator }
+      })
     const generateText = Effect.fn(`${spec.module}.generateText`)(
       function*(providerOptions: LanguageModel.ProviderOptions) {
-        const { body, format, tools } = yield* spec.prepare(providerOptions)
-        const result = yield* client.request(
-          { module: spec.module, method: "generateText", path: spec.path },
-          (sdk, signal) => spec.generate(sdk, body, signal)
-        )
-        return yield* spec.makeResponse(result, tools, format)
+        const { parts } = yield* generate(yield* spec.prepare(providerOptions), "generateText")
+        return parts
       }
     )
     const streamText = (
       providerOptions: LanguageModel.ProviderOptions
     ): Stream.Stream<Response.StreamPartEncoded, AiError.AiError, IdGenerator.IdGenerator> =>
       Stream.unwrap(Effect.gen(function*() {
-        const { body, tools } = yield* spec.prepare(providerOptions)
-        const converter = spec.makeStreamConverter(tools, yield* IdGenerator.IdGenerator)
+        const prepared = yield* spec.prepare(providerOptions)
+        if (!prepared.stream) {
+          return Stream.fromIterableEffect(
+            Effect.flatMap(generate(prepared, "streamText"), ({ idGenerator, parts }) => toStreamParts(parts, idGenerator))
+          )
+        }
+        const converter = spec.makeStreamConverter(prepared.tools, yield* IdGenerator.IdGenerator)
         return client.stream(
           { module: spec.module, method: "streamText", path: spec.path },
-          (sdk, signal) => spec.stream(sdk, body, signal)
+          (sdk, signal) => spec.stream(sdk, prepared.body, signal)
         ).pipe(
           Stream.mapEffect(converter.onChunk),
           Stream.concat(Stream.fromEffect(converter.onEnd)),
