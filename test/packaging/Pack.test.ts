@@ -1,10 +1,10 @@
 /**
  * Installs the library packages the way a user does: `npm pack` each one,
  * install the tarballs with their peers into a fresh app outside the
- * repository (its own package.json, a plain `npm install`), compile a small
- * program there with a strict consumer's settings under NodeNext and Bundler
- * resolution, and run it with plain node (no tsx), then the installed
- * `sessionflow` command on the database it wrote.
+ * repository (its own package.json, a plain `npm install`), compile the
+ * README's "Use in your own project" example there with a strict consumer's
+ * settings under NodeNext and Bundler resolution, run it twice with plain node
+ * (no tsx), then the installed `sessionflow` command on the database it wrote.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -43,39 +43,26 @@ const ok = (what: string) => (result: ProcessResult) =>
     ? Effect.succeed(result)
     : Effect.fail(new Error(`${what} exited with ${result.code}\n${result.stderr}\n${result.stdout}`))
 
-const program = `import { SessionState, Step, Workflow } from "@sessionflow/core"
-import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { OpenAIChat } from "@sessionflow/openai"
+/** The README's "Use in your own project" example: the app's main module. */
+const readmeExample = (): string => {
+  const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+  const section = readme.slice(readme.indexOf("## Use in your own project"))
+  const match = /```ts\n([\s\S]*?)```/.exec(section)
+  if (match === null) throw new Error("no TypeScript example under 'Use in your own project' in README.md")
+  return match[1]!
+}
+
+/** The other packages' public types must compile in the app too. */
+const others = `import { OpenAIChat } from "@sessionflow/openai"
 import { Cli } from "@sessionflow/cli"
-import { Effect, Schema } from "effect"
+import { SessionStore, TestModel } from "@sessionflow/core"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 
-class Counter extends SessionState.Tag("consumer/Counter")<Counter>()({
-  runs: Schema.Number,
-  tags: Schema.Array(Schema.String)
-}) {}
-
-const count = Step.make("count", () => Counter.update((s) => ({ runs: s.runs + 1, tags: [...s.tags, "run " + (s.runs + 1)] })))
-
-const counter = Workflow.make({ name: "counter", state: Counter, sessionState: { runs: 0, tags: [] }, steps: [count] })
-
-// the other packages' public types must compile here too
 export const model = OpenAIChat.model("gpt-4o-mini")
+export const scripted = TestModel.layer([TestModel.text("hi")])
+export const inspect = SqliteSessionStore.layer({ filename: "sessions.db", readonly: true, table: "sessionflow_sessions" })
+export const memory = SessionStore.layerMemory
 export const usage: string = Cli.usage
-
-const filename = process.argv[2]
-if (filename === undefined) throw new Error("usage: main.js <db>")
-
-const main = Effect.gen(function*() {
-  yield* Workflow.run(counter, "first", { sessionId: "counter-1" })
-  yield* Workflow.run(counter, "second", { sessionId: "counter-1" })
-  const state = yield* Workflow.getSessionState(counter, "counter-1")
-  console.log(JSON.stringify(state))
-}).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
-
-Effect.runPromise(main).catch((error: unknown) => {
-  console.error(error)
-  process.exitCode = 1
-})
 `
 
 const strict = {
@@ -168,7 +155,8 @@ describe("the published packages", () => {
         )
       )
       fs.mkdirSync(path.join(app, "src"))
-      fs.writeFileSync(path.join(app, "src", "main.ts"), program)
+      fs.writeFileSync(path.join(app, "src", "main.ts"), readmeExample())
+      fs.writeFileSync(path.join(app, "src", "others.ts"), others)
       for (const [name, resolution] of Object.entries(tsconfigs)) {
         fs.writeFileSync(
           path.join(app, `tsconfig.${name}.json`),
@@ -214,26 +202,24 @@ describe("the published packages", () => {
         { concurrency: 2 }
       )
 
-      // run on plain node: two runs per process, the second process on the same file
+      // run on plain node: the example runs the workflow twice; a second process continues the session
       const db = path.join(app, "sessions.db")
-      const node = (args: ReadonlyArray<string>) =>
-        exec(process.execPath, args, { cwd: app, env: appEnv() }).pipe(Effect.flatMap(ok(`node ${args.join(" ")}`)))
-      const first = yield* node(["out-nodenext/main.js", db])
-      expect(JSON.parse(first.stdout)).toEqual({ runs: 2, tags: ["run 1", "run 2"] })
-      const second = yield* node(["out-bundler/main.js", db])
-      expect(JSON.parse(second.stdout)).toEqual({ runs: 4, tags: ["run 1", "run 2", "run 3", "run 4"] })
+      const node = (script: string) =>
+        exec(process.execPath, [script], { cwd: app, env: appEnv() }).pipe(Effect.flatMap(ok(`node ${script}`)))
+      expect((yield* node("out-nodenext/main.js")).stdout).toBe("{ count: 2 }\n")
+      expect((yield* node("out-bundler/main.js")).stdout).toBe("{ count: 4 }\n")
 
       // the installed command reads it back
       const bin = path.join(app, "node_modules", ".bin", "sessionflow")
-      const state = yield* exec(bin, ["state", "--db", db, "counter-1", "--json"], { cwd: app, env: appEnv() }).pipe(
+      const state = yield* exec(bin, ["state", "--db", db, "user-1", "--json"], { cwd: app, env: appEnv() }).pipe(
         Effect.flatMap(ok("sessionflow state"))
       )
-      expect(JSON.parse(state.stdout)).toEqual({ runs: 4, tags: ["run 1", "run 2", "run 3", "run 4"] })
+      expect(state.stdout).toBe(`{"count":4}\n`)
       const list = yield* exec(bin, ["sessions", "list", "--db", db], { cwd: app, env: appEnv() }).pipe(
         Effect.flatMap(ok("sessionflow sessions list"))
       )
       expect(list.stdout).toContain(`1 session in ${db}:`)
-      expect(list.stdout).toContain("workflow: counter")
+      expect(list.stdout).toContain("workflow: visits")
       expect(list.stdout).toContain("4 runs, version 4")
     }), 300_000)
 })
