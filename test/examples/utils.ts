@@ -7,8 +7,8 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { SessionState, Workflow, WorkflowEvent } from "@sessionflow/core"
 import { Output } from "@sessionflow/examples"
 import { Chunk, Context, Effect, Stream } from "effect"
+import { execTypeScript, type ProcessResult } from "../process.js"
 import { fileURLToPath } from "node:url"
-import { spawnTypeScript } from "../childProcess.js"
 
 const bin = fileURLToPath(new URL("../../packages/examples/src/bin.ts", import.meta.url))
 
@@ -19,32 +19,14 @@ export const tempDb = (name = "test.db") =>
     Effect.provide(NodeFileSystem.layer)
   )
 
-export interface CliResult {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
+export type CliResult = ProcessResult
 
 /**
  * Runs the CLI (`bin.ts`) in a separate process, without an OpenAI key (so
  * offline), killed if the scope closes first.
  */
 export const cli = (args: ReadonlyArray<string>): Effect.Effect<CliResult, Error> =>
-  Effect.async<CliResult, Error>((resume) => {
-    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1" }
-    delete env.OPENAI_API_KEY
-    const child = spawnTypeScript(bin, args, { env })
-    child.stdin.end()
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    child.on("error", (error) => resume(Effect.fail(error)))
-    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
-    return Effect.sync(() => {
-      if (child.exitCode === null) child.kill("SIGKILL")
-    })
-  })
+  execTypeScript(bin, args, { env: { OPENAI_API_KEY: undefined } })
 
 /** Runs `self` with the examples' output captured. */
 export const captured = <A, E, R>(self: Effect.Effect<A, E, R>, mode: "pretty" | "json" = "pretty") =>

@@ -7,7 +7,7 @@ import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Effect } from "effect"
 import { fileURLToPath } from "node:url"
-import { spawnTypeScript } from "../childProcess.js"
+import { spawnTypeScript } from "../process.js"
 
 /** A database file in a fresh temp directory, deleted with the scope. */
 export const tempFile = Effect.flatMap(

@@ -5,18 +5,18 @@
  * ```sh
  * npm start                                  # the guided shopping-list demo
  * npm start -- list                          # the scenarios
- * npm start -- run routers --json            # one scenario, events as JSON lines
+ * npm start --silent -- run routers --json   # one scenario, events as JSON lines
  * npm start -- sessions show --db tmp/job_application_tracker.db job_tracker_demo
  * ```
  *
+ * `sessions …` and `state …` are the `sessionflow` command of
+ * `@sessionflow/cli`, run in-process.
+ *
  * @since 0.1.0
  */
-import { SessionStore, WorkflowError } from "@sessionflow/core"
-import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import * as Data from "effect/Data"
+import { Cli as SessionflowCli } from "@sessionflow/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as fs from "node:fs"
 import * as CustomExecutors from "./CustomExecutors.js"
 import * as GreetingCondition from "./GreetingCondition.js"
 import * as JobTracker from "./JobTracker.js"
@@ -63,21 +63,34 @@ export const findScenario = (name: string): Option.Option<Scenario.Scenario> => 
 
 /**
  * A command-line mistake: the message is shown with the usage, and the exit
- * code is 1.
+ * code is 1 (the `sessionflow` command's own class).
  *
  * @since 0.1.0
  * @category errors
  */
-export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+export const UsageError = SessionflowCli.UsageError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type UsageError = SessionflowCli.UsageError
 
 /**
  * A command that could not do its job (unknown session, missing file, …):
- * shown without the usage; exit code 1.
+ * shown without the usage; exit code 1 (the `sessionflow` command's own
+ * class).
  *
  * @since 0.1.0
  * @category errors
  */
-export class CommandError extends Data.TaggedError("CommandError")<{ readonly message: string }> {}
+export const CommandError = SessionflowCli.CommandError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type CommandError = SessionflowCli.CommandError
 
 /**
  * @since 0.1.0
@@ -89,18 +102,23 @@ Usage:
   npm start                                   the guided demo (the shopping list; offline without a key)
   npm start -- list                           the scenarios, one line each
   npm start -- run <scenario> [options]       run one scenario (name, alias or number 1-7)
-  npm start -- sessions list   --db <file> [--table <t>]
-  npm start -- sessions show   --db <file> [--table <t>] <sessionId>
+  npm start -- sessions list   --db <file> [--table <t>] [--json]
+  npm start -- sessions show   --db <file> [--table <t>] [--json] <sessionId>
   npm start -- sessions rename --db <file> [--table <t>] <sessionId> <name>
   npm start -- sessions delete --db <file> [--table <t>] <sessionId>
+  npm start -- state           --db <file> [--table <t>] [--json] <sessionId>
   npm start -- help
 
 Options:
   --db <file>      the SQLite file (run: default tmp/<scenario>.db)
   --table <name>   the session table (run: the scenario's default)
   --json           run (and the demo): every workflow event as one JSON line on stdout;
-                   sessions list/show: print JSON
+                   sessions and state: print JSON
   --offline        use the scripted model even when OPENAI_API_KEY is set
+
+For JSON on stdout without npm's banner: npm start --silent -- run team --json | jq .
+sessions and state are the sessionflow command (npx sessionflow help), which
+works on any sessionflow SQLite file and never creates or migrates tables.
 
 Environment:
   OPENAI_API_KEY   use real OpenAI models (without it: an offline scripted model)
@@ -126,9 +144,6 @@ export interface Args {
   readonly help: boolean
 }
 
-const valueFlags = new Set(["db", "table"])
-const booleanFlags = new Set(["json", "offline", "help"])
-
 /**
  * Parses arguments by hand: `--flag value`, `--flag=value`, `-h`, and `--`
  * ending the options.
@@ -137,51 +152,17 @@ const booleanFlags = new Set(["json", "offline", "help"])
  * @category parsing
  */
 export const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, UsageError> =>
-  Effect.suspend(() => {
-    const positionals: Array<string> = []
-    const values: Record<string, string> = {}
-    const flags = new Set<string>()
-    for (let i = 0; i < argv.length; i++) {
-      const arg = argv[i]!
-      if (arg === "--") {
-        positionals.push(...argv.slice(i + 1))
-        break
-      }
-      if (arg === "-h") {
-        flags.add("help")
-        continue
-      }
-      if (arg.startsWith("--")) {
-        const eq = arg.indexOf("=")
-        const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
-        if (valueFlags.has(name)) {
-          const value = eq === -1 ? argv[++i] : arg.slice(eq + 1)
-          if (value === undefined || value === "" || (eq === -1 && value.startsWith("--"))) {
-            return Effect.fail(new UsageError({ message: `--${name} needs a value` }))
-          }
-          values[name] = value
-          continue
-        }
-        if (booleanFlags.has(name) && eq === -1) {
-          flags.add(name)
-          continue
-        }
-        return Effect.fail(new UsageError({ message: `unknown option '${arg}'` }))
-      }
-      if (arg.startsWith("-") && arg.length > 1) {
-        return Effect.fail(new UsageError({ message: `unknown option '${arg}'` }))
-      }
-      positionals.push(arg)
-    }
-    return Effect.succeed({
-      positionals,
-      db: values.db,
-      table: values.table,
-      json: flags.has("json"),
-      offline: flags.has("offline"),
-      help: flags.has("help")
+  Effect.map(
+    SessionflowCli.parseCommandLine(argv, { values: ["db", "table"], flags: ["json", "offline", "help"] }),
+    (line) => ({
+      positionals: line.positionals,
+      db: line.values.get("db"),
+      table: line.values.get("table"),
+      json: line.flags.has("json"),
+      offline: line.flags.has("offline"),
+      help: line.flags.has("help")
     })
-  })
+  )
 
 // -----------------------------------------------------------------------------
 // commands
@@ -215,144 +196,6 @@ const runScenario = (args: Args) =>
 const guidedDemo = (args: Args) =>
   ShoppingList.main({ db: args.db, table: args.table, offline: args.offline, guided: true })
 
-// sessions ---------------------------------------------------------------------
-
-const openStore = (args: Args) =>
-  Effect.gen(function*() {
-    if (args.db === undefined) {
-      return yield* new UsageError({ message: "sessions: --db <file> is required (e.g. --db tmp/shopping-list.db)" })
-    }
-    const db = args.db
-    if (db !== ":memory:" && !fs.existsSync(db)) {
-      return yield* new CommandError({ message: `no database file '${db}' (run a scenario first, e.g. npm start -- run shopping-list)` })
-    }
-    return SqliteSessionStore.layer(args.table === undefined ? { filename: db } : { filename: db, table: args.table })
-  })
-
-const date = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(0, 19)
-
-const oneLine = (u: unknown, max = 70): string => {
-  const text = u === undefined || u === null ? "" : typeof u === "string" ? u : JSON.stringify(u)
-  const flat = text.replace(/\s+/g, " ").trim()
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
-}
-
-const sessionsList = (args: Args) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const sessions = yield* store.list({})
-    if (args.json) {
-      yield* Output.say(JSON.stringify(sessions.map((s) => ({ ...s })), null, 2))
-      return
-    }
-    if (sessions.length === 0) {
-      yield* Output.say(`No sessions in ${args.db}${args.table === undefined ? "" : ` (table ${args.table})`}.`)
-      return
-    }
-    yield* Output.say(`${sessions.length} session${sessions.length === 1 ? "" : "s"} in ${args.db}:\n`)
-    for (const s of sessions) {
-      const runs = yield* store.runs(s.sessionId, {})
-      yield* Output.say(`  ${s.sessionId}`)
-      yield* Output.say(`     workflow: ${s.workflowName}${s.name === undefined ? "" : `   name: ${s.name}`}`)
-      yield* Output.say(
-        `     ${runs.length} run${runs.length === 1 ? "" : "s"}, version ${s.version}, updated ${date(s.updatedAt)}${
-          s.userId === undefined ? "" : `, user ${s.userId}`
-        }`
-      )
-    }
-  })
-
-const sessionArg = (args: Args, command: string) =>
-  Effect.gen(function*() {
-    const id = args.positionals[2]
-    if (id === undefined) return yield* new UsageError({ message: `sessions ${command}: which session? (give its id)` })
-    return id
-  })
-
-const loadOrFail = (args: Args, sessionId: string) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const stored = yield* store.load(sessionId)
-    if (Option.isNone(stored)) {
-      return yield* new CommandError({ message: `no session '${sessionId}' in ${args.db} (see: sessions list --db ${args.db})` })
-    }
-    return stored.value
-  })
-
-const sessionsShow = (args: Args) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const id = yield* sessionArg(args, "show")
-    if (args.positionals.length > 3) return yield* new UsageError({ message: `sessions show: unexpected argument '${args.positionals[3]}'` })
-    const session = yield* loadOrFail(args, id)
-    const runs = yield* store.runs(id, {})
-    if (args.json) {
-      yield* Output.say(JSON.stringify({ ...session, runs }, null, 2))
-      return
-    }
-    yield* Output.say(`Session ${session.sessionId}`)
-    yield* Output.say(`  workflow: ${session.workflowName}`)
-    yield* Output.say(`  name:     ${session.name ?? "(none)"}`)
-    if (session.userId !== undefined) yield* Output.say(`  user:     ${session.userId}`)
-    yield* Output.say(`  version:  ${session.version}`)
-    yield* Output.say(`  created:  ${date(session.createdAt)}   updated: ${date(session.updatedAt)}`)
-    yield* Output.say(`\nState:`)
-    yield* Output.say(JSON.stringify(session.state, null, 2).split("\n").map((l) => `  ${l}`).join("\n"))
-    yield* Output.say(`\nRuns (${runs.length}):`)
-    for (const [i, run] of runs.entries()) {
-      const mark = run.status === "completed" ? "✓" : run.status === "error" ? "✗" : "○"
-      const took = ((run.completedAt - run.startedAt) / 1000).toFixed(1)
-      yield* Output.say(`  ${i + 1}. ${mark} ${run.status.padEnd(9)} ${date(run.startedAt)}  ${took}s  run ${run.runId}`)
-      yield* Output.say(`     » ${oneLine(run.input)}`)
-      if (run.status === "completed") yield* Output.say(`     ↳ ${oneLine(run.content)}`)
-      if (run.error !== undefined) yield* Output.say(`     ✗ ${oneLine(run.error)}`)
-    }
-  })
-
-const sessionsRename = (args: Args) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const id = yield* sessionArg(args, "rename")
-    const name = args.positionals.slice(3).join(" ").trim()
-    if (name.length === 0) return yield* new UsageError({ message: "sessions rename: give the new name after the session id" })
-    yield* loadOrFail(args, id)
-    yield* store.setName(id, name)
-    yield* Output.say(`Session ${id} is now named '${name}'.`)
-  })
-
-const sessionsDelete = (args: Args) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const id = yield* sessionArg(args, "delete")
-    if (args.positionals.length > 3) return yield* new UsageError({ message: `sessions delete: unexpected argument '${args.positionals[3]}'` })
-    const removed = yield* store.remove(id)
-    if (!removed) return yield* new CommandError({ message: `no session '${id}' in ${args.db}` })
-    yield* Output.say(`Deleted session ${id} and its run history.`)
-  })
-
-const sessions = (args: Args) =>
-  Effect.gen(function*() {
-    const sub = args.positionals[1]
-    const command = sub === "list" || sub === "ls"
-      ? sessionsList(args)
-      : sub === "show"
-      ? sessionsShow(args)
-      : sub === "rename"
-      ? sessionsRename(args)
-      : sub === "delete" || sub === "rm"
-      ? sessionsDelete(args)
-      : undefined
-    if (command === undefined) {
-      return yield* new UsageError({
-        message: sub === undefined
-          ? "sessions: list, show, rename or delete?"
-          : `unknown sessions command '${sub}' (use list, show, rename or delete)`
-      })
-    }
-    const store = yield* openStore(args)
-    yield* Effect.provide(command, store)
-  })
-
 /**
  * Runs the command line `argv` (without `node` and the script). Fails with
  * `UsageError` or `CommandError` for mistakes; other failures are the run's.
@@ -373,8 +216,8 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown> =
       ? listScenarios
       : command === "run"
       ? runScenario(args)
-      : command === "sessions"
-      ? sessions(args)
+      : command === "sessions" || command === "state"
+      ? Output.withConsole(SessionflowCli.run(argv))
       : findScenario(command).pipe(Option.match({
         onNone: () => Effect.fail(new UsageError({ message: `unknown command '${command}'` })),
         onSome: () =>
@@ -416,4 +259,4 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<void> =>
     )
   )
 
-const describe = WorkflowError.format
+const describe = SessionflowCli.describeError

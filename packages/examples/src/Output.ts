@@ -12,8 +12,8 @@
  *
  * @since 0.1.0
  */
+import { Cli } from "@sessionflow/cli"
 import { WorkflowEvent } from "@sessionflow/core"
-import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -45,8 +45,9 @@ const colorEnabled = (): boolean =>
 export class Output extends Context.Reference<Output>()("@sessionflow/examples/Output", {
   defaultValue: (): Service => ({
     mode: "pretty",
-    stdout: (text) => void process.stdout.write(text),
-    stderr: (text) => void process.stderr.write(text),
+    // a closed pipe (`npm start … | head`) ends the output, not the program
+    stdout: Cli.streamWriter(process.stdout),
+    stderr: Cli.streamWriter(process.stderr),
     color: colorEnabled()
   })
 }) {}
@@ -194,25 +195,7 @@ const safeJson = (u: unknown): string => {
  * @category combinators
  */
 export const withConsole = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Output, (o) => Console.consoleWith((base) => {
-    const human = o.mode === "json" ? o.stderr : o.stdout
-    const line = (args: ReadonlyArray<unknown>) => `${args.map((a) => (typeof a === "string" ? a : safeJson(a))).join(" ")}\n`
-    const console: Console.Console = {
-      ...base,
-      log: (...args) => Effect.sync(() => human(line(args))),
-      info: (...args) => Effect.sync(() => human(line(args))),
-      warn: (...args) => Effect.sync(() => o.stderr(line(args))),
-      error: (...args) => Effect.sync(() => o.stderr(line(args))),
-      unsafe: {
-        ...base.unsafe,
-        log: (...args) => human(line(args)),
-        info: (...args) => human(line(args)),
-        warn: (...args) => o.stderr(line(args)),
-        error: (...args) => o.stderr(line(args))
-      }
-    }
-    return Effect.withConsole(self, console)
-  }))
+  Effect.flatMap(Output, (o) => Cli.withWriters(self, { stdout: o.mode === "json" ? o.stderr : o.stdout, stderr: o.stderr }))
 
 // -----------------------------------------------------------------------------
 // rendering events

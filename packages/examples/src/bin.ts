@@ -1,6 +1,6 @@
-#!/usr/bin/env -S npx tsx
+#!/usr/bin/env -S npx tsx --conditions=@sessionflow/source
 /**
- * The `sessionflow` command (`npm start`): see `Cli.ts` and `npm start -- help`.
+ * The examples' command (`npm start`): see `Cli.ts` and `npm start -- help`.
  *
  * @since 0.1.0
  */

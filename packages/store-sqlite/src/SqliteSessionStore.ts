@@ -16,6 +16,7 @@
  *
  * @since 0.1.0
  */
+import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Migrator from "@effect/sql/Migrator"
@@ -25,6 +26,7 @@ import { SessionStore, WorkflowError } from "@sessionflow/core"
 import * as Config from "effect/Config"
 import type { ConfigError } from "effect/ConfigError"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -33,6 +35,8 @@ import type { ParseError } from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as path from "node:path"
 
 /**
  * The session table used when no `table` option is given.
@@ -81,6 +85,13 @@ export interface StoreOptions {
    * running, and an interrupted wait has written nothing.
    */
   readonly lockTimeout?: Duration.DurationInput | undefined
+  /**
+   * Whether to create the tables, or migrate them to this version of the
+   * store, when they are missing or older (default `true`). With `false`
+   * nothing is created or changed: tables that are missing or not fully
+   * migrated are a `SessionStoreError`.
+   */
+  readonly migrate?: boolean | undefined
 }
 
 /**
@@ -88,8 +99,16 @@ export interface StoreOptions {
  * @category models
  */
 export interface Options extends StoreOptions {
-  /** The database file, or `":memory:"`. */
+  /** The database file, or `":memory:"`. A missing file is created (unless `readonly` or `migrate: false`); its folder must exist. */
   readonly filename: string
+  /**
+   * Open an existing database read-only, for inspection (default `false`):
+   * the file must exist, nothing is migrated or created (as with
+   * `migrate: false`), the journal mode is left as it is, and SQLite refuses
+   * every write, so `commit`, `setName` and `remove` fail with
+   * `SessionStoreError`.
+   */
+  readonly readonly?: boolean | undefined
 }
 
 /**
@@ -306,6 +325,149 @@ const storeError = (method: string) => (error: SqlError | ParseError | Migration
   new WorkflowError.SessionStoreError({ method, description: describeError(error), cause: error })
 
 // -----------------------------------------------------------------------------
+// opening: the connection, and the tables migrated or checked
+// -----------------------------------------------------------------------------
+
+const inDatabase = (database: string | undefined) => (database === undefined ? "in the database" : `in '${database}'`)
+
+const makeError = (description: string, cause?: unknown) =>
+  new WorkflowError.SessionStoreError({ method: "make", description, ...(cause === undefined ? {} : { cause }) })
+
+/** The message at the end of a chain of causes (SQLite's own words). */
+const innermostMessage = (error: unknown): string => {
+  let message = String(error)
+  for (let current = error, depth = 0; depth < 8 && Predicate.hasProperty(current, "message"); depth++) {
+    message = String(current.message)
+    current = Predicate.hasProperty(current, "cause") ? current.cause : undefined
+  }
+  return message
+}
+
+/**
+ * Creates the tables or brings them to the latest migration. A migration that
+ * fails (e.g. a table of that name already exists and is not ours) is a
+ * typed error, not a defect.
+ */
+const migrateTables = (sql: SqlClient.SqlClient, t: TableNames, database: string | undefined) =>
+  // Migrator swallows "migrations already running" (another process holds
+  // the write lock) and returns at once, before that process has committed;
+  // so check that the tables are there, and retry until they are.
+  Migrator.make({})({ loader: migrations(sql, t), table: t.migrations }).pipe(
+    Effect.catchAllDefect((defect) =>
+      defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect)
+    ),
+    Effect.zipRight(sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM ${sql(t.migrations)}`.withoutTransform),
+    Effect.filterOrFail((rows) => (rows[0]?.id ?? 0) >= latestMigrationId, () => new MigrationsPending()),
+    Effect.retry({
+      while: (error) => isBusy(error) || Predicate.isTagged(error, "MigrationsPending"),
+      schedule: Schedule.spaced("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(250)))
+    }),
+    Effect.mapError((error) =>
+      makeError(
+        `cannot create or migrate the tables of '${t.sessions}' ${inDatabase(database)}: ${
+          error._tag === "MigrationError"
+            ? `${error.message}${error.cause === undefined ? "" : `: ${innermostMessage(error.cause)}`}`
+            : error._tag === "MigrationsPending"
+            ? "another connection left their migrations unfinished"
+            : describeError(error)
+        }`,
+        error
+      )
+    ),
+    Effect.provideService(SqlClient.SqlClient, sql)
+  )
+
+/**
+ * Checks, without creating or changing anything, that the store's tables
+ * exist and are fully migrated.
+ */
+const checkTables = (sql: SqlClient.SqlClient, t: TableNames, database: string | undefined) =>
+  Effect.gen(function*() {
+    const rows = yield* sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`.withoutTransform
+    const names = new Set(rows.map((row) => row.name))
+    if (!names.has(t.sessions) || !names.has(t.runs) || !names.has(t.migrations)) {
+      const found = [...names].flatMap((name) => {
+        const base = name.endsWith("_migrations") ? name.slice(0, -"_migrations".length) : undefined
+        return base !== undefined && names.has(base) && names.has(`${base}_runs`) ? [base] : []
+      }).sort()
+      return yield* makeError(
+        `there is no session table '${t.sessions}' ${inDatabase(database)} (${
+          found.length === 0 ? "it has no session tables" : `its session tables: ${found.join(", ")}`
+        })`
+      )
+    }
+    const [latest] = yield* sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM ${
+      sql(t.migrations)
+    }`.withoutTransform
+    const id = latest?.id ?? 0
+    if (id < latestMigrationId) {
+      return yield* makeError(
+        `the tables of '${t.sessions}' ${inDatabase(database)} are at migration ${id} of ${latestMigrationId}: ` +
+          "open them once with migrations on (not read-only) to migrate them"
+      )
+    }
+  }).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(makeError(describeError(error), error))))
+
+const sqliteCode = (cause: unknown): string | undefined =>
+  Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : undefined
+
+/** Why `filename` could not be opened, in words (looking at the file system for the cause). */
+const describeOpenFailure = (filename: string, readonly: boolean, mustExist: boolean, cause: unknown): string => {
+  const detail = cause === undefined
+    ? undefined
+    : Predicate.hasProperty(cause, "message")
+    ? String(cause.message)
+    : String(cause)
+  const what = (): string | undefined => {
+    if (filename === ":memory:" || filename === "") return undefined
+    if (sqliteCode(cause) === "SQLITE_NOTADB") return "it is not a SQLite database"
+    try {
+      if (fs.statSync(filename).isDirectory()) return "it is a directory"
+    } catch {
+      const folder = path.dirname(path.resolve(filename))
+      if (!fs.existsSync(folder)) return `its folder '${folder}' does not exist`
+      if (mustExist) return "there is no such file"
+    }
+    return undefined
+  }
+  const reason = what()
+  const text = reason === undefined ? detail : detail === undefined ? reason : `${reason} (${detail})`
+  return `cannot open the SQLite database '${filename}'${readonly ? " read-only" : ""}: ${text ?? "unknown reason"}`
+}
+
+/**
+ * The connection `layer` uses: opened, read once (so that a file that is not
+ * a database fails here), with its busy timeout. Every failure to open is a
+ * `SessionStoreError` naming the file, and leaves the file as it was.
+ */
+const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient, WorkflowError.SessionStoreError> => {
+  const readonly = options.readonly === true
+  // without migrations nothing may be created, not even an empty file
+  const mustExist = readonly || options.migrate === false
+  const openError = (cause: unknown) =>
+    new WorkflowError.SessionStoreError({
+      method: "open",
+      description: describeOpenFailure(options.filename, readonly, mustExist, cause),
+      ...(cause === undefined ? {} : { cause })
+    })
+  return Layer.scopedContext(
+    Effect.gen(function*() {
+      if (mustExist && options.filename !== ":memory:" && options.filename !== "" && !fs.existsSync(options.filename)) {
+        return yield* Effect.fail(openError(undefined))
+      }
+      // a read-only connection keeps the file's journal mode (switching to WAL is a write)
+      const sql = yield* SqliteClient.make({ filename: options.filename, readonly, disableWAL: readonly })
+      yield* sql`SELECT COUNT(*) FROM sqlite_master`.withoutTransform
+      yield* sql.unsafe(`PRAGMA busy_timeout = ${busyTimeoutMillis}`)
+      return Context.make(SqlClient.SqlClient, sql)
+    }).pipe(
+      Effect.catchAllDefect((defect) => Effect.fail(openError(defect))),
+      Effect.catchTag("SqlError", (error) => Effect.fail(openError(error.cause ?? error)))
+    )
+  ).pipe(Layer.provide(Reactivity.layer))
+}
+
+// -----------------------------------------------------------------------------
 // constructors
 // -----------------------------------------------------------------------------
 
@@ -327,11 +489,14 @@ const storeError = (method: string) => (error: SqlError | ParseError | Migration
  */
 export const make: (
   options?: StoreOptions
-) => Effect.Effect<
-  SessionStore.Service,
-  SqlError | Migrator.MigrationError | WorkflowError.SessionStoreError,
-  SqlClient.SqlClient
-> = Effect.fn("SqliteSessionStore.make")(function*(options?: StoreOptions) {
+) => Effect.Effect<SessionStore.Service, WorkflowError.SessionStoreError, SqlClient.SqlClient> = (options) =>
+  makeStore(options, undefined)
+
+const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
+  options: StoreOptions | undefined,
+  /** the file, when the store opened it itself (for error messages) */
+  database: string | undefined
+) {
   // the tables' names are ours: never pass them through the client's name transforms
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   yield* sql.onDialectOrElse({
@@ -366,25 +531,7 @@ export const make: (
   const write = (method: string) => <A, E, R>(body: Effect.Effect<A, E, R>) =>
     writeAttempt(body).pipe(retryBusy(method))
 
-  // Migrator swallows "migrations already running" (another process holds
-  // the write lock) and returns at once, before that process has committed;
-  // so check that the tables are there, and retry until they are.
-  yield* Migrator.make({})({ loader: migrations(sql, t), table: t.migrations }).pipe(
-    Effect.zipRight(sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM ${sql(t.migrations)}`.withoutTransform),
-    Effect.filterOrFail((rows) => (rows[0]?.id ?? 0) >= latestMigrationId, () => new MigrationsPending()),
-    Effect.retry({
-      while: (error) => isBusy(error) || Predicate.isTagged(error, "MigrationsPending"),
-      schedule: Schedule.spaced("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(250)))
-    }),
-    Effect.catchTag("MigrationsPending", () =>
-      Effect.fail(
-        new Migrator.MigrationError({
-          reason: "locked",
-          message: `the migrations of ${t.sessions} were left unfinished by another connection`
-        })
-      )),
-    Effect.provideService(SqlClient.SqlClient, sql)
-  )
+  yield* options?.migrate === false ? checkTables(sql, t, database) : migrateTables(sql, t, database)
 
   const selectSession = SqlSchema.findOne({
     Request: Schema.String,
@@ -610,33 +757,31 @@ FROM ${runsTable} WHERE ${where} ORDER BY seq`.withoutTransform
  */
 export const layerStore = (
   options?: StoreOptions
-): Layer.Layer<
-  SessionStore.SessionStore,
-  SqlError | Migrator.MigrationError | WorkflowError.SessionStoreError,
-  SqlClient.SqlClient
-> => Layer.effect(SessionStore.SessionStore, make(options))
-
-const layerClient = (filename: string): Layer.Layer<SqlClient.SqlClient, SqlError | ConfigError> =>
-  Layer.effectDiscard(
-    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`PRAGMA busy_timeout = ${busyTimeoutMillis}`))
-  ).pipe(Layer.provideMerge(SqliteClient.layer({ filename })))
+): Layer.Layer<SessionStore.SessionStore, WorkflowError.SessionStoreError, SqlClient.SqlClient> =>
+  Layer.effect(SessionStore.SessionStore, make(options))
 
 /**
- * The store on its own SQLite connection to `filename` (WAL, busy timeout
- * set).
+ * The store on its own SQLite connection to `filename` (WAL unless
+ * `readonly`, busy timeout set). A file that cannot be opened — not a
+ * database, a directory, a path whose folder does not exist, a missing file
+ * with `readonly` — fails with a `SessionStoreError` naming it, and is left
+ * untouched.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  options: Options
-): Layer.Layer<
-  SessionStore.SessionStore,
-  SqlError | Migrator.MigrationError | WorkflowError.SessionStoreError | ConfigError
-> =>
-  layerStore({ table: options.table, lockTimeout: options.lockTimeout }).pipe(
-    Layer.provide(layerClient(options.filename))
-  )
+export const layer = (options: Options): Layer.Layer<SessionStore.SessionStore, WorkflowError.SessionStoreError> =>
+  Layer.effect(
+    SessionStore.SessionStore,
+    makeStore(
+      {
+        table: options.table,
+        lockTimeout: options.lockTimeout,
+        migrate: options.readonly !== true && options.migrate !== false
+      },
+      options.filename
+    )
+  ).pipe(Layer.provide(layerClient(options)))
 
 /**
  * `layer`, with its options read from `Config`.
@@ -646,7 +791,5 @@ export const layer = (
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Options>
-): Layer.Layer<
-  SessionStore.SessionStore,
-  SqlError | Migrator.MigrationError | WorkflowError.SessionStoreError | ConfigError
-> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+): Layer.Layer<SessionStore.SessionStore, WorkflowError.SessionStoreError | ConfigError> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

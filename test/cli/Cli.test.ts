@@ -1,0 +1,263 @@
+import { FileSystem } from "@effect/platform"
+import { NodeFileSystem } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Cli } from "@sessionflow/cli"
+import { SessionStore } from "@sessionflow/core"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
+import { Effect, TestClock } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { exec, sessionflow } from "../process.js"
+
+const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-cli-" })).pipe(
+  Effect.provide(NodeFileSystem.layer)
+)
+
+const run = (sessionId: string, n: number, status: "completed" | "error" = "completed"): SessionStore.RunRecord => ({
+  runId: `${sessionId}-run-${n}`,
+  sessionId,
+  workflowName: "shopping",
+  status,
+  input: `add item ${n}`,
+  ...(status === "completed" ? { content: `added item ${n}` } : { error: "the model gave up" }),
+  startedAt: Date.UTC(2025, 0, 1, 12, 0, n),
+  completedAt: Date.UTC(2025, 0, 1, 12, 0, n) + 1500
+})
+
+/** A database with two sessions (one owned by a user, one with a large state), written and closed. */
+const sampleDb = (table?: string) =>
+  Effect.gen(function*() {
+    const dir = yield* tempDir
+    const filename = path.join(dir, "app.db")
+    yield* Effect.gen(function*() {
+      const store = yield* SessionStore.SessionStore
+      yield* TestClock.setTime(Date.UTC(2025, 0, 1, 12, 0, 0))
+      const alice = [{ items: ["milk", "eggs"] }, { items: ["milk", "eggs", "bread"] }, undefined]
+      for (const [i, state] of alice.entries()) {
+        if (i > 0) yield* TestClock.adjust("1 minute")
+        yield* store.commit({
+          sessionId: "alice-1",
+          workflowName: "shopping",
+          userId: "alice",
+          expectedVersion: i,
+          ...(state === undefined ? {} : { state }),
+          run: run("alice-1", i + 1, state === undefined ? "error" : "completed")
+        })
+      }
+      yield* TestClock.adjust("1 minute")
+      // a state far larger than a pipe's buffer
+      const big = Array.from({ length: 4000 }, (_, i) => `item number ${i} with a long enough description`)
+      yield* store.commit({ sessionId: "big", workflowName: "shopping", expectedVersion: 0, state: { items: big }, run: run("big", 1) })
+    }).pipe(Effect.provide(SqliteSessionStore.layer({ filename, table })))
+    return { dir, filename }
+  })
+
+/** Runs the command in this process; its exit code and output. */
+const inProcess = (argv: ReadonlyArray<string>) =>
+  Effect.suspend(() => {
+    let stdout = ""
+    let stderr = ""
+    return Cli.main(argv).pipe(
+      Cli.withWriters({ stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) }),
+      Effect.map((code) => ({ code, stdout, stderr }))
+    )
+  })
+
+const tables = (filename: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ name: string }>`SELECT name FROM sqlite_master ORDER BY name`).pipe(
+    Effect.map((rows) => rows.map((row) => row.name)),
+    Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))
+  )
+
+describe("sessionflow (in process)", () => {
+  it.scoped("sessions list: one entry per session, newest first; --json is the store's SessionInfo list", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      const human = yield* inProcess(["sessions", "list", "--db", filename])
+      expect(human.code, human.stderr).toBe(0)
+      expect(human.stdout).toContain(`2 sessions in ${filename}:`)
+      expect(human.stdout.indexOf("  big\n")).toBeLessThan(human.stdout.indexOf("  alice-1\n"))
+      expect(human.stdout).toContain("3 runs, version 2, updated 2025-01-01 12:02:00, user alice")
+      expect(human.stdout).toContain("1 run, version 1, updated 2025-01-01 12:03:00\n")
+
+      const json = yield* inProcess(["sessions", "list", "--db", filename, "--json"])
+      const sessions = JSON.parse(json.stdout) as ReadonlyArray<SessionStore.SessionInfo>
+      expect(sessions.map((s) => [s.sessionId, s.workflowName, s.version, s.userId])).toEqual([
+        ["big", "shopping", 1, undefined],
+        ["alice-1", "shopping", 2, "alice"]
+      ])
+    }))
+
+  it.scoped("sessions show: metadata, state and every run; --json has the same", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      const human = yield* inProcess(["sessions", "show", "--db", filename, "alice-1"])
+      expect(human.code, human.stderr).toBe(0)
+      expect(human.stdout).toContain("Session alice-1\n  workflow: shopping\n  name:     (none)\n  user:     alice")
+      expect(human.stdout).toContain(`"bread"`)
+      expect(human.stdout).toContain("Runs (3):")
+      expect(human.stdout).toContain("1. ✓ completed 2025-01-01 12:00:01  1.5s  run alice-1-run-1")
+      expect(human.stdout).toContain("» add item 2")
+      expect(human.stdout).toContain("↳ added item 2")
+      expect(human.stdout).toContain("3. ✗ error")
+      expect(human.stdout).toContain("✗ the model gave up")
+
+      const json = JSON.parse((yield* inProcess(["sessions", "show", "--db", filename, "--json", "alice-1"])).stdout)
+      expect(json.state).toEqual({ items: ["milk", "eggs", "bread"] })
+      expect(json.runs.map((r: SessionStore.RunRecord) => r.status)).toEqual(["completed", "completed", "error"])
+      expect(json.userId).toBe("alice")
+    }))
+
+  it.scoped("state prints the session's state: indented, or one JSON line with --json", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      const human = yield* inProcess(["state", "--db", filename, "alice-1"])
+      expect(human.stdout).toBe(`${JSON.stringify({ items: ["milk", "eggs", "bread"] }, null, 2)}\n`)
+      const json = yield* inProcess(["state", "alice-1", "--db", filename, "--json"])
+      expect(json.stdout).toBe(`{"items":["milk","eggs","bread"]}\n`)
+    }))
+
+  it.scoped("a custom --table, rename and delete (with --json)", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb("app_sessions")
+      const renamed = yield* inProcess(["sessions", "rename", "--db", filename, "--table", "app_sessions", "--json", "alice-1", "Weekly", "shop"])
+      expect(JSON.parse(renamed.stdout)).toEqual({ sessionId: "alice-1", name: "Weekly shop" })
+      const list = yield* inProcess(["sessions", "list", "--db", filename, "--table", "app_sessions"])
+      expect(list.stdout).toContain("name: Weekly shop")
+      expect(list.stdout).toContain(`2 sessions in ${filename} (table app_sessions):`)
+      const deleted = yield* inProcess(["sessions", "delete", "--db", filename, "--table", "app_sessions", "--json", "big"])
+      expect(JSON.parse(deleted.stdout)).toEqual({ sessionId: "big", deleted: true })
+      const again = yield* inProcess(["sessions", "delete", "--db", filename, "--table", "app_sessions", "big"])
+      expect(again).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `error: no session 'big' in ${filename} (table app_sessions) (see: sessionflow sessions list --db ${filename})\n`
+      })
+    }))
+
+  it.scoped("a session whose stored state is corrupt: show still lists its runs, and exits 1", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`UPDATE sessionflow_sessions SET state = ${"{broken"} WHERE session_id = 'alice-1'`).pipe(
+          Effect.provide(SqliteClient.layer({ filename }))
+        )
+      const shown = yield* inProcess(["sessions", "show", "--db", filename, "alice-1"])
+      expect(shown.code).toBe(1)
+      expect(shown.stdout).toContain("(cannot be read: ")
+      expect(shown.stdout).toContain("Runs (3):")
+      expect(shown.stderr.trim().split("\n")).toHaveLength(1)
+      expect(shown.stderr).toContain("'alice-1'")
+      const state = yield* inProcess(["state", "--db", filename, "alice-1"])
+      expect(state.code).toBe(1)
+      expect(state.stdout).toBe("")
+    }))
+
+  it.scoped("read-only commands never create or migrate anything: an unknown table is a clear error", () =>
+    Effect.gen(function*() {
+      const { dir, filename } = yield* sampleDb()
+      const before = yield* tables(filename)
+      const bytes = fs.readFileSync(filename)
+      for (const argv of [["sessions", "list"], ["sessions", "show", "alice-1"], ["state", "alice-1"], ["sessions", "rename", "alice-1", "x"], ["sessions", "delete", "alice-1"]]) {
+        const result = yield* inProcess([...argv, "--db", filename, "--table", "typo"])
+        expect(result).toEqual({
+          code: 1,
+          stdout: "",
+          stderr: `error: there is no session table 'typo' in '${filename}' (its session tables: sessionflow_sessions)\n`
+        })
+      }
+      expect(yield* tables(filename)).toEqual(before)
+      expect(fs.readFileSync(filename).equals(bytes)).toBe(true)
+
+      // a SQLite file of another application
+      const other = path.join(dir, "other.db")
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE TABLE notes (body TEXT)`).pipe(
+        Effect.provide(SqliteClient.layer({ filename: other }))
+      )
+      const listed = yield* inProcess(["sessions", "list", "--db", other])
+      expect(listed.stderr).toBe(
+        `error: there is no session table 'sessionflow_sessions' in '${other}' (it has no session tables)\n`
+      )
+      expect(yield* tables(other)).toEqual(["notes"])
+    }))
+})
+
+describe("sessionflow: user errors", () => {
+  it.scoped("every user error is one line on stderr and a non-zero exit (2 for usage); nothing on stdout", () =>
+    Effect.gen(function*() {
+      const { dir, filename } = yield* sampleDb()
+      const text = path.join(dir, "notes.txt")
+      fs.writeFileSync(text, "not a database\n")
+      const missing = path.join(dir, "missing.db")
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, number, string]> = [
+        [["sessions", "list"], 2, "error: sessions list: --db <file> is required"],
+        [["sessions", "list", "--db"], 2, "error: --db needs a value"],
+        [["sessions", "list", "--db", filename, "--verbose"], 2, "error: unknown option '--verbose'"],
+        [["sessions", "frobnicate", "--db", filename], 2, "error: unknown sessions command 'frobnicate'"],
+        [["export", "--db", filename], 2, "error: unknown command 'export'"],
+        [[], 2, "error: which command?"],
+        [["sessions", "show", "--db", filename], 2, "error: sessions show: which session?"],
+        [["sessions", "rename", "--db", filename, "big"], 2, "error: sessions rename: give the new name"],
+        [["state", "--db", filename, "a", "b"], 2, "error: state: unexpected argument 'b'"],
+        [["sessions", "show", "--db", filename, "nobody"], 1, "error: no session 'nobody' in"],
+        [["sessions", "rename", "--db", filename, "nobody", "x"], 1, "error: no session 'nobody' in"],
+        [["sessions", "list", "--db", missing], 1, `error: no database file '${missing}'`],
+        [["state", "--db", text, "x"], 1, `error: cannot open the SQLite database '${text}' read-only: it is not a SQLite database`],
+        [["sessions", "delete", "--db", dir, "x"], 1, `error: cannot open the SQLite database '${dir}': it is a directory`]
+      ]
+      for (const [argv, code, line] of cases) {
+        const result = yield* inProcess(argv)
+        expect({ argv, code: result.code, stdout: result.stdout }).toEqual({ argv, code, stdout: "" })
+        const lines = result.stderr.split("\n")
+        expect(lines, result.stderr).toHaveLength(2) // one line and its newline
+        expect(lines[0]).toContain(line)
+      }
+      expect(fs.existsSync(missing)).toBe(false)
+      expect(fs.readFileSync(text, "utf8")).toBe("not a database\n")
+    }))
+
+  it.scoped("as a process: the exit code and the one line on stderr", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* sampleDb()
+      const text = path.join(dir, "notes.txt")
+      fs.writeFileSync(text, "not a database\n")
+      const [usage, broken] = yield* Effect.all([
+        sessionflow(["sessions", "list", "--db", text, "--verbose"]),
+        sessionflow(["sessions", "list", "--db", text])
+      ], { concurrency: 2 })
+      expect(usage).toEqual({ code: 2, stdout: "", stderr: "error: unknown option '--verbose' (see: sessionflow help)\n" })
+      expect(broken).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `error: cannot open the SQLite database '${text}' read-only: it is not a SQLite database (file is not a database)\n`
+      })
+    }))
+})
+
+describe("sessionflow (a separate process)", () => {
+  it.scoped("`sessions show … | head` ends quietly: no EPIPE stack trace, exit 0", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      const cli = path.join("packages", "cli", "src", "bin.ts")
+      const result = yield* exec("bash", [
+        "-c",
+        `set -o pipefail; "${process.execPath}" --conditions=@sessionflow/source --import tsx ${cli} sessions show --db "${filename}" big | head -n 3`
+      ])
+      expect(result.stderr).toBe("")
+      expect(result.code).toBe(0)
+      expect(result.stdout).toBe("Session big\n  workflow: shopping\n  name:     (none)\n")
+    }))
+
+  it.scoped("--json output goes straight into a JSON parser (sessions list)", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      const result = yield* sessionflow(["sessions", "list", "--json", "--db", filename])
+      expect(result.code, result.stderr).toBe(0)
+      expect((JSON.parse(result.stdout) as ReadonlyArray<SessionStore.SessionInfo>).map((s) => s.sessionId)).toEqual([
+        "big",
+        "alice-1"
+      ])
+    }))
+})

@@ -1,0 +1,225 @@
+/**
+ * Installs the library packages the way a user does: `npm pack` each one,
+ * install the tarballs with their peers into a fresh app outside the
+ * repository (its own package.json, a plain `npm install`), compile the
+ * README's "Use in your own project" example there with a strict consumer's
+ * settings under NodeNext and Bundler resolution, run it twice with plain node
+ * (no tsx), then the installed `sessionflow` command on the database it wrote.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { exec, type ProcessResult, root } from "../process.js"
+
+const libraries = ["core", "store-sqlite", "openai", "cli"] as const
+
+const readJson = (file: string): Record<string, unknown> => JSON.parse(fs.readFileSync(file, "utf8"))
+
+const version = (pkg: string): string => readJson(path.join(root, "node_modules", pkg, "package.json"))["version"] as string
+
+/** The peers of the library packages, with the ranges they declare. */
+const peers = (): Record<string, string> =>
+  Object.assign(
+    {},
+    ...libraries.map((name) =>
+      readJson(path.join(root, "packages", name, "package.json"))["peerDependencies"] as Record<string, string>
+    )
+  )
+
+/**
+ * The environment of the app's commands: none of the npm settings of the
+ * `npm test` that runs this, and not the source condition the tests use.
+ */
+const appEnv = (extra: Record<string, string> = {}): Record<string, string | undefined> => ({
+  ...Object.fromEntries(Object.keys(process.env).filter((k) => /^npm_/i.test(k)).map((k) => [k, undefined])),
+  NODE_OPTIONS: undefined,
+  ...extra
+})
+
+const ok = (what: string) => (result: ProcessResult) =>
+  result.code === 0
+    ? Effect.succeed(result)
+    : Effect.fail(new Error(`${what} exited with ${result.code}\n${result.stderr}\n${result.stdout}`))
+
+/** The README's "Use in your own project" example: the app's main module. */
+const readmeExample = (): string => {
+  const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+  const section = readme.slice(readme.indexOf("## Use in your own project"))
+  const match = /```ts\n([\s\S]*?)```/.exec(section)
+  if (match === null) throw new Error("no TypeScript example under 'Use in your own project' in README.md")
+  return match[1]!
+}
+
+/** The other packages' public types must compile in the app too. */
+const others = `import { OpenAIChat } from "@sessionflow/openai"
+import { Cli } from "@sessionflow/cli"
+import { SessionStore, TestModel } from "@sessionflow/core"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
+
+export const model = OpenAIChat.model("gpt-4o-mini")
+export const scripted = TestModel.layer([TestModel.text("hi")])
+export const inspect = SqliteSessionStore.layer({ filename: "sessions.db", readonly: true, table: "sessionflow_sessions" })
+export const memory = SessionStore.layerMemory
+export const usage: string = Cli.usage
+`
+
+const strict = {
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  noPropertyAccessFromIndexSignature: true,
+  skipLibCheck: false,
+  target: "ES2022",
+  lib: ["ES2022"],
+  types: ["node"]
+}
+
+const tsconfigs = {
+  nodenext: { module: "NodeNext", moduleResolution: "NodeNext" },
+  bundler: { module: "ESNext", moduleResolution: "Bundler" }
+} as const
+
+describe("the published packages", () => {
+  it.scoped("install from their tarballs into a fresh app, compile strictly (NodeNext and Bundler) and run on plain node", () =>
+    Effect.gen(function*() {
+      const work = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-consumer-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      expect(path.relative(root, work).startsWith("..")).toBe(true)
+      const packs = path.join(work, "packs")
+      const app = path.join(work, "app")
+      const prebuilds = path.join(work, "prebuilds")
+      for (const dir of [packs, app, prebuilds]) fs.mkdirSync(dir)
+
+      // npm pack (its prepack builds dist/ with tsc -b)
+      const packed = yield* exec("npm", [
+        "pack",
+        ...libraries.flatMap((name) => ["--workspace", `packages/${name}`]),
+        "--pack-destination",
+        packs,
+        "--json"
+      ]).pipe(Effect.flatMap(ok("npm pack")))
+      const tarballs = JSON.parse(packed.stdout) as ReadonlyArray<{
+        readonly name: string
+        readonly filename: string
+        readonly files: ReadonlyArray<{ readonly path: string }>
+      }>
+      expect(tarballs.map((t) => t.name)).toEqual(libraries.map((name) => `@sessionflow/${name}`))
+      for (const tarball of tarballs) {
+        const files = tarball.files.map((f) => f.path)
+        expect(files, tarball.name).toEqual(expect.arrayContaining([
+          "package.json",
+          "README.md",
+          "LICENSE",
+          "dist/index.js",
+          "dist/index.d.ts",
+          "dist/index.js.map",
+          "dist/index.d.ts.map",
+          "src/index.ts"
+        ]))
+        expect(files.filter((f) => !/^(dist|src|bin)\/|^(package\.json|README\.md|LICENSE)$/.test(f)), tarball.name).toEqual([])
+        expect(files.some((f) => f.endsWith(".tsbuildinfo")), tarball.name).toBe(false)
+      }
+
+      // better-sqlite3's install script finds its native addon as a local
+      // prebuild (the one built for this repository: same version, same Node)
+      // instead of downloading it or compiling SQLite for a minute
+      const sqliteVersion = version("better-sqlite3")
+      yield* exec("tar", [
+        "-czf",
+        path.join(prebuilds, `better-sqlite3-v${sqliteVersion}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`),
+        "-C",
+        path.join(root, "node_modules", "better-sqlite3"),
+        "build/Release/better_sqlite3.node"
+      ]).pipe(Effect.flatMap(ok("tar")))
+
+      fs.writeFileSync(
+        path.join(app, "package.json"),
+        JSON.stringify(
+          {
+            name: "sessionflow-consumer",
+            private: true,
+            type: "module",
+            dependencies: {
+              ...Object.fromEntries(tarballs.map((t) => [t.name, `file:${path.join(packs, t.filename)}`])),
+              ...peers()
+            },
+            devDependencies: { typescript: version("typescript"), "@types/node": version("@types/node") },
+            overrides: { "better-sqlite3": sqliteVersion }
+          },
+          null,
+          2
+        )
+      )
+      fs.mkdirSync(path.join(app, "src"))
+      fs.writeFileSync(path.join(app, "src", "main.ts"), readmeExample())
+      fs.writeFileSync(path.join(app, "src", "others.ts"), others)
+      for (const [name, resolution] of Object.entries(tsconfigs)) {
+        fs.writeFileSync(
+          path.join(app, `tsconfig.${name}.json`),
+          JSON.stringify({ compilerOptions: { ...strict, ...resolution, outDir: `out-${name}` }, include: ["src"] }, null, 2)
+        )
+      }
+
+      // npm install, and npm publish --dry-run of every tarball at the same time
+      const [, ...published] = yield* Effect.all([
+        exec("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], {
+          cwd: app,
+          env: appEnv({ npm_config_better_sqlite3_local_prebuilds: prebuilds })
+        }).pipe(Effect.flatMap(ok("npm install"))),
+        ...tarballs.map((t) =>
+          exec("npm", ["publish", "--dry-run", path.join(packs, t.filename)], { cwd: work, env: appEnv() }).pipe(
+            Effect.flatMap(ok(`npm publish --dry-run ${t.filename}`))
+          )
+        )
+      ], { concurrency: 2 })
+      for (const [i, result] of published.entries()) {
+        expect(`${result.stdout}${result.stderr}`).toContain(`+ ${tarballs[i]!.name}@`)
+      }
+
+      // effect is a peer of every library package, so the app has one copy
+      for (const name of libraries) {
+        const manifest = readJson(path.join(app, "node_modules", "@sessionflow", name, "package.json"))
+        expect(manifest["peerDependencies"], name).toHaveProperty("effect")
+        expect(manifest["dependencies"] ?? {}, name).not.toHaveProperty("effect")
+      }
+      const effects = yield* exec("npm", ["ls", "effect", "--all", "--parseable"], { cwd: app, env: appEnv() }).pipe(
+        Effect.flatMap(ok("npm ls effect"))
+      )
+      expect(new Set(effects.stdout.trim().split("\n"))).toEqual(new Set([path.join(fs.realpathSync(app), "node_modules", "effect")]))
+
+      // compile with the strict settings, both resolutions
+      const tsc = path.join(app, "node_modules", "typescript", "bin", "tsc")
+      yield* Effect.all(
+        Object.keys(tsconfigs).map((name) =>
+          exec(process.execPath, [tsc, "-p", `tsconfig.${name}.json`], { cwd: app, env: appEnv() }).pipe(
+            Effect.flatMap(ok(`tsc (${name})`))
+          )
+        ),
+        { concurrency: 2 }
+      )
+
+      // run on plain node: the example runs the workflow twice; a second process continues the session
+      const db = path.join(app, "sessions.db")
+      const node = (script: string) =>
+        exec(process.execPath, [script], { cwd: app, env: appEnv() }).pipe(Effect.flatMap(ok(`node ${script}`)))
+      expect((yield* node("out-nodenext/main.js")).stdout).toBe("{ count: 2 }\n")
+      expect((yield* node("out-bundler/main.js")).stdout).toBe("{ count: 4 }\n")
+
+      // the installed command reads it back
+      const bin = path.join(app, "node_modules", ".bin", "sessionflow")
+      const state = yield* exec(bin, ["state", "--db", db, "user-1", "--json"], { cwd: app, env: appEnv() }).pipe(
+        Effect.flatMap(ok("sessionflow state"))
+      )
+      expect(state.stdout).toBe(`{"count":4}\n`)
+      const list = yield* exec(bin, ["sessions", "list", "--db", db], { cwd: app, env: appEnv() }).pipe(
+        Effect.flatMap(ok("sessionflow sessions list"))
+      )
+      expect(list.stdout).toContain(`1 session in ${db}:`)
+      expect(list.stdout).toContain("workflow: visits")
+      expect(list.stdout).toContain("4 runs, version 4")
+    }), 300_000)
+})
