@@ -240,7 +240,8 @@ const oneLine = (u: unknown, max = 70): string => {
 const sessionsList = (args: Args) =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
-    const sessions = yield* store.list({})
+    const { broken, sessions } = yield* store.list({})
+    for (const b of broken) yield* Output.error(`warning: session ${b.sessionId} cannot be read: ${b.error.description}`)
     if (args.json) {
       yield* Output.say(JSON.stringify(sessions.map((s) => ({ ...s })), null, 2))
       return
