@@ -253,13 +253,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* TestClock.adjust("1 second")
         yield* create(store, "s4", {}, { workflowName: "alpha" })
 
-        assert.deepStrictEqual(ids(yield* store.list({})), ["s4", "s3", "s2", "s1"])
-        assert.deepStrictEqual(ids(yield* store.list({ workflowName: "alpha" })), ["s4", "s3", "s1"])
-        assert.deepStrictEqual(ids(yield* store.list({ userId: "u1" })), ["s2", "s1"])
-        assert.deepStrictEqual(ids(yield* store.list({ workflowName: "alpha", userId: "u1" })), ["s1"])
-        assert.deepStrictEqual(ids(yield* store.list({ workflowName: "gamma" })), [])
+        assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["s4", "s3", "s2", "s1"])
+        assert.deepStrictEqual(ids((yield* store.list({ workflowName: "alpha" })).sessions), ["s4", "s3", "s1"])
+        assert.deepStrictEqual(ids((yield* store.list({ userId: "u1" })).sessions), ["s2", "s1"])
+        assert.deepStrictEqual(ids((yield* store.list({ workflowName: "alpha", userId: "u1" })).sessions), ["s1"])
+        assert.deepStrictEqual(ids((yield* store.list({ workflowName: "gamma" })).sessions), [])
 
-        const [s3] = yield* store.list({ userId: "u2" })
+        const [s3] = (yield* store.list({ userId: "u2" })).sessions
         assert.deepStrictEqual(s3, {
           sessionId: "s3",
           workflowName: "alpha",
@@ -273,17 +273,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         // a run-only commit and a state commit both move a session to the front
         yield* TestClock.adjust("1 second")
         yield* store.commit({ sessionId: "s1", workflowName: "alpha", userId: "u1", expectedVersion: 0, run: run("s1", "r1") })
-        assert.deepStrictEqual(ids(yield* store.list({})), ["s1", "s4", "s3", "s2"])
+        assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["s1", "s4", "s3", "s2"])
         yield* TestClock.adjust("1 second")
         yield* store.commit({ sessionId: "s2", workflowName: "beta", userId: "u1", expectedVersion: 1, state: { n: 1 } })
-        assert.deepStrictEqual(ids(yield* store.list({})), ["s2", "s1", "s4", "s3"])
+        assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["s2", "s1", "s4", "s3"])
 
         // equal update times are ordered by session id
         yield* TestClock.adjust("1 second")
         yield* create(store, "t-b", {})
         yield* create(store, "t-c", {})
         yield* create(store, "t-a", {})
-        assert.deepStrictEqual(ids(yield* store.list({})), ["t-a", "t-b", "t-c", "s2", "s1", "s4", "s3"])
+        assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["t-a", "t-b", "t-c", "s2", "s1", "s4", "s3"])
       }))
 
     test("remove deletes the session and its history", (store) =>
@@ -296,7 +296,7 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.isTrue(yield* store.remove("s1"))
         assert.isTrue(Option.isNone(yield* store.load("s1")))
         assert.deepStrictEqual(yield* store.runs("s1", {}), [])
-        assert.deepStrictEqual(ids(yield* store.list({})), ["s2"])
+        assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["s2"])
         assert.isFalse(yield* store.remove("s1"))
         assert.isFalse(yield* store.remove("never-existed"))
 
@@ -321,7 +321,7 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(session.version, 1)
         assert.deepStrictEqual(session.state, { n: 1 })
         assert.strictEqual(session.updatedAt, 3000)
-        assert.strictEqual((yield* store.list({}))[0].name, "Weekend trip ✈️")
+        assert.strictEqual((yield* store.list({})).sessions[0].name, "Weekend trip ✈️")
 
         yield* store.setName("s1", "Renamed")
         assert.strictEqual((yield* loadSome(store, "s1")).name, "Renamed")

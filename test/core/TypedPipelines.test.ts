@@ -59,7 +59,7 @@ describe("typed pipelines", () => {
         expect(record!.input).toBe(`{"item":"tea","quantity":3}`)
       }).pipe(memory))
 
-    it.effect("a bad input is an InputDecodeError before anything runs, and nothing is committed", () =>
+    it.effect("a bad input is an InputDecodeError before anything runs: no state change, a failed run record", () =>
       Effect.gen(function*() {
         let ran = false
         const wf = Workflow.make({ name: "orders", input: Order, state: Cart, sessionState: { items: [] } }).pipe(
@@ -79,7 +79,10 @@ describe("typed pipelines", () => {
         expect(fresh._tag).toBe("InputDecodeError")
         expect(ran).toBe(false)
         expect((yield* Workflow.getSessionState(wf, "o")).items).toEqual(["tea"])
-        expect((yield* Workflow.getRunHistory(wf, "o")).map((r) => r.status)).toEqual(["completed"])
+        // the failed run is recorded on the existing session; a new session is not created for it
+        const history = yield* Workflow.getRunHistory(wf, "o")
+        expect(history.map((r) => r.status)).toEqual(["completed", "error"])
+        expect(history[1]!.error).toMatch(/^InputDecodeError: The input of workflow 'orders'/)
         const missing = yield* Effect.flip(Workflow.getSessionState(wf, "new-session"))
         expect(missing._tag).toBe("SessionNotFound")
       }).pipe(memory))

@@ -39,7 +39,7 @@ describe("CustomExecutors (state_in_function)", () => {
       expectTwoPlans(plain)
       expectTwoPlans(streaming)
       // the sessions live in the configured table
-      const other = yield* Effect.flatMap(SessionStore.SessionStore, (s) => s.list({})).pipe(
+      const other = yield* Effect.flatMap(SessionStore.SessionStore, (s) => Effect.map(s.list({}), (l) => l.sessions)).pipe(
         Effect.provide(SqliteSessionStore.layer({ filename: db }))
       )
       expect(other).toEqual([])

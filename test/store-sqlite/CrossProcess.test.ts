@@ -92,7 +92,7 @@ describe("SqliteSessionStore across OS processes", () => {
         const store = yield* SessionStore.SessionStore
         assert.deepStrictEqual(yield* store.load("persisted"), Option.some(read.session))
         assert.deepStrictEqual(yield* store.runs("persisted", {}), sampleRuns("persisted"))
-        assert.deepStrictEqual((yield* store.list({ userId: "alice" })).map((s) => s.name), [sampleName])
+        assert.deepStrictEqual((yield* store.list({ userId: "alice" })).sessions.map((s) => s.name), [sampleName])
       }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
     }), 180_000)
 })

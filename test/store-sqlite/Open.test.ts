@@ -178,7 +178,7 @@ describe("SqliteSessionStore.layer read-only and without migrations", () => {
       const before = fs.readFileSync(filename)
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
-        assert.deepStrictEqual((yield* store.list({})).map((s) => s.sessionId), ["s1"])
+        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), ["s1"])
         assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.state), Option.some({ n: 1 }))
         assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["run-s1"])
         const writes: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>> = [
@@ -202,7 +202,7 @@ describe("SqliteSessionStore.layer read-only and without migrations", () => {
       const sessions = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.list({})).pipe(
         Effect.provide(SqliteSessionStore.layer({ filename, readonly: true }))
       )
-      assert.strictEqual(sessions.length, 1)
+      assert.strictEqual(sessions.sessions.length, 1)
       assert.deepStrictEqual(snapshot(dir), before)
     }))
 
@@ -262,7 +262,7 @@ describe("SqliteSessionStore.layer read-only and without migrations", () => {
         yield* store.setName("s1", "named")
         yield* commitOne("s2")
         assert.isTrue(yield* store.remove("s1"))
-        assert.deepStrictEqual((yield* store.list({})).map((s) => s.sessionId), ["s2"])
+        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), ["s2"])
       }).pipe(Effect.provide(SqliteSessionStore.layer({ filename, migrate: false })))
     }))
 
@@ -275,6 +275,6 @@ describe("SqliteSessionStore.layer read-only and without migrations", () => {
       )
       yield* SqliteSessionStore.make()
       const store = yield* SqliteSessionStore.make({ migrate: false })
-      assert.deepStrictEqual(yield* store.list({}), [])
+      assert.deepStrictEqual(yield* store.list({}), { sessions: [], broken: [] })
     }).pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:" }))))
 })

@@ -206,7 +206,7 @@ describe("SqliteSessionStore", () => {
 
         // other sessions, listing and history keep working
         assert.deepStrictEqual(Option.map(yield* store.load("good"), (s) => s.state), Option.some({ id: "good" }))
-        assert.deepStrictEqual((yield* store.list({})).map((s) => s.sessionId).sort(), ["blob", "broken", "good"])
+        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId).sort(), ["blob", "broken", "good"])
         assert.deepStrictEqual((yield* store.runs("broken", {})).map((r) => r.runId), ["r-broken"])
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
@@ -243,7 +243,7 @@ describe("SqliteSessionStore", () => {
         Option.map(yield* store.load("s1"), (s) => [s.state, s.name, s.userId]),
         Option.some([{ a: 1 }, "named", "u"])
       )
-      assert.deepStrictEqual((yield* store.list({ workflowName: "wf", userId: "u" })).map((s) => s.sessionId), ["s1"])
+      assert.deepStrictEqual((yield* store.list({ workflowName: "wf", userId: "u" })).sessions.map((s) => s.sessionId), ["s1"])
       assert.deepStrictEqual(yield* store.runs("s1", { limit: 1 }), [run("s1", "r1")])
       assert.isTrue(yield* store.remove("s1"))
     }).pipe(
@@ -413,12 +413,80 @@ describe("SqliteSessionStore under a workflow", () => {
         const [row] = yield* sql<{ state: string }>`SELECT state FROM sessionflow_sessions WHERE session_id = 'corrupt'`
         assert.strictEqual(row!.state, "{not json")
         assert.deepStrictEqual((yield* Workflow.run(v1, "second", { sessionId: "fine" })).state, { items: ["new", "new"] })
-        // what does not need the state still works on the corrupt session: history, naming, deletion
-        assert.deepStrictEqual((yield* Workflow.getRunHistory(v1, "corrupt")).map((r) => r.input), ["first"])
+        // what does not need the state still works on the corrupt session: history (with the failed
+        // run recorded), naming, deletion
+        assert.deepStrictEqual(
+          (yield* Workflow.getRunHistory(v1, "corrupt")).map((r) => [r.input, r.status]),
+          [["first", "completed"], ["second", "error"]]
+        )
+        assert.match((yield* Workflow.getRunHistory(v1, "corrupt"))[1]!.error!, /^StateDecodeError: The stored state of session 'corrupt' is corrupt/)
         assert.strictEqual(yield* Workflow.setSessionName(v1, "corrupt", "broken one"), "broken one")
         assert.deepStrictEqual(yield* Workflow.getSessionName(v1, "corrupt"), Option.some("broken one"))
         yield* Workflow.deleteSession(v1, "corrupt")
         assert.strictEqual((yield* Effect.flip(Workflow.getSessionState(v1, "corrupt")))._tag, "SessionNotFound")
+      }).pipe(Effect.provide(storeWithClient(filename)))
+    }))
+})
+
+describe("SqliteSessionStore: bad input loses nothing", () => {
+  const untyped = Workflow.make({
+    name: "raw",
+    sessionState: { items: [] },
+    steps: [Step.make("add", (input) => SessionState.update((s) => ({ ...s, items: [...(s.items as Array<unknown>), input.input] })))]
+  })
+
+  it.scoped("a stored state written as null, [1,2] or 5 by raw SQL is a StateDecodeError with or without a patch; nothing is overwritten", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        for (const [i, raw] of ["null", "[1,2]", "5"].entries()) {
+          const sessionId = `raw-${i}`
+          yield* Workflow.run(untyped, "first", { sessionId })
+          yield* sql`UPDATE sessionflow_sessions SET state = ${raw} WHERE session_id = ${sessionId}`
+          const patched = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId, sessionState: { items: ["patched"] } }))
+          assert.strictEqual(patched._tag, "StateDecodeError")
+          const plain = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId }))
+          assert.strictEqual(plain._tag, "StateDecodeError")
+          const [row] = yield* sql<{ state: string; version: number }>`SELECT state, version FROM sessionflow_sessions WHERE session_id = ${sessionId}`
+          assert.deepStrictEqual(row, { state: raw, version: 1 })
+          // both failed runs are recorded
+          assert.deepStrictEqual((yield* Workflow.getRunHistory(untyped, sessionId)).map((r) => r.status), ["completed", "error", "error"])
+        }
+      }).pipe(Effect.provide(storeWithClient(filename)))
+    }))
+
+  it.scoped("a row with a corrupt version does not hide the others from listSessions: it is reported apart, typed", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Workflow.run(untyped, "a", { sessionId: "healthy-1" })
+        yield* Workflow.run(untyped, "b", { sessionId: "damaged" })
+        yield* Workflow.run(untyped, "c", { sessionId: "healthy-2" })
+        yield* sql`UPDATE sessionflow_sessions SET version = ${"not a number"} WHERE session_id = 'damaged'`
+        const listing = yield* Workflow.listSessions(untyped)
+        assert.deepStrictEqual(listing.sessions.map((s) => s.sessionId).sort(), ["healthy-1", "healthy-2"])
+        assert.strictEqual(listing.broken.length, 1)
+        const [broken] = listing.broken
+        assert.strictEqual(broken!.sessionId, "damaged")
+        assert.instanceOf(broken!.error, WorkflowError.SessionStoreError)
+        assert.match(broken!.error.message, /session 'damaged' has an unreadable row/)
+      }).pipe(Effect.provide(storeWithClient(filename)))
+    }))
+
+  it.scoped("session ids that are not well-formed Unicode are refused before anything is stored", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const error = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "bad-\ud800-x" }))
+        assert.strictEqual(error._tag, "InvalidSessionId")
+        const rows = yield* sql<{ n: number }>`SELECT count(*) AS n FROM sessionflow_sessions`
+        assert.strictEqual(rows[0]!.n, 0)
+        // a well-formed id with astral characters round-trips exactly
+        yield* Workflow.run(untyped, "x", { sessionId: "emoji-😀" })
+        assert.deepStrictEqual((yield* Workflow.listSessions(untyped)).sessions.map((s) => s.sessionId), ["emoji-😀"])
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 })

@@ -252,7 +252,9 @@ const sessionsList = (args: Args) =>
       return yield* new UsageError({ message: `sessions list: unexpected argument '${args.positionals[2]}'` })
     }
     const store = yield* SessionStore.SessionStore
-    const sessions = yield* store.list({})
+    const { broken, sessions } = yield* store.list({})
+    // a row the store cannot read is reported, and the others are still listed
+    for (const b of broken) yield* Console.error(`warning: session ${b.sessionId} cannot be read: ${describeError(b.error)}`)
     if (args.json) return yield* json(sessions)
     if (sessions.length === 0) return yield* say(`No sessions in ${where(args)}.`)
     yield* say(`${plural(sessions.length, "session")} in ${where(args)}:\n`)

@@ -118,6 +118,30 @@ export interface ListFilter {
 }
 
 /**
+ * A session a store cannot read (e.g. a row whose version is not a number),
+ * reported by {@link Backend.list} instead of failing the whole listing.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BrokenSession {
+  readonly sessionId: string
+  readonly error: WorkflowError.SessionStoreError
+}
+
+/**
+ * The sessions a listing found: the readable ones, most recently updated
+ * first, and the broken ones.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionListing {
+  readonly sessions: ReadonlyArray<SessionInfo>
+  readonly broken: ReadonlyArray<BrokenSession>
+}
+
+/**
  * @since 0.1.0
  * @category models
  */
@@ -184,8 +208,8 @@ export interface Backend {
     number,
     WorkflowError.SessionStoreError | SessionConflict | SessionOwnershipError | WorkflowError.SessionNotFound
   >
-  /** Most recently updated first. */
-  readonly list: (filter: ListFilter) => Effect.Effect<ReadonlyArray<SessionInfo>, WorkflowError.SessionStoreError>
+  /** Most recently updated first; rows that cannot be read are listed apart, in `broken`. */
+  readonly list: (filter: ListFilter) => Effect.Effect<SessionListing, WorkflowError.SessionStoreError>
   /** The session, its name and its history; false when it did not exist. */
   readonly remove: (sessionId: string) => Effect.Effect<boolean, WorkflowError.SessionStoreError>
   readonly setName: (
@@ -390,14 +414,15 @@ export const makeMemoryBackend = (): Backend => {
         return existing.info.version
       }),
     list: (filter) =>
-      Effect.sync(() =>
-        Array.from(sessions.values(), (s) => s.info)
+      Effect.sync(() => ({
+        sessions: Array.from(sessions.values(), (s) => s.info)
           .filter((info) =>
             (filter.workflowName === undefined || info.workflowName === filter.workflowName) &&
             (filter.userId === undefined || info.userId === filter.userId)
           )
-          .sort(byRecency)
-      ),
+          .sort(byRecency),
+        broken: []
+      })),
     remove: (sessionId) => Effect.sync(() => sessions.delete(sessionId)),
     setName: (sessionId, name) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {

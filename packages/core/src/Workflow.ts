@@ -331,6 +331,7 @@ export interface SessionOptions {
  */
 export type SessionError =
   | WorkflowError.SessionIdRequired
+  | WorkflowError.InvalidSessionId
   | WorkflowError.SessionNotFound
   | WorkflowError.SessionOwnershipError
   | WorkflowError.SessionStoreError
@@ -339,7 +340,7 @@ const resolveSessionId = (self: Any, sessionId: string | undefined, method: stri
   const id = sessionId ?? self.sessionId
   return id === undefined
     ? Effect.fail(new WorkflowError.SessionIdRequired({ workflowName: self.name, method }))
-    : Effect.succeed(id)
+    : internal.checkSessionId(id)
 }
 
 const owned = <S extends SessionStore.SessionInfo, E>(
@@ -531,8 +532,10 @@ export const getSession: <W extends Any>(
   )
 
 /**
- * The sessions of this workflow, most recently updated first; only the given
- * user's when `userId` is set.
+ * The sessions of this workflow, most recently updated first (only the given
+ * user's when `userId` is set), and apart from them the sessions the store
+ * cannot read (`broken`, each with its error), so one damaged row does not
+ * hide the others.
  *
  * @since 0.1.0
  * @category sessions
@@ -540,7 +543,7 @@ export const getSession: <W extends Any>(
 export const listSessions: <W extends Any>(
   self: W,
   options?: SessionOptions
-) => Effect.Effect<ReadonlyArray<SessionStore.SessionInfo>, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
+) => Effect.Effect<SessionStore.SessionListing, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
   Effect.fn("Workflow.listSessions")(
     function*<W extends Any>(self: W, options?: SessionOptions) {
       const store = yield* SessionStore.SessionStore

@@ -244,6 +244,56 @@ export class LoopExhausted extends Schema.TaggedError<LoopExhausted>("@sessionfl
 }
 
 /**
+ * A run's input, output (its last step's content) or untyped state holds a
+ * value that would not read back the same from the JSON it is stored as (a
+ * function, a `Date`, `NaN`, …). `path` says where (`""` for the value
+ * itself). Nothing of the run was committed. (A typed state goes through its
+ * Schema, which may encode such values, e.g. `Schema.Date`.)
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessionflow/core/NotSerializable")(
+  "NotSerializable",
+  {
+    sessionId: Schema.String,
+    what: Schema.Literal("input", "output", "state"),
+    path: Schema.String,
+    description: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    const which = this.what === "output" ? "output" : this.what
+    return `The run's ${which}${this.path === "" ? "" : ` at ${this.what}${this.path}`} is not JSON (${this.description}); nothing was written to session '${this.sessionId}'`
+  }
+}
+
+/**
+ * A session id that cannot be stored as given: empty, or a string that is not
+ * well-formed Unicode (a lone surrogate), which a store would not give back
+ * unchanged.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>("@sessionflow/core/InvalidSessionId")(
+  "InvalidSessionId",
+  { sessionId: Schema.String, reason: Schema.Literal("empty", "malformed") }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return this.reason === "empty"
+      ? "A session id must not be empty"
+      : `Session id ${JSON.stringify(this.sessionId)} is not well-formed Unicode (it has a lone surrogate)`
+  }
+}
+
+/**
  * Every error of this module.
  *
  * @since 0.1.0
@@ -260,6 +310,8 @@ export type WorkflowError =
   | InputDecodeError
   | SessionIdRequired
   | LoopExhausted
+  | NotSerializable
+  | InvalidSessionId
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -273,6 +325,8 @@ export type RunError =
   | StateDecodeError
   | SessionStoreError
   | InputDecodeError
+  | NotSerializable
+  | InvalidSessionId
 
 /**
  * @since 0.1.0
@@ -288,7 +342,9 @@ export const WorkflowError: Schema.Union<[
   typeof StepError,
   typeof InputDecodeError,
   typeof SessionIdRequired,
-  typeof LoopExhausted
+  typeof LoopExhausted,
+  typeof NotSerializable,
+  typeof InvalidSessionId
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -299,7 +355,9 @@ export const WorkflowError: Schema.Union<[
   StepError,
   InputDecodeError,
   SessionIdRequired,
-  LoopExhausted
+  LoopExhausted,
+  NotSerializable,
+  InvalidSessionId
 )
 
 /**

@@ -31,6 +31,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import type { ParseError } from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
@@ -664,25 +665,42 @@ RETURNING version`.withoutTransform
     Effect.catchTags({ SqlError: storeError("commit"), ParseError: storeError("commit") })
   )
 
+  const decodeInfoRow = Schema.decodeUnknownEither(SessionInfoRow)
   const list = Effect.fn("SqliteSessionStore.list")(
     function*(filter: SessionStore.ListFilter) {
       const clauses = [
         ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
         ...(filter.userId === undefined ? [] : [sql`user_id = ${filter.userId}`])
       ]
-      const rows = yield* SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: SessionInfoRow,
-        execute: () =>
-          sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
+      const rows = yield* sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
 FROM ${sessions} WHERE ${sql.and(clauses)} ORDER BY updated_at DESC, session_id`.withoutTransform
-      })(undefined)
+      // each row on its own: a damaged one is reported, the others listed
+      const found: Array<SessionStore.SessionInfo> = []
+      const broken: Array<SessionStore.BrokenSession> = []
+      for (const row of rows) {
+        const decoded = decodeInfoRow(row)
+        if (decoded._tag === "Right") {
+          found.push(toInfo(decoded.right))
+        } else {
+          const sessionId = String((row as { readonly session_id?: unknown }).session_id)
+          broken.push({
+            sessionId,
+            error: new WorkflowError.SessionStoreError({
+              method: "list",
+              description: `session '${sessionId}' has an unreadable row: ${
+                ParseResult.TreeFormatter.formatErrorSync(decoded.left)
+              }`,
+              cause: decoded.left
+            })
+          })
+        }
+      }
       // re-sorted in JS so that ties order exactly as in every other store
       // (SQLite compares text as UTF-8 bytes, JS as UTF-16 code units)
-      return rows.map(toInfo).sort(SessionStore.byRecency)
+      return { sessions: found.sort(SessionStore.byRecency), broken }
     },
     retryBusy("list"),
-    Effect.catchTags({ SqlError: storeError("list"), ParseError: storeError("list") })
+    Effect.catchTags({ SqlError: storeError("list") })
   )
 
   const remove = Effect.fn("SqliteSessionStore.remove")(

@@ -96,3 +96,58 @@ export const sameJson = (a: unknown, b: unknown): boolean => {
   for (const k of ka) if (!(k in b) || !sameJson(a[k], b[k])) return false
   return true
 }
+
+/**
+ * Where a value stops being JSON that reads back as the same value, and why:
+ * a function, symbol or bigint, a non-finite number, `undefined` in an array,
+ * an object that is not a plain object or an array (a `Date`, a `Map`, a
+ * class instance), or a circular reference. `undefined` object properties are
+ * fine (JSON leaves them out, which reads back the same). `undefined` on its
+ * own is fine too (stored as `null`).
+ *
+ * @internal
+ */
+export const jsonProblem = (value: unknown): { readonly path: string; readonly description: string } | undefined => {
+  const ancestors = new Set<object>()
+  const check = (u: unknown, path: string, inArray: boolean): { readonly path: string; readonly description: string } | undefined => {
+    switch (typeof u) {
+      case "string":
+      case "boolean":
+        return undefined
+      case "number":
+        return Number.isFinite(u) ? undefined : { path, description: `the number ${u} (JSON has no ${u})` }
+      case "undefined":
+        return inArray ? { path, description: "undefined in an array (JSON turns it into null)" } : undefined
+      case "function":
+        return { path, description: "a function" }
+      case "symbol":
+        return { path, description: "a symbol" }
+      case "bigint":
+        return { path, description: "a bigint" }
+    }
+    if (u === null) return undefined
+    const object = u as object
+    if (ancestors.has(object)) return { path, description: "a circular reference" }
+    if (Array.isArray(object)) {
+      ancestors.add(object)
+      for (let i = 0; i < object.length; i++) {
+        const found = check(object[i], `${path}[${i}]`, true)
+        if (found !== undefined) return found
+      }
+      ancestors.delete(object)
+      return undefined
+    }
+    if (!isPlainObject(object)) {
+      const name = (object as { readonly constructor?: { readonly name?: unknown } }).constructor?.name
+      return { path, description: `a ${typeof name === "string" && name.length > 0 ? name : "non-plain object"}, not a plain JSON value` }
+    }
+    ancestors.add(object)
+    for (const key of Object.keys(object)) {
+      const found = check(object[key], /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, false)
+      if (found !== undefined) return found
+    }
+    ancestors.delete(object)
+    return undefined
+  }
+  return check(value, "", false)
+}

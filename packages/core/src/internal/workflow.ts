@@ -8,6 +8,7 @@ import * as Clock from "effect/Clock"
 import * as EffectContext from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as Option from "effect/Option"
@@ -22,7 +23,7 @@ import type * as StepOutput from "../StepOutput.js"
 import * as WorkflowError from "../WorkflowError.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
 import * as executors from "./executors.js"
-import { deepCopy, deepMerge, isPlainObject } from "./json.js"
+import { deepCopy, deepMerge, isPlainObject, jsonProblem } from "./json.js"
 import * as step from "./step.js"
 
 /** @internal */
@@ -297,22 +298,55 @@ export interface RunOutput<A, S> {
   readonly state: S
 }
 
+/**
+ * The state a run starts from, in encoded form: for a new session a copy of
+ * the seed with the run's `sessionState` merged over it (or replacing it, with
+ * `overwriteDbSessionState`); for an existing session its stored state with
+ * the patch merged over it (or the patch, else the seed, replacing it). A
+ * stored state is checked before a patch is merged over it, so a patch never
+ * hides a stored state that does not fit.
+ */
 const initialState = (
   self: Any,
+  sessionId: string,
   stored: Option.Option<SessionStore.StoredSession>,
   options: RunOptions<unknown> | undefined
-): unknown => {
+): Effect.Effect<unknown, WorkflowError.StateDecodeError> => {
   const overwrite = options?.overwriteDbSessionState ?? self.overwriteDbSessionState
   const patch = options?.sessionState
   if (Option.isNone(stored)) {
     const seed = deepCopy(self.sessionState)
-    return patch === undefined ? seed : deepMerge(seed, deepCopy(patch))
+    return Effect.succeed(patch === undefined ? seed : overwrite ? deepCopy(patch) : deepMerge(seed, deepCopy(patch)))
   }
-  if (overwrite) return deepCopy(patch ?? self.sessionState)
-  return patch === undefined ? stored.value.state : deepMerge(stored.value.state, deepCopy(patch))
+  if (overwrite) return Effect.succeed(deepCopy(patch ?? self.sessionState))
+  if (patch === undefined) return Effect.succeed(stored.value.state)
+  return Effect.as(decodeState(self, sessionId, stored.value.state), deepMerge(stored.value.state, deepCopy(patch)))
 }
 
 const jsonValue = (u: unknown): unknown => (u === undefined ? null : u)
+
+/** Fails with `NotSerializable` when `value` would not read back the same from JSON. */
+const checkJson = (sessionId: string, what: "input" | "output" | "state", value: unknown) => {
+  const problem = jsonProblem(value)
+  return problem === undefined
+    ? Effect.void
+    : Effect.fail(new WorkflowError.NotSerializable({ sessionId, what, ...problem }))
+}
+
+/**
+ * Checks a session id: not empty, well-formed Unicode (so that every store
+ * gives it back unchanged).
+ *
+ * @internal
+ */
+export const checkSessionId = (sessionId: string): Effect.Effect<string, WorkflowError.InvalidSessionId> =>
+  sessionId.length === 0
+    ? Effect.fail(new WorkflowError.InvalidSessionId({ sessionId, reason: "empty" }))
+    : loneSurrogate.test(sessionId)
+    ? Effect.fail(new WorkflowError.InvalidSessionId({ sessionId, reason: "malformed" }))
+    : Effect.succeed(sessionId)
+
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /**
  * How long the run record of a failed or interrupted run may wait for the
@@ -328,10 +362,17 @@ interface Ids {
   readonly userId: string | undefined
 }
 
+/** What a run needs before its steps: the stored session, the decoded input and the initial state. */
+interface Prepared {
+  readonly stored: Option.Option<SessionStore.StoredSession>
+  readonly decodedInput: unknown
+  readonly encodedInitial: unknown
+  readonly initial: unknown
+}
+
 const runAttempt = (
   self: Any,
   input: unknown,
-  decodedInput: unknown,
   options: RunOptions<unknown> | undefined,
   ids: Ids
 ): Effect.Effect<RunOutput<unknown, unknown>, unknown, unknown> =>
@@ -340,10 +381,74 @@ const runAttempt = (
       const store = yield* SessionStore.SessionStore
       const { runId, sessionId, userId } = ids
       const startedAt = yield* Clock.currentTimeMillis
-      const stored = yield* restore(store.load(sessionId))
+      const owner = userId === undefined ? {} : { userId }
+      const inputProblem = jsonProblem(input)
+      const storedInput = inputProblem === undefined ? jsonValue(input) : null
+
+      /** Records a run that failed or was interrupted: on a session that exists, with its state left alone. */
+      const recordFailure = (cause: Cause.Cause<unknown>, newSessionState: Option.Option<unknown>, version: number) =>
+        Effect.gen(function*() {
+          const record: SessionStore.RunRecord = {
+            runId,
+            sessionId,
+            workflowName: self.name,
+            ...owner,
+            status: Cause.isInterruptedOnly(cause) ? "cancelled" : "error",
+            input: storedInput,
+            error: step.causeMessage(cause),
+            startedAt,
+            completedAt: yield* Clock.currentTimeMillis
+          }
+          const commitRecord = (state: unknown) =>
+            store.commit({ sessionId, workflowName: self.name, userId, expectedVersion: version, state, run: record })
+          // The record waits for a store lock held elsewhere for `failedRunRecordTimeout`
+          // at most, even when the run was interrupted (the caller waits for this):
+          // then it is given up with a warning.
+          yield* commitRecord(Option.getOrUndefined(newSessionState)).pipe(
+            Effect.catchTag("SessionConflict", () => commitRecord(undefined)),
+            Effect.interruptible,
+            Effect.timeout(failedRunRecordTimeout),
+            Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not record failed run ${runId}`, error))
+          )
+        })
+
+      // -- before the steps: the session, its owner, the input, the initial state --
+      const loaded = yield* Effect.either(restore(store.load(sessionId)))
+      if (Either.isLeft(loaded)) {
+        // a corrupt stored state: the session exists, so the failure is recorded (for its owner)
+        const error = loaded.left
+        if (error._tag === "StateDecodeError") {
+          const info = yield* Effect.option(restore(store.info(sessionId)))
+          if (Option.isSome(info) && Option.isSome(info.value)) {
+            yield* SessionStore.checkOwner(sessionId, info.value.value.userId, userId)
+            yield* recordFailure(Cause.fail(error), Option.none(), info.value.value.version)
+          }
+        }
+        return yield* Effect.fail(error)
+      }
+      const stored = loaded.right
+      // another user's session is never written to, not even a run record
       if (Option.isSome(stored)) yield* SessionStore.checkOwner(sessionId, stored.value.userId, userId)
-      const encodedInitial = initialState(self, stored, options)
-      const initial = yield* decodeState(self, sessionId, encodedInitial)
+      const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
+      const prepared = yield* Effect.exit(restore(Effect.gen(function*() {
+        if (inputProblem !== undefined) {
+          return yield* new WorkflowError.NotSerializable({ sessionId, what: "input", ...inputProblem })
+        }
+        const decodedInput = yield* decodeInput(self, input)
+        const encodedInitial = yield* initialState(self, sessionId, stored, options)
+        if (self.state === undefined) yield* checkJson(sessionId, "state", encodedInitial)
+        const initial = yield* decodeState(self, sessionId, encodedInitial)
+        return { stored, decodedInput, encodedInitial, initial } satisfies Prepared
+      })))
+      if (Exit.isFailure(prepared)) {
+        // a run that fails before its steps is recorded on an existing session
+        // (a new session has no valid state to be created with)
+        if (Option.isSome(stored)) yield* recordFailure(prepared.cause, Option.none(), version)
+        return yield* Effect.failCause(prepared.cause)
+      }
+      const { decodedInput, encodedInitial, initial } = prepared.value
+
+      // -- the steps --
       const ref = yield* Ref.make(initial)
       const service = SessionState.fromRef(ref)
       let context = EffectContext.make(SessionState.SessionState, service as SessionState.Service).pipe(
@@ -358,7 +463,6 @@ const runAttempt = (
       )
       if (self.state !== undefined) context = EffectContext.add(context, self.state as SessionState.StateTag<unknown, unknown>, service)
       const exec = step.makeExecContext(yield* WorkflowEvent.isEnabled)
-      const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
 
       const exit = yield* Effect.exit(restore(
         step.runSequence(
@@ -368,14 +472,16 @@ const runAttempt = (
         ).pipe(
           Effect.provide(context),
           Effect.flatMap((output) =>
-            Effect.flatMap(Ref.get(ref), (state) =>
-              Effect.map(encodeState(self, sessionId, state), (encoded) => ({ output, state, encoded })))
+            Effect.gen(function*() {
+              const state = yield* Ref.get(ref)
+              const encoded = yield* encodeState(self, sessionId, state)
+              yield* checkJson(sessionId, "state", encoded)
+              yield* checkJson(sessionId, "output", output.content)
+              return { output, state, encoded }
+            })
           )
         )
       ))
-      const completedAt = yield* Clock.currentTimeMillis
-      const base = { runId, sessionId, workflowName: self.name, input: jsonValue(input), startedAt, completedAt }
-      const owner = userId === undefined ? {} : { userId }
 
       if (Exit.isSuccess(exit)) {
         const { encoded, output, state } = exit.value
@@ -387,7 +493,17 @@ const runAttempt = (
           userId,
           expectedVersion: version,
           state: encoded,
-          run: { ...base, ...owner, status: "completed", content: jsonValue(output.content) }
+          run: {
+            runId,
+            sessionId,
+            workflowName: self.name,
+            ...owner,
+            status: "completed",
+            input: storedInput,
+            content: jsonValue(output.content),
+            startedAt,
+            completedAt: yield* Clock.currentTimeMillis
+          }
         })).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
         return {
           runId,
@@ -400,23 +516,8 @@ const runAttempt = (
           state
         }
       }
-      const record: SessionStore.RunRecord = {
-        ...base,
-        ...owner,
-        status: Cause.isInterruptedOnly(exit.cause) ? "cancelled" : "error",
-        error: step.causeMessage(exit.cause)
-      }
-      const commitRecord = (state: unknown) =>
-        store.commit({ sessionId, workflowName: self.name, userId, expectedVersion: version, state, run: record })
-      // The record waits for a store lock held elsewhere for `failedRunRecordTimeout`
-      // at most, even when the run was interrupted (the caller waits for this):
-      // then it is given up with a warning.
-      yield* commitRecord(Option.isNone(stored) ? encodedInitial : undefined).pipe(
-        Effect.catchTag("SessionConflict", () => commitRecord(undefined)),
-        Effect.interruptible,
-        Effect.timeout(failedRunRecordTimeout),
-        Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not record failed run ${runId}`, error))
-      )
+      // a new session is created with its initial state to hold the record
+      yield* recordFailure(exit.cause, Option.isNone(stored) ? Option.some(encodedInitial) : Option.none(), version)
       return yield* Effect.failCause(exit.cause)
     })
   )
@@ -488,8 +589,8 @@ export const run = <W extends Any>(
         ...(userId === undefined ? {} : { userId })
       })
       const output = yield* Effect.gen(function*() {
-        const decodedInput = yield* decodeInput(self, input)
-        const attempt = store.withSessionLock(sessionId)(runAttempt(self, input, decodedInput, options, ids))
+        yield* checkSessionId(sessionId)
+        const attempt = store.withSessionLock(sessionId)(runAttempt(self, input, options, ids))
         return yield* retries === 0 ? attempt : Effect.retry(attempt, { times: retries, while: isConflict })
       }).pipe(
         Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void),
