@@ -497,4 +497,185 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(yield* store.info("s1"), Option.some(expected))
         assert.deepStrictEqual(Option.map(yield* store.info("s1"), (i) => [i.userId, i.name, i.version]), Option.some(["alice", "named", 1]))
       }))
+
+    // -- unfinished runs --------------------------------------------------------
+
+    const active = (
+      runId: string,
+      sessionId: string,
+      extra: Partial<SessionStore.ActiveRun> = {}
+    ): SessionStore.ActiveRun => ({
+      runId,
+      sessionId,
+      workflowName: "wf",
+      status: "running",
+      input: { message: `input of ${runId}` },
+      owner: "owner-a",
+      leaseExpiresAt: 1_000,
+      baseVersion: 0,
+      durability: "step",
+      startedAt: 100,
+      updatedAt: 100,
+      ...extra
+    })
+
+    const journal: SessionStore.Journal = {
+      next: 2,
+      previous: "two",
+      completed: [{ stepName: "one", content: "one", success: true }, { stepName: "two", content: "two", success: true }],
+      outputs: { two: { stepName: "two", content: "two", success: true } },
+      state: { items: ["a", "b"] },
+      answers: {}
+    }
+
+    test("startRun registers an unfinished run once; getRun finds it, then its record", (store) =>
+      Effect.gen(function*() {
+        assert.isTrue(Option.isNone(yield* store.getRun("r1")))
+        assert.isTrue(Option.isNone(yield* store.startRun(active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } }))))
+        const found = yield* store.getRun("r1")
+        assert(Option.isSome(found) && found.value._tag === "Active")
+        assert.deepStrictEqual(found.value.run, active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } }))
+        // a second start of the same id is refused and shows the unfinished run
+        const again = yield* store.startRun(active("r1", "s1", { owner: "owner-b" }))
+        assert(Option.isSome(again) && again.value._tag === "Active")
+        assert.strictEqual(again.value.run.owner, "owner-a")
+        // a commit that ends the run removes it and records it
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+        const recorded = yield* store.getRun("r1")
+        assert(Option.isSome(recorded) && recorded.value._tag === "Recorded")
+        assert.strictEqual(recorded.value.record.status, "completed")
+        // a completed id cannot start again
+        const completed = yield* store.startRun(active("r1", "s1"))
+        assert(Option.isSome(completed) && completed.value._tag === "Recorded")
+        assert.deepStrictEqual(yield* store.activeRuns({}), [])
+      }))
+
+    test("a failed run's id may start again; its new record replaces the old one", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { n: 0 }, { run: run("s1", "r1", { status: "error", error: "boom" }) })
+        assert.isTrue(Option.isNone(yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))))
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+        const runs = yield* store.runs("s1", {})
+        assert.deepStrictEqual(runs.map((r) => [r.runId, r.status]), [["r1", "completed"]])
+      }))
+
+    test("updateRun changes a run of its owner only; RunLost for another owner or a run that ended", (store) =>
+      Effect.gen(function*() {
+        yield* store.startRun(active("r1", "s1"))
+        yield* store.updateRun("r1", "owner-a", { leaseExpiresAt: 5_000, journal })
+        const found = yield* store.getRun("r1")
+        assert(Option.isSome(found) && found.value._tag === "Active")
+        assert.strictEqual(found.value.run.leaseExpiresAt, 5_000)
+        assert.deepStrictEqual(found.value.run.journal, journal)
+        const other = yield* Effect.flip(store.updateRun("r1", "owner-b", { leaseExpiresAt: 9_000 }))
+        assert.strictEqual(other._tag, "RunLost")
+        // a pause, then its removal
+        const pause: SessionStore.Pause = { path: ["approve"], key: "1:approve#1", payload: { amount: 5 }, pausedAt: 300 }
+        yield* store.updateRun("r1", "owner-a", { status: "paused", owner: "", leaseExpiresAt: 0, pause })
+        const paused = yield* store.getRun("r1")
+        assert(Option.isSome(paused) && paused.value._tag === "Active")
+        assert.deepStrictEqual([paused.value.run.status, paused.value.run.owner, paused.value.run.pause], ["paused", "", pause])
+        const lost = yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 1 }))
+        assert.strictEqual(lost._tag, "RunLost")
+        yield* store.updateRun("r1", "", { pause: null })
+        const unpaused = yield* store.getRun("r1")
+        assert(Option.isSome(unpaused) && unpaused.value._tag === "Active")
+        assert.isUndefined(unpaused.value.run.pause)
+        assert.deepStrictEqual(unpaused.value.run.journal, journal)
+        const gone = yield* Effect.flip(store.updateRun("missing", "owner-a", {}))
+        assert.strictEqual(gone._tag, "RunLost")
+      }))
+
+    test("claimRun takes a paused run or an expired lease; a valid lease is RunInProgress; one claim wins", (store) =>
+      Effect.gen(function*() {
+        yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 1_000 }))
+        const busy = yield* Effect.flip(store.claimRun("r1", { owner: "owner-b", now: 999, leaseExpiresAt: 5_000 }))
+        assert(busy._tag === "RunInProgress")
+        assert.deepStrictEqual([busy.owner, busy.leaseExpiresAt], ["owner-a", 1_000])
+        const claimed = yield* store.claimRun("r1", { owner: "owner-b", now: 1_001, leaseExpiresAt: 5_000 })
+        assert.deepStrictEqual([claimed.status, claimed.owner, claimed.leaseExpiresAt], ["running", "owner-b", 5_000])
+        // the second claim at the same moment finds the new lease
+        const second = yield* Effect.flip(store.claimRun("r1", { owner: "owner-c", now: 1_001, leaseExpiresAt: 5_000 }))
+        assert.strictEqual(second._tag, "RunInProgress")
+        // the old owner has lost it
+        assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 9_000 })))._tag, "RunLost")
+        // a paused run is claimable whatever the time
+        yield* store.updateRun("r1", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0 })
+        const resumed = yield* store.claimRun("r1", { owner: "owner-c", now: 2_000, leaseExpiresAt: 6_000 })
+        assert.deepStrictEqual([resumed.status, resumed.owner], ["running", "owner-c"])
+        const missing = yield* Effect.flip(store.claimRun("missing", { owner: "x", now: 0, leaseExpiresAt: 1 }))
+        assert.strictEqual(missing._tag, "RunNotFound")
+      }))
+
+    test("a paused run shows on its session, which refuses state commits except the one that ends that run", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { n: 0 })
+        yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))
+        assert.isUndefined((yield* loadSome(store, "s1")).pausedRunId)
+        yield* store.updateRun("r1", "owner-a", {
+          status: "paused",
+          owner: "",
+          leaseExpiresAt: 0,
+          pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 1 }
+        })
+        assert.strictEqual((yield* loadSome(store, "s1")).pausedRunId, "r1")
+        const refused = yield* Effect.flip(store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 9 } }))
+        assert(refused._tag === "SessionPaused")
+        assert.strictEqual(refused.runId, "r1")
+        // a record without a state change is still accepted
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, run: run("s1", "other", { status: "error" }) })
+        // the paused run, claimed again, commits and ends
+        yield* store.claimRun("r1", { owner: "owner-b", now: 10, leaseExpiresAt: 100 })
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-b" } }),
+          2
+        )
+        assert.isUndefined((yield* loadSome(store, "s1")).pausedRunId)
+        assert.deepStrictEqual(yield* store.activeRuns({ sessionId: "s1" }), [])
+      }))
+
+    test("a commit that ends a run it no longer owns is RunLost and writes nothing", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { n: 0 })
+        yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))
+        yield* store.claimRun("r1", { owner: "owner-b", now: 5_000, leaseExpiresAt: 9_000 })
+        const lost = yield* Effect.flip(
+          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+        )
+        assert.strictEqual(lost._tag, "RunLost")
+        const session = yield* loadSome(store, "s1")
+        assert.deepStrictEqual([session.state, session.version], [{ n: 0 }, 1])
+        assert.deepStrictEqual(yield* store.runs("s1", {}), [])
+      }))
+
+    test("endRun removes an unfinished run and records it; a new session is created to hold the record", (store) =>
+      Effect.gen(function*() {
+        yield* store.startRun(active("r1", "fresh", { initialState: { items: [] } }))
+        yield* store.endRun("r1", run("fresh", "r1", { status: "cancelled", error: "cancelled" }))
+        assert.deepStrictEqual((yield* loadSome(store, "fresh")).state, { items: [] })
+        assert.deepStrictEqual((yield* store.runs("fresh", {})).map((r) => [r.runId, r.status]), [["r1", "cancelled"]])
+        assert.isTrue(Option.isNone(yield* store.activeRuns({ sessionId: "fresh" }).pipe(Effect.map((runs) => Option.fromNullable(runs[0])))))
+        // with an owner: only that owner's run
+        yield* store.startRun(active("r2", "fresh", { baseVersion: 1 }))
+        assert.strictEqual((yield* Effect.flip(store.endRun("r2", run("fresh", "r2", { status: "error" }), "owner-b")))._tag, "RunLost")
+        yield* store.endRun("r2", run("fresh", "r2", { status: "error" }), "owner-a")
+        assert.strictEqual((yield* Effect.flip(store.endRun("r2", run("fresh", "r2"))))._tag, "RunNotFound")
+        // the existing session's state is left alone
+        assert.deepStrictEqual((yield* loadSome(store, "fresh")).state, { items: [] })
+      }))
+
+    test("activeRuns filters by session, workflow and status, oldest first; remove deletes a session's runs", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { n: 0 })
+        yield* store.startRun(active("r2", "s1", { startedAt: 200 }))
+        yield* store.startRun(active("r1", "s1", { startedAt: 100, status: "paused", owner: "", leaseExpiresAt: 0 }))
+        yield* store.startRun(active("r3", "s2", { startedAt: 300, workflowName: "other" }))
+        const ids = (runs: ReadonlyArray<SessionStore.ActiveRun>) => runs.map((r) => r.runId)
+        assert.deepStrictEqual(ids(yield* store.activeRuns({})), ["r1", "r2", "r3"])
+        assert.deepStrictEqual(ids(yield* store.activeRuns({ sessionId: "s1" })), ["r1", "r2"])
+        assert.deepStrictEqual(ids(yield* store.activeRuns({ workflowName: "other" })), ["r3"])
+        assert.deepStrictEqual(ids(yield* store.activeRuns({ status: "paused" })), ["r1"])
+        yield* store.remove("s1")
+        assert.deepStrictEqual(ids(yield* store.activeRuns({})), ["r3"])
+      }))
   })

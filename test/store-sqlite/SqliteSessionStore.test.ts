@@ -44,12 +44,13 @@ suite(
 )
 
 describe("SqliteSessionStore", () => {
-  it.scoped("uses sessionflow_sessions, its runs table and its own migrations table by default", () =>
+  it.scoped("uses sessionflow_sessions, its runs and unfinished-runs tables and its own migrations table by default", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
       yield* Effect.gen(function*() {
         assert.deepStrictEqual(yield* tables, [
           "sessionflow_sessions",
+          "sessionflow_sessions_active",
           "sessionflow_sessions_migrations",
           "sessionflow_sessions_runs"
         ])
@@ -59,14 +60,19 @@ describe("SqliteSessionStore", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 
-  it.scoped("a custom table name (workflow_session) names all three tables", () =>
+  it.scoped("a custom table name (workflow_session) names all four tables", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { a: 1 }, run: run("s1", "r1") })
-        assert.deepStrictEqual(yield* tables, ["workflow_session", "workflow_session_migrations", "workflow_session_runs"])
+        assert.deepStrictEqual(yield* tables, [
+          "workflow_session",
+          "workflow_session_active",
+          "workflow_session_migrations",
+          "workflow_session_runs"
+        ])
         const rows = yield* sql<{ session_id: string; state: string; version: number }>`
           SELECT session_id, state, version FROM workflow_session`
         assert.deepStrictEqual(rows, [{ session_id: "s1", state: "{\"a\":1}", version: 1 }])
@@ -121,7 +127,8 @@ describe("SqliteSessionStore", () => {
           SELECT migration_id, name FROM sessionflow_sessions_migrations ORDER BY migration_id`
         assert.deepStrictEqual(migrations, [
           { migration_id: 1, name: "create_sessions" },
-          { migration_id: 2, name: "create_runs" }
+          { migration_id: 2, name: "create_runs" },
+          { migration_id: 3, name: "create_active" }
         ])
         // a second connection to the same file at the same time
         const other = yield* Layer.build(SqliteSessionStore.layer({ filename }))
@@ -176,7 +183,7 @@ describe("SqliteSessionStore", () => {
         sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`).pipe(
           Effect.provide(b)
         )
-      assert.deepStrictEqual(migrations, [{ migration_id: 1 }, { migration_id: 2 }])
+      assert.deepStrictEqual(migrations, [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }])
     }), 60_000)
 
   it.scoped("corrupt state JSON fails load with StateDecodeError naming the session; nothing else is affected", () =>
@@ -216,10 +223,13 @@ describe("SqliteSessionStore", () => {
       const filename = yield* tempFile
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
+        const sql = yield* SqlClient.SqlClient
         yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s1", "r1") })
-        // run ids are unique: reusing one makes the run insert fail after the state update
+        // the run insert fails after the state update (a trigger refuses run 'bad')
+        yield* sql`CREATE TRIGGER refuse_bad BEFORE INSERT ON sessionflow_sessions_runs
+WHEN NEW.run_id = 'bad' BEGIN SELECT RAISE(ABORT, 'refused'); END`
         const error = yield* Effect.flip(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r1") })
+          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "bad") })
         )
         assert.instanceOf(error, WorkflowError.SessionStoreError)
         assert.strictEqual((error as WorkflowError.SessionStoreError).method, "commit")

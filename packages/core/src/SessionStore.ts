@@ -9,13 +9,14 @@
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { StepOutputSchema } from "./StepOutput.js"
+import * as memory from "./internal/memoryStore.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
 import * as WorkflowError from "./WorkflowError.js"
 
@@ -23,7 +24,7 @@ import * as WorkflowError from "./WorkflowError.js"
  * @since 0.1.0
  * @category models
  */
-export const RunStatus = Schema.Literal("completed", "error", "cancelled")
+export const RunStatus = Schema.Literal("completed", "error", "cancelled", "abandoned")
 
 /**
  * @since 0.1.0
@@ -83,6 +84,152 @@ export interface SessionInfo {
  */
 export interface StoredSession extends SessionInfo {
   readonly state: unknown
+  /** the id of the session's paused run, if it has one (it then takes no new run) */
+  readonly pausedRunId?: string | undefined
+}
+
+// -----------------------------------------------------------------------------
+// unfinished runs
+// -----------------------------------------------------------------------------
+
+/**
+ * The statuses of an unfinished run: `running` (an owner holds its lease) or
+ * `paused` (waiting for a person).
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const ActiveStatus = Schema.Literal("running", "paused")
+
+/**
+ * @since 0.1.0
+ * @category runs
+ */
+export type ActiveStatus = typeof ActiveStatus.Type
+
+/**
+ * A point an unfinished run continues from: the index of its next top-level
+ * step, the content that step receives, every step output so far (and the
+ * workflow's by name), the (encoded) state at that point, and the answers
+ * given to questions asked inside the next step (by question key).
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const Journal = Schema.Struct({
+  next: Schema.Number,
+  previous: Schema.Unknown,
+  completed: Schema.Array(StepOutputSchema),
+  /** the workflow's step outputs by name (what the next step sees as `previousStepOutputs`) */
+  outputs: Schema.Record({ key: Schema.String, value: StepOutputSchema }),
+  state: Schema.Unknown,
+  answers: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+/**
+ * @since 0.1.0
+ * @category runs
+ */
+export type Journal = typeof Journal.Type
+
+/**
+ * Why a run is paused: the step that asked (its path and question key), what
+ * it asked (`payload`), and private data the asking code continues from (e.g.
+ * an agent's conversation).
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const Pause = Schema.Struct({
+  path: Schema.Array(Schema.String),
+  key: Schema.String,
+  payload: Schema.Unknown,
+  checkpoint: Schema.optional(Schema.Unknown),
+  /** epoch milliseconds */
+  pausedAt: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category runs
+ */
+export type Pause = typeof Pause.Type
+
+/**
+ * An unfinished run, as the store keeps it while it runs or waits: who runs it
+ * (`owner`) and until when (`leaseExpiresAt`: a running run whose lease has
+ * expired is abandoned), the session version it started from, its journal and
+ * its pause.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const ActiveRun = Schema.Struct({
+  runId: Schema.String,
+  sessionId: Schema.String,
+  workflowName: Schema.String,
+  userId: Schema.optional(Schema.String),
+  status: ActiveStatus,
+  input: Schema.Unknown,
+  additionalData: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /** who runs it; empty while paused */
+  owner: Schema.String,
+  /** epoch milliseconds; 0 while paused */
+  leaseExpiresAt: Schema.Number,
+  /** the session version the run started from (0: a new session) */
+  baseVersion: Schema.Number,
+  /** the state a new session starts from (encoded), kept to create it on commit */
+  initialState: Schema.optional(Schema.Unknown),
+  /** whether each top-level step is journaled */
+  durability: Schema.Literal("run", "step"),
+  journal: Schema.optional(Journal),
+  pause: Schema.optional(Pause),
+  /** epoch milliseconds */
+  startedAt: Schema.Number,
+  /** epoch milliseconds */
+  updatedAt: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category runs
+ */
+export type ActiveRun = typeof ActiveRun.Type
+
+/**
+ * What a store knows of a run id: an unfinished run, or a record in a
+ * session's history.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export type RunLookup =
+  | { readonly _tag: "Active"; readonly run: ActiveRun }
+  | { readonly _tag: "Recorded"; readonly record: RunRecord }
+
+/**
+ * What {@link Backend.updateRun} may change.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export interface RunUpdate {
+  readonly status?: ActiveStatus | undefined
+  readonly owner?: string | undefined
+  readonly leaseExpiresAt?: number | undefined
+  readonly journal?: Journal | undefined
+  /** `null` removes the pause */
+  readonly pause?: Pause | null | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category runs
+ */
+export interface ActiveFilter {
+  readonly sessionId?: string | undefined
+  readonly workflowName?: string | undefined
+  readonly status?: ActiveStatus | undefined
 }
 
 /**
@@ -93,7 +240,13 @@ export interface StoredSession extends SessionInfo {
  *   not exist yet), else `SessionConflict`.
  * - `state` absent: the state is left alone (no version check); the session
  *   must exist.
- * - `run` present: the run record is appended to the session's history.
+ * - `run` present: the run record is appended to the session's history (it
+ *   replaces an earlier record with the same run id: a retried run).
+ * - `ends` present: the unfinished run with that id, owned by that owner, is
+ *   removed in the same write; when it is not there (any more) with that owner,
+ *   `RunLost` and nothing is written.
+ * - A state commit to a session with a paused run (other than `ends`) fails
+ *   with `SessionPaused`.
  * - A session owned by a user accepts commits from that user only.
  *
  * @since 0.1.0
@@ -106,6 +259,7 @@ export interface Commit {
   readonly expectedVersion: number
   readonly state?: unknown
   readonly run?: RunRecord | undefined
+  readonly ends?: { readonly runId: string; readonly owner: string } | undefined
 }
 
 /**
@@ -206,8 +360,59 @@ export interface Backend {
     commit: Commit
   ) => Effect.Effect<
     number,
-    WorkflowError.SessionStoreError | SessionConflict | SessionOwnershipError | WorkflowError.SessionNotFound
+    | WorkflowError.SessionStoreError
+    | SessionConflict
+    | SessionOwnershipError
+    | WorkflowError.SessionNotFound
+    | WorkflowError.SessionPaused
+    | WorkflowError.RunLost
   >
+  /**
+   * Registers a run that starts, unless a run with its id is unfinished or
+   * has completed: then nothing is written and that run is returned (a record
+   * of a failed or cancelled run does not count: the run may be retried).
+   */
+  readonly startRun: (run: ActiveRun) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError>
+  /** The unfinished run with this id, else its record, else none. */
+  readonly getRun: (runId: string) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError>
+  /**
+   * Changes an unfinished run owned by `owner` (its lease, journal, pause,
+   * status or owner). `RunLost` when it is not there (any more) with that
+   * owner: another process took it over, or it was cancelled.
+   */
+  readonly updateRun: (
+    runId: string,
+    owner: string,
+    update: RunUpdate
+  ) => Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost>
+  /**
+   * Takes over an unfinished run that is paused, or running with a lease that
+   * expired before `now`: it becomes `running`, owned by `owner` until
+   * `leaseExpiresAt`. Exactly one of several concurrent claims wins; the others
+   * fail with `RunInProgress`. `RunNotFound` when there is no such run.
+   */
+  readonly claimRun: (
+    runId: string,
+    claim: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }
+  ) => Effect.Effect<
+    ActiveRun,
+    WorkflowError.SessionStoreError | WorkflowError.RunInProgress | WorkflowError.RunNotFound
+  >
+  /** Unfinished runs, oldest first. */
+  readonly activeRuns: (filter: ActiveFilter) => Effect.Effect<ReadonlyArray<ActiveRun>, WorkflowError.SessionStoreError>
+  /**
+   * Ends an unfinished run without changing the session's state: removes it
+   * and appends `record` (cancelled, abandoned, error) to the session's
+   * history (creating the session with the run's `initialState` when it does
+   * not exist yet). With `owner`, only if the run is still that owner's
+   * (`RunLost` otherwise); without, whoever runs it. `RunNotFound` when there is
+   * no such run.
+   */
+  readonly endRun: (
+    runId: string,
+    record: RunRecord,
+    owner?: string | undefined
+  ) => Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost | WorkflowError.RunNotFound>
   /** Most recently updated first; rows that cannot be read are listed apart, in `broken`. */
   readonly list: (filter: ListFilter) => Effect.Effect<SessionListing, WorkflowError.SessionStoreError>
   /** The session, its name and its history; false when it did not exist. */
@@ -228,6 +433,11 @@ export interface Backend {
  * @category models
  */
 export interface Service extends Backend {
+  /**
+   * Who this store is, as an owner of runs (unique per store instance, so two
+   * stores over one database act like two processes).
+   */
+  readonly owner: string
   /**
    * Runs `self` while holding this process's lock on the session, so runs on
    * one session in one process happen one after the other. Taking the lock
@@ -274,6 +484,7 @@ export const make = (backend: Backend): Service => {
   const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
   return {
     ...backend,
+    owner: `${typeof process === "object" ? process.pid : "?"}-${crypto.randomUUID()}`,
     withSessionLock: (sessionId) => (self) =>
       Effect.flatMap(FiberRef.get(held), (sessions) =>
         sessions.has(sessionId)
@@ -327,118 +538,16 @@ export const parseState = (sessionId: string, raw: unknown): Effect.Effect<unkno
       })
     )
 
-interface MemorySession {
-  info: SessionInfo
-  state: string
-  /** run records as JSON text, like a database keeps them */
-  runs: Array<string>
-}
-
 /**
- * An in-memory backend. States are kept as JSON text, exactly as a database
- * would keep them, so no caller can mutate a stored state by accident.
+ * An in-memory backend. States and records are kept as JSON text, exactly as
+ * a database would keep them, so no caller can mutate a stored value by
+ * accident. Two stores made over one backend behave like two processes over
+ * one database.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemoryBackend = (): Backend => {
-  const sessions = new Map<string, MemorySession>()
-  const serialise = (method: string, what: string, value: unknown) =>
-    Effect.try({
-      try: () => {
-        const json = JSON.stringify(value)
-        if (json === undefined) throw new Error(`the ${what} is not JSON-serialisable`)
-        return json
-      },
-      catch: (cause) => new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
-    })
-  return {
-    load: (sessionId) =>
-      Effect.suspend(() => {
-        const s = sessions.get(sessionId)
-        if (s === undefined) return Effect.succeed(Option.none())
-        return Effect.map(parseState(sessionId, s.state), (state) => Option.some({ ...s.info, state }))
-      }),
-    info: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId)?.info)),
-    commit: (commit) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const state = commit.state === undefined ? undefined : yield* serialise("commit", "state", commit.state)
-        const run = commit.run === undefined ? undefined : yield* serialise("commit", "run record", commit.run)
-        const existing = sessions.get(commit.sessionId)
-        if (existing === undefined) {
-          if (state === undefined) {
-            return yield* Effect.fail(new WorkflowError.SessionNotFound({ sessionId: commit.sessionId }))
-          }
-          if (commit.expectedVersion !== 0) {
-            return yield* Effect.fail(
-              new WorkflowError.SessionConflict({
-                sessionId: commit.sessionId,
-                expectedVersion: commit.expectedVersion,
-                actualVersion: 0
-              })
-            )
-          }
-          sessions.set(commit.sessionId, {
-            info: {
-              sessionId: commit.sessionId,
-              workflowName: commit.workflowName,
-              userId: commit.userId,
-              name: undefined,
-              version: 1,
-              createdAt: now,
-              updatedAt: now
-            },
-            state,
-            runs: run === undefined ? [] : [run]
-          })
-          return 1
-        }
-        yield* checkOwner(commit.sessionId, existing.info.userId, commit.userId)
-        if (state !== undefined && existing.info.version !== commit.expectedVersion) {
-          return yield* Effect.fail(
-            new WorkflowError.SessionConflict({
-              sessionId: commit.sessionId,
-              expectedVersion: commit.expectedVersion,
-              actualVersion: existing.info.version
-            })
-          )
-        }
-        if (state !== undefined) {
-          existing.state = state
-          existing.info = { ...existing.info, version: existing.info.version + 1, updatedAt: now }
-        } else {
-          existing.info = { ...existing.info, updatedAt: now }
-        }
-        if (run !== undefined) existing.runs.push(run)
-        return existing.info.version
-      }),
-    list: (filter) =>
-      Effect.sync(() => ({
-        sessions: Array.from(sessions.values(), (s) => s.info)
-          .filter((info) =>
-            (filter.workflowName === undefined || info.workflowName === filter.workflowName) &&
-            (filter.userId === undefined || info.userId === filter.userId)
-          )
-          .sort(byRecency),
-        broken: []
-      })),
-    remove: (sessionId) => Effect.sync(() => sessions.delete(sessionId)),
-    setName: (sessionId, name) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const s = sessions.get(sessionId)
-        if (s === undefined) return Effect.fail(new WorkflowError.SessionNotFound({ sessionId }))
-        s.info = { ...s.info, name, updatedAt: now }
-        return Effect.void
-      }),
-    runs: (sessionId, options) =>
-      Effect.sync(() => {
-        const all = (sessions.get(sessionId)?.runs ?? []).map((json) => JSON.parse(json) as RunRecord)
-        const runs = options.status === undefined ? all : all.filter((run) => run.status === options.status)
-        return options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
-      })
-  }
-}
+export const makeMemoryBackend: () => Backend = memory.makeMemoryBackend
 
 /**
  * Most recently updated first; ties by session id.

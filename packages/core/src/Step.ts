@@ -16,6 +16,7 @@
 import type * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Schedule from "effect/Schedule"
+import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type * as Agent from "./Agent.js"
 import * as agentStep from "./internal/agentStep.js"
@@ -299,6 +300,66 @@ export const workflow: <const N extends string, W extends nested.Any>(
   unknown,
   N
 > = nested.asStep
+
+/**
+ * A step that asks a person and waits for the answer, across processes and
+ * restarts: `ask` builds the question (`payload`, a Schema-typed value); the
+ * run then pauses, committing nothing of the session, its stream ending with
+ * a `RunPaused` event (and `Workflow.run` failing with `RunPaused`, carrying
+ * the run id and the encoded payload). `Workflow.continue(wf, runId, response)`
+ * — in any process, days later — decodes the response with `response` and
+ * carries on: the top-level step containing this one runs again from its
+ * start (this step now getting the answer instead of pausing), and `resume`
+ * turns the answer into the step's content.
+ *
+ * ```ts
+ * const approve = Step.pause("approve", {
+ *   payload: Schema.Struct({ amount: Schema.Number }),
+ *   response: Schema.Struct({ approved: Schema.Boolean }),
+ *   ask: () => Effect.map(Expenses.get, (s) => ({ amount: s.pending })),
+ *   resume: ({ approved }) => Expenses.update((s) => approved ? approve(s) : reject(s))
+ * })
+ * ```
+ *
+ * Work done before the question, in the same top-level step, is done again
+ * when the run continues: keep side effects after it (in `resume`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const pause: <
+  const N extends string,
+  Payload,
+  PayloadI,
+  Response,
+  ResponseI,
+  X,
+  E = never,
+  R = never,
+  E2 = never,
+  R2 = never,
+  P = unknown,
+  I = unknown
+>(
+  name: N,
+  options: Options & {
+    /** the Schema of the question (stored and shown in its encoded form) */
+    readonly payload: Schema.Schema<Payload, PayloadI>
+    /** the Schema of the answer given to `Workflow.continue` */
+    readonly response: Schema.Schema<Response, ResponseI>
+    /** builds the question */
+    readonly ask: (input: StepInput<P, I>) => Effect.Effect<Payload, E, R>
+    /** carries on with the answer; its value is the step's content */
+    readonly resume: (response: Response, input: StepInput<P, I>) => Effect.Effect<X, E2, R2>
+  }
+) => Step<
+  StepOutput.Content<X>,
+  E | E2 | WorkflowError.RunPaused | WorkflowError.ResponseDecodeError,
+  R | R2,
+  P,
+  I,
+  N
+> = executors.pause
 
 /**
  * Retries the step (its whole execution) on failure with `schedule`; when the

@@ -14,12 +14,16 @@
  *
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as stepInternal from "./internal/step.js"
+import * as runner from "./internal/runner.js"
 import * as internal from "./internal/workflow.js"
 import * as SessionNamer from "./SessionNamer.js"
 import type * as SessionState from "./SessionState.js"
@@ -210,13 +214,13 @@ export const andThen: {
  * @since 0.1.0
  * @category models
  */
-export type DeepPartial<T> = internal.DeepPartial<T>
+export type DeepPartial<T> = runner.DeepPartial<T>
 
 /**
  * @since 0.1.0
  * @category options
  */
-export interface RunOptions<I> extends internal.RunOptions<I> {
+export interface RunOptions<I> extends runner.RunOptions<I> {
   /** else the workflow's `sessionId`, else a new UUID (returned in the output) */
   readonly sessionId?: string | undefined
   /** else the workflow's `userId` */
@@ -236,6 +240,29 @@ export interface RunOptions<I> extends internal.RunOptions<I> {
    * `SessionConflict`: `true` for up to 100 more attempts, or a number.
    */
   readonly retryOnConflict?: boolean | number | undefined
+  /**
+   * The run's id (default: a new UUID). A run given an id that already
+   * completed on the session returns its recorded output without running
+   * again (its `content` as stored, the session's current `state`, no
+   * `stepOutputs`); while a run with that id runs elsewhere, `RunInProgress`;
+   * when it was abandoned (its process died), it resumes. A run id whose run
+   * failed or was cancelled runs again, and its record is replaced. This is
+   * how a client retries safely after a timeout or a dropped connection.
+   */
+  readonly runId?: string | undefined
+  /**
+   * `"step"`: journal each completed top-level step with the run (never with
+   * the session), so that an abandoned run resumes from its last completed
+   * step; default: the workflow's `durability` (`"run"`: one commit at the end)
+   */
+  readonly durability?: "run" | "step" | undefined
+  /**
+   * How long a tracked run (one with a `runId`, or `durability: "step"`) holds
+   * its lease without renewing it (default 30 seconds; it renews every third
+   * of that). A run whose lease expired is abandoned: `Workflow.resume` or
+   * `Workflow.recover` carry it on.
+   */
+  readonly leaseDuration?: Duration.DurationInput | undefined
 }
 
 /**
@@ -244,7 +271,7 @@ export interface RunOptions<I> extends internal.RunOptions<I> {
  * @since 0.1.0
  * @category models
  */
-export interface RunOutput<A, S> extends internal.RunOutput<A, S> {
+export interface RunOutput<A, S> extends runner.RunOutput<A, S> {
   readonly runId: string
   readonly sessionId: string
   readonly userId: string | undefined
@@ -269,6 +296,8 @@ export type RunError = WorkflowError.RunError
 /**
  * Runs the workflow once on a session and commits the result. `input` is the
  * run input in its encoded form (decoded with the workflow's `input` Schema).
+ * A run that pauses (a step asked a person, see `Step.pause`) fails with
+ * `RunPaused`, having committed nothing: `continue` carries it on.
  *
  * @since 0.1.0
  * @category running
@@ -280,15 +309,37 @@ export const run: <W extends Any>(
 ) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | RunError, Context<W> | SessionStore.SessionStore> = Effect
   .fn("Workflow.run")(
     function*<W extends Any>(self: W, input: Input<W>, options?: RunOptions<StateEncoded<W>>) {
-      return yield* internal.run(self, input, options as RunOptions<unknown> | undefined, undefined)
+      return yield* runner.run(self, input, options as RunOptions<unknown> | undefined, undefined)
     }
   )
 
 /**
+ * A run's events as a `Stream`, from one of the running functions given a
+ * sink. The stream ends after the run's last event; a pause is not a failure
+ * of the stream (it ends with `RunPaused`).
+ */
+const streamOf = <W extends Any, E>(
+  body: (sink: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) => Effect.Effect<unknown, E, Context<W> | SessionStore.SessionStore>
+): Stream.Stream<WorkflowEvent.WorkflowEvent, Exclude<E, WorkflowError.RunPaused>, Context<W> | SessionStore.SessionStore> =>
+  Stream.unwrapScoped(
+    Effect.gen(function*() {
+      const mailbox = yield* Mailbox.make<WorkflowEvent.WorkflowEvent, E>()
+      yield* body((event) => Effect.asVoid(mailbox.offer(event))).pipe(
+        Effect.catchIf((error) => WorkflowError.isWorkflowError(error) && error._tag === "RunPaused", () => Effect.void),
+        Mailbox.into(mailbox),
+        Effect.forkScoped
+      )
+      // a pause ended the stream above: RunPaused is not among its failures
+      return Mailbox.toStream(mailbox) as Stream.Stream<WorkflowEvent.WorkflowEvent, Exclude<E, WorkflowError.RunPaused>>
+    })
+  )
+
+/**
  * Runs the workflow and streams its events as they happen, ending with
- * `RunCompleted` (or failing with the run's error after `RunFailed`).
- * Stopping the stream early interrupts the run, which then commits no state
- * change and is recorded as cancelled.
+ * `RunCompleted` (or failing with the run's error after `RunFailed`; or, when
+ * the run pauses, ending with `RunPaused`). Stopping the stream early
+ * interrupts the run, which then commits no state change and is recorded as
+ * cancelled.
  *
  * @since 0.1.0
  * @category running
@@ -297,18 +348,279 @@ export const stream = <W extends Any>(
   self: W,
   input: Input<W>,
   options?: RunOptions<StateEncoded<W>>
-): Stream.Stream<WorkflowEvent.WorkflowEvent, Error<W> | RunError, Context<W> | SessionStore.SessionStore> =>
-  Stream.unwrapScoped(
-    Effect.gen(function*() {
-      const mailbox = yield* Mailbox.make<WorkflowEvent.WorkflowEvent, Error<W> | RunError>()
-      yield* internal.run(self, input, options as RunOptions<unknown> | undefined, (event) =>
-        Effect.asVoid(mailbox.offer(event))).pipe(
-          Mailbox.into(mailbox),
-          Effect.forkScoped
-        )
-      return Mailbox.toStream(mailbox)
-    })
+): Stream.Stream<
+  WorkflowEvent.WorkflowEvent,
+  Exclude<Error<W> | RunError, WorkflowError.RunPaused>,
+  Context<W> | SessionStore.SessionStore
+> => streamOf<W, Error<W> | RunError>((sink) => runner.run(self, input, options as RunOptions<unknown> | undefined, sink))
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface ContinueOptions extends runner.ContinueOptions {
+  /** else the workflow's `userId`; the run's session must be this user's */
+  readonly userId?: string | undefined
+  /**
+   * When the session changed since the run started (another run committed),
+   * start the run over on the new state (under the same id) instead of failing
+   * with `SessionConflict`: `true` for up to 100 attempts, or a number.
+   */
+  readonly retryOnConflict?: boolean | number | undefined
+  /** the lease of the carried-on run (see `RunOptions.leaseDuration`) */
+  readonly leaseDuration?: Duration.DurationInput | undefined
+}
+
+/**
+ * The errors of carrying on an unfinished run, besides its steps' errors.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ContinueError = RunError | WorkflowError.RunNotFound | WorkflowError.ResponseDecodeError
+
+/**
+ * Carries on an abandoned run (its lease expired: the process running it
+ * died), in this process, from its last journaled step: the steps completed
+ * before are not run again (their outputs come from the journal). Exactly one
+ * of several processes resuming the same run wins; the others get
+ * `RunInProgress`. If the session was committed by another run since, the run
+ * ends with `SessionConflict`, unless `retryOnConflict` (then it starts over
+ * on the new state). A paused run resumed this way asks its question again.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const resume: <W extends Any>(
+  self: W,
+  runId: string,
+  options?: ContinueOptions
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> =
+  Effect.fn("Workflow.resume")(
+    function*<W extends Any>(self: W, runId: string, options?: ContinueOptions) {
+      return yield* runner.resumeRun(self, runId, options, undefined, undefined)
+    }
   )
+
+/**
+ * `resume`, streaming the run's events (starting with `RunResumed`).
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const resumeStream = <W extends Any>(
+  self: W,
+  runId: string,
+  options?: ContinueOptions
+): Stream.Stream<
+  WorkflowEvent.WorkflowEvent,
+  Exclude<Error<W> | ContinueError, WorkflowError.RunPaused>,
+  Context<W> | SessionStore.SessionStore
+> => streamOf<W, Error<W> | ContinueError>((sink) => runner.resumeRun(self, runId, options, sink, undefined))
+
+/**
+ * Carries on a paused run with the answer to its question: `response` is
+ * decoded with the pausing step's response Schema (a response that does not
+ * fit is a `ResponseDecodeError`, and the run stays paused). The run continues
+ * from the top-level step that asked (which runs again, its question now
+ * answered), in this process, days later or not. It may pause again.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const continue_: <W extends Any>(
+  self: W,
+  runId: string,
+  response: unknown,
+  options?: ContinueOptions
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> =
+  Effect.fn("Workflow.continue")(
+    function*<W extends Any>(self: W, runId: string, response: unknown, options?: ContinueOptions) {
+      return yield* runner.resumeRun(self, runId, options, undefined, answerWith(self, runId, response))
+    }
+  )
+
+export {
+  /**
+   * @since 0.1.0
+   * @category durable runs
+   */
+  continue_ as continue
+}
+
+/**
+ * `continue`, streaming the run's events (starting with `RunResumed`).
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const continueStream = <W extends Any>(
+  self: W,
+  runId: string,
+  response: unknown,
+  options?: ContinueOptions
+): Stream.Stream<
+  WorkflowEvent.WorkflowEvent,
+  Exclude<Error<W> | ContinueError, WorkflowError.RunPaused>,
+  Context<W> | SessionStore.SessionStore
+> => streamOf<W, Error<W> | ContinueError>((sink) => runner.resumeRun(self, runId, options, sink, answerWith(self, runId, response)))
+
+/** The answer to a paused run's question: the response (the pausing step decodes it) and its checkpoint. */
+const answerWith = (_self: Any, _runId: string, response: unknown) => (active: SessionStore.ActiveRun) =>
+  Effect.succeed({ response, checkpoint: active.pause?.checkpoint })
+
+/**
+ * Ends an unfinished run (paused, or running here or elsewhere) without
+ * committing anything: it is recorded as `cancelled`. A running run notices
+ * at its next lease renewal or commit (`RunLost`) and stops.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const cancel: <W extends Any>(
+  self: W,
+  runId: string,
+  options?: SessionOptions
+) => Effect.Effect<
+  void,
+  WorkflowError.RunNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError | WorkflowError.RunLost,
+  SessionStore.SessionStore
+> = Effect.fn("Workflow.cancel")(
+  function*<W extends Any>(self: W, runId: string, options?: SessionOptions) {
+    yield* endUnfinished(self, runId, options, "cancelled", "cancelled")
+  }
+)
+
+const endUnfinished = (
+  self: Any,
+  runId: string,
+  options: SessionOptions | undefined,
+  status: "cancelled" | "abandoned",
+  why: string
+) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const found = yield* store.getRun(runId)
+    if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.workflowName !== self.name) {
+      return yield* new WorkflowError.RunNotFound({ runId, description: `no unfinished run of workflow '${self.name}' has this id` })
+    }
+    const active = found.value.run
+    if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
+    const now = yield* Clock.currentTimeMillis
+    yield* store.endRun(runId, {
+      runId,
+      sessionId: active.sessionId,
+      workflowName: active.workflowName,
+      ...(active.userId === undefined ? {} : { userId: active.userId }),
+      status,
+      input: active.input,
+      error: why,
+      startedAt: active.startedAt,
+      completedAt: now
+    })
+  })
+
+/**
+ * An unfinished run, as listed by {@link pausedRuns} and {@link unfinishedRuns}.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export type UnfinishedRun = SessionStore.ActiveRun
+
+/**
+ * The paused runs of this workflow (of one session, when given), oldest
+ * first: each with its question (`pause.payload`) and the step that asked.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const pausedRuns: <W extends Any>(
+  self: W,
+  options?: { readonly sessionId?: string | undefined }
+) => Effect.Effect<ReadonlyArray<UnfinishedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> = Effect.fn(
+  "Workflow.pausedRuns"
+)(
+  function*<W extends Any>(self: W, options?: { readonly sessionId?: string | undefined }) {
+    const store = yield* SessionStore.SessionStore
+    return yield* store.activeRuns({ workflowName: self.name, status: "paused", sessionId: options?.sessionId })
+  }
+)
+
+/**
+ * The unfinished runs of this workflow: running (with their owner and lease;
+ * `abandoned` when the lease expired) and paused.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const unfinishedRuns: <W extends Any>(
+  self: W,
+  options?: { readonly sessionId?: string | undefined }
+) => Effect.Effect<
+  ReadonlyArray<UnfinishedRun & { readonly abandoned: boolean }>,
+  WorkflowError.SessionStoreError,
+  SessionStore.SessionStore
+> = Effect.fn("Workflow.unfinishedRuns")(
+  function*<W extends Any>(self: W, options?: { readonly sessionId?: string | undefined }) {
+    const store = yield* SessionStore.SessionStore
+    const now = yield* Clock.currentTimeMillis
+    const runs = yield* store.activeRuns({ workflowName: self.name, sessionId: options?.sessionId })
+    return runs.map((run) => ({ ...run, abandoned: run.status === "running" && run.leaseExpiresAt < now }))
+  }
+)
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface RecoverOptions extends ContinueOptions {
+  /** `"resume"` (default): carry each abandoned run on; `"abandon"`: end it, recorded as `abandoned` */
+  readonly mode?: "resume" | "abandon" | undefined
+}
+
+/**
+ * What {@link recover} did with one abandoned run.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export interface Recovered<A, S> {
+  readonly runId: string
+  readonly sessionId: string
+  readonly outcome: Exit.Exit<RunOutput<A, S> | "abandoned", unknown>
+}
+
+/**
+ * Finds the runs of this workflow that were abandoned (their lease expired:
+ * the process running them died) and resumes them one after the other (or,
+ * with `mode: "abandon"`, ends them as `abandoned`). Returns what happened to
+ * each; a run another process took first is reported with `RunInProgress`.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const recover: <W extends Any>(
+  self: W,
+  options?: RecoverOptions
+) => Effect.Effect<
+  ReadonlyArray<Recovered<Output<W>, State<W>>>,
+  WorkflowError.SessionStoreError,
+  Context<W> | SessionStore.SessionStore
+> = Effect.fn("Workflow.recover")(
+  function*<W extends Any>(self: W, options?: RecoverOptions) {
+    const runs = yield* unfinishedRuns(self)
+    const out: Array<Recovered<Output<W>, State<W>>> = []
+    for (const run of runs) {
+      if (!run.abandoned) continue
+      const outcome = options?.mode === "abandon"
+        ? yield* Effect.exit(Effect.as(endUnfinished(self, run.runId, { userId: run.userId }, "abandoned", "abandoned: its process stopped"), "abandoned" as const))
+        : yield* Effect.exit(runner.resumeRun(self, run.runId, { ...options, userId: run.userId }, undefined, undefined))
+      out.push({ runId: run.runId, sessionId: run.sessionId, outcome: outcome as Recovered<Output<W>, State<W>>["outcome"] })
+    }
+    return out
+  }
+)
 
 // -----------------------------------------------------------------------------
 // sessions
@@ -340,7 +652,7 @@ const resolveSessionId = (self: Any, sessionId: string | undefined, method: stri
   const id = sessionId ?? self.sessionId
   return id === undefined
     ? Effect.fail(new WorkflowError.SessionIdRequired({ workflowName: self.name, method }))
-    : internal.checkSessionId(id)
+    : runner.checkSessionId(id)
 }
 
 const owned = <S extends SessionStore.SessionInfo, E>(
@@ -387,7 +699,8 @@ export const getSessionState: <W extends Any>(
 
 /**
  * Changes the stored state of a session outside of a run (atomically, with
- * the same conflict check as a run). Returns the new state.
+ * the same conflict check as a run). Returns the new state. A session with a
+ * paused run refuses it (`SessionPaused`), as it refuses new runs.
  *
  * @since 0.1.0
  * @category sessions
@@ -399,7 +712,7 @@ export const updateSessionState: <W extends Any>(
   options?: SessionOptions
 ) => Effect.Effect<
   State<W>,
-  SessionError | WorkflowError.StateDecodeError | WorkflowError.SessionConflict,
+  SessionError | WorkflowError.StateDecodeError | WorkflowError.SessionConflict | WorkflowError.SessionPaused,
   SessionStore.SessionStore
 > = Effect.fn("Workflow.updateSessionState")(
   function*<W extends Any>(
@@ -420,7 +733,7 @@ export const updateSessionState: <W extends Any>(
         userId: options?.userId ?? self.userId,
         expectedVersion: stored.version,
         state: encoded
-      })
+      }).pipe(Effect.catchTag("RunLost", (error) => Effect.die(error)))
       return next
     }))
   }

@@ -294,6 +294,130 @@ export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>("@ses
 }
 
 /**
+ * A run with this id is running elsewhere (another fiber or process holds its
+ * lease). Nothing was started.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunInProgress extends Schema.TaggedError<RunInProgress>("@sessionflow/core/RunInProgress")(
+  "RunInProgress",
+  { runId: Schema.String, sessionId: Schema.String, owner: Schema.String, leaseExpiresAt: Schema.Number }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}' of session '${this.sessionId}' is running elsewhere (owner ${this.owner}, lease until ${
+      new Date(this.leaseExpiresAt).toISOString()
+    })`
+  }
+}
+
+/**
+ * A run this process was running was taken over by another process (its
+ * lease had expired), or cancelled: it commits nothing.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunLost extends Schema.TaggedError<RunLost>("@sessionflow/core/RunLost")(
+  "RunLost",
+  { runId: Schema.String, description: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}' is no longer ours: ${this.description}; nothing was committed`
+  }
+}
+
+/**
+ * No unfinished (running or paused) run has this id, or it belongs to
+ * another workflow.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunNotFound extends Schema.TaggedError<RunNotFound>("@sessionflow/core/RunNotFound")(
+  "RunNotFound",
+  { runId: Schema.String, description: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}': ${this.description}`
+  }
+}
+
+/**
+ * A run paused to wait for a person: nothing of the session is committed yet.
+ * `payload` is what the pausing step asks (its Schema's encoded form);
+ * `Workflow.continue(wf, runId, response)` carries on, `Workflow.cancel` ends
+ * it. Only workflows with a step that can pause have it in their error type.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunPaused extends Schema.TaggedError<RunPaused>("@sessionflow/core/RunPaused")(
+  "RunPaused",
+  {
+    runId: Schema.String,
+    sessionId: Schema.String,
+    /** the path of the step that paused */
+    path: Schema.Array(Schema.String),
+    payload: Schema.Unknown
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}' paused at ${this.path.join(" > ")}, waiting for a response (Workflow.continue)`
+  }
+}
+
+/**
+ * A session has a paused run: it takes no new run until that run is continued
+ * or cancelled.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionPaused extends Schema.TaggedError<SessionPaused>("@sessionflow/core/SessionPaused")(
+  "SessionPaused",
+  { sessionId: Schema.String, runId: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Session '${this.sessionId}' has a paused run ('${this.runId}'): continue or cancel it first`
+  }
+}
+
+/**
+ * The response given to `Workflow.continue` does not fit the paused step's
+ * response Schema. The run stays paused.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>("@sessionflow/core/ResponseDecodeError")(
+  "ResponseDecodeError",
+  { runId: Schema.String, description: Schema.String, cause: Schema.optional(Schema.Defect) }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `The response to run '${this.runId}' does not fit the paused step's response schema: ${this.description}`
+  }
+}
+
+/**
  * Every error of this module.
  *
  * @since 0.1.0
@@ -312,6 +436,12 @@ export type WorkflowError =
   | LoopExhausted
   | NotSerializable
   | InvalidSessionId
+  | RunInProgress
+  | RunLost
+  | RunNotFound
+  | RunPaused
+  | SessionPaused
+  | ResponseDecodeError
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -327,6 +457,9 @@ export type RunError =
   | InputDecodeError
   | NotSerializable
   | InvalidSessionId
+  | SessionPaused
+  | RunInProgress
+  | RunLost
 
 /**
  * @since 0.1.0
@@ -344,7 +477,13 @@ export const WorkflowError: Schema.Union<[
   typeof SessionIdRequired,
   typeof LoopExhausted,
   typeof NotSerializable,
-  typeof InvalidSessionId
+  typeof InvalidSessionId,
+  typeof RunInProgress,
+  typeof RunLost,
+  typeof RunNotFound,
+  typeof RunPaused,
+  typeof SessionPaused,
+  typeof ResponseDecodeError
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -357,7 +496,13 @@ export const WorkflowError: Schema.Union<[
   SessionIdRequired,
   LoopExhausted,
   NotSerializable,
-  InvalidSessionId
+  InvalidSessionId,
+  RunInProgress,
+  RunLost,
+  RunNotFound,
+  RunPaused,
+  SessionPaused,
+  ResponseDecodeError
 )
 
 /**

@@ -103,6 +103,39 @@ export const RunFailed = Schema.TaggedStruct("RunFailed", {
 /** @since 0.1.0 @category events */
 export type RunFailed = typeof RunFailed.Type
 
+/**
+ * The run paused to wait for a person (see `Step.pause`): nothing of the
+ * session is committed yet; `Workflow.continue` carries on. `stepPath` is the
+ * path of the step that asked, `payload` what it asks. The run's stream ends
+ * after this event.
+ *
+ * @since 0.1.0
+ * @category events
+ */
+export const RunPaused = Schema.TaggedStruct("RunPaused", {
+  ...base,
+  stepPath: Schema.Array(Schema.String),
+  payload: Schema.Unknown
+})
+/** @since 0.1.0 @category events */
+export type RunPaused = typeof RunPaused.Type
+
+/**
+ * A paused or abandoned run carries on (in this process): from top-level step
+ * number `fromStep` (0-based), as `reason` says.
+ *
+ * @since 0.1.0
+ * @category events
+ */
+export const RunResumed = Schema.TaggedStruct("RunResumed", {
+  ...base,
+  workflowName: Schema.String,
+  fromStep: Schema.Number,
+  reason: Schema.Literal("continued", "resumed")
+})
+/** @since 0.1.0 @category events */
+export type RunResumed = typeof RunResumed.Type
+
 /** @since 0.1.0 @category events */
 export const RunCancelled = Schema.TaggedStruct("RunCancelled", { ...base })
 /** @since 0.1.0 @category events */
@@ -267,6 +300,8 @@ export const WorkflowEvent = Schema.Union(
   RunCompleted,
   RunFailed,
   RunCancelled,
+  RunPaused,
+  RunResumed,
   StepStarted,
   StepCompleted,
   StepFailed,
@@ -421,6 +456,10 @@ export const format = (event: WorkflowEvent): string => {
       return `run failed: ${event.error}`
     case "RunCancelled":
       return `run cancelled`
+    case "RunPaused":
+      return `⏸ run paused at ${event.stepPath.join(" > ")}: ${preview(event.payload)}`
+    case "RunResumed":
+      return `▶ run ${event.reason} from step ${event.fromStep + 1}`
     case "StepStarted":
       return `▶ ${event.kind} ${event.stepName}${where}`
     case "StepCompleted":

@@ -121,6 +121,8 @@ export interface Options extends StoreOptions {
 export interface TableNames {
   readonly sessions: string
   readonly runs: string
+  /** unfinished (running or paused) runs */
+  readonly active: string
   readonly migrations: string
 }
 
@@ -128,15 +130,15 @@ const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
 const maxTableLength = 48
 
 /**
- * Validates a `table` option and derives the names of the runs and
- * migrations tables from it.
+ * Validates a `table` option and derives the names of the runs, unfinished
+ * runs and migrations tables from it.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const tableNames = (table: string = defaultTable): Effect.Effect<TableNames, WorkflowError.SessionStoreError> =>
   identifier.test(table) && table.length <= maxTableLength && !table.toLowerCase().startsWith("sqlite_")
-    ? Effect.succeed({ sessions: table, runs: `${table}_runs`, migrations: `${table}_migrations` })
+    ? Effect.succeed({ sessions: table, runs: `${table}_runs`, active: `${table}_active`, migrations: `${table}_migrations` })
     : Effect.fail(
       new WorkflowError.SessionStoreError({
         method: "make",
@@ -182,11 +184,31 @@ const migrations = (sql: SqlClient.SqlClient, t: TableNames) =>
   completed_at INTEGER NOT NULL
 )`.withoutTransform
       yield* sql`CREATE INDEX ${sql(`${t.runs}_session_idx`)} ON ${sql(t.runs)} (session_id, seq)`.withoutTransform
+    }),
+    // unfinished runs: running (with an owner and a lease) or paused; not tied
+    // to a session row, which a new session's first run creates only when it ends
+    "0003_create_active": Effect.gen(function*() {
+      yield* sql`CREATE TABLE ${sql(t.active)} (
+  run_id TEXT PRIMARY KEY NOT NULL,
+  session_id TEXT NOT NULL,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  status TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  base_version INTEGER NOT NULL,
+  durability TEXT NOT NULL,
+  data TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)`.withoutTransform
+      yield* sql`CREATE INDEX ${sql(`${t.active}_session_idx`)} ON ${sql(t.active)} (session_id, status)`.withoutTransform
+      yield* sql`CREATE INDEX ${sql(`${t.active}_workflow_idx`)} ON ${sql(t.active)} (workflow_name, started_at)`.withoutTransform
     })
   })
 
 /** The id of the newest migration above. */
-const latestMigrationId = 2
+const latestMigrationId = 3
 
 class MigrationsPending extends Schema.TaggedError<MigrationsPending>()("MigrationsPending", {}) {}
 
@@ -254,7 +276,57 @@ const SessionInfoRow = Schema.Struct({
   updated_at: Schema.Number
 })
 
-const SessionRow = Schema.Struct({ ...SessionInfoRow.fields, state: Schema.Unknown })
+const SessionRow = Schema.Struct({
+  ...SessionInfoRow.fields,
+  state: Schema.Unknown,
+  paused_run_id: Schema.NullOr(Schema.String)
+})
+
+/** An unfinished run's row: its indexed columns, the rest as JSON in `data`. */
+const ActiveRow = Schema.Struct({
+  run_id: Schema.String,
+  session_id: Schema.String,
+  workflow_name: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  status: SessionStore.ActiveStatus,
+  owner: Schema.String,
+  lease_expires_at: Schema.Number,
+  base_version: Schema.Number,
+  durability: Schema.Literal("run", "step"),
+  data: Schema.parseJson(Schema.Struct({
+    input: Schema.Unknown,
+    additionalData: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+    initialState: Schema.optional(Schema.Unknown),
+    journal: Schema.optional(SessionStore.Journal),
+    pause: Schema.optional(SessionStore.Pause)
+  })),
+  started_at: Schema.Number,
+  updated_at: Schema.Number
+})
+
+const toActiveRun = (row: typeof ActiveRow.Type): SessionStore.ActiveRun => ({
+  runId: row.run_id,
+  sessionId: row.session_id,
+  workflowName: row.workflow_name,
+  ...(row.user_id === null ? {} : { userId: row.user_id }),
+  status: row.status,
+  owner: row.owner,
+  leaseExpiresAt: row.lease_expires_at,
+  baseVersion: row.base_version,
+  durability: row.durability,
+  ...row.data,
+  startedAt: row.started_at,
+  updatedAt: row.updated_at
+})
+
+const activeData = (run: SessionStore.ActiveRun) =>
+  JSON.stringify({
+    input: run.input,
+    ...(run.additionalData === undefined ? {} : { additionalData: run.additionalData }),
+    ...(run.initialState === undefined ? {} : { initialState: run.initialState }),
+    ...(run.journal === undefined ? {} : { journal: run.journal }),
+    ...(run.pause === undefined ? {} : { pause: run.pause })
+  })
 
 const OwnerRow = Schema.Struct({ user_id: Schema.NullOr(Schema.String), version: Schema.Number })
 
@@ -324,6 +396,9 @@ const describeError = (error: SqlError | ParseError | MigrationsPending): string
 
 const storeError = (method: string) => (error: SqlError | ParseError | MigrationsPending) =>
   new WorkflowError.SessionStoreError({ method, description: describeError(error), cause: error })
+
+const parseFailure = (method: string, runId: string, cause: unknown) =>
+  new WorkflowError.SessionStoreError({ method, description: `the stored run '${runId}' is not valid JSON`, cause })
 
 // -----------------------------------------------------------------------------
 // opening: the connection, and the tables migrated or checked
@@ -510,6 +585,7 @@ const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
   const t = yield* tableNames(options?.table)
   const sessions = sql(t.sessions)
   const runsTable = sql(t.runs)
+  const activeTable = sql(t.active)
   const lockTimeout = Duration.decode(options?.lockTimeout ?? defaultLockTimeout)
   const retryBusy = (method: string) => waitForLock(method, lockTimeout)
 
@@ -538,7 +614,9 @@ const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
     Request: Schema.String,
     Result: SessionRow,
     execute: (sessionId) =>
-      sql`SELECT session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at
+      sql`SELECT session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at,
+  (SELECT run_id FROM ${activeTable} a WHERE a.session_id = ${sessionId} AND a.status = 'paused'
+   ORDER BY a.started_at LIMIT 1) AS paused_run_id
 FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   })
 
@@ -563,7 +641,12 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
       const row = yield* selectSession(sessionId)
       if (Option.isNone(row)) return Option.none<SessionStore.StoredSession>()
       const state = yield* SessionStore.parseState(sessionId, row.value.state)
-      return Option.some<SessionStore.StoredSession>({ ...toInfo(row.value), state })
+      const pausedRunId = row.value.paused_run_id
+      return Option.some<SessionStore.StoredSession>({
+        ...toInfo(row.value),
+        state,
+        ...(pausedRunId === null ? {} : { pausedRunId })
+      })
     },
     retryBusy("load"),
     Effect.catchTags({ SqlError: storeError("load"), ParseError: storeError("load") })
@@ -656,9 +739,20 @@ RETURNING version`.withoutTransform
       return yield* Effect.gen(function*() {
         const written = yield* Effect.flatMap(upsert, decodeVersion)
         if (written.length === 0) return yield* rejected(commit)
-        if (runRow !== undefined) {
-          yield* sql`INSERT INTO ${runsTable} ${sql.insert(runRow)}`.withoutTransform
+        if (commit.ends !== undefined) {
+          const ended = yield* sql`DELETE FROM ${activeTable}
+WHERE run_id = ${commit.ends.runId} AND owner = ${commit.ends.owner} RETURNING run_id`.withoutTransform
+          if (ended.length === 0) return yield* runLost(commit.ends.runId)
         }
+        if (state !== null) {
+          const paused = yield* sql<{ run_id: string }>`SELECT run_id FROM ${activeTable}
+WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`.withoutTransform
+          if (paused.length > 0) {
+            return yield* new WorkflowError.SessionPaused({ sessionId: commit.sessionId, runId: paused[0]!.run_id })
+          }
+        }
+        // a retried run's record replaces the one of its earlier attempt
+        if (runRow !== undefined) yield* sql`INSERT OR REPLACE INTO ${runsTable} ${sql.insert(runRow)}`.withoutTransform
         return written[0].version
       }).pipe(write("commit"))
     },
@@ -707,6 +801,7 @@ FROM ${sessions} WHERE ${sql.and(clauses)} ORDER BY updated_at DESC, session_id`
     function*(sessionId: string) {
       const deleted = yield* Effect.gen(function*() {
         yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`.withoutTransform
+        yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`.withoutTransform
         return yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`.withoutTransform
       }).pipe(write("remove"))
       return deleted.length > 0
@@ -764,7 +859,188 @@ FROM ${runsTable} WHERE ${where} ORDER BY seq`.withoutTransform
     Effect.catchTags({ SqlError: storeError("runs"), ParseError: storeError("runs") })
   )
 
-  return SessionStore.make({ load, info, commit, list, remove, setName, runs })
+  // -- unfinished runs ---------------------------------------------------------
+
+  const decodeActive = Schema.decodeUnknown(Schema.Array(ActiveRow))
+  const selectActive = (runId: string) =>
+    Effect.flatMap(
+      sql`SELECT * FROM ${activeTable} WHERE run_id = ${runId}`.withoutTransform,
+      (rows) => Effect.map(decodeActive(rows), (decoded) => Option.map(Option.fromNullable(decoded[0]), toActiveRun))
+    )
+  const selectRecord = (runId: string) =>
+    Effect.flatMap(
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: RunRow,
+        execute: (id) =>
+          sql`SELECT run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at
+FROM ${runsTable} WHERE run_id = ${id}`.withoutTransform
+      })(runId),
+      (row) => Effect.try({ try: () => Option.map(row, toRunRecord), catch: (cause) => parseFailure("getRun", runId, cause) })
+    )
+  const lookup = (runId: string) =>
+    Effect.flatMap(selectActive(runId), (active) =>
+      Option.isSome(active)
+        ? Effect.succeed(Option.some<SessionStore.RunLookup>({ _tag: "Active", run: active.value }))
+        : Effect.map(selectRecord(runId), Option.map((record): SessionStore.RunLookup => ({ _tag: "Recorded", record }))))
+  const runLost = (runId: string) =>
+    Effect.flatMap(selectActive(runId), (active) =>
+      Effect.fail(
+        new WorkflowError.RunLost({
+          runId,
+          description: Option.isNone(active)
+            ? "the run is no longer unfinished (it was cancelled or finished elsewhere)"
+            : `the run is now owned by ${active.value.owner === "" ? "nobody (paused)" : active.value.owner}`
+        })
+      ))
+
+  const startRun = Effect.fn("SqliteSessionStore.startRun")(
+    function*(run: SessionStore.ActiveRun) {
+      // one statement: inserted unless the id is unfinished or completed
+      const inserted = yield* sql`INSERT INTO ${activeTable}
+  (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at)
+SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
+  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${activeData(run)}, ${run.startedAt}, ${run.updatedAt}
+WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId} AND status = 'completed')
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id`.withoutTransform.pipe(write("startRun"))
+      if (inserted.length > 0) return Option.none<SessionStore.RunLookup>()
+      return yield* lookup(run.runId).pipe(retryBusy("startRun"))
+    },
+    Effect.catchTags({ SqlError: storeError("startRun"), ParseError: storeError("startRun") })
+  )
+
+  const getRun = Effect.fn("SqliteSessionStore.getRun")(
+    function*(runId: string) {
+      return yield* lookup(runId)
+    },
+    retryBusy("getRun"),
+    Effect.catchTags({ SqlError: storeError("getRun"), ParseError: storeError("getRun") })
+  )
+
+  const updateRun = Effect.fn("SqliteSessionStore.updateRun")(
+    function*(runId: string, owner: string, update: SessionStore.RunUpdate) {
+      const now = yield* Clock.currentTimeMillis
+      return yield* Effect.gen(function*() {
+        // the first statement writes (takes the lock) and checks the owner
+        const touched = yield* sql`UPDATE ${activeTable} SET updated_at = ${now}
+WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`.withoutTransform
+        const [row] = yield* decodeActive(touched)
+        if (row === undefined) return yield* runLost(runId)
+        const current = toActiveRun(row)
+        const { pause, ...rest } = update
+        const next: SessionStore.ActiveRun = {
+          ...current,
+          ...Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)),
+          updatedAt: now
+        }
+        const withPause: SessionStore.ActiveRun = pause === undefined
+          ? next
+          : pause === null
+          ? (({ pause: _, ...others }) => others)(next)
+          : { ...next, pause }
+        yield* sql`UPDATE ${activeTable} SET status = ${withPause.status}, owner = ${withPause.owner},
+  lease_expires_at = ${withPause.leaseExpiresAt}, data = ${activeData(withPause)}
+WHERE run_id = ${runId}`.withoutTransform
+      }).pipe(write("updateRun"))
+    },
+    Effect.catchTags({ SqlError: storeError("updateRun"), ParseError: storeError("updateRun") })
+  )
+
+  const claimRun = Effect.fn("SqliteSessionStore.claimRun")(
+    function*(runId: string, claim: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }) {
+      // one conditional write: of several claims, exactly one finds the run claimable
+      const claimed = yield* sql`UPDATE ${activeTable}
+SET status = 'running', owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, updated_at = ${claim.now}
+WHERE run_id = ${runId} AND (status = 'paused' OR lease_expires_at < ${claim.now})
+RETURNING *`.withoutTransform.pipe(write("claimRun"))
+      const [row] = yield* decodeActive(claimed)
+      if (row !== undefined) return toActiveRun(row)
+      const existing = yield* selectActive(runId).pipe(retryBusy("claimRun"))
+      if (Option.isNone(existing)) {
+        return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+      }
+      return yield* new WorkflowError.RunInProgress({
+        runId,
+        sessionId: existing.value.sessionId,
+        owner: existing.value.owner,
+        leaseExpiresAt: existing.value.leaseExpiresAt
+      })
+    },
+    Effect.catchTags({ SqlError: storeError("claimRun"), ParseError: storeError("claimRun") })
+  )
+
+  const activeRuns = Effect.fn("SqliteSessionStore.activeRuns")(
+    function*(filter: SessionStore.ActiveFilter) {
+      const clauses = [
+        ...(filter.sessionId === undefined ? [] : [sql`session_id = ${filter.sessionId}`]),
+        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
+        ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
+      ]
+      const rows = yield* sql`SELECT * FROM ${activeTable} WHERE ${sql.and(clauses)} ORDER BY started_at, run_id`.withoutTransform
+      return (yield* decodeActive(rows)).map(toActiveRun)
+    },
+    retryBusy("activeRuns"),
+    Effect.catchTags({ SqlError: storeError("activeRuns"), ParseError: storeError("activeRuns") })
+  )
+
+  const endRun = Effect.fn("SqliteSessionStore.endRun")(
+    function*(runId: string, record: SessionStore.RunRecord, owner?: string) {
+      const now = yield* Clock.currentTimeMillis
+      const input = yield* toJson("endRun", "run input", record.input)
+      const content = yield* toJson("endRun", "run content", record.content)
+      return yield* Effect.gen(function*() {
+        const removed = yield* (owner === undefined
+          ? sql`DELETE FROM ${activeTable} WHERE run_id = ${runId} RETURNING *`.withoutTransform
+          : sql`DELETE FROM ${activeTable} WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`.withoutTransform)
+        const [row] = yield* decodeActive(removed)
+        if (row === undefined) {
+          const existing = yield* selectActive(runId)
+          if (Option.isNone(existing)) {
+            return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+          }
+          return yield* runLost(runId)
+        }
+        const run = toActiveRun(row)
+        const initial = yield* toJson("endRun", "state", run.initialState ?? {})
+        // a run of a new session ends with the session created (from its initial state) to hold the record
+        yield* sql`INSERT INTO ${sessions} (session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at)
+VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, 1, ${now}, ${now})
+ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`.withoutTransform
+        yield* sql`INSERT OR REPLACE INTO ${runsTable} ${
+          sql.insert({
+            run_id: record.runId,
+            session_id: run.sessionId,
+            workflow_name: record.workflowName,
+            user_id: record.userId ?? null,
+            status: record.status,
+            input,
+            content,
+            error: record.error ?? null,
+            started_at: record.startedAt,
+            completed_at: record.completedAt
+          })
+        }`.withoutTransform
+      }).pipe(write("endRun"))
+    },
+    Effect.catchTags({ SqlError: storeError("endRun"), ParseError: storeError("endRun") })
+  )
+
+  return SessionStore.make({
+    load,
+    info,
+    commit,
+    list,
+    remove,
+    setName,
+    runs,
+    startRun,
+    getRun,
+    updateRun,
+    claimRun,
+    activeRuns,
+    endRun
+  })
 })
 
 /**

@@ -4,12 +4,17 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as RunContext from "../RunContext.js"
 import type { StepInput } from "../StepInput.js"
 import * as StepOutput from "../StepOutput.js"
 import * as WorkflowError from "../WorkflowError.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
 import {
+  ask,
   type Any,
   type Chain,
   type ChainOutput,
@@ -117,4 +122,65 @@ export const container = <const N extends string, X, E = never, R = never, P = u
     name,
     kind: options?.kind ?? "container",
     execute: (input: StepInput<P, I>, ctx) => execute(input, makeRunner(ctx))
+  })
+
+/** @internal */
+export interface PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I> extends NodeOptions {
+  readonly payload: Schema.Schema<Payload, PayloadI>
+  readonly response: Schema.Schema<Response, ResponseI>
+  readonly ask: (input: StepInput<P, I>) => Effect.Effect<Payload, E, R>
+  readonly resume: (response: Response, input: StepInput<P, I>) => Effect.Effect<X, E2, R2>
+}
+
+/** @internal */
+export const pause = <
+  const N extends string,
+  Payload,
+  PayloadI,
+  Response,
+  ResponseI,
+  X,
+  E = never,
+  R = never,
+  E2 = never,
+  R2 = never,
+  P = unknown,
+  I = unknown
+>(
+  name: N,
+  options: PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I>
+): Step<
+  StepOutput.Content<X>,
+  E | E2 | WorkflowError.RunPaused | WorkflowError.ResponseDecodeError,
+  R | R2,
+  P,
+  I,
+  N
+> =>
+  makeStep({
+    name,
+    kind: "step",
+    description: options.description,
+    onError: options.onError,
+    retry: options.retry,
+    execute: (input: StepInput<P, I>, ctx) =>
+      Effect.gen(function*() {
+        const payload = yield* options.ask(input)
+        // the payload is stored and shown as its Schema's encoded form
+        const encoded = yield* Effect.orDie(Schema.encode(options.payload)(payload))
+        const answer = yield* ask(ctx, name, encoded)
+        const response = yield* Schema.decodeUnknown(options.response)(answer.response).pipe(
+          Effect.catchAll((error) =>
+            Effect.flatMap(Effect.serviceOption(RunContext.RunContext), (run) =>
+              Effect.fail(
+                new WorkflowError.ResponseDecodeError({
+                  runId: Option.match(run, { onNone: () => "", onSome: (r) => r.runId }),
+                  description: ParseResult.TreeFormatter.formatErrorSync(error),
+                  cause: error
+                })
+              ))
+          )
+        )
+        return yield* options.resume(response, input)
+      })
   })

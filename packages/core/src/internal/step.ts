@@ -5,6 +5,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
@@ -201,17 +202,106 @@ export interface ExecContext {
    * path and their own events (the run's hot path)
    */
   readonly events: boolean
+  /** the questions asked (and answered) in the current top-level step */
+  readonly questions: Questions
+}
+
+/**
+ * An answer to a question that paused a run, given to `Workflow.continue`:
+ * the response (encoded) and the asking code's checkpoint.
+ *
+ * @internal
+ */
+export interface Answer {
+  readonly response: unknown
+  readonly checkpoint: unknown
+}
+
+/**
+ * The questions of the current top-level step: how many times each name has
+ * asked (so a question's key is stable when the step runs again) and the
+ * answers given so far.
+ *
+ * @internal
+ */
+export interface Questions {
+  topLevel: number
+  readonly counts: Map<string, number>
+  answers: Record<string, Answer>
 }
 
 /** @internal */
-export const makeExecContext = (events: boolean): ExecContext => ({ outputs: new Map(), completed: [], events })
+export const makeQuestions = (topLevel: number, answers: Record<string, Answer>): Questions => ({
+  topLevel,
+  counts: new Map(),
+  answers
+})
+
+/** @internal */
+export const makeExecContext = (events: boolean, questions: Questions = makeQuestions(0, {})): ExecContext => ({
+  outputs: new Map(),
+  completed: [],
+  events,
+  questions
+})
 
 /** The context of a nested workflow: its own outputs by name, the run's completed list. @internal */
 export const nestedExecContext = (ctx: ExecContext): ExecContext => ({
   outputs: new Map(),
   completed: ctx.completed,
-  events: ctx.events
+  events: ctx.events,
+  questions: ctx.questions
 })
+
+/**
+ * Raised (as a defect, so it is in no step's error type and no error policy
+ * catches it) by a step that asks a question no answer was given to yet: the
+ * runner pauses the run.
+ *
+ * @internal
+ */
+export class PauseSignal {
+  readonly _tag = "PauseSignal"
+  constructor(
+    readonly key: string,
+    readonly path: ReadonlyArray<string>,
+    readonly payload: unknown,
+    readonly checkpoint: unknown
+  ) {}
+}
+
+/** The pause a cause carries, if any. @internal */
+export const pauseOf = (cause: Cause.Cause<unknown>): PauseSignal | undefined => {
+  for (const defect of Cause.defects(cause)) if (defect instanceof PauseSignal) return defect
+  return undefined
+}
+
+/**
+ * Asks a question: the answer given to it when the run was continued, else
+ * the run pauses (with `payload`, and `checkpoint` for the asking code to
+ * continue from). A question's key is its name and how many times that name
+ * asked before in the current top-level step, so it is the same when the step
+ * runs again after `Workflow.continue`.
+ *
+ * @internal
+ */
+export const ask = (
+  ctx: ExecContext,
+  name: string,
+  payload: unknown,
+  checkpoint?: unknown
+): Effect.Effect<Answer> =>
+  Effect.suspend(() => {
+    const n = (ctx.questions.counts.get(name) ?? 0) + 1
+    ctx.questions.counts.set(name, n)
+    const key = `${ctx.questions.topLevel}:${name}#${n}`
+    const answer = ctx.questions.answers[key]
+    if (answer !== undefined) return Effect.succeed(answer)
+    return Effect.flatMap(
+      Effect.map(FiberRef.get(WorkflowEvent.currentPath), (path) => (path.length === 0 ? [name] : path)),
+      (path) => Effect.die(new PauseSignal(key, path, payload, checkpoint))
+    )
+  })
 
 /**
  * A readable message for a cause: the error's tag and message (`Tag: message`)
@@ -276,7 +366,8 @@ export const runStep = <S extends Any>(
       )
     },
     onFailure: (cause) => {
-      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      // an interruption or a pause is not the step's failure: no event, no error policy
+      if (Cause.isInterruptedOnly(cause) || pauseOf(cause) !== undefined) return Effect.failCause(cause)
       const error = causeMessage(cause)
       return Effect.zipRight(
         emit({ _tag: "StepFailed", stepName: node.name, kind: node.kind, error }),

@@ -1,0 +1,280 @@
+/**
+ * The in-memory `SessionStore` backend.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as SessionStore from "../SessionStore.js"
+import * as WorkflowError from "../WorkflowError.js"
+
+interface MemorySession {
+  info: SessionStore.SessionInfo
+  state: string
+  /** run records as JSON text, like a database keeps them */
+  runs: Array<string>
+}
+
+const serialise = (method: string, what: string, value: unknown) =>
+  Effect.try({
+    try: () => {
+      const json = JSON.stringify(value)
+      if (json === undefined) throw new Error(`the ${what} is not JSON-serialisable`)
+      return json
+    },
+    catch: (cause) => new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
+  })
+
+const parse = <A>(json: string): A => JSON.parse(json) as A
+
+const byRecency = (a: SessionStore.SessionInfo, b: SessionStore.SessionInfo): number =>
+  b.updatedAt - a.updatedAt || (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0)
+
+const checkOwner = (sessionId: string, ownerId: string | undefined, userId: string | undefined) =>
+  ownerId === undefined || ownerId === userId
+    ? Effect.void
+    : Effect.fail(new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) }))
+
+const parseState = (sessionId: string, raw: string): Effect.Effect<unknown, WorkflowError.StateDecodeError> =>
+  Effect.try({
+    try: () => JSON.parse(raw) as unknown,
+    catch: (cause) =>
+      new WorkflowError.StateDecodeError({ sessionId, reason: "corrupt", description: "stored state is not valid JSON", cause })
+  })
+
+/** @internal */
+export const makeMemoryBackend = (): SessionStore.Backend => {
+  const sessions = new Map<string, MemorySession>()
+  /** unfinished runs as JSON text, by run id */
+  const active = new Map<string, string>()
+
+  const recordOf = (runId: string): SessionStore.RunRecord | undefined => {
+    for (const session of sessions.values()) {
+      for (const json of session.runs) {
+        const record = parse<SessionStore.RunRecord>(json)
+        if (record.runId === runId) return record
+      }
+    }
+    return undefined
+  }
+  const activeRun = (runId: string): SessionStore.ActiveRun | undefined => {
+    const json = active.get(runId)
+    return json === undefined ? undefined : parse<SessionStore.ActiveRun>(json)
+  }
+  const pausedRunOf = (sessionId: string): string | undefined => {
+    for (const json of active.values()) {
+      const run = parse<SessionStore.ActiveRun>(json)
+      if (run.sessionId === sessionId && run.status === "paused") return run.runId
+    }
+    return undefined
+  }
+  /** appends a record, replacing one with the same run id */
+  const append = (session: MemorySession, runId: string, json: string) => {
+    const index = session.runs.findIndex((r) => parse<SessionStore.RunRecord>(r).runId === runId)
+    if (index === -1) session.runs.push(json)
+    else session.runs.splice(index, 1, json)
+  }
+  const lost = (runId: string, description: string) => Effect.fail(new WorkflowError.RunLost({ runId, description }))
+  const checkRunOwner = (runId: string, owner: string) => {
+    const run = activeRun(runId)
+    if (run === undefined) return lost(runId, "the run is no longer unfinished (it was cancelled or finished elsewhere)")
+    if (run.owner !== owner) return lost(runId, `the run is now owned by ${run.owner === "" ? "nobody (paused)" : run.owner}`)
+    return Effect.succeed(run)
+  }
+
+  return {
+    load: (sessionId) =>
+      Effect.suspend(() => {
+        const s = sessions.get(sessionId)
+        if (s === undefined) return Effect.succeed(Option.none())
+        const pausedRunId = pausedRunOf(sessionId)
+        return Effect.map(parseState(sessionId, s.state), (state) =>
+          Option.some({ ...s.info, state, ...(pausedRunId === undefined ? {} : { pausedRunId }) }))
+      }),
+    info: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId)?.info)),
+    commit: (commit) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const state = commit.state === undefined ? undefined : yield* serialise("commit", "state", commit.state)
+        const run = commit.run === undefined ? undefined : yield* serialise("commit", "run record", commit.run)
+        if (commit.ends !== undefined) yield* checkRunOwner(commit.ends.runId, commit.ends.owner)
+        if (state !== undefined) {
+          const paused = pausedRunOf(commit.sessionId)
+          if (paused !== undefined && paused !== commit.ends?.runId) {
+            return yield* new WorkflowError.SessionPaused({ sessionId: commit.sessionId, runId: paused })
+          }
+        }
+        const existing = sessions.get(commit.sessionId)
+        if (existing === undefined) {
+          if (state === undefined) {
+            return yield* new WorkflowError.SessionNotFound({ sessionId: commit.sessionId })
+          }
+          if (commit.expectedVersion !== 0) {
+            return yield* new WorkflowError.SessionConflict({
+              sessionId: commit.sessionId,
+              expectedVersion: commit.expectedVersion,
+              actualVersion: 0
+            })
+          }
+          sessions.set(commit.sessionId, {
+            info: {
+              sessionId: commit.sessionId,
+              workflowName: commit.workflowName,
+              userId: commit.userId,
+              name: undefined,
+              version: 1,
+              createdAt: now,
+              updatedAt: now
+            },
+            state,
+            runs: run === undefined ? [] : [run]
+          })
+          if (commit.ends !== undefined) active.delete(commit.ends.runId)
+          return 1
+        }
+        yield* checkOwner(commit.sessionId, existing.info.userId, commit.userId)
+        if (state !== undefined && existing.info.version !== commit.expectedVersion) {
+          return yield* new WorkflowError.SessionConflict({
+            sessionId: commit.sessionId,
+            expectedVersion: commit.expectedVersion,
+            actualVersion: existing.info.version
+          })
+        }
+        if (state !== undefined) {
+          existing.state = state
+          existing.info = { ...existing.info, version: existing.info.version + 1, updatedAt: now }
+        } else {
+          existing.info = { ...existing.info, updatedAt: now }
+        }
+        if (run !== undefined) append(existing, commit.run!.runId, run)
+        if (commit.ends !== undefined) active.delete(commit.ends.runId)
+        return existing.info.version
+      }),
+    list: (filter) =>
+      Effect.sync(() => ({
+        sessions: Array.from(sessions.values(), (s) => s.info)
+          .filter((info) =>
+            (filter.workflowName === undefined || info.workflowName === filter.workflowName) &&
+            (filter.userId === undefined || info.userId === filter.userId)
+          )
+          .sort(byRecency),
+        broken: []
+      })),
+    remove: (sessionId) =>
+      Effect.sync(() => {
+        for (const [runId, json] of active) {
+          if (parse<SessionStore.ActiveRun>(json).sessionId === sessionId) active.delete(runId)
+        }
+        return sessions.delete(sessionId)
+      }),
+    setName: (sessionId, name) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const s = sessions.get(sessionId)
+        if (s === undefined) return Effect.fail(new WorkflowError.SessionNotFound({ sessionId }))
+        s.info = { ...s.info, name, updatedAt: now }
+        return Effect.void
+      }),
+    runs: (sessionId, options) =>
+      Effect.sync(() => {
+        const all = (sessions.get(sessionId)?.runs ?? []).map((json) => parse<SessionStore.RunRecord>(json))
+        const runs = options.status === undefined ? all : all.filter((run) => run.status === options.status)
+        return options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
+      }),
+    startRun: (run) =>
+      Effect.gen(function*() {
+        const json = yield* serialise("startRun", "run", run)
+        const unfinished = activeRun(run.runId)
+        if (unfinished !== undefined) return Option.some({ _tag: "Active" as const, run: unfinished })
+        const record = recordOf(run.runId)
+        if (record !== undefined && record.status === "completed") {
+          return Option.some({ _tag: "Recorded" as const, record })
+        }
+        active.set(run.runId, json)
+        return Option.none()
+      }),
+    getRun: (runId) =>
+      Effect.sync(() => {
+        const run = activeRun(runId)
+        if (run !== undefined) return Option.some({ _tag: "Active" as const, run })
+        const record = recordOf(runId)
+        return record === undefined ? Option.none() : Option.some({ _tag: "Recorded" as const, record })
+      }),
+    updateRun: (runId, owner, update) =>
+      Effect.gen(function*() {
+        const run = yield* checkRunOwner(runId, owner)
+        const now = yield* Clock.currentTimeMillis
+        const { pause, ...rest } = update
+        const next: SessionStore.ActiveRun = Object.fromEntries(
+          Object.entries({ ...run, ...rest, pause: pause === null ? undefined : pause ?? run.pause, updatedAt: now })
+            .filter(([, value]) => value !== undefined)
+        ) as SessionStore.ActiveRun
+        active.set(runId, yield* serialise("updateRun", "run", next))
+      }),
+    claimRun: (runId, claim) =>
+      Effect.gen(function*() {
+        const run = activeRun(runId)
+        if (run === undefined) {
+          return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+        }
+        if (run.status === "running" && run.leaseExpiresAt >= claim.now) {
+          return yield* new WorkflowError.RunInProgress({
+            runId,
+            sessionId: run.sessionId,
+            owner: run.owner,
+            leaseExpiresAt: run.leaseExpiresAt
+          })
+        }
+        const next: SessionStore.ActiveRun = {
+          ...run,
+          status: "running",
+          owner: claim.owner,
+          leaseExpiresAt: claim.leaseExpiresAt,
+          updatedAt: claim.now
+        }
+        active.set(runId, yield* serialise("claimRun", "run", next))
+        return next
+      }),
+    activeRuns: (filter) =>
+      Effect.sync(() =>
+        Array.from(active.values(), (json) => parse<SessionStore.ActiveRun>(json))
+          .filter((run) =>
+            (filter.sessionId === undefined || run.sessionId === filter.sessionId) &&
+            (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
+            (filter.status === undefined || run.status === filter.status)
+          )
+          .sort((a, b) => a.startedAt - b.startedAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
+      ),
+    endRun: (runId, record, owner) =>
+      Effect.gen(function*() {
+        const run = activeRun(runId)
+        if (run === undefined) {
+          return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+        }
+        if (owner !== undefined) yield* checkRunOwner(runId, owner)
+        const json = yield* serialise("endRun", "run record", record)
+        const now = yield* Clock.currentTimeMillis
+        let session = sessions.get(run.sessionId)
+        if (session === undefined) {
+          session = {
+            info: {
+              sessionId: run.sessionId,
+              workflowName: run.workflowName,
+              userId: run.userId,
+              name: undefined,
+              version: 1,
+              createdAt: now,
+              updatedAt: now
+            },
+            state: yield* serialise("endRun", "state", run.initialState ?? {}),
+            runs: []
+          }
+          sessions.set(run.sessionId, session)
+        } else {
+          session.info = { ...session.info, updatedAt: now }
+        }
+        append(session, runId, json)
+        active.delete(runId)
+      })
+  }
+}
