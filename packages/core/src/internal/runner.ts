@@ -269,8 +269,11 @@ const attempt = (
       const stored = loaded.right
       // another user's session is never written to, not even a run record
       if (Option.isSome(stored)) yield* SessionStore.checkOwner(sessionId, stored.value.userId, userId)
-      // a session with a paused run takes no other run
-      const paused = Option.isSome(stored) ? stored.value.pausedRunId : undefined
+      // a session with a paused run takes no other run (a new session's paused
+      // run is not on a session row yet: ask for it)
+      const paused = Option.isSome(stored)
+        ? stored.value.pausedRunId
+        : (yield* restore(store.activeRuns({ sessionId, status: "paused" })))[0]?.runId
       if (paused !== undefined && paused !== runId) {
         return yield* new WorkflowError.SessionPaused({ sessionId, runId: paused })
       }
