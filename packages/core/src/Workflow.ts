@@ -15,10 +15,10 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as events from "./internal/events.js"
 import type * as stepInternal from "./internal/step.js"
 import * as internal from "./internal/workflow.js"
 import * as SessionNamer from "./SessionNamer.js"
@@ -298,16 +298,8 @@ export const stream = <W extends Any>(
   input: Input<W>,
   options?: RunOptions<StateEncoded<W>>
 ): Stream.Stream<WorkflowEvent.WorkflowEvent, Error<W> | RunError, Context<W> | SessionStore.SessionStore> =>
-  Stream.unwrapScoped(
-    Effect.gen(function*() {
-      const mailbox = yield* Mailbox.make<WorkflowEvent.WorkflowEvent, Error<W> | RunError>()
-      yield* internal.run(self, input, options as RunOptions<unknown> | undefined, (event) =>
-        Effect.asVoid(mailbox.offer(event))).pipe(
-          Mailbox.into(mailbox),
-          Effect.forkScoped
-        )
-      return Mailbox.toStream(mailbox)
-    })
+  events.toStream((offer: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) =>
+    internal.run(self, input, options as RunOptions<unknown> | undefined, offer)
   )
 
 // -----------------------------------------------------------------------------

@@ -2,12 +2,12 @@
  * Scenario 7 — naming a session after its first run (agno's
  * `rename_session`): a research → writing sequence runs once, then
  * `Workflow.setSessionName(wf, id, { autogenerate: true })` asks the model
- * (through `Agent.layerSessionNamer`) for a short title, which is stored with
+ * (through `SessionNamer.layerLanguageModel`) for a short title, which is stored with
  * the session and read back.
  *
  * @since 0.1.0
  */
-import { Agent, Step, Steps, TestModel, Workflow } from "@sessionflow/core"
+import { Agent, SessionNamer, Step, Steps, TestModel, Workflow } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -143,7 +143,7 @@ export const main = (options: Scenario.Options = {}): Effect.Effect<void, unknow
       yield* Output.say()
       yield* Output.say(`New session name: ${Option.getOrElse(name, () => "(none)")}`)
     }).pipe(
-      Effect.provide(Layer.mergeAll(Agent.layerSessionNamer(), Scenario.storeLayer(options, db)).pipe(Layer.provideMerge(model)))
+      Effect.provide(Layer.mergeAll(SessionNamer.layerLanguageModel(), Scenario.storeLayer(options, db)).pipe(Layer.provideMerge(model)))
     )
     yield* Output.note(`The name is stored with session ${sessionId}; read it back from another process with:`)
     yield* Output.note(`  npm start -- sessions show --db ${db} ${sessionId}`)

@@ -6,12 +6,11 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
-import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
 import type { StepInput } from "../StepInput.js"
 import * as StepOutput from "../StepOutput.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
-import { errorText } from "./agent.js"
+import { causeMessage } from "./format.js"
 
 /** @internal */
 export const TypeId: unique symbol = Symbol.for("@sessionflow/core/Step")
@@ -212,33 +211,6 @@ export const nestedExecContext = (ctx: ExecContext): ExecContext => ({
   completed: ctx.completed,
   events: ctx.events
 })
-
-/**
- * A readable message for a cause: the error's tag and message (`Tag: message`)
- * for tagged errors, the message for other errors.
- *
- * @internal
- */
-export const causeMessage = (cause: Cause.Cause<unknown>): string => {
-  if (Cause.isInterruptedOnly(cause)) return "interrupted"
-  const failure = Cause.failureOption(cause)
-  return errorMessage(failure._tag === "Some" ? failure.value : Cause.squash(cause))
-}
-
-/**
- * A readable message for an error value: `Tag: text` for tagged errors,
- * where the text is the error's own message, or `module.method: description`
- * for errors whose message is only a field dump (see `errorText`).
- *
- * @internal
- */
-export const errorMessage = (error: unknown): string => {
-  const text = errorText(error)
-  const tag = Predicate.hasProperty(error, "_tag") ? error._tag : undefined
-  return typeof tag === "string" && tag.length > 0 && !text.startsWith(`${tag}:`) && !text.startsWith(tag + " ")
-    ? `${tag}: ${text}`
-    : text
-}
 
 const toOutput = (name: string, value: unknown): StepOutput.StepOutput =>
   StepOutput.isStepOutput(value)

@@ -22,7 +22,9 @@ import type { StepInput } from "../StepInput.js"
 import type * as StepOutput from "../StepOutput.js"
 import * as WorkflowError from "../WorkflowError.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
+import * as events from "./events.js"
 import * as executors from "./executors.js"
+import * as formatting from "./format.js"
 import { deepCopy, deepMerge, isPlainObject, jsonProblem } from "./json.js"
 import * as step from "./step.js"
 
@@ -395,7 +397,7 @@ const runAttempt = (
             ...owner,
             status: Cause.isInterruptedOnly(cause) ? "cancelled" : "error",
             input: storedInput,
-            error: step.causeMessage(cause),
+            error: formatting.causeMessage(cause),
             startedAt,
             completedAt: yield* Clock.currentTimeMillis
           }
@@ -538,7 +540,7 @@ const recordConflict = (self: Any, input: unknown, ids: Ids, error: WorkflowErro
         ...(ids.userId === undefined ? {} : { userId: ids.userId }),
         status: "error",
         input: jsonValue(input),
-        error: step.errorMessage(error),
+        error: formatting.errorMessage(error),
         startedAt: now,
         completedAt: now
       }
@@ -568,13 +570,6 @@ export const run = <W extends Any>(
     const userId = options?.userId ?? self.userId
     const runId = crypto.randomUUID()
     const ids = { runId, sessionId, userId }
-    let seq = 0
-    const emitter: WorkflowEvent.Emitter = sink === undefined ? WorkflowEvent.noopEmitter : {
-      enabled: true,
-      emit: (payload, path) =>
-        Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
-          sink({ ...payload, runId, sessionId, seq: seq++, path, timestamp } as WorkflowEvent.WorkflowEvent))
-    }
     const retries = options?.retryOnConflict === true
       ? 100
       : typeof options?.retryOnConflict === "number"
@@ -599,15 +594,12 @@ export const run = <W extends Any>(
             ? Effect.void
             : Cause.isInterruptedOnly(exit.cause)
             ? WorkflowEvent.emit({ _tag: "RunCancelled" })
-            : WorkflowEvent.emit({ _tag: "RunFailed", error: step.causeMessage(exit.cause) })
+            : WorkflowEvent.emit({ _tag: "RunFailed", error: formatting.causeMessage(exit.cause) })
         )
       )
       yield* WorkflowEvent.emit({ _tag: "RunCompleted", content: output.content })
       return output
-    }).pipe(
-      Effect.locally(WorkflowEvent.currentEmitter, emitter),
-      Effect.locally(WorkflowEvent.currentPath, [])
-    ) as Effect.Effect<
+    }).pipe(events.emitTo(ids, sink)) as Effect.Effect<
       RunOutput<Output<W>, SessionState.Type<StateOf<W>>>,
       Error<W> | WorkflowError.RunError,
       Context<W> | SessionStore.SessionStore
