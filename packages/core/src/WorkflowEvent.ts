@@ -80,8 +80,17 @@ export type StateChange = typeof StateChange.Type
 const event = <const Tag extends string, const Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) =>
   Schema.TaggedStruct(tag, { ...base, ...fields })
 
+// fields several events share
+const node = { stepName: Schema.String, kind: StepKind }
+const iteration = { stepName: Schema.String, iteration: Schema.Number }
+const toolCall = { toolCallId: Schema.String, toolName: Schema.String }
+
 /** @since 0.1.0 @category events */
-export const RunStarted = event("RunStarted", { workflowName: Schema.String, userId: Schema.optional(Schema.String), input: Schema.Unknown })
+export const RunStarted = event("RunStarted", {
+  workflowName: Schema.String,
+  userId: Schema.optional(Schema.String),
+  input: Schema.Unknown
+})
 /** @since 0.1.0 @category events */
 export type RunStarted = typeof RunStarted.Type
 
@@ -101,22 +110,17 @@ export const RunCancelled = event("RunCancelled", {})
 export type RunCancelled = typeof RunCancelled.Type
 
 /** @since 0.1.0 @category events */
-export const StepStarted = event("StepStarted", { stepName: Schema.String, kind: StepKind })
+export const StepStarted = event("StepStarted", node)
 /** @since 0.1.0 @category events */
 export type StepStarted = typeof StepStarted.Type
 
 /** @since 0.1.0 @category events */
-export const StepCompleted = event("StepCompleted", {
-  stepName: Schema.String,
-  kind: StepKind,
-  content: Schema.Unknown,
-  success: Schema.Boolean
-})
+export const StepCompleted = event("StepCompleted", { ...node, content: Schema.Unknown, success: Schema.Boolean })
 /** @since 0.1.0 @category events */
 export type StepCompleted = typeof StepCompleted.Type
 
 /** @since 0.1.0 @category events */
-export const StepFailed = event("StepFailed", { stepName: Schema.String, kind: StepKind, error: Schema.String })
+export const StepFailed = event("StepFailed", { ...node, error: Schema.String })
 /** @since 0.1.0 @category events */
 export type StepFailed = typeof StepFailed.Type
 
@@ -135,7 +139,7 @@ export const RouterSelected = event("RouterSelected", { stepName: Schema.String,
 export type RouterSelected = typeof RouterSelected.Type
 
 /** @since 0.1.0 @category events */
-export const LoopIterationStarted = event("LoopIterationStarted", { stepName: Schema.String, iteration: Schema.Number })
+export const LoopIterationStarted = event("LoopIterationStarted", iteration)
 /** @since 0.1.0 @category events */
 export type LoopIterationStarted = typeof LoopIterationStarted.Type
 
@@ -145,12 +149,7 @@ export type LoopIterationStarted = typeof LoopIterationStarted.Type
  * @since 0.1.0
  * @category events
  */
-export const LoopIterationCompleted = event("LoopIterationCompleted", {
-  stepName: Schema.String,
-  iteration: Schema.Number,
-  done: Schema.Boolean,
-  exhausted: Schema.Boolean
-})
+export const LoopIterationCompleted = event("LoopIterationCompleted", { ...iteration, done: Schema.Boolean, exhausted: Schema.Boolean })
 /** @since 0.1.0 @category events */
 export type LoopIterationCompleted = typeof LoopIterationCompleted.Type
 
@@ -185,21 +184,12 @@ export const TextDelta = event("TextDelta", { delta: Schema.String })
 export type TextDelta = typeof TextDelta.Type
 
 /** @since 0.1.0 @category events */
-export const ToolCallStarted = event("ToolCallStarted", {
-  toolCallId: Schema.String,
-  toolName: Schema.String,
-  arguments: Schema.Unknown
-})
+export const ToolCallStarted = event("ToolCallStarted", { ...toolCall, arguments: Schema.Unknown })
 /** @since 0.1.0 @category events */
 export type ToolCallStarted = typeof ToolCallStarted.Type
 
 /** @since 0.1.0 @category events */
-export const ToolCallCompleted = event("ToolCallCompleted", {
-  toolCallId: Schema.String,
-  toolName: Schema.String,
-  result: Schema.Unknown,
-  isError: Schema.Boolean
-})
+export const ToolCallCompleted = event("ToolCallCompleted", { ...toolCall, result: Schema.Unknown, isError: Schema.Boolean })
 /** @since 0.1.0 @category events */
 export type ToolCallCompleted = typeof ToolCallCompleted.Type
 
