@@ -31,10 +31,7 @@ export class Greeting extends SessionState.Tag("@sessionflow/examples/Greeting")
 
 // -- agents ------------------------------------------------------------------
 
-export const greeter = Agent.make({
-  name: "Greeter",
-  instructions: "Greet the user warmly and introduce yourself."
-})
+export const greeter = Agent.make({ name: "Greeter", instructions: "Greet the user warmly and introduce yourself." })
 
 export const contextualAssistant = Agent.make({
   name: "Contextual Assistant",

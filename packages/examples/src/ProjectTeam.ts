@@ -36,23 +36,33 @@ export class Project extends SessionState.Tag("@sessionflow/examples/Project")<P
 
 // -- tools -------------------------------------------------------------------
 
-const tool = <const N extends string, P extends Schema.Struct.Fields>(name: N, description: string, parameters: P) =>
-  Tool.make(name, { description, parameters, success: Schema.String, dependencies: [Project] })
-
-export const AddStep = tool("add_step", "Add a project step with an assignee and a priority (low, medium, high).", {
-  step_name: Schema.String,
-  assignee: Schema.String,
-  priority: Schema.optional(Schema.String.annotations({ description: "low, medium or high (default medium)" }))
+export const AddStep = Tool.make("add_step", {
+  description: "Add a project step with an assignee and a priority (low, medium, high).",
+  parameters: {
+    step_name: Schema.String,
+    assignee: Schema.String,
+    priority: Schema.optional(Schema.String.annotations({ description: "low, medium or high (default medium)" }))
+  },
+  success: Schema.String,
+  dependencies: [Project]
 })
-export const DeleteStep = tool("delete_step", "Delete a project step by its exact name.", { step_name: Schema.String })
-export const UpdateStepStatus = tool(
-  "update_step_status",
-  "Change a step's status (pending, in_progress, completed, blocked, cancelled), with optional notes.",
-  { step_name: Schema.String, new_status: Schema.String, notes: Schema.optional(Schema.String) }
-)
-export const AssignStep = tool("assign_step", "Reassign a step to someone else.", {
-  step_name: Schema.String,
-  new_assignee: Schema.String
+export const DeleteStep = Tool.make("delete_step", {
+  description: "Delete a project step by its exact name.",
+  parameters: { step_name: Schema.String },
+  success: Schema.String,
+  dependencies: [Project]
+})
+export const UpdateStepStatus = Tool.make("update_step_status", {
+  description: "Change a step's status (pending, in_progress, completed, blocked, cancelled), with optional notes.",
+  parameters: { step_name: Schema.String, new_status: Schema.String, notes: Schema.optional(Schema.String) },
+  success: Schema.String,
+  dependencies: [Project]
+})
+export const AssignStep = Tool.make("assign_step", {
+  description: "Reassign a step to someone else.",
+  parameters: { step_name: Schema.String, new_assignee: Schema.String },
+  success: Schema.String,
+  dependencies: [Project]
 })
 export const ProjectTools = Toolkit.make(AddStep, DeleteStep, UpdateStepStatus, AssignStep)
 

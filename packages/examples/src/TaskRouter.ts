@@ -71,6 +71,11 @@ export const renderTasks = (tasks: ReadonlyArray<Task>, statusFilter: string = "
   return `Task list (${statusFilter}):\n${sorted.map((t) => `- [${t.status.toUpperCase()}] ${t.name} (Priority: ${t.priority})`).join("\n")}`
 }
 
+const updateTask = (s: typeof TaskList.schema.Type, found: Task, changes: Partial<Task>) => ({
+  ...s,
+  task_list: s.task_list.map((t) => (t === found ? { ...t, ...changes } : t))
+})
+
 export const TaskToolsLive = TaskTools.toLayer({
   add_task: ({ priority = "medium", task }) =>
     TaskList.modify((s) =>
@@ -86,10 +91,7 @@ export const TaskToolsLive = TaskTools.toLayer({
       if (s.task_list.length === 0) return [`Task list is empty. Cannot complete '${task_name}'.`, s]
       const found = s.task_list.find((t) => same(t.name, task_name))
       if (found === undefined) return [`Task '${task_name}' not found in the task list.`, s]
-      return [
-        `Marked task '${found.name}' as completed.`,
-        { ...s, task_list: s.task_list.map((t) => (t === found ? { ...t, status: "completed" } : t)) }
-      ]
+      return [`Marked task '${found.name}' as completed.`, updateTask(s, found, { status: "completed" })]
     }),
   set_task_priority: ({ priority, task_name }) =>
     TaskList.modify((s) => {
@@ -99,22 +101,14 @@ export const TaskToolsLive = TaskTools.toLayer({
       }
       const found = s.task_list.find((t) => same(t.name, task_name))
       if (found === undefined) return [`Task '${task_name}' not found in the task list.`, s]
-      return [
-        `Updated task '${found.name}' priority from ${found.priority} to ${priority}.`,
-        {
-          ...s,
-          task_list: s.task_list.map((t) => (t === found ? { ...t, priority: priority.toLowerCase() } : t))
-        }
-      ]
+      const updated = updateTask(s, found, { priority: priority.toLowerCase() })
+      return [`Updated task '${found.name}' priority from ${found.priority} to ${priority}.`, updated]
     }),
   list_tasks: ({ status_filter = "all" }) => Effect.map(TaskList.get, (s) => renderTasks(s.task_list, status_filter)),
   clear_completed_tasks: () =>
     TaskList.modify((s) => {
-      const kept = s.task_list.filter((t) => t.status !== "completed")
-      return [
-        `Removed ${s.task_list.length - kept.length} completed tasks from the list.`,
-        { ...s, task_list: kept }
-      ]
+      const task_list = s.task_list.filter((t) => t.status !== "completed")
+      return [`Removed ${s.task_list.length - task_list.length} completed tasks from the list.`, { ...s, task_list }]
     })
 })
 

@@ -437,7 +437,7 @@ const publishDelta = (part: ResponsePart): Effect.Effect<void> =>
  */
 const unknownToolParts = (error: AiError.AiError, tools: Tools): ReadonlyArray<ResponsePart> | undefined => {
   if (error._tag !== "MalformedOutput" || !ParseResult.isParseError(error.cause)) return undefined
-  const actual: unknown = (error.cause.issue as { readonly actual?: unknown }).actual
+  const actual: unknown = error.cause.issue.actual
   // what the provider produced: its encoded response parts
   const parts = (Array.isArray(actual) ? actual : Chunk.isChunk(actual) ? Chunk.toReadonlyArray(actual) : undefined) as
     | ReadonlyArray<Response.AllPartsEncoded>
@@ -576,7 +576,7 @@ const isReplyFailure = (error: AiError.AiError): error is AiError.MalformedOutpu
 /** The text of a reply that failed to decode (the parse error's `actual`). */
 const replyText = (error: AiError.MalformedOutput): string | undefined => {
   if (!ParseResult.isParseError(error.cause)) return undefined
-  const actual: unknown = (error.cause.issue as { readonly actual?: unknown }).actual
+  const actual: unknown = error.cause.issue.actual
   return typeof actual === "string" ? actual : undefined
 }
 
