@@ -1,5 +1,5 @@
 import { LanguageModel, Tool, Toolkit } from "@effect/ai"
-import { Agent, SessionState, SessionStore, Step, TestModel, Workflow, WorkflowEvent } from "@sessionflow/core"
+import { Agent, SessionNamer, SessionState, SessionStore, Step, TestModel, Workflow, WorkflowEvent } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
 
@@ -384,7 +384,7 @@ describe("Agent", () => {
       expect(request!.lastUserMessage).toContain("An article about renewables.")
       expect(request!.lastUserMessage).toContain("Automated article creation from research to writing")
     }).pipe(
-      Effect.provide(Agent.layerSessionNamer()),
+      Effect.provide(SessionNamer.layerLanguageModel()),
       Effect.provide(Layer.merge(
         SessionStore.layerMemory,
         TestModel.layer([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Agent, SessionStore, TestModel, Workflow } from "@sessionflow/core"
+import { SessionNamer, SessionStore, TestModel, Workflow } from "@sessionflow/core"
 import { SessionNaming } from "@sessionflow/examples"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Effect, Layer, Option } from "effect"
@@ -18,7 +18,7 @@ describe("SessionNaming (rename_session)", () => {
       // the namer was asked with the session's first input
       const namer = (yield* TestModel.requests).find((r) => r.agent === undefined)!
       expect(namer.lastUserMessage).toContain(`First input:\n${input}`)
-    }).pipe(Effect.provide(Layer.mergeAll(Agent.layerSessionNamer(), SessionStore.layerMemory).pipe(Layer.provideMerge(offlineModel)))))
+    }).pipe(Effect.provide(Layer.mergeAll(SessionNamer.layerLanguageModel(), SessionStore.layerMemory).pipe(Layer.provideMerge(offlineModel)))))
 
   it.scoped("a new process reads back the name the CLI run stored", () =>
     Effect.gen(function*() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore, Workflow } from "@sessionflow/core"
-import { ShoppingList } from "@sessionflow/examples"
+import { Cli, ShoppingList } from "@sessionflow/examples"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { captured, tempDb, withState } from "./utils.js"
@@ -71,7 +71,7 @@ describe("ShoppingList (state_with_agent)", () => {
   it.scoped("main announces offline mode first, prints each run and the state after it, and persists to SQLite", () =>
     Effect.gen(function*() {
       const db = yield* tempDb()
-      const { stdout } = yield* captured(ShoppingList.main({ db, guided: true })).pipe(
+      const { stdout } = yield* captured(ShoppingList.main({ db, guide: Cli.demoGuide })).pipe(
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map()))
       )
       const lines = stdout.split("\n")

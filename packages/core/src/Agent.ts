@@ -27,48 +27,35 @@
  *
  * @since 0.1.0
  */
-import * as AiError from "@effect/ai/AiError"
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import * as Prompt from "@effect/ai/Prompt"
+import type * as AiError from "@effect/ai/AiError"
+import type * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as Prompt from "@effect/ai/Prompt"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import * as EffectContext from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
-import * as Option from "effect/Option"
-import { type Pipeable, pipeArguments } from "effect/Pipeable"
+import type * as FiberRef from "effect/FiberRef"
+import type * as Layer from "effect/Layer"
+import type { Pipeable } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
-import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
+import type * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import type { Covariant } from "effect/Types"
 import * as internal from "./internal/agent.js"
-import * as RunContext from "./RunContext.js"
-import * as SessionNamer from "./SessionNamer.js"
-import { contentText } from "./StepOutput.js"
+import * as events from "./internal/events.js"
 import type { SessionStoreError } from "./WorkflowError.js"
-import * as WorkflowEvent from "./WorkflowEvent.js"
+import type * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
  * @since 0.1.0
  * @category type ids
  */
-export const TypeId: unique symbol = Symbol.for("@sessionflow/core/Agent")
+export const TypeId: typeof internal.TypeId = internal.TypeId
 
 /**
  * @since 0.1.0
  * @category type ids
  */
-export type TypeId = typeof TypeId
-
-/**
- * The key of an agent's built-in tools (a team leader's delegate tool).
- *
- * @since 0.1.0
- * @category type ids
- */
-export const BuiltinToolsId: unique symbol = Symbol.for("@sessionflow/core/Agent/BuiltinTools")
+export type TypeId = internal.TypeId
 
 /**
  * An agent whose output is `A` (text, or the decoded structured output), whose
@@ -97,8 +84,6 @@ export interface Agent<out A, out E = never, out R = never> extends Pipeable {
   readonly history: HistoryOptions | undefined
   /** the agent's own model, used instead of the `LanguageModel` in context */
   readonly model: Layer.Layer<LanguageModel.LanguageModel, unknown, unknown> | undefined
-  /** @internal */
-  readonly [BuiltinToolsId]: ReadonlyArray<internal.ToolEntry>
 }
 
 /**
@@ -137,13 +122,13 @@ export type Context<T> = T extends Agent<infer _A, infer _E, infer R> ? R : neve
  * @since 0.1.0
  * @category type ids
  */
-export const ErrorTypeId: unique symbol = Symbol.for("@sessionflow/core/Agent/AgentError")
+export const ErrorTypeId: typeof internal.ErrorTypeId = internal.ErrorTypeId
 
 /**
  * @since 0.1.0
  * @category type ids
  */
-export type ErrorTypeId = typeof ErrorTypeId
+export type ErrorTypeId = internal.ErrorTypeId
 
 /**
  * The model still asked for tools after `maxTurns` turns. The tool calls of
@@ -152,19 +137,13 @@ export type ErrorTypeId = typeof ErrorTypeId
  * @since 0.1.0
  * @category errors
  */
-export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>("@sessionflow/core/Agent/MaxTurnsExceeded")(
-  "MaxTurnsExceeded",
-  { agent: Schema.String, maxTurns: Schema.Number }
-) {
-  /** @since 0.1.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-  /** @since 0.1.0 */
-  override get message(): string {
-    return `Agent '${this.agent}' exceeded its limit of ${this.maxTurns} model turn${
-      this.maxTurns === 1 ? "" : "s"
-    } and still asked for tools`
-  }
-}
+export const MaxTurnsExceeded: typeof internal.MaxTurnsExceeded = internal.MaxTurnsExceeded
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type MaxTurnsExceeded = internal.MaxTurnsExceeded
 
 /**
  * The model's structured output did not decode with the agent's
@@ -173,26 +152,13 @@ export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>("@ses
  * @since 0.1.0
  * @category errors
  */
-export class StructuredOutputError
-  extends Schema.TaggedError<StructuredOutputError>("@sessionflow/core/Agent/StructuredOutputError")(
-    "StructuredOutputError",
-    {
-      agent: Schema.String,
-      /** the decode error of the last reply */
-      description: Schema.String,
-      /** the last reply's text, if there was one */
-      text: Schema.optional(Schema.String),
-      cause: Schema.optional(Schema.Defect)
-    }
-  )
-{
-  /** @since 0.1.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-  /** @since 0.1.0 */
-  override get message(): string {
-    return `Agent '${this.agent}' did not produce a valid structured output after one repair attempt: ${this.description}`
-  }
-}
+export const StructuredOutputError: typeof internal.StructuredOutputError = internal.StructuredOutputError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type StructuredOutputError = internal.StructuredOutputError
 
 /**
  * The errors of the agent loop itself (besides the model's `AiError`).
@@ -286,53 +252,6 @@ export type MakeContext<O> =
   | (O extends { readonly outputSchema: Schema.Schema<infer _A, infer _I, infer R> } ? R : never)
   | (O extends { readonly model: Layer.Layer<infer _ROut, infer _E, infer RIn> } ? RIn : LanguageModel.LanguageModel)
 
-const Proto = {
-  [TypeId]: { _A: (_: never) => _, _E: (_: never) => _, _R: (_: never) => _ },
-  pipe() {
-    return pipeArguments(this, arguments)
-  },
-  toJSON(this: Any) {
-    return { _id: "Agent", name: this.name }
-  }
-}
-
-/**
- * Builds an agent (with built-in tools, for teams).
- *
- * @internal
- */
-export const unsafeMake = (options: MakeOptions, builtinTools: ReadonlyArray<internal.ToolEntry>): Any => {
-  const maxTurns = options.maxTurns ?? 10
-  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
-    throw new RangeError(`Agent '${options.name}': maxTurns must be a positive integer, got ${maxTurns}`)
-  }
-  const names = new Set(Object.keys(options.tools?.tools ?? {}))
-  for (const entry of builtinTools) {
-    if (names.has(entry.tool.name)) {
-      throw new globalThis.Error(`Agent '${options.name}': the tool name '${entry.tool.name}' is reserved`)
-    }
-  }
-  const agent = Object.create(Proto)
-  agent.name = options.name
-  agent.description = options.description
-  agent.instructions = options.instructions === undefined
-    ? []
-    : typeof options.instructions === "string"
-    ? [options.instructions]
-    : [...options.instructions]
-  agent.toolkit = options.tools
-  agent.outputSchema = options.outputSchema
-  agent.maxTurns = maxTurns
-  const lastRuns = options.history?.lastRuns
-  if (lastRuns !== undefined && (!Number.isInteger(lastRuns) || lastRuns < 0)) {
-    throw new RangeError(`Agent '${options.name}': history.lastRuns must be a non-negative integer, got ${lastRuns}`)
-  }
-  agent.history = options.history
-  agent.model = options.model
-  agent[BuiltinToolsId] = builtinTools
-  return agent
-}
-
 /**
  * Makes an agent.
  *
@@ -350,7 +269,9 @@ export const unsafeMake = (options: MakeOptions, builtinTools: ReadonlyArray<int
  */
 export const make = <const O extends MakeOptions>(
   options: O
-): Agent<MakeOutput<O>, MakeError<O>, MakeContext<O>> => unsafeMake(options, []) as any
+): Agent<MakeOutput<O>, MakeError<O>, MakeContext<O>> =>
+  // the types say what the options give: output, errors and requirements
+  internal.make(options) as Agent<MakeOutput<O>, MakeError<O>, MakeContext<O>>
 
 /**
  * The result of a run of an agent.
@@ -378,214 +299,6 @@ export interface RunOptions {
   readonly additionalContext?: string | undefined
 }
 
-type RequestToolkit = {
-  readonly tools: Record<string, Tool.Any>
-  readonly handle: (name: string, params: unknown) => Effect.Effect<never>
-}
-
-type LooseModel = {
-  readonly generateText: (options: object) => Effect.Effect<LanguageModel.GenerateTextResponse<any>, unknown>
-  readonly streamText: (options: object) => Stream.Stream<unknown, unknown>
-  readonly generateObject: (options: object) => Effect.Effect<LanguageModel.GenerateObjectResponse<any, unknown>, unknown, unknown>
-}
-
-/** The session's earlier exchanges, when the agent runs inside a workflow run. */
-const conversation = (history: HistoryOptions) =>
-  Effect.flatMap(Effect.serviceOption(RunContext.RunContext), (run) =>
-    Option.isNone(run) ? Effect.succeed([]) : run.value.chatHistory({ lastRuns: history.lastRuns }))
-
-const systemPrompt = (self: Any, options: RunOptions | undefined): string => {
-  const parts = self.instructions.length === 0 ? [] : [self.instructions.join("\n")]
-  if (options?.additionalContext !== undefined && options.additionalContext.length > 0) {
-    parts.push(options.additionalContext)
-  }
-  return parts.join("\n\n")
-}
-
-const withModel = <A, E, R>(
-  self: Any,
-  f: (model: LooseModel) => Effect.Effect<A, E, R>
-): Effect.Effect<A, unknown, unknown> =>
-  self.model === undefined
-    ? Effect.flatMap(LanguageModel.LanguageModel, (model) => f(model as unknown as LooseModel))
-    : Effect.scoped(
-      Effect.flatMap(
-        Layer.build(self.model),
-        (context) => f(EffectContext.get(context as EffectContext.Context<LanguageModel.LanguageModel>, LanguageModel.LanguageModel) as unknown as LooseModel)
-      )
-    )
-
-const runLoop = (self: Any, message: unknown, options: RunOptions | undefined): Effect.Effect<Result<unknown>, unknown, unknown> =>
-  withModel(self, (model) =>
-    Effect.gen(function*() {
-      // -- tools ----------------------------------------------------------------
-      const entries = new Map<string, internal.ToolEntry>()
-      if (self.toolkit !== undefined) {
-        const withHandler = yield* (self.toolkit as unknown as Effect.Effect<Toolkit.WithHandler<Record<string, Tool.Any>>>)
-        const handle = withHandler.handle as unknown as (
-          name: string,
-          params: unknown
-        ) => Effect.Effect<{ readonly encodedResult: unknown; readonly isFailure: boolean }, unknown, unknown>
-        for (const tool of Object.values(withHandler.tools)) {
-          entries.set(tool.name, { tool, run: internal.runToolkitTool(handle, tool) })
-        }
-      }
-      for (const entry of self[BuiltinToolsId]) entries.set(entry.tool.name, entry)
-      const known = new Set(entries.keys())
-      const requestToolkit: RequestToolkit | undefined = entries.size === 0 ? undefined : {
-        tools: Object.fromEntries([...entries.values()].map((e) => [e.tool.name, internal.lenientTool(e.tool)])),
-        handle: () => Effect.dieMessage("sessionflow: tool calls are resolved by the agent loop")
-      }
-      const toolOptions = requestToolkit === undefined ? {} : { toolkit: requestToolkit, disableToolCallResolution: true }
-      const streaming = yield* WorkflowEvent.isEnabled
-
-      // -- one model turn -------------------------------------------------------
-      const collectRaw = (collector: internal.TurnCollector, parts: ReadonlyArray<unknown>) =>
-        Effect.forEach(parts, (part) => {
-          const delta = collector.add(part)
-          return delta === undefined ? Effect.void : WorkflowEvent.emit({ _tag: "TextDelta", delta })
-        }, { discard: true })
-
-      const recoverOrFail = (collector: internal.TurnCollector) => (error: unknown) => {
-        const raw = internal.recoverRawParts(error)
-        return raw !== undefined && internal.callsUnknownTool(raw, known)
-          ? collectRaw(collector, raw)
-          : Effect.fail(error)
-      }
-
-      const callText = (prompt: Prompt.Prompt): Effect.Effect<internal.Turn, unknown, unknown> =>
-        Effect.suspend(() => {
-          const collector = new internal.TurnCollector()
-          const request = { prompt, ...toolOptions }
-          const run = streaming
-            ? model.streamText(request).pipe(
-              Stream.runForEach((part) => {
-                const delta = collector.add(part)
-                return delta === undefined ? Effect.void : WorkflowEvent.emit({ _tag: "TextDelta", delta })
-              })
-            )
-            : Effect.flatMap(model.generateText(request), (response) => collectRaw(collector, response.content))
-          return run.pipe(
-            Effect.catchAll(recoverOrFail(collector)),
-            Effect.flatMap(() =>
-              collector.error === undefined ? Effect.succeed(collector.turn) : Effect.fail(
-                new AiError.UnknownError({
-                  module: "Agent",
-                  method: "run",
-                  description: `The model reported an error: ${internal.errorText(collector.error.error)}`,
-                  cause: collector.error.error
-                })
-              )
-            )
-          )
-        })
-
-      // -- one tool call --------------------------------------------------------
-      const executeCall = (call: internal.ToolCall) =>
-        Effect.gen(function*() {
-          yield* WorkflowEvent.emit({
-            _tag: "ToolCallStarted",
-            toolCallId: call.id,
-            toolName: call.name,
-            arguments: call.params
-          })
-          const entry = entries.get(call.name)
-          const outcome = entry === undefined
-            ? internal.unknownToolOutcome(call.name, [...known])
-            : yield* entry.run(call.params)
-          yield* WorkflowEvent.emit({
-            _tag: "ToolCallCompleted",
-            toolCallId: call.id,
-            toolName: call.name,
-            result: outcome.result,
-            isError: outcome.isFailure
-          })
-          return Prompt.makePart("tool-result", {
-            id: call.id,
-            name: call.providerName ?? call.name,
-            isFailure: outcome.isFailure,
-            result: outcome.result,
-            providerExecuted: false
-          })
-        })
-
-      // -- the loop ---------------------------------------------------------------
-      const history = self.history === undefined ? [] : yield* conversation(self.history)
-      const messages = internal.initialMessages(systemPrompt(self, options), history, message)
-      const schema = self.outputSchema as Schema.Schema<unknown, unknown, unknown> | undefined
-      let turns = 0
-      let text = ""
-      if (schema === undefined || entries.size > 0) {
-        while (true) {
-          turns++
-          const turn = yield* callText(Prompt.fromMessages([...messages]))
-          const assistant = internal.assistantMessage(turn)
-          if (assistant !== undefined) messages.push(assistant)
-          text = turn.text
-          const calls = turn.toolCalls.filter((call) => !call.providerExecuted)
-          if (calls.length === 0) break
-          if (turns >= self.maxTurns) {
-            return yield* new MaxTurnsExceeded({ agent: self.name, maxTurns: self.maxTurns })
-          }
-          const results: Array<Prompt.ToolResultPart> = []
-          for (const call of calls) results.push(yield* executeCall(call))
-          messages.push(internal.toolMessage(results))
-        }
-      }
-      if (schema === undefined) {
-        return { content: text, text, prompt: Prompt.fromMessages([...messages]), turns }
-      }
-
-      // -- structured output ------------------------------------------------------
-      if (text.length > 0) {
-        // The tool loop's final reply may already be the JSON value.
-        const direct = yield* Effect.option(Schema.decodeUnknown(Schema.parseJson(schema))(text))
-        if (Option.isSome(direct)) {
-          return { content: direct.value, text, prompt: Prompt.fromMessages([...messages]), turns }
-        }
-      }
-      const name = internal.objectName(schema, self.name)
-      const attempt = Effect.suspend(() => {
-        turns++
-        return model.generateObject({
-          prompt: Prompt.fromMessages([...messages]),
-          schema,
-          ...(name === undefined ? {} : { objectName: name }),
-          ...(requestToolkit === undefined ? {} : { ...toolOptions, toolChoice: "none" })
-        })
-      }).pipe(
-        Effect.map((response) => ({ _tag: "Decoded" as const, value: response.value, text: response.text })),
-        Effect.catchIf(internal.isStructuredReplyFailure, (error) => {
-          const replyText = internal.structuredReplyText(error)
-          return Effect.map(
-            internal.describeStructuredFailure(schema, error, replyText),
-            (problem) => ({ _tag: "Invalid" as const, problem, text: replyText, error })
-          )
-        })
-      )
-      const first = yield* attempt
-      if (first._tag === "Invalid") {
-        if (first.text !== undefined && first.text.length > 0) {
-          messages.push(internal.assistantMessage({ text: first.text, toolCalls: [], providerResults: [] })!)
-        }
-        messages.push(internal.userMessage(internal.repairMessage(first.problem)))
-      }
-      const final = first._tag === "Decoded" ? first : yield* attempt
-      if (final._tag === "Invalid") {
-        return yield* new StructuredOutputError({
-          agent: self.name,
-          description: final.problem,
-          ...(final.text === undefined ? {} : { text: final.text }),
-          cause: final.error
-        })
-      }
-      messages.push(internal.assistantMessage({ text: final.text, toolCalls: [], providerResults: [] })!)
-      return { content: final.value, text: final.text, prompt: Prompt.fromMessages([...messages]), turns }
-    })).pipe(
-      Effect.locally(internal.currentAgent, self.name),
-      Effect.annotateLogs("agent", self.name)
-    )
-
 /**
  * Runs the agent on a message: a string, a `Prompt` (a whole conversation),
  * or any other value (sent as JSON text). Usable inside workflow steps, where
@@ -595,33 +308,24 @@ const runLoop = (self: Any, message: unknown, options: RunOptions | undefined): 
  * @since 0.1.0
  * @category running
  */
-export const run: <A, E, R>(
-  self: Agent<A, E, R>,
-  message: unknown,
-  options?: RunOptions
-) => Effect.Effect<Result<A>, E, R> = Effect.fn("Agent.run")(
-  function*<A, E, R>(self: Agent<A, E, R>, message: unknown, options?: RunOptions) {
-    yield* Effect.annotateCurrentSpan("agent", self.name)
-    return yield* runLoop(self as unknown as Any, message, options)
-  }
-) as any
+export const run = <A, E, R>(self: Agent<A, E, R>, message: unknown, options?: RunOptions): Effect.Effect<Result<A>, E, R> =>
+  // the loop runs any agent; this agent's type says what it produces, fails with and needs
+  runAny(self, message, options) as Effect.Effect<Result<A>, E, R>
+
+const runAny = Effect.fn("Agent.run")(function*(self: Any, message: unknown, options?: RunOptions) {
+  yield* Effect.annotateCurrentSpan("agent", self.name)
+  return yield* internal.run(self, message, options)
+})
 
 /**
- * An event of {@link stream}.
+ * An event of {@link stream}: the agent's text deltas and tool calls (the
+ * payloads of the workflow events of the same tags), then its result.
  *
  * @since 0.1.0
  * @category models
  */
 export type StreamEvent<A> =
-  | { readonly _tag: "TextDelta"; readonly delta: string }
-  | { readonly _tag: "ToolCallStarted"; readonly toolCallId: string; readonly toolName: string; readonly arguments: unknown }
-  | {
-    readonly _tag: "ToolCallCompleted"
-    readonly toolCallId: string
-    readonly toolName: string
-    readonly result: unknown
-    readonly isError: boolean
-  }
+  | WorkflowEvent.PayloadOf<"TextDelta" | "ToolCallStarted" | "ToolCallCompleted">
   | { readonly _tag: "Completed"; readonly result: Result<A> }
 
 /**
@@ -641,45 +345,11 @@ export const stream = <A, E, R>(
   message: unknown,
   options?: RunOptions
 ): Stream.Stream<StreamEvent<A>, E, R> =>
-  Stream.unwrapScoped(
-    Effect.gen(function*() {
-      const mailbox = yield* Mailbox.make<StreamEvent<A>, E>()
-      const outer = yield* FiberRef.get(WorkflowEvent.currentEmitter)
-      const emitter: WorkflowEvent.Emitter = {
-        enabled: true,
-        emit: (payload, path) => {
-          switch (payload._tag) {
-            case "TextDelta":
-              return Effect.asVoid(mailbox.offer({ _tag: "TextDelta", delta: payload.delta }))
-            case "ToolCallStarted":
-              return Effect.asVoid(mailbox.offer({
-                _tag: "ToolCallStarted",
-                toolCallId: payload.toolCallId,
-                toolName: payload.toolName,
-                arguments: payload.arguments
-              }))
-            case "ToolCallCompleted":
-              return Effect.asVoid(mailbox.offer({
-                _tag: "ToolCallCompleted",
-                toolCallId: payload.toolCallId,
-                toolName: payload.toolName,
-                result: payload.result,
-                isError: payload.isError
-              }))
-            default:
-              return outer.enabled ? outer.emit(payload, path) : Effect.void
-          }
-        }
-      }
-      yield* run(self, message, options).pipe(
-        Effect.flatMap((result) => mailbox.offer({ _tag: "Completed", result })),
-        Effect.asVoid,
-        Effect.locally(WorkflowEvent.currentEmitter, emitter),
-        Mailbox.into(mailbox),
-        Effect.forkScoped
-      )
-      return Mailbox.toStream(mailbox)
-    })
+  events.toStream((offer: (event: StreamEvent<A>) => Effect.Effect<void>) =>
+    run(self, message, options).pipe(
+      Effect.flatMap((result) => offer({ _tag: "Completed", result })),
+      events.capture(["TextDelta", "ToolCallStarted", "ToolCallCompleted"], offer)
+    )
   )
 
 /**
@@ -690,60 +360,3 @@ export const stream = <A, E, R>(
  * @category fiber refs
  */
 export const currentAgent: FiberRef.FiberRef<string | undefined> = internal.currentAgent
-
-/**
- * @since 0.1.0
- * @category options
- */
-export interface SessionNamerOptions {
-  /** the most words of a name (default 6) */
-  readonly maxWords?: number | undefined
-  /** replaces the default instructions */
-  readonly instructions?: string | undefined
-}
-
-/**
- * A `SessionNamer` that asks the `LanguageModel` for a short title (at most
- * six words) from the session's first input and output; used by
- * `Workflow.setSessionName(wf, id, { autogenerate: true })`.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerSessionNamer = (
-  options?: SessionNamerOptions
-): Layer.Layer<SessionNamer.SessionNamer, never, LanguageModel.LanguageModel> =>
-  Layer.effect(
-    SessionNamer.SessionNamer,
-    Effect.map(LanguageModel.LanguageModel, (model): SessionNamer.Service => {
-      const maxWords = options?.maxWords ?? 6
-      const instructions = options?.instructions ??
-        `You name conversations. Reply with a short, descriptive title of at most ${maxWords} words for the conversation below: the title only, without quotes or trailing punctuation.`
-      return {
-        name: (request) =>
-          Effect.gen(function*() {
-            const lines = [`Workflow: ${request.workflowName}`]
-            if (request.description !== undefined) lines.push(`Description: ${request.description}`)
-            lines.push("", "First input:", truncate(contentText(request.firstInput), 2000))
-            lines.push("", "First output:", truncate(contentText(request.firstOutput), 2000))
-            const response = yield* model.generateText({
-              prompt: [
-                { role: "system", content: instructions },
-                { role: "user", content: lines.join("\n") }
-              ]
-            })
-            const title = internal.cleanTitle(response.text, maxWords)
-            if (title.length === 0) {
-              return yield* new AiError.MalformedOutput({
-                module: "Agent",
-                method: "layerSessionNamer",
-                description: "The model replied with an empty title"
-              })
-            }
-            return title
-          }).pipe(Effect.withSpan("Agent.layerSessionNamer.name"))
-      }
-    })
-  )
-
-const truncate = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s)

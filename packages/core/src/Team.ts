@@ -24,6 +24,7 @@ import type * as Stream from "effect/Stream"
 import type { Covariant } from "effect/Types"
 import * as Agent from "./Agent.js"
 import * as internal from "./internal/agent.js"
+import { errorText } from "./internal/format.js"
 import { contentText } from "./StepOutput.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
@@ -93,9 +94,19 @@ const Proto = {
   }
 }
 
-const makeDelegateTool = (
-  members: ReadonlyArray<Agent.Any>
-): internal.ToolEntry => {
+/** The members section of the leader's system prompt. */
+const roster = (teamName: string, members: ReadonlyArray<Agent.Any>): string =>
+  [
+    `You lead the team '${teamName}'. Delegate work to a member with the \`${delegateToolName}\` tool (the member's name and the task); the member's reply comes back as the tool result.`,
+    "Members:",
+    ...members.map((member) => {
+      const about = member.description ?? member.instructions.join(" ")
+      return about.length === 0 ? `- ${member.name}` : `- ${member.name}: ${about}`
+    })
+  ].join("\n")
+
+/** The leader's delegate tool: runs a member on a task; the member's reply (or its failure) is the result. */
+const delegateTool = (members: ReadonlyArray<Agent.Any>): internal.ToolEntry => {
   const names = members.map((m) => m.name) as [string, ...Array<string>]
   const tool = Tool.make(delegateToolName, {
     description: "Give a task to one member of the team and get the member's reply.",
@@ -113,33 +124,15 @@ const makeDelegateTool = (
     },
     success: Schema.String
   })
-  const decode = Schema.decodeUnknown(tool.parametersSchema)
-  return {
-    tool,
-    run: (params) =>
-      decode(params).pipe(
-        Effect.matchEffect({
-          onFailure: (error) =>
-            Effect.succeed<internal.ToolOutcome>({
-              isFailure: true,
-              result: `Invalid arguments for tool '${delegateToolName}': ${internal.errorText(error)}`
-            }),
-          onSuccess: ({ member_name, task }) => {
-            const member = members.find((m) => m.name === member_name)!
-            return Agent.run(member, task).pipe(
-              Effect.map((result): internal.ToolOutcome => ({ result: contentText(result.content), isFailure: false })),
-              Effect.catchAll((error) =>
-                Effect.succeed<internal.ToolOutcome>({
-                  isFailure: true,
-                  result: `Member '${member_name}' failed: ${internal.errorText(error)}`
-                })
-              ),
-              WorkflowEvent.withPathSegment(member_name)
-            )
-          }
-        })
-      )
-  }
+  return internal.makeToolEntry(tool, {
+    parameters: tool.parametersSchema,
+    run: ({ member_name, task }) =>
+      Agent.run(members.find((m) => m.name === member_name)!, task).pipe(
+        Effect.map((result) => ({ result: contentText(result.content), isFailure: false })),
+        WorkflowEvent.withPathSegment(member_name)
+      ),
+    failure: (error, { member_name }) => `Member '${member_name}' failed: ${errorText(error)}`
+  })
 }
 
 /**
@@ -167,17 +160,10 @@ export const make = <const O extends MakeOptions>(
     }
     seen.add(member.name)
   }
-  const roster = options.members.length === 0
-    ? undefined
-    : internal.teamRoster(options.name, delegateToolName, options.members)
-  const base = options.instructions === undefined
-    ? []
-    : typeof options.instructions === "string"
-    ? [options.instructions]
-    : [...options.instructions]
-  const leader = Agent.unsafeMake(
-    { ...options, instructions: roster === undefined ? base : [...base, "", roster] },
-    options.members.length === 0 ? [] : [makeDelegateTool(options.members)]
+  const instructions = internal.instructionLines(options.instructions)
+  const leader = options.members.length === 0 ? internal.make(options) : internal.make(
+    { ...options, instructions: [...instructions, "", roster(options.name, options.members)] },
+    [delegateTool(options.members)]
   )
   const team = Object.create(Proto)
   team.name = options.name
@@ -192,15 +178,8 @@ export const make = <const O extends MakeOptions>(
  * @since 0.1.0
  * @category running
  */
-export const run: <A, E, R>(
-  self: Team<A, E, R>,
-  message: unknown,
-  options?: Agent.RunOptions
-) => Effect.Effect<Agent.Result<A>, E, R> = Effect.fn("Team.run")(
-  function*<A, E, R>(self: Team<A, E, R>, message: unknown, options?: Agent.RunOptions) {
-    return yield* Agent.run(self.leader, message, options)
-  }
-) as any
+export const run = <A, E, R>(self: Team<A, E, R>, message: unknown, options?: Agent.RunOptions): Effect.Effect<Agent.Result<A>, E, R> =>
+  Agent.run(self.leader, message, options).pipe(Effect.withSpan("Team.run", { attributes: { team: self.name } }))
 
 /**
  * Runs the team and streams its leader's and members' text deltas and tool

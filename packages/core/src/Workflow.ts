@@ -18,10 +18,10 @@ import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
-import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as events from "./internal/events.js"
 import type * as stepInternal from "./internal/step.js"
 import * as runner from "./internal/runner.js"
 import * as internal from "./internal/workflow.js"
@@ -321,17 +321,11 @@ export const run: <W extends Any>(
 const streamOf = <W extends Any, E>(
   body: (sink: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) => Effect.Effect<unknown, E, Context<W> | SessionStore.SessionStore>
 ): Stream.Stream<WorkflowEvent.WorkflowEvent, Exclude<E, WorkflowError.RunPaused>, Context<W> | SessionStore.SessionStore> =>
-  Stream.unwrapScoped(
-    Effect.gen(function*() {
-      const mailbox = yield* Mailbox.make<WorkflowEvent.WorkflowEvent, E>()
-      yield* body((event) => Effect.asVoid(mailbox.offer(event))).pipe(
-        Effect.catchIf((error) => WorkflowError.isWorkflowError(error) && error._tag === "RunPaused", () => Effect.void),
-        Mailbox.into(mailbox),
-        Effect.forkScoped
-      )
-      // a pause ended the stream above: RunPaused is not among its failures
-      return Mailbox.toStream(mailbox) as Stream.Stream<WorkflowEvent.WorkflowEvent, Exclude<E, WorkflowError.RunPaused>>
-    })
+  events.toStream((offer: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) =>
+    body(offer).pipe(
+      // a pause ends the stream (after its RunPaused event): it is not among the stream's failures
+      Effect.catchIf((error) => WorkflowError.isWorkflowError(error) && error._tag === "RunPaused", () => Effect.void)
+    ) as Effect.Effect<unknown, Exclude<E, WorkflowError.RunPaused>, Context<W> | SessionStore.SessionStore>
   )
 
 /**

@@ -7,7 +7,7 @@
  */
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { errorMessage } from "./internal/step.js"
+import { errorMessage } from "./internal/format.js"
 
 /**
  * @since 0.1.0

@@ -6,10 +6,10 @@
  *
  * @since 0.1.0
  */
-import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
-import { dual } from "effect/Function"
+import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as events from "./internal/events.js"
+import * as formatting from "./internal/format.js"
 
 const base = {
   runId: Schema.String,
@@ -77,9 +77,16 @@ export const StateChange = Schema.Union(
  */
 export type StateChange = typeof StateChange.Type
 
+const event = <const Tag extends string, const Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) =>
+  Schema.TaggedStruct(tag, { ...base, ...fields })
+
+// fields several events share
+const node = { stepName: Schema.String, kind: StepKind }
+const iteration = { stepName: Schema.String, iteration: Schema.Number }
+const toolCall = { toolCallId: Schema.String, toolName: Schema.String }
+
 /** @since 0.1.0 @category events */
-export const RunStarted = Schema.TaggedStruct("RunStarted", {
-  ...base,
+export const RunStarted = event("RunStarted", {
   workflowName: Schema.String,
   userId: Schema.optional(Schema.String),
   input: Schema.Unknown
@@ -88,18 +95,12 @@ export const RunStarted = Schema.TaggedStruct("RunStarted", {
 export type RunStarted = typeof RunStarted.Type
 
 /** @since 0.1.0 @category events */
-export const RunCompleted = Schema.TaggedStruct("RunCompleted", {
-  ...base,
-  content: Schema.Unknown
-})
+export const RunCompleted = event("RunCompleted", { content: Schema.Unknown })
 /** @since 0.1.0 @category events */
 export type RunCompleted = typeof RunCompleted.Type
 
 /** @since 0.1.0 @category events */
-export const RunFailed = Schema.TaggedStruct("RunFailed", {
-  ...base,
-  error: Schema.String
-})
+export const RunFailed = event("RunFailed", { error: Schema.String })
 /** @since 0.1.0 @category events */
 export type RunFailed = typeof RunFailed.Type
 
@@ -112,11 +113,7 @@ export type RunFailed = typeof RunFailed.Type
  * @since 0.1.0
  * @category events
  */
-export const RunPaused = Schema.TaggedStruct("RunPaused", {
-  ...base,
-  stepPath: Schema.Array(Schema.String),
-  payload: Schema.Unknown
-})
+export const RunPaused = event("RunPaused", { stepPath: Schema.Array(Schema.String), payload: Schema.Unknown })
 /** @since 0.1.0 @category events */
 export type RunPaused = typeof RunPaused.Type
 
@@ -127,8 +124,7 @@ export type RunPaused = typeof RunPaused.Type
  * @since 0.1.0
  * @category events
  */
-export const RunResumed = Schema.TaggedStruct("RunResumed", {
-  ...base,
+export const RunResumed = event("RunResumed", {
   workflowName: Schema.String,
   fromStep: Schema.Number,
   reason: Schema.Literal("continued", "resumed")
@@ -137,43 +133,27 @@ export const RunResumed = Schema.TaggedStruct("RunResumed", {
 export type RunResumed = typeof RunResumed.Type
 
 /** @since 0.1.0 @category events */
-export const RunCancelled = Schema.TaggedStruct("RunCancelled", { ...base })
+export const RunCancelled = event("RunCancelled", {})
 /** @since 0.1.0 @category events */
 export type RunCancelled = typeof RunCancelled.Type
 
 /** @since 0.1.0 @category events */
-export const StepStarted = Schema.TaggedStruct("StepStarted", {
-  ...base,
-  stepName: Schema.String,
-  kind: StepKind
-})
+export const StepStarted = event("StepStarted", node)
 /** @since 0.1.0 @category events */
 export type StepStarted = typeof StepStarted.Type
 
 /** @since 0.1.0 @category events */
-export const StepCompleted = Schema.TaggedStruct("StepCompleted", {
-  ...base,
-  stepName: Schema.String,
-  kind: StepKind,
-  content: Schema.Unknown,
-  success: Schema.Boolean
-})
+export const StepCompleted = event("StepCompleted", { ...node, content: Schema.Unknown, success: Schema.Boolean })
 /** @since 0.1.0 @category events */
 export type StepCompleted = typeof StepCompleted.Type
 
 /** @since 0.1.0 @category events */
-export const StepFailed = Schema.TaggedStruct("StepFailed", {
-  ...base,
-  stepName: Schema.String,
-  kind: StepKind,
-  error: Schema.String
-})
+export const StepFailed = event("StepFailed", { ...node, error: Schema.String })
 /** @since 0.1.0 @category events */
 export type StepFailed = typeof StepFailed.Type
 
 /** @since 0.1.0 @category events */
-export const ConditionEvaluated = Schema.TaggedStruct("ConditionEvaluated", {
-  ...base,
+export const ConditionEvaluated = event("ConditionEvaluated", {
   stepName: Schema.String,
   result: Schema.Boolean,
   branch: Schema.Literal("steps", "else", "none")
@@ -182,49 +162,32 @@ export const ConditionEvaluated = Schema.TaggedStruct("ConditionEvaluated", {
 export type ConditionEvaluated = typeof ConditionEvaluated.Type
 
 /** @since 0.1.0 @category events */
-export const RouterSelected = Schema.TaggedStruct("RouterSelected", {
-  ...base,
-  stepName: Schema.String,
-  selected: Schema.Array(Schema.String)
-})
+export const RouterSelected = event("RouterSelected", { stepName: Schema.String, selected: Schema.Array(Schema.String) })
 /** @since 0.1.0 @category events */
 export type RouterSelected = typeof RouterSelected.Type
 
 /** @since 0.1.0 @category events */
-export const LoopIterationStarted = Schema.TaggedStruct("LoopIterationStarted", {
-  ...base,
-  stepName: Schema.String,
-  iteration: Schema.Number
-})
+export const LoopIterationStarted = event("LoopIterationStarted", iteration)
 /** @since 0.1.0 @category events */
 export type LoopIterationStarted = typeof LoopIterationStarted.Type
 
-/** @since 0.1.0 @category events */
-export const LoopIterationCompleted = Schema.TaggedStruct("LoopIterationCompleted", {
-  ...base,
-  stepName: Schema.String,
-  iteration: Schema.Number,
-  done: Schema.Boolean,
-  /** the loop reached `maxIterations` before its end condition held */
-  exhausted: Schema.Boolean
-})
+/**
+ * `exhausted`: the loop reached `maxIterations` before its end condition held.
+ *
+ * @since 0.1.0
+ * @category events
+ */
+export const LoopIterationCompleted = event("LoopIterationCompleted", { ...iteration, done: Schema.Boolean, exhausted: Schema.Boolean })
 /** @since 0.1.0 @category events */
 export type LoopIterationCompleted = typeof LoopIterationCompleted.Type
 
 /** @since 0.1.0 @category events */
-export const ParallelStarted = Schema.TaggedStruct("ParallelStarted", {
-  ...base,
-  stepName: Schema.String,
-  branches: Schema.Array(Schema.String)
-})
+export const ParallelStarted = event("ParallelStarted", { stepName: Schema.String, branches: Schema.Array(Schema.String) })
 /** @since 0.1.0 @category events */
 export type ParallelStarted = typeof ParallelStarted.Type
 
 /** @since 0.1.0 @category events */
-export const ParallelCompleted = Schema.TaggedStruct("ParallelCompleted", {
-  ...base,
-  stepName: Schema.String
-})
+export const ParallelCompleted = event("ParallelCompleted", { stepName: Schema.String })
 /** @since 0.1.0 @category events */
 export type ParallelCompleted = typeof ParallelCompleted.Type
 
@@ -234,10 +197,7 @@ export type ParallelCompleted = typeof ParallelCompleted.Type
  * @since 0.1.0
  * @category events
  */
-export const StateChanged = Schema.TaggedStruct("StateChanged", {
-  ...base,
-  changes: Schema.Array(StateChange)
-})
+export const StateChanged = event("StateChanged", { changes: Schema.Array(StateChange) })
 /** @since 0.1.0 @category events */
 export type StateChanged = typeof StateChanged.Type
 
@@ -247,31 +207,17 @@ export type StateChanged = typeof StateChanged.Type
  * @since 0.1.0
  * @category events
  */
-export const TextDelta = Schema.TaggedStruct("TextDelta", {
-  ...base,
-  delta: Schema.String
-})
+export const TextDelta = event("TextDelta", { delta: Schema.String })
 /** @since 0.1.0 @category events */
 export type TextDelta = typeof TextDelta.Type
 
 /** @since 0.1.0 @category events */
-export const ToolCallStarted = Schema.TaggedStruct("ToolCallStarted", {
-  ...base,
-  toolCallId: Schema.String,
-  toolName: Schema.String,
-  arguments: Schema.Unknown
-})
+export const ToolCallStarted = event("ToolCallStarted", { ...toolCall, arguments: Schema.Unknown })
 /** @since 0.1.0 @category events */
 export type ToolCallStarted = typeof ToolCallStarted.Type
 
 /** @since 0.1.0 @category events */
-export const ToolCallCompleted = Schema.TaggedStruct("ToolCallCompleted", {
-  ...base,
-  toolCallId: Schema.String,
-  toolName: Schema.String,
-  result: Schema.Unknown,
-  isError: Schema.Boolean
-})
+export const ToolCallCompleted = event("ToolCallCompleted", { ...toolCall, result: Schema.Unknown, isError: Schema.Boolean })
 /** @since 0.1.0 @category events */
 export type ToolCallCompleted = typeof ToolCallCompleted.Type
 
@@ -282,10 +228,7 @@ export type ToolCallCompleted = typeof ToolCallCompleted.Type
  * @since 0.1.0
  * @category events
  */
-export const Log = Schema.TaggedStruct("Log", {
-  ...base,
-  message: Schema.String
-})
+export const Log = event("Log", { message: Schema.String })
 /** @since 0.1.0 @category events */
 export type Log = typeof Log.Type
 
@@ -344,41 +287,16 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 export type Payload = DistributiveOmit<WorkflowEvent, "runId" | "sessionId" | "seq" | "path" | "timestamp">
 
 /**
- * Where the events of the current run go. Installed by `Workflow.run` and
- * `Workflow.stream` for the fibers of a run.
+ * The payload of the events with the given tags.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Emitter {
-  /** false when nobody listens (`Workflow.run`): emitters may skip work. */
-  readonly enabled: boolean
-  readonly emit: (payload: Payload, path: ReadonlyArray<string>) => Effect.Effect<void>
-}
+export type PayloadOf<T extends Tag> = Extract<Payload, { readonly _tag: T }>
 
-/**
- * The emitter used outside of any run: drops everything.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const noopEmitter: Emitter = { enabled: false, emit: () => Effect.void }
-
-/**
- * The current run's emitter.
- *
- * @since 0.1.0
- * @category fiber refs
- */
-export const currentEmitter: FiberRef.FiberRef<Emitter> = FiberRef.unsafeMake(noopEmitter)
-
-/**
- * The path of the step being executed (outermost first).
- *
- * @since 0.1.0
- * @category fiber refs
- */
-export const currentPath: FiberRef.FiberRef<ReadonlyArray<string>> = FiberRef.unsafeMake<ReadonlyArray<string>>([])
+// -----------------------------------------------------------------------------
+// emitting
+// -----------------------------------------------------------------------------
 
 /**
  * Emits an event of the current run at the current step path. Outside a run,
@@ -388,11 +306,7 @@ export const currentPath: FiberRef.FiberRef<ReadonlyArray<string>> = FiberRef.un
  * @since 0.1.0
  * @category emitting
  */
-export const emit = (payload: Payload): Effect.Effect<void> =>
-  Effect.flatMap(
-    FiberRef.get(currentEmitter),
-    (emitter) => emitter.enabled ? Effect.flatMap(FiberRef.get(currentPath), (path) => emitter.emit(payload, path)) : Effect.void
-  )
+export const emit: (payload: Payload) => Effect.Effect<void> = events.emit
 
 /**
  * Publishes a line in the run's event stream (a `Log` event at the current
@@ -411,8 +325,7 @@ export const emit = (payload: Payload): Effect.Effect<void> =>
  * @since 0.1.0
  * @category emitting
  */
-export const log = (message: string): Effect.Effect<void> =>
-  Effect.flatMap(isEnabled, (enabled) => (enabled ? emit({ _tag: "Log", message }) : Effect.logInfo(message)))
+export const log: (message: string) => Effect.Effect<void> = events.log
 
 /**
  * Whether the current run's events are being consumed; lets producers skip
@@ -421,7 +334,7 @@ export const log = (message: string): Effect.Effect<void> =>
  * @since 0.1.0
  * @category emitting
  */
-export const isEnabled: Effect.Effect<boolean> = Effect.map(FiberRef.get(currentEmitter), (e) => e.enabled)
+export const isEnabled: Effect.Effect<boolean> = events.isEnabled
 
 /**
  * Runs `self` one level deeper in the step path.
@@ -432,66 +345,47 @@ export const isEnabled: Effect.Effect<boolean> = Effect.map(FiberRef.get(current
 export const withPathSegment: {
   (segment: string): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   <A, E, R>(self: Effect.Effect<A, E, R>, segment: string): Effect.Effect<A, E, R>
-} = dual(
-  2,
-  <A, E, R>(self: Effect.Effect<A, E, R>, segment: string): Effect.Effect<A, E, R> =>
-    Effect.flatMap(FiberRef.get(currentPath), (path) => Effect.locally(self, currentPath, [...path, segment]))
-)
+} = events.withPathSegment
+
+// -----------------------------------------------------------------------------
+// formatting
+// -----------------------------------------------------------------------------
 
 /**
- * Renders an event as one readable line (used by logs and the CLI's plain
- * output).
+ * What a part of a formatted event is, for a caller that colours it.
  *
  * @since 0.1.0
  * @category formatting
  */
-export const format = (event: WorkflowEvent): string => {
-  const where = event.path.length > 0 ? ` [${event.path.join(" > ")}]` : ""
-  switch (event._tag) {
-    case "RunStarted":
-      return `run started: ${event.workflowName} (session ${event.sessionId})`
-    case "RunCompleted":
-      return `run completed: ${preview(event.content)}`
-    case "RunFailed":
-      return `run failed: ${event.error}`
-    case "RunCancelled":
-      return `run cancelled`
-    case "RunPaused":
-      return `⏸ run paused at ${event.stepPath.join(" > ")}: ${preview(event.payload)}`
-    case "RunResumed":
-      return `▶ run ${event.reason} from step ${event.fromStep + 1}`
-    case "StepStarted":
-      return `▶ ${event.kind} ${event.stepName}${where}`
-    case "StepCompleted":
-      return `${event.success ? "✓" : "✗"} ${event.stepName}: ${preview(event.content)}`
-    case "StepFailed":
-      return `✗ ${event.stepName} failed: ${event.error}`
-    case "ConditionEvaluated":
-      return `? ${event.stepName} → ${event.result} (${event.branch})`
-    case "RouterSelected":
-      return `↪ ${event.stepName} → ${event.selected.join(", ")}`
-    case "LoopIterationStarted":
-      return `↻ ${event.stepName} iteration ${event.iteration}`
-    case "LoopIterationCompleted":
-      return `↻ ${event.stepName} iteration ${event.iteration} done${
-        event.exhausted ? " (loop ends: maxIterations reached before its end condition)" : event.done ? " (loop ends)" : ""
-      }`
-    case "ParallelStarted":
-      return `⇉ ${event.stepName}: ${event.branches.join(", ")}`
-    case "ParallelCompleted":
-      return `⇉ ${event.stepName} done`
-    case "StateChanged":
-      return `state: ${event.changes.map(formatChange).join("; ")}`
-    case "TextDelta":
-      return event.delta
-    case "ToolCallStarted":
-      return `🔧 ${event.toolName}(${preview(event.arguments)})`
-    case "ToolCallCompleted":
-      return `🔧 ${event.toolName} → ${event.isError ? "error: " : ""}${preview(event.result)}`
-    case "Log":
-      return event.message
-  }
+export type Role = formatting.Role
+
+/**
+ * @since 0.1.0
+ * @category formatting
+ */
+export interface FormatOptions {
+  /** colours a part of the text (default: none) */
+  readonly paint?: ((role: Role, text: string) => string) | undefined
+  /** `StepCompleted`, `RunCompleted`: how long the step or the run took, in milliseconds */
+  readonly elapsed?: number | undefined
+  /**
+   * `StepCompleted`, `ToolCallCompleted`: the content was already shown as
+   * streamed text (the step's content is left out, a tool call's result
+   * refers to the reply above)
+   */
+  readonly streamed?: boolean | undefined
 }
+
+/**
+ * Renders an event for people, as the lines of a transcript indented two
+ * spaces per step level: `▶ manage_items (agent)`, `🔧 add_item(item="milk")`,
+ * `→ Added 'milk' to the shopping list.`, `Δ shopping_list += ["milk"]`,
+ * `✓ manage_items`, … A `TextDelta` is its text (it continues a line).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const format: (event: WorkflowEvent, options?: FormatOptions) => string = formatting.formatEvent
 
 /**
  * Renders one state change, e.g. `shopping_list += ["milk"]`.
@@ -499,28 +393,15 @@ export const format = (event: WorkflowEvent): string => {
  * @since 0.1.0
  * @category formatting
  */
-export const formatChange = (change: StateChange): string => {
-  const at = change.path.length === 0 ? "(state)" : change.path.join(".")
-  switch (change.op) {
-    case "set":
-      return `${at} = ${preview(change.value)}`
-    case "delete":
-      return `${at} deleted`
-    case "append":
-      return `${at} += ${preview(change.items)}`
-  }
-}
+export const formatChange: (change: StateChange) => string = formatting.formatChange
 
-const preview = (u: unknown): string => {
-  if (u === undefined) return "(no content)"
-  const s = typeof u === "string" ? u : safeJson(u)
-  return s.length > 200 ? `${s.slice(0, 197)}...` : s
-}
-
-const safeJson = (u: unknown): string => {
-  try {
-    return JSON.stringify(u) ?? String(u)
-  } catch {
-    return String(u)
-  }
-}
+/**
+ * Renders a value (a step's content, a tool result, a state) as {@link format}
+ * shows it: a string as it is, anything else as JSON that stays on one line
+ * when it fits in `width` columns (default 88).
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const formatValue = (value: unknown, width?: number): string =>
+  typeof value === "string" ? value : formatting.prettyJson(value, width)

@@ -193,8 +193,31 @@ const runScenario = (args: Args) =>
     yield* found.value.main({ db: args.db, table: args.table, offline: args.offline })
   })
 
+/**
+ * What `npm start` explains around the shopping list's runs.
+ *
+ * @since 0.1.0
+ * @category scenarios
+ */
+export const demoGuide: Scenario.Guide = {
+  intro: (db) =>
+    `
+sessionflow — stateful multi-step AI workflows on Effect
+
+This demo ports agno's state_with_agent cookbook: a workflow of two agent steps
+(manage_items → view_list) whose tools read and write one shopping list kept in the
+session state. Four runs on one session, persisted to ${db}.`,
+  notes: [
+    "Two agents share one typed session state. Watch the tool calls (🔧) change it (Δ).",
+    "A new run on the same session: the state was loaded from SQLite, so milk, bread and eggs are still there.",
+    "remove_item matches case-insensitively and reports the stored spelling.",
+    "Only the List Manager has remove_all_items: the assistant hands over, the manager clears."
+  ],
+  outro: "More: npm start -- list   (seven scenarios)   ·   npm start -- help"
+}
+
 const guidedDemo = (args: Args) =>
-  ShoppingList.main({ db: args.db, table: args.table, offline: args.offline, guided: true })
+  ShoppingList.main({ db: args.db, table: args.table, offline: args.offline, guide: demoGuide })
 
 /**
  * Runs the command line `argv` (without `node` and the script). Fails with

@@ -74,21 +74,27 @@ export const capture = (mode: "pretty" | "json" = "pretty") => {
 // colours
 // -----------------------------------------------------------------------------
 
-type Paint = (text: string) => string
+const ansi: Record<WorkflowEvent.Role, readonly [open: number, close: number]> = {
+  strong: [1, 22],
+  dim: [2, 22],
+  failure: [31, 39],
+  success: [32, 39],
+  notice: [33, 39],
+  step: [34, 39],
+  state: [35, 39],
+  input: [36, 39],
+  tool: [36, 39]
+}
 
-const ansi = (enabled: boolean, open: number, close: number): Paint => (text) =>
-  enabled ? `\u001b[${open}m${text}\u001b[${close}m` : text
-
-const palette = (enabled: boolean) => ({
-  bold: ansi(enabled, 1, 22),
-  dim: ansi(enabled, 2, 22),
-  red: ansi(enabled, 31, 39),
-  green: ansi(enabled, 32, 39),
-  yellow: ansi(enabled, 33, 39),
-  blue: ansi(enabled, 34, 39),
-  magenta: ansi(enabled, 35, 39),
-  cyan: ansi(enabled, 36, 39)
-})
+/**
+ * Colours the parts of a text by their role (ANSI escapes), or leaves them
+ * plain.
+ *
+ * @since 0.1.0
+ * @category colours
+ */
+export const painter = (enabled: boolean) => (role: WorkflowEvent.Role, text: string): string =>
+  enabled ? `\u001b[${ansi[role][0]}m${text}\u001b[${ansi[role][1]}m` : text
 
 // -----------------------------------------------------------------------------
 // writing lines
@@ -119,9 +125,9 @@ export const error = (text: string): Effect.Effect<void> => Effect.map(Output, (
  */
 export const heading = (text: string): Effect.Effect<void> =>
   Effect.flatMap(Output, (o) => {
-    const c = palette(o.color)
+    const paint = painter(o.color)
     const rule = "═".repeat(Math.max(8, 72 - text.length - 4))
-    return say(`\n${c.bold(`══ ${text} `)}${c.dim(rule)}`)
+    return say(`\n${paint("strong", `══ ${text} `)}${paint("dim", rule)}`)
   })
 
 /**
@@ -130,20 +136,19 @@ export const heading = (text: string): Effect.Effect<void> =>
  * @since 0.1.0
  * @category writing
  */
-export const note = (text: string): Effect.Effect<void> =>
-  Effect.flatMap(Output, (o) => say(palette(o.color).dim(text)))
+export const note = (text: string): Effect.Effect<void> => Effect.flatMap(Output, (o) => say(painter(o.color)("dim", text)))
 
 /**
- * Prints a session state (pretty JSON, labelled).
+ * Prints a session state (JSON that stays on one line when short, long
+ * strings cut), labelled.
  *
  * @since 0.1.0
  * @category writing
  */
 export const state = (label: string, value: unknown): Effect.Effect<void> =>
   Effect.flatMap(Output, (o) => {
-    const c = palette(o.color)
-    const body = prettyJson(shorten(value)).split("\n").map((l, i) => (i === 0 ? l : `  ${l}`)).join("\n")
-    return say(`${c.magenta(`◆ ${label}:`)} ${body}`)
+    const body = WorkflowEvent.formatValue(shorten(value)).split("\n").map((l, i) => (i === 0 ? l : `  ${l}`)).join("\n")
+    return say(`${painter(o.color)("state", `◆ ${label}:`)} ${body}`)
   })
 
 /** Long strings cut for display (the value stays JSON). */
@@ -154,37 +159,6 @@ const shorten = (value: unknown): unknown => {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v)]))
   }
   return value
-}
-
-/**
- * JSON that stays on one line when short.
- *
- * @since 0.1.0
- * @category formatting
- */
-export const prettyJson = (value: unknown, width: number = 88): string => format(value, 0, width)
-
-const format = (value: unknown, indent: number, width: number, column: number = indent): string => {
-  const compact = safeJson(value)
-  if (compact.length + column <= width || value === null || typeof value !== "object") return compact
-  const pad = " ".repeat(indent + 2)
-  if (Array.isArray(value)) {
-    if (value.length === 0) return "[]"
-    return `[\n${value.map((v) => pad + format(v, indent + 2, width)).join(",\n")}\n${" ".repeat(indent)}]`
-  }
-  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined)
-  if (entries.length === 0) return "{}"
-  return `{\n${
-    entries.map(([k, v]) => `${pad}${JSON.stringify(k)}: ${format(v, indent + 2, width, indent + 2 + k.length + 4)}`).join(",\n")
-  }\n${" ".repeat(indent)}}`
-}
-
-const safeJson = (u: unknown): string => {
-  try {
-    return JSON.stringify(u) ?? String(u)
-  } catch {
-    return String(u)
-  }
 }
 
 /**
@@ -223,179 +197,84 @@ export interface Renderer {
   readonly flush: () => void
 }
 
-const indentOf = (depth: number) => "  ".repeat(Math.max(0, depth))
-
-const seconds = (ms: number) => (ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`)
-
-const textOf = (u: unknown): string =>
-  u === undefined || u === null ? "" : typeof u === "string" ? u : prettyJson(u)
-
-const clip = (text: string, maxLines: number): string => {
-  const lines = text.split("\n")
-  return lines.length <= maxLines ? text : [...lines.slice(0, maxLines), `… (${lines.length - maxLines} more lines)`].join("\n")
-}
-
 /**
- * Makes a renderer writing to `output`.
+ * Makes a renderer writing to `output`: in JSON mode one line per event; in
+ * pretty mode each event as `WorkflowEvent.format` renders it, in colour,
+ * with how long steps took, and streamed text flowing in as it arrives.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const makeRenderer = (output: Service): Renderer => {
   if (output.mode === "json") {
-    return {
-      render: (event) => output.stdout(`${eventJson(event)}\n`),
-      flush: () => {}
-    }
+    return { render: (event) => output.stdout(`${eventJson(event)}\n`), flush: () => {} }
   }
-  const c = palette(output.color)
+  const paint = painter(output.color)
   const write = output.stdout
+  const key = (path: ReadonlyArray<string>) => path.join("\u0000")
+  /** when each step (and the run, at the empty path) started */
   const started = new Map<string, number>()
+  /** the steps whose text was streamed */
   const streamed = new Set<string>()
   /** open tool calls: whether something (a team member) streamed text during the call */
-  const openCalls = new Map<string, { depth: number; streamed: boolean }>()
-  let runStartedAt = 0
-  /** the path key of the step whose text is being streamed, when mid-line */
-  let openText: { key: string; indent: string; atLineStart: boolean } | undefined
+  const openCalls = new Map<string, { readonly depth: number; streamed: boolean }>()
+  /** the step whose text is being streamed, when mid-line */
+  let openText: { readonly key: string; readonly indent: string; atLineStart: boolean } | undefined
 
   const flush = () => {
-    if (openText !== undefined) {
-      if (!openText.atLineStart) write("\n")
-      openText = undefined
+    if (openText !== undefined && !openText.atLineStart) write("\n")
+    openText = undefined
+  }
+
+  const streamText = (event: WorkflowEvent.TextDelta) => {
+    const k = key(event.path)
+    streamed.add(k)
+    for (const call of openCalls.values()) {
+      if (event.path.length > call.depth) call.streamed = true
+    }
+    if (openText !== undefined && openText.key !== k) flush()
+    if (openText === undefined) {
+      const indent = "  ".repeat(Math.max(0, event.path.length - 1) + 2)
+      // text of something that is not a step of its own: a team member
+      if (!started.has(k) && event.path.length > 0) write(`${indent}${paint("dim", `💬 ${event.path.at(-1)}:`)}\n`)
+      openText = { key: k, indent, atLineStart: true }
+    }
+    const current = openText
+    for (const piece of WorkflowEvent.format(event).split(/(\n)/)) {
+      if (piece === "") continue
+      if (piece === "\n") {
+        write("\n")
+        current.atLineStart = true
+      } else {
+        write(current.atLineStart ? current.indent + piece : piece)
+        current.atLineStart = false
+      }
     }
   }
-  const line = (depth: number, text: string) => {
-    flush()
-    const indent = indentOf(depth)
-    write(`${text.split("\n").map((l) => indent + l).join("\n")}\n`)
-  }
-  const block = (depth: number, head: string, body: string) => {
-    const lines = body.split("\n")
-    line(depth, `${head}${lines[0] ?? ""}`)
-    if (lines.length > 1) line(depth + 1, lines.slice(1).join("\n"))
-  }
-  const key = (path: ReadonlyArray<string>) => path.join("\u0000")
-  const where = (path: ReadonlyArray<string>) => c.dim(path.join(" › "))
 
   const render = (event: WorkflowEvent.WorkflowEvent): void => {
-    const depth = Math.max(0, event.path.length - 1)
+    if (event._tag === "TextDelta") return streamText(event)
+    const k = key(event.path)
+    let options: WorkflowEvent.FormatOptions = { paint }
     switch (event._tag) {
-      case "RunStarted": {
-        runStartedAt = event.timestamp
-        const user = event.userId === undefined ? "" : `, user ${event.userId}`
-        line(0, `${c.bold(`┌ ${event.workflowName}`)} ${c.dim(`(session ${event.sessionId}${user})`)}`)
-        block(0, `${c.cyan("│ »")} `, textOf(event.input))
-        return
-      }
-      case "RunCompleted":
-        line(0, `${c.green("└ ✓ run completed")} ${c.dim(`in ${seconds(event.timestamp - runStartedAt)}`)}`)
-        return
-      case "RunFailed":
-        line(0, `${c.red("└ ✗ run failed:")} ${event.error}`)
-        return
-      case "RunCancelled":
-        line(0, c.yellow("└ run cancelled"))
-        return
+      case "RunStarted":
       case "StepStarted":
-        started.set(key(event.path), event.timestamp)
-        line(
-          depth + 1,
-          `${c.blue("▶")} ${c.bold(event.stepName)} ${c.dim(`(${event.kind})`)}${event.path.length > 1 ? `  ${where(event.path)}` : ""}`
-        )
-        return
-      case "StepCompleted": {
-        const k = key(event.path)
-        const took = event.timestamp - (started.get(k) ?? event.timestamp)
-        const mark = event.success ? c.green("✓") : c.red("✗")
-        const showContent = !streamed.has(k) && event.kind !== "steps" && event.kind !== "router" &&
-          event.kind !== "condition" && event.kind !== "parallel" && event.kind !== "loop"
-        const content = textOf(event.content)
-        if (showContent && content.length > 0) block(depth + 2, c.dim("↳ "), clip(content, 12))
-        line(depth + 1, `${mark} ${event.stepName} ${c.dim(seconds(took))}${event.success ? "" : c.red(" (unsuccessful)")}`)
-        return
-      }
-      case "StepFailed":
-        line(depth + 1, `${c.red("✗")} ${event.stepName} ${c.red(`failed: ${event.error}`)}`)
-        return
-      case "Log":
-        line(depth + 2, c.dim(event.message))
-        return
-      case "ConditionEvaluated":
-        line(depth + 2, `${c.yellow("?")} ${event.stepName} → ${event.result} ${c.dim(`(${event.branch === "none" ? "skipped" : `runs ${event.branch}`})`)}`)
-        return
-      case "RouterSelected":
-        line(depth + 2, `${c.yellow("↪")} ${event.stepName} → ${c.bold(event.selected.join(", "))}`)
-        return
-      case "LoopIterationStarted":
-        line(depth + 2, `${c.yellow("↻")} ${event.stepName} iteration ${event.iteration}`)
-        return
-      case "LoopIterationCompleted":
-        line(depth + 2, `${c.yellow("↻")} ${event.stepName} iteration ${event.iteration} done${event.done ? " (loop ends)" : ""}`)
-        return
-      case "ParallelStarted":
-        line(depth + 2, `${c.yellow("⇉")} ${event.stepName}: ${event.branches.join(", ")}`)
-        return
-      case "ParallelCompleted":
-        line(depth + 2, `${c.yellow("⇉")} ${event.stepName} done`)
-        return
-      case "StateChanged":
-        for (const change of event.changes) {
-          const text = WorkflowEvent.formatChange(change).replace(/\s*\n\s*/g, " ")
-          line(depth + 2, `${c.magenta("Δ")} ${c.magenta(text.length > 150 ? `${text.slice(0, 149)}…` : text)}`)
-        }
-        return
+        started.set(k, event.timestamp)
+        break
+      case "RunCompleted":
+      case "StepCompleted":
+        options = { paint, elapsed: event.timestamp - (started.get(k) ?? event.timestamp), streamed: streamed.has(k) }
+        break
       case "ToolCallStarted":
         openCalls.set(event.toolCallId, { depth: event.path.length, streamed: false })
-        line(depth + 2, `${c.cyan("🔧")} ${c.cyan(event.toolName)}${c.dim(`(${argsText(event.arguments)})`)}`)
-        return
-      case "ToolCallCompleted": {
-        const call = openCalls.get(event.toolCallId)
+        break
+      case "ToolCallCompleted":
+        options = { paint, streamed: openCalls.get(event.toolCallId)?.streamed === true }
         openCalls.delete(event.toolCallId)
-        if (call?.streamed === true && !event.isError) {
-          line(depth + 3, c.dim("→ (the reply above)"))
-        } else {
-          block(depth + 3, event.isError ? c.red("⚠ ") : c.dim("→ "), textOf(event.result))
-        }
-        return
-      }
-      case "TextDelta": {
-        const k = key(event.path)
-        streamed.add(k)
-        for (const call of openCalls.values()) {
-          if (event.path.length > call.depth) call.streamed = true
-        }
-        if (openText !== undefined && openText.key !== k) flush()
-        if (openText === undefined) {
-          if (!started.has(k) && event.path.length > 0) {
-            // text of something that is not a step of its own: a team member
-            line(depth + 2, c.dim(`💬 ${event.path[event.path.length - 1]}:`))
-          }
-          openText = { key: k, indent: indentOf(depth + 2), atLineStart: true }
-        }
-        const current = openText
-        for (const ch of event.delta.split(/(\n)/)) {
-          if (ch === "") continue
-          if (ch === "\n") {
-            write("\n")
-            current.atLineStart = true
-          } else {
-            write(current.atLineStart ? current.indent + ch : ch)
-            current.atLineStart = false
-          }
-        }
-        return
-      }
+        break
     }
+    flush()
+    write(`${WorkflowEvent.format(event, options)}\n`)
   }
   return { render, flush }
-}
-
-const argsText = (args: unknown): string => {
-  if (args !== null && typeof args === "object" && !Array.isArray(args)) {
-    return Object.entries(args as Record<string, unknown>).map(([k, v]) => {
-      const text = safeJson(v)
-      return `${k}=${text.length > 90 ? `${text.slice(0, 88)}…"` : text}`
-    }).join(", ")
-  }
-  return args === undefined ? "" : safeJson(args)
 }

@@ -8,18 +8,17 @@
  */
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { Agent, SessionState, Step, Team, TestModel, Workflow } from "@sessionflow/core"
+import { Agent, SessionState, Step, Team, Workflow } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as Offline from "./Offline.js"
 import * as Output from "./Output.js"
+import { offlineModel } from "./ProjectTeam.offline.js"
 import * as Scenario from "./Scenario.js"
 
-/**
- * @since 0.1.0
- * @category state
- */
+export { offlineModel, statusChanges, stepsToAdd, stepsToDelete } from "./ProjectTeam.offline.js"
+
+// -- state -------------------------------------------------------------------
+
 export const ProjectStep = Schema.Struct({
   name: Schema.String,
   assignee: Schema.String,
@@ -29,39 +28,14 @@ export const ProjectStep = Schema.Struct({
   notes: Schema.optional(Schema.String),
   last_updated: Schema.optional(Schema.String)
 })
-
-/**
- * @since 0.1.0
- * @category state
- */
 export type ProjectStep = typeof ProjectStep.Type
 
-/**
- * @since 0.1.0
- * @category state
- */
 export class Project extends SessionState.Tag("@sessionflow/examples/Project")<Project>()({
   steps: Schema.Array(ProjectStep)
 }) {}
 
-/**
- * The five runs.
- *
- * @since 0.1.0
- * @category inputs
- */
-export const inputs = [
-  "Add a high priority step called 'Setup Database' assigned to Alice, and a medium priority step called 'Create API' assigned to Bob",
-  "Mark 'Setup Database' as in_progress with notes 'Started database schema design'",
-  "Reassign 'Create API' to Charlie, then mark it as completed with notes 'API endpoints implemented and tested'",
-  "Add a low priority step 'Write Tests' assigned to Dave, then mark 'Setup Database' as completed",
-  "Delete the 'Write Tests' step and add a high priority 'Deploy to Production' step assigned to Eve"
-] as const
+// -- tools -------------------------------------------------------------------
 
-/**
- * @since 0.1.0
- * @category tools
- */
 export const AddStep = Tool.make("add_step", {
   description: "Add a project step with an assignee and a priority (low, medium, high).",
   parameters: {
@@ -72,116 +46,60 @@ export const AddStep = Tool.make("add_step", {
   success: Schema.String,
   dependencies: [Project]
 })
-
-/**
- * @since 0.1.0
- * @category tools
- */
 export const DeleteStep = Tool.make("delete_step", {
   description: "Delete a project step by its exact name.",
   parameters: { step_name: Schema.String },
   success: Schema.String,
   dependencies: [Project]
 })
-
-/**
- * @since 0.1.0
- * @category tools
- */
 export const UpdateStepStatus = Tool.make("update_step_status", {
   description: "Change a step's status (pending, in_progress, completed, blocked, cancelled), with optional notes.",
-  parameters: {
-    step_name: Schema.String,
-    new_status: Schema.String,
-    notes: Schema.optional(Schema.String)
-  },
+  parameters: { step_name: Schema.String, new_status: Schema.String, notes: Schema.optional(Schema.String) },
   success: Schema.String,
   dependencies: [Project]
 })
-
-/**
- * @since 0.1.0
- * @category tools
- */
 export const AssignStep = Tool.make("assign_step", {
   description: "Reassign a step to someone else.",
   parameters: { step_name: Schema.String, new_assignee: Schema.String },
   success: Schema.String,
   dependencies: [Project]
 })
-
-/**
- * The team leader's tools.
- *
- * @since 0.1.0
- * @category tools
- */
-export const TeamTools = Toolkit.make(AddStep, DeleteStep)
-
-/**
- * The StatusManager's tools.
- *
- * @since 0.1.0
- * @category tools
- */
-export const StatusTools = Toolkit.make(UpdateStepStatus, AssignStep)
-
-/**
- * Every tool of the scenario, for one handler layer.
- *
- * @since 0.1.0
- * @category tools
- */
 export const ProjectTools = Toolkit.make(AddStep, DeleteStep, UpdateStepStatus, AssignStep)
 
-/**
- * @since 0.1.0
- * @category tools
- */
+/** Applies `f` to the step named `name`, or says why it cannot. */
+const withStep = (name: string, f: (step: ProjectStep) => readonly [string, ProjectStep]) =>
+  Project.modify((s): readonly [string, typeof s] => {
+    if (s.steps.length === 0) return ["[ERROR] No steps found in workflow session state", s]
+    const found = s.steps.find((step) => step.name === name)
+    if (found === undefined) return [`[ERROR] Step '${name}' not found in the list`, s]
+    const [reply, updated] = f(found)
+    return [reply, { steps: s.steps.map((step) => (step === found ? updated : step)) }]
+  })
+
 export const ProjectToolsLive = ProjectTools.toLayer({
   add_step: ({ assignee, priority = "medium", step_name }) =>
     Project.modify((s) => {
       const steps = [...s.steps, { name: step_name, assignee, status: "pending", priority, created_at: "now" }]
-      return [
-        `[OK] Successfully added step '${step_name}' assigned to ${assignee} (priority: ${priority}). Total steps: ${steps.length}`,
-        { ...s, steps }
-      ]
+      return [`[OK] Successfully added step '${step_name}' assigned to ${assignee} (priority: ${priority}). Total steps: ${steps.length}`, { steps }]
     }),
   delete_step: ({ step_name }) =>
     Project.modify((s) => {
       if (s.steps.length === 0) return ["[ERROR] No steps found to delete", s]
-      const index = s.steps.findIndex((step) => step.name === step_name)
-      if (index === -1) return [`[ERROR] Step '${step_name}' not found in the list`, s]
-      const steps = s.steps.filter((_, i) => i !== index)
-      return [
-        `[OK] Successfully deleted step '${step_name}' (was assigned to ${s.steps[index]!.assignee}). Remaining steps: ${steps.length}`,
-        { ...s, steps }
-      ]
+      const found = s.steps.find((step) => step.name === step_name)
+      if (found === undefined) return [`[ERROR] Step '${step_name}' not found in the list`, s]
+      const steps = s.steps.filter((step) => step !== found)
+      return [`[OK] Successfully deleted step '${step_name}' (was assigned to ${found.assignee}). Remaining steps: ${steps.length}`, { steps }]
     }),
   update_step_status: ({ new_status, notes = "", step_name }) =>
-    Project.modify((s) => {
-      if (s.steps.length === 0) return ["[ERROR] No steps found in workflow session state", s]
-      const found = s.steps.find((step) => step.name === step_name)
-      if (found === undefined) return [`[ERROR] Step '${step_name}' not found in the list`, s]
-      const updated = { ...found, status: new_status, ...(notes ? { notes } : {}), last_updated: "now" }
-      return [
-        `[OK] Updated step '${step_name}' status from '${found.status}' to '${new_status}'${notes ? ` with notes: ${notes}` : ""}`,
-        { ...s, steps: s.steps.map((step) => (step === found ? updated : step)) }
-      ]
-    }),
+    withStep(step_name, (found) => [
+      `[OK] Updated step '${step_name}' status from '${found.status}' to '${new_status}'${notes ? ` with notes: ${notes}` : ""}`,
+      { ...found, status: new_status, ...(notes ? { notes } : {}), last_updated: "now" }
+    ]),
   assign_step: ({ new_assignee, step_name }) =>
-    Project.modify((s) => {
-      if (s.steps.length === 0) return ["[ERROR] No steps found in workflow session state", s]
-      const found = s.steps.find((step) => step.name === step_name)
-      if (found === undefined) return [`[ERROR] Step '${step_name}' not found in the list`, s]
-      return [
-        `[OK] Reassigned step '${step_name}' from ${found.assignee} to ${new_assignee}`,
-        {
-          ...s,
-          steps: s.steps.map((step) => (step === found ? { ...step, assignee: new_assignee, last_updated: "now" } : step))
-        }
-      ]
-    })
+    withStep(step_name, (found) => [
+      `[OK] Reassigned step '${step_name}' from ${found.assignee} to ${new_assignee}`,
+      { ...found, assignee: new_assignee, last_updated: "now" }
+    ])
 })
 
 const statusLabels: Record<string, string> = {
@@ -193,32 +111,18 @@ const statusLabels: Record<string, string> = {
 }
 const priorityLabels: Record<string, string> = { high: "[HIGH]", medium: "[MEDIUM]", low: "[LOW]" }
 
-/**
- * The project steps as printed after each run.
- *
- * @since 0.1.0
- * @category rendering
- */
-export const renderSteps = (steps: ReadonlyArray<ProjectStep>): string => {
-  if (steps.length === 0) return "Step list is empty"
-  const lines = ["Current Project Steps:"]
-  steps.forEach((step, i) => {
-    lines.push(
-      `  ${i + 1}. ${statusLabels[step.status] ?? "[UNKNOWN]"} ${priorityLabels[step.priority] ?? "[MEDIUM]"} ${step.name} (assigned to: ${step.assignee}, status: ${step.status})`
-    )
-    if (step.notes !== undefined) lines.push(`     Notes: ${step.notes}`)
-  })
-  return lines.join("\n")
-}
+// the steps as printed after each run
+export const renderSteps = (steps: ReadonlyArray<ProjectStep>): string =>
+  steps.length === 0 ? "Step list is empty" : [
+    "Current Project Steps:",
+    ...steps.flatMap((step, i) => [
+      `  ${i + 1}. ${statusLabels[step.status] ?? "[UNKNOWN]"} ${priorityLabels[step.priority] ?? "[MEDIUM]"} ${step.name} (assigned to: ${step.assignee}, status: ${step.status})`,
+      ...(step.notes === undefined ? [] : [`     Notes: ${step.notes}`])
+    ])
+  ].join("\n")
 
-// -----------------------------------------------------------------------------
-// agents, team and workflow
-// -----------------------------------------------------------------------------
+// -- agents and team ---------------------------------------------------------
 
-/**
- * @since 0.1.0
- * @category agents
- */
 export const stepManager = Agent.make({
   name: "StepManager",
   instructions: [
@@ -231,10 +135,6 @@ export const stepManager = Agent.make({
   ]
 })
 
-/**
- * @since 0.1.0
- * @category agents
- */
 export const stepCoordinator = Agent.make({
   name: "StepCoordinator",
   instructions: [
@@ -244,16 +144,11 @@ export const stepCoordinator = Agent.make({
   ]
 })
 
-/**
- * The team: its leader holds add_step and delete_step.
- *
- * @since 0.1.0
- * @category agents
- */
+// the leader holds add_step and delete_step
 export const managementTeam = Team.make({
   name: "ManagementTeam",
   members: [stepManager, stepCoordinator],
-  tools: TeamTools,
+  tools: Toolkit.make(AddStep, DeleteStep),
   instructions: [
     "You are a step management team that ONLY uses the provided tools for adding and deleting steps.",
     "CRITICAL: Use add_step(step_name, assignee, priority) to add steps.",
@@ -266,10 +161,6 @@ export const managementTeam = Team.make({
   ]
 })
 
-/**
- * @since 0.1.0
- * @category agents
- */
 export const statusManager = Agent.make({
   name: "StatusManager",
   instructions: [
@@ -279,13 +170,11 @@ export const statusManager = Agent.make({
     "Valid statuses: 'pending', 'in_progress', 'completed', 'blocked', 'cancelled'.",
     "Be precise and only use the tools provided."
   ],
-  tools: StatusTools
+  tools: Toolkit.make(UpdateStepStatus, AssignStep)
 })
 
-/**
- * @since 0.1.0
- * @category workflows
- */
+// -- workflow ----------------------------------------------------------------
+
 export const projectWorkflow = Workflow.make({
   name: "Project Management Workflow",
   state: Project,
@@ -298,157 +187,31 @@ export const projectWorkflow = Workflow.make({
   ]
 })
 
-// -----------------------------------------------------------------------------
-// the offline model
-// -----------------------------------------------------------------------------
+// -- main: five requests on one session, the steps after each ------------------
 
-/**
- * The additions a request names: "<priority> priority step (called) '<name>'
- * assigned to <who>".
- *
- * @since 0.1.0
- * @category offline
- */
-export const stepsToAdd = (text: string): ReadonlyArray<{ step_name: string; assignee: string; priority: string }> =>
-  Array.from(
-    text.matchAll(/\b(high|medium|low)\s+priority\s+(?:step\s+)?(?:called\s+|named\s+)?'([^']+)'(?:\s+step)?\s+assigned\s+to\s+([\w-]+)/gi),
-    (m) => ({ step_name: m[2]!, assignee: m[3]!, priority: m[1]!.toLowerCase() })
-  )
+export const inputs = [
+  "Add a high priority step called 'Setup Database' assigned to Alice, and a medium priority step called 'Create API' assigned to Bob",
+  "Mark 'Setup Database' as in_progress with notes 'Started database schema design'",
+  "Reassign 'Create API' to Charlie, then mark it as completed with notes 'API endpoints implemented and tested'",
+  "Add a low priority step 'Write Tests' assigned to Dave, then mark 'Setup Database' as completed",
+  "Delete the 'Write Tests' step and add a high priority 'Deploy to Production' step assigned to Eve"
+] as const
 
-/**
- * The deletions a request names: "delete (the) '<name>'".
- *
- * @since 0.1.0
- * @category offline
- */
-export const stepsToDelete = (text: string): ReadonlyArray<string> =>
-  Array.from(text.matchAll(/\b(?:delete|remove)\s+(?:the\s+)?(?:step\s+)?'([^']+)'/gi), (m) => m[1]!)
+const titles = ["Add Multiple Steps", "Update Step Status", "Reassign and Complete Step", "Add and Manage More Steps", "Delete Step"]
 
-/**
- * The status changes and reassignments a request names, in order ("it" is the
- * step named just before).
- *
- * @since 0.1.0
- * @category offline
- */
-export const statusChanges = (text: string): ReadonlyArray<readonly [string, Record<string, string>]> => {
-  const out: Array<readonly [string, Record<string, string>]> = []
-  let last: string | undefined
-  const pattern =
-    /\breassign\s+'([^']+)'\s+to\s+([\w-]+)|\bmark\s+(?:'([^']+)'|it)\s+as\s+(pending|in_progress|completed|blocked|cancelled)(?:\s+with\s+notes?\s+'([^']+)')?/gi
-  for (const m of text.matchAll(pattern)) {
-    if (m[1] !== undefined) {
-      last = m[1]
-      out.push(["assign_step", { step_name: m[1], new_assignee: m[2]! }])
-    } else {
-      const step_name = m[3] ?? last
-      if (step_name === undefined) continue
-      last = step_name
-      out.push(["update_step_status", { step_name, new_status: m[4]!, ...(m[5] === undefined ? {} : { notes: m[5] }) }])
-    }
-  }
-  return out
-}
-
-const leaderTurn = (request: TestModel.Request): TestModel.Reply => {
-  const text = Offline.userRequest(request)
-  const past = Offline.pastCalls(request)
-  if (request.turn === 0) {
-    const calls = [
-      ...stepsToDelete(text).map((step_name) => ["delete_step", { step_name }] as const),
-      ...stepsToAdd(text).map((add) => ["add_step", add] as const)
-    ]
-    return calls.length > 0
-      ? TestModel.toolCalls(...calls)
-      : TestModel.text("No steps to add or delete. Status updates are handled by the status manager in the next step.")
-  }
-  if (!past.some((c) => c.name === "delegate_task_to_member")) {
-    const changes = past.map((c) => {
-      const params = c.params as { readonly step_name?: string }
-      return `${c.name === "add_step" ? "added" : "deleted"} '${params.step_name ?? "?"}'`
-    })
-    return TestModel.toolCalls(["delegate_task_to_member", {
-      member_name: "StepCoordinator",
-      task: `Please confirm: ${Offline.joinAnd(changes)}.`
-    }])
-  }
-  const results = past.filter((c) => c.name !== "delegate_task_to_member").map((c) => String(c.result))
-  return TestModel.text(results.join("\n"))
-}
-
-const statusTurn = (request: TestModel.Request): TestModel.Reply => {
-  if (request.turn === 0) {
-    const calls = statusChanges(Offline.userRequest(request))
-    return calls.length > 0 ? TestModel.toolCalls(...calls) : TestModel.text("No status changes or reassignments requested.")
-  }
-  return TestModel.text(Offline.pastCalls(request).map((c) => String(c.result)).join("\n"))
-}
-
-/**
- * The scripted model: the leader adds/deletes what the request names and has
- * the coordinator confirm; the StatusManager applies status changes and
- * reassignments.
- *
- * @since 0.1.0
- * @category offline
- */
-export const offlineModel = TestModel.layer((request) => {
-  switch (request.agent) {
-    case "StatusManager":
-      return statusTurn(request)
-    case "StepCoordinator":
-      return TestModel.text(
-        `Confirmed — ${(request.lastUserMessage ?? "").replace(/^Please confirm:\s*/i, "").replace(/\.$/, "")}. Status changes go to the StatusManager next.`
-      )
-    case "StepManager":
-      return TestModel.text("Acknowledged.")
-    default:
-      return leaderTurn(request)
-  }
-})
-
-// -----------------------------------------------------------------------------
-// main
-// -----------------------------------------------------------------------------
-
-const titles = [
-  "Add Multiple Steps",
-  "Update Step Status",
-  "Reassign and Complete Step",
-  "Add and Manage More Steps",
-  "Delete Step"
-]
-
-/**
- * Runs the five requests on a new session, printing the steps after each.
- *
- * @since 0.1.0
- * @category main
- */
-export const main = (options: Scenario.Options = {}): Effect.Effect<void, unknown> =>
-  Effect.gen(function*() {
-    const db = options.db ?? Scenario.defaultDb("team")
-    const model = yield* Scenario.chooseModel(offlineModel, options)
-    const sessionId = `project-${crypto.randomUUID().slice(0, 8)}`
-    yield* Effect.gen(function*() {
-      for (const [i, input] of inputs.entries()) {
-        yield* Output.heading(`Example ${i + 1}: ${titles[i]}`)
-        yield* Scenario.runShown(projectWorkflow, input, { sessionId })
-        const state = yield* Workflow.getSessionState(projectWorkflow, sessionId)
-        yield* Output.say(renderSteps(state.steps))
-      }
-      yield* Output.state("Workflow session state", yield* Workflow.getSessionState(projectWorkflow, sessionId))
-    }).pipe(Effect.provide(Layer.mergeAll(model, ProjectToolsLive, Scenario.storeLayer(options, db))))
-  }).pipe(Output.withConsole)
-
-/**
- * @since 0.1.0
- * @category scenario
- */
-export const scenario: Scenario.Scenario = {
-  name: "team",
-  aliases: ["project-team", "project", "teams"],
-  cookbook: "state_with_team",
+export const scenario = Scenario.make({
+  name: "team", cookbook: "state_with_team", aliases: ["project-team", "project", "teams"],
   description: "A team leader's tools and a status agent manage project steps in one shared state",
-  main
-}
+  workflows: [projectWorkflow], offlineModel, layer: ProjectToolsLive
+}, () =>
+  Effect.gen(function*() {
+    const sessionId = Scenario.newSessionId("project")
+    let state = { steps: [] as ReadonlyArray<ProjectStep> }
+    for (const [i, input] of inputs.entries()) {
+      state = yield* Scenario.showRun(projectWorkflow, input, { heading: `Example ${i + 1}: ${titles[i]}`, sessionId })
+      yield* Output.say(renderSteps(state.steps))
+    }
+    yield* Output.state("Workflow session state", state)
+  }))
+
+export const main = scenario.main

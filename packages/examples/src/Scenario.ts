@@ -1,7 +1,8 @@
 /**
  * What every example shares: its options, the choice between a real OpenAI
- * model and the offline scripted one, the SQLite store under `tmp/`, and a
- * runner that streams a run's events to the output.
+ * model and the offline scripted one, the SQLite store under `tmp/`, a runner
+ * that shows a run's events as they happen, and the index entry of a
+ * scenario ({@link make}: its workflows, offline model and `main`).
  *
  * @since 0.1.0
  */
@@ -35,6 +36,21 @@ export interface Options {
   readonly model?: Layer.Layer<LanguageModel.LanguageModel> | undefined
   /** an explicit store instead of the SQLite file (tests) */
   readonly store?: Layer.Layer<SessionStore.SessionStore> | undefined
+  /** what to explain around the runs (the `npm start` demo) */
+  readonly guide?: Guide | undefined
+}
+
+/**
+ * What a guided demo explains: an introduction (given the SQLite file), a
+ * note before each run, and a closing remark.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Guide {
+  readonly intro: (db: string) => string
+  readonly notes: ReadonlyArray<string>
+  readonly outro: string
 }
 
 /**
@@ -136,7 +152,46 @@ export const runShown = <W extends Workflow.Any>(
   })
 
 /**
- * A runnable scenario, as listed by the CLI.
+ * @since 0.1.0
+ * @category running
+ */
+export interface ShowOptions<I> extends Workflow.RunOptions<I> {
+  /** printed before the run */
+  readonly heading: string
+  /** a remark under the heading */
+  readonly note?: string | undefined
+}
+
+/**
+ * Shows one run under a heading (its events as they happen) and returns the
+ * session state it committed.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const showRun = <W extends Workflow.Any>(
+  workflow: W,
+  input: Workflow.Input<W>,
+  { heading, note, ...options }: ShowOptions<Workflow.StateEncoded<W>>
+) =>
+  Effect.gen(function*() {
+    yield* Output.heading(heading)
+    if (note !== undefined) yield* Output.note(note)
+    yield* runShown(workflow, input, options)
+    return yield* Workflow.getSessionState(workflow, options.sessionId, { userId: options.userId })
+  })
+
+/**
+ * A new session id with a readable prefix.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const newSessionId = (prefix: string): string => `${prefix}-${crypto.randomUUID().slice(0, 8)}`
+
+/**
+ * A runnable scenario: what the CLI lists and runs, and what a server needs to
+ * run its workflows.
  *
  * @since 0.1.0
  * @category models
@@ -148,5 +203,63 @@ export interface Scenario {
   /** the agno cookbook it ports */
   readonly cookbook: string
   readonly description: string
-  readonly main: (options: Options) => Effect.Effect<void, unknown>
+  /** its workflows */
+  readonly workflows: ReadonlyArray<Workflow.Any>
+  /** the scripted model its workflows run with offline */
+  readonly offlineModel: Layer.Layer<LanguageModel.LanguageModel>
+  /** what its workflows need besides a `LanguageModel` and a `SessionStore`: their tools' handlers */
+  readonly layer: Layer.Layer<never>
+  /** runs the scenario: picks the model, opens its store, shows its runs */
+  readonly main: (options?: Options) => Effect.Effect<void, unknown>
 }
+
+/**
+ * What a scenario's runs are given.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Context {
+  /** the SQLite file */
+  readonly db: string
+  /** the session table, when not the store's default */
+  readonly table: string | undefined
+  /** what to explain around the runs, if anything */
+  readonly guide: Guide | undefined
+}
+
+/**
+ * Makes a scenario from its definition and its runs (which get the model, the
+ * store and `layer`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <R>(
+  definition: Omit<Scenario, "main" | "layer"> & {
+    /** what the workflows need besides a model and a store (`Layer.empty` for nothing) */
+    readonly layer: Layer.Layer<R>
+    /** the SQLite file (default `tmp/<name>.db`) */
+    readonly db?: string | undefined
+    /** the session table (default: the store's) */
+    readonly table?: string | undefined
+  },
+  runs: (context: Context) => Effect.Effect<void, unknown, R | LanguageModel.LanguageModel | SessionStore.SessionStore>
+): Scenario => ({
+    name: definition.name,
+    aliases: definition.aliases,
+    cookbook: definition.cookbook,
+    description: definition.description,
+    workflows: definition.workflows,
+    offlineModel: definition.offlineModel,
+    layer: definition.layer,
+    main: (options = {}) =>
+      Effect.gen(function*() {
+        const db = options.db ?? definition.db ?? defaultDb(definition.name)
+        const table = options.table ?? definition.table
+        const model = yield* chooseModel(definition.offlineModel, options)
+        yield* runs({ db, table, guide: options.guide }).pipe(
+          Effect.provide(Layer.mergeAll(model, definition.layer, storeLayer(options, db, table)))
+        )
+      }).pipe(Output.withConsole)
+})

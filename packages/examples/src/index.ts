@@ -1,7 +1,17 @@
 /**
  * @since 0.1.0
  */
+export * as AdaptiveAssistant from "./AdaptiveAssistant.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Cli from "./Cli.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ContentPlanning from "./ContentPlanning.js"
 
 /**
  * @since 0.1.0
@@ -52,3 +62,13 @@ export * as SessionNaming from "./SessionNaming.js"
  * @since 0.1.0
  */
 export * as ShoppingList from "./ShoppingList.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as StreamingContentPlanning from "./StreamingContentPlanning.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as TaskRouter from "./TaskRouter.js"

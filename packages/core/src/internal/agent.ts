@@ -1,20 +1,88 @@
 /**
- * Helpers of the agent loop: prompts, response parts, lenient request tools,
- * tool outcomes and error texts.
+ * Agents: the agent value and its tool-call loop.
+ *
+ * A run resolves the agent's tools ({@link resolveTools}), then calls the
+ * model with the conversation so far ({@link callModel}) and runs the tool
+ * calls of each reply one after the other ({@link runToolCall}), until a
+ * reply asks for none ({@link toolLoop}); an agent with an output Schema then
+ * gets its structured output, with one repair turn ({@link structuredOutput}).
+ * Each step takes the conversation (a small immutable value) and returns the
+ * next one.
  *
  * @internal
  */
 import * as AiError from "@effect/ai/AiError"
+import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Prompt from "@effect/ai/Prompt"
+import type * as Response from "@effect/ai/Response"
 import * as Tool from "@effect/ai/Tool"
+import type * as Toolkit from "@effect/ai/Toolkit"
 import * as Chunk from "effect/Chunk"
+import * as EffectContext from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import * as Predicate from "effect/Predicate"
+import { pipeArguments } from "effect/Pipeable"
+import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
+import * as Stream from "effect/Stream"
+import type * as Agent from "../Agent.js"
+import * as RunContext from "../RunContext.js"
 import { contentText } from "../StepOutput.js"
+import * as events from "./events.js"
+import { errorText } from "./format.js"
+
+// -----------------------------------------------------------------------------
+// the agent value
+// -----------------------------------------------------------------------------
+
+/** @internal */
+export const TypeId: unique symbol = Symbol.for("@sessionflow/core/Agent")
+
+/** @internal */
+export type TypeId = typeof TypeId
+
+/** @internal */
+export const ErrorTypeId: unique symbol = Symbol.for("@sessionflow/core/Agent/AgentError")
+
+/** @internal */
+export type ErrorTypeId = typeof ErrorTypeId
+
+/** @internal */
+export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>("@sessionflow/core/Agent/MaxTurnsExceeded")(
+  "MaxTurnsExceeded",
+  { agent: Schema.String, maxTurns: Schema.Number }
+) {
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  override get message(): string {
+    return `Agent '${this.agent}' exceeded its limit of ${this.maxTurns} model turn${
+      this.maxTurns === 1 ? "" : "s"
+    } and still asked for tools`
+  }
+}
+
+/** @internal */
+export class StructuredOutputError
+  extends Schema.TaggedError<StructuredOutputError>("@sessionflow/core/Agent/StructuredOutputError")(
+    "StructuredOutputError",
+    {
+      agent: Schema.String,
+      /** the decode error of the last reply */
+      description: Schema.String,
+      /** the last reply's text, if there was one */
+      text: Schema.optional(Schema.String),
+      cause: Schema.optional(Schema.Defect)
+    }
+  )
+{
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  override get message(): string {
+    return `Agent '${this.agent}' did not produce a valid structured output after one repair attempt: ${this.description}`
+  }
+}
 
 /**
  * The name of the agent whose loop is running in this fiber (read by
@@ -23,6 +91,60 @@ import { contentText } from "../StepOutput.js"
  * @internal
  */
 export const currentAgent: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(undefined)
+
+const Proto = {
+  [TypeId]: { _A: (_: never) => _, _E: (_: never) => _, _R: (_: never) => _ },
+  pipe() {
+    return pipeArguments(this, arguments)
+  },
+  toJSON(this: Agent.Any) {
+    return { _id: "Agent", name: this.name }
+  }
+}
+
+/** The tools an agent has besides its toolkit's (a team leader's delegate tool). */
+const builtinTools = new WeakMap<Agent.Any, ReadonlyArray<ToolEntry>>()
+
+/** An agent's instructions as lines. @internal */
+export const instructionLines = (text: string | ReadonlyArray<string> | undefined): ReadonlyArray<string> =>
+  text === undefined ? [] : typeof text === "string" ? [text] : [...text]
+
+/**
+ * Builds an agent, with built-in tools (for teams).
+ *
+ * @internal
+ */
+export const make = (options: Agent.MakeOptions, builtins: ReadonlyArray<ToolEntry> = []): Agent.Any => {
+  const maxTurns = options.maxTurns ?? 10
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) {
+    throw new RangeError(`Agent '${options.name}': maxTurns must be a positive integer, got ${maxTurns}`)
+  }
+  const names = new Set(Object.keys(options.tools?.tools ?? {}))
+  for (const entry of builtins) {
+    if (names.has(entry.tool.name)) {
+      throw new Error(`Agent '${options.name}': the tool name '${entry.tool.name}' is reserved`)
+    }
+  }
+  const lastRuns = options.history?.lastRuns
+  if (lastRuns !== undefined && (!Number.isInteger(lastRuns) || lastRuns < 0)) {
+    throw new RangeError(`Agent '${options.name}': history.lastRuns must be a non-negative integer, got ${lastRuns}`)
+  }
+  const agent = Object.create(Proto)
+  agent.name = options.name
+  agent.description = options.description
+  agent.instructions = instructionLines(options.instructions)
+  agent.toolkit = options.tools
+  agent.outputSchema = options.outputSchema
+  agent.maxTurns = maxTurns
+  agent.history = options.history
+  agent.model = options.model
+  builtinTools.set(agent, builtins)
+  return agent
+}
+
+// -----------------------------------------------------------------------------
+// tools
+// -----------------------------------------------------------------------------
 
 /**
  * What a tool call gave back to the model: the encoded result, or an error
@@ -36,15 +158,202 @@ export interface ToolOutcome {
 }
 
 /**
- * A tool the loop can execute: its declaration (sent to the model) and how to
- * run a call of it. `run` never fails: failures are outcomes for the model.
+ * A tool the loop can run: its declaration (sent to the model) and how to run
+ * a call of it. `run` never fails: failures are outcomes for the model.
  *
  * @internal
  */
-export interface ToolEntry {
+export interface ToolEntry<R = unknown> {
   readonly tool: Tool.Any
-  readonly run: (params: unknown) => Effect.Effect<ToolOutcome, never, any>
+  readonly run: (params: unknown) => Effect.Effect<ToolOutcome, never, R>
 }
+
+/**
+ * How every tool call runs: the arguments are decoded with `parameters` (bad
+ * ones are an error result), `run` gets them (and the arguments as sent),
+ * and its failure is an error result too, worded by `failure`. Defects and
+ * interruptions propagate. Toolkit tools and a team's delegate tool both run
+ * this way.
+ *
+ * @internal
+ */
+export const makeToolEntry = <P, RP, R>(tool: Tool.Any, options: {
+  readonly parameters: Schema.Schema<P, any, RP>
+  readonly run: (params: P, raw: unknown) => Effect.Effect<ToolOutcome, unknown, R>
+  readonly failure: (error: unknown, params: P) => string
+}): ToolEntry<R | RP> => {
+  const decode = Schema.decodeUnknown(options.parameters)
+  return {
+    tool,
+    run: (raw) =>
+      decode(raw).pipe(
+        Effect.matchEffect({
+          onFailure: (error) =>
+            Effect.succeed({ isFailure: true, result: `Invalid arguments for tool '${tool.name}': ${errorText(error)}` }),
+          onSuccess: (params) =>
+            options.run(params, raw).pipe(
+              Effect.catchAll((error) => Effect.succeed({ isFailure: true, result: options.failure(error, params) }))
+            )
+        })
+      )
+  }
+}
+
+/** A toolkit with its handlers, as the loop calls it (by name, with the arguments as sent). */
+interface ToolkitHandler {
+  readonly tools: Readonly<Record<string, Tool.Any>>
+  readonly handle: (
+    name: string,
+    params: unknown
+  ) => Effect.Effect<{ readonly encodedResult: unknown; readonly isFailure: boolean }, unknown, unknown>
+}
+
+const toolkitEntry = (toolkit: ToolkitHandler, tool: Tool.Any): ToolEntry =>
+  makeToolEntry(tool, {
+    parameters: tool.parametersSchema,
+    run: (_, raw) => Effect.map(toolkit.handle(tool.name, raw), (r) => ({ result: r.encodedResult, isFailure: r.isFailure })),
+    failure: (error) =>
+      AiError.isAiError(error) && error._tag === "MalformedInput"
+        ? `Tool '${tool.name}' returned an invalid result: ${errorText(error.cause ?? error)}`
+        : `Tool '${tool.name}' failed: ${errorText(error)}`
+  })
+
+/**
+ * The tools of one run: how to run a call of each, and the toolkit that
+ * declares them to the model (none when the agent has no tools).
+ *
+ * @internal
+ */
+export interface Tools {
+  readonly entries: ReadonlyMap<string, ToolEntry>
+  readonly toolkit: Toolkit.WithHandler<Record<string, Tool.Any>> | undefined
+}
+
+/**
+ * The agent's tools: its toolkit's (with their handlers, from the context)
+ * and its built-in ones.
+ *
+ * @internal
+ */
+export const resolveTools = (agent: Agent.Any): Effect.Effect<Tools, never, unknown> =>
+  Effect.map(
+    agent.toolkit === undefined
+      ? Effect.succeed(undefined)
+      // a Toolkit is the Effect of its handlers
+      : agent.toolkit as unknown as Effect.Effect<ToolkitHandler, never, unknown>,
+    (toolkit) => {
+      const entries = new Map<string, ToolEntry>()
+      for (const tool of Object.values(toolkit?.tools ?? {})) entries.set(tool.name, toolkitEntry(toolkit!, tool))
+      for (const entry of builtinTools.get(agent) ?? []) entries.set(entry.tool.name, entry)
+      return {
+        entries,
+        toolkit: entries.size === 0 ? undefined : {
+          tools: Object.fromEntries([...entries.values()].map((e) => [e.tool.name, lenientTool(e.tool)])),
+          handle: () => Effect.dieMessage("sessionflow: tool calls are resolved by the agent loop")
+        }
+      }
+    }
+  )
+
+const lenientTools = new WeakMap<Tool.Any, Tool.Any>()
+
+/**
+ * The tool as sent in model requests: the same name, description and JSON
+ * Schema, but parameters that decode anything. `LanguageModel` decodes tool
+ * call parameters while decoding the response, so with the tool's own schema
+ * a call with bad arguments would fail the whole response; with this copy the
+ * loop decodes the arguments itself and answers bad ones with an error result.
+ */
+const lenientTool = (tool: Tool.Any): Tool.Any => {
+  if (Tool.isProviderDefined(tool)) return tool
+  const cached = lenientTools.get(tool)
+  if (cached !== undefined) return cached
+  const ast = tool.parametersSchema.ast
+  const description = tool.description ?? Tool.getDescriptionFromSchemaAst(ast)
+  const parameters = Schema.Unknown.annotations({
+    jsonSchema: Tool.getJsonSchemaFromSchemaAst(ast),
+    ...(description === undefined ? {} : { description })
+  })
+  // every user-defined tool has `setParameters`; `Tool.Any` does not declare it
+  const lenient = (tool as unknown as { readonly setParameters: (schema: Schema.Schema<unknown>) => Tool.Any })
+    .setParameters(parameters)
+  lenientTools.set(tool, lenient)
+  return lenient
+}
+
+const requestOptions = (tools: Tools) =>
+  tools.toolkit === undefined ? {} : { toolkit: tools.toolkit, disableToolCallResolution: true as const }
+
+// -----------------------------------------------------------------------------
+// the conversation
+// -----------------------------------------------------------------------------
+
+/**
+ * One run's conversation: its messages, how many model calls it took, and
+ * the text of the last reply.
+ *
+ * @internal
+ */
+export interface Conversation {
+  readonly messages: ReadonlyArray<Prompt.Message>
+  readonly turns: number
+  readonly text: string
+}
+
+const userMessage = (text: string): Prompt.Message =>
+  Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text })] })
+
+/** The assistant message of a reply, if it said or called anything. */
+const assistantMessage = (reply: Pick<Reply, "text" | "toolCalls" | "providerResults">): ReadonlyArray<Prompt.Message> => {
+  const content: Array<Prompt.AssistantMessagePart> = []
+  if (reply.text.length > 0) content.push(Prompt.makePart("text", { text: reply.text }))
+  for (const call of reply.toolCalls) {
+    content.push(Prompt.makePart("tool-call", {
+      id: call.id,
+      name: call.providerName ?? call.name,
+      params: call.params,
+      providerExecuted: call.providerExecuted
+    }))
+  }
+  content.push(...reply.providerResults)
+  return content.length === 0 ? [] : [Prompt.makeMessage("assistant", { content })]
+}
+
+const assistantText = (text: string) => assistantMessage({ text, toolCalls: [], providerResults: [] })
+
+const append = (conversation: Conversation, messages: ReadonlyArray<Prompt.Message>): Conversation => ({
+  ...conversation,
+  messages: [...conversation.messages, ...messages]
+})
+
+const toPrompt = (conversation: Conversation): Prompt.Prompt => Prompt.fromMessages([...conversation.messages])
+
+/**
+ * The conversation an agent starts from: its system prompt (when there is
+ * one), the earlier exchanges of the session (user input, assistant output),
+ * then the message: a `Prompt` as it is, a string as a user message, any
+ * other value as JSON text.
+ *
+ * @internal
+ */
+export const startConversation = (
+  system: string,
+  history: ReadonlyArray<{ readonly input: unknown; readonly output: unknown }>,
+  message: unknown
+): Conversation => {
+  const messages: Array<Prompt.Message> = []
+  if (system.length > 0) messages.push(Prompt.makeMessage("system", { content: system }))
+  for (const exchange of history) {
+    messages.push(userMessage(contentText(exchange.input)), ...assistantText(contentText(exchange.output)))
+  }
+  if (Prompt.isPrompt(message)) messages.push(...message.content)
+  else messages.push(userMessage(contentText(message)))
+  return { messages, turns: 0, text: "" }
+}
+
+// -----------------------------------------------------------------------------
+// calling the model
+// -----------------------------------------------------------------------------
 
 /**
  * One tool call requested by the model.
@@ -60,290 +369,199 @@ export interface ToolCall {
 }
 
 /**
- * What one model turn produced.
+ * What one model call replied.
  *
  * @internal
  */
-export interface Turn {
+export interface Reply {
   readonly text: string
   readonly toolCalls: ReadonlyArray<ToolCall>
   /** results of tools the provider executed itself */
   readonly providerResults: ReadonlyArray<Prompt.ToolResultPart>
+  /** the first `error` part of a streamed reply */
+  readonly error: Option.Option<unknown>
 }
 
-/**
- * Accumulates the parts of one model response (complete parts from
- * `generateText`, stream parts from `streamText`, or the raw encoded parts
- * recovered from a response that named an unknown tool).
- *
- * @internal
- */
-export class TurnCollector {
-  private text = ""
-  private readonly toolCalls: Array<ToolCall> = []
-  private readonly providerResults: Array<Prompt.ToolResultPart> = []
-  /** the first `error` stream part, if any */
-  error: { readonly error: unknown } | undefined = undefined
+const emptyReply: Reply = { text: "", toolCalls: [], providerResults: [], error: Option.none() }
 
-  /** Adds a part; returns the text delta to publish, if the part is one. */
-  add(part: unknown): string | undefined {
-    if (!Predicate.isRecord(part)) return undefined
-    switch (part.type) {
-      case "text": {
-        if (typeof part.text === "string") this.text += part.text
-        return undefined
+/**
+ * A part of a response: decoded (from `generateText` and `streamText`), or as
+ * the provider encoded it (recovered from a response that named an unknown
+ * tool).
+ */
+type ResponsePart = Response.AllParts<Record<string, Tool.Any>> | Response.AllPartsEncoded
+
+const addPart = (reply: Reply, part: ResponsePart): Reply => {
+  switch (part.type) {
+    case "text":
+      return { ...reply, text: reply.text + part.text }
+    case "text-delta":
+      return { ...reply, text: reply.text + part.delta }
+    case "tool-call": {
+      const call: ToolCall = {
+        id: part.id,
+        name: part.name,
+        params: part.params,
+        providerExecuted: part.providerExecuted === true,
+        providerName: part.providerName
       }
-      case "text-delta": {
-        if (typeof part.delta !== "string" || part.delta.length === 0) return undefined
-        this.text += part.delta
-        return part.delta
-      }
-      case "tool-call": {
-        this.toolCalls.push({
-          id: String(part.id),
-          name: String(part.name),
-          params: part.params,
-          providerExecuted: part.providerExecuted === true,
-          providerName: typeof part.providerName === "string" ? part.providerName : undefined
-        })
-        return undefined
-      }
-      case "tool-result": {
-        if (part.providerExecuted === true) {
-          this.providerResults.push(Prompt.makePart("tool-result", {
-            id: String(part.id),
-            name: typeof part.providerName === "string" ? part.providerName : String(part.name),
-            isFailure: part.isFailure === true,
-            result: "encodedResult" in part ? part.encodedResult : part.result,
-            providerExecuted: true
-          }))
-        }
-        return undefined
-      }
-      case "error": {
-        if (this.error === undefined) this.error = { error: part.error }
-        return undefined
-      }
-      default:
-        return undefined
+      return { ...reply, toolCalls: [...reply.toolCalls, call] }
     }
-  }
-
-  get turn(): Turn {
-    return { text: this.text, toolCalls: this.toolCalls, providerResults: this.providerResults }
+    case "tool-result": {
+      if (part.providerExecuted !== true) return reply
+      const result = Prompt.makePart("tool-result", {
+        id: part.id,
+        name: part.providerName ?? part.name,
+        isFailure: part.isFailure,
+        result: "encodedResult" in part ? part.encodedResult : part.result,
+        providerExecuted: true
+      })
+      return { ...reply, providerResults: [...reply.providerResults, result] }
+    }
+    case "error":
+      return Option.isNone(reply.error) ? { ...reply, error: Option.some(part.error) } : reply
+    default:
+      return reply
   }
 }
 
-/**
- * The raw (encoded) parts of a model response that `LanguageModel` could not
- * decode, when the failure is a Schema decoding failure of the response. The
- * response schema only admits calls of the request's tools, so a call of an
- * unknown tool fails the whole response; the parts are recovered from the
- * parse error (whose `actual` is the response array, or the stream chunk) so
- * the loop can answer the unknown call with an error result instead.
- *
- * @internal
- */
-export const recoverRawParts = (error: unknown): ReadonlyArray<unknown> | undefined => {
-  if (!AiError.isAiError(error) || error._tag !== "MalformedOutput") return undefined
-  const cause = error.cause
-  if (!ParseResult.isParseError(cause)) return undefined
-  const actual: unknown = (cause.issue as { readonly actual?: unknown }).actual
-  if (Array.isArray(actual)) return actual
-  if (Chunk.isChunk(actual)) return Chunk.toReadonlyArray(actual)
-  return undefined
-}
+const publishDelta = (part: ResponsePart): Effect.Effect<void> =>
+  part.type === "text-delta" && part.delta.length > 0 ? events.emit({ _tag: "TextDelta", delta: part.delta }) : Effect.void
 
 /**
- * Whether the raw parts call a tool that the request did not declare.
- *
- * @internal
+ * The parts of a response that `LanguageModel` could not decode because it
+ * calls a tool the request did not declare (the response schema admits only
+ * the request's tools, so such a call fails the whole response). They are
+ * recovered from the parse error, whose `actual` is the provider's response
+ * (or stream chunk), so that the loop can answer the call with an error result.
  */
-export const callsUnknownTool = (parts: ReadonlyArray<unknown>, known: ReadonlySet<string>): boolean =>
-  parts.some((part) =>
-    Predicate.isRecord(part) && part.type === "tool-call" && part.providerExecuted !== true &&
-    !known.has(String(part.name))
+const unknownToolParts = (error: AiError.AiError, tools: Tools): ReadonlyArray<ResponsePart> | undefined => {
+  if (error._tag !== "MalformedOutput" || !ParseResult.isParseError(error.cause)) return undefined
+  const actual: unknown = error.cause.issue.actual
+  // what the provider produced: its encoded response parts
+  const parts = (Array.isArray(actual) ? actual : Chunk.isChunk(actual) ? Chunk.toReadonlyArray(actual) : undefined) as
+    | ReadonlyArray<Response.AllPartsEncoded>
+    | undefined
+  const callsUnknown = parts?.some((part) =>
+    part.type === "tool-call" && part.providerExecuted !== true && !tools.entries.has(part.name)
   )
-
-const lenientTools = new WeakMap<Tool.Any, Tool.Any>()
-
-/**
- * The tool as sent in model requests: the same name, description and JSON
- * Schema, but parameters that decode anything. `LanguageModel` decodes tool
- * call parameters while decoding the response, so with the tool's own schema
- * a call with bad arguments would fail the whole response; with this copy the
- * loop decodes the arguments itself and answers bad ones with an error result.
- *
- * @internal
- */
-export const lenientTool = (tool: Tool.Any): Tool.Any => {
-  if (Tool.isProviderDefined(tool)) return tool
-  const cached = lenientTools.get(tool)
-  if (cached !== undefined) return cached
-  const ast = tool.parametersSchema.ast
-  const description = tool.description ?? Tool.getDescriptionFromSchemaAst(ast)
-  const parameters = Schema.Unknown.annotations({
-    jsonSchema: Tool.getJsonSchemaFromSchemaAst(ast),
-    ...(description === undefined ? {} : { description })
-  })
-  const lenient = (tool as unknown as {
-    readonly setParameters: (schema: Schema.Schema<unknown>) => Tool.Any
-  }).setParameters(parameters)
-  lenientTools.set(tool, lenient)
-  return lenient
+  return callsUnknown === true ? parts : undefined
 }
 
 /**
- * A readable text for any error value: its own `message`, unless that is the
- * field dump a `Schema.TaggedError` without a message makes (`@effect/ai`'s
- * `MalformedOutput`, `MalformedInput`), which becomes
- * `module.method: description` (or the cause's text when there is no
- * description).
+ * Calls the model once with the conversation and the tools: streamed (each
+ * text delta published as a `TextDelta` event) when the run's events are
+ * consumed, else in one response.
  *
  * @internal
  */
-export const errorText = (error: unknown): string => {
-  if (ParseResult.isParseError(error)) return ParseResult.TreeFormatter.formatErrorSync(error)
-  if (Predicate.isRecord(error) || error instanceof Error) {
-    const record = error as Record<string, unknown>
-    const message = typeof record.message === "string" ? record.message.trim() : ""
-    // a tagged error without its own message renders its fields as "{ ... }"
-    const generated = typeof record._tag === "string" && message.startsWith("{")
-    if (message.length > 0 && !generated) return message
-    const where = typeof record.module === "string" && typeof record.method === "string"
-      ? `${record.module}.${record.method}: `
-      : ""
-    if (typeof record.description === "string" && record.description.length > 0) {
-      return `${where}${record.description}`
-    }
-    if (where.length > 0 && record.cause !== undefined && record.cause !== error) {
-      return `${where}${errorText(record.cause)}`
-    }
-    if (typeof record._tag === "string") {
-      const fields = Object.fromEntries(
-        Object.entries(record).filter(([key, value]) => key !== "_tag" && key !== "cause" && value !== undefined)
-      )
-      return Object.keys(fields).length === 0 ? record._tag : `${record._tag} ${safeJson(fields)}`
-    }
-  }
-  if (typeof error === "string") return error
-  return safeJson(error)
-}
-
-const safeJson = (u: unknown): string => {
-  try {
-    return JSON.stringify(u) ?? String(u)
-  } catch {
-    return String(u)
-  }
-}
-
-/**
- * Runs a call of a tool from a toolkit: decodes the arguments with the tool's
- * parameters Schema (bad arguments become an error result), then runs the
- * handler through the toolkit; a failing handler becomes an error result
- * too. Defects and interruptions propagate.
- *
- * @internal
- */
-export const runToolkitTool = (
-  handle: (name: string, params: unknown) => Effect.Effect<{ readonly encodedResult: unknown; readonly isFailure: boolean }, unknown, unknown>,
-  tool: Tool.Any
-) =>
-(params: unknown): Effect.Effect<ToolOutcome, never, unknown> =>
-  Schema.decodeUnknown(tool.parametersSchema as Schema.Schema<unknown, unknown, unknown>)(params).pipe(
-    Effect.matchEffect({
-      onFailure: (error) =>
-        Effect.succeed<ToolOutcome>({
-          isFailure: true,
-          result: `Invalid arguments for tool '${tool.name}': ${errorText(error)}`
-        }),
-      onSuccess: () =>
-        handle(tool.name, params).pipe(
-          Effect.map((r): ToolOutcome => ({ result: r.encodedResult, isFailure: r.isFailure })),
-          Effect.catchAll((error) =>
-            Effect.succeed<ToolOutcome>({
-              isFailure: true,
-              result: AiError.isAiError(error) && error._tag === "MalformedInput"
-                ? `Tool '${tool.name}' returned an invalid result: ${errorText(error.cause ?? error)}`
-                : `Tool '${tool.name}' failed: ${errorText(error)}`
-            })
-          )
-        )
+export const callModel = (
+  model: LanguageModel.Service,
+  tools: Tools,
+  conversation: Conversation,
+  streaming: boolean
+): Effect.Effect<Reply, AiError.AiError> =>
+  Effect.gen(function*() {
+    const reply = yield* Ref.make(emptyReply)
+    const collect = (part: ResponsePart) => Effect.zipRight(Ref.update(reply, (r) => addPart(r, part)), publishDelta(part))
+    const request = { prompt: toPrompt(conversation), ...requestOptions(tools) }
+    const response = streaming
+      ? Stream.runForEach(model.streamText(request), collect)
+      : Effect.flatMap(model.generateText(request), (r) => Effect.forEach(r.content, collect, { discard: true }))
+    yield* Effect.catchAll(response, (error) => {
+      const parts = unknownToolParts(error, tools)
+      return parts === undefined ? Effect.fail(error) : Effect.forEach(parts, collect, { discard: true })
     })
-  )
+    const result = yield* Ref.get(reply)
+    if (Option.isSome(result.error)) {
+      return yield* new AiError.UnknownError({
+        module: "Agent",
+        method: "run",
+        description: `The model reported an error: ${errorText(result.error.value)}`,
+        cause: result.error.value
+      })
+    }
+    return result
+  })
 
-/**
- * The error result of a call to a tool the agent does not have.
- *
- * @internal
- */
-export const unknownToolOutcome = (name: string, known: ReadonlyArray<string>): ToolOutcome => ({
+// -----------------------------------------------------------------------------
+// the tool loop
+// -----------------------------------------------------------------------------
+
+const unknownTool = (name: string, known: ReadonlyArray<string>): ToolOutcome => ({
   isFailure: true,
   result: known.length === 0
     ? `Unknown tool '${name}': no tools are available.`
     : `Unknown tool '${name}'. Available tools: ${known.join(", ")}.`
 })
 
-/** @internal */
-export const systemMessage = (text: string): Prompt.Message => Prompt.makeMessage("system", { content: text })
-
-/** @internal */
-export const userMessage = (text: string): Prompt.Message =>
-  Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text })] })
-
-/** @internal */
-export const assistantMessage = (turn: Turn): Prompt.Message | undefined => {
-  const content: Array<Prompt.AssistantMessagePart> = []
-  if (turn.text.length > 0) content.push(Prompt.makePart("text", { text: turn.text }))
-  for (const call of turn.toolCalls) {
-    content.push(Prompt.makePart("tool-call", {
+/**
+ * Runs one tool call the model asked for, between its `ToolCallStarted` and
+ * `ToolCallCompleted` events (a tool the agent does not have is an error
+ * result), and returns the result the model gets.
+ *
+ * @internal
+ */
+export const runToolCall = (tools: Tools, call: ToolCall): Effect.Effect<Prompt.ToolResultPart, never, unknown> =>
+  Effect.gen(function*() {
+    yield* events.emit({ _tag: "ToolCallStarted", toolCallId: call.id, toolName: call.name, arguments: call.params })
+    const entry = tools.entries.get(call.name)
+    const outcome = entry === undefined ? unknownTool(call.name, [...tools.entries.keys()]) : yield* entry.run(call.params)
+    yield* events.emit({
+      _tag: "ToolCallCompleted",
+      toolCallId: call.id,
+      toolName: call.name,
+      result: outcome.result,
+      isError: outcome.isFailure
+    })
+    return Prompt.makePart("tool-result", {
       id: call.id,
       name: call.providerName ?? call.name,
-      params: call.params,
-      providerExecuted: call.providerExecuted
-    }))
-  }
-  content.push(...turn.providerResults)
-  return content.length === 0 ? undefined : Prompt.makeMessage("assistant", { content })
-}
-
-/** @internal */
-export const toolMessage = (results: ReadonlyArray<Prompt.ToolResultPart>): Prompt.Message =>
-  Prompt.makeMessage("tool", { content: results })
+      isFailure: outcome.isFailure,
+      result: outcome.result,
+      providerExecuted: false
+    })
+  })
 
 /**
- * The messages an agent starts from: its system prompt (when there is one),
- * the earlier exchanges of the conversation (user input, assistant output),
- * then the message: a `Prompt` as it is, a string as a user message, any
- * other value as JSON text.
+ * Calls the model until a reply asks for no tools, running the tool calls of
+ * each reply one after the other, in the order the model gave them; fails
+ * with `MaxTurnsExceeded` when the model still asks for tools after
+ * `maxTurns` calls (those calls are not run).
  *
  * @internal
  */
-export const initialMessages = (
-  system: string,
-  history: ReadonlyArray<{ readonly input: unknown; readonly output: unknown }>,
-  message: unknown
-): Array<Prompt.Message> => {
-  const out: Array<Prompt.Message> = []
-  if (system.length > 0) out.push(systemMessage(system))
-  for (const turn of history) {
-    out.push(userMessage(contentText(turn.input)))
-    const reply = assistantMessage({ text: contentText(turn.output), toolCalls: [], providerResults: [] })
-    if (reply !== undefined) out.push(reply)
-  }
-  if (Prompt.isPrompt(message)) out.push(...message.content)
-  else out.push(userMessage(contentText(message)))
-  return out
-}
+export const toolLoop = (
+  agent: Agent.Any,
+  model: LanguageModel.Service,
+  tools: Tools,
+  start: Conversation,
+  streaming: boolean
+): Effect.Effect<Conversation, AiError.AiError | MaxTurnsExceeded, unknown> =>
+  Effect.gen(function*() {
+    let conversation = start
+    while (true) {
+      const reply = yield* callModel(model, tools, conversation, streaming)
+      conversation = { ...append(conversation, assistantMessage(reply)), turns: conversation.turns + 1, text: reply.text }
+      const calls = reply.toolCalls.filter((call) => !call.providerExecuted)
+      if (calls.length === 0) return conversation
+      if (conversation.turns >= agent.maxTurns) {
+        return yield* new MaxTurnsExceeded({ agent: agent.name, maxTurns: agent.maxTurns })
+      }
+      const results = yield* Effect.forEach(calls, (call) => runToolCall(tools, call))
+      conversation = append(conversation, [Prompt.makeMessage("tool", { content: results })])
+    }
+  })
+
+// -----------------------------------------------------------------------------
+// structured output
+// -----------------------------------------------------------------------------
 
 /**
- * The object name used for structured output requests (the library's own
- * rule, plus the AST identifier, falling back to the agent's name).
- *
- * @internal
+ * The object name of a structured output request: the Schema's identifier,
+ * else the agent's name (none for Schemas the library names itself).
  */
-export const objectName = (schema: Schema.Schema.Any, agentName: string): string | undefined => {
+const objectName = (schema: Schema.Schema.Any, agentName: string): string | undefined => {
   if ("_tag" in schema || "identifier" in schema) return undefined
   const id = SchemaAST.getIdentifierAnnotation(schema.ast)
   if (id._tag === "Some") return id.value
@@ -351,37 +569,20 @@ export const objectName = (schema: Schema.Schema.Any, agentName: string): string
   return cleaned.length === 0 ? undefined : cleaned
 }
 
-/**
- * Whether a failure of `LanguageModel.generateObject` is about the reply
- * itself (no text, text that is not JSON, JSON that does not fit the
- * schema), as opposed to a transport or provider error.
- *
- * @internal
- */
-export const isStructuredReplyFailure = (error: unknown): error is AiError.MalformedOutput =>
-  AiError.isAiError(error) && error._tag === "MalformedOutput" && error.module === "LanguageModel" &&
-  error.method === "generateObject"
+/** A failure of `generateObject` that is about the reply itself (no text, not JSON, not the Schema's shape). */
+const isReplyFailure = (error: AiError.AiError): error is AiError.MalformedOutput =>
+  error._tag === "MalformedOutput" && error.module === "LanguageModel" && error.method === "generateObject"
 
-/**
- * The reply text of a failed structured output, recovered from the parse
- * error (its `actual` is the JSON text).
- *
- * @internal
- */
-export const structuredReplyText = (error: AiError.MalformedOutput): string | undefined => {
+/** The text of a reply that failed to decode (the parse error's `actual`). */
+const replyText = (error: AiError.MalformedOutput): string | undefined => {
   if (!ParseResult.isParseError(error.cause)) return undefined
-  const actual: unknown = (error.cause.issue as { readonly actual?: unknown }).actual
+  const actual: unknown = error.cause.issue.actual
   return typeof actual === "string" ? actual : undefined
 }
 
-/**
- * What went wrong with a structured reply, for the repair message and the
- * final error: "not JSON", or the Schema's decode error on the parsed value.
- *
- * @internal
- */
-export const describeStructuredFailure = (
-  schema: Schema.Schema<unknown, unknown, unknown>,
+/** What went wrong with a structured reply: "not JSON", or the Schema's decode error on the parsed value. */
+const describeReplyFailure = (
+  schema: OutputSchema,
   error: AiError.MalformedOutput,
   text: string | undefined
 ): Effect.Effect<string, never, unknown> => {
@@ -399,58 +600,136 @@ export const describeStructuredFailure = (
     return Effect.succeed(`The reply is not valid JSON (${cause instanceof Error ? cause.message : String(cause)}).`)
   }
   return Schema.decodeUnknown(schema)(json, { errors: "all" }).pipe(
-    Effect.match({
-      onFailure: (e) => errorText(e),
-      onSuccess: () => errorText(error.cause ?? error)
-    })
+    Effect.match({ onFailure: errorText, onSuccess: () => errorText(error.cause ?? error) })
   )
 }
 
-/**
- * The message of the one repair turn of a structured output.
- *
- * @internal
- */
-export const repairMessage = (problem: string): string =>
+const repairMessage = (problem: string): string =>
   [
     "Your previous reply could not be decoded into the required output:",
     problem,
     "Reply again with only the corrected JSON value, matching the required schema exactly."
   ].join("\n")
 
-/**
- * The members section of a team leader's system prompt.
- *
- * @internal
- */
-export const teamRoster = (
-  teamName: string,
-  toolName: string,
-  members: ReadonlyArray<{ readonly name: string; readonly description: string | undefined; readonly instructions: ReadonlyArray<string> }>
-): string => {
-  const lines = [
-    `You lead the team '${teamName}'. Delegate work to a member with the \`${toolName}\` tool (the member's name and the task); the member's reply comes back as the tool result.`,
-    "Members:"
-  ]
-  for (const member of members) {
-    const about = member.description ?? member.instructions.join(" ")
-    lines.push(about.length === 0 ? `- ${member.name}` : `- ${member.name}: ${about}`)
-  }
-  return lines.join("\n")
-}
+/** An output Schema: the model is asked for a JSON object. */
+type OutputSchema = Schema.Schema<unknown, Record<string, unknown>, unknown>
+
+type Attempt =
+  | { readonly _tag: "Decoded"; readonly value: unknown; readonly text: string }
+  | { readonly _tag: "Invalid"; readonly problem: string; readonly text: string | undefined; readonly error: unknown }
 
 /**
- * Turns a model's title reply into a clean session name of at most
- * `maxWords` words.
+ * The structured output of a conversation: the last reply, if it is already
+ * the JSON value; else a structured-output request (tools off), and when its
+ * reply does not decode, one repair turn that tells the model why; a second
+ * failure is a `StructuredOutputError`.
  *
  * @internal
  */
-export const cleanTitle = (text: string, maxWords: number): string => {
-  const firstLine = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l.length > 0) ?? ""
-  const stripped = firstLine
-    .replace(/^(title|session name|name)\s*:\s*/i, "")
-    .replace(/[*_#`]/g, "")
-    .replace(/^["'“”‘’\s]+|["'“”‘’\s]+$/g, "")
-  const words = stripped.split(/\s+/).filter((w) => w.length > 0).slice(0, maxWords)
-  return words.join(" ").replace(/[.,;:!?]+$/, "")
+export const structuredOutput = (
+  agent: Agent.Any,
+  model: LanguageModel.Service,
+  tools: Tools,
+  schema: OutputSchema,
+  start: Conversation
+): Effect.Effect<{ readonly value: unknown; readonly conversation: Conversation }, AiError.AiError | StructuredOutputError, unknown> =>
+  Effect.gen(function*() {
+    if (start.text.length > 0) {
+      const direct = yield* Effect.option(Schema.decodeUnknown(Schema.parseJson(schema))(start.text))
+      if (Option.isSome(direct)) return { value: direct.value, conversation: start }
+    }
+    const name = objectName(schema, agent.name)
+    const attempt = (conversation: Conversation): Effect.Effect<Attempt, AiError.AiError, unknown> =>
+      model.generateObject({
+        prompt: toPrompt(conversation),
+        schema,
+        ...(name === undefined ? {} : { objectName: name }),
+        ...(tools.toolkit === undefined ? {} : { ...requestOptions(tools), toolChoice: "none" as const })
+      }).pipe(
+        Effect.map((response): Attempt => ({ _tag: "Decoded", value: response.value, text: response.text })),
+        Effect.catchIf(isReplyFailure, (error) => {
+          const text = replyText(error)
+          return Effect.map(describeReplyFailure(schema, error, text), (problem): Attempt => ({ _tag: "Invalid", problem, text, error }))
+        })
+      )
+    const first = yield* attempt(start)
+    let conversation: Conversation = { ...start, turns: start.turns + 1 }
+    let final = first
+    if (first._tag === "Invalid") {
+      conversation = append(conversation, [...assistantText(first.text ?? ""), userMessage(repairMessage(first.problem))])
+      final = yield* attempt(conversation)
+      conversation = { ...conversation, turns: conversation.turns + 1 }
+    }
+    if (final._tag === "Invalid") {
+      return yield* new StructuredOutputError({
+        agent: agent.name,
+        description: final.problem,
+        ...(final.text === undefined ? {} : { text: final.text }),
+        cause: final.error
+      })
+    }
+    return { value: final.value, conversation: { ...append(conversation, assistantText(final.text)), text: final.text } }
+  })
+
+// -----------------------------------------------------------------------------
+// a run
+// -----------------------------------------------------------------------------
+
+/** The session's earlier exchanges, when the agent runs inside a workflow run. */
+const history = (agent: Agent.Any) =>
+  agent.history === undefined
+    ? Effect.succeed([])
+    : Effect.flatMap(
+      Effect.serviceOption(RunContext.RunContext),
+      (run) => Option.isNone(run) ? Effect.succeed([]) : run.value.chatHistory({ lastRuns: agent.history!.lastRuns })
+    )
+
+const systemPrompt = (agent: Agent.Any, options: Agent.RunOptions | undefined): string => {
+  const parts = agent.instructions.length === 0 ? [] : [agent.instructions.join("\n")]
+  if (options?.additionalContext !== undefined && options.additionalContext.length > 0) {
+    parts.push(options.additionalContext)
+  }
+  return parts.join("\n\n")
 }
+
+/** The agent's own model (its layer built for this run), else the context's. */
+const withModel = <A, E, R>(
+  agent: Agent.Any,
+  f: (model: LanguageModel.Service) => Effect.Effect<A, E, R>
+): Effect.Effect<A, unknown, unknown> =>
+  agent.model === undefined
+    ? Effect.flatMap(LanguageModel.LanguageModel, f)
+    : Effect.scoped(
+      Effect.flatMap(Layer.build(agent.model), (context) => f(EffectContext.get(context, LanguageModel.LanguageModel)))
+    )
+
+/**
+ * Runs an agent on a message: the tool loop (unless it has an output Schema
+ * and no tools), then its structured output (with an output Schema).
+ *
+ * @internal
+ */
+export const run = (
+  agent: Agent.Any,
+  message: unknown,
+  options: Agent.RunOptions | undefined
+): Effect.Effect<Agent.Result<unknown>, unknown, unknown> =>
+  withModel(agent, (model) =>
+    Effect.gen(function*() {
+      const tools = yield* resolveTools(agent)
+      const streaming = yield* events.isEnabled
+      const start = startConversation(systemPrompt(agent, options), yield* history(agent), message)
+      const schema = agent.outputSchema as OutputSchema | undefined
+      const conversation = schema === undefined || tools.entries.size > 0
+        ? yield* toolLoop(agent, model, tools, start, streaming)
+        : start
+      if (schema === undefined) {
+        return { content: conversation.text, text: conversation.text, prompt: toPrompt(conversation), turns: conversation.turns }
+      }
+      const output = yield* structuredOutput(agent, model, tools, schema, conversation)
+      const { text, turns } = output.conversation
+      return { content: output.value, text, prompt: toPrompt(output.conversation), turns }
+    })).pipe(
+      Effect.locally(currentAgent, agent.name),
+      Effect.annotateLogs("agent", agent.name)
+    )

@@ -1,3 +1,5 @@
+import type * as WorkflowEvent from "../WorkflowEvent.js"
+
 /** @internal */
 export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
   if (typeof u !== "object" || u === null || Array.isArray(u)) return false
@@ -33,10 +35,7 @@ export const deepCopy = <A>(a: A): A => structuredClone(a)
  *
  * @internal
  */
-export type Change =
-  | { readonly op: "set"; readonly path: ReadonlyArray<string | number>; readonly value: unknown; readonly previous?: unknown }
-  | { readonly op: "delete"; readonly path: ReadonlyArray<string | number>; readonly previous: unknown }
-  | { readonly op: "append"; readonly path: ReadonlyArray<string | number>; readonly items: ReadonlyArray<unknown> }
+export type Change = WorkflowEvent.StateChange
 
 /** @internal */
 export const diff = (prev: unknown, next: unknown): Array<Change> => {

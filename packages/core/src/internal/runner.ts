@@ -20,6 +20,8 @@ import * as SessionStore from "../SessionStore.js"
 import * as StepOutput from "../StepOutput.js"
 import * as WorkflowError from "../WorkflowError.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
+import * as events from "./events.js"
+import * as formatting from "./format.js"
 import { deepCopy, deepMerge, jsonProblem } from "./json.js"
 import * as step from "./step.js"
 import {
@@ -218,7 +220,7 @@ const attempt = (
         ...userField,
         status: Cause.isInterruptedOnly(cause) ? "cancelled" : "error",
         input: storedInput,
-        error: step.causeMessage(cause),
+        error: formatting.causeMessage(cause),
         startedAt,
         completedAt
       })
@@ -551,17 +553,6 @@ const runTaken = (runId: string, sessionId: string, existing: SessionStore.RunLo
 // runs
 // -----------------------------------------------------------------------------
 
-const emitterFor = (sink: Sink, runId: string, sessionId: string): WorkflowEvent.Emitter => {
-  if (sink === undefined) return WorkflowEvent.noopEmitter
-  let seq = 0
-  return {
-    enabled: true,
-    emit: (payload, path) =>
-      Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
-        sink({ ...payload, runId, sessionId, seq: seq++, path, timestamp } as WorkflowEvent.WorkflowEvent))
-  }
-}
-
 /** Runs `body` with the run's emitter; emits the terminal events around it. */
 const withEvents = <A, E, R>(
   sink: Sink,
@@ -578,15 +569,12 @@ const withEvents = <A, E, R>(
         const failure = Cause.failureOption(exit.cause)
         // a pause already said so with RunPaused
         if (Option.isSome(failure) && isTagged(failure.value, "RunPaused")) return Effect.void
-        return WorkflowEvent.emit({ _tag: "RunFailed", error: step.causeMessage(exit.cause) })
+        return WorkflowEvent.emit({ _tag: "RunFailed", error: formatting.causeMessage(exit.cause) })
       })
     )
     yield* WorkflowEvent.emit({ _tag: "RunCompleted", content: output.content })
     return output
-  }).pipe(
-    Effect.locally(WorkflowEvent.currentEmitter, emitterFor(sink, ids.runId, ids.sessionId)),
-    Effect.locally(WorkflowEvent.currentPath, [])
-  )
+  }).pipe(events.emitTo(ids, sink))
 
 const recordConflict = (self: Any, input: unknown, ids: Ids, error: WorkflowError.SessionConflict) =>
   Effect.gen(function*() {
@@ -604,7 +592,7 @@ const recordConflict = (self: Any, input: unknown, ids: Ids, error: WorkflowErro
         ...(ids.userId === undefined ? {} : { userId: ids.userId }),
         status: "error",
         input: jsonProblem(input) === undefined ? jsonValue(input) : null,
-        error: step.errorMessage(error),
+        error: formatting.errorMessage(error),
         startedAt: now,
         completedAt: now
       }

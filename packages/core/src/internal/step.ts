@@ -7,12 +7,12 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
-import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
 import type { StepInput } from "../StepInput.js"
 import * as StepOutput from "../StepOutput.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
-import { errorText } from "./agent.js"
+import * as events from "./events.js"
+import * as formatting from "./format.js"
 
 /** @internal */
 export const TypeId: unique symbol = Symbol.for("@sessionflow/core/Step")
@@ -298,37 +298,10 @@ export const ask = (
     const answer = ctx.questions.answers[key]
     if (answer !== undefined) return Effect.succeed(answer)
     return Effect.flatMap(
-      Effect.map(FiberRef.get(WorkflowEvent.currentPath), (path) => (path.length === 0 ? [name] : path)),
+      Effect.map(FiberRef.get(events.currentPath), (path) => (path.length === 0 ? [name] : path)),
       (path) => Effect.die(new PauseSignal(key, path, payload, checkpoint))
     )
   })
-
-/**
- * A readable message for a cause: the error's tag and message (`Tag: message`)
- * for tagged errors, the message for other errors.
- *
- * @internal
- */
-export const causeMessage = (cause: Cause.Cause<unknown>): string => {
-  if (Cause.isInterruptedOnly(cause)) return "interrupted"
-  const failure = Cause.failureOption(cause)
-  return errorMessage(failure._tag === "Some" ? failure.value : Cause.squash(cause))
-}
-
-/**
- * A readable message for an error value: `Tag: text` for tagged errors,
- * where the text is the error's own message, or `module.method: description`
- * for errors whose message is only a field dump (see `errorText`).
- *
- * @internal
- */
-export const errorMessage = (error: unknown): string => {
-  const text = errorText(error)
-  const tag = Predicate.hasProperty(error, "_tag") ? error._tag : undefined
-  return typeof tag === "string" && tag.length > 0 && !text.startsWith(`${tag}:`) && !text.startsWith(tag + " ")
-    ? `${tag}: ${text}`
-    : text
-}
 
 const toOutput = (name: string, value: unknown): StepOutput.StepOutput =>
   StepOutput.isStepOutput(value)
@@ -368,7 +341,7 @@ export const runStep = <S extends Any>(
     onFailure: (cause) => {
       // an interruption or a pause is not the step's failure: no event, no error policy
       if (Cause.isInterruptedOnly(cause) || pauseOf(cause) !== undefined) return Effect.failCause(cause)
-      const error = causeMessage(cause)
+      const error = formatting.causeMessage(cause)
       return Effect.zipRight(
         emit({ _tag: "StepFailed", stepName: node.name, kind: node.kind, error }),
         node.onError === "skip"
