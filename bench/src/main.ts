@@ -1,6 +1,6 @@
 /**
- * sessionflow benchmarks, side by side with LangGraph.js and the physical
- * floor. Prints a markdown table to stdout (progress goes to stderr) and
+ * sessionflow benchmarks, side by side with Mastra, LangGraph.js and the
+ * physical floor. Prints a markdown table to stdout (progress goes to stderr) and
  * writes the figures to results.json (results-quick.json with --quick).
  *
  *   npm run bench                      # from the repository root
@@ -39,6 +39,7 @@ for (const [pkg, dep] of [["packages/core", "effect"], ["packages/store-sqlite",
 
 const { fullConfig, quickConfig, w1, w2, w3, w4, w5, w6 } = await import("./workloads.ts")
 const { format, log } = await import("./measure.ts")
+const Targets = await import("./targets.ts")
 const { cleanupTemp } = await import("./util.ts")
 type Figure = import("./measure.ts").Figure
 
@@ -83,16 +84,29 @@ lines.push(
 )
 for (const f of results) {
   const name = f.note === undefined ? f.system : `${f.system} <sub>${f.note}</sub>`
-  const isReference = results.some((g) =>
-    g.workload === f.workload && g.case === f.case && g.unit === f.unit && g.ratio?.to === f.system
-  )
+  const same = results.filter((g) => g.workload === f.workload && g.case === f.case && g.unit === f.unit)
+  const isReference = same.some((g) => g.ratio?.to === f.system)
+  // name the reference when the figures of this case are divided by more than one
+  const several = new Set(same.flatMap((g) => g.ratio === undefined ? [] : [g.ratio.to])).size > 1
+  const ratio = f.ratio === undefined
+    ? isReference ? "reference" : ""
+    : `${format(f.ratio.median)}×${several ? ` <sub>${f.ratio.to}</sub>` : ""}`
   lines.push(
-    `| ${f.workload} | ${f.case} | ${name} | ${format(f.median)} | ${f.unit} | ${
-      f.ratio !== undefined ? `${format(f.ratio.median)}×` : isReference ? "reference" : ""
-    } | ${f.values.map(format).join(" / ")} |`
+    `| ${f.workload} | ${f.case} | ${name} | ${format(f.median)} | ${f.unit} | ${ratio} | ${
+      f.values.map(format).join(" / ")
+    } |`
   )
 }
 for (const s of skipped) lines.push("", `${s.workload}: ${s.reason}`)
+const targets = Targets.evaluate(config, results)
+if (targets.length > 0) {
+  lines.push(
+    "",
+    "Targets (ratios within each repetition, then their median; the machine is shared, so read them as noisy):",
+    "",
+    ...Targets.table(targets)
+  )
+}
 process.stdout.write(lines.join("\n") + "\n")
 
 const out = args.out ?? fileURLToPath(new URL(config.quick ? "../results-quick.json" : "../results.json", import.meta.url))
@@ -110,6 +124,7 @@ writeFileSync(
       config,
       seconds,
       figures: results,
+      targets,
       skipped
     },
     null,
