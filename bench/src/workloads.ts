@@ -340,7 +340,7 @@ export const w5 = async (config: Config): Promise<Array<Figure>> => {
 const serverScript = fileURLToPath(new URL("./server.ts", import.meta.url))
 
 /** Starts the test server in a child process; closing its stdin stops it. */
-const startServer = (): Promise<{ server: Agent.Server; stop: () => Promise<void> }> =>
+export const startServer = (): Promise<{ server: Agent.Server; stop: () => Promise<void> }> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...process.execArgv, serverScript], { stdio: ["pipe", "pipe", "inherit"] })
     let stdout = ""
