@@ -20,8 +20,9 @@
  *   npm --prefix bench run profile
  *   npm --prefix bench run profile -- --case w1-typed --runs 2000 --save /tmp/prof
  */
-import { writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
+import { findSourceMap } from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
@@ -48,6 +49,46 @@ interface Frame {
   readonly functionName: string
   readonly url: string
   readonly lineNumber?: number
+  readonly columnNumber?: number
+}
+
+// sessionflow's sources are compiled by tsx: a frame's position is mapped
+// back to the TypeScript source through tsx's source maps
+process.setSourceMapsEnabled(true)
+
+const sourceLines = new Map<string, ReadonlyArray<string>>()
+const originals = new Map<string, { readonly file: string; readonly line: number } | undefined>()
+
+/** The TypeScript file and line (0-based) where a compiled function starts, for our own sources. */
+const original = (f: Frame) => {
+  if (!f.url.startsWith("file://") || f.url.includes("/node_modules/") || f.lineNumber === undefined) return undefined
+  const key = `${f.url}:${f.lineNumber}:${f.columnNumber ?? 0}`
+  if (!originals.has(key)) {
+    const entry = findSourceMap(f.url)?.findEntry(f.lineNumber, f.columnNumber ?? 0)
+    originals.set(
+      key,
+      entry === undefined || !("originalSource" in entry)
+        ? undefined
+        : { file: entry.originalSource, line: entry.originalLine }
+    )
+  }
+  return originals.get(key)
+}
+
+/** The first lines of a function's source, from its start. */
+const sourceOf = (f: Frame, lines = 3): string => {
+  const at = original(f)
+  if (at === undefined) return ""
+  let text = sourceLines.get(at.file)
+  if (text === undefined) {
+    try {
+      text = readFileSync(fileURLToPath(at.file), "utf8").split("\n")
+    } catch {
+      text = []
+    }
+    sourceLines.set(at.file, text)
+  }
+  return text.slice(at.line, at.line + lines).join("\n")
 }
 
 /**
@@ -63,6 +104,7 @@ export const CATEGORIES = [
   "GC",
   "@effect/ai",
   "openai SDK",
+  "Mastra (its engine, zod)",
   "SQL: SQLite itself (better-sqlite3 native calls)",
   "SQL: @effect/sql (JS around the statements)",
   "Schema decode/encode",
@@ -100,7 +142,14 @@ const nearest = (f: Frame): Category | undefined => {
   }
   if (effectModule(url, /\/(ParseResult|Schema|SchemaAST)\.js$/)) return "Schema decode/encode"
   if (within(url, "/packages/core/src/internal/json.ts")) return "JSON parse/stringify, structuredClone"
-  if (within(url, "/packages/core/src/SessionStore.ts") && /withSessionLock|acquire|release/.test(name)) {
+  // V8 bills JSON.parse / JSON.stringify / structuredClone to the function that calls them
+  if (within(url, "/packages/") && /JSON\.(parse|stringify)|structuredClone|deepCopy/.test(sourceOf(f))) {
+    return "JSON parse/stringify, structuredClone"
+  }
+  if (
+    within(url, "/packages/core/src/SessionStore.ts") &&
+    /withSessionLock|acquire|release|locks\.|semaphore|entry\.users|held/.test(`${name}\n${sourceOf(f)}`)
+  ) {
     return "per-session lock (semaphore, FiberRef)"
   }
   if (effectModule(url, /\/internal\/effect\/circular\.js$/) && /[Ss]emaphore|[Pp]ermit|take|release|updateTaking/.test(name)) {
@@ -114,6 +163,7 @@ const nearest = (f: Frame): Category | undefined => {
     if (within(url, "/node_modules/effect/")) return "FiberRefs, Effect.locally, Context"
   }
   if (within(url, "/node_modules/effect/")) return "Effect runtime (fibers, gen, exit)"
+  if (within(url, "/@mastra/") || within(url, "/node_modules/zod/")) return "Mastra (its engine, zod)"
   if (within(url, "/packages/")) return "sessionflow's own code"
   if (within(url, "/bench/src/workload.ts")) return "the steps' own work"
   if (url.startsWith("node:")) return "Node (HTTP, streams, timers)"
@@ -166,7 +216,9 @@ type Breakdown = Partial<Record<Category, number>>
 
 /** `name file:line` of a frame, with the path shortened to the package. */
 const where = (f: Frame) => {
-  const url = f.url.replace(/^file:\/\//, "")
+  const at = original(f)
+  const url = (at?.file ?? f.url).replace(/^file:\/\//, "")
+  const line = at?.line ?? f.lineNumber
   const short = url.includes("/node_modules/")
     ? url.slice(url.lastIndexOf("/node_modules/") + 14)
     : url.includes("/packages/")
@@ -174,7 +226,7 @@ const where = (f: Frame) => {
     : url.includes("/bench/")
     ? url.slice(url.indexOf("/bench/") + 1)
     : url
-  return `${f.functionName || "(anonymous)"} ${short}${f.lineNumber === undefined || short === "" ? "" : `:${f.lineNumber + 1}`}`
+  return `${f.functionName || "(anonymous)"} ${short}${line === undefined || short === "" ? "" : `:${line + 1}`}`
 }
 
 /** The functions with the most self time, in each category. */
@@ -449,6 +501,13 @@ const cases = (runs: number | undefined): Array<Case> => [
     name: "w1-untyped",
     what: "W1: untyped state, SessionStore.layerMemory",
     open: async (steps) => (await Sessionflow()).make({ typed: false, steps }),
+    persisted: false,
+    runs: runs ?? 1000
+  },
+  {
+    name: "w1-mastra",
+    what: "W1, the peer: a Mastra workflow without storage (its time, by the same categories)",
+    open: async (steps) => (await import("./systems/mastra.ts")).make({ storage: "none", steps }),
     persisted: false,
     runs: runs ?? 1000
   },

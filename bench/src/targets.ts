@@ -75,11 +75,11 @@ const specs = (config: Config): Array<Spec> => {
     },
     {
       id: "W2 vs Mastra",
-      what: "typed state, SQLite, per run vs Mastra's LibSQLStore with one snapshot per run",
+      what: "typed state, SQLite, per run vs Mastra's LibSQLStore with one snapshot per run (both synchronous=NORMAL)",
       workload: "W2 persisted runs",
       case: l.w2,
       unit: "ms/run",
-      system: Sys.SF,
+      system: Sys.SF_NORMAL,
       reference: Sys.MASTRA_LIBSQL_RUN,
       max: 1
     },
@@ -94,18 +94,28 @@ const specs = (config: Config): Array<Spec> => {
       max: 1.2
     },
     {
-      id: "W3 vs Mastra",
-      what: `typed state, SQLite, ${w3}, per run vs Mastra's LibSQLStore with one snapshot per run`,
+      id: "W3 NORMAL",
+      what: `typed state, SQLite, ${w3}, per run vs the read+upsert floor (both synchronous=NORMAL)`,
       workload: "W3 state growth",
       case: w3,
       unit: "ms/run",
-      system: Sys.SF,
+      system: Sys.SF_NORMAL,
+      reference: Sys.FLOOR_READ,
+      max: 1.2
+    },
+    {
+      id: "W3 vs Mastra",
+      what: `typed state, SQLite, ${w3}, per run vs Mastra's LibSQLStore with one snapshot per run (both NORMAL)`,
+      workload: "W3 state growth",
+      case: w3,
+      unit: "ms/run",
+      system: Sys.SF_NORMAL,
       reference: Sys.MASTRA_LIBSQL_RUN,
       max: 1
     },
     {
       id: "W5 time",
-      what: "many new sessions on SQLite, total time vs the floor",
+      what: "many new sessions on SQLite (synchronous=FULL), total time vs the floor (NORMAL)",
       workload: "W5 many sessions",
       case: l.w5,
       unit: "s total",
@@ -114,12 +124,22 @@ const specs = (config: Config): Array<Spec> => {
       max: 4
     },
     {
-      id: "W5 vs Mastra",
-      what: "many new sessions on SQLite, total time vs Mastra's LibSQLStore with one snapshot per run",
+      id: "W5 NORMAL",
+      what: "many new sessions on SQLite, total time vs the floor (both synchronous=NORMAL)",
       workload: "W5 many sessions",
       case: l.w5,
       unit: "s total",
-      system: Sys.SF,
+      system: Sys.SF_NORMAL,
+      reference: Sys.FLOOR,
+      max: 4
+    },
+    {
+      id: "W5 vs Mastra",
+      what: "many new sessions on SQLite, total time vs Mastra's LibSQLStore with one snapshot per run (both NORMAL)",
+      workload: "W5 many sessions",
+      case: l.w5,
+      unit: "s total",
+      system: Sys.SF_NORMAL,
       reference: Sys.MASTRA_LIBSQL_RUN,
       max: 1
     },

@@ -180,6 +180,7 @@ export const w3 = async (config: Config): Promise<Array<Figure>> => {
         systems: [
           Sys.sessionflow,
           Sys.sessionflowUntyped,
+          Sys.sessionflowNormal,
           Sys.mastraLibsql,
           Sys.mastraLibsqlRun,
           Sys.langgraph,
@@ -303,7 +304,7 @@ const runChild = (args: ReadonlyArray<string>): Promise<ChildResult> =>
 
 export const w5 = async (config: Config): Promise<Array<Figure>> => {
   const { concurrency, sessions, warmup } = config.w5
-  const systems = [Sys.SF, Sys.MASTRA_LIBSQL_RUN, Sys.MASTRA_LIBSQL, Sys.LG, Sys.FLOOR]
+  const systems = [Sys.SF, Sys.SF_NORMAL, Sys.MASTRA_LIBSQL_RUN, Sys.MASTRA_LIBSQL, Sys.LG, Sys.FLOOR]
   const label = labels(config).w5
   log(`W5 many sessions: ${label}, SQLite, one child process each`)
   const seconds = new Map<string, Array<number>>(systems.map((s) => [s, []]))
