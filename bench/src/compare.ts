@@ -8,14 +8,7 @@
  */
 import { readFileSync } from "node:fs"
 import { type Figure, format } from "./measure.ts"
-import type { Target } from "./targets.ts"
-
-interface Results {
-  readonly generatedAt: string
-  readonly quick: boolean
-  readonly figures: ReadonlyArray<Figure>
-  readonly targets?: ReadonlyArray<Target> | undefined
-}
+import type { Results } from "./report.ts"
 
 const [beforeFile, afterFile] = process.argv.slice(2)
 if (beforeFile === undefined || afterFile === undefined) {
@@ -32,8 +25,8 @@ const lines: Array<string> = [
   ""
 ]
 
-const targetsAfter = new Map((after.targets ?? []).map((t) => [t.id, t]))
-const targets = (before.targets ?? []).filter((t) => targetsAfter.has(t.id))
+const targetsAfter = new Map(after.targets.map((t) => [t.id, t]))
+const targets = before.targets.filter((t) => targetsAfter.has(t.id))
 if (targets.length > 0) {
   lines.push("| target | before | after | goal | met after |", "|---|--:|--:|--:|---|")
   for (const t of targets) {

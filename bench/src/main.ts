@@ -8,8 +8,6 @@
  *   npm --prefix bench run bench -- --only W1,W3 --reps 5
  */
 import { createRequire } from "node:module"
-import { writeFileSync } from "node:fs"
-import { availableParallelism, cpus, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 
@@ -38,8 +36,8 @@ for (const [pkg, dep] of [["packages/core", "effect"], ["packages/store-sqlite",
 }
 
 const { fullConfig, quickConfig, w1, w2, w3, w4, w5, w6 } = await import("./workloads.ts")
-const { format, log } = await import("./measure.ts")
-const Targets = await import("./targets.ts")
+const { log } = await import("./measure.ts")
+const Report = await import("./report.ts")
 const { cleanupTemp } = await import("./util.ts")
 type Figure = import("./measure.ts").Figure
 
@@ -68,67 +66,8 @@ try {
 }
 const seconds = (performance.now() - started) / 1000
 
-// -----------------------------------------------------------------------------
-// report
-// -----------------------------------------------------------------------------
-
-const lines: Array<string> = []
-lines.push(
-  `sessionflow benchmarks — ${config.quick ? "QUICK smoke run, not for comparison" : `median of ${config.reps} runs`}; ` +
-    `Node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? "?"}), ${
-      format(totalmem() / 2 ** 30)
-    } GB; ${format(seconds)} s in total`,
-  "",
-  "| workload | case | system | median | unit | × reference | each run |",
-  "|---|---|---|--:|---|--:|---|"
-)
-for (const f of results) {
-  const name = f.note === undefined ? f.system : `${f.system} <sub>${f.note}</sub>`
-  const same = results.filter((g) => g.workload === f.workload && g.case === f.case && g.unit === f.unit)
-  const isReference = same.some((g) => g.ratio?.to === f.system)
-  // name the reference when the figures of this case are divided by more than one
-  const several = new Set(same.flatMap((g) => g.ratio === undefined ? [] : [g.ratio.to])).size > 1
-  const ratio = f.ratio === undefined
-    ? isReference ? "reference" : ""
-    : `${format(f.ratio.median)}×${several ? ` <sub>${f.ratio.to}</sub>` : ""}`
-  lines.push(
-    `| ${f.workload} | ${f.case} | ${name} | ${format(f.median)} | ${f.unit} | ${ratio} | ${
-      f.values.map(format).join(" / ")
-    } |`
-  )
-}
-for (const s of skipped) lines.push("", `${s.workload}: ${s.reason}`)
-const targets = Targets.evaluate(config, results)
-if (targets.length > 0) {
-  lines.push(
-    "",
-    "Targets (ratios within each repetition, then their median; the machine is shared, so read them as noisy):",
-    "",
-    ...Targets.table(targets)
-  )
-}
-process.stdout.write(lines.join("\n") + "\n")
-
+const report = Report.results({ config, seconds, figures: results, skipped })
+process.stdout.write(Report.markdown(report))
 const out = args.out ?? fileURLToPath(new URL(config.quick ? "../results-quick.json" : "../results.json", import.meta.url))
-writeFileSync(
-  out,
-  JSON.stringify(
-    {
-      generatedAt: new Date().toISOString(),
-      node: process.version,
-      platform: `${process.platform} ${process.arch}`,
-      cores: availableParallelism(),
-      cpu: cpus()[0]?.model,
-      quick: config.quick,
-      reps: config.reps,
-      config,
-      seconds,
-      figures: results,
-      targets,
-      skipped
-    },
-    null,
-    2
-  ) + "\n"
-)
+Report.write(out, report)
 log(`wrote ${out}`)

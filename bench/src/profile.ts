@@ -18,7 +18,7 @@
  * Chrome DevTools).
  *
  *   npm --prefix bench run profile
- *   npm --prefix bench run profile -- --case w1-typed --runs 2000 --save /tmp/prof
+ *   npm --prefix bench run profile -- --case w1-typed --runs 2000 --save profiles
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
@@ -95,8 +95,8 @@ const sourceOf = (f: Frame, lines = 3): string => {
  * The categories. A native call made by better-sqlite3 or the SQLite client
  * is SQLite's own time; then a library boundary (the outermost frame of
  * @effect/ai, openai, @effect/sql or better-sqlite3 on the stack) takes
- * everything below it; otherwise the frame nearest to the leaf that belongs
- * to a category decides. Effect code runs from its fiber loop, so a stack
+ * everything below it; then a Schema parser anywhere on the stack; otherwise
+ * the frame nearest to the leaf that belongs to a category decides. Effect code runs from its fiber loop, so a stack
  * holds only the synchronous work of the moment: a category is the code
  * running, not who asked for it.
  */
@@ -185,6 +185,8 @@ export const categorise = (stack: ReadonlyArray<Frame>): Category => {
     const b = boundary(stack[i]!)
     if (b !== undefined) return b
   }
+  // Schema's parsers call Effect's helpers (Either, Predicate, Array): theirs too
+  if (stack.some((f) => effectModule(f.url, /\/(ParseResult|Schema|SchemaAST)\.js$/))) return "Schema decode/encode"
   for (const f of stack) {
     const c = nearest(f)
     if (c !== undefined) return c
@@ -306,6 +308,8 @@ const sumOf = (b: Breakdown) => Object.values(b).reduce((x, y) => x + (y ?? 0), 
 interface Measured {
   /** wall-clock µs per run, median of the timed chunks */
   readonly usPerRun: number
+  /** wall-clock µs per run of each timed chunk, round by round */
+  readonly chunks: ReadonlyArray<number>
   /** CPU ms by category over the profiled runs (idle time, e.g. waiting for a server, left out) */
   readonly cpu: Breakdown
   /** the share of the profiled time that was not idle */
@@ -353,7 +357,7 @@ interface Contender {
   readonly drive: Drive
 }
 
-const ROUNDS = 5
+const ROUNDS = 10
 
 /**
  * Measures runners side by side on a noisy machine: they take turns chunk by
@@ -417,6 +421,7 @@ const measure = async (
   await session.post("HeapProfiler.disable")
   return contenders.map((_, i) => ({
     usPerRun: median(timed[i]!.chunks),
+    chunks: timed[i]!.chunks,
     cpu: cpu[i]!.breakdown,
     busy: sumOf(cpu[i]!.breakdown) / (sumOf(cpu[i]!.breakdown) + cpu[i]!.idle),
     profiledRuns: ROUNDS * chunk,
@@ -641,16 +646,17 @@ for (const name of new Set(results.map((r) => r.case))) {
     perStep[c] = (usPerRun(ten, c) - usPerRun(one, c)) / (STEPS - 1)
     perRun[c] = usPerRun(one, c) - perStep[c]!
   }
-  const usPerStep = (ten.usPerRun - one.usPerRun) / (STEPS - 1)
+  // chunks of one round ran one right after the other: the median of the per-round differences
+  const usPerStep = median(ten.chunks.map((t, r) => (t - one.chunks[r]!) / (STEPS - 1)))
   splits.push({ case: name, usPerRun: one.usPerRun - usPerStep, usPerStep, perRun, perStep })
 }
 if (splits.length > 0) {
   lines.push(
     "### Per run and per step",
     "",
-    "Small state; the 1-step and the 10-step workflow side by side: per step = (10-step − 1-step) / 9, per run = the " +
-      "1-step run less one step; each category is its share of the profile times the timed µs. A difference of two " +
-      "noisy figures: small or negative entries are noise.",
+    "Small state; the 1-step and the 10-step workflow side by side, chunk by chunk: per step = (10-step − 1-step) / 9 " +
+      "(timed: the median over the rounds), per run = the 1-step run less one step; each category is its share of the " +
+      "profile times the timed µs. A difference of two noisy figures: small or negative entries are noise.",
     "",
     `| category | ${splits.map((s) => `${s.case} µs/run | µs/step`).join(" | ")} |`,
     `|---|${splits.map(() => "--:|--:").join("|")}|`,
