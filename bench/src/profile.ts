@@ -610,7 +610,7 @@ for (const r of results) {
     `### ${r.case} — ${r.regime}, ${r.steps} step${r.steps === 1 ? "" : "s"} a run`,
     "",
     `${r.what}. Timed: ${format(m.usPerRun)} µs a run${r.steps > 1 ? ` (${format(m.usPerRun / r.steps)} µs a step)` : ""}; ` +
-      `busy ${pct(m.busy)} of the time (the rest waits for I/O); ` +
+      `busy ${pct(m.busy)} of the profiled time (idle: waiting for I/O or, on a busy machine, for a core); ` +
       `${format(heapTotal / m.allocationRuns / 1024)} KB allocated a run; ` +
       `${format(m.gcPerRun)} GCs a run (${format(m.gcUsPerRun)} µs).`,
     "",
