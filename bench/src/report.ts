@@ -21,7 +21,7 @@ export interface Results {
   readonly targets: ReadonlyArray<Targets.Target>
   readonly skipped: ReadonlyArray<{ readonly workload: string; readonly reason: string }>
   /** when the run was made by several processes at once (see merge.ts): their results files */
-  readonly parts?: ReadonlyArray<{ readonly workloads: string; readonly seconds: number }> | undefined
+  readonly parts?: ReadonlyArray<{ readonly workloads: string; readonly reps: number; readonly seconds: number }> | undefined
 }
 
 export const results = (options: {
@@ -48,8 +48,11 @@ export const results = (options: {
 
 export const markdown = (r: Results): string => {
   const lines: Array<string> = []
+  const repetitions = r.parts !== undefined && new Set(r.parts.map((p) => p.reps)).size > 1
+    ? r.parts.map((p) => `${p.workloads}: ${p.reps === 1 ? "one repetition" : `median of ${p.reps}`}`).join(", ")
+    : `median of ${r.reps} runs`
   lines.push(
-    `sessionflow benchmarks — ${r.quick ? "QUICK smoke run, not for comparison" : `median of ${r.reps} runs`}; ` +
+    `sessionflow benchmarks — ${r.quick ? "QUICK smoke run, not for comparison" : repetitions}; ` +
       `Node ${r.node}, ${r.cores} cores (${r.cpu ?? "?"}), ${format(totalmem() / 2 ** 30)} GB; ${
         format(r.seconds)
       } s in total${r.parts === undefined ? "" : ` (${r.parts.length} processes at once)`}`,
