@@ -1,6 +1,6 @@
 /**
- * sessionflow benchmarks, side by side with LangGraph.js and the physical
- * floor. Prints a markdown table to stdout (progress goes to stderr) and
+ * sessionflow benchmarks, side by side with Mastra, LangGraph.js and the
+ * physical floor. Prints a markdown table to stdout (progress goes to stderr) and
  * writes the figures to results.json (results-quick.json with --quick).
  *
  *   npm run bench                      # from the repository root
@@ -8,8 +8,6 @@
  *   npm --prefix bench run bench -- --only W1,W3 --reps 5
  */
 import { createRequire } from "node:module"
-import { writeFileSync } from "node:fs"
-import { availableParallelism, cpus, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 
@@ -38,7 +36,8 @@ for (const [pkg, dep] of [["packages/core", "effect"], ["packages/store-sqlite",
 }
 
 const { fullConfig, quickConfig, w1, w2, w3, w4, w5, w6 } = await import("./workloads.ts")
-const { format, log } = await import("./measure.ts")
+const { log } = await import("./measure.ts")
+const Report = await import("./report.ts")
 const { cleanupTemp } = await import("./util.ts")
 type Figure = import("./measure.ts").Figure
 
@@ -67,53 +66,8 @@ try {
 }
 const seconds = (performance.now() - started) / 1000
 
-// -----------------------------------------------------------------------------
-// report
-// -----------------------------------------------------------------------------
-
-const lines: Array<string> = []
-lines.push(
-  `sessionflow benchmarks — ${config.quick ? "QUICK smoke run, not for comparison" : `median of ${config.reps} runs`}; ` +
-    `Node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? "?"}), ${
-      format(totalmem() / 2 ** 30)
-    } GB; ${format(seconds)} s in total`,
-  "",
-  "| workload | case | system | median | unit | × reference | each run |",
-  "|---|---|---|--:|---|--:|---|"
-)
-for (const f of results) {
-  const name = f.note === undefined ? f.system : `${f.system} <sub>${f.note}</sub>`
-  const isReference = results.some((g) =>
-    g.workload === f.workload && g.case === f.case && g.unit === f.unit && g.ratio?.to === f.system
-  )
-  lines.push(
-    `| ${f.workload} | ${f.case} | ${name} | ${format(f.median)} | ${f.unit} | ${
-      f.ratio !== undefined ? `${format(f.ratio.median)}×` : isReference ? "reference" : ""
-    } | ${f.values.map(format).join(" / ")} |`
-  )
-}
-for (const s of skipped) lines.push("", `${s.workload}: ${s.reason}`)
-process.stdout.write(lines.join("\n") + "\n")
-
+const report = Report.results({ config, seconds, figures: results, skipped })
+process.stdout.write(Report.markdown(report))
 const out = args.out ?? fileURLToPath(new URL(config.quick ? "../results-quick.json" : "../results.json", import.meta.url))
-writeFileSync(
-  out,
-  JSON.stringify(
-    {
-      generatedAt: new Date().toISOString(),
-      node: process.version,
-      platform: `${process.platform} ${process.arch}`,
-      cores: availableParallelism(),
-      cpu: cpus()[0]?.model,
-      quick: config.quick,
-      reps: config.reps,
-      config,
-      seconds,
-      figures: results,
-      skipped
-    },
-    null,
-    2
-  ) + "\n"
-)
+Report.write(out, report)
 log(`wrote ${out}`)

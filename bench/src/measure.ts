@@ -63,7 +63,7 @@ export const compare = async (options: {
   readonly unit: string
   readonly reps: number
   readonly systems: ReadonlyArray<System>
-  readonly reference?: string | undefined
+  readonly reference?: Reference | undefined
   readonly persisted: boolean
   readonly plan: (system: System) => Plan
   readonly notes?: Readonly<Record<string, string>> | undefined
@@ -127,21 +127,32 @@ export const chunked = (total: number, size: number): Array<number> =>
 
 export const sum = (xs: ReadonlyArray<number>): number => xs.reduce((a, b) => a + b, 0)
 
+/**
+ * The system each figure is divided by: one for all, or one per system (e.g.
+ * the floor with the same `synchronous` setting); `undefined` for none.
+ */
+export type Reference = string | ((system: string) => string | undefined)
+
+/** Per repetition, `values[i] / reference[i]`; the finite ones. */
+export const ratios = (values: ReadonlyArray<number>, reference: ReadonlyArray<number>): Array<number> =>
+  values.map((v, i) => v / reference[i]!).filter((r) => Number.isFinite(r))
+
 export const figures = (
   options: {
     readonly workload: string
     readonly case: string
     readonly unit: string
-    readonly reference?: string | undefined
+    readonly reference?: Reference | undefined
     readonly notes?: Readonly<Record<string, string>> | undefined
   },
   values: ReadonlyMap<string, ReadonlyArray<number>>
 ): Array<Figure> => {
-  const ref = options.reference === undefined ? undefined : values.get(options.reference)
+  const referenceOf = (system: string) =>
+    typeof options.reference === "function" ? options.reference(system) : options.reference
   return Array.from(values, ([system, vs]) => {
-    const ratios = ref === undefined || system === options.reference
-      ? undefined
-      : vs.map((v, i) => v / ref[i]!).filter((r) => Number.isFinite(r))
+    const to = referenceOf(system)
+    const ref = to === undefined || to === system ? undefined : values.get(to)
+    const rs = ref === undefined ? [] : ratios(vs, ref)
     const note = options.notes?.[system]
     return {
       workload: options.workload,
@@ -150,9 +161,7 @@ export const figures = (
       unit: options.unit,
       values: vs,
       median: median(vs),
-      ...(ratios === undefined || ratios.length === 0
-        ? {}
-        : { ratio: { to: options.reference!, values: ratios, median: median(ratios) } }),
+      ...(rs.length === 0 ? {} : { ratio: { to: to!, values: rs, median: median(rs) } }),
       ...(note === undefined ? {} : { note })
     }
   })

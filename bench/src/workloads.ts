@@ -28,7 +28,7 @@ export interface Config {
 export const fullConfig = (langgraphAll: boolean): Config => ({
   quick: false,
   reps: 3,
-  w1: { runs: 2000, prefix: 200, chunk: 100, warmup: 500, langgraphAll },
+  w1: { runs: 1000, prefix: 200, chunk: 100, warmup: 500, langgraphAll },
   w2: { runs: 500, chunk: 50, warmup: 200 },
   w3: { sizes: [[1_000, 50], [10_000, 10], [100_000, 3]], warmup: 100 },
   w4: { levels: [10, 1_000, 10_000], runs: 100, chunk: 25, warmup: 100 },
@@ -49,14 +49,24 @@ export const quickConfig = (langgraphAll: boolean): Config => ({
 
 const n = (x: number) => x.toLocaleString("en-US")
 
+/** The case labels of the figures, for a configuration. */
+export const labels = (config: Config) => ({
+  w1First: `runs 1–${n(config.w1.prefix)}`,
+  w1All: `runs 1–${n(config.w1.runs)}`,
+  w2: `${n(config.w2.runs)} runs`,
+  w3: (items: number) => `${n(items)} items`,
+  w4: (level: number) => `after ${n(level)} runs`,
+  w5: `${n(config.w5.sessions)} sessions × 1 run, ${config.w5.concurrency} at a time`,
+  w6: "1 agent step, 1 tool call (2 HTTP exchanges)"
+})
+
 // -----------------------------------------------------------------------------
 // W1 step overhead (in memory)
 // -----------------------------------------------------------------------------
 
 export const w1 = async (config: Config): Promise<Array<Figure>> => {
   const { chunk, langgraphAll, prefix, runs, warmup } = config.w1
-  const first = `runs 1–${n(prefix)}`
-  const all = `runs 1–${n(runs)}`
+  const { w1All: all, w1First: first } = labels(config)
   log(`W1 step overhead: ${n(runs)} runs of ${STEPS} steps on one in-memory session`)
   const perStep = (ms: number, k: number) => (ms * 1000) / (k * STEPS)
   const firstChunks = prefix / chunk
@@ -66,9 +76,23 @@ export const w1 = async (config: Config): Promise<Array<Figure>> => {
     unit: "µs/step",
     reps: config.reps,
     persisted: false,
-    systems: [Sys.sessionflow, Sys.sessionflowUntyped, Sys.langgraph, Sys.floor],
+    systems: [
+      Sys.sessionflow,
+      Sys.sessionflowUntyped,
+      Sys.mastra,
+      Sys.mastraValidate,
+      Sys.mastraMemory,
+      Sys.mastraMemoryRun,
+      Sys.langgraph,
+      Sys.floor
+    ],
     reference: Sys.FLOOR,
     notes: {
+      [Sys.SF]: "SessionStore.layerMemory",
+      [Sys.MASTRA]: "state kept in a Map between runs",
+      [Sys.MASTRA_VALIDATE]: "zod-validates the initial state",
+      [Sys.MASTRA_MEMORY]: "Mastra's default: snapshot at creation, around every step, at the end",
+      [Sys.MASTRA_MEMORY_RUN]: "shouldPersistSnapshot: the final snapshot only",
       [Sys.LG]: "MemorySaver",
       [Sys.FLOOR]: "async functions over an in-memory object"
     },
@@ -93,7 +117,7 @@ export const w1 = async (config: Config): Promise<Array<Figure>> => {
 
 export const w2 = async (config: Config): Promise<Array<Figure>> => {
   const { chunk, runs, warmup } = config.w2
-  const label = `${n(runs)} runs`
+  const label = labels(config).w2
   log(`W2 persisted runs: ${n(runs)} runs on one SQLite session`)
   return compare({
     workload: "W2 persisted runs",
@@ -105,19 +129,27 @@ export const w2 = async (config: Config): Promise<Array<Figure>> => {
       Sys.sessionflow,
       Sys.sessionflowUntyped,
       Sys.sessionflowNormal,
+      Sys.mastraLibsql,
+      Sys.mastraLibsqlRun,
       Sys.langgraph,
       Sys.langgraphExit,
       Sys.floor,
-      Sys.floorFull
+      Sys.floorFull,
+      Sys.floorRead,
+      Sys.floorReadFull
     ],
-    reference: Sys.FLOOR,
+    reference: Sys.readFloorFor,
     notes: {
       [Sys.SF]: "SqliteSessionStore.layer (SQLite's default synchronous=FULL)",
-      [Sys.SF_NORMAL]: "layerStore on a client with synchronous=NORMAL, like the floor",
-      [Sys.LG]: "SqliteSaver, default durability (async)",
-      [Sys.LG_EXIT]: "SqliteSaver, one checkpoint per run",
-      [Sys.FLOOR]: "one better-sqlite3 upsert per run (WAL, synchronous=NORMAL)",
-      [Sys.FLOOR_FULL]: "the same with SQLite's default synchronous=FULL, as the stores use"
+      [Sys.SF_NORMAL]: "layerStore on a client with synchronous=NORMAL",
+      [Sys.MASTRA_LIBSQL]: "Mastra's default; LibSQLStore sets synchronous=NORMAL",
+      [Sys.MASTRA_LIBSQL_RUN]: "shouldPersistSnapshot: the final snapshot only; synchronous=NORMAL",
+      [Sys.LG]: "SqliteSaver, default durability (async), synchronous=FULL",
+      [Sys.LG_EXIT]: "SqliteSaver, one checkpoint per run, synchronous=FULL",
+      [Sys.FLOOR]: "one better-sqlite3 upsert per run (WAL, synchronous=NORMAL), state kept in memory",
+      [Sys.FLOOR_FULL]: "the same with SQLite's default synchronous=FULL",
+      [Sys.FLOOR_READ]: "SELECT + JSON.parse, the steps, JSON.stringify + upsert (WAL, synchronous=NORMAL)",
+      [Sys.FLOOR_READ_FULL]: "the same with synchronous=FULL"
     },
     plan: () => ({
       sessionId: "session",
@@ -137,7 +169,7 @@ export const w3 = async (config: Config): Promise<Array<Figure>> => {
   for (const [items, runs] of config.w3.sizes) {
     log(`W3 state growth: ${n(items)} items, ${runs} persisted runs`)
     const state = prefilled(items)
-    const label = `${n(items)} items`
+    const label = labels(config).w3(items)
     out.push(
       ...(await compare({
         workload: "W3 state growth",
@@ -145,8 +177,18 @@ export const w3 = async (config: Config): Promise<Array<Figure>> => {
         unit: "ms/run",
         reps: config.reps,
         persisted: true,
-        systems: [Sys.sessionflow, Sys.sessionflowUntyped, Sys.langgraph, Sys.floor],
-        reference: Sys.FLOOR,
+        systems: [
+          Sys.sessionflow,
+          Sys.sessionflowUntyped,
+          Sys.sessionflowNormal,
+          Sys.mastraLibsql,
+          Sys.mastraLibsqlRun,
+          Sys.langgraph,
+          Sys.floor,
+          Sys.floorRead,
+          Sys.floorReadFull
+        ],
+        reference: Sys.readFloorFor,
         plan: () => ({
           sessionId: "session",
           prepare: async (runner) => {
@@ -174,15 +216,17 @@ export const w3 = async (config: Config): Promise<Array<Figure>> => {
  * created (from the empty state) and given that many earlier runs, through
  * the system's own store (sessionflow commits run records through
  * `SessionStore`, leaving the state alone; LangGraph re-puts its latest
- * checkpoint, one per super-step of a run; the floor inserts history rows).
+ * checkpoint, one per super-step of a run; Mastra stores copies of the
+ * session's last run snapshot under new run ids, one per run; the floor
+ * inserts history rows).
  * Every repetition then runs on a fresh copy of that file.
  */
 export const w4 = async (config: Config): Promise<Array<Figure>> => {
   const { chunk, levels, runs, warmup } = config.w4
-  const bases = [Sys.sessionflow, Sys.langgraph, Sys.floorWithHistory]
+  const bases = [Sys.sessionflow, Sys.mastraLibsqlRun, Sys.langgraph, Sys.floorWithHistory]
   const out: Array<Figure> = []
   for (const level of levels) {
-    const label = `after ${n(level)} runs`
+    const label = labels(config).w4(level)
     log(`W4 history growth: ${runs} persisted runs ${label}`)
     const templates: Array<string> = []
     try {
@@ -213,7 +257,10 @@ export const w4 = async (config: Config): Promise<Array<Figure>> => {
           persisted: true,
           systems,
           reference: Sys.FLOOR,
-          notes: { [Sys.FLOOR]: "upsert + one history row per run, one transaction" },
+          notes: {
+            [Sys.MASTRA_LIBSQL_RUN]: "one snapshot row per earlier run",
+            [Sys.FLOOR]: "upsert + one history row per run, one transaction"
+          },
           plan: () => ({
             sessionId: "session",
             prepare: (runner) => warmUp(runner, warmup),
@@ -257,8 +304,8 @@ const runChild = (args: ReadonlyArray<string>): Promise<ChildResult> =>
 
 export const w5 = async (config: Config): Promise<Array<Figure>> => {
   const { concurrency, sessions, warmup } = config.w5
-  const systems = [Sys.SF, Sys.LG, Sys.FLOOR]
-  const label = `${n(sessions)} sessions × 1 run, ${concurrency} at a time`
+  const systems = [Sys.SF, Sys.SF_NORMAL, Sys.MASTRA_LIBSQL_RUN, Sys.MASTRA_LIBSQL, Sys.LG, Sys.FLOOR]
+  const label = labels(config).w5
   log(`W5 many sessions: ${label}, SQLite, one child process each`)
   const seconds = new Map<string, Array<number>>(systems.map((s) => [s, []]))
   const rss = new Map<string, Array<number>>(systems.map((s) => [s, []]))
@@ -294,7 +341,7 @@ export const w5 = async (config: Config): Promise<Array<Figure>> => {
 const serverScript = fileURLToPath(new URL("./server.ts", import.meta.url))
 
 /** Starts the test server in a child process; closing its stdin stops it. */
-const startServer = (): Promise<{ server: Agent.Server; stop: () => Promise<void> }> =>
+export const startServer = (): Promise<{ server: Agent.Server; stop: () => Promise<void> }> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...process.execArgv, serverScript], { stdio: ["pipe", "pipe", "inherit"] })
     let stdout = ""
@@ -318,7 +365,7 @@ const startServer = (): Promise<{ server: Agent.Server; stop: () => Promise<void
 
 export const w6 = async (config: Config): Promise<Array<Figure>> => {
   const { chunk, runs, warmup } = config.w6
-  const label = "1 agent step, 1 tool call (2 HTTP exchanges)"
+  const label = labels(config).w6
   log(`W6 agent overhead: ${runs} runs against a local OpenAI-compatible server`)
   const Agent = await import("./systems/agent.ts")
   const { server, stop } = await startServer()

@@ -2,7 +2,9 @@
  * The physical floor: the same step functions called by a plain async loop
  * over an in-memory object, and, when persisted, one raw better-sqlite3
  * upsert of the final state's JSON per run (WAL, synchronous=NORMAL unless
- * told otherwise). No framework, no load per run, no history, no checks.
+ * told otherwise). No framework, no history, no checks; no load per run
+ * either, unless `read` (then each run first reads and parses the session's
+ * row, as a store that keeps nothing between runs must).
  */
 import Database from "better-sqlite3"
 import { pool } from "../util.ts"
@@ -13,6 +15,8 @@ export interface Options {
   /** `undefined`: in memory only; else the SQLite file. */
   readonly filename?: string | undefined
   readonly synchronous?: "NORMAL" | "FULL" | undefined
+  /** Read the state from SQLite at the start of every run (read + upsert), instead of keeping it in memory. */
+  readonly read?: boolean | undefined
   /** Also append a run row to a history table in the same transaction (for the history-growth workload). */
   readonly history?: boolean | undefined
 }
@@ -59,10 +63,11 @@ CREATE INDEX IF NOT EXISTS runs_session_idx ON runs (session_id, seq)`)
     close = () => db.close()
   }
   const runOnce = async (sessionId: string, from?: BenchState) => {
-    // the state lives in memory; a session written by an earlier process is read once
-    let state = from ?? sessions.get(sessionId) ?? load(sessionId) ?? emptyState()
+    // the state lives in memory (a session written by an earlier process is read once), unless `read`
+    let state = from ?? (options.read === true ? undefined : sessions.get(sessionId)) ?? load(sessionId) ??
+      emptyState()
     for (const step of steps) state = await step(state)
-    sessions.set(sessionId, state)
+    if (options.read !== true) sessions.set(sessionId, state)
     persist(sessionId, state)
   }
   return {
@@ -72,7 +77,7 @@ CREATE INDEX IF NOT EXISTS runs_session_idx ON runs (session_id, seq)`)
     seed: (sessionId, state) => runOnce(sessionId, state),
     runSessions: (sessionIds, concurrency) => pool(sessionIds, concurrency, (id) => runOnce(id)),
     prefillHistory: async (sessionId, runs) => prefill(sessionId, runs),
-    counter: async (sessionId) => (sessions.get(sessionId) ?? load(sessionId))?.counter ?? 0,
+    counter: async (sessionId) => (options.read === true ? load(sessionId) : sessions.get(sessionId) ?? load(sessionId))?.counter ?? 0,
     close: async () => close()
   }
 }

@@ -5,6 +5,7 @@
 import type { System } from "../measure.ts"
 import type * as FloorModule from "./floor.ts"
 import type * as LangGraphModule from "./langgraph.ts"
+import type * as MastraModule from "./mastra.ts"
 import type * as SessionflowModule from "./sessionflow.ts"
 
 const Sessionflow = {
@@ -12,6 +13,9 @@ const Sessionflow = {
 }
 const LangGraph = {
   make: async (o: LangGraphModule.Options) => (await import("./langgraph.ts")).make(o)
+}
+const MastraSystem = {
+  make: async (o: MastraModule.Options) => (await import("./mastra.ts")).make(o)
 }
 const Floor = {
   make: async (o: FloorModule.Options) => (await import("./floor.ts")).make(o)
@@ -22,8 +26,16 @@ export const SF_UNTYPED = "sessionflow (untyped state)"
 export const SF_NORMAL = "sessionflow (synchronous=NORMAL)"
 export const LG = "LangGraph.js"
 export const LG_EXIT = "LangGraph.js (durability: exit)"
+export const MASTRA = "Mastra (no storage)"
+export const MASTRA_VALIDATE = "Mastra (no storage, validateInputs)"
+export const MASTRA_MEMORY = "Mastra (InMemoryStore, per-step snapshots)"
+export const MASTRA_MEMORY_RUN = "Mastra (InMemoryStore, per-run snapshot)"
+export const MASTRA_LIBSQL = "Mastra (LibSQLStore, per-step snapshots)"
+export const MASTRA_LIBSQL_RUN = "Mastra (LibSQLStore, per-run snapshot)"
 export const FLOOR = "floor"
 export const FLOOR_FULL = "floor (synchronous=FULL)"
+export const FLOOR_READ = "floor (read+upsert)"
+export const FLOOR_READ_FULL = "floor (read+upsert, synchronous=FULL)"
 export const SDK = "openai SDK directly"
 
 export const sessionflow: System = { name: SF, open: (filename) => Sessionflow.make({ filename, typed: true }) }
@@ -40,15 +52,51 @@ export const langgraphExit: System = {
   name: LG_EXIT,
   open: (filename) => LangGraph.make({ filename, durability: "exit" })
 }
+export const mastra: System = { name: MASTRA, open: () => MastraSystem.make({ storage: "none" }) }
+export const mastraValidate: System = {
+  name: MASTRA_VALIDATE,
+  open: () => MastraSystem.make({ storage: "none", validateInputs: true })
+}
+export const mastraMemory: System = { name: MASTRA_MEMORY, open: () => MastraSystem.make({ storage: "memory" }) }
+export const mastraMemoryRun: System = {
+  name: MASTRA_MEMORY_RUN,
+  open: () => MastraSystem.make({ storage: "memory", snapshots: "run" })
+}
+export const mastraLibsql: System = {
+  name: MASTRA_LIBSQL,
+  open: (filename) => MastraSystem.make({ storage: "libsql", filename })
+}
+export const mastraLibsqlRun: System = {
+  name: MASTRA_LIBSQL_RUN,
+  open: (filename) => MastraSystem.make({ storage: "libsql", filename, snapshots: "run" })
+}
 export const floor: System = { name: FLOOR, open: (filename) => Floor.make({ filename }) }
 export const floorFull: System = {
   name: FLOOR_FULL,
   open: (filename) => Floor.make({ filename, synchronous: "FULL" })
 }
+export const floorRead: System = { name: FLOOR_READ, open: (filename) => Floor.make({ filename, read: true }) }
+export const floorReadFull: System = {
+  name: FLOOR_READ_FULL,
+  open: (filename) => Floor.make({ filename, read: true, synchronous: "FULL" })
+}
 export const floorWithHistory: System = {
   name: FLOOR,
   open: (filename) => Floor.make({ filename, history: true })
 }
+
+/**
+ * The read+upsert floor with the same `synchronous` setting as `system`
+ * (FULL: sessionflow's `SqliteSessionStore.layer` and LangGraph's
+ * `SqliteSaver` leave SQLite's default; NORMAL: Mastra's `LibSQLStore` sets
+ * it, and so does the NORMAL variant of sessionflow).
+ */
+export const readFloorFor = (system: string): string | undefined =>
+  system === FLOOR_READ || system === FLOOR_READ_FULL || system === FLOOR || system === FLOOR_FULL
+    ? undefined
+    : system === SF_NORMAL || system.startsWith("Mastra")
+    ? FLOOR_READ
+    : FLOOR_READ_FULL
 
 export const byName: Readonly<Record<string, System>> = {
   [SF]: sessionflow,
@@ -56,6 +104,10 @@ export const byName: Readonly<Record<string, System>> = {
   [SF_NORMAL]: sessionflowNormal,
   [LG]: langgraph,
   [LG_EXIT]: langgraphExit,
+  [MASTRA_LIBSQL]: mastraLibsql,
+  [MASTRA_LIBSQL_RUN]: mastraLibsqlRun,
   [FLOOR]: floor,
-  [FLOOR_FULL]: floorFull
+  [FLOOR_FULL]: floorFull,
+  [FLOOR_READ]: floorRead,
+  [FLOOR_READ_FULL]: floorReadFull
 }

@@ -18,26 +18,28 @@ class Bench extends SessionState.Tag("bench/BenchState")<Bench>()({
   items: Schema.Array(Schema.String)
 }) {}
 
-const typedWorkflow = Workflow.make({
-  name: "bench",
-  state: Bench,
-  sessionState: emptyState(),
-  steps: Array.from({ length: STEPS }, (_, i) => Step.make(`step-${i + 1}`, () => Bench.update(advance)))
-})
+const typedWorkflow = (steps: number) =>
+  Workflow.make({
+    name: "bench",
+    state: Bench,
+    sessionState: emptyState(),
+    steps: Array.from({ length: steps }, (_, i) => Step.make(`step-${i + 1}`, () => Bench.update(advance)))
+  })
 
 /** The same workflow on the untyped state view (no Schema decode/encode). */
-const untypedWorkflow = Workflow.make({
-  name: "bench",
-  sessionState: { ...emptyState() },
-  steps: Array.from(
-    { length: STEPS },
-    (_, i) =>
-      Step.make(
-        `step-${i + 1}`,
-        () => SessionState.update((s) => advance(s as unknown as BenchState) as unknown as SessionState.State)
-      )
-  )
-})
+const untypedWorkflow = (steps: number) =>
+  Workflow.make({
+    name: "bench",
+    sessionState: { ...emptyState() },
+    steps: Array.from(
+      { length: steps },
+      (_, i) =>
+        Step.make(
+          `step-${i + 1}`,
+          () => SessionState.update((s) => advance(s as unknown as BenchState) as unknown as SessionState.State)
+        )
+    )
+  })
 
 export interface Options {
   /** `undefined`: `SessionStore.layerMemory`; else the SQLite file. */
@@ -49,6 +51,8 @@ export interface Options {
    * SQLite's default, FULL).
    */
   readonly synchronous?: "NORMAL" | undefined
+  /** Steps per run (default: the workload's ten); the profiler compares 1 and 10 to split per-run from per-step costs. */
+  readonly steps?: number | undefined
 }
 
 const layerSynchronous = (filename: string, synchronous: string) =>
@@ -72,7 +76,7 @@ export const make = async (options: Options): Promise<Runner> => {
     : layerSynchronous(options.filename, options.synchronous)
   const runtime = ManagedRuntime.make(layer)
   await runtime.runPromise(Effect.void)
-  const wf = (options.typed ? typedWorkflow : untypedWorkflow) as unknown as Workflow.Workflow<
+  const wf = (options.typed ? typedWorkflow : untypedWorkflow)(options.steps ?? STEPS) as unknown as Workflow.Workflow<
     BenchState,
     BenchState,
     never,
