@@ -76,12 +76,8 @@ export const make = async (options: Options): Promise<Runner> => {
     : layerSynchronous(options.filename, options.synchronous)
   const runtime = ManagedRuntime.make(layer)
   await runtime.runPromise(Effect.void)
-  const wf = (options.typed ? typedWorkflow : untypedWorkflow)(options.steps ?? STEPS) as unknown as Workflow.Workflow<
-    BenchState,
-    BenchState,
-    never,
-    never
-  >
+  // one runner for both kinds of state
+  const wf: Workflow.Any = (options.typed ? typedWorkflow : untypedWorkflow)(options.steps ?? STEPS)
   const runOnce = (sessionId: string) => Workflow.run(wf, "go", { sessionId })
   return {
     run: (sessionId, runs) =>
@@ -119,7 +115,7 @@ export const make = async (options: Options): Promise<Runner> => {
     counter: (sessionId) =>
       runtime.runPromise(
         Workflow.getSessionState(wf, sessionId).pipe(
-          Effect.map((s) => s.counter),
+          Effect.map((s) => (s as BenchState).counter),
           Effect.catchTag("SessionNotFound", () => Effect.succeed(0))
         )
       ),
