@@ -393,6 +393,8 @@ const eventStreamDoc = (operation: Record<string, any>): Record<string, any> => 
  * @category groups
  */
 export class WorkflowsGroup extends HttpApiGroup.make("workflows")
+  .middleware(RequestLimits)
+  .middleware(Authentication)
   .add(
     HttpApiEndpoint.get("list", "/workflows")
       .addSuccess(Schema.Array(WorkflowInfo))
@@ -413,6 +415,8 @@ export class WorkflowsGroup extends HttpApiGroup.make("workflows")
  * @category groups
  */
 export class RunsGroup extends HttpApiGroup.make("runs")
+  .middleware(RequestLimits)
+  .middleware(Authentication)
   .add(
     HttpApiEndpoint.post("start", "/workflows/:name/runs")
       .setPath(workflowPath)
@@ -438,6 +442,8 @@ export class RunsGroup extends HttpApiGroup.make("runs")
  * @category groups
  */
 export class SessionsGroup extends HttpApiGroup.make("sessions")
+  .middleware(RequestLimits)
+  .middleware(Authentication)
   .add(
     HttpApiEndpoint.get("list", "/workflows/:name/sessions")
       .setPath(workflowPath)
@@ -509,8 +515,6 @@ export class WorkflowApi extends HttpApi.make("sessionflow")
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)
-  .middleware(RequestLimits)
-  .middleware(Authentication)
   .annotate(OpenApi.Title, "sessionflow")
   .annotate(
     OpenApi.Description,
