@@ -139,7 +139,6 @@ export const layer = (prefix: "" | `/${string}`): Layer.Layer<never, never, Http
     })
     const at = (suffix: `/${string}`): `/${string}` => prefix === "" ? suffix : `${prefix}${suffix}`
     yield* router.add("GET", at("/"), Effect.succeed(page))
-    if (prefix !== "") yield* router.add("GET", prefix, Effect.succeed(HttpServerResponse.redirect(`${prefix}/`)))
     yield* router.add("GET", at("/assets/:file"), (request) =>
       Effect.sync(() => {
         const name = new URL(request.url, "http://localhost").pathname.split("/").pop() ?? ""
