@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { conflictingStore, dying, failing, notes, spaced } from "./fixtures.js"
-import { request, start } from "./utils.js"
+import { parseEvents, request, start, streamRun } from "./utils.js"
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
   request(url, { method: "POST", json, headers })
@@ -165,14 +165,23 @@ describe("runs", () => {
       ])
     }))
 
-  it.scoped("a defect is a 500 InternalError that tells nothing of it", () =>
+  it.scoped("a defect is a 500 InternalError without its details; streamed, its RunFailed says what the run record says", () =>
     Effect.gen(function*() {
       const url = yield* start({ workflows: [dying] })
-      const run = yield* post(`${url}/workflows/dying/runs`, { input: "go" })
+      const run = yield* post(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
       expect(run.status).toBe(500)
       expect(run.body).toEqual({ _tag: "InternalError", message: "Internal server error" })
       expect(run.text).not.toContain("secret")
       noStack(run.text)
+
+      // streamed, the run still ends with its RunFailed (the message its record keeps, no stack)
+      const streamed = yield* streamRun(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
+      const events = parseEvents(streamed.text)
+      expect(events.filter((e) => e._tag === "RunFailed")).toHaveLength(1)
+      expect(events.at(-1)._tag).toBe("RunFailed")
+      const history = yield* request(`${url}/workflows/dying/sessions/d1/runs`)
+      expect(history.body.map((r: { error: string }) => r.error)).toEqual([events.at(-1).error, events.at(-1).error])
+      expect(events.at(-1).error).not.toMatch(/\n\s+at /)
     }))
 
   it.scoped("a conflict is a 409, for runs and for state updates", () =>

@@ -34,7 +34,7 @@ describe("under load", () => {
         (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
       )
       const store = SqliteSessionStore.layer({ filename: path.join(dir, "load.db") }) as Layer.Layer<any>
-      const url = yield* start({ workflows: [tally] }, process.env.LOAD_MEMORY ? undefined : store)
+      const url = yield* start({ workflows: [tally] }, store)
       const runs = `${url}/workflows/tally/runs`
 
       const own = Array.from({ length: 50 }, (_, i) => ({ input: `own-${i}`, sessionId: `own-${i}` }))

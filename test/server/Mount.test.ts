@@ -14,11 +14,13 @@ import { AppServer } from "./MountExample.js"
 import { request } from "./utils.js"
 
 describe("mounted in an existing HttpApi app", () => {
-  it("the package README shows test/server/MountExample.ts unchanged", () => {
-    const readme = fs.readFileSync(path.join(root, "packages/server/README.md"), "utf8")
-    const example = fs.readFileSync(path.join(root, "test/server/MountExample.ts"), "utf8")
-    expect(readme).toContain("```ts\n" + example + "```")
-  })
+  for (const readme of ["README.md", "packages/server/README.md"]) {
+    it(`${readme} shows test/server/MountExample.ts unchanged`, () => {
+      const text = fs.readFileSync(path.join(root, readme), "utf8")
+      const example = fs.readFileSync(path.join(root, "test/server/MountExample.ts"), "utf8")
+      expect(text).toContain("```ts\n" + example + "```")
+    })
+  }
 
   it.scoped("serves the app's routes and the workflows under the prefix, and a WorkflowApi client calls it", () =>
     Effect.gen(function*() {

@@ -8,9 +8,11 @@
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { WorkflowEvent } from "@sessionflow/core"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Api from "../WorkflowApi.js"
@@ -99,15 +101,25 @@ export const runEvents = <E, R>(
         }
         return true
       }),
-      Stream.catchAll((error: unknown) =>
-        Stream.fromEffect(
-          error instanceof Api.RunTimeout
-            ? next("RunCancelled")
-            : failed !== undefined
-            ? Effect.succeed<WorkflowEvent.WorkflowEvent>({ ...failed, error: publicRunMessage(error, failed.error) })
-            : next("RunFailed", publicRunMessage(error, undefined))
+      Stream.catchAllCause((cause) => {
+        // the stream itself was interrupted (the client went away): nobody to tell
+        if (Cause.isInterruptedOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
+        const failure = Cause.failureOption(cause)
+        if (Option.isSome(failure) && failure.value instanceof Api.RunTimeout) return Stream.fromEffect(next("RunCancelled"))
+        // a defect: the run's own RunFailed (the message its record keeps), else a generic one
+        const message = Option.match(failure, {
+          onNone: () => failed?.error ?? "InternalError: Internal server error",
+          onSome: (error) => publicRunMessage(error, failed?.error)
+        })
+        const last = failed === undefined
+          ? next("RunFailed", message)
+          : Effect.succeed<WorkflowEvent.WorkflowEvent>({ ...failed, error: message })
+        return Stream.fromEffect(
+          Option.isNone(failure)
+            ? Effect.zipRight(Effect.logError("sessionflow server: a streamed run died", Cause.squash(cause)), last)
+            : last
         )
-      )
+      })
     )
   })
 
