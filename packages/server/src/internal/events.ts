@@ -12,8 +12,8 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Api from "../WorkflowApi.js"
 import { publicRunMessage } from "./errors.js"
@@ -41,10 +41,6 @@ export const frame = (event: WorkflowEvent.WorkflowEvent): string =>
 export const heartbeatFrame = ": keep-alive\n\n"
 
 /** @internal */
-export const isTerminal = (event: WorkflowEvent.WorkflowEvent): boolean =>
-  event.path.length === 0 && (event._tag === "RunCompleted" || event._tag === "RunFailed" || event._tag === "RunCancelled")
-
-/** @internal */
 export interface StreamOptions {
   readonly timeout: Duration.Duration
   readonly heartbeat: Duration.Duration
@@ -53,22 +49,27 @@ export interface StreamOptions {
 }
 
 /**
- * The run's events, ending with exactly one terminal event whatever happens:
- * the run's own, or — when the run timed out and was interrupted — a
- * `RunCancelled` the server adds. A `RunFailed` is held back until the run's
- * error is known, so that an ownership error reads as a missing session.
+ * The body of a streamed run: its events as server-sent events, ending with
+ * exactly one terminal event whatever happens — the run's own, or, when the
+ * run timed out (it is interrupted and recorded as cancelled first), a
+ * `RunCancelled` the server adds — with a comment every `heartbeat` while the
+ * run is quiet. A `RunFailed` is held back until the run's error is known, so
+ * that an ownership error reads as a missing session. The run is consumed by
+ * a fiber of the response's scope: a client that goes away interrupts it.
  *
  * @internal
  */
-export const runEvents = <E, R>(
+export const response = <E, R>(
   events: Stream.Stream<WorkflowEvent.WorkflowEvent, E, R>,
   options: StreamOptions
-): Stream.Stream<WorkflowEvent.WorkflowEvent, never, R> =>
-  Stream.suspend(() => {
+): Stream.Stream<Uint8Array, never, R> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const mailbox = yield* Mailbox.make<Uint8Array>()
+    const send = (text: string) => mailbox.offer(encoder.encode(text))
     let last: WorkflowEvent.WorkflowEvent | undefined
     let failed: WorkflowEvent.RunFailed | undefined
     const timeoutMillis = Math.round(Duration.toMillis(options.timeout))
-    const next = (tag: "RunFailed" | "RunCancelled", error?: string) =>
+    const added = (tag: "RunFailed" | "RunCancelled", error?: string) =>
       Effect.map(Clock.currentTimeMillis, (timestamp): WorkflowEvent.WorkflowEvent => {
         const base = {
           runId: last?.runId ?? "",
@@ -79,65 +80,46 @@ export const runEvents = <E, R>(
         }
         return tag === "RunFailed" ? { _tag: tag, ...base, error: error ?? "" } : { _tag: tag, ...base }
       })
-    return events.pipe(
-      Stream.interruptWhen(Effect.zipRight(
-        Effect.sleep(options.timeout),
-        Effect.fail(
+    const terminal = (cause: Cause.Cause<unknown>): Effect.Effect<WorkflowEvent.WorkflowEvent> => {
+      const failure = Cause.failureOption(cause)
+      if (Option.isSome(failure) && failure.value instanceof Api.RunTimeout) return added("RunCancelled")
+      // a defect: the run's own RunFailed (the message its record keeps), else a generic one
+      const message = Option.match(failure, {
+        onNone: () => failed?.error ?? "InternalError: Internal server error",
+        onSome: (error) => publicRunMessage(error, failed?.error)
+      })
+      const event = failed === undefined
+        ? added("RunFailed", message)
+        : Effect.succeed<WorkflowEvent.WorkflowEvent>({ ...failed, error: message })
+      return Option.isNone(failure)
+        ? Effect.zipRight(Effect.logError("sessionflow server: a streamed run died", Cause.squash(cause)), event)
+        : event
+    }
+    const run = Stream.runForEach(events, (event) => {
+      last = event
+      if (event._tag === "RunFailed" && event.path.length === 0) {
+        failed = event
+        return Effect.void
+      }
+      return send(frame(event))
+    }).pipe(
+      Effect.timeoutFail({
+        duration: options.timeout,
+        onTimeout: () =>
           new Api.RunTimeout({
             timeoutMillis,
             message: `The run took longer than ${timeoutMillis} ms: it was cancelled and committed nothing`
           })
-        )
-      )),
-      Stream.tap((event) =>
-        Effect.sync(() => {
-          last = event
-        })
-      ),
-      Stream.filter((event) => {
-        if (event._tag === "RunFailed" && event.path.length === 0) {
-          failed = event
-          return false
-        }
-        return true
       }),
-      Stream.catchAllCause((cause) => {
-        // the stream itself was interrupted (the client went away): nobody to tell
-        if (Cause.isInterruptedOnly(cause)) return Stream.failCause(cause as Cause.Cause<never>)
-        const failure = Cause.failureOption(cause)
-        if (Option.isSome(failure) && failure.value instanceof Api.RunTimeout) return Stream.fromEffect(next("RunCancelled"))
-        // a defect: the run's own RunFailed (the message its record keeps), else a generic one
-        const message = Option.match(failure, {
-          onNone: () => failed?.error ?? "InternalError: Internal server error",
-          onSome: (error) => publicRunMessage(error, failed?.error)
-        })
-        const last = failed === undefined
-          ? next("RunFailed", message)
-          : Effect.succeed<WorkflowEvent.WorkflowEvent>({ ...failed, error: message })
-        return Stream.fromEffect(
-          Option.isNone(failure)
-            ? Effect.zipRight(Effect.logError("sessionflow server: a streamed run died", Cause.squash(cause)), last)
-            : last
-        )
-      })
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.void : Effect.flatMap(terminal(cause), (event) => send(frame(event)))
+      ),
+      Effect.ensuring(mailbox.end)
     )
-  })
-
-/**
- * The `text/event-stream` response of a run's events, with a comment every
- * `heartbeat` while the run is quiet.
- *
- * @internal
- */
-export const response = <R>(
-  events: Stream.Stream<WorkflowEvent.WorkflowEvent, never, R>,
-  heartbeat: Duration.Duration
-): Stream.Stream<Uint8Array, never, R> =>
-  Stream.merge(
-    Stream.map(events, frame),
-    Stream.as(Stream.fromSchedule(Schedule.spaced(heartbeat)), heartbeatFrame),
-    { haltStrategy: "left" }
-  ).pipe(Stream.map((text) => encoder.encode(text)))
+    yield* Effect.forkScoped(run)
+    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(options.heartbeat), send(heartbeatFrame))))
+    return Mailbox.toStream(mailbox)
+  }))
 
 /** @internal */
 export const eventStreamResponse = (body: Stream.Stream<Uint8Array>): HttpServerResponse.HttpServerResponse =>

@@ -356,13 +356,12 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
         }
         yield* within(served, precheck(served, payload, userId)).pipe(Effect.mapError(errors.sessionError(false)))
         if (wantsEvents(headers.accept)) {
-          const runEvents = events.runEvents(
-            Workflow.stream(served.workflow, payload.input, options),
-            { timeout: settings.runTimeout, heartbeat: settings.heartbeat, sessionId: payload.sessionId }
-          )
-          return events.eventStreamResponse(
-            withinStream(served, events.response(runEvents, settings.heartbeat))
-          )
+          const body = events.response(Workflow.stream(served.workflow, payload.input, options), {
+            timeout: settings.runTimeout,
+            heartbeat: settings.heartbeat,
+            sessionId: payload.sessionId
+          })
+          return events.eventStreamResponse(withinStream(served, body))
         }
         const timeoutMillis = Duration.toMillis(settings.runTimeout)
         const output = yield* within(
