@@ -170,6 +170,10 @@ const lookup = (registry: Registry, name: string): Effect.Effect<Served, Api.Not
 /** The user whose ownership counts: the caller, else the workflow's default user (as the engine does). */
 const effectiveUser = (served: Served, userId: string | undefined) => userId ?? served.workflow.userId
 
+/** The engine's ownership rule: an unowned session is everyone's, an owned one its owner's only. */
+const mayUse = (served: Served, ownerId: string | undefined, userId: string | undefined) =>
+  ownerId === undefined || ownerId === effectiveUser(served, userId)
+
 /**
  * Fails unless the session exists, belongs to this workflow and may be used
  * by the caller; all three read as a missing session.
@@ -180,7 +184,7 @@ const visibleSession = (served: Served, sessionId: string, userId: string | unde
     const info = yield* store.info(sessionId)
     if (
       Option.isNone(info) || info.value.workflowName !== served.workflow.name ||
-      (info.value.userId !== undefined && info.value.userId !== effectiveUser(served, userId))
+      !mayUse(served, info.value.userId, userId)
     ) {
       return yield* Effect.fail(errors.sessionNotFound(sessionId))
     }
@@ -252,10 +256,9 @@ const sessionsGroup = (api: Api, registry: Registry) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
           const served = yield* lookup(registry, path.name)
-          const user = effectiveUser(served, userId)
           const listing = yield* within(served, Workflow.listSessions(served.workflow))
           return {
-            sessions: listing.sessions.filter((s) => s.userId === undefined || s.userId === user).map(sessionInfo),
+            sessions: listing.sessions.filter((s) => mayUse(served, s.userId, userId)).map(sessionInfo),
             broken: listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message }))
           }
         }).pipe(Effect.mapError(errors.sessionError(false)), errors.catchDefects))
@@ -328,9 +331,7 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
     const store = yield* SessionStore.SessionStore
     const info = yield* store.info(sessionId)
     if (Option.isNone(info)) return
-    if (info.value.userId !== undefined && info.value.userId !== effectiveUser(served, userId)) {
-      return yield* Effect.fail(errors.sessionNotFound(sessionId))
-    }
+    if (!mayUse(served, info.value.userId, userId)) return yield* Effect.fail(errors.sessionNotFound(sessionId))
     if (info.value.workflowName !== served.workflow.name) {
       return yield* Effect.fail(
         new Api.Conflict({
