@@ -10,6 +10,17 @@ import { parseEvents, parseFrames, request, start, streamRun } from "./utils.js"
 
 const terminal = new Set(["RunCompleted", "RunFailed", "RunCancelled"])
 
+/** A session's run history once it has `count` records (an interrupted run's record comes a moment after). */
+const historyOf = (session: string, count: number) =>
+  Effect.promise(async () => {
+    for (let i = 0; i < 200; i++) {
+      const body = await (await fetch(`${session}/runs`)).json() as ReadonlyArray<{ status: string; input: string }>
+      if (body.length >= count) return body
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    return []
+  })
+
 describe("server-sent events", () => {
   it.scoped("one event per WorkflowEvent (id: seq, event: _tag, data: JSON), from RunStarted to one terminal event", () =>
     Effect.gen(function*() {
@@ -154,14 +165,7 @@ describe("a client that disconnects", () => {
       yield* Deferred.await(started)
 
       // the run is recorded as cancelled; the state is as the first run left it
-      const records = yield* Effect.promise(async () => {
-        for (let i = 0; i < 200; i++) {
-          const body = await (await fetch(`${session}/runs`)).json() as ReadonlyArray<{ status: string; input: string }>
-          if (body.length > 1) return body
-          await new Promise((resolve) => setTimeout(resolve, 10))
-        }
-        return []
-      })
+      const records = yield* historyOf(session, 2)
       expect(records.map((r) => [r.input, r.status])).toEqual([["a", "completed"], ["wait-b", "cancelled"]])
       expect((yield* request(`${session}/state`)).body).toEqual({ state: { notes: ["a"] } })
 
@@ -169,5 +173,30 @@ describe("a client that disconnects", () => {
       const next = yield* request(runs, { method: "POST", json: { input: "c", sessionId: "d1" } })
       expect(next.status).toBe(200)
       expect(next.body.state).toEqual({ notes: ["a", "c"] })
+    })))
+
+  it.live("waiting for JSON, it interrupts the run the same way", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const url = yield* start({ workflows: [gated(started, gate)] })
+      const runs = `${url}/workflows/gated/runs`
+      const session = `${url}/workflows/gated/sessions/j1`
+      expect((yield* request(runs, { method: "POST", json: { input: "a", sessionId: "j1" } })).status).toBe(200)
+
+      const controller = new AbortController()
+      const pending = fetch(runs, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ input: "wait-b", sessionId: "j1" }),
+        signal: controller.signal
+      }).catch(() => "aborted")
+      yield* Deferred.await(started)
+      controller.abort()
+      expect(yield* Effect.promise(() => pending)).toBe("aborted")
+
+      const records = yield* historyOf(session, 2)
+      expect(records.map((r) => [r.input, r.status])).toEqual([["a", "completed"], ["wait-b", "cancelled"]])
+      expect((yield* request(`${session}/state`)).body).toEqual({ state: { notes: ["a"] } })
     })))
 })
