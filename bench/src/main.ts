@@ -36,6 +36,7 @@ for (const [pkg, dep] of [["packages/core", "effect"], ["packages/store-sqlite",
 }
 
 const { fullConfig, quickConfig, w1, w2, w3, w4, w5, w6 } = await import("./workloads.ts")
+const { w7 } = await import("./w7.ts")
 const { log } = await import("./measure.ts")
 const Report = await import("./report.ts")
 const { cleanupTemp } = await import("./util.ts")
@@ -43,7 +44,7 @@ type Figure = import("./measure.ts").Figure
 
 const base = args.quick ? quickConfig(args["langgraph-all"]) : fullConfig(args["langgraph-all"])
 const config = { ...base, reps: args.reps === undefined ? base.reps : Math.max(1, Number(args.reps)) }
-const workloads = { W1: w1, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6 } as const
+const workloads = { W1: w1, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6, W7: w7 } as const
 const selected = (args.only?.split(",").map((s) => s.trim().toUpperCase()) ?? Object.keys(workloads)) as Array<
   keyof typeof workloads
 >

@@ -13,7 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { exec, type ProcessResult, root } from "../process.js"
 
-const libraries = ["core", "store-sqlite", "openai", "cli"] as const
+const libraries = ["core", "store-sqlite", "openai", "cli", "server"] as const
 
 const readJson = (file: string): Record<string, unknown> => JSON.parse(fs.readFileSync(file, "utf8"))
 
@@ -63,6 +63,41 @@ export const scripted = TestModel.layer([TestModel.text("hi")])
 export const inspect = SqliteSessionStore.layer({ filename: "sessions.db", readonly: true, table: "sessionflow_sessions" })
 export const memory = SessionStore.layerMemory
 export const usage: string = Cli.usage
+`
+
+/** The server, on plain node from the tarball: its API, its page and the page's compiled script. */
+const serverApp = `import * as HttpServer from "@effect/platform/HttpServer"
+import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { WorkflowServer } from "@sessionflow/server"
+import { Context, Effect, Layer, Schema } from "effect"
+
+class Count extends SessionState.Tag("app/Count")<Count>()({ n: Schema.Number }) {}
+const count = Workflow.make({
+  name: "count",
+  state: Count,
+  sessionState: { n: 0 },
+  steps: [Step.make("inc", () => Count.update((s) => ({ n: s.n + 1 })))]
+})
+
+const program = Effect.gen(function*() {
+  const context = yield* Layer.build(
+    WorkflowServer.serve({ workflows: [count], port: 0 }).pipe(Layer.provide(SessionStore.layerMemory))
+  )
+  const address = Context.get(context, HttpServer.HttpServer).address
+  const url = address._tag === "TcpAddress" ? \`http://127.0.0.1:\${address.port}\` : ""
+  return yield* Effect.promise(async () => {
+    const run = await fetch(\`\${url}/workflows/count/runs\`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ input: null, sessionId: "s" })
+    }).then((r) => r.json() as Promise<{ readonly state: unknown }>)
+    const page = await fetch(\`\${url}/\`).then((r) => r.text())
+    const script = await fetch(\`\${url}/assets/app.js\`)
+    return [JSON.stringify(run.state), page.includes("/assets/app.js"), script.status].join(" ")
+  })
+})
+
+Effect.runPromise(Effect.scoped(program)).then(console.log)
 `
 
 const strict = {
@@ -157,6 +192,7 @@ describe("the published packages", () => {
       fs.mkdirSync(path.join(app, "src"))
       fs.writeFileSync(path.join(app, "src", "main.ts"), readmeExample())
       fs.writeFileSync(path.join(app, "src", "others.ts"), others)
+      fs.writeFileSync(path.join(app, "src", "server.ts"), serverApp)
       for (const [name, resolution] of Object.entries(tsconfigs)) {
         fs.writeFileSync(
           path.join(app, `tsconfig.${name}.json`),
@@ -208,6 +244,7 @@ describe("the published packages", () => {
         exec(process.execPath, [script], { cwd: app, env: appEnv() }).pipe(Effect.flatMap(ok(`node ${script}`)))
       expect((yield* node("out-nodenext/main.js")).stdout).toBe("{ count: 2 }\n")
       expect((yield* node("out-bundler/main.js")).stdout).toBe("{ count: 4 }\n")
+      expect((yield* node("out-nodenext/server.js")).stdout).toBe('{"n":1} true 200\n')
 
       // the installed command reads it back
       const bin = path.join(app, "node_modules", ".bin", "sessionflow")

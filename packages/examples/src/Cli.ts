@@ -24,6 +24,7 @@ import * as Output from "./Output.js"
 import * as ProjectTeam from "./ProjectTeam.js"
 import * as Routers from "./Routers.js"
 import type * as Scenario from "./Scenario.js"
+import * as Serve from "./Serve.js"
 import * as SessionNaming from "./SessionNaming.js"
 import * as ShoppingList from "./ShoppingList.js"
 
@@ -102,6 +103,7 @@ Usage:
   npm start                                   the guided demo (the shopping list; offline without a key)
   npm start -- list                           the scenarios, one line each
   npm start -- run <scenario> [options]       run one scenario (name, alias or number 1-7)
+  npm start -- serve [--port <p>] [--db <file>]   every example workflow over HTTP, with a session browser
   npm start -- sessions list   --db <file> [--table <t>] [--json]
   npm start -- sessions show   --db <file> [--table <t>] [--json] <sessionId>
   npm start -- sessions rename --db <file> [--table <t>] <sessionId> <name>
@@ -110,7 +112,8 @@ Usage:
   npm start -- help
 
 Options:
-  --db <file>      the SQLite file (run: default tmp/<scenario>.db)
+  --db <file>      the SQLite file (run: default tmp/<scenario>.db; serve: tmp/server.db)
+  --port <p>       serve: the port (default 3000; 0 picks a free one)
   --table <name>   the session table (run: the scenario's default)
   --json           run (and the demo): every workflow event as one JSON line on stdout;
                    sessions and state: print JSON
@@ -139,6 +142,7 @@ export interface Args {
   readonly positionals: ReadonlyArray<string>
   readonly db: string | undefined
   readonly table: string | undefined
+  readonly port: string | undefined
   readonly json: boolean
   readonly offline: boolean
   readonly help: boolean
@@ -153,11 +157,12 @@ export interface Args {
  */
 export const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, UsageError> =>
   Effect.map(
-    SessionflowCli.parseCommandLine(argv, { values: ["db", "table"], flags: ["json", "offline", "help"] }),
+    SessionflowCli.parseCommandLine(argv, { values: ["db", "table", "port"], flags: ["json", "offline", "help"] }),
     (line) => ({
       positionals: line.positionals,
       db: line.values.get("db"),
       table: line.values.get("table"),
+      port: line.values.get("port"),
       json: line.flags.has("json"),
       offline: line.flags.has("offline"),
       help: line.flags.has("help")
@@ -216,6 +221,16 @@ session state. Four runs on one session, persisted to ${db}.`,
   outro: "More: npm start -- list   (seven scenarios)   ·   npm start -- help"
 }
 
+const serve = (args: Args) =>
+  Effect.gen(function*() {
+    const port = args.port === undefined ? undefined : Number(args.port)
+    if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
+      return yield* new UsageError({ message: `serve: --port must be a port number, not '${args.port}'` })
+    }
+    if (args.positionals.length > 1) return yield* new UsageError({ message: `serve: unexpected argument '${args.positionals[1]}'` })
+    yield* Serve.main({ port, db: args.db, offline: args.offline })
+  })
+
 const guidedDemo = (args: Args) =>
   ShoppingList.main({ db: args.db, table: args.table, offline: args.offline, guide: demoGuide })
 
@@ -239,6 +254,8 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown> =
       ? listScenarios
       : command === "run"
       ? runScenario(args)
+      : command === "serve"
+      ? serve(args)
       : command === "sessions" || command === "state"
       ? Output.withConsole(SessionflowCli.run(argv))
       : findScenario(command).pipe(Option.match({

@@ -1,0 +1,82 @@
+/**
+ * `npm start -- serve`: every example workflow over HTTP (`@sessionflow/server`),
+ * with the session browser at `/`, on one SQLite file. Offline (each
+ * scenario's scripted model) unless `OPENAI_API_KEY` is set.
+ *
+ * @since 0.1.0
+ */
+import type * as LanguageModel from "@effect/ai/LanguageModel"
+import * as HttpServer from "@effect/platform/HttpServer"
+import { SessionNamer } from "@sessionflow/core"
+import { WorkflowServer } from "@sessionflow/server"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as path from "node:path"
+import * as Examples from "./index.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** default 3000; 0 picks a free port */
+  readonly port?: number | undefined
+  readonly host?: string | undefined
+  /** the SQLite file (default `tmp/server.db`) */
+  readonly db?: string | undefined
+  /** use the scripted models even when `OPENAI_API_KEY` is set */
+  readonly offline?: boolean | undefined
+}
+
+/**
+ * The SQLite file `serve` uses by default.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultDb: string = path.join("tmp", "server.db")
+
+/**
+ * Every example workflow, each with its tools' handlers and its model (the
+ * scenario's scripted one, or OpenAI when `OPENAI_API_KEY` is set).
+ *
+ * @since 0.1.0
+ * @category workflows
+ */
+export const entries = (options: Options = {}) =>
+  Effect.gen(function*() {
+    // one line says which model: OpenAI for every workflow, or each scenario's scripted model
+    const scripted = Layer.empty as Layer.Layer<LanguageModel.LanguageModel>
+    const chosen = yield* Examples.Scenario.chooseModel(scripted, { offline: options.offline })
+    return Examples.Cli.scenarios.flatMap((scenario) => {
+      const model = chosen === scripted ? scenario.offlineModel : chosen
+      // the scenario's tools, its model, and a model-backed session namer
+      const layer = Layer.mergeAll(scenario.layer, Layer.provideMerge(SessionNamer.layerLanguageModel(), model))
+      // a scenario's `layer` and model are what its workflows need (the Scenario type erases their requirements)
+      return scenario.workflows.map((workflow) => WorkflowServer.withLayer(workflow, layer) as WorkflowServer.Mounted<never, unknown>)
+    })
+  })
+
+/**
+ * Serves every example workflow until interrupted, printing the URL once it
+ * listens.
+ *
+ * @since 0.1.0
+ * @category main
+ */
+export const main = (options: Options = {}): Effect.Effect<void, unknown> =>
+  Effect.scoped(Effect.gen(function*() {
+    const db = options.db ?? defaultDb
+    const workflows = yield* entries(options)
+    const context = yield* Layer.build(
+      WorkflowServer.serve({ workflows, port: options.port ?? 3000, host: options.host }).pipe(
+        Layer.provide(Examples.Scenario.storeLayer({ db }, db))
+      )
+    )
+    const address = Context.get(context, HttpServer.HttpServer).address
+    const url = address._tag === "TcpAddress" ? `http://${address.hostname}:${address.port}` : String(address.path)
+    yield* Examples.Output.say(`sessionflow server: ${url}  (session browser at /, API docs at /docs)`)
+    yield* Examples.Output.note(`${workflows.length} workflows, sessions in ${db}. Ctrl-C stops it.`)
+    return yield* Effect.never
+  }))

@@ -1,0 +1,523 @@
+/**
+ * The HTTP API of a sessionflow server, as an `@effect/platform` `HttpApi`:
+ * its endpoints, request and response Schemas, errors (each with its status
+ * code) and middlewares. `WorkflowServer.layer` implements it; a client can
+ * be derived from it with `HttpApiClient.make(WorkflowApi)`.
+ *
+ * | endpoint | what |
+ * |---|---|
+ * | `GET /workflows` | the served workflows |
+ * | `GET /workflows/:name` | one workflow |
+ * | `POST /workflows/:name/runs` | run it: JSON `RunOutput`, or with `Accept: text/event-stream` its events as server-sent events |
+ * | `GET /workflows/:name/sessions` | its sessions (the caller's and unowned ones) |
+ * | `GET /workflows/:name/sessions/:sessionId` | a session with its state |
+ * | `GET`, `PUT /workflows/:name/sessions/:sessionId/state` | a session's state; replace it |
+ * | `PUT /workflows/:name/sessions/:sessionId/name` | rename (or `{ autogenerate: true }`) |
+ * | `DELETE /workflows/:name/sessions/:sessionId` | delete it with its history |
+ * | `GET /workflows/:name/sessions/:sessionId/runs` | its run history |
+ * | `GET /workflows/:name/sessions/:sessionId/chat` | its chat history |
+ *
+ * @since 0.1.0
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { SessionStore, StepOutput } from "@sessionflow/core"
+import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
+
+// -----------------------------------------------------------------------------
+// errors
+// -----------------------------------------------------------------------------
+
+/**
+ * Bad input: a body that is not JSON, a run input that does not fit the
+ * workflow's input Schema, a state that does not fit its state Schema, a
+ * malformed session id. (Requests that do not fit the endpoint's own Schemas
+ * are `HttpApiDecodeError`s, also 400.)
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BadRequest extends Schema.TaggedError<BadRequest>("@sessionflow/server/BadRequest")(
+  "BadRequest",
+  { reason: Schema.Literal("body", "input", "state", "session-id"), message: Schema.String },
+  HttpApiSchema.annotations({ status: 400 })
+) {}
+
+/**
+ * A request whose credentials the server does not accept.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>("@sessionflow/server/Unauthorized")(
+  "Unauthorized",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 401 })
+) {}
+
+/**
+ * An unknown workflow, or a session that does not exist, belongs to another
+ * workflow or belongs to another user (never told apart, so a session of
+ * another user stays invisible).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotFound extends Schema.TaggedError<NotFound>("@sessionflow/server/NotFound")(
+  "NotFound",
+  { what: Schema.Literal("workflow", "session"), id: Schema.String, message: Schema.String },
+  HttpApiSchema.annotations({ status: 404 })
+) {}
+
+/**
+ * Another run (of this or another process) committed to the session first;
+ * nothing of this request was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Conflict extends Schema.TaggedError<Conflict>("@sessionflow/server/Conflict")(
+  "Conflict",
+  { sessionId: Schema.String, message: Schema.String },
+  HttpApiSchema.annotations({ status: 409 })
+) {}
+
+/**
+ * A request body over the server's `maxBodySize`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("@sessionflow/server/PayloadTooLarge")(
+  "PayloadTooLarge",
+  { limit: Schema.Number, message: Schema.String },
+  HttpApiSchema.annotations({ status: 413 })
+) {}
+
+/**
+ * The run failed: one of its steps failed (a model error, a tool, a router
+ * choice, …). The run is recorded with status `error`; no state change was
+ * committed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunFailed extends Schema.TaggedError<RunFailed>("@sessionflow/server/RunFailed")(
+  "RunFailed",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 500 })
+) {}
+
+/**
+ * The run took longer than the server's `runTimeout`: it was interrupted,
+ * recorded as `cancelled`, and committed nothing.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunTimeout extends Schema.TaggedError<RunTimeout>("@sessionflow/server/RunTimeout")(
+  "RunTimeout",
+  { timeoutMillis: Schema.Number, message: Schema.String },
+  HttpApiSchema.annotations({ status: 504 })
+) {}
+
+/**
+ * The server failed (a store error, a stored state that cannot be read, a
+ * defect). The message says what, without a stack trace.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InternalError extends Schema.TaggedError<InternalError>("@sessionflow/server/InternalError")(
+  "InternalError",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 500 })
+) {}
+
+// -----------------------------------------------------------------------------
+// models
+// -----------------------------------------------------------------------------
+
+/**
+ * A JSON object (a session state, in its encoded form).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  identifier: "JsonObject"
+})
+
+/**
+ * A served workflow.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const WorkflowInfo = Schema.Struct({
+  name: Schema.String,
+  description: Schema.optional(Schema.String),
+  /** the names of its top-level steps */
+  steps: Schema.Array(Schema.String),
+  /** the JSON Schema of its run input, when it declares an input Schema */
+  input: Schema.optional(Schema.Unknown),
+  /** the JSON Schema of its state, when it has a typed state */
+  state: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "WorkflowInfo" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type WorkflowInfo = typeof WorkflowInfo.Type
+
+/**
+ * The body of `POST /workflows/:name/runs`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunRequest = Schema.Struct({
+  /** the run input, in the workflow input Schema's encoded form */
+  input: Schema.Unknown,
+  /** else the workflow's, else a new one (returned) */
+  sessionId: Schema.optional(Schema.NonEmptyString),
+  /** deep-merged over the stored state (or the seed); encoded form */
+  sessionState: Schema.optional(JsonObject),
+  /** replace the stored state with `sessionState` (else the seed) instead */
+  overwriteDbSessionState: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "RunRequest" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RunRequest = typeof RunRequest.Type
+
+/**
+ * A completed run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunOutput = Schema.Struct({
+  runId: Schema.String,
+  sessionId: Schema.String,
+  userId: Schema.optional(Schema.String),
+  workflowName: Schema.String,
+  status: Schema.Literal("completed"),
+  /** the last step's content */
+  content: Schema.Unknown,
+  stepOutputs: Schema.Array(StepOutput.StepOutputSchema),
+  /** the committed state, encoded */
+  state: JsonObject
+}).annotations({ identifier: "RunOutput" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RunOutput = typeof RunOutput.Type
+
+/**
+ * What the store knows of a session, without its state.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionInfo = Schema.Struct({
+  sessionId: Schema.String,
+  workflowName: Schema.String,
+  userId: Schema.optional(Schema.String),
+  name: Schema.optional(Schema.String),
+  version: Schema.Number,
+  /** epoch milliseconds */
+  createdAt: Schema.Number,
+  /** epoch milliseconds */
+  updatedAt: Schema.Number
+}).annotations({ identifier: "SessionInfo" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionInfo = typeof SessionInfo.Type
+
+/**
+ * A workflow's sessions, most recently updated first, and the rows the store
+ * cannot read.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionListing = Schema.Struct({
+  sessions: Schema.Array(SessionInfo),
+  broken: Schema.Array(Schema.Struct({ sessionId: Schema.String, error: Schema.String }))
+}).annotations({ identifier: "SessionListing" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionListing = typeof SessionListing.Type
+
+/**
+ * A session with its state (encoded).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Session = Schema.Struct({ ...SessionInfo.fields, state: JsonObject }).annotations({ identifier: "Session" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Session = typeof Session.Type
+
+/**
+ * A session's state, encoded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const StateBody = Schema.Struct({ state: JsonObject }).annotations({ identifier: "StateBody" })
+
+/**
+ * The body of `PUT …/name`: a name, or `{ autogenerate: true }`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RenameRequest = Schema.Union(
+  Schema.Struct({ name: Schema.NonEmptyTrimmedString }),
+  Schema.Struct({ autogenerate: Schema.Literal(true) })
+).annotations({ identifier: "RenameRequest" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const NameBody = Schema.Struct({ name: Schema.String }).annotations({ identifier: "NameBody" })
+
+/**
+ * One exchange of a session's conversation.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ChatTurn = Schema.Struct({
+  runId: Schema.String,
+  input: Schema.Unknown,
+  output: Schema.Unknown,
+  completedAt: Schema.Number
+}).annotations({ identifier: "ChatTurn" })
+
+// -----------------------------------------------------------------------------
+// middlewares
+// -----------------------------------------------------------------------------
+
+/**
+ * Who is calling: the user id the authentication turned the request into
+ * (`undefined` for an anonymous caller).
+ *
+ * @since 0.1.0
+ * @category middlewares
+ */
+export class CurrentUser extends Context.Tag("@sessionflow/server/CurrentUser")<
+  CurrentUser,
+  { readonly userId: string | undefined }
+>() {}
+
+/**
+ * Turns every request into a {@link CurrentUser} (documented in the OpenAPI
+ * spec as bearer authentication), or refuses it with {@link Unauthorized}.
+ *
+ * @since 0.1.0
+ * @category middlewares
+ */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@sessionflow/server/Authentication", {
+  provides: CurrentUser,
+  failure: Unauthorized,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/**
+ * Reads a request's body within the size limit (413 above it) and checks
+ * that a JSON body parses (400 otherwise), before the endpoint decodes it.
+ *
+ * @since 0.1.0
+ * @category middlewares
+ */
+export class RequestLimits extends HttpApiMiddleware.Tag<RequestLimits>()("@sessionflow/server/RequestLimits", {
+  failure: Schema.Union(PayloadTooLarge, BadRequest)
+}) {}
+
+// -----------------------------------------------------------------------------
+// endpoints
+// -----------------------------------------------------------------------------
+
+const workflowPath = Schema.Struct({ name: Schema.String })
+const sessionPath = Schema.Struct({ name: Schema.String, sessionId: Schema.String })
+const positiveInt = Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
+
+/**
+ * The event stream of a run, as documented in the OpenAPI spec.
+ */
+const eventStreamDoc = (operation: Record<string, any>): Record<string, any> => {
+    const responses = (operation["responses"] ?? {}) as Record<string, { content?: Record<string, unknown> }>
+    const ok = responses["200"]
+    if (ok !== undefined) {
+      ok.content = {
+        ...ok.content,
+        "text/event-stream": {
+          schema: {
+            type: "string",
+            description: "With `Accept: text/event-stream`: one server-sent event per WorkflowEvent " +
+              "(`id:` its seq, `event:` its _tag, `data:` its JSON), ending with RunCompleted, RunFailed or RunCancelled"
+          }
+        }
+      }
+    }
+    return operation
+}
+
+/**
+ * @since 0.1.0
+ * @category groups
+ */
+export class WorkflowsGroup extends HttpApiGroup.make("workflows")
+  .middleware(RequestLimits)
+  .middleware(Authentication)
+  .add(
+    HttpApiEndpoint.get("list", "/workflows")
+      .addSuccess(Schema.Array(WorkflowInfo))
+      .annotate(OpenApi.Summary, "The served workflows")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/workflows/:name")
+      .setPath(workflowPath)
+      .addSuccess(WorkflowInfo)
+      .annotate(OpenApi.Summary, "One workflow")
+  )
+{}
+
+/**
+ * Runs of a workflow. (Durable runs add their endpoints here.)
+ *
+ * @since 0.1.0
+ * @category groups
+ */
+export class RunsGroup extends HttpApiGroup.make("runs")
+  .middleware(RequestLimits)
+  .middleware(Authentication)
+  .add(
+    HttpApiEndpoint.post("start", "/workflows/:name/runs")
+      .setPath(workflowPath)
+      .setPayload(RunRequest)
+      .setHeaders(Schema.Struct({ accept: Schema.optional(Schema.String) }))
+      .addSuccess(RunOutput)
+      .addError(RunFailed)
+      .addError(RunTimeout)
+      .annotate(OpenApi.Summary, "Run the workflow on a session")
+      .annotate(
+        OpenApi.Description,
+        "Returns the RunOutput as JSON, or, with `Accept: text/event-stream`, streams the run's events as they " +
+          "happen. A client that disconnects interrupts the run: it is recorded as cancelled and commits nothing."
+      )
+      .annotate(OpenApi.Transform, eventStreamDoc)
+  )
+{}
+
+/**
+ * Sessions of a workflow.
+ *
+ * @since 0.1.0
+ * @category groups
+ */
+export class SessionsGroup extends HttpApiGroup.make("sessions")
+  .middleware(RequestLimits)
+  .middleware(Authentication)
+  .add(
+    HttpApiEndpoint.get("list", "/workflows/:name/sessions")
+      .setPath(workflowPath)
+      .addSuccess(SessionListing)
+      .annotate(OpenApi.Summary, "The caller's and unowned sessions of the workflow")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/workflows/:name/sessions/:sessionId")
+      .setPath(sessionPath)
+      .addSuccess(Session)
+      .annotate(OpenApi.Summary, "A session with its state")
+  )
+  .add(
+    HttpApiEndpoint.get("getState", "/workflows/:name/sessions/:sessionId/state")
+      .setPath(sessionPath)
+      .addSuccess(StateBody)
+      .annotate(OpenApi.Summary, "A session's state")
+  )
+  .add(
+    HttpApiEndpoint.put("setState", "/workflows/:name/sessions/:sessionId/state")
+      .setPath(sessionPath)
+      .setPayload(StateBody)
+      .addSuccess(StateBody)
+      .annotate(OpenApi.Summary, "Replace a session's state (decoded with the workflow's state Schema)")
+  )
+  .add(
+    HttpApiEndpoint.put("rename", "/workflows/:name/sessions/:sessionId/name")
+      .setPath(sessionPath)
+      .setPayload(RenameRequest)
+      .addSuccess(NameBody)
+      .annotate(OpenApi.Summary, "Name a session, or { autogenerate: true }")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/workflows/:name/sessions/:sessionId")
+      .setPath(sessionPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Delete a session with its history")
+  )
+  .add(
+    HttpApiEndpoint.get("runs", "/workflows/:name/sessions/:sessionId/runs")
+      .setPath(sessionPath)
+      .setUrlParams(Schema.Struct({
+        limit: Schema.optional(positiveInt),
+        status: Schema.optional(SessionStore.RunStatus)
+      }))
+      .addSuccess(Schema.Array(SessionStore.RunRecord))
+      .annotate(OpenApi.Summary, "A session's run history, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("chat", "/workflows/:name/sessions/:sessionId/chat")
+      .setPath(sessionPath)
+      .setUrlParams(Schema.Struct({ lastRuns: Schema.optional(positiveInt) }))
+      .addSuccess(Schema.Array(ChatTurn))
+      .annotate(OpenApi.Summary, "A session's conversation: the input and output of its completed runs")
+  )
+{}
+
+/**
+ * The whole API.
+ *
+ * @since 0.1.0
+ * @category api
+ */
+export class WorkflowApi extends HttpApi.make("sessionflow")
+  .add(WorkflowsGroup)
+  .add(RunsGroup)
+  .add(SessionsGroup)
+  .addError(BadRequest)
+  .addError(NotFound)
+  .addError(Conflict)
+  .addError(InternalError)
+  .annotate(OpenApi.Title, "sessionflow")
+  .annotate(
+    OpenApi.Description,
+    "Stateful, multi-step AI workflows: run them, stream their events, and look into their sessions."
+  )
+{}

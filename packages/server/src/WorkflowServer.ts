@@ -1,0 +1,199 @@
+/**
+ * Serves workflows over HTTP: {@link layer} mounts the `WorkflowApi`
+ * endpoints, `/openapi.json`, the API docs at `/docs` and the session browser
+ * at `/` on an `HttpLayerRouter` (next to the routes of your own `HttpApi`);
+ * {@link serve} runs them as a stand-alone Node server.
+ *
+ * ```ts
+ * const Workflows = WorkflowServer.layer({
+ *   workflows: [orders, WorkflowServer.withLayer(shopping, ShoppingToolsLive)],
+ *   tokens: { "secret-token-of-alice": "alice" }
+ * })
+ * HttpLayerRouter.serve(Layer.mergeAll(MyApiRoutes, Workflows)).pipe(
+ *   Layer.provide([NodeHttpServer.layer(createServer, { port: 3000 }), SqliteSessionStore.layer({ filename: "app.db" })]),
+ *   Layer.launch,
+ *   NodeRuntime.runMain
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type * as Etag from "@effect/platform/Etag"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import type * as HttpPlatform from "@effect/platform/HttpPlatform"
+import type * as HttpServer from "@effect/platform/HttpServer"
+import type * as HttpServerError from "@effect/platform/HttpServerError"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as Path from "@effect/platform/Path"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import type { SessionStore, Workflow } from "@sessionflow/core"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createServer } from "node:http"
+import * as internal from "./internal/server.js"
+import type * as WorkflowApi from "./WorkflowApi.js"
+
+/**
+ * A workflow served with a layer of its own (its model, its tools' handlers,
+ * or even its own `SessionStore`), built once when the server starts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Mounted<out R, out E> extends internal.Mounted<R, E> {}
+
+/**
+ * What `workflows` takes: a workflow (its requirements come from the server's
+ * context) or a {@link Mounted} one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Entry = internal.Entry
+
+/**
+ * The requirements an entry leaves to the server's context.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type EntryContext<X> = internal.EntryContext<X>
+
+/**
+ * The errors building an entry's layer may fail with.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type EntryError<X> = internal.EntryError<X>
+
+/**
+ * Serves `workflow` with `layer` provided to its runs and session endpoints;
+ * the layer is built once, when the server starts, over the server's context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withLayer: <W extends Workflow.Any, ROut, E, RIn>(
+  workflow: W,
+  layer: Layer.Layer<ROut, E, RIn>
+) => Mounted<Exclude<Workflow.Context<W>, ROut> | RIn, E> = internal.withLayer
+
+/**
+ * Turns a request into the caller's user id (`undefined`: anonymous), or
+ * refuses it with `Unauthorized` (401).
+ *
+ * @since 0.1.0
+ * @category authentication
+ */
+export type Authenticate = (
+  request: HttpServerRequest.HttpServerRequest
+) => Effect.Effect<string | undefined, WorkflowApi.Unauthorized>
+
+/**
+ * The default authentication: `Authorization: Bearer <token>` with a token of
+ * `tokens` (token → user id) is that user; a request without the header is
+ * anonymous; any other token or header is refused (401).
+ *
+ * @since 0.1.0
+ * @category authentication
+ */
+export const bearerTokens: (tokens: Readonly<Record<string, string>>) => Authenticate = internal.bearerTokens
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface Options<Entries extends ReadonlyArray<Entry>> {
+  /** the served workflows, by name (two with one name are a defect) */
+  readonly workflows: Entries
+  /** who is calling; default: {@link bearerTokens} of `tokens` */
+  readonly authenticate?: Authenticate | undefined
+  /** bearer token → user id, for the default authentication (default: none, every caller is anonymous) */
+  readonly tokens?: Readonly<Record<string, string>> | undefined
+  /** the largest request body, in bytes (413 above it); default 1 MiB */
+  readonly maxBodySize?: number | undefined
+  /** a run taking longer is interrupted (recorded as cancelled, nothing committed): 504, or `RunCancelled` when streamed; default 10 minutes */
+  readonly runTimeout?: Duration.DurationInput | undefined
+  /** a comment line on a quiet event stream, so that proxies keep it open; default 15 seconds */
+  readonly heartbeat?: Duration.DurationInput | undefined
+  /** mount everything under this path (e.g. `/sessionflow`); default: at the root */
+  readonly prefix?: `/${string}` | undefined
+  /** serve the session browser at `${prefix}/` (default true) */
+  readonly page?: boolean | undefined
+  /** serve the API docs (Swagger UI) at `${prefix}/docs` (default true) */
+  readonly docs?: boolean | undefined
+}
+
+/**
+ * What the routes need besides the workflows' own requirements: an
+ * `HttpLayerRouter` and the platform services a Node server provides
+ * (`NodeHttpServer.layer`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements =
+  | HttpLayerRouter.HttpRouter
+  | Etag.Generator
+  | FileSystem.FileSystem
+  | HttpPlatform.HttpPlatform
+  | Path.Path
+  | SessionStore.SessionStore
+
+/**
+ * The server's routes, mounted on the `HttpLayerRouter` of your app: the
+ * `WorkflowApi` endpoints (with authentication, body limit and run timeout),
+ * `/openapi.json`, `/docs` and the session browser at `/` (all under
+ * `prefix`). The workflows' requirements and a `SessionStore` come from the
+ * layer's context.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: <const Entries extends ReadonlyArray<Entry>>(
+  options: Options<Entries>
+) => Layer.Layer<never, EntryError<Entries[number]>, Requirements | EntryContext<Entries[number]>> = internal
+  .layer as any
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface ServeOptions<Entries extends ReadonlyArray<Entry>> extends Options<Entries> {
+  /** default 3000; 0 picks a free port (read it from `HttpServer.HttpServer`) */
+  readonly port?: number | undefined
+  /** default `127.0.0.1` */
+  readonly host?: string | undefined
+  /** log every request with the Effect logger (default false) */
+  readonly logRequests?: boolean | undefined
+}
+
+/**
+ * A stand-alone Node HTTP server with {@link layer}'s routes. The layer
+ * provides the `HttpServer` (its `address` tells the port); it needs a
+ * `SessionStore` and the workflows' requirements.
+ *
+ * ```ts
+ * WorkflowServer.serve({ workflows: [orders], port: 3000 }).pipe(
+ *   Layer.provide(SqliteSessionStore.layer({ filename: "app.db" })),
+ *   Layer.launch,
+ *   NodeRuntime.runMain
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const serve = <const Entries extends ReadonlyArray<Entry>>(
+  options: ServeOptions<Entries>
+): Layer.Layer<
+  HttpServer.HttpServer,
+  EntryError<Entries[number]> | HttpServerError.ServeError,
+  SessionStore.SessionStore | EntryContext<Entries[number]>
+> =>
+  HttpLayerRouter.serve(layer(options), { disableLogger: options.logRequests !== true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 3000, host: options.host ?? "127.0.0.1" }))
+  ) as any

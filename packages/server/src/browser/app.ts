@@ -1,0 +1,302 @@
+/**
+ * The session browser: pick a workflow, list its sessions, look at a
+ * session's state (a collapsible tree) and run history, and run the workflow
+ * with an input while its events arrive (server-sent events).
+ */
+import { readEvents } from "./sse.js"
+import { renderTree } from "./tree.js"
+
+interface WorkflowInfo {
+  readonly name: string
+  readonly description?: string
+  readonly input?: { readonly type?: string }
+}
+
+interface SessionInfo {
+  readonly sessionId: string
+  readonly name?: string
+  readonly userId?: string
+  readonly version: number
+  readonly updatedAt: number
+}
+
+interface RunRecord {
+  readonly runId: string
+  readonly status: string
+  readonly input: unknown
+  readonly content?: unknown
+  readonly error?: string
+  readonly completedAt: number
+}
+
+type Event = { readonly _tag: string; readonly sessionId: string; readonly path: ReadonlyArray<string> } & Record<string, any>
+
+const base = document.querySelector<HTMLMetaElement>('meta[name="sessionflow-base"]')?.content ?? ""
+const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
+
+const ui = {
+  token: byId<HTMLInputElement>("token"),
+  workflow: byId<HTMLSelectElement>("workflow"),
+  description: byId<HTMLParagraphElement>("workflow-description"),
+  newSession: byId<HTMLButtonElement>("new-session"),
+  sessions: byId<HTMLUListElement>("sessions"),
+  title: byId<HTMLHeadingElement>("session-title"),
+  error: byId<HTMLParagraphElement>("error"),
+  form: byId<HTMLFormElement>("run"),
+  input: byId<HTMLTextAreaElement>("input"),
+  send: byId<HTMLButtonElement>("send"),
+  events: byId<HTMLOListElement>("events"),
+  state: byId<HTMLDivElement>("state"),
+  runs: byId<HTMLTableSectionElement>("runs")
+}
+
+let workflows: ReadonlyArray<WorkflowInfo> = []
+let selected: string | undefined
+
+ui.token.value = localStorage.getItem("sessionflow-token") ?? ""
+ui.token.addEventListener("change", () => {
+  localStorage.setItem("sessionflow-token", ui.token.value)
+  void refresh()
+})
+
+const headers = (extra: Record<string, string> = {}): Record<string, string> =>
+  ui.token.value.trim() === "" ? extra : { ...extra, authorization: `Bearer ${ui.token.value.trim()}` }
+
+const workflowPath = () => `${base}/workflows/${encodeURIComponent(ui.workflow.value)}`
+
+const showError = (message: string) => {
+  ui.error.textContent = message
+}
+
+/** A JSON request; a failure's message (the API's `message`) is thrown. */
+const api = async <A>(path: string, init: RequestInit = {}): Promise<A> => {
+  const response = await fetch(path, { ...init, headers: headers(init.headers as Record<string, string> | undefined) })
+  const text = await response.text()
+  const body = text === "" ? undefined : JSON.parse(text)
+  if (!response.ok) throw new Error(body?.message ?? `${response.status} ${response.statusText}`)
+  return body as A
+}
+
+const time = (millis: number) => new Date(millis).toLocaleString()
+const preview = (value: unknown) => {
+  const text = typeof value === "string" ? value : JSON.stringify(value)
+  return text === undefined ? "" : text.length > 160 ? `${text.slice(0, 157)}…` : text
+}
+
+// -----------------------------------------------------------------------------
+// workflows and sessions
+// -----------------------------------------------------------------------------
+
+const loadWorkflows = async () => {
+  workflows = await api<ReadonlyArray<WorkflowInfo>>(`${base}/workflows`)
+  ui.workflow.replaceChildren(...workflows.map((w) => new Option(w.name, w.name)))
+  const wanted = new URLSearchParams(location.search).get("workflow")
+  if (wanted !== null && workflows.some((w) => w.name === wanted)) ui.workflow.value = wanted
+}
+
+const renderSessions = (sessions: ReadonlyArray<SessionInfo>) => {
+  ui.sessions.replaceChildren(...sessions.map((s) => {
+    const item = document.createElement("li")
+    const button = document.createElement("button")
+    button.type = "button"
+    button.dataset["sessionId"] = s.sessionId
+    button.setAttribute("aria-current", String(s.sessionId === selected))
+    const title = document.createElement("div")
+    title.textContent = s.name ?? s.sessionId
+    const meta = document.createElement("div")
+    meta.className = "meta"
+    meta.textContent = `${s.name === undefined ? "" : `${s.sessionId} · `}v${s.version} · ${time(s.updatedAt)}${
+      s.userId === undefined ? "" : ` · ${s.userId}`
+    }`
+    button.append(title, meta)
+    button.addEventListener("click", () => void select(s.sessionId))
+    item.append(button)
+    return item
+  }))
+}
+
+const loadSessions = async () => {
+  const listing = await api<{ sessions: ReadonlyArray<SessionInfo> }>(`${workflowPath()}/sessions`)
+  renderSessions(listing.sessions)
+}
+
+const renderRuns = (runs: ReadonlyArray<RunRecord>) => {
+  ui.runs.replaceChildren(...runs.slice().reverse().map((run) => {
+    const row = document.createElement("tr")
+    const cells = [run.runId.slice(0, 8), run.status, preview(run.input), run.error ?? preview(run.content), time(run.completedAt)]
+    row.append(...cells.map((text, i) => {
+      const cell = document.createElement("td")
+      cell.textContent = text
+      if (i === 1) cell.className = `status-${run.status}`
+      return cell
+    }))
+    return row
+  }))
+}
+
+const loadSession = async () => {
+  if (selected === undefined) {
+    ui.title.textContent = "New session"
+    ui.state.replaceChildren(Object.assign(document.createElement("span"), { className: "muted", textContent: "The next run starts a new session." }))
+    ui.runs.replaceChildren()
+    return
+  }
+  const path = `${workflowPath()}/sessions/${encodeURIComponent(selected)}`
+  const [session, runs] = await Promise.all([
+    api<SessionInfo & { state: unknown }>(path),
+    api<ReadonlyArray<RunRecord>>(`${path}/runs`)
+  ])
+  ui.title.textContent = `Session ${session.name ?? session.sessionId}`
+  ui.state.replaceChildren(renderTree(session.state))
+  renderRuns(runs)
+}
+
+const select = async (sessionId: string | undefined) => {
+  selected = sessionId
+  for (const button of ui.sessions.querySelectorAll("button")) {
+    button.setAttribute("aria-current", String(button.dataset["sessionId"] === sessionId))
+  }
+  try {
+    showError("")
+    await loadSession()
+  } catch (error) {
+    showError(String((error as Error).message))
+  }
+}
+
+const refresh = async () => {
+  try {
+    showError("")
+    const workflow = workflows.find((w) => w.name === ui.workflow.value)
+    ui.description.textContent = workflow?.description ?? ""
+    await Promise.all([loadSessions(), loadSession()])
+  } catch (error) {
+    showError(String((error as Error).message))
+  }
+}
+
+ui.workflow.addEventListener("change", () => {
+  selected = undefined
+  ui.events.replaceChildren()
+  void refresh()
+})
+ui.newSession.addEventListener("click", () => {
+  ui.events.replaceChildren()
+  void select(undefined)
+})
+
+// -----------------------------------------------------------------------------
+// runs and their events
+// -----------------------------------------------------------------------------
+
+/** One line per event (text deltas of a step are joined on one line). */
+const describeEvent = (event: Event): string => {
+  const at = event.path.length === 0 ? "" : `[${event.path.join(" › ")}] `
+  switch (event._tag) {
+    case "RunStarted":
+      return `▶ run started on session ${event.sessionId}`
+    case "RunCompleted":
+      return `✔ run completed: ${preview(event["content"])}`
+    case "RunFailed":
+      return `✖ run failed: ${event["error"]}`
+    case "RunCancelled":
+      return "✖ run cancelled"
+    case "StepStarted":
+      return `${at}${event["kind"]} started`
+    case "StepCompleted":
+      return `${at}completed: ${preview(event["content"])}`
+    case "StepFailed":
+      return `${at}failed: ${event["error"]}`
+    case "ToolCallStarted":
+      return `${at}call ${event["toolName"]}(${preview(event["arguments"])})`
+    case "ToolCallCompleted":
+      return `${at}${event["toolName"]} → ${preview(event["result"])}`
+    case "StateChanged":
+      return `${at}state: ${
+        (event["changes"] as ReadonlyArray<{ op: string; path: ReadonlyArray<unknown>; value?: unknown; items?: unknown }>)
+          .map((c) => `${c.op} ${c.path.join(".")}${c.op === "append" ? ` ${preview(c.items)}` : c.op === "set" ? ` = ${preview(c.value)}` : ""}`)
+          .join(", ")
+      }`
+    case "ConditionEvaluated":
+      return `${at}condition: ${event["result"]} (${event["branch"]})`
+    case "RouterSelected":
+      return `${at}router selected ${(event["selected"] as ReadonlyArray<string>).join(", ")}`
+    case "Log":
+      return `${at}${event["message"]}`
+    default:
+      return `${at}${event._tag}`
+  }
+}
+
+let lastDelta: { item: HTMLLIElement; path: string } | undefined
+
+const showEvent = (event: Event) => {
+  if (event._tag === "TextDelta") {
+    const path = event.path.join("›")
+    if (lastDelta?.path === path) {
+      lastDelta.item.textContent += event["delta"]
+      return
+    }
+  }
+  const item = document.createElement("li")
+  item.dataset["tag"] = event._tag
+  item.textContent = event._tag === "TextDelta" ? `${event.path.length === 0 ? "" : `[${event.path.join(" › ")}] `}says: ${event["delta"]}` : describeEvent(event)
+  lastDelta = event._tag === "TextDelta" ? { item, path: event.path.join("›") } : undefined
+  ui.events.append(item)
+  item.scrollIntoView({ block: "nearest" })
+}
+
+/** The input as the workflow takes it: text, or JSON when its input Schema is not a string. */
+const runInput = (text: string): unknown => {
+  const schema = workflows.find((w) => w.name === ui.workflow.value)?.input
+  if (schema === undefined || schema.type === "string") return text
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+ui.form.addEventListener("submit", (submit) => {
+  submit.preventDefault()
+  void (async () => {
+    showError("")
+    ui.events.replaceChildren()
+    lastDelta = undefined
+    ui.send.disabled = true
+    try {
+      const response = await fetch(`${workflowPath()}/runs`, {
+        method: "POST",
+        headers: headers({ "content-type": "application/json", accept: "text/event-stream" }),
+        body: JSON.stringify({ input: runInput(ui.input.value), ...(selected === undefined ? {} : { sessionId: selected }) })
+      })
+      if (!response.ok || response.body === null) {
+        const body = await response.json().catch(() => undefined)
+        throw new Error(body?.message ?? `${response.status} ${response.statusText}`)
+      }
+      await readEvents(response.body, ({ data }) => {
+        const event = JSON.parse(data) as Event
+        if (event._tag === "RunStarted" && selected === undefined) selected = event.sessionId
+        showEvent(event)
+      })
+      ui.input.value = ""
+      await Promise.all([loadSessions(), loadSession()])
+    } catch (error) {
+      showError(String((error as Error).message))
+    } finally {
+      ui.send.disabled = false
+      document.body.dataset["running"] = "false"
+    }
+  })()
+  document.body.dataset["running"] = "true"
+})
+
+void (async () => {
+  try {
+    await loadWorkflows()
+    await refresh()
+  } catch (error) {
+    showError(String((error as Error).message))
+  }
+  document.body.dataset["ready"] = "true"
+})()

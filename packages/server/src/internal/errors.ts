@@ -1,0 +1,105 @@
+/**
+ * From the engine's typed errors to the API's: which status code each gets,
+ * and messages that never carry a stack trace or another user's id.
+ *
+ * @internal
+ */
+import { WorkflowError } from "@sessionflow/core"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Api from "../WorkflowApi.js"
+
+/** @internal */
+export const sessionNotFound = (sessionId: string): Api.NotFound =>
+  new Api.NotFound({ what: "session", id: sessionId, message: `Session '${sessionId}' does not exist` })
+
+/** @internal */
+export const workflowNotFound = (name: string): Api.NotFound =>
+  new Api.NotFound({ what: "workflow", id: name, message: `Workflow '${name}' is not served here` })
+
+/** The errors every endpoint may answer with. @internal */
+export type CommonError = Api.BadRequest | Api.NotFound | Api.Conflict | Api.InternalError
+
+const isApiError = (u: unknown): u is CommonError | Api.RunFailed | Api.RunTimeout =>
+  u instanceof Api.BadRequest || u instanceof Api.NotFound || u instanceof Api.Conflict ||
+  u instanceof Api.InternalError || u instanceof Api.RunFailed || u instanceof Api.RunTimeout
+
+/**
+ * The API error of an engine error that is not a step's own, if it is one.
+ * `carriedState`: the request gave a state, so a state that does not fit the
+ * workflow's Schema is the caller's (400) rather than the store's (500).
+ *
+ * @internal
+ */
+export const fromWorkflowError = (error: unknown, carriedState: boolean): CommonError | undefined => {
+  if (isApiError(error)) return error instanceof Api.RunFailed || error instanceof Api.RunTimeout ? undefined : error
+  if (!WorkflowError.isWorkflowError(error)) return undefined
+  switch (error._tag) {
+    case "SessionNotFound":
+    case "SessionOwnershipError":
+      // another user's session is indistinguishable from a missing one
+      return sessionNotFound(error.sessionId)
+    case "SessionConflict":
+      return new Api.Conflict({ sessionId: error.sessionId, message: error.message })
+    case "InputDecodeError":
+      return new Api.BadRequest({ reason: "input", message: error.message })
+    case "InvalidSessionId":
+    case "SessionIdRequired":
+      return new Api.BadRequest({ reason: "session-id", message: error.message })
+    case "StateDecodeError":
+      return carriedState && error.reason === "schema"
+        ? new Api.BadRequest({ reason: "state", message: error.message })
+        : new Api.InternalError({ message: error.message })
+    case "SessionStoreError":
+      return new Api.InternalError({ message: error.message })
+    case "NotSerializable":
+      return error.what === "input" ? new Api.BadRequest({ reason: "input", message: error.message }) : undefined
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The API error of a session operation's failure.
+ *
+ * @internal
+ */
+export const sessionError = (carriedState: boolean) => (error: unknown): CommonError =>
+  fromWorkflowError(error, carriedState) ?? new Api.InternalError({ message: WorkflowError.format(error) })
+
+/**
+ * The API error of a run's failure: the engine's own errors as above, a
+ * step's error as `RunFailed`.
+ *
+ * @internal
+ */
+export const runError = (carriedState: boolean) => (error: unknown): CommonError | Api.RunFailed | Api.RunTimeout =>
+  error instanceof Api.RunTimeout || error instanceof Api.RunFailed
+    ? error
+    : fromWorkflowError(error, carriedState) ?? new Api.RunFailed({ message: WorkflowError.format(error) })
+
+/**
+ * The message a client may see for a run's failure: ownership errors read as
+ * a missing session (they would name the owner).
+ *
+ * @internal
+ */
+export const publicRunMessage = (error: unknown, recorded: string | undefined): string =>
+  WorkflowError.isWorkflowError(error) && error._tag === "SessionOwnershipError"
+    ? `SessionNotFound: ${sessionNotFound(error.sessionId).message}`
+    : recorded ?? WorkflowError.format(error)
+
+/**
+ * A defect becomes a 500 without details; the cause is logged on the server.
+ *
+ * @internal
+ */
+export const catchDefects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | Api.InternalError, R> =>
+  Effect.catchAllDefect(effect, (defect) =>
+    Effect.zipRight(
+      Effect.logError("sessionflow server: internal error", defect),
+      Effect.fail(new Api.InternalError({ message: "Internal server error" }))
+    ))
+
+/** A Schema's message for bad input. @internal */
+export const parseMessage = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)

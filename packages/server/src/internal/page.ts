@@ -1,0 +1,153 @@
+/**
+ * The session browser: one HTML page and the page's script, compiled from
+ * `src/browser/` to `dist/browser/` by the build (plain ES modules: no
+ * bundler, nothing compiled at run time).
+ *
+ * @internal
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { fileURLToPath } from "node:url"
+
+/** Where the build puts the page's script: `dist/browser/` of this package (from `src/internal/` or `dist/internal/`). */
+const assetsDir = fileURLToPath(new URL("../../dist/browser/", import.meta.url))
+
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
+
+const style = `
+:root { --fg: #1d232a; --muted: #5d6b78; --line: #d9dee3; --accent: #2f6fdf; --bg: #f6f7f9; --ok: #1d7a45; --bad: #b3261e; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+header { display: flex; gap: 1rem; align-items: center; padding: .6rem 1rem; background: #fff; border-bottom: 1px solid var(--line); }
+header h1 { font-size: 1.05rem; margin: 0; }
+header .spacer { flex: 1; }
+header a { color: var(--accent); }
+main { display: grid; grid-template-columns: 18rem 1fr; gap: 1rem; padding: 1rem; }
+aside, section.panel { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .75rem; }
+aside select, aside button, input, textarea, form button { font: inherit; }
+aside select { width: 100%; margin-bottom: .5rem; }
+#sessions { list-style: none; padding: 0; margin: .5rem 0 0; }
+#sessions li button { width: 100%; text-align: left; border: 1px solid transparent; background: none; padding: .35rem .4rem; border-radius: 4px; cursor: pointer; }
+#sessions li button:hover { background: var(--bg); }
+#sessions li button[aria-current="true"] { border-color: var(--accent); background: #eef3fd; }
+#sessions .meta, .muted { color: var(--muted); font-size: .85em; }
+#detail { display: grid; gap: 1rem; }
+h2 { font-size: 1rem; margin: 0; }
+h3 { font-size: .9rem; margin: 0 0 .5rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+.tree, .tree details { font-family: ui-monospace, monospace; font-size: 13px; }
+.tree details { margin-left: 1rem; }
+.tree summary { cursor: pointer; }
+.tree .leaf { margin-left: 1rem; }
+.tree .key { color: #7a3e9d; }
+.tree .string { color: var(--ok); }
+.tree .number, .tree .boolean, .tree .null { color: #b35c00; }
+form#run { display: flex; gap: .5rem; align-items: flex-start; }
+form#run textarea { flex: 1; min-height: 2.6rem; }
+#events { font-family: ui-monospace, monospace; font-size: 12.5px; max-height: 24rem; overflow: auto; padding-left: 2.5rem; margin: .5rem 0 0; }
+#events li[data-tag="RunCompleted"] { color: var(--ok); font-weight: 600; }
+#events li[data-tag="RunFailed"], #events li[data-tag="StepFailed"], #events li[data-tag="RunCancelled"] { color: var(--bad); font-weight: 600; }
+#events li[data-tag="StateChanged"] { color: #7a3e9d; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+td, th { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+td.status-completed { color: var(--ok); } td.status-error, td.status-cancelled { color: var(--bad); }
+#error { color: var(--bad); white-space: pre-wrap; }
+`
+
+const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="sessionflow-base" content="${escapeHtml(prefix)}">
+<title>sessionflow · sessions</title>
+<style>${style}</style>
+</head>
+<body>
+<header>
+  <h1>sessionflow · sessions</h1>
+  <span class="spacer"></span>
+  <label>Token <input id="token" type="password" autocomplete="off" placeholder="bearer token (optional)"></label>
+  <a href="${escapeHtml(prefix)}/docs">API docs</a>
+</header>
+<main>
+  <aside>
+    <label for="workflow" class="muted">Workflow</label>
+    <select id="workflow"></select>
+    <p id="workflow-description" class="muted"></p>
+    <button id="new-session" type="button">New session</button>
+    <ul id="sessions"></ul>
+  </aside>
+  <div id="detail">
+    <section class="panel">
+      <h2 id="session-title">New session</h2>
+      <p id="error" role="alert"></p>
+    </section>
+    <section class="panel">
+      <h3>Run</h3>
+      <form id="run">
+        <textarea id="input" name="input" placeholder="Input for the workflow (text, or JSON for a structured input)"></textarea>
+        <button id="send" type="submit">Run</button>
+      </form>
+      <ol id="events"></ol>
+    </section>
+    <section class="panel">
+      <h3>State</h3>
+      <div id="state" class="tree"><span class="muted">No session selected.</span></div>
+    </section>
+    <section class="panel">
+      <h3>Run history</h3>
+      <table><thead><tr><th>run</th><th>status</th><th>input</th><th>output</th><th>finished</th></tr></thead><tbody id="runs"></tbody></table>
+    </section>
+  </div>
+</main>
+${
+  scriptAvailable
+    ? `<script type="module" src="${escapeHtml(prefix)}/assets/app.js"></script>`
+    : `<p style="padding:1rem">The page's script is not built: run <code>npm run build</code>.</p>`
+}
+</body>
+</html>
+`
+
+/** The compiled modules of the page, read once when the server starts. */
+const readAssets = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const names = yield* fs.readDirectory(assetsDir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
+  const assets = new Map<string, string>()
+  for (const name of names.filter((n) => /^[\w-]+\.js$/.test(n))) {
+    assets.set(name, yield* fs.readFileString(`${assetsDir}${name}`))
+  }
+  return assets
+})
+
+/**
+ * The page at `${prefix}/` and its modules at `${prefix}/assets/<name>.js`.
+ *
+ * @internal
+ */
+export const layer = (prefix: "" | `/${string}`): Layer.Layer<never, never, HttpLayerRouter.HttpRouter | FileSystem.FileSystem> =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const router = yield* HttpLayerRouter.HttpRouter
+    const assets = yield* readAssets.pipe(Effect.orElseSucceed(() => new Map<string, string>()))
+    const page = HttpServerResponse.text(html(prefix, assets.has("app.js")), {
+      contentType: "text/html; charset=utf-8",
+      headers: { "cache-control": "no-cache" }
+    })
+    const at = (suffix: `/${string}`): `/${string}` => prefix === "" ? suffix : `${prefix}${suffix}`
+    yield* router.add("GET", at("/"), Effect.succeed(page))
+    yield* router.add("GET", at("/assets/:file"), (request) =>
+      Effect.sync(() => {
+        const name = new URL(request.url, "http://localhost").pathname.split("/").pop() ?? ""
+        const source = assets.get(name)
+        return source === undefined
+          ? HttpServerResponse.empty({ status: 404 })
+          : HttpServerResponse.text(source, {
+            contentType: "text/javascript; charset=utf-8",
+            headers: { "cache-control": "no-cache" }
+          })
+      }))
+  }))

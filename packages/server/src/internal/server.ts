@@ -1,0 +1,479 @@
+/**
+ * The implementation of `WorkflowServer`: the served workflows with their
+ * layers, the endpoint handlers, the middlewares, and the layers that mount
+ * them on an `HttpLayerRouter`.
+ *
+ * @internal
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpMethod from "@effect/platform/HttpMethod"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { SessionStore, Workflow } from "@sessionflow/core"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Api from "../WorkflowApi.js"
+import type * as WorkflowServer from "../WorkflowServer.js"
+import * as errors from "./errors.js"
+import * as events from "./events.js"
+import * as page from "./page.js"
+
+// -----------------------------------------------------------------------------
+// options
+// -----------------------------------------------------------------------------
+
+/** @internal */
+export const MountedTypeId: unique symbol = Symbol.for("@sessionflow/server/Mounted")
+
+/** A workflow with the layer its runs and sessions need. @internal */
+export interface Mounted<out R, out E> {
+  readonly [MountedTypeId]: { readonly _R: (_: never) => R; readonly _E: (_: never) => E }
+  readonly workflow: Workflow.Any
+  readonly layer: Layer.Layer<unknown, E, unknown>
+}
+
+/** @internal */
+export type Entry = Workflow.Any | Mounted<any, any>
+
+/** @internal */
+export type EntryContext<X> = X extends Mounted<infer R, infer _E> ? R : X extends Workflow.Any ? Workflow.Context<X>
+  : never
+
+/** @internal */
+export type EntryError<X> = X extends Mounted<infer _R, infer E> ? E : never
+
+/** @internal */
+export const withLayer = <W extends Workflow.Any, ROut, E, RIn>(
+  workflow: W,
+  layer: Layer.Layer<ROut, E, RIn>
+): Mounted<Exclude<Workflow.Context<W>, ROut> | RIn, E> => ({
+  [MountedTypeId]: { _R: (_) => _, _E: (_) => _ },
+  workflow,
+  layer: layer as Layer.Layer<unknown, E, unknown>
+})
+
+const isMounted = (entry: Entry): entry is Mounted<any, any> =>
+  typeof entry === "object" && entry !== null && MountedTypeId in entry
+
+/** @internal */
+export type Authenticate = WorkflowServer.Authenticate
+
+/** @internal */
+export type Options = WorkflowServer.Options<ReadonlyArray<Entry>>
+
+/** @internal */
+export const defaults = {
+  maxBodySize: 1024 * 1024,
+  runTimeout: Duration.minutes(10),
+  heartbeat: Duration.seconds(15)
+} as const
+
+/** @internal */
+export const bearerTokens = (tokens: Readonly<Record<string, string>>): Authenticate => {
+  const users = new Map(Object.entries(tokens))
+  return (request) => {
+    const header = request.headers["authorization"]
+    if (header === undefined || header.trim() === "") return Effect.succeed(undefined)
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+    if (match === null) {
+      return Effect.fail(new Api.Unauthorized({ message: "The Authorization header is not a bearer token" }))
+    }
+    const userId = users.get(match[1]!)
+    return userId === undefined
+      ? Effect.fail(new Api.Unauthorized({ message: "Unknown bearer token" }))
+      : Effect.succeed(userId)
+  }
+}
+
+// -----------------------------------------------------------------------------
+// the served workflows
+// -----------------------------------------------------------------------------
+
+interface Served {
+  readonly workflow: Workflow.Any
+  /** the server's context with the workflow's own layer built over it */
+  readonly context: Context.Context<never>
+  readonly info: Api.WorkflowInfo
+}
+
+const jsonSchema = (schema: Schema.Schema.All | undefined): unknown => {
+  if (schema === undefined) return undefined
+  try {
+    return JSONSchema.make(schema as Schema.Schema<unknown, unknown>)
+  } catch {
+    return undefined
+  }
+}
+
+const describe = (workflow: Workflow.Any): Api.WorkflowInfo => {
+  const input = jsonSchema(workflow.input)
+  const state = jsonSchema(workflow.state?.schema)
+  return {
+    name: workflow.name,
+    ...(workflow.description === undefined ? {} : { description: workflow.description }),
+    steps: workflow.steps.map((step) => step.name),
+    ...(input === undefined ? {} : { input }),
+    ...(state === undefined ? {} : { state })
+  }
+}
+
+/** Builds every mounted layer once, in the server's scope, over the server's context. */
+const makeRegistry = (entries: ReadonlyArray<Entry>) =>
+  Effect.gen(function*() {
+    const base = yield* Effect.context<never>()
+    const scope = yield* Effect.scope
+    const served = new Map<string, Served>()
+    for (const entry of entries) {
+      const workflow = isMounted(entry) ? entry.workflow : entry
+      if (served.has(workflow.name)) {
+        return yield* Effect.dieMessage(`WorkflowServer: two workflows are named '${workflow.name}'`)
+      }
+      const context = isMounted(entry)
+        ? Context.merge(
+          base,
+          yield* (Layer.buildWithScope(Layer.provide(entry.layer, Layer.succeedContext(base)), scope) as unknown as Effect.Effect<
+            Context.Context<never>,
+            unknown
+          >)
+        )
+        : base
+      served.set(workflow.name, { workflow, context, info: describe(workflow) })
+    }
+    return served
+  })
+
+type Registry = Effect.Effect.Success<ReturnType<typeof makeRegistry>>
+
+/** Runs `effect` with the workflow's context (its requirements are in that context). */
+const within = <A, E>(served: Served, effect: Effect.Effect<A, E, any>): Effect.Effect<A, E> =>
+  Effect.provide(effect, served.context) as Effect.Effect<A, E>
+
+/** The same for a stream. */
+const withinStream = <A, E>(served: Served, stream: Stream.Stream<A, E, any>): Stream.Stream<A, E> =>
+  Stream.provideContext(stream as Stream.Stream<A, E>, served.context)
+
+const lookup = (registry: Registry, name: string): Effect.Effect<Served, Api.NotFound> => {
+  const served = registry.get(name)
+  return served === undefined ? Effect.fail(errors.workflowNotFound(name)) : Effect.succeed(served)
+}
+
+/** The user whose ownership counts: the caller, else the workflow's default user (as the engine does). */
+const effectiveUser = (served: Served, userId: string | undefined) => userId ?? served.workflow.userId
+
+/** The engine's ownership rule: an unowned session is everyone's, an owned one its owner's only. */
+const mayUse = (served: Served, ownerId: string | undefined, userId: string | undefined) =>
+  ownerId === undefined || ownerId === effectiveUser(served, userId)
+
+/**
+ * Fails unless the session exists, belongs to this workflow and may be used
+ * by the caller; all three read as a missing session.
+ */
+const visibleSession = (served: Served, sessionId: string, userId: string | undefined) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const info = yield* store.info(sessionId)
+    if (
+      Option.isNone(info) || info.value.workflowName !== served.workflow.name ||
+      !mayUse(served, info.value.userId, userId)
+    ) {
+      return yield* Effect.fail(errors.sessionNotFound(sessionId))
+    }
+    return info.value
+  })
+
+const sessionInfo = (info: SessionStore.SessionInfo): Api.SessionInfo => ({
+  sessionId: info.sessionId,
+  workflowName: info.workflowName,
+  ...(info.userId === undefined ? {} : { userId: info.userId }),
+  ...(info.name === undefined ? {} : { name: info.name }),
+  version: info.version,
+  createdAt: info.createdAt,
+  updatedAt: info.updatedAt
+})
+
+/** The state Schema of a workflow (an untyped state is any JSON object). */
+const stateSchema = (workflow: Workflow.Any): Schema.Schema<unknown, unknown> =>
+  (workflow.state?.schema ?? Api.JsonObject) as Schema.Schema<unknown, unknown>
+
+const encodeState = (served: Served, sessionId: string, state: unknown) =>
+  Schema.encodeUnknown(stateSchema(served.workflow))(state).pipe(
+    Effect.mapError((error) =>
+      new Api.InternalError({
+        message: `The state of session '${sessionId}' cannot be encoded: ${errors.parseMessage(error)}`
+      })
+    ),
+    Effect.map((encoded) => encoded as Record<string, unknown>)
+  )
+
+const badInput = (what: "input" | "state", workflow: string) => (error: ParseResult.ParseError) =>
+  new Api.BadRequest({
+    reason: what,
+    message: `The ${what} does not fit the ${what} schema of workflow '${workflow}': ${errors.parseMessage(error)}`
+  })
+
+// -----------------------------------------------------------------------------
+// handlers
+// -----------------------------------------------------------------------------
+
+type Api = ReturnType<typeof Api.WorkflowApi.prefix>
+
+const workflowsGroup = (api: Api, registry: Registry) =>
+  HttpApiBuilder.group(api, "workflows", (handlers) =>
+    handlers
+      .handle("list", () => Effect.succeed(Array.from(registry.values(), (served) => served.info)))
+      .handle("get", ({ path }) => Effect.map(lookup(registry, path.name), (served) => served.info)))
+
+/** A session endpoint: the workflow, the caller, the session checked, errors mapped. */
+const onSession = <A, E>(
+  registry: Registry,
+  path: { readonly name: string; readonly sessionId: string },
+  f: (served: Served, userId: string | undefined) => Effect.Effect<A, E, any>,
+  carriedState = false
+): Effect.Effect<A, errors.CommonError, Api.CurrentUser> =>
+  Effect.gen(function*() {
+    const { userId } = yield* Api.CurrentUser
+    const served = yield* lookup(registry, path.name)
+    return yield* within(
+      served,
+      Effect.zipRight(visibleSession(served, path.sessionId, userId), f(served, effectiveUser(served, userId)))
+    )
+  }).pipe(Effect.mapError(errors.sessionError(carriedState)), errors.catchDefects)
+
+const sessionsGroup = (api: Api, registry: Registry) =>
+  HttpApiBuilder.group(api, "sessions", (handlers) =>
+    handlers
+      .handle("list", ({ path }) =>
+        Effect.gen(function*() {
+          const { userId } = yield* Api.CurrentUser
+          const served = yield* lookup(registry, path.name)
+          const listing = yield* within(served, Workflow.listSessions(served.workflow))
+          return {
+            sessions: listing.sessions.filter((s) => mayUse(served, s.userId, userId)).map(sessionInfo),
+            broken: listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message }))
+          }
+        }).pipe(Effect.mapError(errors.sessionError(false)), errors.catchDefects))
+      .handle("get", ({ path }) =>
+        onSession(registry, path, (served, userId) =>
+          Effect.gen(function*() {
+            const session = yield* Workflow.getSession(served.workflow, path.sessionId, { userId })
+            const state = yield* encodeState(served, path.sessionId, session.state)
+            return { ...sessionInfo(session), state }
+          })))
+      .handle("getState", ({ path }) =>
+        onSession(registry, path, (served, userId) =>
+          Effect.gen(function*() {
+            const state = yield* Workflow.getSessionState(served.workflow, path.sessionId, { userId })
+            return { state: yield* encodeState(served, path.sessionId, state) }
+          })))
+      .handle("setState", ({ path, payload }) =>
+        onSession(registry, path, (served, userId) =>
+          Effect.gen(function*() {
+            const decoded = yield* Schema.decodeUnknown(stateSchema(served.workflow))(payload.state).pipe(
+              Effect.mapError(badInput("state", served.workflow.name))
+            )
+            const state = yield* Workflow.updateSessionState(served.workflow, path.sessionId, () => decoded, { userId })
+            return { state: yield* encodeState(served, path.sessionId, state) }
+          }), true))
+      .handle("rename", ({ path, payload }) =>
+        onSession(registry, path, (served, userId) =>
+          Effect.map(
+            Workflow.setSessionName(
+              served.workflow,
+              path.sessionId,
+              "name" in payload ? payload.name : { autogenerate: true },
+              { userId }
+            ),
+            (name) => ({ name })
+          )))
+      .handle("delete", ({ path }) =>
+        onSession(registry, path, (served, userId) => Workflow.deleteSession(served.workflow, path.sessionId, { userId })))
+      .handle("runs", ({ path, urlParams }) =>
+        onSession(registry, path, (served, userId) =>
+          Workflow.getRunHistory(served.workflow, path.sessionId, {
+            userId,
+            limit: urlParams.limit,
+            status: urlParams.status
+          })))
+      .handle("chat", ({ path, urlParams }) =>
+        onSession(registry, path, (served, userId) =>
+          Workflow.getChatHistory(served.workflow, {
+            sessionId: path.sessionId,
+            userId,
+            lastRuns: urlParams.lastRuns
+          }))))
+
+const wantsEvents = (accept: string | undefined) => accept !== undefined && /\btext\/event-stream\b/i.test(accept)
+
+/**
+ * What can be refused before a run starts, so that even a streamed run gets
+ * a status code for it: an input that does not fit the workflow's input
+ * Schema (400), a session of another user (404) or of another workflow (409).
+ */
+const precheck = (served: Served, payload: Api.RunRequest, userId: string | undefined) =>
+  Effect.gen(function*() {
+    if (served.workflow.input !== undefined) {
+      yield* Schema.decodeUnknown(served.workflow.input as Schema.Schema<unknown, unknown>)(payload.input).pipe(
+        Effect.mapError(badInput("input", served.workflow.name))
+      )
+    }
+    const sessionId = payload.sessionId ?? served.workflow.sessionId
+    if (sessionId === undefined) return
+    const store = yield* SessionStore.SessionStore
+    const info = yield* store.info(sessionId)
+    if (Option.isNone(info)) return
+    if (!mayUse(served, info.value.userId, userId)) return yield* Effect.fail(errors.sessionNotFound(sessionId))
+    if (info.value.workflowName !== served.workflow.name) {
+      return yield* Effect.fail(
+        new Api.Conflict({
+          sessionId,
+          message: `Session '${sessionId}' belongs to workflow '${info.value.workflowName}'`
+        })
+      )
+    }
+  })
+
+const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
+  HttpApiBuilder.group(api, "runs", (handlers) =>
+    handlers.handle("start", ({ headers, path, payload }) =>
+      Effect.gen(function*() {
+        const { userId } = yield* Api.CurrentUser
+        const served = yield* lookup(registry, path.name)
+        const carriedState = payload.sessionState !== undefined
+        const options: Workflow.RunOptions<unknown> = {
+          sessionId: payload.sessionId,
+          userId,
+          sessionState: payload.sessionState,
+          overwriteDbSessionState: payload.overwriteDbSessionState
+        }
+        yield* within(served, precheck(served, payload, userId)).pipe(Effect.mapError(errors.sessionError(false)))
+        if (wantsEvents(headers.accept)) {
+          const body = events.response(Workflow.stream(served.workflow, payload.input, options), {
+            timeout: settings.runTimeout,
+            heartbeat: settings.heartbeat,
+            sessionId: payload.sessionId
+          })
+          return events.eventStreamResponse(withinStream(served, body))
+        }
+        const timeoutMillis = Duration.toMillis(settings.runTimeout)
+        const output = yield* within(
+          served,
+          Workflow.run(served.workflow, payload.input, options).pipe(
+            Effect.timeoutFail({
+              duration: settings.runTimeout,
+              onTimeout: () =>
+                new Api.RunTimeout({
+                  timeoutMillis,
+                  message: `The run took longer than ${timeoutMillis} ms: it was cancelled and committed nothing`
+                })
+            })
+          )
+        ).pipe(Effect.mapError(errors.runError(carriedState)))
+        return {
+          runId: output.runId,
+          sessionId: output.sessionId,
+          ...(output.userId === undefined ? {} : { userId: output.userId }),
+          workflowName: output.workflowName,
+          status: output.status,
+          content: output.content,
+          stepOutputs: output.stepOutputs,
+          state: yield* encodeState(served, output.sessionId, output.state)
+        }
+      }).pipe(errors.catchDefects)))
+
+// -----------------------------------------------------------------------------
+// middlewares
+// -----------------------------------------------------------------------------
+
+const authenticationLayer = (authenticate: Authenticate) =>
+  Layer.succeed(Api.Authentication, {
+    bearer: () =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, authenticate).pipe(
+        Effect.map((userId) => Api.CurrentUser.of({ userId }))
+      )
+  })
+
+const tooLarge = (limit: number) =>
+  new Api.PayloadTooLarge({ limit, message: `The request body is larger than ${limit} bytes` })
+
+const isOverLimit = (error: unknown) =>
+  typeof error === "object" && error !== null && "cause" in error && error.cause instanceof Error &&
+  error.cause.message === "maxBytes exceeded"
+
+const requestLimitsLayer = (limit: number) =>
+  Layer.succeed(
+    Api.RequestLimits,
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (!HttpMethod.hasBody(request.method)) return
+      const declared = request.headers["content-length"]
+      if (declared !== undefined && Number(declared) > limit) return yield* Effect.fail(tooLarge(limit))
+      // read once, within the limit; the endpoint then decodes the same (cached) text
+      const text = yield* request.text.pipe(
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(limit))),
+        Effect.mapError((error) =>
+          isOverLimit(error)
+            ? tooLarge(limit)
+            : new Api.BadRequest({ reason: "body", message: "The request body could not be read" })
+        )
+      )
+      const contentType = request.headers["content-type"] ?? "application/json"
+      if (contentType.toLowerCase().includes("application/json") && text.trim() !== "") {
+        yield* Effect.try({
+          try: () => JSON.parse(text) as unknown,
+          catch: (error) =>
+            new Api.BadRequest({
+              reason: "body",
+              message: `The request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`
+            })
+        })
+      }
+    })
+  )
+
+// -----------------------------------------------------------------------------
+// layers
+// -----------------------------------------------------------------------------
+
+interface Settings {
+  readonly runTimeout: Duration.Duration
+  readonly heartbeat: Duration.Duration
+}
+
+/** @internal */
+export const layer = (options: Options) =>
+  Layer.unwrapScoped(Effect.gen(function*() {
+    const registry = yield* makeRegistry(options.workflows)
+    const prefix = options.prefix ?? ""
+    const api: Api = options.prefix === undefined ? Api.WorkflowApi : Api.WorkflowApi.prefix(options.prefix)
+    const settings: Settings = {
+      runTimeout: Duration.decode(options.runTimeout ?? defaults.runTimeout),
+      heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat)
+    }
+    const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
+    const routes = HttpLayerRouter.addHttpApi(api, { openapiPath: `${prefix}/openapi.json` }).pipe(
+      Layer.provide(Layer.mergeAll(
+        workflowsGroup(api, registry),
+        runsGroup(api, registry, settings),
+        sessionsGroup(api, registry)
+      )),
+      Layer.provide(Layer.mergeAll(
+        authenticationLayer(authenticate),
+        requestLimitsLayer(options.maxBodySize ?? defaults.maxBodySize)
+      ))
+    )
+    return Layer.mergeAll(
+      routes,
+      options.docs === false ? Layer.empty : HttpApiSwagger.layerHttpLayerRouter({ api, path: `${prefix}/docs` }),
+      options.page === false ? Layer.empty : page.layer(prefix)
+    )
+  }))

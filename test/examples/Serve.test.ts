@@ -1,0 +1,93 @@
+/**
+ * `npm start -- serve`: every example workflow over HTTP on a SQLite file,
+ * offline, its URL printed; a run over HTTP is stored in the file.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { SessionStore } from "@sessionflow/core"
+import { Cli, ShoppingList } from "@sessionflow/examples"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
+import { Effect, Option } from "effect"
+import { spawn } from "node:child_process"
+import { root } from "../process.js"
+import { tempDb } from "./utils.js"
+
+interface Served {
+  readonly url: string
+  readonly output: () => string
+  readonly pid: number
+}
+
+/** `npm start -- serve …` in its own process group (npm, tsx and node), stopped with the scope. */
+const serve = (args: ReadonlyArray<string>) =>
+  Effect.acquireRelease(
+    Effect.async<Served, Error>((resume) => {
+      const child = spawn("npm", ["start", "--", "serve", ...args], {
+        cwd: root,
+        env: { ...process.env, OPENAI_API_KEY: "", NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true
+      })
+      let output = ""
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString("utf8")
+        const match = /sessionflow server: (http:\/\/\S+)/.exec(output)
+        if (match !== null) resume(Effect.succeed({ url: match[1]!, output: () => output, pid: child.pid! }))
+      }
+      child.stdout.on("data", onData)
+      child.stderr.on("data", onData)
+      child.on("exit", (code) => resume(Effect.fail(new Error(`npm start -- serve exited with ${code}:\n${output}`))))
+    }),
+    (served) =>
+      Effect.sync(() => {
+        try {
+          process.kill(-served.pid, "SIGTERM")
+        } catch {
+          // already gone
+        }
+      })
+  )
+
+describe("npm start -- serve", () => {
+  it.scoped("serves every example workflow offline, prints its URL, and stores runs in the --db file", () =>
+    Effect.gen(function*() {
+      const db = yield* tempDb("server.db")
+      const server = yield* serve(["--port", "0", "--db", db])
+      expect(server.output()).toContain("Offline mode")
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+
+      const workflows = yield* Effect.promise(() => fetch(`${server.url}/workflows`).then((r) => r.json()))
+      expect((workflows as ReadonlyArray<{ name: string }>).map((w) => w.name)).toEqual([
+        "Shopping List Workflow",
+        "Job Application Tracker",
+        "Content Creation Workflow",
+        "Streaming Content Creation Workflow",
+        "Conditional Greeting Workflow",
+        "Adaptive Assistant Workflow",
+        "Smart Task Management Workflow",
+        "Project Management Workflow",
+        "Article Workflow"
+      ])
+      const run = yield* Effect.promise(() =>
+        fetch(`${server.url}/workflows/${encodeURIComponent(ShoppingList.shoppingWorkflow.name)}/runs`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ input: ShoppingList.inputs[0], sessionId: "over-http" })
+        }).then((r) => r.json())
+      )
+      expect((run as { state: unknown }).state).toEqual({ shopping_list: ["milk", "bread", "eggs"] })
+      const page = yield* Effect.promise(() => fetch(`${server.url}/`).then((r) => r.text()))
+      expect(page).toContain("sessionflow · sessions")
+
+      const stored = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.info("over-http")).pipe(
+        Effect.provide(SqliteSessionStore.layer({ filename: db, readonly: true }))
+      )
+      expect(Option.map(stored, (s) => s.workflowName)).toEqual(Option.some(ShoppingList.shoppingWorkflow.name))
+    }), 120_000)
+
+  it.effect("refuses a port that is not a number", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Cli.run(["serve", "--port", "eighty"]))
+      expect(error).toBeInstanceOf(Cli.UsageError)
+      expect((error as Cli.UsageError).message).toBe("serve: --port must be a port number, not 'eighty'")
+    }))
+})

@@ -1,0 +1,69 @@
+/**
+ * Workflows the server tests serve.
+ */
+import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
+import { Data, Deferred, Effect, Layer, Schema } from "effect"
+
+export class Notes extends SessionState.Tag("test/server/Notes")<Notes>()({ notes: Schema.Array(Schema.String) }) {}
+
+/** Appends its (string) input to the notes; its content is the new count. */
+export const notes = Workflow.make({
+  name: "notes",
+  description: "Keeps notes",
+  input: Schema.String,
+  state: Notes,
+  sessionState: { notes: [] }
+}).pipe(
+  Workflow.andThen("add", ({ input }) => Notes.modify((s) => [s.notes.length + 1, { notes: [...s.notes, input] }]))
+)
+
+export class Boom extends Data.TaggedError("Boom")<{ readonly message: string }> {}
+
+/** Its step fails with a typed error. */
+export const failing = Workflow.make({
+  name: "failing",
+  steps: [Step.make("explode", () => Effect.fail(new Boom({ message: "the tool broke" })))]
+})
+
+/** Its step dies (a bug), with internals in the defect. */
+export const dying = Workflow.make({
+  name: "dying",
+  steps: [Step.make("die", () => Effect.die(new Error("secret internals at /srv/app.ts:12")))]
+})
+
+/** A name with spaces, as the examples have. */
+export const spaced = Workflow.make({
+  name: "Spaced Name Workflow",
+  steps: [Step.make("echo", ({ input }) => Effect.succeed(input))]
+})
+
+/**
+ * Appends its input to the notes; an input starting with "wait" then tells
+ * `started` and waits for `gate` before completing.
+ */
+export const gated = (started: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) =>
+  Workflow.make({ name: "gated", input: Schema.String, state: Notes, sessionState: { notes: [] } }).pipe(
+    Workflow.andThen("add", ({ input }) => Notes.update((s) => ({ notes: [...s.notes, input] }))),
+    Workflow.andThen("wait", ({ input }) =>
+      input.startsWith("wait")
+        ? Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate))
+        : Effect.void)
+  )
+
+/** A memory store whose commits of a state always find a newer version. */
+export const conflictingStore: Layer.Layer<SessionStore.SessionStore> = Layer.sync(SessionStore.SessionStore, () => {
+  const backend = SessionStore.makeMemoryBackend()
+  return SessionStore.make({
+    ...backend,
+    commit: (commit) =>
+      commit.state !== undefined && commit.expectedVersion > 0
+        ? Effect.fail(
+          new WorkflowError.SessionConflict({
+            sessionId: commit.sessionId,
+            expectedVersion: commit.expectedVersion,
+            actualVersion: commit.expectedVersion + 1
+          })
+        )
+        : backend.commit(commit)
+  })
+})
