@@ -16,7 +16,6 @@
 import type * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Schedule from "effect/Schedule"
-import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type * as Agent from "./Agent.js"
 import * as agentStep from "./internal/agentStep.js"
@@ -302,6 +301,19 @@ export const workflow: <const N extends string, W extends nested.Any>(
 > = nested.asStep
 
 /**
+ * The options of {@link pause}: `payload`, the Schema of the question (stored
+ * and shown in its encoded form); `response`, the Schema of the answer given
+ * to `Workflow.continue`; `ask`, which builds the question; `resume`, which
+ * carries on with the answer (its value is the step's content).
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I>
+  extends executors.PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I>
+{}
+
+/**
  * A step that asks a person and waits for the answer, across processes and
  * restarts: `ask` builds the question (`payload`, a Schema-typed value); the
  * run then pauses, committing nothing of the session, its stream ending with
@@ -342,16 +354,7 @@ export const pause: <
   I = unknown
 >(
   name: N,
-  options: Options & {
-    /** the Schema of the question (stored and shown in its encoded form) */
-    readonly payload: Schema.Schema<Payload, PayloadI>
-    /** the Schema of the answer given to `Workflow.continue` */
-    readonly response: Schema.Schema<Response, ResponseI>
-    /** builds the question */
-    readonly ask: (input: StepInput<P, I>) => Effect.Effect<Payload, E, R>
-    /** carries on with the answer; its value is the step's content */
-    readonly resume: (response: Response, input: StepInput<P, I>) => Effect.Effect<X, E2, R2>
-  }
+  options: PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I>
 ) => Step<
   StepOutput.Content<X>,
   E | E2 | WorkflowError.RunPaused | WorkflowError.ResponseDecodeError,

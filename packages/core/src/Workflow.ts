@@ -214,13 +214,15 @@ export const andThen: {
  * @since 0.1.0
  * @category models
  */
-export type DeepPartial<T> = runner.DeepPartial<T>
+export type DeepPartial<T> = T extends ReadonlyArray<unknown> ? T
+  : T extends object ? { readonly [K in keyof T]?: DeepPartial<T[K]> }
+  : T
 
 /**
  * @since 0.1.0
  * @category options
  */
-export interface RunOptions<I> extends runner.RunOptions<I> {
+export interface RunOptions<I> {
   /** else the workflow's `sessionId`, else a new UUID (returned in the output) */
   readonly sessionId?: string | undefined
   /** else the workflow's `userId` */
@@ -271,7 +273,7 @@ export interface RunOptions<I> extends runner.RunOptions<I> {
  * @since 0.1.0
  * @category models
  */
-export interface RunOutput<A, S> extends runner.RunOutput<A, S> {
+export interface RunOutput<A, S> {
   readonly runId: string
   readonly sessionId: string
   readonly userId: string | undefined
@@ -352,7 +354,7 @@ export const stream = <W extends Any>(
  * @since 0.1.0
  * @category options
  */
-export interface ContinueOptions extends runner.ContinueOptions {
+export interface ContinueOptions {
   /** else the workflow's `userId`; the run's session must be this user's */
   readonly userId?: string | undefined
   /**

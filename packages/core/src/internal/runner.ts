@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as RunContext from "../RunContext.js"
+import type { ContinueOptions, RunOptions, RunOutput } from "../Workflow.js"
 import * as SessionState from "../SessionState.js"
 import * as SessionStore from "../SessionStore.js"
 import * as StepOutput from "../StepOutput.js"
@@ -40,44 +41,7 @@ import {
 // -----------------------------------------------------------------------------
 
 /** @internal */
-export type DeepPartial<T> = T extends ReadonlyArray<unknown> ? T
-  : T extends object ? { readonly [K in keyof T]?: DeepPartial<T[K]> }
-  : T
-
-/** @internal */
 export type Durability = "run" | "step"
-
-/** @internal */
-export interface RunOptions<I> {
-  readonly sessionId?: string | undefined
-  readonly userId?: string | undefined
-  readonly sessionState?: DeepPartial<I> | undefined
-  readonly overwriteDbSessionState?: boolean | undefined
-  readonly additionalData?: Readonly<Record<string, unknown>> | undefined
-  readonly retryOnConflict?: boolean | number | undefined
-  readonly runId?: string | undefined
-  readonly durability?: Durability | undefined
-  readonly leaseDuration?: Duration.DurationInput | undefined
-}
-
-/** @internal */
-export interface ContinueOptions {
-  readonly userId?: string | undefined
-  readonly retryOnConflict?: boolean | number | undefined
-  readonly leaseDuration?: Duration.DurationInput | undefined
-}
-
-/** @internal */
-export interface RunOutput<A, S> {
-  readonly runId: string
-  readonly sessionId: string
-  readonly userId: string | undefined
-  readonly workflowName: string
-  readonly status: "completed"
-  readonly content: A
-  readonly stepOutputs: ReadonlyArray<StepOutput.StepOutput>
-  readonly state: S
-}
 
 /** The lease of a running run when none is given. @internal */
 export const defaultLeaseDuration: Duration.Duration = Duration.seconds(30)
