@@ -8,7 +8,7 @@
 import { Tool, Toolkit } from "@effect/ai"
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { Agent, SessionState, Step, StepOutput, Steps, TestModel, Workflow, WorkflowError, WorkflowEvent } from "@sessionflow/core"
+import { Agent, SessionState, Step, StepOutput, Steps, Team, TestModel, Workflow, WorkflowError, WorkflowEvent } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Chunk, Effect, Exit, Layer, Ref, Schema, Stream } from "effect"
@@ -252,6 +252,32 @@ describe("Agent tool approval", () => {
       // and the state at the question replaced the repeated change: recorded once
       expect(yield* Ref.get(made)).toEqual(["coffee", "coffee", "dinner"])
       expect(output.state.expenses.map((e) => e.description)).toEqual(["coffee", "dinner"])
+    }))
+
+  it.effect("a team member's tool: the member carries on from its checkpoint; the leader's turn before runs again", () =>
+    Effect.gen(function*() {
+      const { make } = yield* processes
+      const made = yield* Ref.make<ReadonlyArray<string>>([])
+      const team = Team.make({ name: "Office", members: [assistant], instructions: "Delegate expenses." })
+      const wf = Workflow.make({ name: "office", state: Expenses, sessionState: { expenses: [] }, input: Schema.String }).pipe(
+        Workflow.andThen(Step.team("office", team))
+      )
+      const script: TestModel.Responder = (request) =>
+        request.agent === "Office"
+          ? request.turn === 0
+            ? TestModel.toolCalls(["delegate_task_to_member", { member_name: "Expense Assistant", task: "record the dinner" }])
+            : TestModel.text(`Office: ${request.toolResults.map((r) => StepOutput.contentText(r.result)).join("; ")}`)
+          : byTurn(TestModel.toolCalls(record("dinner", 240)))(request)
+      const first = yield* inProcess(make(), script, made, Workflow.run(wf, "dinner", { sessionId: "s" }))
+      const paused = yield* Effect.flip(first.exit)
+      assert(paused._tag === "RunPaused")
+      expect(paused.payload).toMatchObject({ agent: "Expense Assistant", tool: "record_expense" })
+      const second = yield* inProcess(make(), script, made, Workflow.continue(wf, paused.runId, { approved: true }))
+      expect(second.requests.map((r) => [r.agent, r.turn])).toEqual([["Office", 0], ["Expense Assistant", 1], ["Office", 1]])
+      expect(success(second.exit).content).toBe("Office: Done: Recorded dinner (240)")
+      // the team's type knows that a member may pause
+      const pauses: Extract<Agent.Error<typeof team.leader>, WorkflowError.RunPaused>["_tag"] = "RunPaused"
+      expect(pauses).toBe("RunPaused")
     }))
 
   it.effect("a run with nothing to approve (all calls under the limit) does not pause", () =>
