@@ -256,7 +256,8 @@ export interface ApprovalTool {
  * ```
  *
  * Apply it last: the tool's own methods (`annotate`, …) return a tool
- * without the mark (the annotation stays).
+ * without the mark (the annotation stays). A provider-defined tool (run by
+ * the provider itself) cannot wait: it is a `TypeError`.
  *
  * @since 0.1.0
  * @category approvals
