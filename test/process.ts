@@ -37,21 +37,28 @@ export const spawnTypeScript = (
 export const execTypeScript = (
   script: string,
   args: ReadonlyArray<string>,
-  options: { readonly cwd?: string; readonly env?: Record<string, string | undefined> } = {}
+  options: { readonly cwd?: string; readonly env?: Record<string, string | undefined>; readonly input?: string } = {}
 ): Effect.Effect<ProcessResult, Error> => exec(process.execPath, ["--import", tsxLoader, script, ...args], options)
 
-/** Runs `command` to its end (killed if the fiber is interrupted first). */
+/**
+ * Runs `command` to its end (killed if the fiber is interrupted first); its
+ * standard input is `input` (else empty).
+ */
 export const exec = (
   command: string,
   args: ReadonlyArray<string>,
-  options: { readonly cwd?: string; readonly env?: Record<string, string | undefined> } = {}
+  options: { readonly cwd?: string; readonly env?: Record<string, string | undefined>; readonly input?: string } = {}
 ): Effect.Effect<ProcessResult, Error> =>
   Effect.async<ProcessResult, Error>((resume) => {
     const child = spawn(command, args, {
       cwd: options.cwd ?? root,
       env: { ...process.env, NO_COLOR: "1", ...options.env },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: "pipe"
     })
+    // its standard input ends after `input` (at once without)
+    // (a child that exits without reading it must not fail the test with EPIPE)
+    child.stdin.on("error", () => {})
+    child.stdin.end(options.input ?? "")
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))

@@ -155,12 +155,110 @@ describe("sessionflow (in process)", () => {
       expect(state.stdout).toBe("")
     }))
 
+  it.scoped("runs list: paused runs with their question, running and abandoned ones; --json; read-only", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      const at = Date.UTC(2025, 0, 2, 9, 0, 0)
+      const active = (runId: string, fields: Partial<SessionStore.ActiveRun>): SessionStore.ActiveRun => ({
+        runId,
+        sessionId: "alice-1",
+        workflowName: "expenses",
+        userId: "alice",
+        status: "running",
+        input: "record my trip",
+        owner: "",
+        leaseExpiresAt: 0,
+        baseVersion: 2,
+        durability: "step",
+        startedAt: at,
+        updatedAt: at,
+        ...fields
+      })
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        yield* store.startRun(active("r-paused", {
+          status: "paused",
+          journal: { next: 1, previous: "x", completed: [], outputs: {}, state: { items: [] }, answers: {} },
+          pause: {
+            path: ["record"],
+            key: "1:Expense Assistant#1",
+            payload: { tool: "record_expense", arguments: { amount: 240 } },
+            checkpoint: { big: "private" },
+            pausedAt: at
+          }
+        }))
+        yield* store.startRun(active("r-abandoned", { sessionId: "big", userId: undefined, owner: "1234-dead", leaseExpiresAt: at - 1000 }))
+        yield* store.startRun(active("r-running", { sessionId: "big", userId: undefined, owner: "5678-alive", leaseExpiresAt: at + 60_000 }))
+      }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
+      const bytes = fs.readFileSync(filename)
+      yield* TestClock.setTime(at)
+
+      const listed = yield* inProcess(["runs", "list", "--db", filename])
+      expect(listed.code, listed.stderr).toBe(0)
+      expect(listed.stdout).toBe([
+        `3 unfinished runs in ${filename}:`,
+        "",
+        "  ✗ abandoned run r-abandoned",
+        "     workflow: expenses   session: big",
+        "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
+        "     » record my trip",
+        "     owner 1234-dead, lease expired 2025-01-02 08:59:59",
+        "  ⏸ paused    run r-paused",
+        "     workflow: expenses   session: alice-1   user: alice",
+        "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00, next step 2",
+        "     » record my trip",
+        '     ? {"tool":"record_expense","arguments":{"amount":240}}',
+        "       asked by record (1:Expense Assistant#1) at 2025-01-02 09:00:00",
+        "  ▶ running   run r-running",
+        "     workflow: expenses   session: big",
+        "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
+        "     » record my trip",
+        "     owner 5678-alive, lease until 2025-01-02 09:01:00",
+        ""
+      ].join("\n"))
+
+      const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
+      const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
+      // oldest first (then by id)
+      expect(runs.map((r) => [r.runId, r.state])).toEqual([["r-abandoned", "abandoned"], ["r-paused", "paused"], ["r-running", "running"]])
+      expect(runs[1]).toEqual({
+        runId: "r-paused",
+        sessionId: "alice-1",
+        workflowName: "expenses",
+        userId: "alice",
+        state: "paused",
+        input: "record my trip",
+        nextStep: 1,
+        question: { path: ["record"], key: "1:Expense Assistant#1", payload: { tool: "record_expense", arguments: { amount: 240 } }, pausedAt: at },
+        startedAt: at,
+        updatedAt: at
+      })
+      // the checkpoint (the data a run continues from) is not shown
+      expect(json.stdout).not.toContain("private")
+      expect(fs.readFileSync(filename).equals(bytes)).toBe(true)
+      // runs continue needs the workflow's code
+      const cont = yield* inProcess(["runs", "continue", "r-paused", "--db", filename])
+      expect(cont).toMatchObject({ code: 1, stdout: "" })
+      expect(cont.stderr).toContain("Workflow.continue")
+    }))
+
+  it.scoped("runs list on a database without unfinished runs", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      expect(yield* inProcess(["runs", "list", "--db", filename])).toEqual({
+        code: 0,
+        stdout: `No paused, running or abandoned runs in ${filename}.\n`,
+        stderr: ""
+      })
+      expect(yield* inProcess(["runs", "list", "--db", filename, "--json"])).toMatchObject({ code: 0, stdout: "[]\n" })
+    }))
+
   it.scoped("read-only commands never create or migrate anything: an unknown table is a clear error", () =>
     Effect.gen(function*() {
       const { dir, filename } = yield* sampleDb()
       const before = yield* tables(filename)
       const bytes = fs.readFileSync(filename)
-      for (const argv of [["sessions", "list"], ["sessions", "show", "alice-1"], ["state", "alice-1"], ["sessions", "rename", "alice-1", "x"], ["sessions", "delete", "alice-1"]]) {
+      for (const argv of [["sessions", "list"], ["sessions", "show", "alice-1"], ["state", "alice-1"], ["runs", "list"], ["sessions", "rename", "alice-1", "x"], ["sessions", "delete", "alice-1"]]) {
         const result = yield* inProcess([...argv, "--db", filename, "--table", "typo"])
         expect(result).toEqual({
           code: 1,

@@ -10,34 +10,9 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Chunk, Deferred, Effect, Exit, Fiber, Option, Ref, Schema, Stream, TestClock } from "effect"
+import { on, onStream, processes } from "./utils.js"
 
 class Items extends SessionState.Tag("durable/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
-
-type Store = SessionStore.Service
-
-/** Two or more "processes" over one database. */
-const processes = Effect.sync(() => {
-  const backend = SessionStore.makeMemoryBackend()
-  let dead = new Set<Store>()
-  const make = (): Store => {
-    const guard = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.suspend(() => (dead.has(store) ? Effect.never : effect))
-    const wrapped = Object.fromEntries(
-      Object.entries(backend).map(([name, method]) => [
-        name,
-        (...args: ReadonlyArray<unknown>) => guard((method as (...a: ReadonlyArray<unknown>) => Effect.Effect<unknown>)(...args))
-      ])
-    ) as unknown as SessionStore.Backend
-    const store = SessionStore.make(wrapped)
-    return store
-  }
-  /** the process stops answering: its store never completes anything again */
-  const crash = (store: Store) => Effect.sync(() => void (dead = new Set([...dead, store])))
-  return { make, crash, backend }
-})
-
-const on = (store: Store) => Effect.provideService(SessionStore.SessionStore, store)
-const onStream = (store: Store) => Stream.provideService(SessionStore.SessionStore, store)
 
 /** A four-step workflow whose steps count their side effects; step 3 can be held at its start. */
 const counting = (counts: Ref.Ref<ReadonlyArray<string>>, hold?: Deferred.Deferred<void>) =>

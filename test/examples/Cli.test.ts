@@ -7,7 +7,7 @@ import { captured, cli, tempDb } from "./utils.js"
 const decodeEvent = Schema.decodeUnknownSync(WorkflowEvent.WorkflowEvent)
 
 describe("sessionflow CLI", () => {
-  it.effect("list shows the seven scenarios with a one-line description", () =>
+  it.effect("list shows the eight scenarios with a one-line description", () =>
     Effect.gen(function*() {
       const { stdout } = yield* captured(Cli.run(["list"]))
       const rows = stdout.split("\n").filter((l) => /^\s+\d\. /.test(l))
@@ -18,7 +18,8 @@ describe("sessionflow CLI", () => {
         "condition",
         "routers",
         "team",
-        "session-naming"
+        "session-naming",
+        "approval"
       ])
       for (const row of rows) expect(row.trim().split(/\s{2,}/)[1]!.length).toBeGreaterThan(20)
     }))
@@ -30,13 +31,28 @@ describe("sessionflow CLI", () => {
     expect(name("Shopping_List")).toEqual(Option.some("shopping-list"))
     expect(name("3")).toEqual(Option.some("custom-executors"))
     expect(name("greeting")).toEqual(Option.some("condition"))
+    expect(name("8")).toEqual(Option.some("approval"))
+    expect(name("expenses")).toEqual(Option.some("approval"))
     expect(name("nope")).toEqual(Option.none())
   })
 
   it.effect("parses options by hand and rejects mistakes clearly", () =>
     Effect.gen(function*() {
       const args = yield* Cli.parseArgs(["run", "team", "--db=x.db", "--table", "t", "--json", "--offline"])
-      expect(args).toEqual({ positionals: ["run", "team"], db: "x.db", table: "t", json: true, offline: true, help: false })
+      expect(args).toEqual({
+        positionals: ["run", "team"],
+        db: "x.db",
+        table: "t",
+        json: true,
+        offline: true,
+        help: false,
+        approve: false,
+        reject: false,
+        reason: undefined,
+        response: undefined
+      })
+      const answer = yield* Cli.parseArgs(["runs", "continue", "r1", "--reject", "--reason", "too much", "--db", "x.db"])
+      expect(answer).toMatchObject({ positionals: ["runs", "continue", "r1"], reject: true, approve: false, reason: "too much" })
       expect((yield* Effect.flip(Cli.parseArgs(["--verbose"]))).message).toBe("unknown option '--verbose'")
       expect((yield* Effect.flip(Cli.parseArgs(["run", "team", "--db"]))).message).toBe("--db needs a value")
       const unknown = yield* Effect.flip(captured(Cli.run(["run", "nope"])))

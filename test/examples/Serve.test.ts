@@ -65,7 +65,8 @@ describe("npm start -- serve", () => {
         "Adaptive Assistant Workflow",
         "Smart Task Management Workflow",
         "Project Management Workflow",
-        "Article Workflow"
+        "Article Workflow",
+        "Expense Approval Workflow"
       ])
       const run = yield* Effect.promise(() =>
         fetch(`${server.url}/workflows/${encodeURIComponent(ShoppingList.shoppingWorkflow.name)}/runs`, {

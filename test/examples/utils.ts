@@ -23,15 +23,20 @@ export type CliResult = ProcessResult
 
 /**
  * Runs the CLI (`bin.ts`) in a separate process, without an OpenAI key (so
- * offline), killed if the scope closes first.
+ * offline), killed if the scope closes first; `input` is what it reads on
+ * stdin (else it has none).
  */
-export const cli = (args: ReadonlyArray<string>): Effect.Effect<CliResult, Error> =>
-  execTypeScript(bin, args, { env: { OPENAI_API_KEY: undefined } })
+export const cli = (args: ReadonlyArray<string>, input?: string): Effect.Effect<CliResult, Error> =>
+  execTypeScript(bin, args, { env: { OPENAI_API_KEY: undefined }, ...(input === undefined ? {} : { input }) })
 
-/** Runs `self` with the examples' output captured. */
-export const captured = <A, E, R>(self: Effect.Effect<A, E, R>, mode: "pretty" | "json" = "pretty") =>
+/** Runs `self` with the examples' output captured (and `input` as the lines typed). */
+export const captured = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  mode: "pretty" | "json" = "pretty",
+  input: ReadonlyArray<string> = []
+) =>
   Effect.suspend(() => {
-    const capture = Output.capture(mode)
+    const capture = Output.capture(mode, input)
     return self.pipe(
       Effect.provideService(Output.Output, capture.service),
       Effect.map((value) => ({ value, stdout: capture.stdout(), stderr: capture.stderr() }))

@@ -8,17 +8,20 @@
  * sessionflow sessions rename --db app.db <sessionId> <name>
  * sessionflow sessions delete --db app.db <sessionId>
  * sessionflow state           --db app.db <sessionId> --json
+ * sessionflow runs list       --db app.db
  * ```
  *
- * `list`, `show` and `state` open the file read-only; `rename` and `delete`
- * change that one session. No command creates, migrates or alters a table:
- * an unknown `--table`, or a file without sessionflow tables, is an error.
+ * `list`, `show`, `state` and `runs list` open the file read-only; `rename`
+ * and `delete` change that one session. No command creates, migrates or
+ * alters a table: an unknown `--table`, or a file without sessionflow tables,
+ * is an error.
  *
  * @since 0.1.0
  */
 import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -60,6 +63,7 @@ Usage:
   sessionflow sessions rename --db <file> [--table <name>] [--json] <sessionId> <name>
   sessionflow sessions delete --db <file> [--table <name>] [--json] <sessionId>
   sessionflow state           --db <file> [--table <name>] [--json] <sessionId>
+  sessionflow runs list       --db <file> [--table <name>] [--json]
   sessionflow help
 
 Options:
@@ -67,9 +71,13 @@ Options:
   --table <name>   the session table (default ${SqliteSessionStore.defaultTable})
   --json           print JSON on stdout (for jq and scripts)
 
-list, show and state open the file read-only; rename and delete change only the
-session named. No command creates or migrates a table. Exit status: 0 on success,
-1 when a command fails, 2 for a usage mistake; errors are one line on stderr.`
+runs list shows the unfinished runs: paused (with the question they wait on),
+running, and abandoned (their process stopped; the lease expired). Continue or
+resume them with the workflow's code (Workflow.continue, Workflow.resume).
+
+list, show, state and runs list open the file read-only; rename and delete change
+only the session named. No command creates or migrates a table. Exit status: 0 on
+success, 1 when a command fails, 2 for a usage mistake; errors are one line on stderr.`
 
 // -----------------------------------------------------------------------------
 // arguments
@@ -373,6 +381,116 @@ const state = (args: Args) =>
   })
 
 /**
+ * How an unfinished run stands: waiting for a person, running (its owner holds
+ * its lease), or abandoned (running, but its lease expired: its process
+ * stopped).
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export type RunState = "paused" | "running" | "abandoned"
+
+/**
+ * An unfinished run as `runs list` shows it: the store's entry without its
+ * journal and checkpoint (the data it continues from).
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export interface UnfinishedRun {
+  readonly runId: string
+  readonly sessionId: string
+  readonly workflowName: string
+  readonly userId?: string | undefined
+  readonly state: RunState
+  readonly input: unknown
+  /** the owner and the end of its lease, for running and abandoned runs */
+  readonly owner?: string | undefined
+  readonly leaseExpiresAt?: number | undefined
+  /** the top-level step it continues from (with a step journal) */
+  readonly nextStep?: number | undefined
+  /** the question a paused run waits on */
+  readonly question?: { readonly path: ReadonlyArray<string>; readonly key: string; readonly payload: unknown; readonly pausedAt: number } | undefined
+  readonly startedAt: number
+  readonly updatedAt: number
+}
+
+/**
+ * The unfinished runs of the store, oldest first, as `runs list` shows them.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const unfinishedRuns: Effect.Effect<
+  ReadonlyArray<UnfinishedRun>,
+  WorkflowError.SessionStoreError,
+  SessionStore.SessionStore
+> = Effect.gen(function*() {
+  const store = yield* SessionStore.SessionStore
+  const now = yield* Clock.currentTimeMillis
+  const runs = yield* store.activeRuns({})
+  return runs.map((run): UnfinishedRun => ({
+    runId: run.runId,
+    sessionId: run.sessionId,
+    workflowName: run.workflowName,
+    ...(run.userId === undefined ? {} : { userId: run.userId }),
+    state: run.status === "paused" ? "paused" : run.leaseExpiresAt < now ? "abandoned" : "running",
+    input: run.input,
+    ...(run.status === "running" ? { owner: run.owner, leaseExpiresAt: run.leaseExpiresAt } : {}),
+    ...(run.journal === undefined ? {} : { nextStep: run.journal.next }),
+    ...(run.pause === undefined
+      ? {}
+      : { question: { path: run.pause.path, key: run.pause.key, payload: run.pause.payload, pausedAt: run.pause.pausedAt } }),
+    startedAt: run.startedAt,
+    updatedAt: run.updatedAt
+  }))
+})
+
+const runMark: Record<RunState, string> = { paused: "⏸", running: "▶", abandoned: "✗" }
+
+const runsList = (args: Args) =>
+  Effect.gen(function*() {
+    if (args.positionals.length > 2) {
+      return yield* new UsageError({ message: `runs list: unexpected argument '${args.positionals[2]}'` })
+    }
+    const runs = yield* unfinishedRuns
+    if (args.json) return yield* json(runs)
+    if (runs.length === 0) return yield* say(`No paused, running or abandoned runs in ${where(args)}.`)
+    yield* say(`${plural(runs.length, "unfinished run")} in ${where(args)}:\n`)
+    for (const run of runs) {
+      yield* say(`  ${runMark[run.state]} ${run.state.padEnd(9)} run ${run.runId}`)
+      yield* say(`     workflow: ${run.workflowName}   session: ${run.sessionId}${run.userId === undefined ? "" : `   user: ${run.userId}`}`)
+      yield* say(`     started ${date(run.startedAt)}, updated ${date(run.updatedAt)}${run.nextStep === undefined ? "" : `, next step ${run.nextStep + 1}`}`)
+      yield* say(`     » ${oneLine(run.input)}`)
+      if (run.question !== undefined) {
+        yield* say(`     ? ${oneLine(run.question.payload, 100)}`)
+        yield* say(`       asked by ${run.question.path.join(" > ")} (${run.question.key}) at ${date(run.question.pausedAt)}`)
+      }
+      if (run.state !== "paused") yield* say(`     owner ${run.owner}, lease ${run.state === "abandoned" ? "expired" : "until"} ${date(run.leaseExpiresAt ?? 0)}`)
+    }
+  }).pipe(withStore(args, "runs list", "read"))
+
+const runs = (args: Args) => {
+  const sub = args.positionals[1]
+  switch (sub) {
+    case "list":
+    case "ls":
+      return runsList(args)
+    case "continue":
+    case "resume":
+      return Effect.fail(
+        new CommandError({
+          message: `runs ${sub} needs the workflow's code: call Workflow.${sub}(workflow, runId, …) in your app`
+        })
+      )
+    default:
+      return Effect.fail(
+        new UsageError({ message: sub === undefined ? "runs: list?" : `unknown runs command '${sub}' (use list)` })
+      )
+  }
+}
+
+/**
  * The errors a command reports as one line.
  *
  * @since 0.1.0
@@ -401,8 +519,10 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, CliError> 
         return yield* sessions(args)
       case "state":
         return yield* state(args)
+      case "runs":
+        return yield* runs(args)
       case undefined:
-        return yield* new UsageError({ message: "which command? (sessions list|show|rename|delete, state)" })
+        return yield* new UsageError({ message: "which command? (sessions list|show|rename|delete, state, runs list)" })
       default:
         return yield* new UsageError({ message: `unknown command '${command}'` })
     }

@@ -20,6 +20,12 @@
  *   (`LanguageModel.generateObject`, i.e. a JSON response format). A reply
  *   that does not decode gets one repair turn, which tells the model the
  *   decode error; a second failure is a `StructuredOutputError`.
+ * - A tool made with `needsApproval` waits for a person: inside a workflow
+ *   run, a call of it pauses the run (`RunPaused`, the payload an
+ *   `ApprovalRequest`) and `Workflow.continue(wf, runId, { approved, reason? })`
+ *   carries the agent on from where it stood (its conversation and session
+ *   state at the question), without calling the model again for the turns
+ *   before. Outside a workflow run the call is refused with an error result.
  * - Inside a workflow step, model text deltas are published as `TextDelta`
  *   events and each tool call as `ToolCallStarted` / `ToolCallCompleted`, at
  *   the step's path (the model is streamed only when someone consumes the
@@ -42,7 +48,7 @@ import type * as Stream from "effect/Stream"
 import type { Covariant } from "effect/Types"
 import * as internal from "./internal/agent.js"
 import * as events from "./internal/events.js"
-import type { SessionStoreError } from "./WorkflowError.js"
+import type { ResponseDecodeError, RunPaused, SessionStoreError } from "./WorkflowError.js"
 import type * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
@@ -174,6 +180,136 @@ export type AgentError = MaxTurnsExceeded | StructuredOutputError
  */
 export const isAgentError = (u: unknown): u is AgentError => Predicate.hasProperty(u, ErrorTypeId)
 
+// -----------------------------------------------------------------------------
+// approvals
+// -----------------------------------------------------------------------------
+
+/**
+ * Which calls of a tool wait for a person's approval: none (`false`), every
+ * call (`true`), or the calls whose decoded arguments the predicate accepts.
+ *
+ * @since 0.1.0
+ * @category approvals
+ */
+export type ApprovalPolicy<Params = never> = boolean | ((params: Params) => boolean)
+
+/**
+ * The tool annotation read by the agent loop: which calls of the tool wait
+ * for a person's approval (default `false`: none). Set it with
+ * {@link needsApproval}, which also tells the agent's type that it may pause;
+ * `tool.annotate(Agent.NeedsApproval, …)` works at run time, but the agent's
+ * error type does not know.
+ *
+ * @since 0.1.0
+ * @category approvals
+ */
+export const NeedsApproval: typeof internal.NeedsApproval = internal.NeedsApproval
+
+/**
+ * @since 0.1.0
+ * @category approvals
+ */
+export type NeedsApproval = internal.NeedsApproval
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const NeedsApprovalTypeId: typeof internal.NeedsApprovalTypeId = internal.NeedsApprovalTypeId
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type NeedsApprovalTypeId = internal.NeedsApprovalTypeId
+
+/**
+ * The mark of a tool made with {@link needsApproval}: an agent with such a
+ * tool may pause its workflow run (`RunPaused`), and a bad answer is a
+ * `ResponseDecodeError`.
+ *
+ * @since 0.1.0
+ * @category approvals
+ */
+export interface ApprovalTool {
+  readonly [NeedsApprovalTypeId]: NeedsApprovalTypeId
+}
+
+/**
+ * The tool, needing a person's approval before it runs: for every call, or
+ * for the calls whose decoded arguments `when` accepts.
+ *
+ * Inside a workflow run, when the model calls it, the agent asks (the
+ * `ToolCallStarted` event, then the run pauses with `RunPaused`, its payload
+ * an {@link ApprovalRequest}); `Workflow.continue(wf, runId, { approved,
+ * reason? })` (an {@link ApprovalResponse}) carries on without calling the
+ * model again for the turns before: an approved call runs, a rejected one
+ * goes back to the model as the tool's error result, with the reason.
+ * Outside a workflow run nobody can be asked: the call is not made and the
+ * model gets an error result saying so.
+ *
+ * ```ts
+ * const RecordExpense = Agent.needsApproval(
+ *   Tool.make("record_expense", { parameters: { item: Schema.String, amount: Schema.Number }, success: Schema.String }),
+ *   ({ amount }) => amount > 100
+ * )
+ * ```
+ *
+ * Apply it last: the tool's own methods (`annotate`, …) return a tool
+ * without the mark (the annotation stays). A provider-defined tool (run by
+ * the provider itself) cannot wait: it is a `TypeError`.
+ *
+ * @since 0.1.0
+ * @category approvals
+ */
+export const needsApproval = <T extends Tool.Any>(
+  tool: T,
+  when: true | ((params: Tool.Parameters<T>) => boolean) = true
+): T & ApprovalTool =>
+  // the annotated copy is the same kind of tool, marked
+  internal.needsApproval(tool, when as ApprovalPolicy) as T & ApprovalTool
+
+/**
+ * The question an agent asks about a tool call (the `payload` of its
+ * `RunPaused`): the agent, the tool, the call's id and its arguments as the
+ * model sent them.
+ *
+ * @since 0.1.0
+ * @category approvals
+ */
+export const ApprovalRequest: typeof internal.ApprovalRequest = internal.ApprovalRequest
+
+/**
+ * @since 0.1.0
+ * @category approvals
+ */
+export type ApprovalRequest = typeof internal.ApprovalRequest.Type
+
+/**
+ * The answer to an {@link ApprovalRequest}, given to `Workflow.continue`:
+ * `{ approved: true }`, or `{ approved: false, reason? }`.
+ *
+ * @since 0.1.0
+ * @category approvals
+ */
+export const ApprovalResponse: typeof internal.ApprovalResponse = internal.ApprovalResponse
+
+/**
+ * @since 0.1.0
+ * @category approvals
+ */
+export type ApprovalResponse = typeof internal.ApprovalResponse.Type
+
+/**
+ * The errors a toolkit's tools add to an agent: `RunPaused` and
+ * `ResponseDecodeError` when one of them needs approval.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type ApprovalError<Tools> = [Extract<Tools, ApprovalTool>] extends [never] ? never
+  : RunPaused | ResponseDecodeError
+
 /**
  * How much of the session's conversation an agent is given.
  *
@@ -237,6 +373,7 @@ export type MakeOutput<O> = O extends { readonly outputSchema: Schema.Schema<inf
 export type MakeError<O> =
   | AiError.AiError
   | MaxTurnsExceeded
+  | (O extends { readonly tools: Toolkit.Toolkit<infer T> } ? ApprovalError<T[keyof T]> : never)
   | (O extends { readonly outputSchema: Schema.Schema<infer _A, infer _I, infer _R> } ? StructuredOutputError : never)
   | (O extends { readonly model: Layer.Layer<infer _ROut, infer E, infer _RIn> } ? E : never)
   | (O extends { readonly history: HistoryOptions } ? SessionStoreError : never)

@@ -26,6 +26,7 @@ import * as Agent from "./Agent.js"
 import * as internal from "./internal/agent.js"
 import { errorText } from "./internal/format.js"
 import { contentText } from "./StepOutput.js"
+import type { ResponseDecodeError, RunPaused } from "./WorkflowError.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
@@ -136,6 +137,16 @@ const delegateTool = (members: ReadonlyArray<Agent.Any>): internal.ToolEntry => 
 }
 
 /**
+ * What a team's members add to its errors: a member's other failures come
+ * back to the leader as tool results, but a member whose tool needs approval
+ * pauses the run (`RunPaused`, or `ResponseDecodeError` for a bad answer).
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type MemberPause<M> = Extract<Agent.Error<M>, RunPaused | ResponseDecodeError>
+
+/**
  * Makes a team.
  *
  * ```ts
@@ -152,7 +163,11 @@ const delegateTool = (members: ReadonlyArray<Agent.Any>): internal.ToolEntry => 
  */
 export const make = <const O extends MakeOptions>(
   options: O
-): Team<Agent.MakeOutput<O>, Agent.MakeError<O>, Agent.MakeContext<O> | Agent.Context<O["members"][number]>> => {
+): Team<
+  Agent.MakeOutput<O>,
+  Agent.MakeError<O> | MemberPause<O["members"][number]>,
+  Agent.MakeContext<O> | Agent.Context<O["members"][number]>
+> => {
   const seen = new Set<string>()
   for (const member of options.members) {
     if (seen.has(member.name)) {

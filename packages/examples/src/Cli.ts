@@ -1,35 +1,42 @@
 /**
- * The `sessionflow` command line: runs the seven seed scenarios and inspects
- * what they stored.
+ * The `sessionflow` command line: runs the seven seed scenarios and the
+ * approval scenario, inspects what they stored, and continues paused runs.
  *
  * ```sh
  * npm start                                  # the guided shopping-list demo
  * npm start -- list                          # the scenarios
  * npm start --silent -- run routers --json   # one scenario, events as JSON lines
  * npm start -- sessions show --db tmp/job_application_tracker.db job_tracker_demo
+ * npm start -- runs continue <runId> --approve --db tmp/approval.db
  * ```
  *
- * `sessions …` and `state …` are the `sessionflow` command of
- * `@sessionflow/cli`, run in-process.
+ * `sessions …`, `state …` and `runs list` are the `sessionflow` command of
+ * `@sessionflow/cli`, run in-process; `runs continue` needs the examples'
+ * workflows, so it is here.
  *
  * @since 0.1.0
  */
 import { Cli as SessionflowCli } from "@sessionflow/cli"
+import type * as LanguageModel from "@effect/ai/LanguageModel"
+import { SessionStore } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as fs from "node:fs"
+import * as Approval from "./Approval.js"
 import * as CustomExecutors from "./CustomExecutors.js"
 import * as GreetingCondition from "./GreetingCondition.js"
 import * as JobTracker from "./JobTracker.js"
 import * as Output from "./Output.js"
 import * as ProjectTeam from "./ProjectTeam.js"
 import * as Routers from "./Routers.js"
-import type * as Scenario from "./Scenario.js"
+import * as Scenario from "./Scenario.js"
 import * as Serve from "./Serve.js"
 import * as SessionNaming from "./SessionNaming.js"
 import * as ShoppingList from "./ShoppingList.js"
 
 /**
- * The scenarios, in the seed's order.
+ * The scenarios: the seven of the seed, in its order, then the approval
+ * scenario.
  *
  * @since 0.1.0
  * @category scenarios
@@ -41,13 +48,14 @@ export const scenarios: ReadonlyArray<Scenario.Scenario> = [
   GreetingCondition.scenario,
   Routers.scenario,
   ProjectTeam.scenario,
-  SessionNaming.scenario
+  SessionNaming.scenario,
+  Approval.scenario
 ]
 
 const normalize = (name: string) => name.trim().toLowerCase().replace(/[_\s.]+/g, "-")
 
 /**
- * Finds a scenario by name, alias, agno cookbook name or number (1–7).
+ * Finds a scenario by name, alias, agno cookbook name or number (1–8).
  *
  * @since 0.1.0
  * @category scenarios
@@ -97,31 +105,42 @@ export type CommandError = SessionflowCli.CommandError
  * @since 0.1.0
  * @category usage
  */
-export const usage = `sessionflow — stateful, multi-step AI workflows on Effect: the seven seed scenarios
+export const usage = `sessionflow — stateful, multi-step AI workflows on Effect: the seven seed scenarios and approval
 
 Usage:
   npm start                                   the guided demo (the shopping list; offline without a key)
   npm start -- list                           the scenarios, one line each
-  npm start -- run <scenario> [options]       run one scenario (name, alias or number 1-7)
+  npm start -- run <scenario> [options]       run one scenario (name, alias or number 1-8)
   npm start -- serve [--port <p>] [--db <file>]   every example workflow over HTTP, with a session browser
   npm start -- sessions list   --db <file> [--table <t>] [--json]
   npm start -- sessions show   --db <file> [--table <t>] [--json] <sessionId>
   npm start -- sessions rename --db <file> [--table <t>] <sessionId> <name>
   npm start -- sessions delete --db <file> [--table <t>] <sessionId>
   npm start -- state           --db <file> [--table <t>] [--json] <sessionId>
+  npm start -- runs list       --db <file> [--table <t>] [--json]
+  npm start -- runs continue   --db <file> [--table <t>] [--json] <runId> [--approve | --reject] [--reason <text>]
   npm start -- help
 
 Options:
   --db <file>      the SQLite file (run: default tmp/<scenario>.db; serve: tmp/server.db)
   --port <p>       serve: the port (default 3000; 0 picks a free one)
   --table <name>   the session table (run: the scenario's default)
-  --json           run (and the demo): every workflow event as one JSON line on stdout;
-                   sessions and state: print JSON
+  --json           run, runs continue (and the demo): every workflow event as one JSON line
+                   on stdout; sessions, state and runs list: print JSON
   --offline        use the scripted model even when OPENAI_API_KEY is set
+  --approve, --reject [--reason <text>]
+                   runs continue: the answer to a paused run's approval question (without
+                   them, and without --json, the question is asked on the terminal: y/n)
+  --response <json>
+                   runs continue: any other answer, as JSON
+
+A run that pauses for approval (npm start -- run approval) asks y/n on the terminal;
+with --json it ends with a RunPaused line (its runId), and any later process
+continues it: npm start -- runs continue <runId> --approve --db <file>.
 
 For JSON on stdout without npm's banner: npm start --silent -- run team --json | jq .
-sessions and state are the sessionflow command (npx sessionflow help), which
-works on any sessionflow SQLite file and never creates or migrates tables.
+sessions, state and runs list are the sessionflow command (npx sessionflow help),
+which works on any sessionflow SQLite file and never creates or migrates tables.
 
 Environment:
   OPENAI_API_KEY   use real OpenAI models (without it: an offline scripted model)
@@ -146,6 +165,10 @@ export interface Args {
   readonly json: boolean
   readonly offline: boolean
   readonly help: boolean
+  readonly approve: boolean
+  readonly reject: boolean
+  readonly reason: string | undefined
+  readonly response: string | undefined
 }
 
 /**
@@ -157,7 +180,10 @@ export interface Args {
  */
 export const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, UsageError> =>
   Effect.map(
-    SessionflowCli.parseCommandLine(argv, { values: ["db", "table", "port"], flags: ["json", "offline", "help"] }),
+    SessionflowCli.parseCommandLine(argv, {
+      values: ["db", "table", "port", "reason", "response"],
+      flags: ["json", "offline", "help", "approve", "reject"]
+    }),
     (line) => ({
       positionals: line.positionals,
       db: line.values.get("db"),
@@ -165,7 +191,11 @@ export const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, Usag
       port: line.values.get("port"),
       json: line.flags.has("json"),
       offline: line.flags.has("offline"),
-      help: line.flags.has("help")
+      help: line.flags.has("help"),
+      approve: line.flags.has("approve"),
+      reject: line.flags.has("reject"),
+      reason: line.values.get("reason"),
+      response: line.values.get("response")
     })
   )
 
@@ -175,7 +205,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, Usag
 
 const listScenarios = Effect.gen(function*() {
   const width = Math.max(...scenarios.map((s) => s.name.length))
-  yield* Output.say("The seven seed scenarios (npm start -- run <name>):\n")
+  yield* Output.say("The scenarios (npm start -- run <name>): the seven of the seed, and approval\n")
   for (const [i, s] of scenarios.entries()) {
     yield* Output.say(`  ${i + 1}. ${s.name.padEnd(width)}  ${s.description}`)
   }
@@ -198,6 +228,76 @@ const runScenario = (args: Args) =>
     yield* found.value.main({ db: args.db, table: args.table, offline: args.offline })
   })
 
+/** The answer `runs continue` was given on the command line, if any. */
+const givenResponse = (args: Args): Effect.Effect<unknown, UsageError> =>
+  Effect.suspend(() => {
+    const given = [args.approve, args.reject, args.response !== undefined].filter(Boolean).length
+    if (given > 1) return Effect.fail(new UsageError({ message: "runs continue: give one of --approve, --reject and --response" }))
+    if (args.reason !== undefined && !args.approve && !args.reject) {
+      return Effect.fail(new UsageError({ message: "runs continue: --reason goes with --approve or --reject" }))
+    }
+    if (args.response !== undefined) {
+      try {
+        return Effect.succeed(JSON.parse(args.response))
+      } catch {
+        return Effect.fail(new UsageError({ message: `runs continue: --response is not JSON: ${args.response}` }))
+      }
+    }
+    if (!args.approve && !args.reject) return Effect.succeed(undefined)
+    return Effect.succeed({ approved: args.approve, ...(args.reason === undefined ? {} : { reason: args.reason }) })
+  })
+
+/**
+ * `runs continue <runId>`: finds the paused run in `--db`, the example
+ * workflow it belongs to, and continues it with the answer given (or asked on
+ * the terminal), showing its events; it may pause again.
+ */
+const continueRun = (args: Args) =>
+  Effect.gen(function*() {
+    const [, , runId, ...extra] = args.positionals
+    if (runId === undefined) {
+      return yield* new UsageError({ message: "runs continue: which run? (its id: the RunPaused event's runId, or see runs list)" })
+    }
+    if (extra.length > 0) return yield* new UsageError({ message: `runs continue: unexpected argument '${extra[0]}'` })
+    const response = yield* givenResponse(args)
+    if (response === undefined && args.json) {
+      return yield* new UsageError({ message: "runs continue --json: give the answer (--approve, --reject or --response <json>)" })
+    }
+    const db = args.db
+    if (db === undefined) return yield* new UsageError({ message: "runs continue: --db <file> is required (the SQLite file the run is in)" })
+    if (!fs.existsSync(db)) return yield* new CommandError({ message: `no database file '${db}'` })
+    return yield* Effect.gen(function*() {
+      const store = yield* SessionStore.SessionStore
+      const found = yield* store.getRun(runId)
+      if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.status !== "paused") {
+        const why = Option.isSome(found)
+          ? found.value._tag === "Recorded" ? `: it has ended (${found.value.record.status})` : ": it is running, not paused"
+          : " (see: npm start -- runs list --db " + db + ")"
+        return yield* new CommandError({ message: `no paused run '${runId}' in ${db}${why}` })
+      }
+      const run = found.value.run
+      const owner = scenarios.flatMap((scenario) => scenario.workflows.map((workflow) => ({ scenario, workflow })))
+        .find(({ workflow }) => workflow.name === run.workflowName)
+      if (owner === undefined) {
+        return yield* new CommandError({ message: `run '${runId}' belongs to workflow '${run.workflowName}', which no example defines` })
+      }
+      const { scenario, workflow } = owner
+      let answer = response
+      if (answer === undefined) {
+        const asked = yield* Scenario.askApproval(run.pause?.payload)
+        if (Option.isNone(asked)) return yield* Output.note("No answer: the run stays paused.")
+        answer = asked.value
+      }
+      const given = answer
+      // a scenario's workflows need its layer, a model and a store (the Scenario contract)
+      const continued = Effect.flatMap(
+        Scenario.continueShown(workflow, runId, given),
+        (paused) => Scenario.answerPauses(workflow, paused, db)
+      ) as Effect.Effect<boolean, unknown, LanguageModel.LanguageModel | SessionStore.SessionStore>
+      yield* continued.pipe(Scenario.withModel(scenario, { offline: args.offline }))
+    }).pipe(Effect.provide(Scenario.storeLayer({ db, table: args.table }, db)))
+  }).pipe(Output.withConsole)
+
 /**
  * What `npm start` explains around the shopping list's runs.
  *
@@ -218,7 +318,7 @@ session state. Four runs on one session, persisted to ${db}.`,
     "remove_item matches case-insensitively and reports the stored spelling.",
     "Only the List Manager has remove_all_items: the assistant hands over, the manager clears."
   ],
-  outro: "More: npm start -- list   (seven scenarios)   ·   npm start -- help"
+  outro: "More: npm start -- list   (eight scenarios)   ·   npm start -- help"
 }
 
 const serve = (args: Args) =>
@@ -256,7 +356,9 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown> =
       ? runScenario(args)
       : command === "serve"
       ? serve(args)
-      : command === "sessions" || command === "state"
+      : command === "runs" && args.positionals[1] === "continue"
+      ? continueRun(args)
+      : command === "sessions" || command === "state" || command === "runs"
       ? Output.withConsole(SessionflowCli.run(argv))
       : findScenario(command).pipe(Option.match({
         onNone: () => Effect.fail(new UsageError({ message: `unknown command '${command}'` })),
@@ -266,7 +368,9 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown> =
     yield* program.pipe(
       Effect.provideService(Output.Output, {
         ...output,
-        mode: args.json && (command === "run" || command === undefined) ? "json" : output.mode
+        mode: args.json && (command === "run" || command === undefined || (command === "runs" && args.positionals[1] === "continue"))
+          ? "json"
+          : output.mode
       })
     )
   })
@@ -280,6 +384,8 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown> =
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<void> =>
   run(argv).pipe(
+    // questions (a paused run's approval) are answered on the terminal
+    Output.withStdin,
     Effect.catchAll((error) =>
       Effect.zipRight(
         error instanceof UsageError

@@ -16,7 +16,9 @@ import { Cli } from "@sessionflow/cli"
 import { WorkflowEvent } from "@sessionflow/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as readline from "node:readline"
 
 /**
  * @since 0.1.0
@@ -30,6 +32,10 @@ export interface Service {
   readonly stderr: (text: string) => void
   /** whether ANSI colours may be used */
   readonly color: boolean
+  /** the next line typed on standard input (none when it ended, or when there is no input) */
+  readonly readLine?: (() => Effect.Effect<Option.Option<string>>) | undefined
+  /** whether answers read are written after their question (input that is not a terminal echoes nothing) */
+  readonly echo?: boolean | undefined
 }
 
 const colorEnabled = (): boolean =>
@@ -58,17 +64,87 @@ export class Output extends Context.Reference<Output>()("@sessionflow/examples/O
  * @since 0.1.0
  * @category constructors
  */
-export const capture = (mode: "pretty" | "json" = "pretty") => {
+export const capture = (mode: "pretty" | "json" = "pretty", input: ReadonlyArray<string> = []) => {
   const out: Array<string> = []
   const err: Array<string> = []
+  const lines = [...input]
   const service: Service = {
     mode,
     stdout: (text) => void out.push(text),
     stderr: (text) => void err.push(text),
-    color: false
+    color: false,
+    readLine: () => Effect.sync(() => Option.fromNullable(lines.shift())),
+    echo: true
   }
   return { service, stdout: () => out.join(""), stderr: () => err.join("") }
 }
+
+// -----------------------------------------------------------------------------
+// reading answers
+// -----------------------------------------------------------------------------
+
+/**
+ * Runs `self` with the output reading lines from the process's standard
+ * input (opened at the first question, closed when `self` ends, so that the
+ * process can exit).
+ *
+ * @since 0.1.0
+ * @category input
+ */
+export const withStdin = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    let reader: readline.Interface | undefined
+    const lines: Array<string> = []
+    let ended = false
+    let waiting: ((line: Option.Option<string>) => void) | undefined
+    const open = () => {
+      reader = readline.createInterface({ input: process.stdin, terminal: false })
+      reader.on("line", (line) => {
+        if (waiting === undefined) return void lines.push(line)
+        const resume = waiting
+        waiting = undefined
+        resume(Option.some(line))
+      })
+      reader.on("close", () => {
+        ended = true
+        waiting?.(Option.none())
+        waiting = undefined
+      })
+    }
+    const readLine = () =>
+      Effect.async<Option.Option<string>>((resume) => {
+        if (reader === undefined) open()
+        if (lines.length > 0) return resume(Effect.succeed(Option.some(lines.shift()!)))
+        if (ended) return resume(Effect.succeed(Option.none()))
+        waiting = (line) => resume(Effect.succeed(line))
+        return Effect.sync(() => {
+          waiting = undefined
+        })
+      })
+    return Effect.flatMap(Output, (output) =>
+      self.pipe(
+        Effect.provideService(Output, { ...output, readLine, echo: process.stdin.isTTY !== true }),
+        Effect.ensuring(Effect.sync(() => reader?.close()))
+      ))
+  })
+
+/**
+ * Asks a question (in pretty mode, on standard output) and reads the answer:
+ * a line typed on standard input, or none when the input ended or the output
+ * reads none.
+ *
+ * @since 0.1.0
+ * @category input
+ */
+export const ask = (question: string): Effect.Effect<Option.Option<string>> =>
+  Effect.flatMap(Output, (o) => {
+    if (o.readLine === undefined) return Effect.succeed(Option.none())
+    const write = o.mode === "json" ? o.stderr : o.stdout
+    write(painter(o.color)("notice", question))
+    return Effect.tap(o.readLine(), (answer) => {
+      if (o.echo === true) write(`${Option.getOrElse(answer, () => "")}\n`)
+    })
+  })
 
 // -----------------------------------------------------------------------------
 // colours
@@ -258,6 +334,7 @@ export const makeRenderer = (output: Service): Renderer => {
     let options: WorkflowEvent.FormatOptions = { paint }
     switch (event._tag) {
       case "RunStarted":
+      case "RunResumed":
       case "StepStarted":
         started.set(k, event.timestamp)
         break

@@ -7,13 +7,14 @@
  * @since 0.1.0
  */
 import type * as LanguageModel from "@effect/ai/LanguageModel"
-import { SessionStore, Workflow } from "@sessionflow/core"
+import { Agent, SessionStore, Workflow, type WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import { OpenAIChat } from "@sessionflow/openai"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -131,9 +132,28 @@ export const storeLayer = (
   }))
 }
 
+/** Shows a run's events as they happen; returns its pause, if it paused. */
+const show = <E, R>(
+  events: Stream.Stream<WorkflowEvent.WorkflowEvent, E, R>
+): Effect.Effect<WorkflowEvent.RunPaused | undefined, E, R> =>
+  Effect.flatMap(Output.Output, (output) => {
+    const renderer = Output.makeRenderer(output)
+    let paused: WorkflowEvent.RunPaused | undefined
+    return events.pipe(
+      Stream.runForEach((event) =>
+        Effect.sync(() => {
+          if (event._tag === "RunPaused") paused = event
+          renderer.render(event)
+        })
+      ),
+      Effect.ensuring(Effect.sync(() => renderer.flush())),
+      Effect.map(() => paused)
+    )
+  })
+
 /**
- * Runs a workflow once, showing its events as they happen, and returns the
- * run output.
+ * Runs a workflow once, showing its events as they happen; returns the
+ * `RunPaused` event it ended with when it paused for a person.
  *
  * @since 0.1.0
  * @category running
@@ -142,13 +162,107 @@ export const runShown = <W extends Workflow.Any>(
   workflow: W,
   input: Workflow.Input<W>,
   options?: Workflow.RunOptions<Workflow.StateEncoded<W>>
-): Effect.Effect<void, Workflow.Error<W> | Workflow.RunError, Workflow.Context<W> | SessionStore.SessionStore> =>
-  Effect.flatMap(Output.Output, (output) => {
-    const renderer = Output.makeRenderer(output)
-    return Workflow.stream(workflow, input, options).pipe(
-      Stream.runForEach((event) => Effect.sync(() => renderer.render(event))),
-      Effect.ensuring(Effect.sync(() => renderer.flush()))
-    )
+): Effect.Effect<
+  WorkflowEvent.RunPaused | undefined,
+  Exclude<Workflow.Error<W> | Workflow.RunError, WorkflowError.RunPaused>,
+  Workflow.Context<W> | SessionStore.SessionStore
+> => show(Workflow.stream(workflow, input, options))
+
+/**
+ * Continues a paused run with `response`, showing its events as they happen;
+ * returns its next pause, if it paused again.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const continueShown = <W extends Workflow.Any>(
+  workflow: W,
+  runId: string,
+  response: unknown
+): Effect.Effect<
+  WorkflowEvent.RunPaused | undefined,
+  Exclude<Workflow.Error<W> | Workflow.ContinueError, WorkflowError.RunPaused>,
+  Workflow.Context<W> | SessionStore.SessionStore
+> => show(Workflow.continueStream(workflow, runId, response))
+
+/**
+ * The question of a pause in a few words: "record_expense({…}) by Expense
+ * Assistant" for an agent's tool approval.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const questionText = (payload: unknown): string =>
+  Schema.is(Agent.ApprovalRequest)(payload)
+    ? `${payload.tool}(${JSON.stringify(payload.arguments)}), called by ${payload.agent}`
+    : JSON.stringify(payload)
+
+/**
+ * Asks a person on the terminal to approve or reject (y/n; after n, an
+ * optional reason): the `Agent.ApprovalResponse`, or none when the input
+ * ended without an answer.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const askApproval = (payload: unknown): Effect.Effect<Option.Option<Agent.ApprovalResponse>> =>
+  Effect.gen(function*() {
+    while (true) {
+      const answer = yield* Output.ask(`Approve ${questionText(payload)}? [y/n] `)
+      if (Option.isNone(answer)) return Option.none()
+      const word = answer.value.trim().toLowerCase()
+      if (word === "y" || word === "yes") return Option.some({ approved: true })
+      if (word === "n" || word === "no") {
+        const reason = Option.map(yield* Output.ask("Reason (optional): "), (r) => r.trim())
+        return Option.some(Option.match(Option.filter(reason, (r) => r.length > 0), {
+          onNone: () => ({ approved: false }),
+          onSome: (r) => ({ approved: false, reason: r })
+        }))
+      }
+      yield* Output.note("Please answer y or n.")
+    }
+  })
+
+/**
+ * What to type to continue a paused run later (`runs continue`, on the same
+ * SQLite file).
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const continueHint = (runId: string, db: string): string =>
+  `npm start -- runs continue ${runId} --approve --db ${db}   (or --reject [--reason <text>])`
+
+/**
+ * Answers a paused run's questions as long as it pauses: in pretty mode asks
+ * on the terminal (y/n) and continues the run with the answer; in JSON mode,
+ * or when no answer comes, says on stderr/stdout how to continue it later
+ * and leaves it paused. Returns whether the run completed.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const answerPauses = <W extends Workflow.Any>(
+  workflow: W,
+  pause: WorkflowEvent.RunPaused | undefined,
+  db: string
+): Effect.Effect<
+  boolean,
+  Exclude<Workflow.Error<W> | Workflow.ContinueError, WorkflowError.RunPaused>,
+  Workflow.Context<W> | SessionStore.SessionStore
+> =>
+  Effect.gen(function*() {
+    const output = yield* Output.Output
+    let paused = pause
+    while (paused !== undefined) {
+      const answer = output.mode === "json" ? Option.none() : yield* askApproval(paused.payload)
+      if (Option.isNone(answer)) {
+        yield* Output.note(`The run waits for an answer. Continue it later with:\n  ${continueHint(paused.runId, db)}`)
+        return false
+      }
+      paused = yield* continueShown(workflow, paused.runId, answer.value)
+    }
+    return true
   })
 
 /**
@@ -254,12 +368,26 @@ export const make = <R>(
     offlineModel: definition.offlineModel,
     layer: definition.layer,
     main: (options = {}) =>
-      Effect.gen(function*() {
+      Effect.suspend(() => {
         const db = options.db ?? definition.db ?? defaultDb(definition.name)
         const table = options.table ?? definition.table
-        const model = yield* chooseModel(definition.offlineModel, options)
-        yield* runs({ db, table, guide: options.guide }).pipe(
-          Effect.provide(Layer.mergeAll(model, definition.layer, storeLayer(options, db, table)))
+        return runs({ db, table, guide: options.guide }).pipe(
+          withModel(definition, options),
+          Effect.provide(storeLayer(options, db, table))
         )
       }).pipe(Output.withConsole)
 })
+
+/**
+ * Runs `self` with a scenario's model (see {@link chooseModel}) and the tool
+ * handlers its workflows need.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const withModel = <R>(
+  scenario: { readonly offlineModel: Layer.Layer<LanguageModel.LanguageModel>; readonly layer: Layer.Layer<R> },
+  options: Options
+) =>
+<A, E, R2>(self: Effect.Effect<A, E, R2>): Effect.Effect<A, unknown, Exclude<R2, R | LanguageModel.LanguageModel>> =>
+  Effect.flatMap(chooseModel(scenario.offlineModel, options), (model) => Effect.provide(self, Layer.merge(model, scenario.layer)))

@@ -6,6 +6,11 @@ export * as AdaptiveAssistant from "./AdaptiveAssistant.js"
 /**
  * @since 0.1.0
  */
+export * as Approval from "./Approval.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Cli from "./Cli.js"
 
 /**

@@ -7,7 +7,10 @@
  * reply asks for none ({@link toolLoop}); an agent with an output Schema then
  * gets its structured output, with one repair turn ({@link structuredOutput}).
  * Each step takes the conversation (a small immutable value) and returns the
- * next one.
+ * next one. A call of a tool that needs approval asks (and pauses the
+ * workflow run), leaving the conversation as the question's checkpoint; when
+ * the step runs again with the answer, the run carries on from there
+ * (`beginApprovals`, `finishTurn`).
  *
  * @internal
  */
@@ -32,8 +35,11 @@ import * as Stream from "effect/Stream"
 import type * as Agent from "../Agent.js"
 import * as RunContext from "../RunContext.js"
 import { contentText } from "../StepOutput.js"
+import type * as WorkflowError from "../WorkflowError.js"
 import * as events from "./events.js"
+import { decodeResponse } from "./executors.js"
 import { errorText } from "./format.js"
+import { type Answer, ask, currentQuestions, latestAnswer, type Questions, startRun } from "./step.js"
 
 // -----------------------------------------------------------------------------
 // the agent value
@@ -158,22 +164,30 @@ export interface ToolOutcome {
 }
 
 /**
- * A tool the loop can run: its declaration (sent to the model) and how to run
- * a call of it. `run` never fails: failures are outcomes for the model.
+ * A tool the loop can run: its declaration (sent to the model), how to run a
+ * call of it, and whether a call needs a person's approval first. `run` fails
+ * only with the `ResponseDecodeError` of a nested agent's approval (a bad
+ * answer, so that the run waits for another): other failures are outcomes
+ * for the model.
  *
  * @internal
  */
 export interface ToolEntry<R = unknown> {
   readonly tool: Tool.Any
-  readonly run: (params: unknown) => Effect.Effect<ToolOutcome, never, R>
+  readonly run: (params: unknown) => Effect.Effect<ToolOutcome, WorkflowError.ResponseDecodeError, R>
+  /** whether this call (its arguments as sent) waits for a person; never for arguments that do not decode */
+  readonly needsApproval: (params: unknown) => Effect.Effect<boolean, never, R>
 }
+
+const isResponseDecodeError = (u: unknown): u is WorkflowError.ResponseDecodeError =>
+  typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === "ResponseDecodeError"
 
 /**
  * How every tool call runs: the arguments are decoded with `parameters` (bad
  * ones are an error result), `run` gets them (and the arguments as sent),
  * and its failure is an error result too, worded by `failure`. Defects and
  * interruptions propagate. Toolkit tools and a team's delegate tool both run
- * this way.
+ * this way. `approval` says which calls wait for a person (none by default).
  *
  * @internal
  */
@@ -181,8 +195,10 @@ export const makeToolEntry = <P, RP, R>(tool: Tool.Any, options: {
   readonly parameters: Schema.Schema<P, any, RP>
   readonly run: (params: P, raw: unknown) => Effect.Effect<ToolOutcome, unknown, R>
   readonly failure: (error: unknown, params: P) => string
+  readonly approval?: ApprovalPolicy | undefined
 }): ToolEntry<R | RP> => {
   const decode = Schema.decodeUnknown(options.parameters)
+  const approval = options.approval ?? false
   return {
     tool,
     run: (raw) =>
@@ -192,9 +208,18 @@ export const makeToolEntry = <P, RP, R>(tool: Tool.Any, options: {
             Effect.succeed({ isFailure: true, result: `Invalid arguments for tool '${tool.name}': ${errorText(error)}` }),
           onSuccess: (params) =>
             options.run(params, raw).pipe(
-              Effect.catchAll((error) => Effect.succeed({ isFailure: true, result: options.failure(error, params) }))
+              Effect.catchAll((error) =>
+                isResponseDecodeError(error)
+                  ? Effect.fail(error)
+                  : Effect.succeed({ isFailure: true, result: options.failure(error, params) })
+              )
             )
         })
+      ),
+    needsApproval: (raw) =>
+      approval === false ? Effect.succeed(false) : decode(raw).pipe(
+        Effect.map((params) => approval === true || (approval as (params: P) => boolean)(params)),
+        Effect.orElseSucceed(() => false)
       )
   }
 }
@@ -215,7 +240,8 @@ const toolkitEntry = (toolkit: ToolkitHandler, tool: Tool.Any): ToolEntry =>
     failure: (error) =>
       AiError.isAiError(error) && error._tag === "MalformedInput"
         ? `Tool '${tool.name}' returned an invalid result: ${errorText(error.cause ?? error)}`
-        : `Tool '${tool.name}' failed: ${errorText(error)}`
+        : `Tool '${tool.name}' failed: ${errorText(error)}`,
+    approval: approvalOf(tool)
   })
 
 /**
@@ -227,6 +253,8 @@ const toolkitEntry = (toolkit: ToolkitHandler, tool: Tool.Any): ToolEntry =>
 export interface Tools {
   readonly entries: ReadonlyMap<string, ToolEntry>
   readonly toolkit: Toolkit.WithHandler<Record<string, Tool.Any>> | undefined
+  /** whether a tool may need a person's approval */
+  readonly approvals: boolean
 }
 
 /**
@@ -247,6 +275,7 @@ export const resolveTools = (agent: Agent.Any): Effect.Effect<Tools, never, unkn
       for (const entry of builtinTools.get(agent) ?? []) entries.set(entry.tool.name, entry)
       return {
         entries,
+        approvals: Object.values(toolkit?.tools ?? {}).some((tool) => approvalOf(tool) !== false),
         toolkit: entries.size === 0 ? undefined : {
           tools: Object.fromEntries([...entries.values()].map((e) => [e.tool.name, lenientTool(e.tool)])),
           handle: () => Effect.dieMessage("sessionflow: tool calls are resolved by the agent loop")
@@ -485,6 +514,173 @@ export const callModel = (
   })
 
 // -----------------------------------------------------------------------------
+// approvals
+// -----------------------------------------------------------------------------
+
+/**
+ * Which calls of a tool wait for a person's approval: none (`false`), all
+ * (`true`), or those whose decoded arguments the predicate accepts.
+ *
+ * @internal
+ */
+export type ApprovalPolicy = boolean | ((params: never) => boolean)
+
+/**
+ * The tool annotation saying which calls of a tool wait for a person's
+ * approval (default: none).
+ *
+ * @internal
+ */
+export class NeedsApproval extends EffectContext.Reference<NeedsApproval>()("@sessionflow/core/Agent/NeedsApproval", {
+  defaultValue: (): ApprovalPolicy => false
+}) {}
+
+/** @internal */
+export const NeedsApprovalTypeId: unique symbol = Symbol.for("@sessionflow/core/Agent/NeedsApproval")
+
+/** @internal */
+export type NeedsApprovalTypeId = typeof NeedsApprovalTypeId
+
+/**
+ * The tool with the {@link NeedsApproval} annotation (and the mark that lets
+ * an agent's type know it may pause).
+ *
+ * @internal
+ */
+export const needsApproval = (tool: Tool.Any, when: ApprovalPolicy): Tool.Any => {
+  if (!Tool.isUserDefined(tool)) {
+    throw new TypeError(`Agent.needsApproval: the provider runs the tool '${tool.name}' itself; it cannot wait for approval`)
+  }
+  return Object.assign(tool.annotate(NeedsApproval, when), { [NeedsApprovalTypeId]: NeedsApprovalTypeId })
+}
+
+/** A tool's approval policy (from its annotation). */
+const approvalOf = (tool: Tool.Any): ApprovalPolicy =>
+  EffectContext.get(tool.annotations as EffectContext.Context<NeedsApproval>, NeedsApproval)
+
+/** @internal */
+export const ApprovalRequest = Schema.Struct({
+  /** the agent whose model made the call */
+  agent: Schema.String,
+  tool: Schema.String,
+  toolCallId: Schema.String,
+  /** the arguments as the model sent them */
+  arguments: Schema.Unknown
+}).annotations({ identifier: "ApprovalRequest" })
+
+/** @internal */
+export const ApprovalResponse = Schema.Struct({
+  approved: Schema.Boolean,
+  /** why (given to the model with a rejection) */
+  reason: Schema.optional(Schema.String)
+}).annotations({ identifier: "ApprovalResponse" })
+
+const PendingCall = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  params: Schema.Unknown,
+  providerName: Schema.optional(Schema.String)
+})
+
+/**
+ * What an agent run that asks for approval leaves with its question, to
+ * carry on from without calling the model again: which run of which agent it
+ * is (in its top-level step), the conversation up to the reply that made the
+ * calls, the results of that reply's calls made before the question, the
+ * calls still to make (the one asked about first), and the run's state (its
+ * tools' changes so far are kept, not made again).
+ */
+const Checkpoint = Schema.Struct({
+  agent: Schema.String,
+  run: Schema.Number,
+  prompt: Prompt.Prompt,
+  turns: Schema.Number,
+  text: Schema.String,
+  results: Schema.Array(Prompt.ToolResultPart),
+  pending: Schema.NonEmptyArray(PendingCall),
+  state: Schema.optional(Schema.Unknown)
+})
+
+const encodeCheckpoint = Schema.encode(Checkpoint)
+const decodeCheckpoint = Schema.decodeUnknown(Checkpoint)
+
+/**
+ * Where an agent run asks: the questions of the workflow run (none outside
+ * of runs: nobody can be asked), and which run of the agent this is in the
+ * current top-level step.
+ */
+interface Approvals {
+  readonly questions: Questions | undefined
+  readonly run: number
+}
+
+/** The tool calls of one reply still to make. */
+interface Turn {
+  readonly calls: ReadonlyArray<ToolCall>
+  /** the results of the reply's calls made before these */
+  readonly results: ReadonlyArray<Prompt.ToolResultPart>
+  /** the answer to the question about the first call, when it was asked */
+  readonly decision: typeof ApprovalResponse.Type | undefined
+}
+
+const ownedBy = (agent: string, run: number) => (answer: Answer): boolean => {
+  const checkpoint = answer.checkpoint as { readonly agent?: unknown; readonly run?: unknown } | undefined
+  return typeof checkpoint === "object" && checkpoint !== null && checkpoint.agent === agent && checkpoint.run === run
+}
+
+/**
+ * Where an agent run stands on approvals: outside a workflow run, nowhere;
+ * inside, it counts as the agent's next run of the top-level step, and when
+ * that run asked before (the step runs again after `Workflow.continue`), it
+ * carries on from its latest answered question: the conversation and calls
+ * of the checkpoint, with the answer's decision.
+ */
+const beginApprovals = (
+  agent: Agent.Any,
+  tools: Tools
+): Effect.Effect<{ readonly approvals: Approvals; readonly restored: { readonly conversation: Conversation; readonly turn: Turn } | undefined }, WorkflowError.ResponseDecodeError> =>
+  Effect.gen(function*() {
+    const questions = yield* FiberRef.get(currentQuestions)
+    if (questions === undefined || !tools.approvals) return { approvals: { questions: undefined, run: 0 }, restored: undefined }
+    const run = startRun(questions, agent.name)
+    const answer = latestAnswer(questions, agent.name, ownedBy(agent.name, run))
+    if (answer === undefined) return { approvals: { questions, run }, restored: undefined }
+    // the checkpoint is this library's own: one that does not decode is a defect
+    const checkpoint = yield* Effect.orDie(decodeCheckpoint(answer.checkpoint))
+    const decision = yield* decodeResponse(ApprovalResponse, answer.response)
+    // the state as it was at the question (it was valid then)
+    if (questions.state !== undefined && checkpoint.state !== undefined) {
+      yield* Effect.orDie(questions.state.restore(checkpoint.state))
+    }
+    return {
+      approvals: { questions, run },
+      restored: {
+        conversation: { messages: checkpoint.prompt.content, turns: checkpoint.turns, text: checkpoint.text },
+        turn: {
+          calls: checkpoint.pending.map((call) => ({ ...call, providerExecuted: false, providerName: call.providerName })),
+          results: checkpoint.results,
+          decision
+        }
+      }
+    }
+  })
+
+/** The result of a call nobody can approve (the agent runs outside a workflow run). */
+const nobodyToAsk = (tool: string): ToolOutcome => ({
+  isFailure: true,
+  result: `Tool '${tool}' needs a person's approval, and nobody can be asked outside a workflow run: the call was not made.`
+})
+
+/** The result of a call a person rejected. */
+const rejected = (reason: string | undefined): ToolOutcome => ({
+  isFailure: true,
+  result: reason === undefined || reason.trim().length === 0 ? "Rejected by a person." : `Rejected by a person: ${reason}`
+})
+
+const sameCall = (a: { readonly name: string; readonly params: unknown }, b: ToolCall) =>
+  a.name === b.name && JSON.stringify(a.params) === JSON.stringify(b.params)
+
+// -----------------------------------------------------------------------------
 // the tool loop
 // -----------------------------------------------------------------------------
 
@@ -495,51 +691,143 @@ const unknownTool = (name: string, known: ReadonlyArray<string>): ToolOutcome =>
     : `Unknown tool '${name}'. Available tools: ${known.join(", ")}.`
 })
 
-/**
- * Runs one tool call the model asked for, between its `ToolCallStarted` and
- * `ToolCallCompleted` events (a tool the agent does not have is an error
- * result), and returns the result the model gets.
- *
- * @internal
- */
-export const runToolCall = (tools: Tools, call: ToolCall): Effect.Effect<Prompt.ToolResultPart, never, unknown> =>
-  Effect.gen(function*() {
-    yield* events.emit({ _tag: "ToolCallStarted", toolCallId: call.id, toolName: call.name, arguments: call.params })
-    const entry = tools.entries.get(call.name)
-    const outcome = entry === undefined ? unknownTool(call.name, [...tools.entries.keys()]) : yield* entry.run(call.params)
-    yield* events.emit({
+const callStarted = (call: ToolCall) =>
+  events.emit({ _tag: "ToolCallStarted", toolCallId: call.id, toolName: call.name, arguments: call.params })
+
+/** Ends a tool call: its `ToolCallCompleted` event, and the result the model gets. */
+const callCompleted = (call: ToolCall, outcome: ToolOutcome): Effect.Effect<Prompt.ToolResultPart> =>
+  Effect.as(
+    events.emit({
       _tag: "ToolCallCompleted",
       toolCallId: call.id,
       toolName: call.name,
       result: outcome.result,
       isError: outcome.isFailure
-    })
-    return Prompt.makePart("tool-result", {
+    }),
+    Prompt.makePart("tool-result", {
       id: call.id,
       name: call.providerName ?? call.name,
       isFailure: outcome.isFailure,
       result: outcome.result,
       providerExecuted: false
     })
+  )
+
+/** Makes a call (a tool the agent does not have is an error result). */
+const execute = (tools: Tools, call: ToolCall) => {
+  const entry = tools.entries.get(call.name)
+  return entry === undefined ? Effect.succeed(unknownTool(call.name, [...tools.entries.keys()])) : entry.run(call.params)
+}
+
+/**
+ * Runs one tool call the model asked for, between its `ToolCallStarted` and
+ * `ToolCallCompleted` events, and returns the result the model gets.
+ *
+ * @internal
+ */
+export const runToolCall = (
+  tools: Tools,
+  call: ToolCall
+): Effect.Effect<Prompt.ToolResultPart, WorkflowError.ResponseDecodeError, unknown> =>
+  Effect.zipRight(callStarted(call), Effect.flatMap(execute(tools, call), (outcome) => callCompleted(call, outcome)))
+
+/** Makes (approved) or answers (rejected) a call a person decided on. */
+const decided = (tools: Tools, call: ToolCall, decision: typeof ApprovalResponse.Type) =>
+  Effect.flatMap(
+    decision.approved ? execute(tools, call) : Effect.succeed(rejected(decision.reason)),
+    (outcome) => callCompleted(call, outcome)
+  )
+
+/**
+ * What the agent loop works with: the agent, its model and tools, whether the
+ * model is streamed, and where it asks for approvals.
+ *
+ * @internal
+ */
+export interface Loop {
+  readonly agent: Agent.Any
+  readonly model: LanguageModel.Service
+  readonly tools: Tools
+  readonly streaming: boolean
+  readonly approvals: Approvals
+}
+
+/**
+ * Makes the calls of one reply, one after the other, in the order the model
+ * gave them, and adds their results to the conversation. A call that needs
+ * approval asks (after its `ToolCallStarted`): inside a workflow run the run
+ * pauses, leaving the conversation and the calls still to make as the
+ * question's checkpoint; outside, the call is refused with an error result.
+ */
+const finishTurn = (loop: Loop, conversation: Conversation, turn: Turn) =>
+  Effect.gen(function*() {
+    const { agent, approvals, tools } = loop
+    const results = [...turn.results]
+    for (const [i, call] of turn.calls.entries()) {
+      if (i === 0 && turn.decision !== undefined) {
+        results.push(yield* decided(tools, call, turn.decision))
+        continue
+      }
+      const entry = tools.entries.get(call.name)
+      if (entry === undefined || !(yield* entry.needsApproval(call.params))) {
+        results.push(yield* runToolCall(tools, call))
+        continue
+      }
+      yield* callStarted(call)
+      if (approvals.questions === undefined) {
+        results.push(yield* callCompleted(call, nobodyToAsk(call.name)))
+        continue
+      }
+      const pending = turn.calls.slice(i).map(({ id, name, params, providerName }) => ({
+        id,
+        name,
+        params,
+        ...(providerName === undefined ? {} : { providerName })
+      }))
+      const checkpoint = yield* Effect.orDie(encodeCheckpoint({
+        agent: agent.name,
+        run: approvals.run,
+        prompt: toPrompt(conversation),
+        turns: conversation.turns,
+        text: conversation.text,
+        results,
+        pending: [pending[0]!, ...pending.slice(1)],
+        ...(approvals.questions.state === undefined ? {} : { state: yield* Effect.orDie(approvals.questions.state.save) })
+      }))
+      const payload: typeof ApprovalRequest.Encoded = { agent: agent.name, tool: call.name, toolCallId: call.id, arguments: call.params }
+      // pauses the run, unless this question was answered: then the step ran
+      // again and this run did not carry on from its checkpoint (it took
+      // another course before): the answer holds only for the same call
+      const answer = yield* ask(approvals.questions, agent.name, payload, checkpoint)
+      const asked = (answer.checkpoint as { readonly pending?: ReadonlyArray<{ readonly name: string; readonly params: unknown }> })
+        .pending?.[0]
+      if (asked === undefined || !sameCall(asked, call)) {
+        return yield* Effect.dieMessage(
+          `Agent '${agent.name}': the answer found for its call of '${call.name}' was given about another tool call (the run took another course when it continued)`
+        )
+      }
+      results.push(yield* decided(tools, call, yield* decodeResponse(ApprovalResponse, answer.response)))
+    }
+    return append(conversation, [Prompt.makeMessage("tool", { content: results })])
   })
 
 /**
- * Calls the model until a reply asks for no tools, running the tool calls of
- * each reply one after the other, in the order the model gave them; fails
- * with `MaxTurnsExceeded` when the model still asks for tools after
- * `maxTurns` calls (those calls are not run).
+ * Calls the model until a reply asks for no tools, making the tool calls of
+ * each reply ({@link finishTurn}); first the rest of `resume`'s calls, when
+ * the run carries on from an approval. Fails with `MaxTurnsExceeded` when the
+ * model still asks for tools after `maxTurns` calls (those calls are not
+ * made).
  *
  * @internal
  */
 export const toolLoop = (
-  agent: Agent.Any,
-  model: LanguageModel.Service,
-  tools: Tools,
+  loop: Loop,
   start: Conversation,
-  streaming: boolean
-): Effect.Effect<Conversation, AiError.AiError | MaxTurnsExceeded, unknown> =>
+  resume: Turn | undefined
+): Effect.Effect<Conversation, AiError.AiError | MaxTurnsExceeded | WorkflowError.ResponseDecodeError, unknown> =>
   Effect.gen(function*() {
-    let conversation = start
+    const { agent, model, streaming, tools } = loop
+    let conversation = resume === undefined ? start : yield* finishTurn(loop, start, resume)
     while (true) {
       const reply = yield* callModel(model, tools, conversation, streaming)
       conversation = { ...append(conversation, assistantMessage(reply)), turns: conversation.turns + 1, text: reply.text }
@@ -548,8 +836,7 @@ export const toolLoop = (
       if (conversation.turns >= agent.maxTurns) {
         return yield* new MaxTurnsExceeded({ agent: agent.name, maxTurns: agent.maxTurns })
       }
-      const results = yield* Effect.forEach(calls, (call) => runToolCall(tools, call))
-      conversation = append(conversation, [Prompt.makeMessage("tool", { content: results })])
+      conversation = yield* finishTurn(loop, conversation, { calls, results: [], decision: undefined })
     }
   })
 
@@ -718,10 +1005,12 @@ export const run = (
     Effect.gen(function*() {
       const tools = yield* resolveTools(agent)
       const streaming = yield* events.isEnabled
-      const start = startConversation(systemPrompt(agent, options), yield* history(agent), message)
+      const { approvals, restored } = yield* beginApprovals(agent, tools)
+      const start = restored?.conversation ??
+        startConversation(systemPrompt(agent, options), yield* history(agent), message)
       const schema = agent.outputSchema as OutputSchema | undefined
       const conversation = schema === undefined || tools.entries.size > 0
-        ? yield* toolLoop(agent, model, tools, start, streaming)
+        ? yield* toolLoop({ agent, model, tools, streaming, approvals }, start, restored?.turn)
         : start
       if (schema === undefined) {
         return { content: conversation.text, text: conversation.text, prompt: toPrompt(conversation), turns: conversation.turns }

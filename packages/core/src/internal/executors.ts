@@ -168,19 +168,31 @@ export const pause = <
         const payload = yield* options.ask(input)
         // the payload is stored and shown as its Schema's encoded form
         const encoded = yield* Effect.orDie(Schema.encode(options.payload)(payload))
-        const answer = yield* ask(ctx, name, encoded)
-        const response = yield* Schema.decodeUnknown(options.response)(answer.response).pipe(
-          Effect.catchAll((error) =>
-            Effect.flatMap(Effect.serviceOption(RunContext.RunContext), (run) =>
-              Effect.fail(
-                new WorkflowError.ResponseDecodeError({
-                  runId: Option.match(run, { onNone: () => "", onSome: (r) => r.runId }),
-                  description: ParseResult.TreeFormatter.formatErrorSync(error),
-                  cause: error
-                })
-              ))
-          )
-        )
+        const answer = yield* ask(ctx.questions, name, encoded)
+        const response = yield* decodeResponse(options.response, answer.response)
         return yield* options.resume(response, input)
       })
   })
+
+/**
+ * Decodes the response given to a question with its Schema; one that does not
+ * fit is a `ResponseDecodeError` (and the run waits for another).
+ *
+ * @internal
+ */
+export const decodeResponse = <A, I>(
+  schema: Schema.Schema<A, I>,
+  response: unknown
+): Effect.Effect<A, WorkflowError.ResponseDecodeError> =>
+  Schema.decodeUnknown(schema)(response).pipe(
+    Effect.catchAll((error) =>
+      Effect.flatMap(Effect.serviceOption(RunContext.RunContext), (run) =>
+        Effect.fail(
+          new WorkflowError.ResponseDecodeError({
+            runId: Option.match(run, { onNone: () => "", onSome: (r) => r.runId }),
+            description: ParseResult.TreeFormatter.formatErrorSync(error),
+            cause: error
+          })
+        ))
+    )
+  )

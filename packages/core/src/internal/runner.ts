@@ -324,7 +324,13 @@ const attempt = (
       )
       if (self.state !== undefined) context = EffectContext.add(context, self.state as SessionState.StateTag<unknown, unknown>, service)
       const first = journal?.next ?? 0
-      const exec = step.makeExecContext(yield* WorkflowEvent.isEnabled, step.makeQuestions(first, answers))
+      const exec = step.makeExecContext(
+        yield* WorkflowEvent.isEnabled,
+        step.makeQuestions(first, answers, {
+          save: Effect.flatMap(Ref.get(ref), (state) => encodeState(self, sessionId, state)),
+          restore: (encoded) => Effect.flatMap(decodeState(self, sessionId, encoded), service.set)
+        })
+      )
       for (const output of journal?.completed ?? []) exec.completed.push(outputFromJson(output))
       for (const [name, output] of Object.entries(journal?.outputs ?? {})) exec.outputs.set(name, outputFromJson(output))
       const additionalData = claimed?.additionalData ?? options?.additionalData ?? {}
@@ -349,9 +355,7 @@ const attempt = (
             state: encoded,
             answers: {}
           }
-          exec.questions.topLevel = next
-          exec.questions.counts.clear()
-          exec.questions.answers = {}
+          step.advanceQuestions(exec.questions, next)
           if (tracked && durability === "step") yield* store.updateRun(runId, owner, { journal: point })
         })
 
@@ -388,6 +392,7 @@ const attempt = (
       const exit = yield* Effect.exit(restore(
         steps.pipe(
           Effect.provide(context),
+          Effect.locally(step.currentQuestions, exec.questions),
           leased,
           Effect.flatMap((output) =>
             Effect.gen(function*() {

@@ -219,23 +219,99 @@ export interface Answer {
 
 /**
  * The questions of the current top-level step: how many times each name has
- * asked (so a question's key is stable when the step runs again) and the
- * answers given so far.
+ * asked (so a question's key is stable when the step runs again), how many
+ * times each agent started a run (so an agent run finds its own answers when
+ * the step runs again), and the answers given so far.
  *
  * @internal
  */
 export interface Questions {
   topLevel: number
   readonly counts: Map<string, number>
+  readonly runs: Map<string, number>
   answers: Record<string, Answer>
+  /** the run's state, for code that carries on from a question where it stood */
+  readonly state: RunState | undefined
+}
+
+/**
+ * The state of a run in its encoded (JSON) form: saved with a question and
+ * restored when the asking code carries on from it.
+ *
+ * @internal
+ */
+export interface RunState {
+  readonly save: Effect.Effect<unknown, unknown>
+  readonly restore: (encoded: unknown) => Effect.Effect<void, unknown>
 }
 
 /** @internal */
-export const makeQuestions = (topLevel: number, answers: Record<string, Answer>): Questions => ({
+export const makeQuestions = (topLevel: number, answers: Record<string, Answer>, state?: RunState): Questions => ({
   topLevel,
   counts: new Map(),
-  answers
+  runs: new Map(),
+  answers,
+  state
 })
+
+/**
+ * Moves the questions on to top-level step `next`: no question asked there
+ * yet, none answered.
+ *
+ * @internal
+ */
+export const advanceQuestions = (questions: Questions, next: number): void => {
+  questions.topLevel = next
+  questions.counts.clear()
+  questions.runs.clear()
+  questions.answers = {}
+}
+
+/**
+ * The questions of the workflow run the current fiber works for (none
+ * outside of workflow runs): agents ask through it.
+ *
+ * @internal
+ */
+export const currentQuestions: FiberRef.FiberRef<Questions | undefined> = FiberRef.unsafeMake<Questions | undefined>(
+  undefined
+)
+
+/**
+ * Counts one more run of `name` in the current top-level step and returns
+ * its number (1, 2, …): the same for the same run when the step runs again.
+ *
+ * @internal
+ */
+export const startRun = (questions: Questions, name: string): number => {
+  const n = (questions.runs.get(name) ?? 0) + 1
+  questions.runs.set(name, n)
+  return n
+}
+
+/**
+ * The last of the answered questions that follow the ones `name` asked so
+ * far and that `belongs` claims (as one run of an agent asks them one after
+ * the other), skipping them: the next question `name` asks comes after it.
+ *
+ * @internal
+ */
+export const latestAnswer = (
+  questions: Questions,
+  name: string,
+  belongs: (answer: Answer) => boolean
+): Answer | undefined => {
+  let n = questions.counts.get(name) ?? 0
+  let latest: Answer | undefined
+  while (true) {
+    const answer = questions.answers[`${questions.topLevel}:${name}#${n + 1}`]
+    if (answer === undefined || !belongs(answer)) break
+    latest = answer
+    n++
+  }
+  questions.counts.set(name, n)
+  return latest
+}
 
 /** @internal */
 export const makeExecContext = (events: boolean, questions: Questions = makeQuestions(0, {})): ExecContext => ({
@@ -286,16 +362,16 @@ export const pauseOf = (cause: Cause.Cause<unknown>): PauseSignal | undefined =>
  * @internal
  */
 export const ask = (
-  ctx: ExecContext,
+  questions: Questions,
   name: string,
   payload: unknown,
   checkpoint?: unknown
 ): Effect.Effect<Answer> =>
   Effect.suspend(() => {
-    const n = (ctx.questions.counts.get(name) ?? 0) + 1
-    ctx.questions.counts.set(name, n)
-    const key = `${ctx.questions.topLevel}:${name}#${n}`
-    const answer = ctx.questions.answers[key]
+    const n = (questions.counts.get(name) ?? 0) + 1
+    questions.counts.set(name, n)
+    const key = `${questions.topLevel}:${name}#${n}`
+    const answer = questions.answers[key]
     if (answer !== undefined) return Effect.succeed(answer)
     return Effect.flatMap(
       Effect.map(FiberRef.get(events.currentPath), (path) => (path.length === 0 ? [name] : path)),
