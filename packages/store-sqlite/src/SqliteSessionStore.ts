@@ -36,6 +36,7 @@ import type { ParseError } from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -204,11 +205,15 @@ const migrations = (sql: SqlClient.SqlClient, t: TableNames) =>
 )`.withoutTransform
       yield* sql`CREATE INDEX ${sql(`${t.active}_session_idx`)} ON ${sql(t.active)} (session_id, status)`.withoutTransform
       yield* sql`CREATE INDEX ${sql(`${t.active}_workflow_idx`)} ON ${sql(t.active)} (workflow_name, started_at)`.withoutTransform
+    }),
+    // the run whose commit made the session's current version (NULL: a state change outside a run)
+    "0004_add_last_run_id": Effect.gen(function*() {
+      yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN last_run_id TEXT`.withoutTransform
     })
   })
 
 /** The id of the newest migration above. */
-const latestMigrationId = 3
+const latestMigrationId = 4
 
 class MigrationsPending extends Schema.TaggedError<MigrationsPending>()("MigrationsPending", {}) {}
 
@@ -331,6 +336,15 @@ const activeData = (run: SessionStore.ActiveRun) =>
 const OwnerRow = Schema.Struct({ user_id: Schema.NullOr(Schema.String), version: Schema.Number })
 
 const VersionRow = Schema.Struct({ version: Schema.Number })
+
+const ChangeRow = Schema.Struct({
+  session_id: Schema.String,
+  workflow_name: Schema.String,
+  version: Schema.Number,
+  state: Schema.Unknown,
+  last_run_id: Schema.NullOr(Schema.String),
+  updated_at: Schema.Number
+})
 
 const RunRow = Schema.Struct({
   run_id: Schema.String,
@@ -716,6 +730,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
         completed_at: run.completedAt
       }
       const userId = commit.userId ?? null
+      const lastRunId = run?.runId ?? null
 
       // The first statement of the transaction is a write, so it takes the
       // write lock at once (or fails with SQLITE_BUSY within a few ms, and the
@@ -727,11 +742,12 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
 WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version`.withoutTransform
         : commit.expectedVersion === 0
-        ? sql`INSERT INTO ${sessions} (session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at)
-VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, 1, ${now}, ${now})
+        ? sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at, last_run_id)
+VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, 1, ${now}, ${now}, ${lastRunId})
 ON CONFLICT (session_id) DO NOTHING
 RETURNING version`.withoutTransform
-        : sql`UPDATE ${sessions} SET state = ${state}, version = version + 1, updated_at = ${now}
+        : sql`UPDATE ${sessions} SET state = ${state}, version = version + 1, updated_at = ${now}, last_run_id = ${lastRunId}
 WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version`.withoutTransform
@@ -1026,7 +1042,57 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`.withoutTransform
     Effect.catchTags({ SqlError: storeError("endRun"), ParseError: storeError("endRun") })
   )
 
+  // -- watching ----------------------------------------------------------------
+
+  const selectVersion = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: VersionRow,
+    execute: (sessionId) => sql`SELECT version FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
+  })
+  const selectChange = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: ChangeRow,
+    execute: (sessionId) =>
+      sql`SELECT session_id, workflow_name, version, state, last_run_id, updated_at
+FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
+  })
+
+  /** One poll: the session's change when its version went above `last`. */
+  const changeAbove = (sessionId: string, last: number) =>
+    Effect.gen(function*() {
+      const version = yield* selectVersion(sessionId)
+      if (Option.isNone(version) || version.value.version <= last) return Option.none<SessionStore.SessionChange>()
+      const row = yield* selectChange(sessionId)
+      // removed (or removed and created again below `last`) since the version was read
+      if (Option.isNone(row) || row.value.version <= last) return Option.none<SessionStore.SessionChange>()
+      const state = yield* SessionStore.parseState(sessionId, row.value.state)
+      return Option.some<SessionStore.SessionChange>({
+        sessionId: row.value.session_id,
+        workflowName: row.value.workflow_name,
+        version: row.value.version,
+        state,
+        runId: row.value.last_run_id ?? undefined,
+        updatedAt: row.value.updated_at
+      })
+    }).pipe(retryBusy("watch"), Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") }))
+
+  const watch = (sessionId: string, options?: SessionStore.WatchOptions) => {
+    const interval = Duration.decode(options?.pollInterval ?? SessionStore.defaultPollInterval)
+    return Stream.suspend(() => {
+      let last = 0
+      const poll = Effect.map(
+        Effect.suspend(() => changeAbove(sessionId, last)),
+        Option.map((change) => {
+          last = change.version
+          return change
+        })
+      )
+      return Stream.repeatEffectWithSchedule(poll, Schedule.spaced(interval)).pipe(Stream.filterMap((change) => change))
+    })
+  }
+
   return SessionStore.make({
+    watch,
     load,
     info,
     commit,
