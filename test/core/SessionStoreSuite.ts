@@ -4,7 +4,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionStore, WorkflowError } from "@sessionflow/core"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, Stream, TestClock, TestServices } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
+import { collecting, nextOf } from "./utils.js"
 
 type Store = SessionStore.Service
 
@@ -56,35 +57,12 @@ const ids = (infos: ReadonlyArray<SessionStore.SessionInfo>) => infos.map((info)
 const pollInterval = "100 millis"
 
 /** Watches a session for the rest of the scope: the changes go to a queue. */
-const watching = (store: Store, sessionId: string) =>
-  Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<SessionStore.SessionChange>()
-    const fiber = yield* Effect.forkScoped(
-      Stream.runForEach(store.watch(sessionId, { pollInterval }), (change) => Queue.offer(queue, change))
-    )
-    return { queue, fiber }
-  })
+const watching = (store: Store, sessionId: string) => collecting(store.watch(sessionId, { pollInterval }))
 
 type Watcher = Effect.Effect.Success<ReturnType<typeof watching>>
 
-/**
- * The next change a watcher receives, advancing the TestClock by a poll
- * interval while none has arrived (a polling backend then reads again); a
- * defect when the watch stream ended or nothing arrived after many intervals.
- */
-const next = (watcher: Watcher) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      const change = yield* Queue.poll(watcher.queue)
-      if (Option.isSome(change)) return change.value
-      const ended = yield* Fiber.poll(watcher.fiber)
-      if (Option.isSome(ended)) return yield* Effect.dieMessage(`the watch stream ended: ${String(ended.value)}`)
-      yield* TestClock.adjust(pollInterval)
-      // lets a backend that hears of commits from outside the process (a socket) receive them
-      yield* TestServices.provideLive(Effect.sleep("1 millis"))
-    }
-    return yield* Effect.dieMessage("no change arrived")
-  })
+/** The next change a watcher receives (driving a polling backend with the TestClock). */
+const next = (watcher: Watcher) => nextOf(watcher, pollInterval)
 
 /** The fields of a change a test compares (updatedAt depends on the clock). */
 const seen = (change: SessionStore.SessionChange) => ({
