@@ -779,6 +779,23 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(yield* Queue.size(watcher.queue), 0)
       }).pipe(Effect.scoped))
 
+    test("watch: a session removed and created again is reported only above the last version the stream emitted", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "w1", { n: 1 })
+        const watcher = yield* watching(store, "w1")
+        assert.strictEqual((yield* next(watcher)).version, 1)
+        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+        assert.strictEqual((yield* next(watcher)).version, 2)
+        assert.isTrue(yield* store.remove("w1"))
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "w1", { again: 1 })
+        yield* TestClock.adjust("1 second")
+        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { again: 2 } })
+        yield* TestClock.adjust("1 second")
+        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 2, state: { again: 3 }, run: run("w1", "r3") })
+        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "wf", version: 3, state: { again: 3 }, runId: "r3" })
+      }).pipe(Effect.scoped))
+
     test("watch follows one session only; two watchers of one session each see every change", (store) =>
       Effect.gen(function*() {
         yield* create(store, "a", { n: 1 })
