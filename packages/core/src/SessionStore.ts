@@ -494,7 +494,8 @@ export interface Backend {
    * The memory backend publishes each commit to its watchers as it happens;
    * the SQLite backend reads the session's version every `pollInterval`
    * (default {@link defaultPollInterval}) and loads the session only when the
-   * version changed.
+   * version changed; it fails with `SessionStoreError` at once for a
+   * `pollInterval` that is not a positive, finite duration.
    */
   readonly watch: (
     sessionId: string,

@@ -1076,9 +1076,18 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
       })
     }).pipe(retryBusy("watch"), Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") }))
 
-  const watch = (sessionId: string, options?: SessionStore.WatchOptions) => {
-    const interval = Duration.decode(options?.pollInterval ?? SessionStore.defaultPollInterval)
-    return Stream.suspend(() => {
+  const watch = (sessionId: string, options?: SessionStore.WatchOptions) =>
+    Stream.suspend(() => {
+      const requested = options?.pollInterval ?? SessionStore.defaultPollInterval
+      const interval = Duration.decodeUnknown(requested)
+      if (Option.isNone(interval) || !Duration.isFinite(interval.value) || Duration.isZero(interval.value)) {
+        return Stream.fail(
+          new WorkflowError.SessionStoreError({
+            method: "watch",
+            description: `invalid pollInterval ${String(requested)}: use a positive, finite duration (e.g. "250 millis")`
+          })
+        )
+      }
       let last = 0
       const poll = Effect.map(
         Effect.suspend(() => changeAbove(sessionId, last)),
@@ -1087,9 +1096,10 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
           return change
         })
       )
-      return Stream.repeatEffectWithSchedule(poll, Schedule.spaced(interval)).pipe(Stream.filterMap((change) => change))
-    })
-  }
+      return Stream.repeatEffectWithSchedule(poll, Schedule.spaced(interval.value)).pipe(
+        Stream.filterMap((change) => change)
+      )
+    }).pipe(Stream.withSpan("SqliteSessionStore.watch"))
 
   return SessionStore.make({
     watch,
