@@ -3,7 +3,8 @@
  * playwright-core, against a server on a free 127.0.0.1 port serving the
  * offline examples on a SQLite file. The shopping-list scenario is run from
  * the page; the list in the state tree, the live events, the session list and
- * the run history are checked, and a screenshot is saved under tmp/.
+ * the run history are checked, then a change committed by another store shows
+ * in the page as it lands; a screenshot is saved under tmp/.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Approval, ShoppingList } from "@sessionflow/examples"
@@ -139,6 +140,23 @@ describe("the session browser", () => {
       const sessionId = shown.title!.replace(/^Session /, "")
       const stored = yield* Workflow.getSessionState(ShoppingList.shoppingWorkflow, sessionId).pipe(Effect.provide(store))
       expect(stored.shopping_list).toEqual(["milk", "eggs", "apples", "bananas"])
+
+      // live: a change another client commits (a store of its own over the same file, as another
+      // server would have) shows in the page without a reload
+      yield* Effect.promise(() => page.waitForSelector(`body[data-watching="${sessionId}"]`))
+      yield* Workflow.updateSessionState(
+        ShoppingList.shoppingWorkflow,
+        sessionId,
+        (s) => ({ shopping_list: [...s.shopping_list, "watched pears"] })
+      ).pipe(Effect.provide(store))
+      const live = yield* Effect.promise(async () => {
+        await page.waitForSelector("#state details[data-key=shopping_list] > .leaf .string >> text=watched pears")
+        return page.$$eval(
+          "#state details[data-key=shopping_list] > .leaf .string",
+          (nodes) => nodes.map((n) => JSON.parse(n.textContent ?? "null"))
+        )
+      })
+      expect(live).toEqual(["milk", "eggs", "apples", "bananas", "watched pears"])
 
       yield* screenshot(page, "session-browser.png")
     })), 120_000)

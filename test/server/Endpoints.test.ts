@@ -288,7 +288,8 @@ describe("the API's description", () => {
         "/workflows/{name}/sessions/{sessionId}/chat",
         "/workflows/{name}/sessions/{sessionId}/name",
         "/workflows/{name}/sessions/{sessionId}/runs",
-        "/workflows/{name}/sessions/{sessionId}/state"
+        "/workflows/{name}/sessions/{sessionId}/state",
+        "/workflows/{name}/sessions/{sessionId}/watch"
       ])
       const start_ = spec.body.paths["/workflows/{name}/runs"].post
       expect(Object.keys(start_.responses["200"].content)).toEqual(["application/json", "text/event-stream"])

@@ -480,24 +480,31 @@ const acceptHeader = Schema.Struct({ accept: Schema.optional(Schema.String) })
 /**
  * The event stream of a run, as documented in the OpenAPI spec.
  */
-const eventStreamDoc = (operation: Record<string, any>): Record<string, any> => {
-    const responses = (operation["responses"] ?? {}) as Record<string, { content?: Record<string, unknown> }>
-    const ok = responses["200"]
-    if (ok !== undefined) {
-      ok.content = {
-        ...ok.content,
-        "text/event-stream": {
-          schema: {
-            type: "string",
-            description: "With `Accept: text/event-stream`: one server-sent event per WorkflowEvent " +
-              "(`id:` its seq, `event:` its _tag, `data:` its JSON), ending with RunCompleted, RunFailed, " +
-              "RunCancelled or RunPaused (the run waits for a response: continue it)"
-          }
-        }
-      }
+/** Documents a 200 answered as server-sent events (beside JSON, or instead of it). */
+const eventStreamDoc = (description: string, only = false) => (operation: Record<string, any>): Record<string, any> => {
+  const responses = (operation["responses"] ?? {}) as Record<string, { content?: Record<string, unknown> }>
+  const ok = responses["200"]
+  if (ok !== undefined) {
+    ok.content = {
+      ...(only ? {} : ok.content),
+      "text/event-stream": { schema: { type: "string", description } }
     }
-    return operation
+  }
+  return operation
 }
+
+const runEventsDoc = eventStreamDoc(
+  "With `Accept: text/event-stream`: one server-sent event per WorkflowEvent " +
+    "(`id:` its seq, `event:` its _tag, `data:` its JSON), ending with RunCompleted, RunFailed, " +
+    "RunCancelled or RunPaused (the run waits for a response: continue it)"
+)
+
+const watchDoc = eventStreamDoc(
+  "Server-sent events: one `SessionUpdate` event per committed version (`id:` the version, `data:` a " +
+    "SessionUpdate as JSON), first the current one; comments as heartbeats; a `WatchFailed` event (`data:` " +
+    "`{ error }`) ends the stream when the session can no longer be read. It never ends otherwise.",
+  true
+)
 
 /**
  * @since 0.1.0
@@ -545,7 +552,7 @@ export class RunsGroup extends HttpApiGroup.make("runs")
           "interrupts the run: it is recorded as cancelled and commits nothing. A session with a paused run takes " +
           "no new run (409) until that run is continued or cancelled."
       )
-      .annotate(OpenApi.Transform, eventStreamDoc)
+      .annotate(OpenApi.Transform, runEventsDoc)
   )
   .add(
     HttpApiEndpoint.get("paused", "/workflows/:name/runs/paused")
@@ -570,7 +577,7 @@ export class RunsGroup extends HttpApiGroup.make("runs")
           "paused). Returns the RunOutput as JSON (202 when the run pauses again), or, with " +
           "`Accept: text/event-stream`, the carried-on run's events, starting with RunResumed."
       )
-      .annotate(OpenApi.Transform, eventStreamDoc)
+      .annotate(OpenApi.Transform, runEventsDoc)
   )
   .add(
     HttpApiEndpoint.post("cancel", "/workflows/:name/runs/:runId/cancel")
@@ -579,6 +586,28 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       .annotate(OpenApi.Summary, "End a paused or running run without committing anything: its cancelled record")
   )
 {}
+
+/**
+ * One committed version of a watched session (the `data` of a `SessionUpdate`
+ * server-sent event): its state encoded with the workflow's state Schema, and
+ * the run that committed it (none for a state set outside a run).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionUpdate = Schema.Struct({
+  sessionId: Schema.String,
+  version: Schema.Number,
+  state: JsonObject,
+  runId: Schema.optional(Schema.String),
+  updatedAt: Schema.Number
+}).annotations({ identifier: "SessionUpdate" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionUpdate = typeof SessionUpdate.Type
 
 /**
  * Sessions of a workflow.
@@ -636,6 +665,19 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
       }))
       .addSuccess(Schema.Array(SessionStore.RunRecord))
       .annotate(OpenApi.Summary, "A session's run history, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("watch", "/workflows/:name/sessions/:sessionId/watch")
+      .setPath(sessionPath)
+      .addSuccess(SessionUpdate)
+      .annotate(OpenApi.Summary, "Watch a session: its committed changes as server-sent events, from every server")
+      .annotate(
+        OpenApi.Description,
+        "Streams the session's current version, then every version committed later by any server over the same " +
+          "store (PostgreSQL: as the commits land; SQLite: polled). A store that polls may skip versions committed " +
+          "within one interval, never the latest."
+      )
+      .annotate(OpenApi.Transform, watchDoc)
   )
   .add(
     HttpApiEndpoint.get("chat", "/workflows/:name/sessions/:sessionId/chat")

@@ -149,11 +149,56 @@ const renderRuns = (runs: ReadonlyArray<RunRecord>) => {
   }))
 }
 
+// -----------------------------------------------------------------------------
+// the selected session, live: what any client commits to it (on any server over
+// the same store) shows here as it lands
+// -----------------------------------------------------------------------------
+
+let watched: { readonly sessionId: string; readonly controller: AbortController } | undefined
+/** The version of the selected session that the state tree shows. */
+let shownVersion = 0
+
+const stopWatching = () => {
+  watched?.controller.abort()
+  watched = undefined
+  delete document.body.dataset["watching"]
+}
+
+/** Follows the selected session's committed versions (`…/watch`), re-rendering its state and history. */
+const watchSelected = (sessionId: string) => {
+  if (watched?.sessionId === sessionId) return
+  stopWatching()
+  const controller = new AbortController()
+  watched = { sessionId, controller }
+  const path = `${workflowPath()}/sessions/${encodeURIComponent(sessionId)}`
+  void (async () => {
+    try {
+      const response = await fetch(`${path}/watch`, {
+        headers: headers({ accept: "text/event-stream" }),
+        signal: controller.signal
+      })
+      if (!response.ok || response.body === null) return
+      document.body.dataset["watching"] = sessionId
+      await readEvents(response.body, ({ data, event }) => {
+        if (event !== "SessionUpdate" || selected !== sessionId) return
+        const update = JSON.parse(data) as { readonly version: number; readonly state: unknown }
+        if (update.version <= shownVersion) return
+        shownVersion = update.version
+        ui.state.replaceChildren(renderTree(update.state))
+        void api<ReadonlyArray<RunRecord>>(`${path}/runs`).then(renderRuns, () => {})
+      })
+    } catch {
+      // aborted, or the server went away: the page works on without live updates
+    }
+  })()
+}
+
 const muted = (text: string) => Object.assign(document.createElement("span"), { className: "muted", textContent: text })
 
 const loadSession = async () => {
   await loadPaused()
   if (selected === undefined) {
+    stopWatching()
     ui.title.textContent = "New session"
     ui.state.replaceChildren(muted("The next run starts a new session."))
     ui.runs.replaceChildren()
@@ -173,8 +218,12 @@ const loadSession = async () => {
     api<ReadonlyArray<RunRecord>>(`${path}/runs`)
   ])
   ui.title.textContent = `Session ${session.name ?? session.sessionId}`
-  ui.state.replaceChildren(renderTree(session.state))
-  renderRuns(runs)
+  if (session.version >= shownVersion || watched?.sessionId !== session.sessionId) {
+    shownVersion = session.version
+    ui.state.replaceChildren(renderTree(session.state))
+    renderRuns(runs)
+  }
+  watchSelected(session.sessionId)
 }
 
 // -----------------------------------------------------------------------------

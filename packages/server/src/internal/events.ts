@@ -128,3 +128,28 @@ export const eventStreamResponse = (body: Stream.Stream<Uint8Array>): HttpServer
     contentType: "text/event-stream",
     headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
   })
+
+/**
+ * The body of a watched session: one `SessionUpdate` event per version (`id:`
+ * the version), a comment every `heartbeat`, and, when the watch fails (the
+ * session became another user's, its state cannot be read), a `WatchFailed`
+ * event with `message` that ends it. It never ends otherwise: a client that
+ * goes away interrupts it.
+ *
+ * @internal
+ */
+export const watchResponse = <E, R>(
+  updates: Stream.Stream<Api.SessionUpdate, E, R>,
+  options: { readonly heartbeat: Duration.Duration; readonly message: (error: E) => string }
+): Stream.Stream<Uint8Array, never, R> => {
+  const frames = updates.pipe(
+    Stream.map((update) => `id: ${update.version}\nevent: SessionUpdate\ndata: ${json(update)}\n\n`),
+    Stream.catchAll((error) =>
+      Stream.succeed(`event: WatchFailed\ndata: ${json({ error: options.message(error) })}\n\n`)
+    )
+  )
+  const heartbeats = Stream.repeatEffect(Effect.as(Effect.sleep(options.heartbeat), heartbeatFrame))
+  return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(
+    Stream.map((text) => encoder.encode(text))
+  )
+}

@@ -250,7 +250,7 @@ const onSession = <A, E>(
     )
   }).pipe(Effect.mapError(errors.sessionError(carriedState)), errors.catchDefects)
 
-const sessionsGroup = (api: Api, registry: Registry) =>
+const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
   HttpApiBuilder.group(api, "sessions", (handlers) =>
     handlers
       .handle("list", ({ path }) =>
@@ -305,6 +305,24 @@ const sessionsGroup = (api: Api, registry: Registry) =>
             limit: urlParams.limit,
             status: urlParams.status
           })))
+      .handle("watch", ({ path }) =>
+        onSession(registry, path, (served, userId) =>
+          Effect.succeed(events.eventStreamResponse(withinStream(
+            served,
+            events.watchResponse(
+              Workflow.watch(served.workflow, path.sessionId, { userId }).pipe(
+                Stream.mapEffect((update) =>
+                  Effect.map(encodeState(served, update.sessionId, update.state), (state): Api.SessionUpdate => ({
+                    sessionId: update.sessionId,
+                    version: update.version,
+                    state,
+                    ...(update.runId === undefined ? {} : { runId: update.runId }),
+                    updatedAt: update.updatedAt
+                  })))
+              ),
+              { heartbeat: settings.heartbeat, message: (error) => errors.publicRunMessage(error, undefined) }
+            )
+          )))))
       .handle("chat", ({ path, urlParams }) =>
         onSession(registry, path, (served, userId) =>
           Workflow.getChatHistory(served.workflow, {
@@ -648,7 +666,7 @@ export const layer = (options: Options) =>
       Layer.provide(Layer.mergeAll(
         workflowsGroup(api, registry),
         runsGroup(api, registry, settings),
-        sessionsGroup(api, registry)
+        sessionsGroup(api, registry, settings)
       )),
       Layer.provide(Layer.mergeAll(
         authenticationLayer(authenticate),
