@@ -54,27 +54,46 @@ const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
 export const maxTableLength = 48
 
 /**
- * Validates a `table` option (letters, digits and underscores, not starting
- * with a digit or with the database's `reservedPrefix`) and derives the names
- * of the runs, unfinished runs and migrations tables from it.
+ * Checks a name the store puts into SQL as an identifier: 1 to `maxLength`
+ * letters (lowercase ones only with `lowercase`), digits and underscores, not
+ * starting with a digit or with the database's `reservedPrefix`; else a
+ * `SessionStoreError` naming `what` ("table", "schema").
+ *
+ * @since 0.1.0
+ * @category tables
+ */
+export const checkIdentifier = (
+  what: string,
+  name: string,
+  options: { readonly reservedPrefix: string; readonly maxLength: number; readonly lowercase?: boolean | undefined }
+): Effect.Effect<string, WorkflowError.SessionStoreError> =>
+  identifier.test(name) && name.length <= options.maxLength && !name.toLowerCase().startsWith(options.reservedPrefix) &&
+    (options.lowercase !== true || name === name.toLowerCase())
+    ? Effect.succeed(name)
+    : Effect.fail(
+      new WorkflowError.SessionStoreError({
+        method: "make",
+        description: `invalid ${what} name ${JSON.stringify(name)}: use 1 to ${options.maxLength} ${
+          options.lowercase === true ? "lowercase " : ""
+        }letters, digits and underscores, not starting with a digit or "${options.reservedPrefix}"`
+      })
+    )
+
+/**
+ * Validates a `table` option (see {@link checkIdentifier}) and derives the
+ * names of the runs, unfinished runs and migrations tables from it.
  *
  * @since 0.1.0
  * @category tables
  */
 export const tableNames = (
   table: string,
-  reservedPrefix: string
+  options: { readonly reservedPrefix: string; readonly lowercase?: boolean | undefined }
 ): Effect.Effect<TableNames, WorkflowError.SessionStoreError> =>
-  identifier.test(table) && table.length <= maxTableLength && !table.toLowerCase().startsWith(reservedPrefix)
-    ? Effect.succeed({ sessions: table, runs: `${table}_runs`, active: `${table}_active`, migrations: `${table}_migrations` })
-    : Effect.fail(
-      new WorkflowError.SessionStoreError({
-        method: "make",
-        description: `invalid table name ${
-          JSON.stringify(table)
-        }: use 1 to ${maxTableLength} letters, digits and underscores, not starting with a digit or "${reservedPrefix}"`
-      })
-    )
+  Effect.map(
+    checkIdentifier("table", table, { ...options, maxLength: maxTableLength }),
+    (table) => ({ sessions: table, runs: `${table}_runs`, active: `${table}_active`, migrations: `${table}_migrations` })
+  )
 
 // -----------------------------------------------------------------------------
 // rows

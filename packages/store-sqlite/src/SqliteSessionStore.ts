@@ -126,7 +126,7 @@ export type TableNames = StoreRows.TableNames
  * @category constructors
  */
 export const tableNames = (table: string = defaultTable): Effect.Effect<TableNames, WorkflowError.SessionStoreError> =>
-  StoreRows.tableNames(table, "sqlite_")
+  StoreRows.tableNames(table, { reservedPrefix: "sqlite_" })
 
 // -----------------------------------------------------------------------------
 // migrations (shipped migrations are never edited: add a new one instead)
