@@ -205,6 +205,8 @@ const pgCode = (error: unknown): string | undefined => {
   return undefined
 }
 
+const isSqlError = (u: unknown): u is SqlError => Predicate.isTagged(u, "SqlError")
+
 /**
  * Two connections creating the same table, schema or migrations row at once:
  * one of them fails (duplicate table or schema, unique violation); trying
@@ -303,6 +305,16 @@ export const make = Effect.fn("PgSessionStore.make")(function*(options?: StoreOp
   const activeTable = sql(t.active)
 
   yield* options?.migrate === false ? checkTables(sql, t) : migrateTables(sql, t)
+
+  /**
+   * `body` in one transaction. When the connection is lost on the way, the
+   * server rolls the transaction back, and the client's own rollback fails
+   * as well: that is a `SqlError` (the operation failed), not a defect.
+   */
+  const transaction = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+    sql.withTransaction(body).pipe(
+      Effect.catchAllDefect((defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
+    )
 
   const selectSession = SqlSchema.findOne({
     Request: Schema.String,
@@ -408,7 +420,7 @@ WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`
         }
         if (runRow !== undefined) yield* writeRecord(runRow)
         return version
-      }).pipe(sql.withTransaction)
+      }).pipe(transaction)
     },
     Effect.catchTags({ SqlError: storeError("commit"), ParseError: storeError("commit") })
   )
@@ -433,7 +445,7 @@ FROM ${sessions} WHERE ${sql.and(clauses)}`
         yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`
         yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`
         return yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
-      }).pipe(sql.withTransaction)
+      }).pipe(transaction)
       return deleted.length > 0
     },
     Effect.catchTags({ SqlError: storeError("remove") })
@@ -530,7 +542,7 @@ RETURNING run_id`
         yield* sql`UPDATE ${activeTable} SET status = ${next.status}, owner = ${next.owner},
   lease_expires_at = ${next.leaseExpiresAt}, data = ${StoreRows.activeData(next)}, updated_at = ${now}
 WHERE run_id = ${runId}`
-      }).pipe(sql.withTransaction)
+      }).pipe(transaction)
     },
     Effect.catchTags({ SqlError: storeError("updateRun"), ParseError: storeError("updateRun") })
   )
@@ -584,7 +596,7 @@ RETURNING *`
 VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, 1, NULL, ${now}, ${now})
 ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
         yield* writeRecord({ ...recordRow, session_id: run.sessionId })
-      }).pipe(sql.withTransaction)
+      }).pipe(transaction)
     },
     Effect.catchTags({ SqlError: storeError("endRun"), ParseError: storeError("endRun") })
   )
