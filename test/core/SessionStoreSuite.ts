@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionStore, WorkflowError } from "@sessionflow/core"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, Stream, TestClock, TestServices } from "effect"
 
 type Store = SessionStore.Service
 
@@ -52,7 +52,58 @@ const settled = <A, E>(fiber: Fiber.RuntimeFiber<A, E>) =>
 
 const ids = (infos: ReadonlyArray<SessionStore.SessionInfo>) => infos.map((info) => info.sessionId)
 
-export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore, unknown>) =>
+/** How often the watchers of these tests poll (for a polling backend), driven by the TestClock. */
+const pollInterval = "100 millis"
+
+/** Watches a session for the rest of the scope: the changes go to a queue. */
+const watching = (store: Store, sessionId: string) =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.unbounded<SessionStore.SessionChange>()
+    const fiber = yield* Effect.forkScoped(
+      Stream.runForEach(store.watch(sessionId, { pollInterval }), (change) => Queue.offer(queue, change))
+    )
+    return { queue, fiber }
+  })
+
+type Watcher = Effect.Effect.Success<ReturnType<typeof watching>>
+
+/**
+ * The next change a watcher receives, advancing the TestClock by a poll
+ * interval while none has arrived (a polling backend then reads again); a
+ * defect when the watch stream ended or nothing arrived after many intervals.
+ */
+const next = (watcher: Watcher) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 500; attempt++) {
+      const change = yield* Queue.poll(watcher.queue)
+      if (Option.isSome(change)) return change.value
+      const ended = yield* Fiber.poll(watcher.fiber)
+      if (Option.isSome(ended)) return yield* Effect.dieMessage(`the watch stream ended: ${String(ended.value)}`)
+      yield* TestClock.adjust(pollInterval)
+      // lets a backend that hears of commits from outside the process (a socket) receive them
+      yield* TestServices.provideLive(Effect.sleep("1 millis"))
+    }
+    return yield* Effect.dieMessage("no change arrived")
+  })
+
+/** The fields of a change a test compares (updatedAt depends on the clock). */
+const seen = (change: SessionStore.SessionChange) => ({
+  sessionId: change.sessionId,
+  workflowName: change.workflowName,
+  version: change.version,
+  state: change.state,
+  runId: change.runId
+})
+
+export interface SuiteOptions {
+  /**
+   * Two stores over one database (two processes), for the tests that need
+   * them; without it those tests are left out.
+   */
+  readonly twoStores?: Effect.Effect<readonly [Store, Store], unknown, Scope.Scope> | undefined
+}
+
+export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore, unknown>, options: SuiteOptions = {}) =>
   describe(name, () => {
     const test = (title: string, body: (store: Store) => Effect.Effect<void, unknown>, timeout?: number) =>
       it.effect(title, () => Effect.flatMap(SessionStore.SessionStore, body).pipe(Effect.provide(layer)), timeout)
@@ -678,4 +729,110 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.remove("s1")
         assert.deepStrictEqual(ids(yield* store.activeRuns({})), ["r3"])
       }))
+
+    // -- watching --------------------------------------------------------------
+
+    test("watch emits the current version first, then every later commit in order, with the run that made it", (store) =>
+      Effect.gen(function*() {
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "w1", { n: 1 }, { workflowName: "counter", run: run("w1", "r1") })
+        const watcher = yield* watching(store, "w1")
+        const first = yield* next(watcher)
+        assert.deepStrictEqual(seen(first), { sessionId: "w1", workflowName: "counter", version: 1, state: { n: 1 }, runId: "r1" })
+        assert.strictEqual(first.updatedAt, 1000)
+        // a state change outside a run has no runId
+        yield* store.commit({ sessionId: "w1", workflowName: "counter", expectedVersion: 1, state: { n: 2 } })
+        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "counter", version: 2, state: { n: 2 }, runId: undefined })
+        yield* store.commit({ sessionId: "w1", workflowName: "counter", expectedVersion: 2, state: { n: 3 }, run: run("w1", "r3") })
+        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "counter", version: 3, state: { n: 3 }, runId: "r3" })
+      }).pipe(Effect.scoped))
+
+    test("watch: when commits land quickly, versions only increase and the latest always arrives", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "w1", { n: 1 })
+        const watcher = yield* watching(store, "w1")
+        assert.strictEqual((yield* next(watcher)).version, 1)
+        for (let n = 2; n <= 6; n++) {
+          yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("w1", `r${n}`) })
+        }
+        const versions: Array<number> = []
+        let last = yield* next(watcher)
+        versions.push(last.version)
+        while (last.version < 6) {
+          last = yield* next(watcher)
+          versions.push(last.version)
+        }
+        assert.isTrue(versions.every((version, i) => i === 0 || version > versions[i - 1]!), `not increasing: ${versions.join(", ")}`)
+        assert.deepStrictEqual(seen(last), { sessionId: "w1", workflowName: "wf", version: 6, state: { n: 6 }, runId: "r6" })
+      }).pipe(Effect.scoped))
+
+    test("watch of a missing session emits nothing until it is created, then its version 1", (store) =>
+      Effect.gen(function*() {
+        const watcher = yield* watching(store, "later")
+        // several poll intervals pass over the missing session
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* Queue.size(watcher.queue), 0)
+        yield* create(store, "other", { x: 1 })
+        yield* create(store, "later", { items: ["a"] }, { run: run("later", "r1") })
+        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "later", workflowName: "wf", version: 1, state: { items: ["a"] }, runId: "r1" })
+      }).pipe(Effect.scoped))
+
+    test("watch: a session created by a first run that did not complete arrives as version 1 without a runId", (store) =>
+      Effect.gen(function*() {
+        const watcher = yield* watching(store, "fresh")
+        yield* store.startRun(active("r1", "fresh", { initialState: { items: [] } }))
+        yield* store.endRun("r1", run("fresh", "r1", { status: "error", error: "boom" }))
+        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "fresh", workflowName: "wf", version: 1, state: { items: [] }, runId: undefined })
+      }).pipe(Effect.scoped))
+
+    test("watch: commits that do not change the state (a run record, a name, an ended run) emit nothing", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "w1", { n: 1 }, { run: run("w1", "r1") })
+        const watcher = yield* watching(store, "w1")
+        assert.strictEqual((yield* next(watcher)).version, 1)
+        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, run: run("w1", "r2") })
+        yield* store.setName("w1", "named")
+        yield* store.startRun(active("r3", "w1", { baseVersion: 1 }))
+        yield* store.endRun("r3", run("w1", "r3", { status: "cancelled" }))
+        yield* TestClock.adjust("1 second")
+        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("w1", "r4") })
+        // the next change is the state commit: nothing came in between
+        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "wf", version: 2, state: { n: 2 }, runId: "r4" })
+        assert.strictEqual(yield* Queue.size(watcher.queue), 0)
+      }).pipe(Effect.scoped))
+
+    test("watch follows one session only; two watchers of one session each see every change", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "a", { n: 1 })
+        const a1 = yield* watching(store, "a")
+        const a2 = yield* watching(store, "a")
+        assert.strictEqual((yield* next(a1)).version, 1)
+        assert.strictEqual((yield* next(a2)).version, 1)
+        yield* create(store, "b", { n: 100 })
+        yield* store.commit({ sessionId: "b", workflowName: "wf", expectedVersion: 1, state: { n: 101 } })
+        yield* store.commit({ sessionId: "a", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+        assert.deepStrictEqual(seen(yield* next(a1)), { sessionId: "a", workflowName: "wf", version: 2, state: { n: 2 }, runId: undefined })
+        assert.deepStrictEqual(seen(yield* next(a2)), { sessionId: "a", workflowName: "wf", version: 2, state: { n: 2 }, runId: undefined })
+      }).pipe(Effect.scoped))
+
+    const twoStores = options.twoStores
+    if (twoStores !== undefined) {
+      it.effect("watch: two stores over one database see each other's commits", () =>
+        Effect.gen(function*() {
+          const [a, b] = yield* twoStores
+          const onA = yield* watching(a, "shared")
+          const onB = yield* watching(b, "shared")
+          yield* create(a, "shared", { by: ["a"] }, { run: run("shared", "ra") })
+          const fromA = { sessionId: "shared", workflowName: "wf", version: 1, state: { by: ["a"] }, runId: "ra" }
+          assert.deepStrictEqual(seen(yield* next(onA)), fromA)
+          assert.deepStrictEqual(seen(yield* next(onB)), fromA)
+          yield* b.commit({ sessionId: "shared", workflowName: "wf", expectedVersion: 1, state: { by: ["a", "b"] }, run: run("shared", "rb") })
+          const fromB = { sessionId: "shared", workflowName: "wf", version: 2, state: { by: ["a", "b"] }, runId: "rb" }
+          assert.deepStrictEqual(seen(yield* next(onA)), fromB)
+          assert.deepStrictEqual(seen(yield* next(onB)), fromB)
+          // a late watcher on the other store starts from the current version
+          const late = yield* watching(a, "shared")
+          assert.deepStrictEqual(seen(yield* next(late)), fromB)
+        }).pipe(Effect.scoped))
+    }
   })

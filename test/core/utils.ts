@@ -29,12 +29,15 @@ export const processes = Effect.sync(() => {
   const make = (): Store => {
     const guard = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       Effect.suspend(() => (dead.has(store) ? Effect.never : effect))
-    const wrapped = Object.fromEntries(
-      Object.entries(backend).map(([name, method]) => [
-        name,
-        (...args: ReadonlyArray<unknown>) => guard((method as (...a: ReadonlyArray<unknown>) => Effect.Effect<unknown>)(...args))
-      ])
-    ) as unknown as SessionStore.Backend
+    const wrapped = {
+      ...Object.fromEntries(
+        Object.entries(backend).map(([name, method]) => [
+          name,
+          (...args: ReadonlyArray<unknown>) => guard((method as (...a: ReadonlyArray<unknown>) => Effect.Effect<unknown>)(...args))
+        ])
+      ),
+      watch: (sessionId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watch(sessionId, options)))
+    } as SessionStore.Backend
     const store = SessionStore.make(wrapped)
     return store
   }

@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule } from "effect"
+import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Redacted, Schedule, Stream } from "effect"
 import { clientLayer, freshSchema, testUrl, withClient } from "./pg.js"
 
 const run = (sessionId: string, runId: string): SessionStore.RunRecord => ({
@@ -312,5 +312,54 @@ WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
       assert.strictEqual(yield* commitR2, 2)
       assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r-s1", "r2"])
       assert.deepStrictEqual(yield* store.activeRuns({ sessionId: "s1" }), [])
+    })), 60_000)
+})
+
+describe("PgSessionStore.watch", () => {
+  it.live("hears of another pool's commits through LISTEN/NOTIFY, without polling", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const open = Effect.map(
+        Layer.build(PgSessionStore.layer({ url: testUrl, schema })),
+        (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+      )
+      const [watching, writing] = [yield* open, yield* open]
+      yield* commitFirst(writing, "watched", { n: 1 })
+      // reads only at the start and when notified: its poll interval is an hour
+      const changes = yield* Queue.unbounded<SessionStore.SessionChange>()
+      yield* Effect.forkScoped(
+        Stream.runForEach(watching.watch("watched", { pollInterval: "1 hour" }), (change) => Queue.offer(changes, change))
+      )
+      const take = Queue.take(changes).pipe(
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("no change arrived") })
+      )
+      assert.strictEqual((yield* take).version, 1)
+      // the watcher listens once its first read is done; commits are notified from then on
+      for (let n = 2; n <= 4; n++) {
+        yield* Effect.sleep("200 millis")
+        yield* writing.commit({ sessionId: "watched", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("watched", `r${n}`) })
+        const change = yield* take
+        assert.deepStrictEqual([change.version, change.state, change.runId], [n, { n }, `r${n}`])
+      }
+    })), 60_000)
+
+  it.live("a session id too long for a notification's payload still wakes its watchers", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const store = yield* Effect.map(
+        Layer.build(PgSessionStore.layer({ url: testUrl, schema })),
+        (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+      )
+      const longId = "s".repeat(10_000)
+      const changes = yield* Queue.unbounded<SessionStore.SessionChange>()
+      yield* Effect.forkScoped(
+        Stream.runForEach(store.watch(longId, { pollInterval: "1 hour" }), (change) => Queue.offer(changes, change))
+      )
+      yield* Effect.sleep("500 millis")
+      yield* commitFirst(store, longId, { long: true })
+      const change = yield* Queue.take(changes).pipe(
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("no change arrived") })
+      )
+      assert.deepStrictEqual([change.sessionId.length, change.version, change.state], [10_000, 1, { long: true }])
     })), 60_000)
 })

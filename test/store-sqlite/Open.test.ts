@@ -240,12 +240,12 @@ describe("SqliteSessionStore.layer read-only and without migrations", () => {
       Effect.gen(function*() {
         const { filename } = yield* storeFile()
         yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id = 3`).pipe(
+          sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 3`).pipe(
             Effect.provide(SqliteClient.layer({ filename }))
           )
         const error = yield* openFailure(SqliteSessionStore.layer({ filename, ...options }))
         assert.include(error.description, "'sessionflow_sessions' in")
-        assert.include(error.description, "are at migration 2 of 3")
+        assert.include(error.description, "are at migration 2 of 4")
         const ids = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
           sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations`).pipe(
             Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))

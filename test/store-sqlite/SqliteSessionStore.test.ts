@@ -5,7 +5,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Config, ConfigError, ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { suite } from "../core/SessionStoreSuite.js"
 
 /** A fresh database file in a temp directory that is deleted afterwards. */
@@ -36,11 +36,22 @@ const run = (sessionId: string, runId: string): SessionStore.RunRecord => ({
   completedAt: 2
 })
 
-suite("SqliteSessionStore.layer (temp file)", tempFileLayer())
+/** Two stores, each on its own connection to one fresh file (two processes). */
+const twoStores = (open: (filename: string) => Layer.Layer<SessionStore.SessionStore, unknown>) =>
+  Effect.gen(function*() {
+    const filename = yield* tempFile
+    const store = Effect.map(Layer.build(open(filename)), Context.get(SessionStore.SessionStore))
+    return [yield* store, yield* store] as const
+  })
+
+suite("SqliteSessionStore.layer (temp file)", tempFileLayer(), {
+  twoStores: twoStores((filename) => SqliteSessionStore.layer({ filename }))
+})
 suite("SqliteSessionStore.layer (:memory:)", SqliteSessionStore.layer({ filename: ":memory:" }))
 suite(
   "SqliteSessionStore.layerStore (table workflow_session)",
-  SqliteSessionStore.layerStore({ table: "workflow_session" }).pipe(Layer.provide(SqliteClient.layer({ filename: ":memory:" })))
+  SqliteSessionStore.layerStore({ table: "workflow_session" }).pipe(Layer.provide(SqliteClient.layer({ filename: ":memory:" }))),
+  { twoStores: twoStores((filename) => storeWithClient(filename, "workflow_session")) }
 )
 
 describe("SqliteSessionStore", () => {
@@ -128,7 +139,8 @@ describe("SqliteSessionStore", () => {
         assert.deepStrictEqual(migrations, [
           { migration_id: 1, name: "create_sessions" },
           { migration_id: 2, name: "create_runs" },
-          { migration_id: 3, name: "create_active" }
+          { migration_id: 3, name: "create_active" },
+          { migration_id: 4, name: "add_last_run_id" }
         ])
         // a second connection to the same file at the same time
         const other = yield* Layer.build(SqliteSessionStore.layer({ filename }))
@@ -183,7 +195,7 @@ describe("SqliteSessionStore", () => {
         sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`).pipe(
           Effect.provide(b)
         )
-      assert.deepStrictEqual(migrations, [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }])
+      assert.deepStrictEqual(migrations, [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }])
     }), 60_000)
 
   it.scoped("corrupt state JSON fails load with StateDecodeError naming the session; nothing else is affected", () =>
@@ -497,6 +509,54 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         // a well-formed id with astral characters round-trips exactly
         yield* Workflow.run(untyped, "x", { sessionId: "emoji-😀" })
         assert.deepStrictEqual((yield* Workflow.listSessions(untyped)).sessions.map((s) => s.sessionId), ["emoji-😀"])
+      }).pipe(Effect.provide(storeWithClient(filename)))
+    }))
+
+  it.scoped("a database at migration 3 (before last_run_id) migrates to 4 and keeps its data; its sessions watch without a runId until their next commit", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        yield* store.commit({ sessionId: "old", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("old", "r1") })
+        yield* store.setName("old", "an old session")
+        // back to the tables exactly as migration 3 left them
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN last_run_id`
+        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id = 4`
+      }).pipe(Effect.provide(storeWithClient(filename)))
+      // read-only, it is not migrated: an error that says what to do
+      const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
+      assert.include(readonlyError.description, "are at migration 3 of 4")
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sql = yield* SqlClient.SqlClient
+        const migrations = yield* sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4])
+        const session = Option.getOrThrow(yield* store.load("old"))
+        assert.deepStrictEqual([session.state, session.version, session.name], [{ n: 1 }, 1, "an old session"])
+        assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])
+        const changes = store.watch("old", { pollInterval: "10 millis" })
+        const [before] = yield* Stream.runCollect(Stream.take(changes, 1))
+        assert.deepStrictEqual([before!.version, before!.runId], [1, undefined])
+        yield* store.commit({ sessionId: "old", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("old", "r2") })
+        const [after] = yield* Stream.runCollect(Stream.take(changes, 1))
+        assert.deepStrictEqual([after!.version, after!.state, after!.runId], [2, { n: 2 }, "r2"])
+        const rows = yield* sql<{ last_run_id: string | null }>`SELECT last_run_id FROM sessionflow_sessions WHERE session_id = 'old'`
+        assert.deepStrictEqual(rows, [{ last_run_id: "r2" }])
+      }).pipe(Effect.provide(storeWithClient(filename)))
+    }))
+
+  it.scoped("watch fails with StateDecodeError naming the session when the stored state is not JSON", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sql = yield* SqlClient.SqlClient
+        yield* store.commit({ sessionId: "broken", workflowName: "wf", expectedVersion: 0, state: { n: 1 } })
+        yield* sql`UPDATE sessionflow_sessions SET state = ${"{not json"} WHERE session_id = 'broken'`
+        const error = yield* Effect.flip(Stream.runDrain(store.watch("broken")))
+        assert.instanceOf(error, WorkflowError.StateDecodeError)
+        assert.deepInclude(error, { sessionId: "broken", reason: "corrupt" })
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 })

@@ -10,11 +10,13 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import { StepOutputSchema } from "./StepOutput.js"
 import * as memory from "./internal/memoryStore.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
@@ -342,6 +344,47 @@ export const chatHistory = (
       (runs) => runs.map((run) => ({ runId: run.runId, input: run.input, output: run.content, completedAt: run.completedAt }))
     )
 
+// -----------------------------------------------------------------------------
+// watching
+// -----------------------------------------------------------------------------
+
+/**
+ * A committed change to a session, as a watcher sees it.
+ *
+ * @since 0.1.0
+ * @category watching
+ */
+export interface SessionChange {
+  readonly sessionId: string
+  readonly workflowName: string
+  /** the version after the commit (strictly increasing along one watch stream) */
+  readonly version: number
+  /** the committed state (parsed JSON, not decoded) */
+  readonly state: unknown
+  /** the run whose commit made this version; undefined for a state change outside a run (updateSessionState) */
+  readonly runId: string | undefined
+  /** epoch milliseconds */
+  readonly updatedAt: number
+}
+
+/**
+ * @since 0.1.0
+ * @category watching
+ */
+export interface WatchOptions {
+  /** how often a polling backend (SQLite) reads the version; default 250 millis. Others ignore it. */
+  readonly pollInterval?: Duration.DurationInput | undefined
+}
+
+/**
+ * How often a polling backend reads a watched session's version when no
+ * `pollInterval` is given.
+ *
+ * @since 0.1.0
+ * @category watching
+ */
+export const defaultPollInterval: Duration.DurationInput = "250 millis"
+
 /**
  * The primitives a backend implements.
  *
@@ -426,6 +469,37 @@ export interface Backend {
     sessionId: string,
     options: RunsOptions
   ) => Effect.Effect<ReadonlyArray<RunRecord>, WorkflowError.SessionStoreError>
+  /**
+   * The committed changes to a session, from this store and from every other
+   * store over the same database (another process).
+   *
+   * - The stream first emits the session's current version when the session
+   *   exists (a starting point), then every later committed version, in
+   *   order: versions are strictly increasing. When several commits land
+   *   between two reads of a polling backend, intermediate versions may be
+   *   skipped, but the latest committed version always arrives.
+   * - A session that does not exist yet emits nothing until it is created:
+   *   its first commit arrives as version 1. (A session created by a first
+   *   run that failed or was cancelled arrives as version 1 with its initial
+   *   state and no `runId`.)
+   * - Commits that do not change the state (a run record without a state,
+   *   `setName`) emit nothing; neither does `remove`. A session removed and
+   *   created again is reported again only from a version above the last one
+   *   the stream emitted.
+   * - `runId` is the run whose commit made the version, undefined for a state
+   *   change outside a run.
+   * - A stored state that is not JSON fails the stream with `StateDecodeError`.
+   * - The stream never ends by itself: interrupt it.
+   *
+   * The memory backend publishes each commit to its watchers as it happens;
+   * the SQLite backend reads the session's version every `pollInterval`
+   * (default {@link defaultPollInterval}) and loads the session only when the
+   * version changed.
+   */
+  readonly watch: (
+    sessionId: string,
+    options?: WatchOptions
+  ) => Stream.Stream<SessionChange, WorkflowError.SessionStoreError | StateDecodeError>
 }
 
 /**

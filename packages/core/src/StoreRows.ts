@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as SessionStore from "./SessionStore.js"
 import * as WorkflowError from "./WorkflowError.js"
 
@@ -123,6 +124,8 @@ export const ActiveData = Schema.Struct({
  *   `paused_run_id` is selected from the unfinished runs.
  * - runs: one row per run, `input` and `content` as JSON text (NULL for none).
  * - unfinished runs: the indexed columns, the rest as JSON in `data`.
+ * - a change (what a watcher sees): the session's version, state, the run
+ *   that made it (`last_run_id`) and `updated_at`.
  *
  * @since 0.1.0
  * @category rows
@@ -170,7 +173,15 @@ export const rowSchemas = <I>(integer: Schema.Schema<number, I>) => {
   })
   const OwnerRow = Schema.Struct({ user_id: Schema.NullOr(Schema.String), version: integer })
   const VersionRow = Schema.Struct({ version: integer })
-  return { SessionInfoRow, SessionRow, ActiveRow, RunRow, OwnerRow, VersionRow } as const
+  const ChangeRow = Schema.Struct({
+    session_id: Schema.String,
+    workflow_name: Schema.String,
+    version: integer,
+    state: Schema.Unknown,
+    last_run_id: Schema.NullOr(Schema.String),
+    updated_at: integer
+  })
+  return { SessionInfoRow, SessionRow, ActiveRow, RunRow, OwnerRow, VersionRow, ChangeRow } as const
 }
 
 /**
@@ -263,6 +274,84 @@ export const toStoredSession = (
     state,
     ...(row.paused_run_id === null ? {} : { pausedRunId: row.paused_run_id })
   }))
+
+/**
+ * A session's row as a watcher sees it.
+ *
+ * @since 0.1.0
+ * @category rows
+ */
+export interface ChangeRow {
+  readonly session_id: string
+  readonly workflow_name: string
+  readonly version: number
+  readonly state: unknown
+  readonly last_run_id: string | null
+  readonly updated_at: number
+}
+
+/**
+ * A change, with its state parsed (`StateDecodeError` when it is not JSON text).
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
+  Effect.map(SessionStore.parseState(row.session_id, row.state), (state) => ({
+    sessionId: row.session_id,
+    workflowName: row.workflow_name,
+    version: row.version,
+    state,
+    runId: row.last_run_id ?? undefined,
+    updatedAt: row.updated_at
+  }))
+
+/**
+ * One read of a watched session: its change when its version went above
+ * `last` (`readVersion` first, the whole row only when the version changed).
+ *
+ * @since 0.1.0
+ * @category watching
+ */
+export const changeAbove = <E, R>(
+  last: number,
+  readVersion: Effect.Effect<Option.Option<{ readonly version: number }>, E, R>,
+  readChange: Effect.Effect<Option.Option<ChangeRow>, E, R>
+): Effect.Effect<Option.Option<SessionStore.SessionChange>, E | WorkflowError.StateDecodeError, R> =>
+  Effect.gen(function*() {
+    const version = yield* readVersion
+    if (Option.isNone(version) || version.value.version <= last) return Option.none()
+    const row = yield* readChange
+    // removed (or removed and created again below `last`) since the version was read
+    if (Option.isNone(row) || row.value.version <= last) return Option.none()
+    return Option.some(yield* toChange(row.value))
+  })
+
+/**
+ * A watch stream: reads the session (`read`, with the last version emitted)
+ * at once and on every wake-up, and emits what it finds above that version.
+ *
+ * @since 0.1.0
+ * @category watching
+ */
+export const watchStream = <E, R, E2, R2>(
+  wakeUps: Stream.Stream<unknown, E2, R2>,
+  read: (last: number) => Effect.Effect<Option.Option<SessionStore.SessionChange>, E, R>
+): Stream.Stream<SessionStore.SessionChange, E | E2, R | R2> =>
+  Stream.suspend(() => {
+    let last = 0
+    const poll = Effect.map(
+      Effect.suspend(() => read(last)),
+      Option.map((change) => {
+        last = change.version
+        return change
+      })
+    )
+    return Stream.concat(Stream.make(undefined), wakeUps).pipe(
+      Stream.mapEffect(() => poll),
+      Stream.filterMap((change) => change)
+    )
+  })
 
 /**
  * @since 0.1.0

@@ -33,6 +33,7 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 
 /**
  * The session table used when no `table` option is given.
@@ -114,9 +115,41 @@ const resolveTables = (options: StoreOptions | undefined): Effect.Effect<Tables,
       runs: qualify(names.runs),
       active: qualify(names.active),
       migrations: qualify(names.migrations),
-      channel: qualify(names.sessions)
+      channel: channelName(qualify(names.sessions))
     }
   })
+
+/**
+ * The channel a store's commits are announced on: its session table's
+ * (qualified) name, or a hash of it when that is longer than a channel name
+ * may be (63 bytes).
+ */
+const channelName = (sessions: string): string => {
+  if (sessions.length <= 63) return sessions
+  // FNV-1a, 32 bits: the same in every process
+  let hash = 0x811c9dc5
+  for (let i = 0; i < sessions.length; i++) hash = Math.imul(hash ^ sessions.charCodeAt(i), 0x01000193) >>> 0
+  return `sessionflow_${hash.toString(16).padStart(8, "0")}`
+}
+
+/**
+ * The payload of a commit's notification: the session id, or `*` ("some
+ * session", every watcher reads) for an id too long for a payload.
+ */
+const notificationPayload = (sessionId: string): string =>
+  Buffer.byteLength(sessionId, "utf8") < 7900 ? sessionId : anySession
+
+const anySession = "*"
+
+/**
+ * How often a watcher also reads its session when no `pollInterval` is given:
+ * notifications wake it at once; this only bounds the wait for a notification
+ * missed while its listening connection was being set up.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultWatchInterval: Duration.Duration = Duration.seconds(5)
 
 /** The table name without its schema (index names are never qualified). */
 const local = (name: string) => name.slice(name.lastIndexOf(".") + 1)
@@ -280,7 +313,7 @@ SELECT to_regclass(${t.sessions})::text AS sessions, to_regclass(${t.runs})::tex
 /** PostgreSQL returns BIGINT columns as text (they may not fit a JS number); ours always do. */
 const Integer = Schema.Union(Schema.Number, Schema.NumberFromString)
 
-const { ActiveRow, OwnerRow, RunRow, SessionInfoRow, SessionRow, VersionRow } = StoreRows.rowSchemas(Integer)
+const { ActiveRow, ChangeRow, OwnerRow, RunRow, SessionInfoRow, SessionRow, VersionRow } = StoreRows.rowSchemas(Integer)
 
 // -----------------------------------------------------------------------------
 // constructors
@@ -348,6 +381,8 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
       sql`DELETE FROM ${runsTable} WHERE run_id = ${row.run_id}`,
       sql`INSERT INTO ${runsTable} ${sql.insert(row)}`
     )
+
+  const notify = (sessionId: string) => sql`SELECT pg_notify(${t.channel}, ${notificationPayload(sessionId)})`
 
   const load = Effect.fn("PgSessionStore.load")(
     function*(sessionId: string) {
@@ -419,6 +454,8 @@ WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`
           }
         }
         if (runRow !== undefined) yield* writeRecord(runRow)
+        // delivered to the listeners when the transaction commits
+        if (state !== null) yield* notify(commit.sessionId)
         return version
       }).pipe(transaction)
     },
@@ -596,12 +633,51 @@ RETURNING *`
 VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, 1, NULL, ${now}, ${now})
 ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
         yield* writeRecord({ ...recordRow, session_id: run.sessionId })
+        // the session may have been created (a watcher then sees its version 1)
+        yield* notify(run.sessionId)
       }).pipe(transaction)
     },
     Effect.catchTags({ SqlError: storeError("endRun"), ParseError: storeError("endRun") })
   )
 
+  // -- watching ----------------------------------------------------------------
+
+  const selectVersion = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: VersionRow,
+    execute: (sessionId) => sql`SELECT version FROM ${sessions} WHERE session_id = ${sessionId}`
+  })
+  const selectChange = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: ChangeRow,
+    execute: (sessionId) =>
+      sql`SELECT session_id, workflow_name, version, state, last_run_id, updated_at FROM ${sessions} WHERE session_id = ${sessionId}`
+  })
+
+  /**
+   * Watching: the store listens on its channel (commits notify it in their
+   * transaction, with the session id as payload) and reads the session when
+   * a notification for it arrives, and every `pollInterval` (default
+   * {@link defaultWatchInterval}) in case one was missed while listening began.
+   */
+  const watch = (sessionId: string, options?: SessionStore.WatchOptions) => {
+    const notified = pg.listen(t.channel).pipe(
+      Stream.filter((payload) => payload === sessionId || payload === anySession),
+      Stream.mapError(storeError("watch"))
+    )
+    const ticks = Stream.fromSchedule(Schedule.spaced(Duration.decode(options?.pollInterval ?? defaultWatchInterval)))
+    return StoreRows.watchStream(
+      // several wake-ups while a read is under way make one more read
+      Stream.merge(notified, ticks).pipe(Stream.buffer({ capacity: 1, strategy: "sliding" })),
+      (last) =>
+        StoreRows.changeAbove(last, selectVersion(sessionId), selectChange(sessionId)).pipe(
+          Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") })
+        )
+    )
+  }
+
   return SessionStore.make({
+    watch,
     load,
     info,
     commit,

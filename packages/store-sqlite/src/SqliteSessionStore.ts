@@ -34,6 +34,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -184,11 +185,15 @@ const migrations = (sql: SqlClient.SqlClient, t: TableNames) =>
 )`.withoutTransform
       yield* sql`CREATE INDEX ${sql(`${t.active}_session_idx`)} ON ${sql(t.active)} (session_id, status)`.withoutTransform
       yield* sql`CREATE INDEX ${sql(`${t.active}_workflow_idx`)} ON ${sql(t.active)} (workflow_name, started_at)`.withoutTransform
+    }),
+    // the run whose commit made the session's current version (NULL: a state change outside a run)
+    "0004_add_last_run_id": Effect.gen(function*() {
+      yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN last_run_id TEXT`.withoutTransform
     })
   })
 
 /** The id of the newest migration above. */
-const latestMigrationId = 3
+const latestMigrationId = 4
 
 // -----------------------------------------------------------------------------
 // SQLITE_BUSY
@@ -244,7 +249,7 @@ const waitForLock = (method: string, lockTimeout: Duration.Duration) =>
 // rows
 // -----------------------------------------------------------------------------
 
-const { ActiveRow, OwnerRow, RunRow, SessionInfoRow, SessionRow, VersionRow } = StoreRows.rowSchemas(Schema.Number)
+const { ActiveRow, ChangeRow, OwnerRow, RunRow, SessionInfoRow, SessionRow, VersionRow } = StoreRows.rowSchemas(Schema.Number)
 
 const describeError = (error: StoreRows.StoreFailure): string => StoreRows.describeFailure("SQLite", error)
 
@@ -505,6 +510,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
       const state = commit.state === undefined ? null : yield* StoreRows.stateJson("commit", commit.state)
       const runRow = commit.run === undefined ? undefined : yield* StoreRows.toRunRow("commit", commit.sessionId, commit.run)
       const userId = commit.userId ?? null
+      const lastRunId = commit.run?.runId ?? null
 
       // The first statement of the transaction is a write, so it takes the
       // write lock at once (or fails with SQLITE_BUSY within a few ms, and the
@@ -516,11 +522,12 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
 WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version`.withoutTransform
         : commit.expectedVersion === 0
-        ? sql`INSERT INTO ${sessions} (session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at)
-VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, 1, ${now}, ${now})
+        ? sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at, last_run_id)
+VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, 1, ${now}, ${now}, ${lastRunId})
 ON CONFLICT (session_id) DO NOTHING
 RETURNING version`.withoutTransform
-        : sql`UPDATE ${sessions} SET state = ${state}, version = version + 1, updated_at = ${now}
+        : sql`UPDATE ${sessions} SET state = ${state}, version = version + 1, updated_at = ${now}, last_run_id = ${lastRunId}
 WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version`.withoutTransform
@@ -743,7 +750,36 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`.withoutTransform
     Effect.catchTags({ SqlError: storeError("endRun"), ParseError: storeError("endRun") })
   )
 
+  // -- watching ----------------------------------------------------------------
+
+  const selectVersion = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: VersionRow,
+    execute: (sessionId) => sql`SELECT version FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
+  })
+  const selectChange = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: ChangeRow,
+    execute: (sessionId) =>
+      sql`SELECT session_id, workflow_name, version, state, last_run_id, updated_at
+FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
+  })
+
+  /** One poll: the session's change when its version went above `last`. */
+  const changeAbove = (sessionId: string, last: number) =>
+    StoreRows.changeAbove(last, selectVersion(sessionId), selectChange(sessionId)).pipe(
+      retryBusy("watch"),
+      Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") })
+    )
+
+  const watch = (sessionId: string, options?: SessionStore.WatchOptions) =>
+    StoreRows.watchStream(
+      Stream.fromSchedule(Schedule.spaced(Duration.decode(options?.pollInterval ?? SessionStore.defaultPollInterval))),
+      (last) => changeAbove(sessionId, last)
+    )
+
   return SessionStore.make({
+    watch,
     load,
     info,
     commit,

@@ -6,12 +6,16 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Stream from "effect/Stream"
 import type * as SessionStore from "../SessionStore.js"
 import * as WorkflowError from "../WorkflowError.js"
 
 interface MemorySession {
   info: SessionStore.SessionInfo
   state: string
+  /** the run whose commit made the current version */
+  lastRunId: string | undefined
   /** run records as JSON text, like a database keeps them */
   runs: Array<string>
 }
@@ -43,9 +47,29 @@ const parseState = (sessionId: string, raw: string): Effect.Effect<unknown, Work
       new WorkflowError.StateDecodeError({ sessionId, reason: "corrupt", description: "stored state is not valid JSON", cause })
   })
 
+/** A committed state change, published to the backend's watchers (the state as JSON text: each watcher parses its own copy). */
+interface Published {
+  readonly info: SessionStore.SessionInfo
+  readonly state: string
+  readonly runId: string | undefined
+}
+
+const toChange = (published: Published): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
+  Effect.map(parseState(published.info.sessionId, published.state), (state) => ({
+    sessionId: published.info.sessionId,
+    workflowName: published.info.workflowName,
+    version: published.info.version,
+    state,
+    runId: published.runId,
+    updatedAt: published.info.updatedAt
+  }))
+
 /** @internal */
 export const makeMemoryBackend = (): SessionStore.Backend => {
   const sessions = new Map<string, MemorySession>()
+  const changes = Effect.runSync(PubSub.unbounded<Published>())
+  const publish = (session: MemorySession) =>
+    PubSub.publish(changes, { info: session.info, state: session.state, runId: session.lastRunId })
   /** unfinished runs as JSON text, by run id */
   const active = new Map<string, string>()
 
@@ -117,7 +141,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
               actualVersion: 0
             })
           }
-          sessions.set(commit.sessionId, {
+          const created: MemorySession = {
             info: {
               sessionId: commit.sessionId,
               workflowName: commit.workflowName,
@@ -128,9 +152,12 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
               updatedAt: now
             },
             state,
+            lastRunId: commit.run?.runId,
             runs: run === undefined ? [] : [run]
-          })
+          }
+          sessions.set(commit.sessionId, created)
           if (commit.ends !== undefined) active.delete(commit.ends.runId)
+          yield* publish(created)
           return 1
         }
         yield* checkOwner(commit.sessionId, existing.info.userId, commit.userId)
@@ -143,12 +170,14 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
         }
         if (state !== undefined) {
           existing.state = state
+          existing.lastRunId = commit.run?.runId
           existing.info = { ...existing.info, version: existing.info.version + 1, updatedAt: now }
         } else {
           existing.info = { ...existing.info, updatedAt: now }
         }
         if (run !== undefined) append(existing, commit.run!.runId, run)
         if (commit.ends !== undefined) active.delete(commit.ends.runId)
+        if (state !== undefined) yield* publish(existing)
         return existing.info.version
       }),
     list: (filter) =>
@@ -181,6 +210,23 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
         const runs = options.status === undefined ? all : all.filter((run) => run.status === options.status)
         return options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
       }),
+    watch: (sessionId) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        // subscribed before the current version is read, so no commit falls in between
+        const subscription = yield* PubSub.subscribe(changes)
+        const current = sessions.get(sessionId)
+        let last = 0
+        const later = (published: Published) => {
+          if (published.info.sessionId !== sessionId || published.info.version <= last) return Option.none()
+          last = published.info.version
+          return Option.some(published)
+        }
+        const start = current === undefined
+          ? []
+          : [later({ info: current.info, state: current.state, runId: current.lastRunId })].flatMap(Option.toArray)
+        return Stream.concat(Stream.fromIterable(start), Stream.fromQueue(subscription).pipe(Stream.filterMap(later)))
+          .pipe(Stream.mapEffect(toChange))
+      })),
     startRun: (run) =>
       Effect.gen(function*() {
         const json = yield* serialise("startRun", "run", run)
@@ -267,14 +313,19 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
               updatedAt: now
             },
             state: yield* serialise("endRun", "state", run.initialState ?? {}),
+            lastRunId: undefined,
             runs: []
           }
           sessions.set(run.sessionId, session)
+          append(session, runId, json)
+          active.delete(runId)
+          // a new session: its version 1 is a state change (without a run that made it)
+          yield* publish(session)
         } else {
           session.info = { ...session.info, updatedAt: now }
+          append(session, runId, json)
+          active.delete(runId)
         }
-        append(session, runId, json)
-        active.delete(runId)
       })
   }
 }
