@@ -4,7 +4,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionStore, WorkflowError } from "@sessionflow/core"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, Stream, TestClock, TestServices } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
+import { collecting, nextOf } from "./utils.js"
 
 type Store = SessionStore.Service
 
@@ -56,35 +57,12 @@ const ids = (infos: ReadonlyArray<SessionStore.SessionInfo>) => infos.map((info)
 const pollInterval = "100 millis"
 
 /** Watches a session for the rest of the scope: the changes go to a queue. */
-const watching = (store: Store, sessionId: string) =>
-  Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<SessionStore.SessionChange>()
-    const fiber = yield* Effect.forkScoped(
-      Stream.runForEach(store.watch(sessionId, { pollInterval }), (change) => Queue.offer(queue, change))
-    )
-    return { queue, fiber }
-  })
+const watching = (store: Store, sessionId: string) => collecting(store.watch(sessionId, { pollInterval }))
 
 type Watcher = Effect.Effect.Success<ReturnType<typeof watching>>
 
-/**
- * The next change a watcher receives, advancing the TestClock by a poll
- * interval while none has arrived (a polling backend then reads again); a
- * defect when the watch stream ended or nothing arrived after many intervals.
- */
-const next = (watcher: Watcher) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      const change = yield* Queue.poll(watcher.queue)
-      if (Option.isSome(change)) return change.value
-      const ended = yield* Fiber.poll(watcher.fiber)
-      if (Option.isSome(ended)) return yield* Effect.dieMessage(`the watch stream ended: ${String(ended.value)}`)
-      yield* TestClock.adjust(pollInterval)
-      // lets a backend that hears of commits from outside the process (a socket) receive them
-      yield* TestServices.provideLive(Effect.sleep("1 millis"))
-    }
-    return yield* Effect.dieMessage("no change arrived")
-  })
+/** The next change a watcher receives (driving a polling backend with the TestClock). */
+const next = (watcher: Watcher) => nextOf(watcher, pollInterval)
 
 /** The fields of a change a test compares (updatedAt depends on the clock). */
 const seen = (change: SessionStore.SessionChange) => ({
@@ -799,6 +777,23 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         // the next change is the state commit: nothing came in between
         assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "wf", version: 2, state: { n: 2 }, runId: "r4" })
         assert.strictEqual(yield* Queue.size(watcher.queue), 0)
+      }).pipe(Effect.scoped))
+
+    test("watch: a session removed and created again is reported only above the last version the stream emitted", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "w1", { n: 1 })
+        const watcher = yield* watching(store, "w1")
+        assert.strictEqual((yield* next(watcher)).version, 1)
+        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+        assert.strictEqual((yield* next(watcher)).version, 2)
+        assert.isTrue(yield* store.remove("w1"))
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "w1", { again: 1 })
+        yield* TestClock.adjust("1 second")
+        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { again: 2 } })
+        yield* TestClock.adjust("1 second")
+        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 2, state: { again: 3 }, run: run("w1", "r3") })
+        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "wf", version: 3, state: { again: 3 }, runId: "r3" })
       }).pipe(Effect.scoped))
 
     test("watch follows one session only; two watchers of one session each see every change", (store) =>

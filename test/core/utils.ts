@@ -4,7 +4,7 @@
  * "processes" over one memory backend.
  */
 import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
-import { Effect, Schema, Stream } from "effect"
+import { type Duration, Effect, Fiber, Option, Queue, type Scope, Schema, Stream, TestClock, TestServices } from "effect"
 
 export class Items extends SessionState.Tag("test/Items")<Items>()({
   items: Schema.Array(Schema.String)
@@ -51,3 +51,35 @@ export const on = (store: Store) => Effect.provideService(SessionStore.SessionSt
 
 /** Streams on the store of one "process". */
 export const onStream = (store: Store) => Stream.provideService(SessionStore.SessionStore, store)
+
+/** Runs a stream (e.g. a watch) for the rest of the scope, its elements going to a queue. */
+export const collecting = <A, E, R>(stream: Stream.Stream<A, E, R>): Effect.Effect<Collecting<A, E>, never, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.unbounded<A>()
+    const fiber = yield* Effect.forkScoped(Stream.runForEach(stream, (a) => Queue.offer(queue, a)))
+    return { queue, fiber }
+  })
+
+export interface Collecting<A, E> {
+  readonly queue: Queue.Queue<A>
+  readonly fiber: Fiber.RuntimeFiber<void, E>
+}
+
+/**
+ * The next element a collected stream gives, advancing the TestClock by
+ * `interval` while none has arrived (a polling watch then reads again); a
+ * defect when the stream ended or nothing arrived after many intervals.
+ */
+export const nextOf = <A, E>(collected: Collecting<A, E>, interval: Duration.DurationInput = "100 millis") =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 500; attempt++) {
+      const item = yield* Queue.poll(collected.queue)
+      if (Option.isSome(item)) return item.value
+      const ended = yield* Fiber.poll(collected.fiber)
+      if (Option.isSome(ended)) return yield* Effect.dieMessage(`the stream ended: ${String(ended.value)}`)
+      yield* TestClock.adjust(interval)
+      // lets a store that hears of commits from outside the process (a socket) receive them
+      yield* TestServices.provideLive(Effect.sleep("1 millis"))
+    }
+    return yield* Effect.dieMessage("nothing arrived")
+  })

@@ -5,11 +5,12 @@ import * as path from "node:path"
 import { agentProgram } from "../../packages/examples/src/ReadmeAgentExample.js"
 import { program } from "../../packages/examples/src/ReadmeExample.js"
 import { pipelineProgram } from "../../packages/examples/src/ReadmePipelineExample.js"
+import { watchProgram } from "../../packages/examples/src/ReadmeWatchExample.js"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
 describe("README", () => {
-  for (const file of ["ReadmePipelineExample.ts", "ReadmeExample.ts", "ReadmeAgentExample.ts"]) {
+  for (const file of ["ReadmePipelineExample.ts", "ReadmeExample.ts", "ReadmeAgentExample.ts", "ReadmeWatchExample.ts"]) {
     it(`shows packages/examples/src/${file} unchanged`, () => {
       const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
       const example = fs.readFileSync(path.join(root, "packages/examples/src", file), "utf8")
@@ -32,6 +33,14 @@ describe("README", () => {
   it.effect("the README example greets once and keeps the count", () =>
     Effect.gen(function*() {
       expect(yield* program).toEqual({ greeted: true, count: 1 })
+    }))
+
+  it.effect("the README watch example follows the session up to its third version, in order", () =>
+    Effect.gen(function*() {
+      const lines = [...(yield* watchProgram)]
+      const versions = lines.map((line) => Number(/^version (\d+): \1 visits \(run [0-9a-f-]{36}\)$/.exec(line)?.[1]))
+      expect(versions.at(-1)).toBe(3)
+      expect(versions.every((version, i) => i === 0 || version > versions[i - 1]!)).toBe(true)
     }))
 
   it.effect("the README agent example runs its tool loop on the scripted model", () =>

@@ -6,7 +6,7 @@
  * the run history are checked, and a screenshot is saved under tmp/.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ShoppingList } from "@sessionflow/examples"
+import { Approval, ShoppingList } from "@sessionflow/examples"
 import * as Serve from "@sessionflow/examples/Serve"
 import { Workflow } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
@@ -14,7 +14,7 @@ import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { chromium } from "playwright-core"
+import { chromium, type Page } from "playwright-core"
 import { root } from "../process.js"
 import { start } from "./utils.js"
 
@@ -37,39 +37,63 @@ const tempDir = (prefix: string) =>
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
 
+/**
+ * The offline examples served over a fresh SQLite file, and chromium on the
+ * page with `workflow` selected and a new session: the page, the page's
+ * errors, the store.
+ */
+const openPage = (workflow: string) =>
+  Effect.gen(function*() {
+    expect(fs.existsSync(chromiumPath), `${chromiumPath} (apt-get install chromium)`).toBe(true)
+    const dir = yield* tempDir("sessionflow-browser-")
+    const db = path.join(dir, "sessions.db")
+    const store = SqliteSessionStore.layer({ filename: db })
+    const workflows = yield* Serve.entries({ offline: true })
+    const url = yield* start({ workflows }, store as Layer.Layer<any>)
+
+    const profile = yield* tempDir("sessionflow-chromium-")
+    const context = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        chromium.launchPersistentContext(profile, {
+          executablePath: chromiumPath,
+          headless: true,
+          // playwright passes the fresh profile as --user-data-dir
+          args: flags,
+          viewport: { width: 1280, height: 1100 }
+        })
+      ),
+      (context) => Effect.promise(() => context.close())
+    )
+    const page = context.pages()[0] ?? (yield* Effect.promise(() => context.newPage()))
+    const errors: Array<string> = []
+    page.on("pageerror", (error) => errors.push(String(error)))
+
+    yield* Effect.promise(async () => {
+      await page.goto(`${url}/`)
+      await page.waitForSelector("body[data-ready=true]")
+      await page.selectOption("#workflow", workflow)
+      await page.click("#new-session")
+    })
+    return { page, errors, store }
+  })
+
+/** Saves a full-page screenshot under tmp/. */
+const screenshot = (page: Page, name: string) =>
+  Effect.gen(function*() {
+    const file = path.join(root, "tmp", name)
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    yield* Effect.promise(() => page.screenshot({ path: file, fullPage: true }))
+    expect(fs.statSync(file).size).toBeGreaterThan(10_000)
+  })
+
+/** The events shown in the page: [tag, text] of each line. */
+const shownEvents = (page: Page) =>
+  page.$$eval("#events li", (items) => items.map((li) => [li.getAttribute("data-tag"), li.textContent] as const))
+
 describe("the session browser", () => {
   it.live("runs the shopping list from the page, showing the live events, the state tree and the history", () =>
     Effect.scoped(Effect.gen(function*() {
-      expect(fs.existsSync(chromiumPath), `${chromiumPath} (apt-get install chromium)`).toBe(true)
-      const dir = yield* tempDir("sessionflow-browser-")
-      const db = path.join(dir, "sessions.db")
-      const store = SqliteSessionStore.layer({ filename: db })
-      const workflows = yield* Serve.entries({ offline: true })
-      const url = yield* start({ workflows }, store as Layer.Layer<any>)
-
-      const profile = yield* tempDir("sessionflow-chromium-")
-      const context = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          chromium.launchPersistentContext(profile, {
-            executablePath: chromiumPath,
-            headless: true,
-            // playwright passes the fresh profile as --user-data-dir
-            args: flags,
-            viewport: { width: 1280, height: 1100 }
-          })
-        ),
-        (context) => Effect.promise(() => context.close())
-      )
-      const page = context.pages()[0] ?? (yield* Effect.promise(() => context.newPage()))
-      const errors: Array<string> = []
-      page.on("pageerror", (error) => errors.push(String(error)))
-
-      yield* Effect.promise(async () => {
-        await page.goto(`${url}/`)
-        await page.waitForSelector("body[data-ready=true]")
-        await page.selectOption("#workflow", ShoppingList.shoppingWorkflow.name)
-        await page.click("#new-session")
-      })
+      const { errors, page, store } = yield* openPage(ShoppingList.shoppingWorkflow.name)
 
       const run = (input: string) =>
         Effect.promise(async () => {
@@ -77,7 +101,7 @@ describe("the session browser", () => {
           await page.click("#send")
           await page.waitForSelector("#events li[data-tag=RunCompleted]")
           await page.waitForSelector("body[data-running=false]")
-          return page.$$eval("#events li", (items) => items.map((li) => [li.getAttribute("data-tag"), li.textContent]))
+          return shownEvents(page)
         })
 
       // 1: three items added by the assistant's tools, shown as they happen
@@ -116,9 +140,96 @@ describe("the session browser", () => {
       const stored = yield* Workflow.getSessionState(ShoppingList.shoppingWorkflow, sessionId).pipe(Effect.provide(store))
       expect(stored.shopping_list).toEqual(["milk", "eggs", "apples", "bananas"])
 
-      const screenshot = path.join(root, "tmp", "session-browser.png")
-      fs.mkdirSync(path.dirname(screenshot), { recursive: true })
-      yield* Effect.promise(() => page.screenshot({ path: screenshot, fullPage: true }))
-      expect(fs.statSync(screenshot).size).toBeGreaterThan(10_000)
+      yield* screenshot(page, "session-browser.png")
+    })), 120_000)
+
+  it.live("runs the approval scenario: an expense above the limit waits in the page; Approve continues it, Reject with a reason too", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { errors, page, store } = yield* openPage(Approval.expenseWorkflow.name)
+
+      // the run pauses: its question is shown with Approve / Reject
+      const paused = yield* Effect.promise(async () => {
+        await page.fill("#input", Approval.input)
+        await page.click("#send")
+        await page.waitForSelector("#events li[data-tag=RunPaused]")
+        await page.waitForSelector("body[data-running=false]")
+        await page.waitForSelector("#paused li button.approve")
+        return {
+          events: await shownEvents(page),
+          questions: await page.$$eval("#paused li .question", (nodes) => nodes.map((n) => n.textContent)),
+          panelHidden: await page.$eval("#paused-panel", (panel) => (panel as unknown as { readonly hidden: boolean }).hidden),
+          title: await page.textContent("#session-title"),
+          error: await page.textContent("#error")
+        }
+      })
+      expect(paused.events.at(-1)?.[0]).toBe("RunPaused")
+      expect(paused.events.map(([tag]) => tag)).not.toContain("RunCompleted")
+      expect(paused.questions).toEqual([expect.stringContaining("wants to call record_expense(")])
+      expect(paused.questions[0]).toContain("240")
+      expect(paused.panelHidden).toBe(false)
+      expect(paused.error).toBe("")
+      const sessionId = paused.title!.replace(/^Session /, "")
+      expect(yield* Workflow.pausedRuns(Approval.expenseWorkflow, { sessionId }).pipe(Effect.provide(store))).toHaveLength(1)
+      yield* screenshot(page, "session-browser-paused.png")
+
+      // approved in the page: the run continues (streamed) and completes with both expenses recorded
+      const approved = yield* Effect.promise(async () => {
+        await page.click("#paused li button.approve")
+        await page.waitForSelector("#events li[data-tag=RunCompleted]")
+        await page.waitForSelector("body[data-running=false]")
+        return {
+          events: await shownEvents(page),
+          expenses: await page.$$eval(
+            "#state details[data-key=expenses] > details",
+            (items) => items.map((item) => Array.from(item.querySelectorAll(".leaf") as ArrayLike<{ readonly textContent: string | null }>, (leaf) => leaf.textContent))
+          ),
+          total: await page.$$eval("#state .leaf", (leaves) => leaves.map((l) => l.textContent).filter((t) => t?.startsWith("total"))),
+          paused: await page.$$eval("#paused li", (items) => items.length),
+          panelHidden: await page.$eval("#paused-panel", (panel) => (panel as unknown as { readonly hidden: boolean }).hidden),
+          history: await page.$$eval("#runs tr", (rows) => rows.map((r) => r.children[1]?.textContent)),
+          error: await page.textContent("#error")
+        }
+      })
+      const tags = approved.events.map(([tag]) => tag)
+      expect(tags.indexOf("RunResumed")).toBeGreaterThan(tags.indexOf("RunPaused"))
+      expect(tags.at(-1)).toBe("RunCompleted")
+      expect(approved.events.map(([, text]) => text).join("\n")).toContain("answered: {\"approved\":true}")
+      expect(approved.expenses).toEqual([
+        ["description: \"taxi to the airport\"", "amount: 35"],
+        ["description: \"team dinner\"", "amount: 240"]
+      ])
+      expect(approved.total).toEqual(["total: 275"])
+      expect(approved.paused).toBe(0)
+      expect(approved.panelHidden).toBe(true)
+      expect(approved.history).toEqual(["completed"])
+      expect(approved.error).toBe("")
+      yield* screenshot(page, "session-browser-approval.png")
+
+      // the next expense above the limit, rejected with a reason: nothing recorded
+      const rejected = yield* Effect.promise(async () => {
+        await page.fill("#input", "Please record 500 EUR for a new laptop.")
+        await page.click("#send")
+        await page.waitForSelector("#paused li button.reject")
+        await page.waitForSelector("body[data-running=false]")
+        await page.fill("#paused li input.reason", "not in the budget")
+        await page.click("#paused li button.reject")
+        await page.waitForSelector("#events li[data-tag=RunCompleted]")
+        await page.waitForSelector("body[data-running=false]")
+        return {
+          events: await shownEvents(page),
+          history: await page.$$eval("#runs tr", (rows) => rows.map((r) => r.children[1]?.textContent))
+        }
+      })
+      const lines = rejected.events.map(([, text]) => text).join("\n")
+      expect(lines).toContain("Rejected by a person: not in the budget")
+      expect(rejected.history).toEqual(["completed", "completed"])
+      expect(errors).toEqual([])
+
+      // the page showed what the store holds
+      const stored = yield* Workflow.getSessionState(Approval.expenseWorkflow, sessionId).pipe(Effect.provide(store))
+      expect(stored).toEqual({
+        expenses: [{ description: "taxi to the airport", amount: 35 }, { description: "team dinner", amount: 240 }],
+        total: 275
+      })
     })), 120_000)
 })

@@ -280,6 +280,9 @@ describe("the API's description", () => {
         "/workflows",
         "/workflows/{name}",
         "/workflows/{name}/runs",
+        "/workflows/{name}/runs/paused",
+        "/workflows/{name}/runs/{runId}/cancel",
+        "/workflows/{name}/runs/{runId}/continue",
         "/workflows/{name}/sessions",
         "/workflows/{name}/sessions/{sessionId}",
         "/workflows/{name}/sessions/{sessionId}/chat",
@@ -289,7 +292,12 @@ describe("the API's description", () => {
       ])
       const start_ = spec.body.paths["/workflows/{name}/runs"].post
       expect(Object.keys(start_.responses["200"].content)).toEqual(["application/json", "text/event-stream"])
-      expect(Object.keys(start_.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "404", "409", "413", "500", "504"]))
+      expect(Object.keys(start_.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "401", "404", "409", "413", "500", "504"]))
+      const continue_ = spec.body.paths["/workflows/{name}/runs/{runId}/continue"].post
+      expect(Object.keys(continue_.responses["200"].content)).toEqual(["application/json", "text/event-stream"])
+      expect(continue_.responses["202"].content["application/json"].schema.properties.status).toEqual({ type: "string", enum: ["paused"] })
+      expect(spec.body.paths["/workflows/{name}/runs/{runId}/cancel"].post.responses["200"]).toBeDefined()
+      expect(spec.body.paths["/workflows/{name}/runs/paused"].get.parameters.map((p: { name: string }) => p.name)).toContain("sessionId")
       expect(start_.security).toEqual([{ bearer: [] }])
       expect(spec.body.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
 

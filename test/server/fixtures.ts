@@ -1,7 +1,7 @@
 /**
  * Workflows the server tests serve.
  */
-import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
+import { SessionState, SessionStore, Step, type StepInput, Workflow, WorkflowError } from "@sessionflow/core"
 import { Data, Deferred, Effect, Layer, Schema } from "effect"
 
 export class Notes extends SessionState.Tag("test/server/Notes")<Notes>()({ notes: Schema.Array(Schema.String) }) {}
@@ -67,3 +67,24 @@ export const conflictingStore: Layer.Layer<SessionStore.SessionStore> = Layer.sy
         : backend.commit(commit)
   })
 })
+
+/**
+ * Asks whether to add its input to the notes (payload `{ note }`, response
+ * `{ approved }`): approved, the note is added; the content says what happened.
+ */
+export const approvals = Workflow.make({
+  name: "approvals",
+  input: Schema.String,
+  state: Notes,
+  sessionState: { notes: [] }
+}).pipe(
+  Workflow.andThen(Step.pause("approve", {
+    payload: Schema.Struct({ note: Schema.String }),
+    response: Schema.Struct({ approved: Schema.Boolean }),
+    ask: (input: StepInput.StepInput<unknown, string>) => Effect.succeed({ note: input.input }),
+    resume: ({ approved }, input: StepInput.StepInput<unknown, string>) =>
+      approved
+        ? Effect.as(Notes.update((s) => ({ notes: [...s.notes, input.input] })), `added ${input.input}`)
+        : Effect.succeed("rejected")
+  }))
+)

@@ -5,7 +5,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Config, ConfigError, ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Deferred, type Duration, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { suite } from "../core/SessionStoreSuite.js"
 
 /** A fresh database file in a temp directory that is deleted afterwards. */
@@ -559,4 +559,17 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         assert.deepInclude(error, { sessionId: "broken", reason: "corrupt" })
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
+
+  it.effect("watch with a pollInterval that is not a positive, finite duration fails with a SessionStoreError saying so", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore.SessionStore
+      yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1 } })
+      const invalid: ReadonlyArray<Duration.DurationInput> = ["0 millis", -5, Infinity, "soon" as Duration.DurationInput]
+      for (const pollInterval of invalid) {
+        const error = yield* Effect.flip(Stream.runDrain(store.watch("s1", { pollInterval })))
+        assert.instanceOf(error, WorkflowError.SessionStoreError)
+        assert.strictEqual((error as WorkflowError.SessionStoreError).method, "watch")
+        assert.include(error.message, "invalid pollInterval")
+      }
+    }).pipe(Effect.provide(SqliteSessionStore.layer({ filename: ":memory:" }))))
 })

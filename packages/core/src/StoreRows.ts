@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -326,6 +327,27 @@ export const changeAbove = <E, R>(
     if (Option.isNone(row) || row.value.version <= last) return Option.none()
     return Option.some(yield* toChange(row.value))
   })
+
+/**
+ * A watch's `pollInterval`, checked: a positive, finite duration, else a
+ * `SessionStoreError` saying so.
+ *
+ * @since 0.1.0
+ * @category watching
+ */
+export const pollInterval = (
+  requested: Duration.DurationInput
+): Effect.Effect<Duration.Duration, WorkflowError.SessionStoreError> => {
+  const interval = Duration.decodeUnknown(requested)
+  return Option.isNone(interval) || !Duration.isFinite(interval.value) || Duration.isZero(interval.value)
+    ? Effect.fail(
+      new WorkflowError.SessionStoreError({
+        method: "watch",
+        description: `invalid pollInterval ${String(requested)}: use a positive, finite duration (e.g. "250 millis")`
+      })
+    )
+    : Effect.succeed(interval.value)
+}
 
 /**
  * A watch stream: reads the session (`read`, with the last version emitted)

@@ -841,6 +841,91 @@ export const getSession: <W extends Any>(
   )
 
 /**
+ * A committed change to a session, with its state decoded.
+ *
+ * @since 0.1.0
+ * @category watching
+ */
+export interface SessionUpdate<A> {
+  readonly sessionId: string
+  /** the session's version after the commit (strictly increasing along one watch) */
+  readonly version: number
+  /** the committed state, decoded with the workflow's state Schema */
+  readonly state: A
+  /** the run whose commit made this version; undefined for a change outside a run (`updateSessionState`) */
+  readonly runId: string | undefined
+  /** epoch milliseconds */
+  readonly updatedAt: number
+}
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface WatchOptions extends SessionOptions, SessionStore.WatchOptions {}
+
+/**
+ * The errors of watching a session.
+ *
+ * @since 0.1.0
+ * @category watching
+ */
+export type WatchError =
+  | WorkflowError.SessionIdRequired
+  | WorkflowError.InvalidSessionId
+  | WorkflowError.SessionOwnershipError
+  | WorkflowError.SessionStoreError
+  | WorkflowError.StateDecodeError
+
+/**
+ * The committed changes to a session (the workflow's `sessionId` when none is
+ * given) as a `Stream`, from every process using the same store: first the
+ * session's current version, then each later one in order (see
+ * `SessionStore.Backend.watch`: a polling store may skip intermediate
+ * versions, never the latest). A session that does not exist yet is waited
+ * for. Commits that leave the state alone (a run record, a name) emit
+ * nothing. The stream never ends by itself: interrupt it (e.g. `Stream.take`,
+ * `Stream.interruptWhen`).
+ *
+ * Each change is checked like a read: a session owned by another user fails
+ * the stream with `SessionOwnershipError`. A committed state that fails the
+ * workflow's state Schema (or stored JSON that cannot be parsed) fails the
+ * stream with `StateDecodeError`, naming the session.
+ *
+ * @since 0.1.0
+ * @category watching
+ */
+export const watch = <W extends Any>(
+  self: W,
+  sessionId?: string | undefined,
+  options?: WatchOptions
+): Stream.Stream<SessionUpdate<State<W>>, WatchError, SessionStore.SessionStore> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const id = yield* resolveSessionId(self, sessionId, "watch")
+    const store = yield* SessionStore.SessionStore
+    const userId = options?.userId ?? self.userId
+    const toUpdate = (change: SessionStore.SessionChange) =>
+      Effect.gen(function*() {
+        // the owner is not part of a change: read it (a session removed since has none to give)
+        const info = yield* store.info(id)
+        if (Option.isNone(info)) return Option.none<SessionUpdate<State<W>>>()
+        yield* SessionStore.checkOwner(id, info.value.userId, userId)
+        const state = (yield* internal.decodeState(self, id, change.state)) as State<W>
+        return Option.some<SessionUpdate<State<W>>>({
+          sessionId: id,
+          version: change.version,
+          state,
+          runId: change.runId,
+          updatedAt: change.updatedAt
+        })
+      })
+    return store.watch(id, { pollInterval: options?.pollInterval }).pipe(
+      Stream.mapEffect(toUpdate),
+      Stream.filterMap((update) => update)
+    )
+  })).pipe(Stream.withSpan("Workflow.watch"))
+
+/**
  * The sessions of this workflow, most recently updated first (only the given
  * user's when `userId` is set), and apart from them the sessions the store
  * cannot read (`broken`, each with its error), so one damaged row does not

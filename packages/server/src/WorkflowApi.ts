@@ -8,7 +8,10 @@
  * |---|---|
  * | `GET /workflows` | the served workflows |
  * | `GET /workflows/:name` | one workflow |
- * | `POST /workflows/:name/runs` | run it: JSON `RunOutput`, or with `Accept: text/event-stream` its events as server-sent events |
+ * | `POST /workflows/:name/runs` | run it: JSON `RunOutput` (202 `PausedRunOutput` when it pauses), or with `Accept: text/event-stream` its events as server-sent events |
+ * | `GET /workflows/:name/runs/paused` | its paused runs (the caller's and unowned ones), with their questions |
+ * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question and carry it on (JSON or server-sent events) |
+ * | `POST /workflows/:name/runs/:runId/cancel` | end a paused (or running) run: its `cancelled` record |
  * | `GET /workflows/:name/sessions` | its sessions (the caller's and unowned ones) |
  * | `GET /workflows/:name/sessions/:sessionId` | a session with its state |
  * | `GET`, `PUT /workflows/:name/sessions/:sessionId/state` | a session's state; replace it |
@@ -37,7 +40,8 @@ import * as Schema from "effect/Schema"
 /**
  * Bad input: a body that is not JSON, a run input that does not fit the
  * workflow's input Schema, a state that does not fit its state Schema, a
- * malformed session id. (Requests that do not fit the endpoint's own Schemas
+ * malformed session id, a response to a paused run that does not fit the
+ * pausing step's response Schema (the run stays paused). (Requests that do not fit the endpoint's own Schemas
  * are `HttpApiDecodeError`s, also 400.)
  *
  * @since 0.1.0
@@ -45,7 +49,7 @@ import * as Schema from "effect/Schema"
  */
 export class BadRequest extends Schema.TaggedError<BadRequest>("@sessionflow/server/BadRequest")(
   "BadRequest",
-  { reason: Schema.Literal("body", "input", "state", "session-id"), message: Schema.String },
+  { reason: Schema.Literal("body", "input", "state", "session-id", "response"), message: Schema.String },
   HttpApiSchema.annotations({ status: 400 })
 ) {}
 
@@ -62,29 +66,55 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("@sessionflow
 ) {}
 
 /**
- * An unknown workflow, or a session that does not exist, belongs to another
- * workflow or belongs to another user (never told apart, so a session of
- * another user stays invisible).
+ * An unknown workflow; a session that does not exist, belongs to another
+ * workflow or belongs to another user; or a run id that names no unfinished
+ * run of this workflow that the caller may see (never told apart, so a
+ * session or run of another user stays invisible).
  *
  * @since 0.1.0
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>("@sessionflow/server/NotFound")(
   "NotFound",
-  { what: Schema.Literal("workflow", "session"), id: Schema.String, message: Schema.String },
+  { what: Schema.Literal("workflow", "session", "run"), id: Schema.String, message: Schema.String },
   HttpApiSchema.annotations({ status: 404 })
 ) {}
 
 /**
- * Another run (of this or another process) committed to the session first;
- * nothing of this request was written.
+ * Why a request conflicts with what the store holds (see {@link Conflict}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ConflictReason = Schema.Literal(
+  "session-changed",
+  "session-paused",
+  "run-in-progress",
+  "run-paused",
+  "run-lost",
+  "other-workflow"
+)
+
+/**
+ * The request conflicts with the session or run as stored; nothing of it was
+ * written. `reason`: another run committed to the session first
+ * (`session-changed`); the session has a paused run, `runId` (`session-paused`:
+ * continue or cancel it first); a run with this id runs elsewhere
+ * (`run-in-progress`) or waits for a response (`run-paused`, when streamed);
+ * the run was taken over or cancelled meanwhile (`run-lost`); the session
+ * belongs to another workflow (`other-workflow`).
  *
  * @since 0.1.0
  * @category errors
  */
 export class Conflict extends Schema.TaggedError<Conflict>("@sessionflow/server/Conflict")(
   "Conflict",
-  { sessionId: Schema.String, message: Schema.String },
+  {
+    reason: ConflictReason,
+    sessionId: Schema.optional(Schema.String),
+    runId: Schema.optional(Schema.String),
+    message: Schema.String
+  },
   HttpApiSchema.annotations({ status: 409 })
 ) {}
 
@@ -191,7 +221,14 @@ export const RunRequest = Schema.Struct({
   /** deep-merged over the stored state (or the seed); encoded form */
   sessionState: Schema.optional(JsonObject),
   /** replace the stored state with `sessionState` (else the seed) instead */
-  overwriteDbSessionState: Schema.optional(Schema.Boolean)
+  overwriteDbSessionState: Schema.optional(Schema.Boolean),
+  /**
+   * the run's id (default: a new one), to retry safely: an id whose run
+   * completed returns its recorded output (no `stepOutputs`) without running
+   * again; one that runs elsewhere is a 409; one that waits for a response is
+   * a 202 (409 when streamed)
+   */
+  runId: Schema.optional(Schema.NonEmptyString)
 }).annotations({ identifier: "RunRequest" })
 
 /**
@@ -224,6 +261,77 @@ export const RunOutput = Schema.Struct({
  * @category models
  */
 export type RunOutput = typeof RunOutput.Type
+
+/**
+ * A run that paused to ask a person (the 202 answer of a run or a
+ * continuation): `payload` is the question (the pausing step's payload
+ * Schema, encoded), `path` the step that asked. `POST
+ * …/runs/:runId/continue` answers it; nothing of the session is committed
+ * until the run completes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const PausedRunOutput = Schema.Struct({
+  status: Schema.Literal("paused"),
+  runId: Schema.String,
+  sessionId: Schema.String,
+  path: Schema.Array(Schema.String),
+  payload: Schema.Unknown
+}).annotations({ identifier: "PausedRunOutput" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PausedRunOutput = typeof PausedRunOutput.Type
+
+/**
+ * A paused run, as listed: its question and when it asked.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const PausedRun = Schema.Struct({
+  runId: Schema.String,
+  sessionId: Schema.String,
+  workflowName: Schema.String,
+  userId: Schema.optional(Schema.String),
+  /** the run's input */
+  input: Schema.Unknown,
+  /** the path of the step that asked */
+  path: Schema.Array(Schema.String),
+  /** what it asked */
+  payload: Schema.Unknown,
+  /** epoch milliseconds */
+  startedAt: Schema.Number,
+  /** epoch milliseconds */
+  pausedAt: Schema.Number
+}).annotations({ identifier: "PausedRun" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PausedRun = typeof PausedRun.Type
+
+/**
+ * The body of `POST …/runs/:runId/continue`: the answer to the paused run's
+ * question, in the encoded form of the pausing step's response Schema (for an
+ * agent's tool approval: `{ approved: boolean, reason?: string }`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ContinueRequest = Schema.Struct({
+  response: Schema.Unknown
+}).annotations({ identifier: "ContinueRequest" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ContinueRequest = typeof ContinueRequest.Type
 
 /**
  * What the store knows of a session, without its state.
@@ -365,7 +473,9 @@ export class RequestLimits extends HttpApiMiddleware.Tag<RequestLimits>()("@sess
 
 const workflowPath = Schema.Struct({ name: Schema.String })
 const sessionPath = Schema.Struct({ name: Schema.String, sessionId: Schema.String })
+const runPath = Schema.Struct({ name: Schema.String, runId: Schema.String })
 const positiveInt = Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
+const acceptHeader = Schema.Struct({ accept: Schema.optional(Schema.String) })
 
 /**
  * The event stream of a run, as documented in the OpenAPI spec.
@@ -380,7 +490,8 @@ const eventStreamDoc = (operation: Record<string, any>): Record<string, any> => 
           schema: {
             type: "string",
             description: "With `Accept: text/event-stream`: one server-sent event per WorkflowEvent " +
-              "(`id:` its seq, `event:` its _tag, `data:` its JSON), ending with RunCompleted, RunFailed or RunCancelled"
+              "(`id:` its seq, `event:` its _tag, `data:` its JSON), ending with RunCompleted, RunFailed, " +
+              "RunCancelled or RunPaused (the run waits for a response: continue it)"
           }
         }
       }
@@ -409,7 +520,7 @@ export class WorkflowsGroup extends HttpApiGroup.make("workflows")
 {}
 
 /**
- * Runs of a workflow. (Durable runs add their endpoints here.)
+ * Runs of a workflow: start one; list, continue and cancel paused ones.
  *
  * @since 0.1.0
  * @category groups
@@ -421,17 +532,51 @@ export class RunsGroup extends HttpApiGroup.make("runs")
     HttpApiEndpoint.post("start", "/workflows/:name/runs")
       .setPath(workflowPath)
       .setPayload(RunRequest)
-      .setHeaders(Schema.Struct({ accept: Schema.optional(Schema.String) }))
+      .setHeaders(acceptHeader)
       .addSuccess(RunOutput)
+      .addSuccess(PausedRunOutput, { status: 202 })
       .addError(RunFailed)
       .addError(RunTimeout)
       .annotate(OpenApi.Summary, "Run the workflow on a session")
       .annotate(
         OpenApi.Description,
-        "Returns the RunOutput as JSON, or, with `Accept: text/event-stream`, streams the run's events as they " +
-          "happen. A client that disconnects interrupts the run: it is recorded as cancelled and commits nothing."
+        "Returns the RunOutput as JSON (202 with the question when the run pauses for a person), or, with " +
+          "`Accept: text/event-stream`, streams the run's events as they happen. A client that disconnects " +
+          "interrupts the run: it is recorded as cancelled and commits nothing. A session with a paused run takes " +
+          "no new run (409) until that run is continued or cancelled."
       )
       .annotate(OpenApi.Transform, eventStreamDoc)
+  )
+  .add(
+    HttpApiEndpoint.get("paused", "/workflows/:name/runs/paused")
+      .setPath(workflowPath)
+      .setUrlParams(Schema.Struct({ sessionId: Schema.optional(Schema.String) }))
+      .addSuccess(Schema.Array(PausedRun))
+      .annotate(OpenApi.Summary, "The paused runs (the caller's and unowned ones), oldest first, with their questions")
+  )
+  .add(
+    HttpApiEndpoint.post("continue", "/workflows/:name/runs/:runId/continue")
+      .setPath(runPath)
+      .setPayload(ContinueRequest)
+      .setHeaders(acceptHeader)
+      .addSuccess(RunOutput)
+      .addSuccess(PausedRunOutput, { status: 202 })
+      .addError(RunFailed)
+      .addError(RunTimeout)
+      .annotate(OpenApi.Summary, "Answer a paused run's question and carry the run on")
+      .annotate(
+        OpenApi.Description,
+        "The response is decoded with the pausing step's response Schema (400 when it does not fit; the run stays " +
+          "paused). Returns the RunOutput as JSON (202 when the run pauses again), or, with " +
+          "`Accept: text/event-stream`, the carried-on run's events, starting with RunResumed."
+      )
+      .annotate(OpenApi.Transform, eventStreamDoc)
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/workflows/:name/runs/:runId/cancel")
+      .setPath(runPath)
+      .addSuccess(SessionStore.RunRecord)
+      .annotate(OpenApi.Summary, "End a paused or running run without committing anything: its cancelled record")
   )
 {}
 

@@ -665,15 +665,18 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
       Stream.filter((payload) => payload === sessionId || payload === anySession),
       Stream.mapError(storeError("watch"))
     )
-    const ticks = Stream.fromSchedule(Schedule.spaced(Duration.decode(options?.pollInterval ?? defaultWatchInterval)))
-    return StoreRows.watchStream(
-      // several wake-ups while a read is under way make one more read
-      Stream.merge(notified, ticks).pipe(Stream.buffer({ capacity: 1, strategy: "sliding" })),
-      (last) =>
-        StoreRows.changeAbove(last, selectVersion(sessionId), selectChange(sessionId)).pipe(
-          Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") })
-        )
-    )
+    const read = (last: number) =>
+      StoreRows.changeAbove(last, selectVersion(sessionId), selectChange(sessionId)).pipe(
+        Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") })
+      )
+    return Stream.unwrap(Effect.map(StoreRows.pollInterval(options?.pollInterval ?? defaultWatchInterval), (interval) =>
+      StoreRows.watchStream(
+        // several wake-ups while a read is under way make one more read
+        Stream.merge(notified, Stream.fromSchedule(Schedule.spaced(interval))).pipe(
+          Stream.buffer({ capacity: 1, strategy: "sliding" })
+        ),
+        read
+      ))).pipe(Stream.withSpan("PgSessionStore.watch"))
   }
 
   return SessionStore.make({

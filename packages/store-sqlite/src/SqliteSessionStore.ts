@@ -773,10 +773,10 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
     )
 
   const watch = (sessionId: string, options?: SessionStore.WatchOptions) =>
-    StoreRows.watchStream(
-      Stream.fromSchedule(Schedule.spaced(Duration.decode(options?.pollInterval ?? SessionStore.defaultPollInterval))),
-      (last) => changeAbove(sessionId, last)
-    )
+    Stream.unwrap(Effect.map(
+      StoreRows.pollInterval(options?.pollInterval ?? SessionStore.defaultPollInterval),
+      (interval) => StoreRows.watchStream(Stream.fromSchedule(Schedule.spaced(interval)), (last) => changeAbove(sessionId, last))
+    )).pipe(Stream.withSpan("SqliteSessionStore.watch"))
 
   return SessionStore.make({
     watch,

@@ -1,7 +1,10 @@
 /**
  * The session browser: pick a workflow, list its sessions, look at a
  * session's state (a collapsible tree) and run history, and run the workflow
- * with an input while its events arrive (server-sent events).
+ * with an input while its events arrive (server-sent events). A run that
+ * pauses for a person shows its question with Approve / Reject (the answer an
+ * agent's tool approval takes) and a free JSON response; answering continues
+ * the run, its events arriving the same way.
  */
 import { readEvents } from "./sse.js"
 import { renderTree } from "./tree.js"
@@ -29,6 +32,16 @@ interface RunRecord {
   readonly completedAt: number
 }
 
+interface PausedRun {
+  readonly runId: string
+  readonly sessionId: string
+  readonly userId?: string
+  readonly input: unknown
+  readonly path: ReadonlyArray<string>
+  readonly payload: unknown
+  readonly pausedAt: number
+}
+
 type Event = { readonly _tag: string; readonly sessionId: string; readonly path: ReadonlyArray<string> } & Record<string, any>
 
 const base = document.querySelector<HTMLMetaElement>('meta[name="sessionflow-base"]')?.content ?? ""
@@ -47,7 +60,9 @@ const ui = {
   send: byId<HTMLButtonElement>("send"),
   events: byId<HTMLOListElement>("events"),
   state: byId<HTMLDivElement>("state"),
-  runs: byId<HTMLTableSectionElement>("runs")
+  runs: byId<HTMLTableSectionElement>("runs"),
+  pausedPanel: byId<HTMLElement>("paused-panel"),
+  paused: byId<HTMLUListElement>("paused")
 }
 
 let workflows: ReadonlyArray<WorkflowInfo> = []
@@ -134,14 +149,25 @@ const renderRuns = (runs: ReadonlyArray<RunRecord>) => {
   }))
 }
 
+const muted = (text: string) => Object.assign(document.createElement("span"), { className: "muted", textContent: text })
+
 const loadSession = async () => {
+  await loadPaused()
   if (selected === undefined) {
     ui.title.textContent = "New session"
-    ui.state.replaceChildren(Object.assign(document.createElement("span"), { className: "muted", textContent: "The next run starts a new session." }))
+    ui.state.replaceChildren(muted("The next run starts a new session."))
     ui.runs.replaceChildren()
     return
   }
   const path = `${workflowPath()}/sessions/${encodeURIComponent(selected)}`
+  const response = await fetch(path, { headers: headers() })
+  if (response.status === 404 && ui.paused.childElementCount > 0) {
+    // a new session whose first run waits: it is stored when that run completes
+    ui.title.textContent = `Session ${selected}`
+    ui.state.replaceChildren(muted("Nothing stored yet: the session is created when its first run completes."))
+    ui.runs.replaceChildren()
+    return
+  }
   const [session, runs] = await Promise.all([
     api<SessionInfo & { state: unknown }>(path),
     api<ReadonlyArray<RunRecord>>(`${path}/runs`)
@@ -149,6 +175,66 @@ const loadSession = async () => {
   ui.title.textContent = `Session ${session.name ?? session.sessionId}`
   ui.state.replaceChildren(renderTree(session.state))
   renderRuns(runs)
+}
+
+// -----------------------------------------------------------------------------
+// paused runs: their questions, and the answers that continue them
+// -----------------------------------------------------------------------------
+
+/** What a paused run asks, in words: an agent's tool call waiting for approval, or the step that asked. */
+const question = (run: PausedRun): string => {
+  const payload = run.payload as { agent?: unknown; tool?: unknown; arguments?: unknown } | null
+  return payload !== null && typeof payload === "object" && typeof payload.tool === "string"
+    ? `${typeof payload.agent === "string" ? payload.agent : "An agent"} wants to call ${payload.tool}(${preview(payload.arguments)})`
+    : `${run.path.join(" › ")} asks:`
+}
+
+const button = (text: string, className: string, onClick: () => void) => {
+  const node = Object.assign(document.createElement("button"), { type: "button", textContent: text, className })
+  node.addEventListener("click", onClick)
+  return node
+}
+
+const renderPaused = (runs: ReadonlyArray<PausedRun>) => {
+  ui.pausedPanel.hidden = runs.length === 0
+  ui.paused.replaceChildren(...runs.map((run) => {
+    const item = document.createElement("li")
+    item.dataset["runId"] = run.runId
+    const title = Object.assign(document.createElement("div"), { className: "question", textContent: question(run) })
+    const meta = muted(`run ${run.runId.slice(0, 8)} · session ${run.sessionId} · waiting since ${time(run.pausedAt)}`)
+    const payload = Object.assign(renderTree(run.payload), { className: "tree payload" })
+    const reason = Object.assign(document.createElement("input"), { className: "reason", placeholder: "reason (optional)" })
+    const withReason = (approved: boolean) => reason.value.trim() === "" ? { approved } : { approved, reason: reason.value.trim() }
+    const actions = document.createElement("div")
+    actions.className = "actions"
+    actions.append(
+      button("Approve", "approve", () => void answer(run, withReason(true))),
+      button("Reject", "reject", () => void answer(run, withReason(false))),
+      reason
+    )
+    // any other question: a response in the pausing step's response Schema, as JSON
+    const other = document.createElement("details")
+    const json = Object.assign(document.createElement("textarea"), { className: "response", placeholder: "{ \"approved\": true }" })
+    other.append(
+      Object.assign(document.createElement("summary"), { textContent: "Other response (JSON)" }),
+      json,
+      button("Send response", "send-response", () => {
+        try {
+          void answer(run, JSON.parse(json.value))
+        } catch (error) {
+          showError(`The response is not JSON: ${(error as Error).message}`)
+        }
+      })
+    )
+    item.append(title, meta, payload, actions, other)
+    return item
+  }))
+}
+
+/** The paused runs of the selected session (of the workflow, for a new session). */
+const loadPaused = async () => {
+  const query = selected === undefined ? "" : `?sessionId=${encodeURIComponent(selected)}`
+  renderPaused(await api<ReadonlyArray<PausedRun>>(`${workflowPath()}/runs/paused${query}`))
 }
 
 const select = async (sessionId: string | undefined) => {
@@ -201,6 +287,10 @@ const describeEvent = (event: Event): string => {
       return `✖ run failed: ${event["error"]}`
     case "RunCancelled":
       return "✖ run cancelled"
+    case "RunPaused":
+      return `‖ run paused at ${(event["stepPath"] as ReadonlyArray<string>).join(" › ")}: waiting for a response ${preview(event["payload"])}`
+    case "RunResumed":
+      return `▶ run continued from step ${Number(event["fromStep"]) + 1}`
     case "StepStarted":
       return `${at}${event["kind"]} started`
     case "StepCompleted":
@@ -257,38 +347,63 @@ const runInput = (text: string): unknown => {
   }
 }
 
-ui.form.addEventListener("submit", (submit) => {
-  submit.preventDefault()
-  void (async () => {
-    showError("")
-    ui.events.replaceChildren()
-    lastDelta = undefined
-    ui.send.disabled = true
+/**
+ * Posts `body` to `url` asking for server-sent events and shows each event as
+ * it arrives; then reloads the sessions and the selected session.
+ */
+const streamEvents = async (url: string, body: unknown) => {
+  showError("")
+  lastDelta = undefined
+  ui.send.disabled = true
+  document.body.dataset["running"] = "true"
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: headers({ "content-type": "application/json", accept: "text/event-stream" }),
+      body: JSON.stringify(body)
+    })
+    if (!response.ok || response.body === null) {
+      const failure = await response.json().catch(() => undefined)
+      throw new Error(failure?.message ?? `${response.status} ${response.statusText}`)
+    }
+    await readEvents(response.body, ({ data }) => {
+      const event = JSON.parse(data) as Event
+      if (event._tag === "RunStarted" && selected === undefined) selected = event.sessionId
+      showEvent(event)
+    })
+    return true
+  } catch (error) {
+    showError(String((error as Error).message))
+    return false
+  } finally {
     try {
-      const response = await fetch(`${workflowPath()}/runs`, {
-        method: "POST",
-        headers: headers({ "content-type": "application/json", accept: "text/event-stream" }),
-        body: JSON.stringify({ input: runInput(ui.input.value), ...(selected === undefined ? {} : { sessionId: selected }) })
-      })
-      if (!response.ok || response.body === null) {
-        const body = await response.json().catch(() => undefined)
-        throw new Error(body?.message ?? `${response.status} ${response.statusText}`)
-      }
-      await readEvents(response.body, ({ data }) => {
-        const event = JSON.parse(data) as Event
-        if (event._tag === "RunStarted" && selected === undefined) selected = event.sessionId
-        showEvent(event)
-      })
-      ui.input.value = ""
       await Promise.all([loadSessions(), loadSession()])
     } catch (error) {
       showError(String((error as Error).message))
-    } finally {
-      ui.send.disabled = false
-      document.body.dataset["running"] = "false"
     }
-  })()
-  document.body.dataset["running"] = "true"
+    ui.send.disabled = false
+    document.body.dataset["running"] = "false"
+  }
+}
+
+/** Answers a paused run's question: the run continues, its events following the earlier ones. */
+const answer = async (run: PausedRun, response: unknown) => {
+  if (selected !== run.sessionId) await select(run.sessionId)
+  for (const node of ui.paused.querySelectorAll("button")) node.disabled = true
+  const separator = Object.assign(document.createElement("li"), { className: "separator", textContent: `— answered: ${preview(response)}` })
+  ui.events.append(separator)
+  await streamEvents(`${workflowPath()}/runs/${encodeURIComponent(run.runId)}/continue`, { response })
+}
+
+ui.form.addEventListener("submit", (submit) => {
+  submit.preventDefault()
+  ui.events.replaceChildren()
+  void streamEvents(`${workflowPath()}/runs`, {
+    input: runInput(ui.input.value),
+    ...(selected === undefined ? {} : { sessionId: selected })
+  }).then((ok) => {
+    if (ok) ui.input.value = ""
+  })
 })
 
 void (async () => {

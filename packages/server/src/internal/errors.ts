@@ -17,6 +17,10 @@ export const sessionNotFound = (sessionId: string): Api.NotFound =>
 export const workflowNotFound = (name: string): Api.NotFound =>
   new Api.NotFound({ what: "workflow", id: name, message: `Workflow '${name}' is not served here` })
 
+/** @internal */
+export const runNotFound = (runId: string, message = `Run '${runId}' does not exist`): Api.NotFound =>
+  new Api.NotFound({ what: "run", id: runId, message })
+
 /** The errors every endpoint may answer with. @internal */
 export type CommonError = Api.BadRequest | Api.NotFound | Api.Conflict | Api.InternalError
 
@@ -26,6 +30,7 @@ const isApiError = (u: unknown): u is CommonError | Api.RunFailed | Api.RunTimeo
 
 /**
  * The API error of an engine error that is not a step's own, if it is one.
+ * (`RunPaused` is not an error to the API: the handlers answer it with 202.)
  * `carriedState`: the request gave a state, so a state that does not fit the
  * workflow's Schema is the caller's (400) rather than the store's (500).
  *
@@ -40,7 +45,17 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       // another user's session is indistinguishable from a missing one
       return sessionNotFound(error.sessionId)
     case "SessionConflict":
-      return new Api.Conflict({ sessionId: error.sessionId, message: error.message })
+      return new Api.Conflict({ reason: "session-changed", sessionId: error.sessionId, message: error.message })
+    case "SessionPaused":
+      return new Api.Conflict({ reason: "session-paused", sessionId: error.sessionId, runId: error.runId, message: error.message })
+    case "RunInProgress":
+      return new Api.Conflict({ reason: "run-in-progress", sessionId: error.sessionId, runId: error.runId, message: error.message })
+    case "RunLost":
+      return new Api.Conflict({ reason: "run-lost", runId: error.runId, message: error.message })
+    case "RunNotFound":
+      return runNotFound(error.runId, error.message)
+    case "ResponseDecodeError":
+      return new Api.BadRequest({ reason: "response", message: error.message })
     case "InputDecodeError":
       return new Api.BadRequest({ reason: "input", message: error.message })
     case "InvalidSessionId":

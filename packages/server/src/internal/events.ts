@@ -1,8 +1,8 @@
 /**
  * A run's events as server-sent events: one event per `WorkflowEvent` (`id:`
  * its seq, `event:` its tag, `data:` its JSON on one line), comments as
- * heartbeats, and always a terminal event (`RunCompleted`, `RunFailed` or
- * `RunCancelled`) last.
+ * heartbeats, and always a terminal event (`RunCompleted`, `RunFailed`,
+ * `RunCancelled`, or `RunPaused` when the run waits for a person) last.
  *
  * @internal
  */
@@ -50,7 +50,8 @@ export interface StreamOptions {
 
 /**
  * The body of a streamed run: its events as server-sent events, ending with
- * exactly one terminal event whatever happens — the run's own, or, when the
+ * exactly one terminal event whatever happens — the run's own (a pause's
+ * `RunPaused` ends the run's stream normally), or, when the
  * run timed out (it is interrupted and recorded as cancelled first), a
  * `RunCancelled` the server adds — with a comment every `heartbeat` while the
  * run is quiet. A `RunFailed` is held back until the run's error is known, so

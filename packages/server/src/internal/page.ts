@@ -55,6 +55,16 @@ table { border-collapse: collapse; width: 100%; font-size: 13px; }
 td, th { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.status-completed { color: var(--ok); } td.status-error, td.status-cancelled { color: var(--bad); }
 #error { color: var(--bad); white-space: pre-wrap; }
+#events li[data-tag="RunPaused"] { color: #b35c00; font-weight: 600; }
+#events li.separator { list-style: none; color: var(--muted); }
+#paused { list-style: none; padding: 0; margin: 0; display: grid; gap: .75rem; }
+#paused li { border: 1px solid #f0c36d; background: #fffaf0; border-radius: 6px; padding: .6rem; }
+#paused .question { font-weight: 600; }
+#paused .payload { margin: .4rem 0; }
+#paused .actions { display: flex; gap: .5rem; align-items: center; }
+#paused button.approve { color: #fff; background: var(--ok); border: 0; border-radius: 4px; padding: .3rem .8rem; }
+#paused button.reject { color: #fff; background: var(--bad); border: 0; border-radius: 4px; padding: .3rem .8rem; }
+#paused textarea { width: 100%; min-height: 3rem; font-family: ui-monospace, monospace; }
 `
 
 const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
@@ -85,6 +95,10 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
     <section class="panel">
       <h2 id="session-title">New session</h2>
       <p id="error" role="alert"></p>
+    </section>
+    <section class="panel" id="paused-panel" hidden>
+      <h3>Waiting for a response</h3>
+      <ul id="paused"></ul>
     </section>
     <section class="panel">
       <h3>Run</h3>

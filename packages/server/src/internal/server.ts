@@ -12,7 +12,8 @@ import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpMethod from "@effect/platform/HttpMethod"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { SessionStore, Workflow } from "@sessionflow/core"
+import { SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -317,78 +318,261 @@ const wantsEvents = (accept: string | undefined) => accept !== undefined && /\bt
 /**
  * What can be refused before a run starts, so that even a streamed run gets
  * a status code for it: an input that does not fit the workflow's input
- * Schema (400), a session of another user (404) or of another workflow (409).
+ * Schema (400), a session of another user (404), a session of another
+ * workflow or with a paused run (409), and a run id taken by a run the caller
+ * may not see (404) or one that runs or waits (409).
  */
-const precheck = (served: Served, payload: Api.RunRequest, userId: string | undefined) =>
+const precheck = (served: Served, payload: Api.RunRequest, userId: string | undefined, streamed: boolean) =>
   Effect.gen(function*() {
     if (served.workflow.input !== undefined) {
       yield* Schema.decodeUnknown(served.workflow.input as Schema.Schema<unknown, unknown>)(payload.input).pipe(
         Effect.mapError(badInput("input", served.workflow.name))
       )
     }
-    const sessionId = payload.sessionId ?? served.workflow.sessionId
-    if (sessionId === undefined) return
     const store = yield* SessionStore.SessionStore
+    const sessionId = payload.sessionId ?? served.workflow.sessionId
+    if (payload.runId !== undefined) {
+      const known = yield* store.getRun(payload.runId)
+      if (Option.isSome(known)) {
+        const run = known.value._tag === "Active" ? known.value.run : known.value.record
+        // a run id of another workflow, user or session reads as unknown (the engine would name them)
+        if (
+          run.workflowName !== served.workflow.name || !mayUse(served, run.userId, userId) ||
+          (known.value._tag === "Recorded" && known.value.record.status === "completed" && run.sessionId !== sessionId)
+        ) {
+          return yield* Effect.fail(errors.runNotFound(payload.runId))
+        }
+        if (streamed && known.value._tag === "Active") {
+          const active = known.value.run
+          if (active.status === "paused") {
+            return yield* Effect.fail(
+              new Api.Conflict({
+                reason: "run-paused",
+                sessionId: active.sessionId,
+                runId: active.runId,
+                message: `Run '${active.runId}' is waiting for a response: continue or cancel it`
+              })
+            )
+          }
+          // an abandoned run (its lease expired) is resumed by the run
+          if (active.leaseExpiresAt >= (yield* Clock.currentTimeMillis)) {
+            return yield* Effect.fail(
+              new WorkflowError.RunInProgress({
+                runId: active.runId,
+                sessionId: active.sessionId,
+                owner: active.owner,
+                leaseExpiresAt: active.leaseExpiresAt
+              })
+            )
+          }
+        }
+      }
+    }
+    if (sessionId === undefined) return
     const info = yield* store.info(sessionId)
-    if (Option.isNone(info)) return
-    if (!mayUse(served, info.value.userId, userId)) return yield* Effect.fail(errors.sessionNotFound(sessionId))
-    if (info.value.workflowName !== served.workflow.name) {
-      return yield* Effect.fail(
-        new Api.Conflict({
-          sessionId,
-          message: `Session '${sessionId}' belongs to workflow '${info.value.workflowName}'`
-        })
-      )
+    if (Option.isSome(info)) {
+      if (!mayUse(served, info.value.userId, userId)) return yield* Effect.fail(errors.sessionNotFound(sessionId))
+      if (info.value.workflowName !== served.workflow.name) {
+        return yield* Effect.fail(
+          new Api.Conflict({
+            reason: "other-workflow",
+            sessionId,
+            message: `Session '${sessionId}' belongs to workflow '${info.value.workflowName}'`
+          })
+        )
+      }
+    }
+    if (streamed) {
+      // the engine refuses it too, but a stream would have started by then
+      const paused = (yield* store.activeRuns({ sessionId, status: "paused" })).find((run) => run.runId !== payload.runId)
+      if (paused !== undefined) {
+        return yield* Effect.fail(new WorkflowError.SessionPaused({ sessionId, runId: paused.runId }))
+      }
     }
   })
 
+/**
+ * Fails unless `runId` is an unfinished run of this workflow the caller may
+ * see (404 otherwise, the same for all: another user's run stays invisible).
+ */
+const visibleRun = (served: Served, runId: string, userId: string | undefined) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const known = yield* store.getRun(runId)
+    if (Option.isNone(known)) return yield* Effect.fail(errors.runNotFound(runId))
+    const run = known.value._tag === "Active" ? known.value.run : known.value.record
+    if (run.workflowName !== served.workflow.name || !mayUse(served, run.userId, userId)) {
+      return yield* Effect.fail(errors.runNotFound(runId))
+    }
+    if (known.value._tag === "Recorded") {
+      return yield* Effect.fail(errors.runNotFound(runId, `Run '${runId}' has ended (${known.value.record.status})`))
+    }
+    return known.value.run
+  })
+
+const pausedRun = (run: SessionStore.ActiveRun): Api.PausedRun => ({
+  runId: run.runId,
+  sessionId: run.sessionId,
+  workflowName: run.workflowName,
+  ...(run.userId === undefined ? {} : { userId: run.userId }),
+  input: run.input,
+  path: run.pause?.path ?? [],
+  payload: run.pause?.payload,
+  startedAt: run.startedAt,
+  pausedAt: run.pause?.pausedAt ?? run.updatedAt
+})
+
+const isRunPaused = (error: unknown): error is WorkflowError.RunPaused =>
+  WorkflowError.isWorkflowError(error) && error._tag === "RunPaused"
+
+/**
+ * A run (started or carried on) answered as JSON: its `RunOutput`, or 202 with
+ * the question when it paused; interrupted after the run timeout.
+ */
+const runJson = (
+  served: Served,
+  settings: Settings,
+  run: Effect.Effect<Workflow.RunOutput<unknown, unknown>, unknown, any>,
+  carriedState: boolean
+) =>
+  Effect.gen(function*() {
+    const timeoutMillis = Duration.toMillis(settings.runTimeout)
+    const output = yield* within(
+      served,
+      run.pipe(
+        Effect.timeoutFail({
+          duration: settings.runTimeout,
+          onTimeout: () =>
+            new Api.RunTimeout({
+              timeoutMillis,
+              message: `The run took longer than ${timeoutMillis} ms: it was cancelled and committed nothing`
+            })
+        }),
+        Effect.map((output) => ({ _tag: "Completed" as const, output })),
+        Effect.catchIf(isRunPaused, (paused) => Effect.succeed({ _tag: "Paused" as const, paused }))
+      )
+    ).pipe(Effect.mapError(errors.runError(carriedState)))
+    if (output._tag === "Paused") {
+      const { path, payload, runId, sessionId } = output.paused
+      return { status: "paused" as const, runId, sessionId, path, payload }
+    }
+    const { content, runId, sessionId, state, stepOutputs, userId, workflowName } = output.output
+    return {
+      runId,
+      sessionId,
+      ...(userId === undefined ? {} : { userId }),
+      workflowName,
+      status: "completed" as const,
+      content,
+      stepOutputs,
+      state: yield* encodeState(served, sessionId, state)
+    }
+  })
+
+/** A run's events as a server-sent event response. */
+const runEvents = (
+  served: Served,
+  settings: Settings,
+  stream: Stream.Stream<WorkflowEvent.WorkflowEvent, unknown, any>,
+  sessionId: string | undefined
+) =>
+  events.eventStreamResponse(withinStream(
+    served,
+    events.response(stream, { timeout: settings.runTimeout, heartbeat: settings.heartbeat, sessionId })
+  ))
+
 const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
   HttpApiBuilder.group(api, "runs", (handlers) =>
-    handlers.handle("start", ({ headers, path, payload }) =>
-      Effect.gen(function*() {
-        const { userId } = yield* Api.CurrentUser
-        const served = yield* lookup(registry, path.name)
-        const carriedState = payload.sessionState !== undefined
-        const options: Workflow.RunOptions<unknown> = {
-          sessionId: payload.sessionId,
-          userId,
-          sessionState: payload.sessionState,
-          overwriteDbSessionState: payload.overwriteDbSessionState
-        }
-        yield* within(served, precheck(served, payload, userId)).pipe(Effect.mapError(errors.sessionError(false)))
-        if (wantsEvents(headers.accept)) {
-          const body = events.response(Workflow.stream(served.workflow, payload.input, options), {
-            timeout: settings.runTimeout,
-            heartbeat: settings.heartbeat,
-            sessionId: payload.sessionId
-          })
-          return events.eventStreamResponse(withinStream(served, body))
-        }
-        const timeoutMillis = Duration.toMillis(settings.runTimeout)
-        const output = yield* within(
-          served,
-          Workflow.run(served.workflow, payload.input, options).pipe(
-            Effect.timeoutFail({
-              duration: settings.runTimeout,
-              onTimeout: () =>
-                new Api.RunTimeout({
-                  timeoutMillis,
-                  message: `The run took longer than ${timeoutMillis} ms: it was cancelled and committed nothing`
-                })
+    handlers
+      .handle("start", ({ headers, path, payload }) =>
+        Effect.gen(function*() {
+          const { userId } = yield* Api.CurrentUser
+          const served = yield* lookup(registry, path.name)
+          const options: Workflow.RunOptions<unknown> = {
+            sessionId: payload.sessionId,
+            userId,
+            sessionState: payload.sessionState,
+            overwriteDbSessionState: payload.overwriteDbSessionState,
+            runId: payload.runId
+          }
+          const streamed = wantsEvents(headers.accept)
+          yield* within(served, precheck(served, payload, userId, streamed)).pipe(Effect.mapError(errors.sessionError(false)))
+          return streamed
+            ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), payload.sessionId)
+            : yield* runJson(
+              served,
+              settings,
+              Workflow.run(served.workflow, payload.input, options),
+              payload.sessionState !== undefined
+            )
+        }).pipe(errors.catchDefects))
+      .handle("paused", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const { userId } = yield* Api.CurrentUser
+          const served = yield* lookup(registry, path.name)
+          return yield* within(
+            served,
+            Effect.gen(function*() {
+              const sessionId = urlParams.sessionId
+              if (sessionId !== undefined) {
+                // a paused run's new session has no row yet: only an existing one is checked
+                const info = yield* (yield* SessionStore.SessionStore).info(sessionId)
+                if (
+                  Option.isSome(info) &&
+                  (info.value.workflowName !== served.workflow.name || !mayUse(served, info.value.userId, userId))
+                ) {
+                  return yield* Effect.fail(errors.sessionNotFound(sessionId))
+                }
+              }
+              const runs = yield* Workflow.pausedRuns(served.workflow, { sessionId })
+              return runs.filter((run) => mayUse(served, run.userId, userId)).map(pausedRun)
             })
           )
-        ).pipe(Effect.mapError(errors.runError(carriedState)))
-        return {
-          runId: output.runId,
-          sessionId: output.sessionId,
-          ...(output.userId === undefined ? {} : { userId: output.userId }),
-          workflowName: output.workflowName,
-          status: output.status,
-          content: output.content,
-          stepOutputs: output.stepOutputs,
-          state: yield* encodeState(served, output.sessionId, output.state)
-        }
-      }).pipe(errors.catchDefects)))
+        }).pipe(Effect.mapError(errors.sessionError(false)), errors.catchDefects))
+      .handle("continue", ({ headers, path, payload }) =>
+        Effect.gen(function*() {
+          const { userId } = yield* Api.CurrentUser
+          const served = yield* lookup(registry, path.name)
+          const run = yield* within(served, visibleRun(served, path.runId, userId)).pipe(
+            Effect.mapError(errors.sessionError(false))
+          )
+          if (run.status !== "paused") {
+            return yield* Effect.fail(
+              new Api.Conflict({
+                reason: "run-in-progress",
+                sessionId: run.sessionId,
+                runId: run.runId,
+                message: `Run '${run.runId}' is running, not waiting for a response`
+              })
+            )
+          }
+          const options: Workflow.ContinueOptions = { userId }
+          return wantsEvents(headers.accept)
+            ? runEvents(
+              served,
+              settings,
+              Workflow.continueStream(served.workflow, path.runId, payload.response, options),
+              run.sessionId
+            )
+            : yield* runJson(served, settings, Workflow.continue(served.workflow, path.runId, payload.response, options), false)
+        }).pipe(errors.catchDefects))
+      .handle("cancel", ({ path }) =>
+        Effect.gen(function*() {
+          const { userId } = yield* Api.CurrentUser
+          const served = yield* lookup(registry, path.name)
+          return yield* within(
+            served,
+            Effect.gen(function*() {
+              yield* visibleRun(served, path.runId, userId)
+              yield* Workflow.cancel(served.workflow, path.runId, { userId })
+              const ended = yield* (yield* SessionStore.SessionStore).getRun(path.runId)
+              if (Option.isNone(ended) || ended.value._tag !== "Recorded") {
+                return yield* Effect.dieMessage(`the cancelled run '${path.runId}' has no record`)
+              }
+              return ended.value.record
+            })
+          )
+        }).pipe(Effect.mapError(errors.sessionError(false)), errors.catchDefects)))
 
 // -----------------------------------------------------------------------------
 // middlewares
