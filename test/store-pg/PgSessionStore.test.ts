@@ -1,8 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Redacted, Schedule, Stream } from "effect"
+import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Redacted, Schedule, Schema, Stream } from "effect"
 import { clientLayer, freshSchema, testUrl, withClient } from "./pg.js"
 
 const run = (sessionId: string, runId: string): SessionStore.RunRecord => ({
@@ -115,6 +115,36 @@ describe("PgSessionStore", () => {
         Effect.provide(PgSessionStore.layer({ url: testUrl, schema, migrate: false }))
       )
       assert.strictEqual(version, 1)
+    }))
+
+  it.scoped("tables behind the latest migration are a typed error with migrate: false, naming the migration", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema }))
+      yield* withClient((sql) => sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id = 3`)
+      const error = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
+      assert.instanceOf(error, WorkflowError.SessionStoreError)
+      assert.include(error.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 2 of 3`)
+    }))
+
+  it.scoped("a stored state that no longer fits the workflow's Schema fails typed (reason schema) and is left alone", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      class Items extends SessionState.Tag("pg/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
+      const wf = Workflow.make({
+        name: "wf",
+        state: Items,
+        sessionState: { items: [] },
+        steps: [Step.make("add", () => Items.update((s) => ({ items: [...s.items, "new"] })))]
+      })
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        yield* commitFirst(store, "old", { items: "not a list" })
+        const error = yield* Effect.flip(Workflow.run(wf, "go", { sessionId: "old" }))
+        assert(error._tag === "StateDecodeError")
+        assert.deepInclude(error, { sessionId: "old", reason: "schema" })
+        assert.deepStrictEqual(Option.map(yield* store.load("old"), (s) => [s.state, s.version]), Option.some([{ items: "not a list" }, 1]))
+      }).pipe(Effect.provide(PgSessionStore.layer({ url: testUrl, schema })))
     }))
 
   it.effect("a database that cannot be reached fails with a SessionStoreError naming it, without its password", () =>
