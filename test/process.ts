@@ -70,12 +70,12 @@ export const exec = (
     })
   })
 
-/** The `sessionflow` command, run from its TypeScript sources by node (with tsx). */
-export const sessionflow = (args: ReadonlyArray<string>) =>
+/** The `sessionflow` command, run from its TypeScript sources by node (with tsx), with `env` added to the environment. */
+export const sessionflow = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) =>
   exec(process.execPath, [
     "--conditions=@sessionflow/source",
     "--import",
     tsxLoader,
     fileURLToPath(new URL("../packages/cli/src/bin.ts", import.meta.url)),
     ...args
-  ])
+  ], { env })

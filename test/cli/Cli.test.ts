@@ -290,7 +290,7 @@ describe("sessionflow: user errors", () => {
       fs.writeFileSync(text, "not a database\n")
       const missing = path.join(dir, "missing.db")
       const cases: ReadonlyArray<readonly [ReadonlyArray<string>, number, string]> = [
-        [["sessions", "list"], 2, "error: sessions list: --db <file> is required"],
+        [["sessions", "list"], 2, "error: sessions list: --db <file> or --url <url> is required"],
         [["sessions", "list", "--db"], 2, "error: --db needs a value"],
         [["sessions", "list", "--db", filename, "--verbose"], 2, "error: unknown option '--verbose'"],
         [["sessions", "frobnicate", "--db", filename], 2, "error: unknown sessions command 'frobnicate'"],

@@ -159,7 +159,7 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       expect(yield* error(["runs", "continue"])).toContain("which run?")
       expect(yield* error(["runs", "continue", "r1", "--approve", "--reject", "--db", "x.db"])).toContain("one of --approve, --reject")
       expect(yield* error(["runs", "continue", "r1", "--json", "--db", "x.db"])).toContain("give the answer")
-      expect(yield* error(["runs", "continue", "r1", "--approve"])).toContain("--db <file> is required")
+      expect(yield* error(["runs", "continue", "r1", "--approve"])).toContain("--db <file> or --url <url> is required")
       expect(yield* error(["runs", "continue", "r1", "--response", "{nope", "--db", "x.db"])).toContain("not JSON")
       expect(yield* error(["runs", "continue", "r1", "--reason", "x", "--db", "x.db"])).toContain("--reason goes with")
     }))

@@ -41,7 +41,8 @@ describe("sessionflow CLI", () => {
       const args = yield* Cli.parseArgs(["run", "team", "--db=x.db", "--table", "t", "--json", "--offline"])
       expect(args).toEqual({
         positionals: ["run", "team"],
-        db: "x.db",
+        database: { _tag: "Sqlite", filename: "x.db" },
+        schema: undefined,
         table: "t",
         json: true,
         offline: true,
@@ -59,7 +60,7 @@ describe("sessionflow CLI", () => {
       expect(unknown).toBeInstanceOf(Cli.UsageError)
       expect((unknown as Cli.UsageError).message).toContain("unknown scenario 'nope'")
       const noDb = yield* Effect.flip(captured(Cli.run(["sessions", "list"])))
-      expect((noDb as Cli.UsageError).message).toContain("--db <file> is required")
+      expect((noDb as Cli.UsageError).message).toContain("--db <file> or --url <url> is required")
     }))
 
   it.scoped("sessions list, show, rename and delete what a scenario stored", () =>

@@ -13,7 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { exec, type ProcessResult, root } from "../process.js"
 
-const libraries = ["core", "store-sqlite", "openai", "cli", "server"] as const
+const libraries = ["core", "store-sqlite", "store-pg", "openai", "cli", "server"] as const
 
 const readJson = (file: string): Record<string, unknown> => JSON.parse(fs.readFileSync(file, "utf8"))
 
@@ -57,11 +57,14 @@ const others = `import { OpenAIChat } from "@sessionflow/openai"
 import { Cli } from "@sessionflow/cli"
 import { SessionStore, TestModel } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
+import { PgSessionStore } from "@sessionflow/store-pg"
 
 export const model = OpenAIChat.model("gpt-4o-mini")
 export const scripted = TestModel.layer([TestModel.text("hi")])
 export const inspect = SqliteSessionStore.layer({ filename: "sessions.db", readonly: true, table: "sessionflow_sessions" })
 export const memory = SessionStore.layerMemory
+export const shared = PgSessionStore.layer({ url: "postgres://app@db.internal:5432/app", schema: "sessions", maxConnections: 5 })
+export const fromEnvironment = PgSessionStore.layerConfig()
 export const usage: string = Cli.usage
 `
 

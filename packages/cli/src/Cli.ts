@@ -1,6 +1,8 @@
 /**
  * The `sessionflow` command: looks into the sessions, run histories and
- * states that `@sessionflow/store-sqlite` keeps in a SQLite file.
+ * states that `@sessionflow/store-sqlite` keeps in a SQLite file, or
+ * `@sessionflow/store-pg` in PostgreSQL (`--url`, or the
+ * `SESSIONFLOW_DATABASE_URL` environment variable).
  *
  * ```sh
  * sessionflow sessions list   --db app.db
@@ -9,6 +11,7 @@
  * sessionflow sessions delete --db app.db <sessionId>
  * sessionflow state           --db app.db <sessionId> --json
  * sessionflow runs list       --db app.db
+ * sessionflow sessions list   --url postgres://app@db.internal:5432/app
  * ```
  *
  * `list`, `show`, `state` and `runs list` open the file read-only; `rename`
@@ -19,6 +22,7 @@
  * @since 0.1.0
  */
 import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { PgSessionStore } from "@sessionflow/store-pg"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -27,6 +31,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { dual } from "effect/Function"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 
@@ -52,22 +57,37 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
 export class CommandError extends Data.TaggedError("CommandError")<{ readonly message: string }> {}
 
 /**
+ * The environment variable holding the PostgreSQL URL used when neither
+ * `--db` nor `--url` is given.
+ *
+ * @since 0.1.0
+ * @category database
+ */
+export const databaseUrlVariable = "SESSIONFLOW_DATABASE_URL"
+
+/**
  * @since 0.1.0
  * @category usage
  */
-export const usage = `sessionflow: inspect the sessions a sessionflow app keeps in SQLite
+export const usage = `sessionflow: inspect the sessions a sessionflow app keeps in SQLite or PostgreSQL
 
 Usage:
-  sessionflow sessions list   --db <file> [--table <name>] [--json]
-  sessionflow sessions show   --db <file> [--table <name>] [--json] <sessionId>
-  sessionflow sessions rename --db <file> [--table <name>] [--json] <sessionId> <name>
-  sessionflow sessions delete --db <file> [--table <name>] [--json] <sessionId>
-  sessionflow state           --db <file> [--table <name>] [--json] <sessionId>
-  sessionflow runs list       --db <file> [--table <name>] [--json]
+  sessionflow sessions list   <database> [--table <name>] [--json]
+  sessionflow sessions show   <database> [--table <name>] [--json] <sessionId>
+  sessionflow sessions rename <database> [--table <name>] [--json] <sessionId> <name>
+  sessionflow sessions delete <database> [--table <name>] [--json] <sessionId>
+  sessionflow state           <database> [--table <name>] [--json] <sessionId>
+  sessionflow runs list       <database> [--table <name>] [--json]
   sessionflow help
 
-Options:
+The database is one of:
   --db <file>      the SQLite file (written by @sessionflow/store-sqlite)
+  --url <url>      a PostgreSQL URL, postgres://user:password@host:5432/database
+                   (written by @sessionflow/store-pg); without --db or --url,
+                   the URL in ${databaseUrlVariable}, if set
+
+Options:
+  --schema <name>  PostgreSQL: the schema the tables are in (default: the search_path)
   --table <name>   the session table (default ${SqliteSessionStore.defaultTable})
   --json           print JSON on stdout (for jq and scripts)
 
@@ -75,8 +95,8 @@ runs list shows the unfinished runs: paused (with the question they wait on),
 running, and abandoned (their process stopped; the lease expired). Continue or
 resume them with the workflow's code (Workflow.continue, Workflow.resume).
 
-list, show, state and runs list open the file read-only; rename and delete change
-only the session named. No command creates or migrates a table. Exit status: 0 on
+list, show, state and runs list open a SQLite file read-only (and only read
+PostgreSQL); rename and delete change only the session named. No command creates or migrates a table. Exit status: 0 on
 success, 1 when a command fails, 2 for a usage mistake; errors are one line on stderr.`
 
 // -----------------------------------------------------------------------------
@@ -161,7 +181,9 @@ export const parseCommandLine = (argv: ReadonlyArray<string>, spec: ArgsSpec): E
  */
 export interface Args {
   readonly positionals: ReadonlyArray<string>
-  readonly db: string | undefined
+  /** `--db`, `--url`, else `SESSIONFLOW_DATABASE_URL` */
+  readonly database: Database | undefined
+  readonly schema: string | undefined
   readonly table: string | undefined
   readonly json: boolean
   readonly help: boolean
@@ -171,46 +193,153 @@ export interface Args {
  * @since 0.1.0
  * @category parsing
  */
-export const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, UsageError> =>
-  Effect.map(parseCommandLine(argv, { values: ["db", "table"], flags: ["json", "help"] }), (line) => ({
-    positionals: line.positionals,
-    db: line.values.get("db"),
-    table: line.values.get("table"),
-    json: line.flags.has("json"),
-    help: line.flags.has("help")
-  }))
+export const parseArgs = (
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Effect.Effect<Args, UsageError> =>
+  Effect.gen(function*() {
+    const line = yield* parseCommandLine(argv, { values: ["db", "url", "schema", "table"], flags: ["json", "help"] })
+    const database = yield* chooseDatabase({ db: line.values.get("db"), url: line.values.get("url") }, env)
+    return {
+      positionals: line.positionals,
+      database,
+      schema: line.values.get("schema"),
+      table: line.values.get("table"),
+      json: line.flags.has("json"),
+      help: line.flags.has("help")
+    }
+  })
+
+// -----------------------------------------------------------------------------
+// the database
+// -----------------------------------------------------------------------------
+
+/**
+ * Where the sessions are: a SQLite file or a PostgreSQL URL.
+ *
+ * @since 0.1.0
+ * @category database
+ */
+export type Database =
+  | { readonly _tag: "Sqlite"; readonly filename: string }
+  | { readonly _tag: "Postgres"; readonly url: string }
+
+/**
+ * The database a command line names: `--db <file>` or `--url <url>` (not
+ * both); with neither, the URL in `SESSIONFLOW_DATABASE_URL` if set, else
+ * none.
+ *
+ * @since 0.1.0
+ * @category database
+ */
+export const chooseDatabase = (
+  given: { readonly db?: string | undefined; readonly url?: string | undefined },
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Effect.Effect<Database | undefined, UsageError> => {
+  if (given.db !== undefined && given.url !== undefined) {
+    return Effect.fail(new UsageError({ message: "give --db <file> or --url <url>, not both" }))
+  }
+  const url = given.url ?? (given.db === undefined ? env[databaseUrlVariable] : undefined)
+  if (url !== undefined && url !== "") {
+    return /^postgres(ql)?:\/\//.test(url)
+      ? Effect.succeed({ _tag: "Postgres", url })
+      : Effect.fail(new UsageError({ message: `not a PostgreSQL URL (postgres://…): ${describeUrl(url)}` }))
+  }
+  return Effect.succeed(given.db === undefined ? undefined : { _tag: "Sqlite", filename: given.db })
+}
+
+const describeUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    parsed.password = ""
+    return parsed.toString()
+  } catch {
+    return "(a URL that cannot be parsed)"
+  }
+}
+
+/**
+ * Where a database is, for messages: the file, or the URL without its password.
+ *
+ * @since 0.1.0
+ * @category database
+ */
+export const describeDatabase = (database: Database): string =>
+  database._tag === "Sqlite" ? database.filename : describeUrl(database.url)
+
+/**
+ * The option naming a database on a command line (`--db <file>` or `--url
+ * <url>`, without the password), for hints.
+ *
+ * @since 0.1.0
+ * @category database
+ */
+export const databaseOption = (database: Database): string =>
+  database._tag === "Sqlite" ? `--db ${database.filename}` : `--url ${describeDatabase(database)}`
+
+/**
+ * The store on a database: SQLite (`readonly` opens an existing file for
+ * inspection) or PostgreSQL (in `schema`). `migrate: false` creates and
+ * changes no table.
+ *
+ * @since 0.1.0
+ * @category database
+ */
+export const storeLayer = (
+  database: Database,
+  options: {
+    readonly table?: string | undefined
+    readonly schema?: string | undefined
+    readonly migrate?: boolean | undefined
+    readonly readonly?: boolean | undefined
+  } = {}
+): Layer.Layer<SessionStore.SessionStore, WorkflowError.SessionStoreError> =>
+  database._tag === "Sqlite"
+    ? SqliteSessionStore.layer({
+      filename: database.filename,
+      table: options.table,
+      readonly: options.readonly,
+      migrate: options.migrate
+    })
+    : PgSessionStore.layer({
+      url: database.url,
+      schema: options.schema,
+      table: options.table,
+      migrate: options.migrate
+    })
 
 // -----------------------------------------------------------------------------
 // the store
 // -----------------------------------------------------------------------------
 
 const where = (args: Args) =>
-  `${args.db}${args.table === undefined ? "" : ` (table ${args.table})`}`
+  `${args.database === undefined ? "" : describeDatabase(args.database)}${
+    args.schema === undefined ? "" : ` (schema ${args.schema})`
+  }${args.table === undefined ? "" : ` (table ${args.table})`}`
 
 /**
- * Runs `self` on the store in `--db`: read-only for reading commands, never
- * migrating or creating anything.
+ * Runs `self` on the store in `--db` or `--url`: read-only for reading
+ * commands (on SQLite), never migrating or creating anything.
  */
 const withStore = (args: Args, command: string, access: "read" | "write") =>
 <A, E>(
   self: Effect.Effect<A, E, SessionStore.SessionStore>
 ): Effect.Effect<A, E | UsageError | CommandError | WorkflowError.SessionStoreError> =>
   Effect.suspend((): Effect.Effect<A, E | UsageError | CommandError | WorkflowError.SessionStoreError> => {
-    const db = args.db
-    if (db === undefined) {
-      return Effect.fail(new UsageError({ message: `${command}: --db <file> is required (the SQLite file to inspect)` }))
+    const database = args.database
+    if (database === undefined) {
+      return Effect.fail(
+        new UsageError({
+          message: `${command}: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database to inspect)`
+        })
+      )
     }
-    if (db !== ":memory:" && !fs.existsSync(db)) {
-      return Effect.fail(new CommandError({ message: `no database file '${db}'` }))
+    if (database._tag === "Sqlite" && database.filename !== ":memory:" && !fs.existsSync(database.filename)) {
+      return Effect.fail(new CommandError({ message: `no database file '${database.filename}'` }))
     }
     return Effect.provide(
       self,
-      SqliteSessionStore.layer({
-        filename: db,
-        table: args.table,
-        readonly: access === "read",
-        migrate: false
-      })
+      storeLayer(database, { table: args.table, schema: args.schema, readonly: access === "read", migrate: false })
     )
   })
 
@@ -225,7 +354,9 @@ const sessionArg = (args: Args, command: string, extra: "none" | "rest") =>
   })
 
 const notFound = (args: Args, sessionId: string) =>
-  new CommandError({ message: `no session '${sessionId}' in ${where(args)} (see: sessionflow sessions list --db ${args.db})` })
+  new CommandError({ message: `no session '${sessionId}' in ${where(args)} (see: sessionflow sessions list${
+    args.database === undefined ? "" : ` ${databaseOption(args.database)}`
+  })` })
 
 const infoOrFail = (args: Args, sessionId: string) =>
   Effect.flatMap(SessionStore.SessionStore, (store) => store.info(sessionId)).pipe(

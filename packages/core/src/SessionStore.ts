@@ -372,7 +372,11 @@ export interface SessionChange {
  * @category watching
  */
 export interface WatchOptions {
-  /** how often a polling backend (SQLite) reads the version; default 250 millis. Others ignore it. */
+  /**
+   * how often a polling backend (SQLite) reads the version (default 250
+   * millis); PostgreSQL, told of commits, reads this often too as a safety net
+   * (default 5 seconds); the memory backend ignores it
+   */
   readonly pollInterval?: Duration.DurationInput | undefined
 }
 
@@ -495,7 +499,9 @@ export interface Backend {
    * the SQLite backend reads the session's version every `pollInterval`
    * (default {@link defaultPollInterval}) and loads the session only when the
    * version changed; it fails with `SessionStoreError` at once for a
-   * `pollInterval` that is not a positive, finite duration.
+   * `pollInterval` that is not a positive, finite duration. The PostgreSQL
+   * backend (`@sessionflow/store-pg`) is notified of each commit
+   * (`LISTEN`/`NOTIFY`) and reads the session then.
    */
   readonly watch: (
     sessionId: string,

@@ -95,14 +95,14 @@ export const scenario = Scenario.make({
   name: "approval", cookbook: "tool_approval", aliases: ["expenses", "expense", "human-in-the-loop", "hitl"],
   description: `An expense assistant; expenses above ${LIMIT} EUR pause the run until a person approves (any process)`,
   workflows: [expenseWorkflow], offlineModel, layer: ExpenseToolsLive
-}, ({ db }) =>
+}, ({ db, dbOption }) =>
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId("expenses")
     yield* Output.heading(`Recording expenses (above ${LIMIT} EUR a manager approves)`)
     const paused = yield* Scenario.runShown(expenseWorkflow, input, { sessionId })
-    if (!(yield* Scenario.answerPauses(expenseWorkflow, paused, db))) return
+    if (!(yield* Scenario.answerPauses(expenseWorkflow, paused, dbOption))) return
     yield* Output.state("Workflow session state", yield* Workflow.getSessionState(expenseWorkflow, sessionId))
-    yield* Output.note(`Stored as session ${sessionId} in ${db}:  npm start -- sessions show --db ${db} ${sessionId}`)
+    yield* Output.note(`Stored as session ${sessionId} in ${db}:  npm start -- sessions show ${dbOption} ${sessionId}`)
   }))
 
 export const main = scenario.main

@@ -111,18 +111,23 @@ Usage:
   npm start                                   the guided demo (the shopping list; offline without a key)
   npm start -- list                           the scenarios, one line each
   npm start -- run <scenario> [options]       run one scenario (name, alias or number 1-8)
-  npm start -- serve [--port <p>] [--db <file>]   every example workflow over HTTP, with a session browser
-  npm start -- sessions list   --db <file> [--table <t>] [--json]
-  npm start -- sessions show   --db <file> [--table <t>] [--json] <sessionId>
-  npm start -- sessions rename --db <file> [--table <t>] <sessionId> <name>
-  npm start -- sessions delete --db <file> [--table <t>] <sessionId>
-  npm start -- state           --db <file> [--table <t>] [--json] <sessionId>
-  npm start -- runs list       --db <file> [--table <t>] [--json]
-  npm start -- runs continue   --db <file> [--table <t>] [--json] <runId> [--approve | --reject] [--reason <text>]
+  npm start -- serve [--port <p>] [<database>]   every example workflow over HTTP, with a session browser
+  npm start -- sessions list   <database> [--table <t>] [--json]
+  npm start -- sessions show   <database> [--table <t>] [--json] <sessionId>
+  npm start -- sessions rename <database> [--table <t>] <sessionId> <name>
+  npm start -- sessions delete <database> [--table <t>] <sessionId>
+  npm start -- state           <database> [--table <t>] [--json] <sessionId>
+  npm start -- runs list       <database> [--table <t>] [--json]
+  npm start -- runs continue   <database> [--table <t>] [--json] <runId> [--approve | --reject] [--reason <text>]
   npm start -- help
 
+The database (run, serve: default the SQLite file tmp/<scenario>.db, tmp/server.db):
+  --db <file>      a SQLite file
+  --url <url>      a PostgreSQL URL (postgres://user:password@host:5432/database); without
+                   --db or --url, the URL in SESSIONFLOW_DATABASE_URL, if set
+  --schema <name>  with --url: the schema of the tables (default: the search_path)
+
 Options:
-  --db <file>      the SQLite file (run: default tmp/<scenario>.db; serve: tmp/server.db)
   --port <p>       serve: the port (default 3000; 0 picks a free one)
   --table <name>   the session table (run: the scenario's default)
   --json           run, runs continue (and the demo): every workflow event as one JSON line
@@ -136,13 +141,15 @@ Options:
 
 A run that pauses for approval (npm start -- run approval) asks y/n on the terminal;
 with --json it ends with a RunPaused line (its runId), and any later process
-continues it: npm start -- runs continue <runId> --approve --db <file>.
+continues it: npm start -- runs continue <runId> --approve --db <file> (or --url <url>).
 
 For JSON on stdout without npm's banner: npm start --silent -- run team --json | jq .
 sessions, state and runs list are the sessionflow command (npx sessionflow help),
-which works on any sessionflow SQLite file and never creates or migrates tables.
+which works on any sessionflow SQLite file or PostgreSQL database and never creates
+or migrates tables.
 
 Environment:
+  SESSIONFLOW_DATABASE_URL  the PostgreSQL URL used without --db and --url
   OPENAI_API_KEY   use real OpenAI models (without it: an offline scripted model)
   OPENAI_BASE_URL  any OpenAI-compatible server (e.g. http://localhost:11434/v1)
   OPENAI_MODEL     the model id (default gpt-4o-mini)`
@@ -159,7 +166,9 @@ Environment:
  */
 export interface Args {
   readonly positionals: ReadonlyArray<string>
-  readonly db: string | undefined
+  /** `--db <file>`, `--url <url>`, or (without either) the URL in `SESSIONFLOW_DATABASE_URL` */
+  readonly database: SessionflowCli.Database | undefined
+  readonly schema: string | undefined
   readonly table: string | undefined
   readonly port: string | undefined
   readonly json: boolean
@@ -171,6 +180,14 @@ export interface Args {
   readonly response: string | undefined
 }
 
+/** The scenario options naming the database the command line chose. */
+const databaseOptions = (args: Args) =>
+  args.database === undefined
+    ? {}
+    : args.database._tag === "Sqlite"
+    ? { db: args.database.filename }
+    : { url: args.database.url, schema: args.schema }
+
 /**
  * Parses arguments by hand: `--flag value`, `--flag=value`, `-h`, and `--`
  * ending the options.
@@ -178,15 +195,20 @@ export interface Args {
  * @since 0.1.0
  * @category parsing
  */
-export const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, UsageError> =>
-  Effect.map(
+export const parseArgs = (
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Effect.Effect<Args, UsageError> =>
+  Effect.flatMap(
     SessionflowCli.parseCommandLine(argv, {
-      values: ["db", "table", "port", "reason", "response"],
+      values: ["db", "url", "schema", "table", "port", "reason", "response"],
       flags: ["json", "offline", "help", "approve", "reject"]
     }),
-    (line) => ({
+    (line) =>
+      Effect.map(SessionflowCli.chooseDatabase({ db: line.values.get("db"), url: line.values.get("url") }, env), (database) => ({
       positionals: line.positionals,
-      db: line.values.get("db"),
+      database,
+      schema: line.values.get("schema"),
       table: line.values.get("table"),
       port: line.values.get("port"),
       json: line.flags.has("json"),
@@ -196,7 +218,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): Effect.Effect<Args, Usag
       reject: line.flags.has("reject"),
       reason: line.values.get("reason"),
       response: line.values.get("response")
-    })
+    }))
   )
 
 // -----------------------------------------------------------------------------
@@ -225,7 +247,7 @@ const runScenario = (args: Args) =>
         message: `unknown scenario '${name}'. Known scenarios: ${scenarios.map((s) => s.name).join(", ")}`
       })
     }
-    yield* found.value.main({ db: args.db, table: args.table, offline: args.offline })
+    yield* found.value.main({ ...databaseOptions(args), table: args.table, offline: args.offline })
   })
 
 /** The answer `runs continue` was given on the command line, if any. */
@@ -263,16 +285,24 @@ const continueRun = (args: Args) =>
     if (response === undefined && args.json) {
       return yield* new UsageError({ message: "runs continue --json: give the answer (--approve, --reject or --response <json>)" })
     }
-    const db = args.db
-    if (db === undefined) return yield* new UsageError({ message: "runs continue: --db <file> is required (the SQLite file the run is in)" })
-    if (!fs.existsSync(db)) return yield* new CommandError({ message: `no database file '${db}'` })
+    const database = args.database
+    if (database === undefined) {
+      return yield* new UsageError({
+        message: "runs continue: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database the run is in)"
+      })
+    }
+    if (database._tag === "Sqlite" && !fs.existsSync(database.filename)) {
+      return yield* new CommandError({ message: `no database file '${database.filename}'` })
+    }
+    const db = SessionflowCli.describeDatabase(database)
+    const dbOption = SessionflowCli.databaseOption(database)
     return yield* Effect.gen(function*() {
       const store = yield* SessionStore.SessionStore
       const found = yield* store.getRun(runId)
       if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.status !== "paused") {
         const why = Option.isSome(found)
           ? found.value._tag === "Recorded" ? `: it has ended (${found.value.record.status})` : ": it is running, not paused"
-          : " (see: npm start -- runs list --db " + db + ")"
+          : ` (see: npm start -- runs list ${dbOption})`
         return yield* new CommandError({ message: `no paused run '${runId}' in ${db}${why}` })
       }
       const run = found.value.run
@@ -292,10 +322,10 @@ const continueRun = (args: Args) =>
       // a scenario's workflows need its layer, a model and a store (the Scenario contract)
       const continued = Effect.flatMap(
         Scenario.continueShown(workflow, runId, given),
-        (paused) => Scenario.answerPauses(workflow, paused, db)
+        (paused) => Scenario.answerPauses(workflow, paused, dbOption)
       ) as Effect.Effect<boolean, unknown, LanguageModel.LanguageModel | SessionStore.SessionStore>
       yield* continued.pipe(Scenario.withModel(scenario, { offline: args.offline }))
-    }).pipe(Effect.provide(Scenario.storeLayer({ db, table: args.table }, db)))
+    }).pipe(Effect.provide(Scenario.storeLayer({ ...databaseOptions(args), table: args.table }, db)))
   }).pipe(Output.withConsole)
 
 /**
@@ -328,11 +358,11 @@ const serve = (args: Args) =>
       return yield* new UsageError({ message: `serve: --port must be a port number, not '${args.port}'` })
     }
     if (args.positionals.length > 1) return yield* new UsageError({ message: `serve: unexpected argument '${args.positionals[1]}'` })
-    yield* Serve.main({ port, db: args.db, offline: args.offline })
+    yield* Serve.main({ port, ...databaseOptions(args), offline: args.offline })
   })
 
 const guidedDemo = (args: Args) =>
-  ShoppingList.main({ db: args.db, table: args.table, offline: args.offline, guide: demoGuide })
+  ShoppingList.main({ ...databaseOptions(args), table: args.table, offline: args.offline, guide: demoGuide })
 
 /**
  * Runs the command line `argv` (without `node` and the script). Fails with

@@ -38,7 +38,7 @@ export const scenario = Scenario.make({
   name: "custom-executors", cookbook: "state_in_function", aliases: ["executors", "functions", "function", "streaming"],
   description: "Function steps count and store content plans; a streaming executor forwards the planner's text",
   workflows: [contentWorkflow, streamingContentWorkflow], offlineModel, layer: Layer.empty, table: TABLE
-}, ({ db, table }) =>
+}, ({ db, dbOption, table }) =>
   Effect.gen(function*() {
     const plain = yield* runTwice(contentWorkflow, false)
     yield* Output.say()
@@ -46,7 +46,7 @@ export const scenario = Scenario.make({
     const streaming = yield* runTwice(streamingContentWorkflow, true)
     yield* Output.say()
     yield* Output.note(`Sessions ${plain} and ${streaming} are in table ${table} of ${db}:`)
-    yield* Output.note(`  npm start -- sessions list --db ${db} --table ${table}`)
+    yield* Output.note(`  npm start -- sessions list ${dbOption} --table ${table}`)
   }))
 
 export const main = scenario.main

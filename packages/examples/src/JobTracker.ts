@@ -141,7 +141,7 @@ export const scenario = Scenario.make({
   name: "job-tracker", cookbook: "job_application_tracker", aliases: ["jobs", "job", "job-application-tracker", "tracker"],
   description: "Structured output + tools; a fixed session accumulates applications across processes",
   workflows: [trackerWorkflow], offlineModel, layer: TrackerToolsLive, db: DEFAULT_DB
-}, ({ db }) =>
+}, ({ db, dbOption }) =>
   Effect.gen(function*() {
     const existing = yield* Effect.option(Workflow.getSessionState(trackerWorkflow))
     yield* Option.match(existing, {
@@ -155,7 +155,7 @@ export const scenario = Scenario.make({
     }
     yield* Output.say()
     yield* Output.note(`Run it again (or in another process): the applications keep accumulating in ${SESSION_ID}.`)
-    yield* Output.note(`  npm start -- sessions show --db ${db} ${SESSION_ID}`)
+    yield* Output.note(`  npm start -- sessions show ${dbOption} ${SESSION_ID}`)
   }))
 
 export const main = scenario.main

@@ -8,8 +8,8 @@
  */
 import type * as LanguageModel from "@effect/ai/LanguageModel"
 import { Agent, SessionStore, Workflow, type WorkflowError, type WorkflowEvent } from "@sessionflow/core"
+import { Cli as SessionflowCli } from "@sessionflow/cli"
 import { OpenAIChat } from "@sessionflow/openai"
-import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -29,6 +29,10 @@ import * as Output from "./Output.js"
 export interface Options {
   /** the SQLite file (default `tmp/<scenario>.db`) */
   readonly db?: string | undefined
+  /** a PostgreSQL URL: the sessions go there instead of the SQLite file */
+  readonly url?: string | undefined
+  /** the PostgreSQL schema (with `url`; default: the search_path) */
+  readonly schema?: string | undefined
   /** the session table (default: the store's, or the scenario's) */
   readonly table?: string | undefined
   /** use the scripted model even when `OPENAI_API_KEY` is set */
@@ -112,8 +116,18 @@ export const chooseModel = (
 export const defaultDb = (scenario: string): string => path.join("tmp", `${scenario}.db`)
 
 /**
- * The store: `options.store`, else SQLite at `options.db` (else `fallbackDb`),
- * creating the file's directory.
+ * The database `options` name: PostgreSQL at `options.url`, else SQLite at
+ * `options.db` (else `fallbackDb`).
+ *
+ * @since 0.1.0
+ * @category stores
+ */
+export const database = (options: Options, fallbackDb: string): SessionflowCli.Database =>
+  options.url !== undefined ? { _tag: "Postgres", url: options.url } : { _tag: "Sqlite", filename: options.db ?? fallbackDb }
+
+/**
+ * The store: `options.store`, else PostgreSQL at `options.url`, else SQLite at
+ * `options.db` (else `fallbackDb`), creating the file's directory.
  *
  * @since 0.1.0
  * @category stores
@@ -124,11 +138,13 @@ export const storeLayer = (
   fallbackTable?: string
 ): Layer.Layer<SessionStore.SessionStore, unknown> => {
   if (options.store !== undefined) return options.store
-  const filename = options.db ?? fallbackDb
+  const chosen = database(options, fallbackDb)
   const table = options.table ?? fallbackTable
   return Layer.unwrapEffect(Effect.sync(() => {
-    if (filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
-    return SqliteSessionStore.layer(table === undefined ? { filename } : { filename, table })
+    if (chosen._tag === "Sqlite" && chosen.filename !== ":memory:") {
+      fs.mkdirSync(path.dirname(path.resolve(chosen.filename)), { recursive: true })
+    }
+    return SessionflowCli.storeLayer(chosen, { table, schema: options.schema })
   }))
 }
 
@@ -225,13 +241,13 @@ export const askApproval = (payload: unknown): Effect.Effect<Option.Option<Agent
 
 /**
  * What to type to continue a paused run later (`runs continue`, on the same
- * SQLite file).
+ * database: `dbOption` is `--db <file>` or `--url <url>`).
  *
  * @since 0.1.0
  * @category running
  */
-export const continueHint = (runId: string, db: string): string =>
-  `npm start -- runs continue ${runId} --approve --db ${db}   (or --reject [--reason <text>])`
+export const continueHint = (runId: string, dbOption: string): string =>
+  `npm start -- runs continue ${runId} --approve ${dbOption}   (or --reject [--reason <text>])`
 
 /**
  * Answers a paused run's questions as long as it pauses: in pretty mode asks
@@ -245,7 +261,7 @@ export const continueHint = (runId: string, db: string): string =>
 export const answerPauses = <W extends Workflow.Any>(
   workflow: W,
   pause: WorkflowEvent.RunPaused | undefined,
-  db: string
+  dbOption: string
 ): Effect.Effect<
   boolean,
   Exclude<Workflow.Error<W> | Workflow.ContinueError, WorkflowError.RunPaused>,
@@ -257,7 +273,7 @@ export const answerPauses = <W extends Workflow.Any>(
     while (paused !== undefined) {
       const answer = output.mode === "json" ? Option.none() : yield* askApproval(paused.payload)
       if (Option.isNone(answer)) {
-        yield* Output.note(`The run waits for an answer. Continue it later with:\n  ${continueHint(paused.runId, db)}`)
+        yield* Output.note(`The run waits for an answer. Continue it later with:\n  ${continueHint(paused.runId, dbOption)}`)
         return false
       }
       paused = yield* continueShown(workflow, paused.runId, answer.value)
@@ -334,8 +350,10 @@ export interface Scenario {
  * @category models
  */
 export interface Context {
-  /** the SQLite file */
+  /** where the sessions are: the SQLite file, or the PostgreSQL URL (without its password) */
   readonly db: string
+  /** the option naming that database on a command line: `--db <file>` or `--url <url>` */
+  readonly dbOption: string
   /** the session table, when not the store's default */
   readonly table: string | undefined
   /** what to explain around the runs, if anything */
@@ -369,9 +387,10 @@ export const make = <R>(
     layer: definition.layer,
     main: (options = {}) =>
       Effect.suspend(() => {
-        const db = options.db ?? definition.db ?? defaultDb(definition.name)
+        const chosen = database(options, options.db ?? definition.db ?? defaultDb(definition.name))
+        const db = chosen._tag === "Sqlite" ? chosen.filename : SessionflowCli.describeDatabase(chosen)
         const table = options.table ?? definition.table
-        return runs({ db, table, guide: options.guide }).pipe(
+        return runs({ db, dbOption: SessionflowCli.databaseOption(chosen), table, guide: options.guide }).pipe(
           withModel(definition, options),
           Effect.provide(storeLayer(options, db, table))
         )

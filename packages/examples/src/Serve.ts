@@ -7,6 +7,7 @@
  */
 import type * as LanguageModel from "@effect/ai/LanguageModel"
 import * as HttpServer from "@effect/platform/HttpServer"
+import { Cli as SessionflowCli } from "@sessionflow/cli"
 import { SessionNamer } from "@sessionflow/core"
 import { WorkflowServer } from "@sessionflow/server"
 import * as Context from "effect/Context"
@@ -25,6 +26,10 @@ export interface Options {
   readonly host?: string | undefined
   /** the SQLite file (default `tmp/server.db`) */
   readonly db?: string | undefined
+  /** a PostgreSQL URL: the sessions go there instead of the SQLite file */
+  readonly url?: string | undefined
+  /** the PostgreSQL schema (with `url`) */
+  readonly schema?: string | undefined
   /** use the scripted models even when `OPENAI_API_KEY` is set */
   readonly offline?: boolean | undefined
 }
@@ -67,11 +72,12 @@ export const entries = (options: Options = {}) =>
  */
 export const main = (options: Options = {}): Effect.Effect<void, unknown> =>
   Effect.scoped(Effect.gen(function*() {
-    const db = options.db ?? defaultDb
+    const database = Examples.Scenario.database(options, defaultDb)
+    const db = database._tag === "Sqlite" ? database.filename : SessionflowCli.describeDatabase(database)
     const workflows = yield* entries(options)
     const context = yield* Layer.build(
       WorkflowServer.serve({ workflows, port: options.port ?? 3000, host: options.host }).pipe(
-        Layer.provide(Examples.Scenario.storeLayer({ db }, db))
+        Layer.provide(Examples.Scenario.storeLayer(options, defaultDb))
       )
     )
     const address = Context.get(context, HttpServer.HttpServer).address

@@ -50,7 +50,7 @@ export const scenario = Scenario.make({
   name: "session-naming", cookbook: "rename_session", aliases: ["naming", "rename", "rename-session", "name"],
   description: "One research → writing run, then the session is named by the model and stored",
   workflows: [articleWorkflow], offlineModel, layer: Layer.empty
-}, ({ db }) =>
+}, ({ db, dbOption }) =>
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId("article")
     yield* Scenario.showRun(articleWorkflow, input, { heading: "Article creation", sessionId })
@@ -61,7 +61,7 @@ export const scenario = Scenario.make({
     yield* Output.say()
     yield* Output.say(`New session name: ${Option.getOrElse(name, () => "(none)")}`)
     yield* Output.note(`The name is stored with session ${sessionId}; read it back from another process with:`)
-    yield* Output.note(`  npm start -- sessions show --db ${db} ${sessionId}`)
+    yield* Output.note(`  npm start -- sessions show ${dbOption} ${sessionId}`)
   }))
 
 export const main = scenario.main

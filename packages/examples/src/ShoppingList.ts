@@ -126,7 +126,7 @@ export const scenario = Scenario.make({
   name: "shopping-list", cookbook: "state_with_agent", aliases: ["shopping", "shopping_list", "agent"],
   description: "Two agents' tools add, remove, list and clear a shopping list in the session state",
   workflows: [shoppingWorkflow], offlineModel, layer: ShoppingToolsLive
-}, ({ db, guide }) =>
+}, ({ db, dbOption, guide }) =>
   Effect.gen(function*() {
     if (guide !== undefined) yield* Output.say(guide.intro(db))
     const sessionId = Scenario.newSessionId("shopping")
@@ -137,7 +137,7 @@ export const scenario = Scenario.make({
     }
     yield* Output.say()
     yield* Output.note(`Stored as session ${sessionId} in ${db}. Inspect it with:`)
-    yield* Output.note(`  npm start -- sessions show --db ${db} ${sessionId}`)
+    yield* Output.note(`  npm start -- sessions show ${dbOption} ${sessionId}`)
     if (guide !== undefined) yield* Output.note(guide.outro)
   }))
 

@@ -22,7 +22,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { SessionStore, StoreRows, WorkflowError } from "@sessionflow/core"
 import * as Config from "effect/Config"
 import type { ConfigError } from "effect/ConfigError"
 import * as Clock from "effect/Clock"
@@ -31,8 +31,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
-import type { ParseError } from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -46,7 +44,7 @@ import * as path from "node:path"
  * @since 0.1.0
  * @category constants
  */
-export const defaultTable = "sessionflow_sessions"
+export const defaultTable: string = StoreRows.defaultTable
 
 /**
  * The busy timeout `layer` and `layerConfig` set on their connection
@@ -119,16 +117,7 @@ export interface Options extends StoreOptions {
  * @since 0.1.0
  * @category models
  */
-export interface TableNames {
-  readonly sessions: string
-  readonly runs: string
-  /** unfinished (running or paused) runs */
-  readonly active: string
-  readonly migrations: string
-}
-
-const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
-const maxTableLength = 48
+export type TableNames = StoreRows.TableNames
 
 /**
  * Validates a `table` option and derives the names of the runs, unfinished
@@ -138,16 +127,7 @@ const maxTableLength = 48
  * @category constructors
  */
 export const tableNames = (table: string = defaultTable): Effect.Effect<TableNames, WorkflowError.SessionStoreError> =>
-  identifier.test(table) && table.length <= maxTableLength && !table.toLowerCase().startsWith("sqlite_")
-    ? Effect.succeed({ sessions: table, runs: `${table}_runs`, active: `${table}_active`, migrations: `${table}_migrations` })
-    : Effect.fail(
-      new WorkflowError.SessionStoreError({
-        method: "make",
-        description: `invalid table name ${
-          JSON.stringify(table)
-        }: use 1 to ${maxTableLength} letters, digits and underscores, not starting with a digit or "sqlite_"`
-      })
-    )
+  StoreRows.tableNames(table, { reservedPrefix: "sqlite_" })
 
 // -----------------------------------------------------------------------------
 // migrations (shipped migrations are never edited: add a new one instead)
@@ -215,8 +195,6 @@ const migrations = (sql: SqlClient.SqlClient, t: TableNames) =>
 /** The id of the newest migration above. */
 const latestMigrationId = 4
 
-class MigrationsPending extends Schema.TaggedError<MigrationsPending>()("MigrationsPending", {}) {}
-
 // -----------------------------------------------------------------------------
 // SQLITE_BUSY
 // -----------------------------------------------------------------------------
@@ -271,148 +249,12 @@ const waitForLock = (method: string, lockTimeout: Duration.Duration) =>
 // rows
 // -----------------------------------------------------------------------------
 
-const SessionInfoRow = Schema.Struct({
-  session_id: Schema.String,
-  workflow_name: Schema.String,
-  user_id: Schema.NullOr(Schema.String),
-  session_name: Schema.NullOr(Schema.String),
-  version: Schema.Number,
-  created_at: Schema.Number,
-  updated_at: Schema.Number
-})
+const { ActiveRow, ChangeRow, OwnerRow, RunRow, SessionInfoRow, SessionRow, VersionRow } = StoreRows.rowSchemas(Schema.Number)
 
-const SessionRow = Schema.Struct({
-  ...SessionInfoRow.fields,
-  state: Schema.Unknown,
-  paused_run_id: Schema.NullOr(Schema.String)
-})
+const describeError = (error: StoreRows.StoreFailure): string => StoreRows.describeFailure("SQLite", error)
 
-/** An unfinished run's row: its indexed columns, the rest as JSON in `data`. */
-const ActiveRow = Schema.Struct({
-  run_id: Schema.String,
-  session_id: Schema.String,
-  workflow_name: Schema.String,
-  user_id: Schema.NullOr(Schema.String),
-  status: SessionStore.ActiveStatus,
-  owner: Schema.String,
-  lease_expires_at: Schema.Number,
-  base_version: Schema.Number,
-  durability: Schema.Literal("run", "step"),
-  data: Schema.parseJson(Schema.Struct({
-    input: Schema.Unknown,
-    additionalData: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-    initialState: Schema.optional(Schema.Unknown),
-    journal: Schema.optional(SessionStore.Journal),
-    pause: Schema.optional(SessionStore.Pause)
-  })),
-  started_at: Schema.Number,
-  updated_at: Schema.Number
-})
-
-const toActiveRun = (row: typeof ActiveRow.Type): SessionStore.ActiveRun => ({
-  runId: row.run_id,
-  sessionId: row.session_id,
-  workflowName: row.workflow_name,
-  ...(row.user_id === null ? {} : { userId: row.user_id }),
-  status: row.status,
-  owner: row.owner,
-  leaseExpiresAt: row.lease_expires_at,
-  baseVersion: row.base_version,
-  durability: row.durability,
-  ...row.data,
-  startedAt: row.started_at,
-  updatedAt: row.updated_at
-})
-
-const activeData = (run: SessionStore.ActiveRun) =>
-  JSON.stringify({
-    input: run.input,
-    ...(run.additionalData === undefined ? {} : { additionalData: run.additionalData }),
-    ...(run.initialState === undefined ? {} : { initialState: run.initialState }),
-    ...(run.journal === undefined ? {} : { journal: run.journal }),
-    ...(run.pause === undefined ? {} : { pause: run.pause })
-  })
-
-const OwnerRow = Schema.Struct({ user_id: Schema.NullOr(Schema.String), version: Schema.Number })
-
-const VersionRow = Schema.Struct({ version: Schema.Number })
-
-const ChangeRow = Schema.Struct({
-  session_id: Schema.String,
-  workflow_name: Schema.String,
-  version: Schema.Number,
-  state: Schema.Unknown,
-  last_run_id: Schema.NullOr(Schema.String),
-  updated_at: Schema.Number
-})
-
-const RunRow = Schema.Struct({
-  run_id: Schema.String,
-  session_id: Schema.String,
-  workflow_name: Schema.String,
-  user_id: Schema.NullOr(Schema.String),
-  status: SessionStore.RunStatus,
-  input: Schema.NullOr(Schema.String),
-  content: Schema.NullOr(Schema.String),
-  error: Schema.NullOr(Schema.String),
-  started_at: Schema.Number,
-  completed_at: Schema.Number
-})
-
-const toInfo = (row: typeof SessionInfoRow.Type): SessionStore.SessionInfo => ({
-  sessionId: row.session_id,
-  workflowName: row.workflow_name,
-  userId: row.user_id ?? undefined,
-  name: row.session_name ?? undefined,
-  version: row.version,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at
-})
-
-/** JSON text, or NULL for `undefined` (so that `null` and `undefined` stay apart). */
-const toJson = (method: string, what: string, value: unknown) =>
-  Effect.try({
-    try: () => (value === undefined ? null : JSON.stringify(value) ?? null),
-    catch: (cause) =>
-      new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
-  })
-
-const fromJson = (text: string | null): unknown => (text === null ? undefined : JSON.parse(text))
-
-const toRunRecord = (row: typeof RunRow.Type): SessionStore.RunRecord => {
-  const content = fromJson(row.content)
-  return {
-    runId: row.run_id,
-    sessionId: row.session_id,
-    workflowName: row.workflow_name,
-    ...(row.user_id === null ? {} : { userId: row.user_id }),
-    status: row.status,
-    input: fromJson(row.input),
-    ...(content === undefined ? {} : { content }),
-    ...(row.error === null ? {} : { error: row.error }),
-    startedAt: row.started_at,
-    completedAt: row.completed_at
-  }
-}
-
-const describeError = (error: SqlError | ParseError | MigrationsPending): string => {
-  switch (error._tag) {
-    case "SqlError": {
-      const cause = Predicate.hasProperty(error.cause, "message") ? `: ${String(error.cause.message)}` : ""
-      return `SQLite failed: ${error.message}${cause}`
-    }
-    case "ParseError":
-      return `unexpected row in the database: ${error.message}`
-    case "MigrationsPending":
-      return "the tables are not migrated"
-  }
-}
-
-const storeError = (method: string) => (error: SqlError | ParseError | MigrationsPending) =>
+const storeError = (method: string) => (error: StoreRows.StoreFailure) =>
   new WorkflowError.SessionStoreError({ method, description: describeError(error), cause: error })
-
-const parseFailure = (method: string, runId: string, cause: unknown) =>
-  new WorkflowError.SessionStoreError({ method, description: `the stored run '${runId}' is not valid JSON`, cause })
 
 // -----------------------------------------------------------------------------
 // opening: the connection, and the tables migrated or checked
@@ -422,16 +264,6 @@ const inDatabase = (database: string | undefined) => (database === undefined ? "
 
 const makeError = (description: string, cause?: unknown) =>
   new WorkflowError.SessionStoreError({ method: "make", description, ...(cause === undefined ? {} : { cause }) })
-
-/** The message at the end of a chain of causes (SQLite's own words). */
-const innermostMessage = (error: unknown): string => {
-  let message = String(error)
-  for (let current = error, depth = 0; depth < 8 && Predicate.hasProperty(current, "message"); depth++) {
-    message = String(current.message)
-    current = Predicate.hasProperty(current, "cause") ? current.cause : undefined
-  }
-  return message
-}
 
 /**
  * Creates the tables or brings them to the latest migration. A migration that
@@ -447,7 +279,7 @@ const migrateTables = (sql: SqlClient.SqlClient, t: TableNames, database: string
       defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect)
     ),
     Effect.zipRight(sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM ${sql(t.migrations)}`.withoutTransform),
-    Effect.filterOrFail((rows) => (rows[0]?.id ?? 0) >= latestMigrationId, () => new MigrationsPending()),
+    Effect.filterOrFail((rows) => (rows[0]?.id ?? 0) >= latestMigrationId, () => new StoreRows.MigrationsPending()),
     Effect.retry({
       while: (error) => isBusy(error) || Predicate.isTagged(error, "MigrationsPending"),
       schedule: Schedule.spaced("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(250)))
@@ -456,7 +288,7 @@ const migrateTables = (sql: SqlClient.SqlClient, t: TableNames, database: string
       makeError(
         `cannot create or migrate the tables of '${t.sessions}' ${inDatabase(database)}: ${
           error._tag === "MigrationError"
-            ? `${error.message}${error.cause === undefined ? "" : `: ${innermostMessage(error.cause)}`}`
+            ? `${error.message}${error.cause === undefined ? "" : `: ${StoreRows.innermostMessage(error.cause)}`}`
             : error._tag === "MigrationsPending"
             ? "another connection left their migrations unfinished"
             : describeError(error)
@@ -654,13 +486,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
     function*(sessionId: string) {
       const row = yield* selectSession(sessionId)
       if (Option.isNone(row)) return Option.none<SessionStore.StoredSession>()
-      const state = yield* SessionStore.parseState(sessionId, row.value.state)
-      const pausedRunId = row.value.paused_run_id
-      return Option.some<SessionStore.StoredSession>({
-        ...toInfo(row.value),
-        state,
-        ...(pausedRunId === null ? {} : { pausedRunId })
-      })
+      return Option.some(yield* StoreRows.toStoredSession(row.value))
     },
     retryBusy("load"),
     Effect.catchTags({ SqlError: storeError("load"), ParseError: storeError("load") })
@@ -668,69 +494,23 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
 
   const info = Effect.fn("SqliteSessionStore.info")(
     function*(sessionId: string) {
-      return Option.map(yield* selectInfo(sessionId), toInfo)
+      return Option.map(yield* selectInfo(sessionId), StoreRows.toInfo)
     },
     retryBusy("info"),
     Effect.catchTags({ SqlError: storeError("info"), ParseError: storeError("info") })
   )
 
   /** Why a conditional write touched no row: the session is missing, someone else's, or at another version. */
-  const rejected = (
-    commit: SessionStore.Commit
-  ): Effect.Effect<
-    never,
-    | WorkflowError.SessionNotFound
-    | WorkflowError.SessionConflict
-    | WorkflowError.SessionOwnershipError
-    | SqlError
-    | ParseError
-  > =>
-    Effect.gen(function*() {
-      const existing = yield* selectOwner(commit.sessionId)
-      if (Option.isNone(existing)) {
-        return yield* commit.state === undefined
-          ? Effect.fail(new WorkflowError.SessionNotFound({ sessionId: commit.sessionId }))
-          : Effect.fail(
-            new WorkflowError.SessionConflict({
-              sessionId: commit.sessionId,
-              expectedVersion: commit.expectedVersion,
-              actualVersion: 0
-            })
-          )
-      }
-      yield* SessionStore.checkOwner(commit.sessionId, existing.value.user_id ?? undefined, commit.userId)
-      return yield* new WorkflowError.SessionConflict({
-        sessionId: commit.sessionId,
-        expectedVersion: commit.expectedVersion,
-        actualVersion: existing.value.version
-      })
-    })
+  const rejected = (commit: SessionStore.Commit) =>
+    Effect.flatMap(selectOwner(commit.sessionId), (existing) => StoreRows.rejected(commit, existing))
 
   const commit = Effect.fn("SqliteSessionStore.commit")(
     function*(commit: SessionStore.Commit) {
       const now = yield* Clock.currentTimeMillis
-      const state = commit.state === undefined ? null : yield* toJson("commit", "state", commit.state)
-      if (commit.state !== undefined && state === null) {
-        return yield* new WorkflowError.SessionStoreError({
-          method: "commit",
-          description: "cannot serialise the state as JSON"
-        })
-      }
-      const run = commit.run
-      const runRow = run === undefined ? undefined : {
-        run_id: run.runId,
-        session_id: commit.sessionId,
-        workflow_name: run.workflowName,
-        user_id: run.userId ?? null,
-        status: run.status,
-        input: yield* toJson("commit", "run input", run.input),
-        content: yield* toJson("commit", "run content", run.content),
-        error: run.error ?? null,
-        started_at: run.startedAt,
-        completed_at: run.completedAt
-      }
+      const state = commit.state === undefined ? null : yield* StoreRows.stateJson("commit", commit.state)
+      const runRow = commit.run === undefined ? undefined : yield* StoreRows.toRunRow("commit", commit.sessionId, commit.run)
       const userId = commit.userId ?? null
-      const lastRunId = run?.runId ?? null
+      const lastRunId = commit.run?.runId ?? null
 
       // The first statement of the transaction is a write, so it takes the
       // write lock at once (or fails with SQLITE_BUSY within a few ms, and the
@@ -775,7 +555,6 @@ WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`.withoutTra
     Effect.catchTags({ SqlError: storeError("commit"), ParseError: storeError("commit") })
   )
 
-  const decodeInfoRow = Schema.decodeUnknownEither(SessionInfoRow)
   const list = Effect.fn("SqliteSessionStore.list")(
     function*(filter: SessionStore.ListFilter) {
       const clauses = [
@@ -784,30 +563,9 @@ WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`.withoutTra
       ]
       const rows = yield* sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
 FROM ${sessions} WHERE ${sql.and(clauses)} ORDER BY updated_at DESC, session_id`.withoutTransform
-      // each row on its own: a damaged one is reported, the others listed
-      const found: Array<SessionStore.SessionInfo> = []
-      const broken: Array<SessionStore.BrokenSession> = []
-      for (const row of rows) {
-        const decoded = decodeInfoRow(row)
-        if (decoded._tag === "Right") {
-          found.push(toInfo(decoded.right))
-        } else {
-          const sessionId = String((row as { readonly session_id?: unknown }).session_id)
-          broken.push({
-            sessionId,
-            error: new WorkflowError.SessionStoreError({
-              method: "list",
-              description: `session '${sessionId}' has an unreadable row: ${
-                ParseResult.TreeFormatter.formatErrorSync(decoded.left)
-              }`,
-              cause: decoded.left
-            })
-          })
-        }
-      }
       // re-sorted in JS so that ties order exactly as in every other store
       // (SQLite compares text as UTF-8 bytes, JS as UTF-16 code units)
-      return { sessions: found.sort(SessionStore.byRecency), broken }
+      return StoreRows.toListing(rows, SessionInfoRow)
     },
     retryBusy("list"),
     Effect.catchTags({ SqlError: storeError("list") })
@@ -850,26 +608,14 @@ FROM ${runsTable} WHERE ${where} ORDER BY seq`.withoutTransform
 
   const runs = Effect.fn("SqliteSessionStore.runs")(
     function*(sessionId: string, options: SessionStore.RunsOptions) {
-      // same reading of odd limits as an array slice: NaN and Infinity mean
-      // all runs, 0 or less none, fractions round up
-      const limit = options.limit === undefined || Number.isNaN(options.limit) || options.limit === Infinity
-        ? undefined
-        : Math.max(0, Math.ceil(options.limit))
+      const limit = StoreRows.runsLimit(options.limit)
       if (limit === 0) return []
       const rows = yield* SqlSchema.findAll({
         Request: Schema.String,
         Result: RunRow,
         execute: (id) => selectRuns(id, limit, options.status)
       })(sessionId)
-      return yield* Effect.try({
-        try: () => rows.map(toRunRecord),
-        catch: (cause) =>
-          new WorkflowError.SessionStoreError({
-            method: "runs",
-            description: `a stored run of session '${sessionId}' is not valid JSON`,
-            cause
-          })
-      })
+      return yield* StoreRows.toRunRecords("runs", `a stored run of session '${sessionId}'`, rows)
     },
     retryBusy("runs"),
     Effect.catchTags({ SqlError: storeError("runs"), ParseError: storeError("runs") })
@@ -881,7 +627,7 @@ FROM ${runsTable} WHERE ${where} ORDER BY seq`.withoutTransform
   const selectActive = (runId: string) =>
     Effect.flatMap(
       sql`SELECT * FROM ${activeTable} WHERE run_id = ${runId}`.withoutTransform,
-      (rows) => Effect.map(decodeActive(rows), (decoded) => Option.map(Option.fromNullable(decoded[0]), toActiveRun))
+      (rows) => Effect.map(decodeActive(rows), (decoded) => Option.map(Option.fromNullable(decoded[0]), StoreRows.toActiveRun))
     )
   const selectRecord = (runId: string) =>
     Effect.flatMap(
@@ -892,7 +638,10 @@ FROM ${runsTable} WHERE ${where} ORDER BY seq`.withoutTransform
           sql`SELECT run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at
 FROM ${runsTable} WHERE run_id = ${id}`.withoutTransform
       })(runId),
-      (row) => Effect.try({ try: () => Option.map(row, toRunRecord), catch: (cause) => parseFailure("getRun", runId, cause) })
+      (row) =>
+        Option.isNone(row)
+          ? Effect.succeed(Option.none())
+          : Effect.map(StoreRows.toRunRecords("getRun", `the stored run '${runId}'`, [row.value]), (records) => Option.fromNullable(records[0]))
     )
   const lookup = (runId: string) =>
     Effect.flatMap(selectActive(runId), (active) =>
@@ -900,15 +649,7 @@ FROM ${runsTable} WHERE run_id = ${id}`.withoutTransform
         ? Effect.succeed(Option.some<SessionStore.RunLookup>({ _tag: "Active", run: active.value }))
         : Effect.map(selectRecord(runId), Option.map((record): SessionStore.RunLookup => ({ _tag: "Recorded", record }))))
   const runLost = (runId: string) =>
-    Effect.flatMap(selectActive(runId), (active) =>
-      Effect.fail(
-        new WorkflowError.RunLost({
-          runId,
-          description: Option.isNone(active)
-            ? "the run is no longer unfinished (it was cancelled or finished elsewhere)"
-            : `the run is now owned by ${active.value.owner === "" ? "nobody (paused)" : active.value.owner}`
-        })
-      ))
+    Effect.flatMap(selectActive(runId), (active) => Effect.fail(StoreRows.runLost(runId, active)))
 
   const startRun = Effect.fn("SqliteSessionStore.startRun")(
     function*(run: SessionStore.ActiveRun) {
@@ -916,7 +657,7 @@ FROM ${runsTable} WHERE run_id = ${id}`.withoutTransform
       const inserted = yield* sql`INSERT INTO ${activeTable}
   (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at)
 SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
-  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${activeData(run)}, ${run.startedAt}, ${run.updatedAt}
+  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${StoreRows.activeData(run)}, ${run.startedAt}, ${run.updatedAt}
 WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId} AND status = 'completed')
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id`.withoutTransform.pipe(write("startRun"))
@@ -943,20 +684,9 @@ RETURNING run_id`.withoutTransform.pipe(write("startRun"))
 WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`.withoutTransform
         const [row] = yield* decodeActive(touched)
         if (row === undefined) return yield* runLost(runId)
-        const current = toActiveRun(row)
-        const { pause, ...rest } = update
-        const next: SessionStore.ActiveRun = {
-          ...current,
-          ...Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)),
-          updatedAt: now
-        }
-        const withPause: SessionStore.ActiveRun = pause === undefined
-          ? next
-          : pause === null
-          ? (({ pause: _, ...others }) => others)(next)
-          : { ...next, pause }
-        yield* sql`UPDATE ${activeTable} SET status = ${withPause.status}, owner = ${withPause.owner},
-  lease_expires_at = ${withPause.leaseExpiresAt}, data = ${activeData(withPause)}
+        const next = StoreRows.applyRunUpdate(StoreRows.toActiveRun(row), update, now)
+        yield* sql`UPDATE ${activeTable} SET status = ${next.status}, owner = ${next.owner},
+  lease_expires_at = ${next.leaseExpiresAt}, data = ${StoreRows.activeData(next)}
 WHERE run_id = ${runId}`.withoutTransform
       }).pipe(write("updateRun"))
     },
@@ -971,17 +701,9 @@ SET status = 'running', owner = ${claim.owner}, lease_expires_at = ${claim.lease
 WHERE run_id = ${runId} AND (status = 'paused' OR lease_expires_at < ${claim.now})
 RETURNING *`.withoutTransform.pipe(write("claimRun"))
       const [row] = yield* decodeActive(claimed)
-      if (row !== undefined) return toActiveRun(row)
+      if (row !== undefined) return StoreRows.toActiveRun(row)
       const existing = yield* selectActive(runId).pipe(retryBusy("claimRun"))
-      if (Option.isNone(existing)) {
-        return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
-      }
-      return yield* new WorkflowError.RunInProgress({
-        runId,
-        sessionId: existing.value.sessionId,
-        owner: existing.value.owner,
-        leaseExpiresAt: existing.value.leaseExpiresAt
-      })
+      return yield* StoreRows.claimRejected(runId, existing)
     },
     Effect.catchTags({ SqlError: storeError("claimRun"), ParseError: storeError("claimRun") })
   )
@@ -994,7 +716,7 @@ RETURNING *`.withoutTransform.pipe(write("claimRun"))
         ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
       ]
       const rows = yield* sql`SELECT * FROM ${activeTable} WHERE ${sql.and(clauses)} ORDER BY started_at, run_id`.withoutTransform
-      return (yield* decodeActive(rows)).map(toActiveRun)
+      return (yield* decodeActive(rows)).map(StoreRows.toActiveRun)
     },
     retryBusy("activeRuns"),
     Effect.catchTags({ SqlError: storeError("activeRuns"), ParseError: storeError("activeRuns") })
@@ -1003,8 +725,7 @@ RETURNING *`.withoutTransform.pipe(write("claimRun"))
   const endRun = Effect.fn("SqliteSessionStore.endRun")(
     function*(runId: string, record: SessionStore.RunRecord, owner?: string) {
       const now = yield* Clock.currentTimeMillis
-      const input = yield* toJson("endRun", "run input", record.input)
-      const content = yield* toJson("endRun", "run content", record.content)
+      const recordRow = yield* StoreRows.toRunRow("endRun", "", record)
       return yield* Effect.gen(function*() {
         const removed = yield* (owner === undefined
           ? sql`DELETE FROM ${activeTable} WHERE run_id = ${runId} RETURNING *`.withoutTransform
@@ -1013,30 +734,17 @@ RETURNING *`.withoutTransform.pipe(write("claimRun"))
         if (row === undefined) {
           const existing = yield* selectActive(runId)
           if (Option.isNone(existing)) {
-            return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+            return yield* StoreRows.runNotFound(runId)
           }
           return yield* runLost(runId)
         }
-        const run = toActiveRun(row)
-        const initial = yield* toJson("endRun", "state", run.initialState ?? {})
+        const run = StoreRows.toActiveRun(row)
+        const initial = yield* StoreRows.stateJson("endRun", run.initialState ?? {})
         // a run of a new session ends with the session created (from its initial state) to hold the record
         yield* sql`INSERT INTO ${sessions} (session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at)
 VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, 1, ${now}, ${now})
 ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`.withoutTransform
-        yield* sql`INSERT OR REPLACE INTO ${runsTable} ${
-          sql.insert({
-            run_id: record.runId,
-            session_id: run.sessionId,
-            workflow_name: record.workflowName,
-            user_id: record.userId ?? null,
-            status: record.status,
-            input,
-            content,
-            error: record.error ?? null,
-            started_at: record.startedAt,
-            completed_at: record.completedAt
-          })
-        }`.withoutTransform
+        yield* sql`INSERT OR REPLACE INTO ${runsTable} ${sql.insert({ ...recordRow, session_id: run.sessionId })}`.withoutTransform
       }).pipe(write("endRun"))
     },
     Effect.catchTags({ SqlError: storeError("endRun"), ParseError: storeError("endRun") })
@@ -1059,47 +767,16 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
 
   /** One poll: the session's change when its version went above `last`. */
   const changeAbove = (sessionId: string, last: number) =>
-    Effect.gen(function*() {
-      const version = yield* selectVersion(sessionId)
-      if (Option.isNone(version) || version.value.version <= last) return Option.none<SessionStore.SessionChange>()
-      const row = yield* selectChange(sessionId)
-      // removed (or removed and created again below `last`) since the version was read
-      if (Option.isNone(row) || row.value.version <= last) return Option.none<SessionStore.SessionChange>()
-      const state = yield* SessionStore.parseState(sessionId, row.value.state)
-      return Option.some<SessionStore.SessionChange>({
-        sessionId: row.value.session_id,
-        workflowName: row.value.workflow_name,
-        version: row.value.version,
-        state,
-        runId: row.value.last_run_id ?? undefined,
-        updatedAt: row.value.updated_at
-      })
-    }).pipe(retryBusy("watch"), Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") }))
+    StoreRows.changeAbove(last, selectVersion(sessionId), selectChange(sessionId)).pipe(
+      retryBusy("watch"),
+      Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") })
+    )
 
   const watch = (sessionId: string, options?: SessionStore.WatchOptions) =>
-    Stream.suspend(() => {
-      const requested = options?.pollInterval ?? SessionStore.defaultPollInterval
-      const interval = Duration.decodeUnknown(requested)
-      if (Option.isNone(interval) || !Duration.isFinite(interval.value) || Duration.isZero(interval.value)) {
-        return Stream.fail(
-          new WorkflowError.SessionStoreError({
-            method: "watch",
-            description: `invalid pollInterval ${String(requested)}: use a positive, finite duration (e.g. "250 millis")`
-          })
-        )
-      }
-      let last = 0
-      const poll = Effect.map(
-        Effect.suspend(() => changeAbove(sessionId, last)),
-        Option.map((change) => {
-          last = change.version
-          return change
-        })
-      )
-      return Stream.repeatEffectWithSchedule(poll, Schedule.spaced(interval.value)).pipe(
-        Stream.filterMap((change) => change)
-      )
-    }).pipe(Stream.withSpan("SqliteSessionStore.watch"))
+    Stream.unwrap(Effect.map(
+      StoreRows.pollInterval(options?.pollInterval ?? SessionStore.defaultPollInterval),
+      (interval) => StoreRows.watchStream(Stream.fromSchedule(Schedule.spaced(interval)), (last) => changeAbove(sessionId, last))
+    )).pipe(Stream.withSpan("SqliteSessionStore.watch"))
 
   return SessionStore.make({
     watch,

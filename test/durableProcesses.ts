@@ -1,0 +1,92 @@
+/**
+ * Durable runs across real OS processes on one store (a SQLite file, or a
+ * PostgreSQL schema: `location`): a worker killed
+ * with SIGKILL after step 2 of 4 is resumed by a new process (steps 1–2 ran
+ * once, 3–4 once after the resume, the state committed once); two processes
+ * resuming one abandoned run (one wins); a run paused in one process and
+ * continued in another.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Workflow } from "@sessionflow/core"
+import { Effect, Schema, type Scope } from "effect"
+import * as fs from "node:fs"
+import { lastJsonLine, processExists, spawnFixture } from "./store-sqlite/processes.js"
+import { storeLayer } from "./stores.js"
+
+/** Where a test's processes keep their sessions (a store spec, see `stores.ts`) and their side-effect file. */
+export interface Location {
+  readonly store: string
+  readonly effects: string
+}
+
+const waitFor = (read: Effect.Effect<boolean>, what: string) =>
+  Effect.repeat(Effect.zipLeft(read, Effect.sleep("50 millis")), { until: (done) => done }).pipe(
+    Effect.asVoid,
+    Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error(`timed out waiting for ${what}`) })
+  )
+
+const lines = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter((l) => l.length > 0) : [])
+
+/** The committed items of the durable session, read in this process. */
+const committed = (store: string) =>
+  Workflow.getSessionState(
+    Workflow.make({ name: "durable", sessionState: {} }),
+    "durable"
+  ).pipe(
+    Effect.map((state) => Schema.decodeUnknownSync(Schema.Struct({ items: Schema.Array(Schema.String) }))(state).items),
+    Effect.provide(storeLayer(store))
+  )
+
+const killAfterStep2 = (filename: string, effects: string) =>
+  Effect.gen(function*() {
+    const worker = yield* spawnFixture("durableWorker.ts", [filename, effects, "run", "r1", "stall"])
+    yield* waitFor(Effect.map(worker.stdout, (out) => out.includes("step-2\n")), "step 2")
+    yield* worker.kill
+    assert.isFalse(processExists(worker.pid))
+    assert.deepStrictEqual(lines(effects), ["step-1", "step-2"])
+  })
+
+export const durableProcessSuite = (name: string, location: Effect.Effect<Location, unknown, Scope.Scope>) =>
+  describe(`durable runs across OS processes (${name})`, () => {
+    it.live("a worker killed after step 2 of 4 is resumed by a new process: every step ran once, the state committed once", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { effects, store: filename } = yield* location
+        yield* killAfterStep2(filename, effects)
+        // nothing of the session was committed by the dead run
+        const before = yield* Effect.either(committed(filename))
+        assert.isTrue(before._tag === "Left" && before.left._tag === "SessionNotFound")
+        const resumer = yield* spawnFixture("durableWorker.ts", [filename, effects, "resume", "r1"])
+        const result = lastJsonLine(yield* resumer.exit) as { won: boolean; content: number }
+        assert.deepStrictEqual(result, { won: true, content: 4 })
+        assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
+        assert.deepStrictEqual(yield* committed(filename), ["1", "2", "3", "4"])
+      })), 90_000)
+
+    it.live("two processes resuming one abandoned run: exactly one wins, the steps after the journal run once", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { effects, store: filename } = yield* location
+        yield* killAfterStep2(filename, effects)
+        const resumers = yield* Effect.forEach(["a", "b"], () => spawnFixture("durableWorker.ts", [filename, effects, "resume", "r1"]))
+        const results = (yield* Effect.forEach(resumers, (r) => r.exit, { concurrency: "unbounded" })).map(lastJsonLine) as Array<
+          { won: boolean; error?: string }
+        >
+        assert.strictEqual(results.filter((r) => r.won).length, 1, JSON.stringify(results))
+        const loser = results.find((r) => !r.won)!
+        assert.include(["RunInProgress", "RunNotFound"], loser.error)
+        assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
+        assert.deepStrictEqual(yield* committed(filename), ["1", "2", "3", "4"])
+      })), 90_000)
+
+    it.live("a run paused in one process is continued in another", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { effects, store: filename } = yield* location
+        const pausing = yield* spawnFixture("durableWorker.ts", [filename, effects, "pause", "-"])
+        const paused = lastJsonLine(yield* pausing.exit) as { runId: string; payload: unknown }
+        assert.deepStrictEqual(paused.payload, { amount: 250 })
+        const continuing = yield* spawnFixture("durableWorker.ts", [filename, effects, "continue", paused.runId])
+        const done = lastJsonLine(yield* continuing.exit)
+        assert.deepStrictEqual(done, { content: true, items: ["1", "approved"] })
+        // step 1 ran once, before the pause
+        assert.deepStrictEqual(lines(effects), ["step-1"])
+      })), 90_000)
+  })

@@ -1,0 +1,395 @@
+import { PgClient } from "@effect/sql-pg"
+import { assert, describe, it } from "@effect/vitest"
+import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
+import { PgSessionStore } from "@sessionflow/store-pg"
+import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Redacted, Schedule, Schema, Stream } from "effect"
+import { clientLayer, freshSchema, testUrl, withClient } from "./pg.js"
+
+const run = (sessionId: string, runId: string): SessionStore.RunRecord => ({
+  runId,
+  sessionId,
+  workflowName: "wf",
+  status: "completed",
+  input: { message: runId },
+  content: `done ${runId}`,
+  startedAt: 1,
+  completedAt: 2
+})
+
+/** The store on the test's own client (for assertions in SQL), in `schema`. */
+const storeWithClient = (schema: string, options: PgSessionStore.StoreOptions = {}) =>
+  PgSessionStore.layerStore({ schema, ...options }).pipe(Layer.provideMerge(clientLayer))
+
+const tablesIn = (schema: string) =>
+  withClient((sql) =>
+    sql<{ table_name: string }>`SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema} ORDER BY table_name`
+  ).pipe(Effect.map((rows) => rows.map((row) => row.table_name)))
+
+const commitFirst = (store: SessionStore.Service, sessionId: string, state: unknown) =>
+  store.commit({ sessionId, workflowName: "wf", expectedVersion: 0, state, run: run(sessionId, `r-${sessionId}`) })
+
+describe("PgSessionStore", () => {
+  it.scoped("creates sessionflow_sessions, its runs and unfinished-runs tables and its own migrations table in the schema", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema }))
+      assert.deepStrictEqual(yield* tablesIn(schema), [
+        "sessionflow_sessions",
+        "sessionflow_sessions_active",
+        "sessionflow_sessions_migrations",
+        "sessionflow_sessions_runs"
+      ])
+      const migrations = yield* withClient((sql) =>
+        sql<{ name: string }>`SELECT name FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} ORDER BY migration_id`
+      )
+      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active"])
+    }))
+
+  it.scoped("a schema that does not exist yet is created with the tables", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const inner = `${schema}_inner`
+      yield* Effect.addFinalizer(() => Effect.orDie(withClient((sql) => sql`DROP SCHEMA IF EXISTS ${sql(inner)} CASCADE`)))
+      yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema: inner, table: "workflow_session" }))
+      assert.deepStrictEqual(yield* tablesIn(inner), [
+        "workflow_session",
+        "workflow_session_active",
+        "workflow_session_migrations",
+        "workflow_session_runs"
+      ])
+    }))
+
+  it.scoped("two stores with different tables share one schema without seeing each other", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const open = (table: string) =>
+        Effect.map(
+          Layer.build(PgSessionStore.layer({ url: testUrl, schema, table })),
+          (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+        )
+      const sa = yield* open("app_a")
+      const sb = yield* open("app_b")
+      yield* commitFirst(sa, "s1", { from: "a" })
+      assert.isTrue(Option.isNone(yield* sb.load("s1")))
+      yield* commitFirst(sb, "s1", { from: "b" })
+      assert.deepStrictEqual(Option.map(yield* sa.load("s1"), (s) => s.state), Option.some({ from: "a" }))
+      assert.deepStrictEqual(Option.map(yield* sb.load("s1"), (s) => s.state), Option.some({ from: "b" }))
+    }))
+
+  it.scoped("invalid table or schema names fail with a SessionStoreError that says why, and create nothing", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      for (const options of [{ table: "Sessions" }, { table: "pg_sessions" }, { table: "drop table x;" }, { table: "x".repeat(49) }]) {
+        const error = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, ...options })))
+        assert.instanceOf(error, WorkflowError.SessionStoreError)
+        assert.include(error.message, "invalid table name")
+      }
+      const error = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema: "Bad-Schema" })))
+      assert.include(error.message, "invalid schema name")
+      assert.deepStrictEqual(yield* tablesIn(schema), [])
+    }))
+
+  it.live("migrations are idempotent: one schema opened one after the other and by four pools at once", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const open = (table: string) => Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, table }))
+      yield* open("seq")
+      yield* open("seq")
+      // four pools racing on a fresh table set: all open, every migration ran once
+      yield* Effect.all([open("race"), open("race"), open("race"), open("race")], { concurrency: "unbounded" })
+      const migrations = yield* withClient((sql) =>
+        sql<{ count: string }>`SELECT COUNT(*) AS count FROM ${sql(`${schema}.race_migrations`)}`
+      )
+      assert.strictEqual(Number(migrations[0]!.count), 3)
+    })))
+
+  it.scoped("migrate: false creates nothing and fails typed on missing tables; it opens migrated ones", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const error = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
+      assert.instanceOf(error, WorkflowError.SessionStoreError)
+      assert.include(error.message, "there is no session table 'sessionflow_sessions'")
+      assert.deepStrictEqual(yield* tablesIn(schema), [])
+      yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema }))
+      const version = yield* Effect.flatMap(SessionStore.SessionStore, (store) => commitFirst(store, "s1", { a: 1 })).pipe(
+        Effect.provide(PgSessionStore.layer({ url: testUrl, schema, migrate: false }))
+      )
+      assert.strictEqual(version, 1)
+    }))
+
+  it.scoped("tables behind the latest migration are a typed error with migrate: false, naming the migration", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema }))
+      yield* withClient((sql) => sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id = 3`)
+      const error = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
+      assert.instanceOf(error, WorkflowError.SessionStoreError)
+      assert.include(error.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 2 of 3`)
+    }))
+
+  it.scoped("a stored state that no longer fits the workflow's Schema fails typed (reason schema) and is left alone", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      class Items extends SessionState.Tag("pg/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
+      const wf = Workflow.make({
+        name: "wf",
+        state: Items,
+        sessionState: { items: [] },
+        steps: [Step.make("add", () => Items.update((s) => ({ items: [...s.items, "new"] })))]
+      })
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        yield* commitFirst(store, "old", { items: "not a list" })
+        const error = yield* Effect.flip(Workflow.run(wf, "go", { sessionId: "old" }))
+        assert(error._tag === "StateDecodeError")
+        assert.deepInclude(error, { sessionId: "old", reason: "schema" })
+        assert.deepStrictEqual(Option.map(yield* store.load("old"), (s) => [s.state, s.version]), Option.some([{ items: "not a list" }, 1]))
+      }).pipe(Effect.provide(PgSessionStore.layer({ url: testUrl, schema })))
+    }))
+
+  it.effect("a database that cannot be reached fails with a SessionStoreError naming it, without its password", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Effect.provide(
+          Effect.void,
+          PgSessionStore.layer({ url: "postgres://someone:s3cret@127.0.0.1:1/nowhere", connectTimeout: "2 seconds" })
+        )
+      )
+      assert.instanceOf(error, WorkflowError.SessionStoreError)
+      assert.include(error.message, "cannot connect to PostgreSQL at postgres://someone@127.0.0.1:1/nowhere")
+      assert.notInclude(error.message, "s3cret")
+    }))
+
+  it.scoped("layerConfig reads DATABASE_URL, or PGHOST, PGPORT, PGDATABASE and PGUSER", () =>
+    Effect.gen(function*() {
+      const url = new URL(testUrl)
+      const providers = [
+        ConfigProvider.fromMap(new Map([["DATABASE_URL", testUrl]])),
+        ConfigProvider.fromMap(
+          new Map([
+            ["PGHOST", url.hostname],
+            ["PGPORT", url.port || "5432"],
+            ["PGDATABASE", url.pathname.slice(1)],
+            ["PGUSER", decodeURIComponent(url.username)]
+          ])
+        )
+      ]
+      for (const provider of providers) {
+        const current = yield* Effect.flatMap(PgClient.PgClient, (sql) => sql<{ db: string }>`SELECT current_database() AS db`).pipe(
+          Effect.provide(clientLayer)
+        )
+        const schema = yield* freshSchema
+        const session = yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          yield* commitFirst(store, "configured", { ok: true })
+          return yield* store.load("configured")
+        }).pipe(
+          Effect.provide(
+            PgSessionStore.layerConfig(Config.map(PgSessionStore.config, (options) => ({ ...options, schema })))
+          ),
+          Effect.withConfigProvider(provider)
+        )
+        assert.deepStrictEqual(Option.map(session, (s) => s.state), Option.some({ ok: true }))
+        assert.strictEqual(current[0]!.db, url.pathname.slice(1))
+      }
+    }))
+
+  it.scoped("corrupt state text fails load with StateDecodeError naming the session; the row and the others are left alone", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sql = yield* PgClient.PgClient
+        yield* commitFirst(store, "good", { id: "good" })
+        yield* commitFirst(store, "broken", { id: "broken" })
+        yield* sql`UPDATE ${sql(`${schema}.sessionflow_sessions`)} SET state = ${"{\"items\": [1, 2"} WHERE session_id = 'broken'`
+        const error = yield* Effect.flip(store.load("broken"))
+        assert.instanceOf(error, WorkflowError.StateDecodeError)
+        assert.deepInclude(error, { sessionId: "broken", reason: "corrupt" })
+        const failed = yield* Effect.flip(
+          store.commit({ sessionId: "broken", workflowName: "wf", expectedVersion: 2, state: { id: "x" } })
+        )
+        assert.instanceOf(failed, WorkflowError.SessionConflict)
+        const [row] = yield* sql<{ state: string; version: number }>`
+          SELECT state, version FROM ${sql(`${schema}.sessionflow_sessions`)} WHERE session_id = 'broken'`
+        assert.deepStrictEqual(row, { state: "{\"items\": [1, 2", version: 1 })
+        assert.deepStrictEqual(Option.map(yield* store.load("good"), (s) => s.state), Option.some({ id: "good" }))
+        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), ["broken", "good"].sort())
+        assert.deepStrictEqual((yield* store.runs("broken", {})).map((r) => r.runId), ["r-broken"])
+      }).pipe(Effect.provide(storeWithClient(schema)))
+    }))
+
+  it.scoped("a commit is one transaction: when the run row cannot be written, the state is not written either", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sql = yield* PgClient.PgClient
+        yield* commitFirst(store, "s1", { n: 1 })
+        yield* sql.unsafe(`CREATE FUNCTION ${schema}.refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN IF NEW.run_id = 'bad' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
+        yield* sql.unsafe(`CREATE TRIGGER refuse_bad BEFORE INSERT ON ${schema}.sessionflow_sessions_runs
+FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_bad()`)
+        const error = yield* Effect.flip(
+          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "bad") })
+        )
+        assert.instanceOf(error, WorkflowError.SessionStoreError)
+        assert.include(error.message, "refused")
+        assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => [s.state, s.version]), Option.some([{ n: 1 }, 1]))
+        assert.strictEqual((yield* store.runs("s1", {})).length, 1)
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") }),
+          2
+        )
+      }).pipe(Effect.provide(storeWithClient(schema)))
+    }))
+
+  it.scoped("works on a client that transforms column and table names", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "u", expectedVersion: 0, state: { a: 1 }, run: run("s1", "r1") })
+        yield* store.setName("s1", "named")
+        assert.deepStrictEqual(
+          Option.map(yield* store.load("s1"), (s) => [s.state, s.name, s.userId]),
+          Option.some([{ a: 1 }, "named", "u"])
+        )
+        assert.deepStrictEqual((yield* store.list({ workflowName: "wf", userId: "u" })).sessions.map((s) => s.sessionId), ["s1"])
+        assert.deepStrictEqual(yield* store.runs("s1", { limit: 1 }), [run("s1", "r1")])
+        assert.isTrue(yield* store.remove("s1"))
+      }).pipe(
+        Effect.provide(
+          PgSessionStore.layerStore({ schema }).pipe(
+            Layer.provide(PgClient.layer({
+              url: Redacted.make(testUrl),
+              transformQueryNames: (name) => `renamed_${name}`,
+              transformResultNames: (name) => `renamed_${name}`
+            }))
+          )
+        )
+      )
+    }))
+
+  it.live("losing the connection mid-commit (its backend terminated) fails typed, writes nothing, and the next commit works", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const applicationName = `sessionflow-${crypto.randomUUID()}`
+      const context = yield* Layer.build(PgSessionStore.layer({ url: testUrl, schema, applicationName }))
+      const store = context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+      yield* commitFirst(store, "s1", { n: 1 })
+      const active: SessionStore.ActiveRun = {
+        runId: "r2",
+        sessionId: "s1",
+        workflowName: "wf",
+        status: "running",
+        input: "go",
+        owner: store.owner,
+        leaseExpiresAt: Date.now() + 60_000,
+        baseVersion: 1,
+        durability: "run",
+        startedAt: 1,
+        updatedAt: 1
+      }
+      assert.isTrue(Option.isNone(yield* store.startRun(active)))
+      const commitR2 = store.commit({
+        sessionId: "s1",
+        workflowName: "wf",
+        expectedVersion: 1,
+        state: { n: 2 },
+        run: run("s1", "r2"),
+        ends: { runId: "r2", owner: store.owner }
+      })
+
+      // another connection holds the unfinished run's row: the commit updates the session, then waits there
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* withClient((sql) =>
+        Effect.gen(function*() {
+          yield* sql`SELECT run_id FROM ${sql(`${schema}.sessionflow_sessions_active`)} WHERE run_id = 'r2' FOR UPDATE`
+          yield* Deferred.succeed(locked, undefined)
+          yield* Deferred.await(release)
+        }).pipe(sql.withTransaction)
+      ).pipe(Effect.fork)
+      yield* Deferred.await(locked)
+      const committing = yield* Effect.fork(commitR2)
+      yield* withClient((sql) =>
+        Effect.gen(function*() {
+          const blocked = sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
+          const victim = yield* blocked.pipe(
+            Effect.flatMap((rows) => Option.fromNullable(rows[0])),
+            Effect.retry(Schedule.spaced("20 millis")),
+            Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the commit never waited for the lock") })
+          )
+          yield* sql`SELECT pg_terminate_backend(${victim.pid})`
+        })
+      )
+      const exit = yield* Fiber.await(committing)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      assert.isTrue(Exit.isFailure(exit))
+      const error = yield* Effect.flip(exit)
+      assert.instanceOf(error, WorkflowError.SessionStoreError)
+      assert.strictEqual((error as WorkflowError.SessionStoreError).method, "commit")
+
+      // nothing half-written: the state, the history and the unfinished run are as before
+      assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => [s.state, s.version]), Option.some([{ n: 1 }, 1]))
+      assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r-s1"])
+      assert.strictEqual((yield* store.activeRuns({ sessionId: "s1" })).length, 1)
+
+      // and the same store commits the run now
+      assert.strictEqual(yield* commitR2, 2)
+      assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r-s1", "r2"])
+      assert.deepStrictEqual(yield* store.activeRuns({ sessionId: "s1" }), [])
+    })), 60_000)
+})
+
+describe("PgSessionStore.watch", () => {
+  it.live("hears of another pool's commits through LISTEN/NOTIFY, without polling", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const open = Effect.map(
+        Layer.build(PgSessionStore.layer({ url: testUrl, schema })),
+        (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+      )
+      const [watching, writing] = [yield* open, yield* open]
+      yield* commitFirst(writing, "watched", { n: 1 })
+      // reads only at the start and when notified: its poll interval is an hour
+      const changes = yield* Queue.unbounded<SessionStore.SessionChange>()
+      yield* Effect.forkScoped(
+        Stream.runForEach(watching.watch("watched", { pollInterval: "1 hour" }), (change) => Queue.offer(changes, change))
+      )
+      const take = Queue.take(changes).pipe(
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("no change arrived") })
+      )
+      assert.strictEqual((yield* take).version, 1)
+      // the watcher listens once its first read is done; commits are notified from then on
+      for (let n = 2; n <= 4; n++) {
+        yield* Effect.sleep("200 millis")
+        yield* writing.commit({ sessionId: "watched", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("watched", `r${n}`) })
+        const change = yield* take
+        assert.deepStrictEqual([change.version, change.state, change.runId], [n, { n }, `r${n}`])
+      }
+    })), 60_000)
+
+  it.live("a session id too long for a notification's payload still wakes its watchers", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const store = yield* Effect.map(
+        Layer.build(PgSessionStore.layer({ url: testUrl, schema })),
+        (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+      )
+      const longId = "s".repeat(10_000)
+      const changes = yield* Queue.unbounded<SessionStore.SessionChange>()
+      yield* Effect.forkScoped(
+        Stream.runForEach(store.watch(longId, { pollInterval: "1 hour" }), (change) => Queue.offer(changes, change))
+      )
+      yield* Effect.sleep("500 millis")
+      yield* commitFirst(store, longId, { long: true })
+      const change = yield* Queue.take(changes).pipe(
+        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("no change arrived") })
+      )
+      assert.deepStrictEqual([change.sessionId.length, change.version, change.state], [10_000, 1, { long: true }])
+    })), 60_000)
+})
