@@ -588,6 +588,19 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(runs.map((r) => [r.runId, r.status]), [["r1", "completed"]])
       }))
 
+    test("a record with an earlier record's run id, committed with a new state, replaces it and moves to the end", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { n: 0 }, { run: run("s1", "r1", { status: "error", error: "boom" }) })
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r2") })
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 2, state: { n: 2 }, run: run("s1", "r1") }),
+          3
+        )
+        const runs = yield* store.runs("s1", {})
+        assert.deepStrictEqual(runs.map((r) => [r.runId, r.status]), [["r2", "completed"], ["r1", "completed"]])
+        assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.state), Option.some({ n: 2 }))
+      }))
+
     test("updateRun changes a run of its owner only; RunLost for another owner or a run that ended", (store) =>
       Effect.gen(function*() {
         yield* store.startRun(active("r1", "s1"))

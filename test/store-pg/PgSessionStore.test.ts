@@ -244,6 +244,37 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_bad()`)
       }).pipe(Effect.provide(storeWithClient(schema)))
     }))
 
+  it.scoped("a run's commit to an existing session is one statement: its state, its record and the notification", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sql = yield* PgClient.PgClient
+        yield* commitFirst(store, "s1", { n: 1 })
+        // every row written notes the statement that wrote it
+        yield* sql.unsafe(`CREATE TABLE ${schema}.written (what TEXT, at TIMESTAMPTZ)`)
+        yield* sql.unsafe(`CREATE FUNCTION ${schema}.note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME, statement_timestamp()); RETURN NEW; END $$`)
+        for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs"]) {
+          yield* sql.unsafe(`CREATE TRIGGER note AFTER INSERT OR UPDATE ON ${schema}.${table}
+FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
+        }
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") }),
+          2
+        )
+        const rows = yield* sql<{ what: string; at: Date }>`SELECT what, at FROM ${sql(`${schema}.written`)} ORDER BY what`
+        assert.deepStrictEqual(rows.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_runs"])
+        assert.strictEqual(rows[0]!.at.getTime(), rows[1]!.at.getTime())
+        // a commit that fails a check writes nothing and says which check failed
+        const stale = yield* Effect.flip(
+          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 3 }, run: run("s1", "r3") })
+        )
+        assert.strictEqual(stale._tag, "SessionConflict")
+        assert.strictEqual((yield* sql`SELECT 1 FROM ${sql(`${schema}.written`)}`).length, 2)
+      }).pipe(Effect.provide(storeWithClient(schema)))
+    }))
+
   it.scoped("works on a client that transforms column and table names", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema

@@ -242,8 +242,8 @@ export interface ActiveFilter {
  *   not exist yet), else `SessionConflict`.
  * - `state` absent: the state is left alone (no version check); the session
  *   must exist.
- * - `run` present: the run record is appended to the session's history (it
- *   replaces an earlier record with the same run id: a retried run).
+ * - `run` present: the run record is appended to the session's history (an
+ *   earlier record with the same run id, a retried run's, is removed).
  * - `ends` present: the unfinished run with that id, owned by that owner, is
  *   removed in the same write; when it is not there (any more) with that owner,
  *   `RunLost` and nothing is written.

@@ -384,6 +384,39 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
 
   const notify = (sessionId: string) => sql`SELECT pg_notify(${t.channel}, ${notificationPayload(sessionId)})`
 
+  /**
+   * The common commit — a run's new state (and its record) on an existing
+   * session, no unfinished run to end — as one statement, so one round trip and
+   * its own transaction: the session row is written only at the expected
+   * version, by its owner, with no paused run on it; the record is written (a
+   * retried run's replaces its earlier attempt's and moves to the end) and the
+   * watchers notified only with it. No row back: any check failed, and the
+   * transactional commit below tells which.
+   */
+  const commitInOneStatement = (commit: SessionStore.Commit, state: string, runRow: StoreRows.RunRow | undefined, now: number) => {
+    const userId = commit.userId ?? null
+    const written = sql`UPDATE ${sessions}
+SET state = ${state}, version = version + 1, last_run_id = ${commit.run?.runId ?? null}, updated_at = ${now}
+WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
+  AND (user_id IS NULL OR user_id = ${userId})
+  AND NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')
+RETURNING version`
+    const recorded = runRow === undefined ? undefined : sql`INSERT INTO ${runsTable} (${runColumns})
+SELECT ${runRow.run_id}::text, ${runRow.session_id}::text, ${runRow.workflow_name}::text, ${runRow.user_id}::text,
+  ${runRow.status}::text, ${runRow.input}::text, ${runRow.content}::text, ${runRow.error}::text,
+  ${runRow.started_at}::bigint, ${runRow.completed_at}::bigint
+FROM written
+ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, workflow_name = EXCLUDED.workflow_name,
+  user_id = EXCLUDED.user_id, status = EXCLUDED.status, input = EXCLUDED.input, content = EXCLUDED.content,
+  error = EXCLUDED.error, started_at = EXCLUDED.started_at, completed_at = EXCLUDED.completed_at, seq = DEFAULT`
+    const statement = recorded === undefined
+      ? sql`WITH written AS (${written})
+SELECT version, pg_notify(${t.channel}, ${notificationPayload(commit.sessionId)}) FROM written`
+      : sql`WITH written AS (${written}), recorded AS (${recorded})
+SELECT version, pg_notify(${t.channel}, ${notificationPayload(commit.sessionId)}) FROM written`
+    return Effect.map(Effect.flatMap(statement, decodeVersion), (rows) => rows[0]?.version)
+  }
+
   const load = Effect.fn("PgSessionStore.load")(
     function*(sessionId: string) {
       const row = yield* selectSession(sessionId)
@@ -435,6 +468,10 @@ WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version`
 
+      if (state !== null && commit.expectedVersion > 0 && commit.ends === undefined) {
+        const version = yield* commitInOneStatement(commit, state, runRow, now)
+        if (version !== undefined) return version
+      }
       return yield* Effect.gen(function*() {
         const written = yield* Effect.flatMap(upsert, decodeVersion)
         const version = written[0]?.version

@@ -93,11 +93,11 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
     }
     return undefined
   }
-  /** appends a record, replacing one with the same run id */
+  /** appends a record; one with the same run id (an earlier attempt) is removed, as the SQL stores do */
   const append = (session: MemorySession, runId: string, json: string) => {
     const index = session.runs.findIndex((r) => parse<SessionStore.RunRecord>(r).runId === runId)
-    if (index === -1) session.runs.push(json)
-    else session.runs.splice(index, 1, json)
+    if (index !== -1) session.runs.splice(index, 1)
+    session.runs.push(json)
   }
   const lost = (runId: string, description: string) => Effect.fail(new WorkflowError.RunLost({ runId, description }))
   const checkRunOwner = (runId: string, owner: string) => {
