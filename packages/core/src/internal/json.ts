@@ -28,6 +28,35 @@ export const deepMerge = (base: unknown, patch: unknown): unknown => {
 export const deepCopy = <A>(a: A): A => structuredClone(a)
 
 /**
+ * A deep copy of a JSON value (one `jsonProblem` finds nothing in), as a JSON
+ * round trip would make it, without the text: `undefined` object properties
+ * are left out, shared subtrees are copied apart, strings are shared.
+ *
+ * @internal
+ */
+export const copyJson = <A>(value: A): A => copy(value) as A
+
+const copy = (u: unknown): unknown => {
+  if (typeof u !== "object" || u === null) return u
+  if (Array.isArray(u)) {
+    const out = new Array<unknown>(u.length)
+    for (let i = 0; i < u.length; i++) out[i] = copy(u[i])
+    return out
+  }
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(u)) {
+    const value = (u as Record<string, unknown>)[key]
+    if (value === undefined) continue
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, { value: copy(value), enumerable: true, writable: true, configurable: true })
+    } else {
+      out[key] = copy(value)
+    }
+  }
+  return out
+}
+
+/**
  * The changes from `prev` to `next`, found by walking both values and
  * skipping every subtree they share by reference (updates are immutable, so
  * unchanged parts are the same objects). Arrays that only grew at the end are

@@ -8,10 +8,12 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as SessionStore from "../SessionStore.js"
 import * as WorkflowError from "../WorkflowError.js"
+import { copyJson, jsonProblem } from "./json.js"
 
 interface MemorySession {
   info: SessionStore.SessionInfo
-  state: string
+  /** a private copy of the committed JSON value: never handed out, only copies of it */
+  state: unknown
   /** run records as JSON text, like a database keeps them */
   runs: Array<string>
 }
@@ -26,6 +28,16 @@ const serialise = (method: string, what: string, value: unknown) =>
     catch: (cause) => new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
   })
 
+/**
+ * A private copy of a state, as a JSON round trip would give it back: plain
+ * JSON is copied directly, anything else (a `Date`, a `toJSON`) goes through
+ * the JSON text.
+ */
+const store = (method: string, value: unknown) =>
+  jsonProblem(value) === undefined
+    ? Effect.succeed(copyJson(value))
+    : Effect.map(serialise(method, "state", value), (json) => JSON.parse(json) as unknown)
+
 const parse = <A>(json: string): A => JSON.parse(json) as A
 
 const byRecency = (a: SessionStore.SessionInfo, b: SessionStore.SessionInfo): number =>
@@ -35,13 +47,6 @@ const checkOwner = (sessionId: string, ownerId: string | undefined, userId: stri
   ownerId === undefined || ownerId === userId
     ? Effect.void
     : Effect.fail(new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) }))
-
-const parseState = (sessionId: string, raw: string): Effect.Effect<unknown, WorkflowError.StateDecodeError> =>
-  Effect.try({
-    try: () => JSON.parse(raw) as unknown,
-    catch: (cause) =>
-      new WorkflowError.StateDecodeError({ sessionId, reason: "corrupt", description: "stored state is not valid JSON", cause })
-  })
 
 /** @internal */
 export const makeMemoryBackend = (): SessionStore.Backend => {
@@ -84,19 +89,24 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
   }
 
   return {
-    load: (sessionId) =>
-      Effect.suspend(() => {
+    load: (sessionId, options) =>
+      Effect.sync(() => {
         const s = sessions.get(sessionId)
-        if (s === undefined) return Effect.succeed(Option.none())
+        if (s === undefined) return Option.none()
         const pausedRunId = pausedRunOf(sessionId)
-        return Effect.map(parseState(sessionId, s.state), (state) =>
-          Option.some({ ...s.info, state, ...(pausedRunId === undefined ? {} : { pausedRunId }) }))
+        const unchanged = options?.knownVersion === s.info.version
+        return Option.some({
+          ...s.info,
+          state: unchanged ? undefined : copyJson(s.state),
+          ...(unchanged ? { unchanged } : {}),
+          ...(pausedRunId === undefined ? {} : { pausedRunId })
+        })
       }),
     info: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId)?.info)),
     commit: (commit) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const state = commit.state === undefined ? undefined : yield* serialise("commit", "state", commit.state)
+        const state = commit.state === undefined ? undefined : yield* store("commit", commit.state)
         const run = commit.run === undefined ? undefined : yield* serialise("commit", "run record", commit.run)
         if (commit.ends !== undefined) yield* checkRunOwner(commit.ends.runId, commit.ends.owner)
         if (state !== undefined) {
@@ -266,7 +276,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
               createdAt: now,
               updatedAt: now
             },
-            state: yield* serialise("endRun", "state", run.initialState ?? {}),
+            state: yield* store("endRun", run.initialState ?? {}),
             runs: []
           }
           sessions.set(run.sessionId, session)

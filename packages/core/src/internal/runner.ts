@@ -24,6 +24,7 @@ import * as WorkflowEvent from "../WorkflowEvent.js"
 import * as events from "./events.js"
 import * as formatting from "./format.js"
 import { deepCopy, deepMerge, jsonProblem } from "./json.js"
+import * as stateCache from "./stateCache.js"
 import * as step from "./step.js"
 import {
   type Any,
@@ -219,7 +220,27 @@ const attempt = (
         })
 
       // -- the session, its owner, the input, the state the run starts from -----
-      const loaded = yield* Effect.either(restore(store.load(sessionId)))
+      // A plain run (fresh, untracked, no state patch) may start from the state
+      // this store's last run of the session committed, if the store still has
+      // that version; the entry is out of the cache while this run runs.
+      const cacheKey = start._tag === "Fresh" && !start.tracked && options?.sessionState === undefined &&
+          !(options?.overwriteDbSessionState ?? self.overwriteDbSessionState)
+        ? stateCache.keyOf(self.state?.schema)
+        : undefined
+      const cached = cacheKey === undefined ? undefined : stateCache.take(store, sessionId, cacheKey)
+      let loaded = yield* Effect.either(restore(
+        store.load(sessionId, cached === undefined ? undefined : { knownVersion: cached.version })
+      ))
+      let hit = false
+      if (cached !== undefined && Either.isRight(loaded) && Option.isSome(loaded.right) && loaded.right.value.unchanged === true) {
+        const found = loaded.right.value
+        if (stateCache.matches(cached, found)) {
+          hit = true
+          loaded = Either.right(Option.some({ ...found, state: cached.state, unchanged: undefined }))
+        } else {
+          loaded = yield* Effect.either(restore(store.load(sessionId)))
+        }
+      }
       if (Either.isLeft(loaded)) {
         // a corrupt stored state: the session exists, so the failure is recorded (for its owner)
         const error = loaded.left
@@ -267,6 +288,8 @@ const attempt = (
           ? stored.value.state
           : claimed.initialState ?? self.sessionState
         const encodedStart = claimed?.journal?.state ?? encodedInitial
+        // a cached state was checked and encoded (so validated) when it was committed
+        if (hit) return { decodedInput, encodedInitial, encodedStart, initial: encodedStart }
         if (self.state === undefined) yield* checkJson(sessionId, "state", encodedStart)
         const initial = yield* decodeState(self, sessionId, encodedStart)
         return { decodedInput, encodedInitial, encodedStart, initial }
@@ -410,7 +433,7 @@ const attempt = (
         const { encoded, output, state } = exit.value
         // interruptible: a store waiting for a lock held elsewhere can be
         // interrupted there, having written nothing (its write itself is atomic)
-        yield* restore(store.commit({
+        const committed = yield* restore(store.commit({
           sessionId,
           workflowName: self.name,
           userId,
@@ -429,6 +452,9 @@ const attempt = (
           },
           ends: tracked ? { runId, owner } : undefined
         })).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
+        if (cacheKey !== undefined && Option.isSome(stored)) {
+          stateCache.put(store, sessionId, cacheKey, { version: committed, createdAt: stored.value.createdAt, state: encoded })
+        }
         return {
           runId,
           sessionId,
