@@ -367,20 +367,40 @@ const attempt = (
         state: encodedStart,
         answers: {}
       }
+      // Where a run that journals nothing stands is kept as references and
+      // made into a journal only if the run pauses, when the state's encoded
+      // form is its JSON form (treat the state as immutable: a step that
+      // mutates it in place and then pauses changes the state it resumes from).
+      // Other states are encoded at every step, as a journaled run's are.
+      const lazyJournal = !(tracked && durability === "step") && stateCache.keyOf(self.state?.schema) !== undefined
+      let lazyPoint:
+        | {
+          readonly next: number
+          readonly previous: unknown
+          readonly completed: number
+          readonly outputs: ReadonlyMap<string, StepOutput.StepOutput>
+          readonly state: unknown
+        }
+        | undefined
       const journalAt = (next: number, previous: unknown) =>
-        Effect.gen(function*() {
-          const encoded = yield* encodeState(self, sessionId, yield* Ref.get(ref))
-          point = {
-            next,
-            previous,
-            completed: exec.completed.map(outputJson),
-            outputs: Object.fromEntries([...exec.outputs].map(([name, output]) => [name, outputJson(output)])),
-            state: encoded,
-            answers: {}
-          }
-          step.advanceQuestions(exec.questions, next)
-          if (tracked && durability === "step") yield* store.updateRun(runId, owner, { journal: point })
-        })
+        lazyJournal
+          ? Effect.map(Ref.get(ref), (state) => {
+            lazyPoint = { next, previous, completed: exec.completed.length, outputs: new Map(exec.outputs), state }
+            step.advanceQuestions(exec.questions, next)
+          })
+          : Effect.gen(function*() {
+            const encoded = yield* encodeState(self, sessionId, yield* Ref.get(ref))
+            point = {
+              next,
+              previous,
+              completed: exec.completed.map(outputJson),
+              outputs: Object.fromEntries([...exec.outputs].map(([name, output]) => [name, outputJson(output)])),
+              state: encoded,
+              answers: {}
+            }
+            step.advanceQuestions(exec.questions, next)
+            if (tracked && durability === "step") yield* store.updateRun(runId, owner, { journal: point })
+          })
 
       const steps = Effect.gen(function*() {
         let previous: unknown = journal?.previous ?? decodedInput
@@ -478,7 +498,16 @@ const attempt = (
           ...(pause.checkpoint === undefined ? {} : { checkpoint: pause.checkpoint }),
           pausedAt
         }
-        const journalPoint: SessionStore.Journal = { ...point, answers: exec.questions.answers }
+        const journalPoint: SessionStore.Journal = lazyPoint === undefined
+          ? { ...point, answers: exec.questions.answers }
+          : {
+            next: lazyPoint.next,
+            previous: lazyPoint.previous,
+            completed: exec.completed.slice(0, lazyPoint.completed).map(outputJson),
+            outputs: Object.fromEntries([...lazyPoint.outputs].map(([name, output]) => [name, outputJson(output)])),
+            state: yield* encodeState(self, sessionId, lazyPoint.state),
+            answers: exec.questions.answers
+          }
         yield* restore(
           tracked
             ? store.updateRun(runId, owner, { status: "paused", owner: "", leaseExpiresAt: 0, journal: journalPoint, pause: waiting })
