@@ -154,6 +154,55 @@ describe("the decoded-state cache", () => {
       assert.strictEqual(error._tag, "StateDecodeError")
     }))
 
+  it.effect("from a cached state only what changed is encoded, and it is still checked", () =>
+    Effect.gen(function*() {
+      const { loads, store } = spied(SessionStore.makeMemoryBackend())
+      class Short extends SessionState.Tag("test/ShortItems")<Short>()({
+        items: Schema.Array(Schema.String.pipe(Schema.maxLength(3))),
+        count: Schema.Number,
+        note: Schema.optional(Schema.String)
+      }) {}
+      const wf = (name: string, f: (s: typeof Short.schema.Type) => typeof Short.schema.Type) =>
+        Workflow.make({
+          name: "short",
+          state: Short,
+          sessionState: { items: [], count: 0 },
+          steps: [Step.make(name, () => Short.update(f))]
+        })
+      const add = (item: string) => wf("add", (s) => ({ ...s, items: [...s.items, item], count: s.count + 1 }))
+      const stored = Effect.map(store.load("s"), (s) => Option.getOrThrow(s).state)
+      yield* Workflow.run(add("a"), "x", { sessionId: "s" }).pipe(on(store))
+      yield* Workflow.run(add("b"), "x", { sessionId: "s" }).pipe(on(store))
+      const before = yield* stored
+
+      // a new item that does not fit, set immutably or pushed in place: StateDecodeError, nothing committed
+      const tooLong = yield* Effect.flip(Workflow.run(add("long"), "x", { sessionId: "s" }).pipe(on(store)))
+      assert.strictEqual(tooLong._tag, "StateDecodeError")
+      yield* Workflow.run(add("c"), "x", { sessionId: "s" }).pipe(on(store))
+      const pushed = wf("push", (s) => {
+        ;(s.items as Array<unknown>).push(42)
+        return s
+      })
+      const notAString = yield* Effect.flip(Workflow.run(pushed, "x", { sessionId: "s" }).pipe(on(store)))
+      assert.strictEqual(notAString._tag, "StateDecodeError")
+      yield* Workflow.run(add("d"), "x", { sessionId: "s" }).pipe(on(store))
+      // a changed field of the wrong type
+      const nan = wf("count", (s) => ({ ...s, count: "many" as unknown as number }))
+      assert.strictEqual((yield* Effect.flip(Workflow.run(nan, "x", { sessionId: "s" }).pipe(on(store))))._tag, "StateDecodeError")
+      yield* Workflow.run(add("e"), "x", { sessionId: "s" }).pipe(on(store))
+      assert.deepStrictEqual(yield* stored, { items: ["a", "b", "c", "d", "e"], count: 5 })
+      assert.deepStrictEqual(before, { items: ["a", "b"], count: 2 })
+
+      // a key the Schema does not know is dropped, as the encoding always drops it; an optional one is kept
+      const extra = wf("extra", (s) => ({ ...s, note: "n", unknown: true } as typeof Short.schema.Type))
+      const withExtra = yield* Workflow.run(extra, "x", { sessionId: "s" }).pipe(on(store))
+      assert.strictEqual(withExtra.state.note, "n")
+      assert.deepStrictEqual(yield* stored, { items: ["a", "b", "c", "d", "e"], count: 5, note: "n" })
+      // runs after a committing run had the state (true), the failed ones did not leave it; the plain loads read it
+      // a, b, load, long, c, push, d, count, e, load, extra, load
+      assert.deepStrictEqual(loads, [false, false, false, true, false, true, false, true, false, false, true, false])
+    }))
+
   it.effect("a state Schema with a transformation is decoded at every run", () =>
     Effect.gen(function*() {
       const { loads, store } = spied(SessionStore.makeMemoryBackend())

@@ -23,7 +23,7 @@ import * as WorkflowError from "../WorkflowError.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
 import * as events from "./events.js"
 import * as formatting from "./format.js"
-import { deepCopy, deepMerge, jsonProblem } from "./json.js"
+import { copyJson, deepCopy, deepMerge, jsonProblem } from "./json.js"
 import * as stateCache from "./stateCache.js"
 import * as step from "./step.js"
 import {
@@ -232,11 +232,16 @@ const attempt = (
         store.load(sessionId, cached === undefined ? undefined : { knownVersion: cached.version })
       ))
       let hit = false
+      /** the valid encoded state a typed run started from, kept apart so that only what changed is encoded */
+      let base: { readonly state: unknown } | undefined
       if (cached !== undefined && Either.isRight(loaded) && Option.isSome(loaded.right) && loaded.right.value.unchanged === true) {
         const found = loaded.right.value
         if (stateCache.matches(cached, found)) {
           hit = true
-          loaded = Either.right(Option.some({ ...found, state: cached.state, unchanged: undefined }))
+          // the untyped state is not encoded: the run may have the cached copy itself
+          if (self.state !== undefined) base = { state: cached.state }
+          const state = self.state === undefined ? cached.state : copyJson(cached.state)
+          loaded = Either.right(Option.some({ ...found, state, unchanged: undefined }))
         } else {
           loaded = yield* Effect.either(restore(store.load(sessionId)))
         }
@@ -440,7 +445,10 @@ const attempt = (
           Effect.flatMap((output) =>
             Effect.gen(function*() {
               const state = yield* Ref.get(ref)
-              const encoded = yield* encodeState(self, sessionId, state)
+              const changed = base === undefined || self.state === undefined
+                ? undefined
+                : stateCache.encodeFrom(self.state.schema, base.state, state)
+              const encoded = changed === undefined ? yield* encodeState(self, sessionId, state) : changed.encoded
               yield* checkJson(sessionId, "state", encoded)
               yield* checkJson(sessionId, "output", output.content)
               return { output, state, encoded }

@@ -15,9 +15,12 @@
  *
  * @internal
  */
-import * as AST from "effect/SchemaAST"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
 import type * as SessionStore from "../SessionStore.js"
-import { copyJson } from "./json.js"
+import { copyJson, isPlainObject, sameJson } from "./json.js"
 
 /** How many sessions a store keeps a state for (least recently run dropped first). @internal */
 export const capacity = 256
@@ -59,6 +62,7 @@ const computePlain = (ast: AST.AST): boolean => {
     case "BooleanKeyword":
     case "TemplateLiteral":
     case "NeverKeyword":
+    case "UndefinedKeyword":
       return true
     case "Literal":
       return ast.literal === null || ["string", "number", "boolean"].includes(typeof ast.literal)
@@ -128,4 +132,78 @@ export const put = (
   cache.delete(sessionId)
   cache.set(sessionId, { ...committed, schema: key.schema, state: copyJson(committed.state) })
   if (cache.size > capacity) cache.delete(cache.keys().next().value!)
+}
+
+const encoders = new WeakMap<AST.AST, (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>>()
+
+const encoderOf = (ast: AST.AST) => {
+  let encode = encoders.get(ast)
+  if (encode === undefined) {
+    encode = ParseResult.encodeUnknownEither(Schema.make(ast))
+    encoders.set(ast, encode)
+  }
+  return encode
+}
+
+/** a part that is not encoded here: the whole state is then encoded as usual */
+const fallback: unique symbol = Symbol("fallback")
+
+const encodeChanged = (ast: AST.AST, base: unknown, next: unknown): unknown => {
+  // the base is a valid encoded state: an equal part encodes to itself
+  if (sameJson(base, next)) return next
+  if (ast._tag === "TypeLiteral" && ast.indexSignatures.length === 0 && isPlainObject(base) && isPlainObject(next)) {
+    const out: Record<string, unknown> = {}
+    let known = 0
+    for (const ps of ast.propertySignatures) {
+      const name = ps.name as string
+      if (!Object.hasOwn(next, name)) {
+        if (!ps.isOptional) return fallback
+        continue
+      }
+      known++
+      const value = next[name]
+      if (value === undefined) return fallback
+      const encoded = Object.hasOwn(base, name) ? encodeChanged(ps.type, base[name], value) : encodeWhole(ps.type, value)
+      if (encoded === fallback) return fallback
+      out[name] = encoded
+    }
+    // a key the Schema does not know: the encoding drops it, as usual
+    return known === Object.keys(next).length ? out : fallback
+  }
+  if (
+    ast._tag === "TupleType" && ast.elements.length === 0 && ast.rest.length === 1 &&
+    Array.isArray(base) && Array.isArray(next)
+  ) {
+    const item = ast.rest[0]!.type
+    const out = new Array<unknown>(next.length)
+    for (let i = 0; i < next.length; i++) {
+      const encoded = i < base.length ? encodeChanged(item, base[i], next[i]) : encodeWhole(item, next[i])
+      if (encoded === fallback) return fallback
+      out[i] = encoded
+    }
+    return out
+  }
+  return encodeWhole(ast, next)
+}
+
+const encodeWhole = (ast: AST.AST, value: unknown): unknown => {
+  const encoded = encoderOf(ast)(value)
+  return Either.isRight(encoded) ? encoded.right : fallback
+}
+
+/**
+ * Encodes the `next` state of a plain Schema, starting from `base`, a valid
+ * encoded state it was made from: the parts equal to the base's are taken as
+ * they are, only the others are encoded (so checked); none when the state is
+ * to be encoded whole (a part fails, or the Schema drops something).
+ *
+ * @internal
+ */
+export const encodeFrom = (
+  schema: { readonly ast: AST.AST },
+  base: unknown,
+  next: unknown
+): { readonly encoded: unknown } | undefined => {
+  const encoded = encodeChanged(schema.ast, base, next)
+  return encoded === fallback ? undefined : { encoded }
 }
