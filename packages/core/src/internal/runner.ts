@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
@@ -587,6 +588,23 @@ const runTaken = (runId: string, sessionId: string, existing: SessionStore.RunLo
 
 /** Runs `body` with the run's emitter; emits the terminal events around it. */
 const withEvents = <A, E, R>(
+  sink: Sink,
+  ids: { readonly runId: string; readonly sessionId: string },
+  opening: WorkflowEvent.Payload | undefined,
+  body: Effect.Effect<RunOutput<A, unknown>, E, R>
+): Effect.Effect<RunOutput<A, unknown>, E, R> =>
+  sink === undefined
+    // nobody listens: outside of any run (events already go nowhere, at the empty path) the body runs as it is
+    ? Effect.flatMap(
+      FiberRef.get(events.currentEmitter),
+      (emitter) =>
+        emitter === events.noopEmitter
+          ? Effect.flatMap(FiberRef.get(events.currentPath), (path) => path.length === 0 ? body : withSink(sink, ids, opening, body))
+          : withSink(sink, ids, opening, body)
+    )
+    : withSink(sink, ids, opening, body)
+
+const withSink = <A, E, R>(
   sink: Sink,
   ids: { readonly runId: string; readonly sessionId: string },
   opening: WorkflowEvent.Payload | undefined,
