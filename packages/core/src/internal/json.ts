@@ -36,6 +36,66 @@ export const deepCopy = <A>(a: A): A => structuredClone(a)
  */
 export const copyJson = <A>(value: A): A => copy(value) as A
 
+/**
+ * A copy of `value` as {@link copyJson} makes it, if `value` is JSON that reads
+ * back as the same value (what {@link jsonProblem} checks), else `undefined`:
+ * one walk for the check and the copy.
+ *
+ * @internal
+ */
+export const copyIfJson = (value: unknown): { readonly copy: unknown } | undefined => {
+  const ancestors = new Set<object>()
+  const go = (u: unknown, inArray: boolean): unknown => {
+    switch (typeof u) {
+      case "string":
+      case "boolean":
+        return u
+      case "number":
+        return Number.isFinite(u) ? u : notJson
+      case "undefined":
+        return inArray ? notJson : u
+      case "object":
+        break
+      default:
+        return notJson
+    }
+    if (u === null) return null
+    if (ancestors.has(u)) return notJson
+    if (Array.isArray(u)) {
+      ancestors.add(u)
+      const out: Array<unknown> = u.slice()
+      for (let i = 0; i < out.length; i++) {
+        const item = out[i]
+        if (typeof item === "string") continue
+        const copied = go(item, true)
+        if (copied === notJson) return notJson
+        out[i] = copied
+      }
+      ancestors.delete(u)
+      return out
+    }
+    if (!isPlainObject(u)) return notJson
+    ancestors.add(u)
+    const out: Record<string, unknown> = {}
+    for (const key of Object.keys(u)) {
+      const copied = go(u[key], false)
+      if (copied === notJson) return notJson
+      if (copied === undefined) continue
+      if (key === "__proto__") {
+        Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true })
+      } else {
+        out[key] = copied
+      }
+    }
+    ancestors.delete(u)
+    return out
+  }
+  const copied = go(value, false)
+  return copied === notJson ? undefined : { copy: copied }
+}
+
+const notJson: unique symbol = Symbol("notJson")
+
 const copy = (u: unknown): unknown => {
   if (typeof u !== "object" || u === null) return u
   if (Array.isArray(u)) {

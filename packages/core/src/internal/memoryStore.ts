@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as SessionStore from "../SessionStore.js"
 import * as WorkflowError from "../WorkflowError.js"
-import { copyJson, jsonProblem } from "./json.js"
+import { copyIfJson, copyJson } from "./json.js"
 
 interface MemorySession {
   info: SessionStore.SessionInfo
@@ -33,10 +33,12 @@ const serialise = (method: string, what: string, value: unknown) =>
  * JSON is copied directly, anything else (a `Date`, a `toJSON`) goes through
  * the JSON text.
  */
-const store = (method: string, value: unknown) =>
-  jsonProblem(value) === undefined
-    ? Effect.succeed(copyJson(value))
+const store = (method: string, value: unknown) => {
+  const copied = copyIfJson(value)
+  return copied !== undefined
+    ? Effect.succeed(copied.copy)
     : Effect.map(serialise(method, "state", value), (json) => JSON.parse(json) as unknown)
+}
 
 const parse = <A>(json: string): A => JSON.parse(json) as A
 

@@ -177,7 +177,13 @@ const encodeChanged = (ast: AST.AST, base: unknown, next: unknown): unknown => {
     const item = ast.rest[0]!.type
     const out = new Array<unknown>(next.length)
     for (let i = 0; i < next.length; i++) {
-      const encoded = i < base.length ? encodeChanged(item, base[i], next[i]) : encodeWhole(item, next[i])
+      const value = next[i]
+      // the common case, an item the base has as it is, takes no call
+      if (i < base.length && Object.is(value, base[i])) {
+        out[i] = value
+        continue
+      }
+      const encoded = i < base.length ? encodeChanged(item, base[i], value) : encodeWhole(item, value)
       if (encoded === fallback) return fallback
       out[i] = encoded
     }
