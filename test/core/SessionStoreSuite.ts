@@ -496,6 +496,48 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* loadSome(store, "sessión/1 'quoted' \"ids\" 🎯")).state, { ok: true })
       }))
 
+    test("load with knownVersion leaves the state out while the session is at that version", (store) =>
+      Effect.gen(function*() {
+        assert.isTrue(Option.isNone(yield* store.load("s1", { knownVersion: 1 })))
+        yield* create(store, "s1", { a: 1 })
+        const same = yield* Effect.map(store.load("s1", { knownVersion: 1 }), Option.getOrThrow)
+        assert.isTrue(same.unchanged)
+        assert.isUndefined(same.state)
+        assert.strictEqual(same.version, 1)
+        assert.strictEqual(same.sessionId, "s1")
+
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { a: 2 } })
+        const changed = yield* Effect.map(store.load("s1", { knownVersion: 1 }), Option.getOrThrow)
+        assert.notStrictEqual(changed.unchanged, true)
+        assert.deepStrictEqual(changed.state, { a: 2 })
+        assert.strictEqual(changed.version, 2)
+        assert.isTrue((yield* Effect.map(store.load("s1", { knownVersion: 2 }), Option.getOrThrow)).unchanged)
+        // a commit without state (a run record) keeps the version, so the state is still known
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 2, run: run("s1", "r1") })
+        assert.isTrue((yield* Effect.map(store.load("s1", { knownVersion: 2 }), Option.getOrThrow)).unchanged)
+
+        // removed and made anew: the version starts again, the creation time tells them apart
+        yield* store.remove("s1")
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "s1", { a: "new" })
+        const remade = yield* Effect.map(store.load("s1", { knownVersion: 1 }), Option.getOrThrow)
+        assert.strictEqual(remade.version, 1)
+        assert.strictEqual(remade.createdAt, 1000)
+        assert.notStrictEqual(remade.createdAt, same.createdAt)
+      }))
+
+    test("a state that is not plain JSON is stored as its JSON reads back", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "s1", { at: new Date(0), gone: undefined, list: [1, 2], "__proto__": { x: 1 } })
+        const loaded = (yield* loadSome(store, "s1")).state as Record<string, unknown>
+        assert.deepStrictEqual(loaded, JSON.parse(JSON.stringify({ at: new Date(0), list: [1, 2] })))
+        yield* create(store, "s2", JSON.parse(`{"__proto__": {"x": 1}, "k": [1, {"v": null}]}`))
+        const proto = (yield* loadSome(store, "s2")).state as Record<string, unknown>
+        assert.deepStrictEqual(Object.keys(proto), ["__proto__", "k"])
+        assert.strictEqual(Object.getPrototypeOf(proto), Object.prototype)
+        assert.deepStrictEqual(JSON.stringify(proto), `{"__proto__":{"x":1},"k":[1,{"v":null}]}`)
+      }))
+
     test("run records are copies; a run whose input is not JSON is refused and nothing is written", (store) =>
       Effect.gen(function*() {
         const r1 = run("s1", "r1", { input: { list: ["a"] } })

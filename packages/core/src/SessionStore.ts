@@ -85,7 +85,13 @@ export interface SessionInfo {
  * @category models
  */
 export interface StoredSession extends SessionInfo {
+  /** `undefined` when `unchanged` */
   readonly state: unknown
+  /**
+   * `true` when the load was given a `knownVersion` and the session is still
+   * at that version: its state was then not read (`state` is `undefined`).
+   */
+  readonly unchanged?: boolean | undefined
   /** the id of the session's paused run, if it has one (it then takes no new run) */
   readonly pausedRunId?: string | undefined
 }
@@ -390,15 +396,34 @@ export interface WatchOptions {
 export const defaultPollInterval: Duration.DurationInput = "250 millis"
 
 /**
+ * @since 0.1.0
+ * @category models
+ */
+export interface LoadOptions {
+  /**
+   * A version of the session whose state the caller already has: when the
+   * stored version is still this one, the backend may skip reading and
+   * parsing the state and answer with `unchanged: true` (a backend that
+   * ignores it returns the state as usual).
+   */
+  readonly knownVersion?: number | undefined
+}
+
+/**
  * The primitives a backend implements.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Backend {
-  /** None when the session does not exist; `StateDecodeError` (corrupt) when its state is not JSON. */
+  /**
+   * None when the session does not exist; `StateDecodeError` (corrupt) when its
+   * state is not JSON. With `knownVersion` (see {@link LoadOptions}), a session
+   * at that version comes back without its state, `unchanged: true`.
+   */
   readonly load: (
-    sessionId: string
+    sessionId: string,
+    options?: LoadOptions | undefined
   ) => Effect.Effect<Option.Option<StoredSession>, WorkflowError.SessionStoreError | StateDecodeError>
   /** What the store knows of a session without its state (its state is not read, so a corrupt one does not matter). */
   readonly info: (sessionId: string) => Effect.Effect<Option.Option<SessionInfo>, WorkflowError.SessionStoreError>
@@ -620,9 +645,10 @@ export const parseState = (sessionId: string, raw: unknown): Effect.Effect<unkno
     )
 
 /**
- * An in-memory backend. States and records are kept as JSON text, exactly as
- * a database would keep them, so no caller can mutate a stored value by
- * accident. Two stores made over one backend behave like two processes over
+ * An in-memory backend. States and unfinished runs are kept as private deep
+ * copies of the committed JSON values (and records as JSON text), so no caller
+ * can mutate a stored value by accident, and what is committed must be JSON
+ * that reads back as the same value. Two stores made over one backend behave like two processes over
  * one database.
  *
  * @since 0.1.0

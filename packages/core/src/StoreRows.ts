@@ -268,13 +268,20 @@ export const toInfo = (row: SessionInfoRow): SessionStore.SessionInfo => ({
  * @category conversions
  */
 export const toStoredSession = (
-  row: SessionRow
-): Effect.Effect<SessionStore.StoredSession, WorkflowError.StateDecodeError> =>
-  Effect.map(SessionStore.parseState(row.session_id, row.state), (state) => ({
-    ...toInfo(row),
-    state,
-    ...(row.paused_run_id === null ? {} : { pausedRunId: row.paused_run_id })
-  }))
+  row: SessionRow,
+  knownVersion?: number | null | undefined
+): Effect.Effect<SessionStore.StoredSession, WorkflowError.StateDecodeError> => {
+  const unchanged = knownVersion !== undefined && knownVersion !== null && row.version === knownVersion
+  return Effect.map(
+    unchanged ? Effect.succeed(undefined) : SessionStore.parseState(row.session_id, row.state),
+    (state) => ({
+      ...toInfo(row),
+      state,
+      ...(unchanged ? { unchanged } : {}),
+      ...(row.paused_run_id === null ? {} : { pausedRunId: row.paused_run_id })
+    })
+  )
+}
 
 /**
  * A session's row as a watcher sees it.

@@ -350,10 +350,12 @@ export const make = Effect.fn("PgSessionStore.make")(function*(options?: StoreOp
     )
 
   const selectSession = SqlSchema.findOne({
-    Request: Schema.String,
+    Request: Schema.Struct({ sessionId: Schema.String, knownVersion: Schema.NullOr(Schema.Number) }),
     Result: SessionRow,
-    execute: (sessionId) =>
-      sql`SELECT session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at,
+    // the state is left out when the caller already has this version of it
+    execute: ({ knownVersion, sessionId }) =>
+      sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at,
+  CASE WHEN version = ${knownVersion}::integer THEN NULL ELSE state END AS state,
   (SELECT run_id FROM ${activeTable} a WHERE a.session_id = ${sessionId} AND a.status = 'paused'
    ORDER BY a.started_at, a.run_id COLLATE "C" LIMIT 1) AS paused_run_id
 FROM ${sessions} WHERE session_id = ${sessionId}`
@@ -418,10 +420,11 @@ SELECT version, pg_notify(${t.channel}, ${notificationPayload(commit.sessionId)}
   }
 
   const load = Effect.fn("PgSessionStore.load")(
-    function*(sessionId: string) {
-      const row = yield* selectSession(sessionId)
+    function*(sessionId: string, options?: SessionStore.LoadOptions) {
+      const knownVersion = options?.knownVersion ?? null
+      const row = yield* selectSession({ sessionId, knownVersion })
       if (Option.isNone(row)) return Option.none<SessionStore.StoredSession>()
-      return Option.some(yield* StoreRows.toStoredSession(row.value))
+      return Option.some(yield* StoreRows.toStoredSession(row.value, knownVersion))
     },
     Effect.catchTags({ SqlError: storeError("load"), ParseError: storeError("load") })
   )

@@ -456,11 +456,13 @@ const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
 
   yield* options?.migrate === false ? checkTables(sql, t, database) : migrateTables(sql, t, database)
 
+  // the state is not read when the session is still at the version the caller knows
   const selectSession = SqlSchema.findOne({
-    Request: Schema.String,
+    Request: Schema.Struct({ sessionId: Schema.String, knownVersion: Schema.NullOr(Schema.Number) }),
     Result: SessionRow,
-    execute: (sessionId) =>
-      sql`SELECT session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at,
+    execute: ({ knownVersion, sessionId }) =>
+      sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at,
+  CASE WHEN version = ${knownVersion} THEN NULL ELSE state END AS state,
   (SELECT run_id FROM ${activeTable} a WHERE a.session_id = ${sessionId} AND a.status = 'paused'
    ORDER BY a.started_at LIMIT 1) AS paused_run_id
 FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
@@ -483,10 +485,11 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   const decodeVersion = Schema.decodeUnknown(Schema.Array(VersionRow))
 
   const load = Effect.fn("SqliteSessionStore.load")(
-    function*(sessionId: string) {
-      const row = yield* selectSession(sessionId)
+    function*(sessionId: string, options?: SessionStore.LoadOptions) {
+      const knownVersion = options?.knownVersion ?? null
+      const row = yield* selectSession({ sessionId, knownVersion })
       if (Option.isNone(row)) return Option.none<SessionStore.StoredSession>()
-      return Option.some(yield* StoreRows.toStoredSession(row.value))
+      return Option.some(yield* StoreRows.toStoredSession(row.value, knownVersion))
     },
     retryBusy("load"),
     Effect.catchTags({ SqlError: storeError("load"), ParseError: storeError("load") })

@@ -28,6 +28,99 @@ export const deepMerge = (base: unknown, patch: unknown): unknown => {
 export const deepCopy = <A>(a: A): A => structuredClone(a)
 
 /**
+ * A deep copy of a JSON value (one `jsonProblem` finds nothing in), as a JSON
+ * round trip would make it, without the text: `undefined` object properties
+ * are left out, shared subtrees are copied apart, strings are shared.
+ *
+ * @internal
+ */
+export const copyJson = <A>(value: A): A => copy(value) as A
+
+/**
+ * A copy of `value` as {@link copyJson} makes it, if `value` is JSON that reads
+ * back as the same value (what {@link jsonProblem} checks), else `undefined`:
+ * one walk for the check and the copy.
+ *
+ * @internal
+ */
+export const copyIfJson = (value: unknown): { readonly copy: unknown } | undefined => {
+  const ancestors = new Set<object>()
+  const go = (u: unknown, inArray: boolean): unknown => {
+    switch (typeof u) {
+      case "string":
+      case "boolean":
+        return u
+      case "number":
+        return Number.isFinite(u) ? u : notJson
+      case "undefined":
+        return inArray ? notJson : u
+      case "object":
+        break
+      default:
+        return notJson
+    }
+    if (u === null) return null
+    if (ancestors.has(u)) return notJson
+    if (Array.isArray(u)) {
+      ancestors.add(u)
+      const out: Array<unknown> = u.slice()
+      for (let i = 0; i < out.length; i++) {
+        const item = out[i]
+        if (typeof item === "string") continue
+        const copied = go(item, true)
+        if (copied === notJson) return notJson
+        out[i] = copied
+      }
+      ancestors.delete(u)
+      return out
+    }
+    if (!isPlainObject(u)) return notJson
+    ancestors.add(u)
+    const out: Record<string, unknown> = {}
+    for (const key of Object.keys(u)) {
+      const copied = go(u[key], false)
+      if (copied === notJson) return notJson
+      if (copied === undefined) continue
+      if (key === "__proto__") {
+        Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true })
+      } else {
+        out[key] = copied
+      }
+    }
+    ancestors.delete(u)
+    return out
+  }
+  const copied = go(value, false)
+  return copied === notJson ? undefined : { copy: copied }
+}
+
+const notJson: unique symbol = Symbol("notJson")
+
+const copy = (u: unknown): unknown => {
+  if (typeof u !== "object" || u === null) return u
+  if (Array.isArray(u)) {
+    // scalars are copied in bulk, objects one by one
+    const out: Array<unknown> = u.slice()
+    for (let i = 0; i < out.length; i++) {
+      const item = out[i]
+      if (typeof item === "object" && item !== null) out[i] = copy(item)
+    }
+    return out
+  }
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(u)) {
+    const value = (u as Record<string, unknown>)[key]
+    if (value === undefined) continue
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, { value: copy(value), enumerable: true, writable: true, configurable: true })
+    } else {
+      out[key] = copy(value)
+    }
+  }
+  return out
+}
+
+/**
  * The changes from `prev` to `next`, found by walking both values and
  * skipping every subtree they share by reference (updates are immutable, so
  * unchanged parts are the same objects). Arrays that only grew at the end are
@@ -108,45 +201,58 @@ export const sameJson = (a: unknown, b: unknown): boolean => {
  */
 export const jsonProblem = (value: unknown): { readonly path: string; readonly description: string } | undefined => {
   const ancestors = new Set<object>()
-  const check = (u: unknown, path: string, inArray: boolean): { readonly path: string; readonly description: string } | undefined => {
+  // the keys from the root to the value being checked; a path is only written out for a problem
+  const keys: Array<string | number> = []
+  const found = (description: string) => ({ path: keys.map(pathSegment).join(""), description })
+  const check = (u: unknown, inArray: boolean): { readonly path: string; readonly description: string } | undefined => {
     switch (typeof u) {
       case "string":
       case "boolean":
         return undefined
       case "number":
-        return Number.isFinite(u) ? undefined : { path, description: `the number ${u} (JSON has no ${u})` }
+        return Number.isFinite(u) ? undefined : found(`the number ${u} (JSON has no ${u})`)
       case "undefined":
-        return inArray ? { path, description: "undefined in an array (JSON turns it into null)" } : undefined
+        return inArray ? found("undefined in an array (JSON turns it into null)") : undefined
       case "function":
-        return { path, description: "a function" }
+        return found("a function")
       case "symbol":
-        return { path, description: "a symbol" }
+        return found("a symbol")
       case "bigint":
-        return { path, description: "a bigint" }
+        return found("a bigint")
     }
     if (u === null) return undefined
     const object = u as object
-    if (ancestors.has(object)) return { path, description: "a circular reference" }
+    if (ancestors.has(object)) return found("a circular reference")
     if (Array.isArray(object)) {
       ancestors.add(object)
       for (let i = 0; i < object.length; i++) {
-        const found = check(object[i], `${path}[${i}]`, true)
-        if (found !== undefined) return found
+        const item = object[i]
+        // strings, the common case, need no call
+        if (typeof item === "string") continue
+        keys.push(i)
+        const problem = check(item, true)
+        if (problem !== undefined) return problem
+        keys.pop()
       }
       ancestors.delete(object)
       return undefined
     }
     if (!isPlainObject(object)) {
       const name = (object as { readonly constructor?: { readonly name?: unknown } }).constructor?.name
-      return { path, description: `a ${typeof name === "string" && name.length > 0 ? name : "non-plain object"}, not a plain JSON value` }
+      return found(`a ${typeof name === "string" && name.length > 0 ? name : "non-plain object"}, not a plain JSON value`)
     }
     ancestors.add(object)
     for (const key of Object.keys(object)) {
-      const found = check(object[key], /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, false)
-      if (found !== undefined) return found
+      keys.push(key)
+      const problem = check((object as Record<string, unknown>)[key], false)
+      if (problem !== undefined) return problem
+      keys.pop()
     }
     ancestors.delete(object)
     return undefined
   }
-  return check(value, "", false)
+  return check(value, false)
 }
+
+const pathSegment = (key: string | number): string =>
+  typeof key === "number" ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`

@@ -10,10 +10,12 @@ import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 import type * as SessionStore from "../SessionStore.js"
 import * as WorkflowError from "../WorkflowError.js"
+import { copyIfJson, copyJson } from "./json.js"
 
 interface MemorySession {
   info: SessionStore.SessionInfo
-  state: string
+  /** a private copy of the committed JSON value: never handed out, only copies of it */
+  state: unknown
   /** the run whose commit made the current version */
   lastRunId: string | undefined
   /** run records as JSON text, like a database keeps them */
@@ -40,29 +42,37 @@ const checkOwner = (sessionId: string, ownerId: string | undefined, userId: stri
     ? Effect.void
     : Effect.fail(new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) }))
 
-const parseState = (sessionId: string, raw: string): Effect.Effect<unknown, WorkflowError.StateDecodeError> =>
-  Effect.try({
-    try: () => JSON.parse(raw) as unknown,
-    catch: (cause) =>
-      new WorkflowError.StateDecodeError({ sessionId, reason: "corrupt", description: "stored state is not valid JSON", cause })
-  })
+/**
+ * A private copy of a state, as a JSON round trip would give it back: plain
+ * JSON is copied directly, anything else (a `Date`, a `toJSON`) goes through
+ * the JSON text.
+ */
+const store = (method: string, value: unknown) => {
+  const copied = copyIfJson(value)
+  return copied !== undefined
+    ? Effect.succeed(copied.copy)
+    : Effect.map(serialise(method, "state", value), (json) => JSON.parse(json) as unknown)
+}
 
-/** A committed state change, published to the backend's watchers (the state as JSON text: each watcher parses its own copy). */
+/**
+ * A committed state change, published to the backend's watchers (the
+ * session's private state, which a later commit replaces and never mutates:
+ * each watcher gets its own copy).
+ */
 interface Published {
   readonly info: SessionStore.SessionInfo
-  readonly state: string
+  readonly state: unknown
   readonly runId: string | undefined
 }
 
-const toChange = (published: Published): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
-  Effect.map(parseState(published.info.sessionId, published.state), (state) => ({
-    sessionId: published.info.sessionId,
-    workflowName: published.info.workflowName,
-    version: published.info.version,
-    state,
-    runId: published.runId,
-    updatedAt: published.info.updatedAt
-  }))
+const toChange = (published: Published): SessionStore.SessionChange => ({
+  sessionId: published.info.sessionId,
+  workflowName: published.info.workflowName,
+  version: published.info.version,
+  state: copyJson(published.state),
+  runId: published.runId,
+  updatedAt: published.info.updatedAt
+})
 
 /** @internal */
 export const makeMemoryBackend = (): SessionStore.Backend => {
@@ -108,19 +118,24 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
   }
 
   return {
-    load: (sessionId) =>
-      Effect.suspend(() => {
+    load: (sessionId, options) =>
+      Effect.sync(() => {
         const s = sessions.get(sessionId)
-        if (s === undefined) return Effect.succeed(Option.none())
+        if (s === undefined) return Option.none()
         const pausedRunId = pausedRunOf(sessionId)
-        return Effect.map(parseState(sessionId, s.state), (state) =>
-          Option.some({ ...s.info, state, ...(pausedRunId === undefined ? {} : { pausedRunId }) }))
+        const unchanged = options?.knownVersion === s.info.version
+        return Option.some({
+          ...s.info,
+          state: unchanged ? undefined : copyJson(s.state),
+          ...(unchanged ? { unchanged } : {}),
+          ...(pausedRunId === undefined ? {} : { pausedRunId })
+        })
       }),
     info: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId)?.info)),
     commit: (commit) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const state = commit.state === undefined ? undefined : yield* serialise("commit", "state", commit.state)
+        const state = commit.state === undefined ? undefined : yield* store("commit", commit.state)
         const run = commit.run === undefined ? undefined : yield* serialise("commit", "run record", commit.run)
         if (commit.ends !== undefined) yield* checkRunOwner(commit.ends.runId, commit.ends.owner)
         if (state !== undefined) {
@@ -225,7 +240,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
           ? []
           : [later({ info: current.info, state: current.state, runId: current.lastRunId })].flatMap(Option.toArray)
         return Stream.concat(Stream.fromIterable(start), Stream.fromQueue(subscription).pipe(Stream.filterMap(later)))
-          .pipe(Stream.mapEffect(toChange))
+          .pipe(Stream.map(toChange))
       })),
     startRun: (run) =>
       Effect.gen(function*() {
@@ -312,7 +327,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
               createdAt: now,
               updatedAt: now
             },
-            state: yield* serialise("endRun", "state", run.initialState ?? {}),
+            state: yield* store("endRun", run.initialState ?? {}),
             lastRunId: undefined,
             runs: []
           }

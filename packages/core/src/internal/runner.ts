@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
@@ -23,7 +24,8 @@ import * as WorkflowError from "../WorkflowError.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
 import * as events from "./events.js"
 import * as formatting from "./format.js"
-import { deepCopy, deepMerge, jsonProblem } from "./json.js"
+import { copyJson, deepCopy, deepMerge, jsonProblem } from "./json.js"
+import * as stateCache from "./stateCache.js"
 import * as step from "./step.js"
 import {
   type Any,
@@ -219,7 +221,32 @@ const attempt = (
         })
 
       // -- the session, its owner, the input, the state the run starts from -----
-      const loaded = yield* Effect.either(restore(store.load(sessionId)))
+      // A plain run (fresh, untracked, no state patch) may start from the state
+      // this store's last run of the session committed, if the store still has
+      // that version; the entry is out of the cache while this run runs.
+      const cacheKey = start._tag === "Fresh" && !start.tracked && options?.sessionState === undefined &&
+          !(options?.overwriteDbSessionState ?? self.overwriteDbSessionState)
+        ? stateCache.keyOf(self.state?.schema)
+        : undefined
+      const cached = cacheKey === undefined ? undefined : stateCache.take(store, sessionId, cacheKey)
+      let loaded = yield* Effect.either(restore(
+        store.load(sessionId, cached === undefined ? undefined : { knownVersion: cached.version })
+      ))
+      let hit = false
+      /** the valid encoded state a typed run started from, kept apart so that only what changed is encoded */
+      let base: { readonly state: unknown } | undefined
+      if (cached !== undefined && Either.isRight(loaded) && Option.isSome(loaded.right) && loaded.right.value.unchanged === true) {
+        const found = loaded.right.value
+        if (stateCache.matches(cached, found)) {
+          hit = true
+          // the untyped state is not encoded: the run may have the cached copy itself
+          if (self.state !== undefined) base = { state: cached.state }
+          const state = self.state === undefined ? cached.state : copyJson(cached.state)
+          loaded = Either.right(Option.some({ ...found, state, unchanged: undefined }))
+        } else {
+          loaded = yield* Effect.either(restore(store.load(sessionId)))
+        }
+      }
       if (Either.isLeft(loaded)) {
         // a corrupt stored state: the session exists, so the failure is recorded (for its owner)
         const error = loaded.left
@@ -267,6 +294,8 @@ const attempt = (
           ? stored.value.state
           : claimed.initialState ?? self.sessionState
         const encodedStart = claimed?.journal?.state ?? encodedInitial
+        // a cached state was checked and encoded (so validated) when it was committed
+        if (hit) return { decodedInput, encodedInitial, encodedStart, initial: encodedStart }
         if (self.state === undefined) yield* checkJson(sessionId, "state", encodedStart)
         const initial = yield* decodeState(self, sessionId, encodedStart)
         return { decodedInput, encodedInitial, encodedStart, initial }
@@ -344,20 +373,40 @@ const attempt = (
         state: encodedStart,
         answers: {}
       }
+      // Where a run that journals nothing stands is kept as references and
+      // made into a journal only if the run pauses, when the state's encoded
+      // form is its JSON form (treat the state as immutable: a step that
+      // mutates it in place and then pauses changes the state it resumes from).
+      // Other states are encoded at every step, as a journaled run's are.
+      const lazyJournal = !(tracked && durability === "step") && stateCache.keyOf(self.state?.schema) !== undefined
+      let lazyPoint:
+        | {
+          readonly next: number
+          readonly previous: unknown
+          readonly completed: number
+          readonly outputs: ReadonlyMap<string, StepOutput.StepOutput>
+          readonly state: unknown
+        }
+        | undefined
       const journalAt = (next: number, previous: unknown) =>
-        Effect.gen(function*() {
-          const encoded = yield* encodeState(self, sessionId, yield* Ref.get(ref))
-          point = {
-            next,
-            previous,
-            completed: exec.completed.map(outputJson),
-            outputs: Object.fromEntries([...exec.outputs].map(([name, output]) => [name, outputJson(output)])),
-            state: encoded,
-            answers: {}
-          }
-          step.advanceQuestions(exec.questions, next)
-          if (tracked && durability === "step") yield* store.updateRun(runId, owner, { journal: point })
-        })
+        lazyJournal
+          ? Effect.map(Ref.get(ref), (state) => {
+            lazyPoint = { next, previous, completed: exec.completed.length, outputs: new Map(exec.outputs), state }
+            step.advanceQuestions(exec.questions, next)
+          })
+          : Effect.gen(function*() {
+            const encoded = yield* encodeState(self, sessionId, yield* Ref.get(ref))
+            point = {
+              next,
+              previous,
+              completed: exec.completed.map(outputJson),
+              outputs: Object.fromEntries([...exec.outputs].map(([name, output]) => [name, outputJson(output)])),
+              state: encoded,
+              answers: {}
+            }
+            step.advanceQuestions(exec.questions, next)
+            if (tracked && durability === "step") yield* store.updateRun(runId, owner, { journal: point })
+          })
 
       const steps = Effect.gen(function*() {
         let previous: unknown = journal?.previous ?? decodedInput
@@ -397,7 +446,10 @@ const attempt = (
           Effect.flatMap((output) =>
             Effect.gen(function*() {
               const state = yield* Ref.get(ref)
-              const encoded = yield* encodeState(self, sessionId, state)
+              const changed = base === undefined || self.state === undefined
+                ? undefined
+                : stateCache.encodeFrom(self.state.schema, base.state, state)
+              const encoded = changed === undefined ? yield* encodeState(self, sessionId, state) : changed.encoded
               yield* checkJson(sessionId, "state", encoded)
               yield* checkJson(sessionId, "output", output.content)
               return { output, state, encoded }
@@ -410,7 +462,7 @@ const attempt = (
         const { encoded, output, state } = exit.value
         // interruptible: a store waiting for a lock held elsewhere can be
         // interrupted there, having written nothing (its write itself is atomic)
-        yield* restore(store.commit({
+        const committed = yield* restore(store.commit({
           sessionId,
           workflowName: self.name,
           userId,
@@ -429,6 +481,9 @@ const attempt = (
           },
           ends: tracked ? { runId, owner } : undefined
         })).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
+        if (cacheKey !== undefined && Option.isSome(stored)) {
+          stateCache.put(store, sessionId, cacheKey, { version: committed, createdAt: stored.value.createdAt, state: encoded })
+        }
         return {
           runId,
           sessionId,
@@ -452,7 +507,16 @@ const attempt = (
           ...(pause.checkpoint === undefined ? {} : { checkpoint: pause.checkpoint }),
           pausedAt
         }
-        const journalPoint: SessionStore.Journal = { ...point, answers: exec.questions.answers }
+        const journalPoint: SessionStore.Journal = lazyPoint === undefined
+          ? { ...point, answers: exec.questions.answers }
+          : {
+            next: lazyPoint.next,
+            previous: lazyPoint.previous,
+            completed: exec.completed.slice(0, lazyPoint.completed).map(outputJson),
+            outputs: Object.fromEntries([...lazyPoint.outputs].map(([name, output]) => [name, outputJson(output)])),
+            state: yield* encodeState(self, sessionId, lazyPoint.state),
+            answers: exec.questions.answers
+          }
         yield* restore(
           tracked
             ? store.updateRun(runId, owner, { status: "paused", owner: "", leaseExpiresAt: 0, journal: journalPoint, pause: waiting })
@@ -524,6 +588,23 @@ const runTaken = (runId: string, sessionId: string, existing: SessionStore.RunLo
 
 /** Runs `body` with the run's emitter; emits the terminal events around it. */
 const withEvents = <A, E, R>(
+  sink: Sink,
+  ids: { readonly runId: string; readonly sessionId: string },
+  opening: WorkflowEvent.Payload | undefined,
+  body: Effect.Effect<RunOutput<A, unknown>, E, R>
+): Effect.Effect<RunOutput<A, unknown>, E, R> =>
+  sink === undefined
+    // nobody listens: outside of any run (events already go nowhere, at the empty path) the body runs as it is
+    ? Effect.flatMap(
+      FiberRef.get(events.currentEmitter),
+      (emitter) =>
+        emitter === events.noopEmitter
+          ? Effect.flatMap(FiberRef.get(events.currentPath), (path) => path.length === 0 ? body : withSink(sink, ids, opening, body))
+          : withSink(sink, ids, opening, body)
+    )
+    : withSink(sink, ids, opening, body)
+
+const withSink = <A, E, R>(
   sink: Sink,
   ids: { readonly runId: string; readonly sessionId: string },
   opening: WorkflowEvent.Payload | undefined,
