@@ -244,7 +244,7 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_bad()`)
       }).pipe(Effect.provide(storeWithClient(schema)))
     }))
 
-  it.scoped("a run's commit to an existing session is one statement: its state, its record and the notification", () =>
+  it.scoped("a run's commit is one statement: its state (a new session's too), its record and the notification", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema
       yield* Effect.gen(function*() {
@@ -266,11 +266,19 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
         const rows = yield* sql<{ what: string; at: Date }>`SELECT what, at FROM ${sql(`${schema}.written`)} ORDER BY what`
         assert.deepStrictEqual(rows.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_runs"])
         assert.strictEqual(rows[0]!.at.getTime(), rows[1]!.at.getTime())
+        // a new session's first commit too
+        yield* sql`DELETE FROM ${sql(`${schema}.written`)}`
+        assert.strictEqual(yield* commitFirst(store, "s2", { n: 1 }), 1)
+        const created = yield* sql<{ what: string; at: Date }>`SELECT what, at FROM ${sql(`${schema}.written`)} ORDER BY what`
+        assert.deepStrictEqual(created.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_runs"])
+        assert.strictEqual(created[0]!.at.getTime(), created[1]!.at.getTime())
         // a commit that fails a check writes nothing and says which check failed
         const stale = yield* Effect.flip(
           store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 3 }, run: run("s1", "r3") })
         )
         assert.strictEqual(stale._tag, "SessionConflict")
+        const again = yield* Effect.flip(commitFirst(store, "s2", { n: 9 }))
+        assert.strictEqual(again._tag, "SessionConflict")
         assert.strictEqual((yield* sql`SELECT 1 FROM ${sql(`${schema}.written`)}`).length, 2)
       }).pipe(Effect.provide(storeWithClient(schema)))
     }))

@@ -387,21 +387,31 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   const notify = (sessionId: string) => sql`SELECT pg_notify(${t.channel}, ${notificationPayload(sessionId)})`
 
   /**
-   * The common commit — a run's new state (and its record) on an existing
-   * session, no unfinished run to end — as one statement, so one round trip and
-   * its own transaction: the session row is written only at the expected
-   * version, by its owner, with no paused run on it; the record is written (a
+   * The common commit — a run's new state (and its record), no unfinished run
+   * to end — as one statement, so one round trip and its own transaction: the
+   * session row is written only at the expected version (created only if it
+   * does not exist, for 0), by its owner, with no paused run on it; the record is written (a
    * retried run's replaces its earlier attempt's and moves to the end) and the
    * watchers notified only with it. No row back: any check failed, and the
    * transactional commit below tells which.
    */
   const commitInOneStatement = (commit: SessionStore.Commit, state: string, runRow: StoreRows.RunRow | undefined, now: number) => {
     const userId = commit.userId ?? null
-    const written = sql`UPDATE ${sessions}
-SET state = ${state}, version = version + 1, last_run_id = ${commit.run?.runId ?? null}, updated_at = ${now}
+    const lastRunId = commit.run?.runId ?? null
+    const notPaused = sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
+    const written = commit.expectedVersion === 0
+      ? sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, version, last_run_id, created_at, updated_at)
+SELECT ${commit.sessionId}::text, ${commit.workflowName}::text, ${userId}::text, NULL, ${state}::text, 1,
+  ${lastRunId}::text, ${now}::bigint, ${now}::bigint
+WHERE ${notPaused}
+ON CONFLICT (session_id) DO NOTHING
+RETURNING version`
+      : sql`UPDATE ${sessions}
+SET state = ${state}, version = version + 1, last_run_id = ${lastRunId}, updated_at = ${now}
 WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId})
-  AND NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')
+  AND ${notPaused}
 RETURNING version`
     const recorded = runRow === undefined ? undefined : sql`INSERT INTO ${runsTable} (${runColumns})
 SELECT ${runRow.run_id}::text, ${runRow.session_id}::text, ${runRow.workflow_name}::text, ${runRow.user_id}::text,
@@ -471,7 +481,7 @@ WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version`
 
-      if (state !== null && commit.expectedVersion > 0 && commit.ends === undefined) {
+      if (state !== null && commit.ends === undefined) {
         const version = yield* commitInOneStatement(commit, state, runRow, now)
         if (version !== undefined) return version
       }
