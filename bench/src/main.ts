@@ -6,6 +6,7 @@
  *   npm run bench                      # from the repository root
  *   npm --prefix bench run bench -- --quick
  *   npm --prefix bench run bench -- --only W1,W3 --reps 5
+ *   npm --prefix bench run bench -- --only W2PG,W5PG  # PostgreSQL (SESSIONFLOW_BENCH_DATABASE_URL)
  */
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
@@ -35,7 +36,8 @@ for (const [pkg, dep] of [["packages/core", "effect"], ["packages/store-sqlite",
   }
 }
 
-const { fullConfig, quickConfig, w1, w2, w3, w4, w5, w6 } = await import("./workloads.ts")
+const { fullConfig, quickConfig, w1, w2, w2pg, w3, w4, w5, w5pg, w6 } = await import("./workloads.ts")
+const Postgres = await import("./systems/postgres.ts")
 const { w7 } = await import("./w7.ts")
 const { log } = await import("./measure.ts")
 const Report = await import("./report.ts")
@@ -44,7 +46,9 @@ type Figure = import("./measure.ts").Figure
 
 const base = args.quick ? quickConfig(args["langgraph-all"]) : fullConfig(args["langgraph-all"])
 const config = { ...base, reps: args.reps === undefined ? base.reps : Math.max(1, Number(args.reps)) }
-const workloads = { W1: w1, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6, W7: w7 } as const
+const workloads = { W1: w1, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6, W7: w7, W2PG: w2pg, W5PG: w5pg } as const
+/** The workloads that need the PostgreSQL bench database (skipped, with the reason, when it is not reachable). */
+const onPostgres: ReadonlySet<string> = new Set(["W2PG", "W5PG"])
 const selected = (args.only?.split(",").map((s) => s.trim().toUpperCase()) ?? Object.keys(workloads)) as Array<
   keyof typeof workloads
 >
@@ -58,6 +62,11 @@ try {
     const run = workloads[key]
     if (run === undefined) {
       skipped.push({ workload: key, reason: "unknown workload" })
+      continue
+    }
+    const unreachable = onPostgres.has(key) ? await Postgres.reachable() : undefined
+    if (unreachable !== undefined) {
+      skipped.push({ workload: key, reason: unreachable })
       continue
     }
     results.push(...(await run(config)))

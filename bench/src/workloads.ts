@@ -2,7 +2,19 @@ import { spawn } from "node:child_process"
 import { copyFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import type { ChildResult } from "./child.ts"
-import { chunked, compare, type Figure, figures, format, log, rotate, sum, type System, warmUp } from "./measure.ts"
+import {
+  chunked,
+  compare,
+  type Figure,
+  figures,
+  format,
+  log,
+  type Reference,
+  rotate,
+  sum,
+  type System,
+  warmUp
+} from "./measure.ts"
 import type * as Agent from "./systems/agent.ts"
 import * as Sys from "./systems/index.ts"
 import { check, removeDb, tempDb } from "./util.ts"
@@ -115,16 +127,39 @@ export const w1 = async (config: Config): Promise<Array<Figure>> => {
 // W2 persisted runs
 // -----------------------------------------------------------------------------
 
-export const w2 = async (config: Config): Promise<Array<Figure>> => {
+/** Runs on one persisted session, system after system in chunks. */
+const persistedRuns = (config: Config, options: {
+  readonly workload: string
+  readonly store: string
+  readonly systems: ReadonlyArray<System>
+  readonly reference: Reference
+  readonly notes: Readonly<Record<string, string>>
+}): Promise<Array<Figure>> => {
   const { chunk, runs, warmup } = config.w2
   const label = labels(config).w2
-  log(`W2 persisted runs: ${n(runs)} runs on one SQLite session`)
+  log(`${options.workload}: ${n(runs)} runs on one ${options.store} session`)
   return compare({
-    workload: "W2 persisted runs",
+    workload: options.workload,
     cases: [label],
     unit: "ms/run",
     reps: config.reps,
     persisted: true,
+    systems: options.systems,
+    reference: options.reference,
+    notes: options.notes,
+    plan: () => ({
+      sessionId: "session",
+      prepare: (runner) => warmUp(runner, warmup),
+      chunks: chunked(runs, chunk),
+      result: (ms) => ({ [label]: sum(ms) / runs })
+    })
+  })
+}
+
+export const w2 = (config: Config): Promise<Array<Figure>> =>
+  persistedRuns(config, {
+    workload: "W2 persisted runs",
+    store: "SQLite",
     systems: [
       Sys.sessionflow,
       Sys.sessionflowUntyped,
@@ -150,15 +185,24 @@ export const w2 = async (config: Config): Promise<Array<Figure>> => {
       [Sys.FLOOR_FULL]: "the same with SQLite's default synchronous=FULL",
       [Sys.FLOOR_READ]: "SELECT + JSON.parse, the steps, JSON.stringify + upsert (WAL, synchronous=NORMAL)",
       [Sys.FLOOR_READ_FULL]: "the same with synchronous=FULL"
-    },
-    plan: () => ({
-      sessionId: "session",
-      prepare: (runner) => warmUp(runner, warmup),
-      chunks: chunked(runs, chunk),
-      result: (ms) => ({ [label]: sum(ms) / runs })
-    })
+    }
   })
-}
+
+/** W2 on PostgreSQL (the bench database; see systems/postgres.ts). */
+export const w2pg = (config: Config): Promise<Array<Figure>> =>
+  persistedRuns(config, {
+    workload: "W2 persisted runs (PostgreSQL)",
+    store: "PostgreSQL",
+    systems: [Sys.sessionflowPg, Sys.sessionflowPgUntyped, Sys.langgraphPg, Sys.langgraphPgExit, Sys.floorPg, Sys.floorPgRead],
+    reference: (system) => (system === Sys.FLOOR_PG || system === Sys.FLOOR_PG_READ ? undefined : Sys.FLOOR_PG_READ),
+    notes: {
+      [Sys.SF_PG]: "PgSessionStore.layer, a fresh schema",
+      [Sys.LG_PG]: "PostgresSaver, default durability (async)",
+      [Sys.LG_PG_EXIT]: "PostgresSaver, one checkpoint per run",
+      [Sys.FLOOR_PG]: "one raw pg upsert per run (prepared), state kept in memory",
+      [Sys.FLOOR_PG_READ]: "SELECT + JSON.parse, the steps, JSON.stringify + upsert (prepared)"
+    }
+  })
 
 // -----------------------------------------------------------------------------
 // W3 state growth
@@ -302,11 +346,17 @@ const runChild = (args: ReadonlyArray<string>): Promise<ChildResult> =>
     })
   })
 
-export const w5 = async (config: Config): Promise<Array<Figure>> => {
+/** Many new sessions, each system in its own child process (so that its memory is its own). */
+const manySessions = async (config: Config, options: {
+  readonly workload: string
+  readonly store: string
+  readonly systems: ReadonlyArray<string>
+  readonly reference: string
+}): Promise<Array<Figure>> => {
   const { concurrency, sessions, warmup } = config.w5
-  const systems = [Sys.SF, Sys.SF_NORMAL, Sys.MASTRA_LIBSQL_RUN, Sys.MASTRA_LIBSQL, Sys.LG, Sys.FLOOR]
+  const systems = options.systems
   const label = labels(config).w5
-  log(`W5 many sessions: ${label}, SQLite, one child process each`)
+  log(`${options.workload}: ${label}, ${options.store}, one child process each`)
   const seconds = new Map<string, Array<number>>(systems.map((s) => [s, []]))
   const rss = new Map<string, Array<number>>(systems.map((s) => [s, []]))
   const baseline = new Map<string, Array<number>>(systems.map((s) => [s, []]))
@@ -317,13 +367,13 @@ export const w5 = async (config: Config): Promise<Array<Figure>> => {
       rss.get(system)!.push(r.peakRssMb)
       baseline.get(system)!.push(r.baselineRssMb)
       log(
-        `  W5 · ${system} · rep ${rep + 1}: ${format(r.seconds)} s, peak RSS ${format(r.peakRssMb)} MB (before: ${
+        `  ${options.workload} · ${system} · rep ${rep + 1}: ${format(r.seconds)} s, peak RSS ${format(r.peakRssMb)} MB (before: ${
           format(r.baselineRssMb)
         } MB)`
       )
     }
   }
-  const common = { workload: "W5 many sessions", case: label, reference: Sys.FLOOR }
+  const common = { workload: options.workload, case: label, reference: options.reference }
   return [
     ...figures({ ...common, unit: "s total" }, seconds),
     ...figures({ ...common, unit: "MB peak RSS" }, rss),
@@ -333,6 +383,23 @@ export const w5 = async (config: Config): Promise<Array<Figure>> => {
     )
   ]
 }
+
+export const w5 = (config: Config): Promise<Array<Figure>> =>
+  manySessions(config, {
+    workload: "W5 many sessions",
+    store: "SQLite",
+    systems: [Sys.SF, Sys.SF_NORMAL, Sys.MASTRA_LIBSQL_RUN, Sys.MASTRA_LIBSQL, Sys.LG, Sys.FLOOR],
+    reference: Sys.FLOOR
+  })
+
+/** W5 on PostgreSQL. */
+export const w5pg = (config: Config): Promise<Array<Figure>> =>
+  manySessions(config, {
+    workload: "W5 many sessions (PostgreSQL)",
+    store: "PostgreSQL",
+    systems: [Sys.SF_PG, Sys.LG_PG, Sys.FLOOR_PG],
+    reference: Sys.FLOOR_PG
+  })
 
 // -----------------------------------------------------------------------------
 // W6 agent overhead

@@ -6,6 +6,7 @@ import type { System } from "../measure.ts"
 import type * as FloorModule from "./floor.ts"
 import type * as LangGraphModule from "./langgraph.ts"
 import type * as MastraModule from "./mastra.ts"
+import type * as PostgresModule from "./postgres.ts"
 import type * as SessionflowModule from "./sessionflow.ts"
 
 const Sessionflow = {
@@ -19,6 +20,15 @@ const MastraSystem = {
 }
 const Floor = {
   make: async (o: FloorModule.Options) => (await import("./floor.ts")).make(o)
+}
+const PostgresFloor = {
+  make: async (o: PostgresModule.FloorOptions) => (await import("./postgres.ts")).floor(o)
+}
+
+/** A persisted system needs the fresh file (for PostgreSQL: the name of its fresh schema). */
+const persisted = (file: string | undefined): string => {
+  if (file === undefined) throw new Error("a PostgreSQL system runs persisted workloads only")
+  return file
 }
 
 export const SF = "sessionflow"
@@ -37,6 +47,12 @@ export const FLOOR_FULL = "floor (synchronous=FULL)"
 export const FLOOR_READ = "floor (read+upsert)"
 export const FLOOR_READ_FULL = "floor (read+upsert, synchronous=FULL)"
 export const SDK = "openai SDK directly"
+export const SF_PG = "sessionflow (PostgreSQL)"
+export const SF_PG_UNTYPED = "sessionflow (PostgreSQL, untyped state)"
+export const LG_PG = "LangGraph.js (PostgresSaver)"
+export const LG_PG_EXIT = "LangGraph.js (PostgresSaver, durability: exit)"
+export const FLOOR_PG = "floor (PostgreSQL upsert)"
+export const FLOOR_PG_READ = "floor (PostgreSQL read+upsert)"
 
 export const sessionflow: System = { name: SF, open: (filename) => Sessionflow.make({ filename, typed: true }) }
 export const sessionflowUntyped: System = {
@@ -80,6 +96,27 @@ export const floorReadFull: System = {
   name: FLOOR_READ_FULL,
   open: (filename) => Floor.make({ filename, read: true, synchronous: "FULL" })
 }
+export const sessionflowPg: System = {
+  name: SF_PG,
+  open: (file) => Sessionflow.make({ filename: persisted(file), typed: true, postgres: true })
+}
+export const sessionflowPgUntyped: System = {
+  name: SF_PG_UNTYPED,
+  open: (file) => Sessionflow.make({ filename: persisted(file), typed: false, postgres: true })
+}
+export const langgraphPg: System = {
+  name: LG_PG,
+  open: (file) => LangGraph.make({ filename: persisted(file), postgres: true })
+}
+export const langgraphPgExit: System = {
+  name: LG_PG_EXIT,
+  open: (file) => LangGraph.make({ filename: persisted(file), postgres: true, durability: "exit" })
+}
+export const floorPg: System = { name: FLOOR_PG, open: (file) => PostgresFloor.make({ file: persisted(file) }) }
+export const floorPgRead: System = {
+  name: FLOOR_PG_READ,
+  open: (file) => PostgresFloor.make({ file: persisted(file), read: true })
+}
 export const floorWithHistory: System = {
   name: FLOOR,
   open: (filename) => Floor.make({ filename, history: true })
@@ -106,6 +143,12 @@ export const byName: Readonly<Record<string, System>> = {
   [LG_EXIT]: langgraphExit,
   [MASTRA_LIBSQL]: mastraLibsql,
   [MASTRA_LIBSQL_RUN]: mastraLibsqlRun,
+  [SF_PG]: sessionflowPg,
+  [SF_PG_UNTYPED]: sessionflowPgUntyped,
+  [LG_PG]: langgraphPg,
+  [LG_PG_EXIT]: langgraphPgExit,
+  [FLOOR_PG]: floorPg,
+  [FLOOR_PG_READ]: floorPgRead,
   [FLOOR]: floor,
   [FLOOR_FULL]: floorFull,
   [FLOOR_READ]: floorRead,

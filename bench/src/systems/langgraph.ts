@@ -1,12 +1,14 @@
 /**
  * LangGraph.js: a `StateGraph` with the same ten nodes in a line, one thread
- * per session, checkpointed by `MemorySaver` or `SqliteSaver`.
+ * per session, checkpointed by `MemorySaver`, `SqliteSaver` or `PostgresSaver`.
  */
 import { Annotation, END, MemorySaver, START, StateGraph } from "@langchain/langgraph"
 import { type BaseCheckpointSaver, uuid6 } from "@langchain/langgraph-checkpoint"
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
 import { pool } from "../util.ts"
 import { advance, type BenchState, emptyState, STEPS } from "../workload.ts"
+import { databaseUrl, freshSchema } from "./postgres.ts"
 import type { Runner } from "./types.ts"
 
 const State = Annotation.Root({
@@ -30,12 +32,30 @@ export interface Options {
   readonly filename?: string | undefined
   /** LangGraph's checkpointing mode; its default is "async" (a checkpoint per step, saved in the background). */
   readonly durability?: Durability | undefined
+  /** `PostgresSaver` on a fresh schema of the bench database (named after `filename`) instead of `SqliteSaver`. */
+  readonly postgres?: boolean | undefined
+}
+
+const openSaver = async (options: Options): Promise<{ saver: BaseCheckpointSaver; close: () => Promise<void> }> => {
+  if (options.filename === undefined) return { saver: new MemorySaver(), close: async () => {} }
+  if (options.postgres === true) {
+    const { drop, schema } = await freshSchema(options.filename)
+    const saver = PostgresSaver.fromConnString(databaseUrl(), { schema })
+    await saver.setup()
+    return {
+      saver,
+      close: async () => {
+        await saver.end()
+        await drop()
+      }
+    }
+  }
+  const saver = SqliteSaver.fromConnString(options.filename)
+  return { saver, close: async () => saver.db.close() }
 }
 
 export const make = async (options: Options): Promise<Runner> => {
-  const saver: BaseCheckpointSaver = options.filename === undefined
-    ? new MemorySaver()
-    : SqliteSaver.fromConnString(options.filename)
+  const { close, saver } = await openSaver(options)
   const app = buildGraph().compile({ checkpointer: saver })
   const durability = options.durability ?? "async"
   const config = (sessionId: string) => ({ configurable: { thread_id: sessionId }, durability })
@@ -84,8 +104,6 @@ export const make = async (options: Options): Promise<Runner> => {
       db?.exec("COMMIT")
     },
     counter: async (sessionId) => (await app.getState(config(sessionId))).values.counter ?? 0,
-    close: async () => {
-      if (saver instanceof SqliteSaver) saver.db.close()
-    }
+    close
   }
 }

@@ -8,8 +8,10 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import { SessionState, SessionStore, Step, Workflow } from "../../../packages/core/src/index.ts"
+import { PgSessionStore } from "../../../packages/store-pg/src/index.ts"
 import { SqliteSessionStore } from "../../../packages/store-sqlite/src/index.ts"
 import { advance, type BenchState, emptyState, STEPS } from "../workload.ts"
+import { databaseUrl, freshSchema } from "./postgres.ts"
 import type { Runner } from "./types.ts"
 
 /** The typed state: a Schema-backed tag, as the README recommends. */
@@ -51,6 +53,8 @@ export interface Options {
    * SQLite's default, FULL).
    */
   readonly synchronous?: "NORMAL" | undefined
+  /** `PgSessionStore.layer` on a fresh schema of the bench database (named after `filename`) instead of SQLite. */
+  readonly postgres?: boolean | undefined
   /** Steps per run (default: the workload's ten); the profiler compares 1 and 10 to split per-run from per-step costs. */
   readonly steps?: number | undefined
 }
@@ -69,8 +73,13 @@ const layerSynchronous = (filename: string, synchronous: string) =>
   )
 
 export const make = async (options: Options): Promise<Runner> => {
+  const postgres = options.filename !== undefined && options.postgres === true
+    ? await freshSchema(options.filename)
+    : undefined
   const layer: Layer.Layer<SessionStore.SessionStore, unknown> = options.filename === undefined
     ? SessionStore.layerMemory
+    : postgres !== undefined
+    ? PgSessionStore.layer({ url: databaseUrl(), schema: postgres.schema })
     : options.synchronous === undefined
     ? SqliteSessionStore.layer({ filename: options.filename })
     : layerSynchronous(options.filename, options.synchronous)
@@ -119,6 +128,9 @@ export const make = async (options: Options): Promise<Runner> => {
           Effect.catchTag("SessionNotFound", () => Effect.succeed(0))
         )
       ),
-    close: () => runtime.dispose()
+    close: async () => {
+      await runtime.dispose()
+      await postgres?.drop()
+    }
   }
 }
