@@ -51,7 +51,12 @@ const openSaver = async (options: Options): Promise<{ saver: BaseCheckpointSaver
     }
   }
   const saver = SqliteSaver.fromConnString(options.filename)
-  return { saver, close: async () => saver.db.close() }
+  return {
+    saver,
+    close: async () => {
+      saver.db.close()
+    }
+  }
 }
 
 export const make = async (options: Options): Promise<Runner> => {
