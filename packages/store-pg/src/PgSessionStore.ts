@@ -5,9 +5,10 @@
  * Sessions live in one table (default `sessionflow_sessions`), their runs in a
  * second one (`<table>_runs`, one row per run), unfinished runs in a third
  * (`<table>_active`), and the store keeps its own migrations table
- * (`<table>_migrations`), optionally all in one `schema`. A commit is one
- * short transaction whose first statement is the write itself, with the
- * version check in its `WHERE` clause: the row lock it takes makes a
+ * (`<table>_migrations`), optionally all in one `schema`. A run's commit is
+ * one statement (the session's write, its run record and the notification),
+ * else one short transaction whose first statement is the write itself; the
+ * version check is in the write's `WHERE` clause: the row lock it takes makes a
  * concurrent commit on the same session wait and then find the version
  * changed, so two servers can never both win, and the loser fails with
  * `SessionConflict` having written nothing.
