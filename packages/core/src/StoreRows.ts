@@ -531,6 +531,31 @@ export const toRunRecords = (
   })
 
 /**
+ * What a store knows of a run id (`Backend.getRun`), from its two reads: the
+ * unfinished run with that id, else the record with that id.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const lookupRun = <E, R>(
+  runId: string,
+  reads: {
+    readonly active: Effect.Effect<Option.Option<SessionStore.ActiveRun>, E, R>
+    readonly record: Effect.Effect<Option.Option<RunRow>, E, R>
+  }
+): Effect.Effect<Option.Option<SessionStore.RunLookup>, E | WorkflowError.SessionStoreError, R> =>
+  Effect.flatMap(reads.active, (active) =>
+    Option.isSome(active)
+      ? Effect.succeed(Option.some<SessionStore.RunLookup>({ _tag: "Active", run: active.value }))
+      : Effect.flatMap(reads.record, (row) =>
+        Option.isNone(row)
+          ? Effect.succeed(Option.none())
+          : Effect.map(
+            toRunRecords("getRun", `the stored run '${runId}'`, [row.value]),
+            (records) => Option.map(Option.fromNullable(records[0]), (record) => ({ _tag: "Recorded" as const, record }))
+          )))
+
+/**
  * A `runs` limit read like an array slice: NaN and Infinity mean all runs
  * (`undefined`), 0 or less none, fractions round up.
  *

@@ -577,23 +577,13 @@ WHERE session_id = ${sessionId} RETURNING version`
 
   // -- unfinished runs ---------------------------------------------------------
 
-  const selectRecord = (runId: string) =>
-    Effect.flatMap(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: RunRow,
-        execute: (id) => sql`SELECT ${runColumns} FROM ${runsTable} WHERE run_id = ${id}`
-      })(runId),
-      (row) =>
-        Option.isNone(row)
-          ? Effect.succeed(Option.none())
-          : Effect.map(StoreRows.toRunRecords("getRun", `the stored run '${runId}'`, [row.value]), (records) => Option.fromNullable(records[0]))
-    )
+  const selectRecord = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: RunRow,
+    execute: (id) => sql`SELECT ${runColumns} FROM ${runsTable} WHERE run_id = ${id}`
+  })
   const lookup = (runId: string) =>
-    Effect.flatMap(selectActive(runId), (active) =>
-      Option.isSome(active)
-        ? Effect.succeed(Option.some<SessionStore.RunLookup>({ _tag: "Active", run: active.value }))
-        : Effect.map(selectRecord(runId), Option.map((record): SessionStore.RunLookup => ({ _tag: "Recorded", record }))))
+    StoreRows.lookupRun(runId, { active: selectActive(runId), record: selectRecord(runId) })
 
   const startRun = Effect.fn("PgSessionStore.startRun")(
     function*(run: SessionStore.ActiveRun) {

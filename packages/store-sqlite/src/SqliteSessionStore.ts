@@ -632,25 +632,15 @@ FROM ${runsTable} WHERE ${where} ORDER BY seq`.withoutTransform
       sql`SELECT * FROM ${activeTable} WHERE run_id = ${runId}`.withoutTransform,
       (rows) => Effect.map(decodeActive(rows), (decoded) => Option.map(Option.fromNullable(decoded[0]), StoreRows.toActiveRun))
     )
-  const selectRecord = (runId: string) =>
-    Effect.flatMap(
-      SqlSchema.findOne({
-        Request: Schema.String,
-        Result: RunRow,
-        execute: (id) =>
-          sql`SELECT run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at
+  const selectRecord = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: RunRow,
+    execute: (id) =>
+      sql`SELECT run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at
 FROM ${runsTable} WHERE run_id = ${id}`.withoutTransform
-      })(runId),
-      (row) =>
-        Option.isNone(row)
-          ? Effect.succeed(Option.none())
-          : Effect.map(StoreRows.toRunRecords("getRun", `the stored run '${runId}'`, [row.value]), (records) => Option.fromNullable(records[0]))
-    )
+  })
   const lookup = (runId: string) =>
-    Effect.flatMap(selectActive(runId), (active) =>
-      Option.isSome(active)
-        ? Effect.succeed(Option.some<SessionStore.RunLookup>({ _tag: "Active", run: active.value }))
-        : Effect.map(selectRecord(runId), Option.map((record): SessionStore.RunLookup => ({ _tag: "Recorded", record }))))
+    StoreRows.lookupRun(runId, { active: selectActive(runId), record: selectRecord(runId) })
   const runLost = (runId: string) =>
     Effect.flatMap(selectActive(runId), (active) => Effect.fail(StoreRows.runLost(runId, active)))
 
