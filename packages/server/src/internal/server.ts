@@ -234,35 +234,43 @@ const workflowsGroup = (api: Api, registry: Registry) =>
       .handle("list", () => Effect.succeed(Array.from(registry.values(), (served) => served.info)))
       .handle("get", ({ path }) => Effect.map(lookup(registry, path.name), (served) => served.info)))
 
-/** A session endpoint: the workflow, the caller, the session checked, errors mapped. */
+/** A workflow endpoint: the workflow, the caller (as authenticated), `f` in the workflow's context, errors mapped. */
+const onWorkflow = <A, E>(
+  registry: Registry,
+  name: string,
+  f: (served: Served, userId: string | undefined) => Effect.Effect<A, E, any>,
+  carriedState = false
+): Effect.Effect<A, errors.CommonError, Api.CurrentUser> =>
+  Effect.gen(function*() {
+    const { userId } = yield* Api.CurrentUser
+    const served = yield* lookup(registry, name)
+    return yield* within(served, f(served, userId))
+  }).pipe(Effect.mapError(errors.sessionError(carriedState)), errors.catchDefects)
+
+/** A session endpoint: the same, with the session checked and the effective user given to `f`. */
 const onSession = <A, E>(
   registry: Registry,
   path: { readonly name: string; readonly sessionId: string },
   f: (served: Served, userId: string | undefined) => Effect.Effect<A, E, any>,
   carriedState = false
 ): Effect.Effect<A, errors.CommonError, Api.CurrentUser> =>
-  Effect.gen(function*() {
-    const { userId } = yield* Api.CurrentUser
-    const served = yield* lookup(registry, path.name)
-    return yield* within(
-      served,
-      Effect.zipRight(visibleSession(served, path.sessionId, userId), f(served, effectiveUser(served, userId)))
-    )
-  }).pipe(Effect.mapError(errors.sessionError(carriedState)), errors.catchDefects)
+  onWorkflow(
+    registry,
+    path.name,
+    (served, userId) =>
+      Effect.zipRight(visibleSession(served, path.sessionId, userId), f(served, effectiveUser(served, userId))),
+    carriedState
+  )
 
 const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
   HttpApiBuilder.group(api, "sessions", (handlers) =>
     handlers
       .handle("list", ({ path }) =>
-        Effect.gen(function*() {
-          const { userId } = yield* Api.CurrentUser
-          const served = yield* lookup(registry, path.name)
-          const listing = yield* within(served, Workflow.listSessions(served.workflow))
-          return {
+        onWorkflow(registry, path.name, (served, userId) =>
+          Effect.map(Workflow.listSessions(served.workflow), (listing) => ({
             sessions: listing.sessions.filter((s) => mayUse(served, s.userId, userId)).map(sessionInfo),
             broken: listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message }))
-          }
-        }).pipe(Effect.mapError(errors.sessionError(false)), errors.catchDefects))
+          }))))
       .handle("get", ({ path }) =>
         onSession(registry, path, (served, userId) =>
           Effect.gen(function*() {
@@ -525,28 +533,22 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             )
         }).pipe(errors.catchDefects))
       .handle("paused", ({ path, urlParams }) =>
-        Effect.gen(function*() {
-          const { userId } = yield* Api.CurrentUser
-          const served = yield* lookup(registry, path.name)
-          return yield* within(
-            served,
-            Effect.gen(function*() {
-              const sessionId = urlParams.sessionId
-              if (sessionId !== undefined) {
-                // a paused run's new session has no row yet: only an existing one is checked
-                const info = yield* (yield* SessionStore.SessionStore).info(sessionId)
-                if (
-                  Option.isSome(info) &&
-                  (info.value.workflowName !== served.workflow.name || !mayUse(served, info.value.userId, userId))
-                ) {
-                  return yield* Effect.fail(errors.sessionNotFound(sessionId))
-                }
+        onWorkflow(registry, path.name, (served, userId) =>
+          Effect.gen(function*() {
+            const sessionId = urlParams.sessionId
+            if (sessionId !== undefined) {
+              // a paused run's new session has no row yet: only an existing one is checked
+              const info = yield* (yield* SessionStore.SessionStore).info(sessionId)
+              if (
+                Option.isSome(info) &&
+                (info.value.workflowName !== served.workflow.name || !mayUse(served, info.value.userId, userId))
+              ) {
+                return yield* Effect.fail(errors.sessionNotFound(sessionId))
               }
-              const runs = yield* Workflow.pausedRuns(served.workflow, { sessionId })
-              return runs.filter((run) => mayUse(served, run.userId, userId)).map(pausedRun)
-            })
-          )
-        }).pipe(Effect.mapError(errors.sessionError(false)), errors.catchDefects))
+            }
+            const runs = yield* Workflow.pausedRuns(served.workflow, { sessionId })
+            return runs.filter((run) => mayUse(served, run.userId, userId)).map(pausedRun)
+          })))
       .handle("continue", ({ headers, path, payload }) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
@@ -575,22 +577,16 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             : yield* runJson(served, settings, Workflow.continue(served.workflow, path.runId, payload.response, options), false)
         }).pipe(errors.catchDefects))
       .handle("cancel", ({ path }) =>
-        Effect.gen(function*() {
-          const { userId } = yield* Api.CurrentUser
-          const served = yield* lookup(registry, path.name)
-          return yield* within(
-            served,
-            Effect.gen(function*() {
-              yield* visibleRun(served, path.runId, userId)
-              yield* Workflow.cancel(served.workflow, path.runId, { userId })
-              const ended = yield* (yield* SessionStore.SessionStore).getRun(path.runId)
-              if (Option.isNone(ended) || ended.value._tag !== "Recorded") {
-                return yield* Effect.dieMessage(`the cancelled run '${path.runId}' has no record`)
-              }
-              return ended.value.record
-            })
-          )
-        }).pipe(Effect.mapError(errors.sessionError(false)), errors.catchDefects)))
+        onWorkflow(registry, path.name, (served, userId) =>
+          Effect.gen(function*() {
+            yield* visibleRun(served, path.runId, userId)
+            yield* Workflow.cancel(served.workflow, path.runId, { userId })
+            const ended = yield* (yield* SessionStore.SessionStore).getRun(path.runId)
+            if (Option.isNone(ended) || ended.value._tag !== "Recorded") {
+              return yield* Effect.dieMessage(`the cancelled run '${path.runId}' has no record`)
+            }
+            return ended.value.record
+          }))))
 
 // -----------------------------------------------------------------------------
 // middlewares
