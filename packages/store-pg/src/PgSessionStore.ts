@@ -20,6 +20,7 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
+import type { Fragment } from "@effect/sql/Statement"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { SessionStore, StoreRows, WorkflowError } from "@sessionflow/core"
 import * as Clock from "effect/Clock"
@@ -378,12 +379,47 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
 
   const decodeVersion = Schema.decodeUnknown(Schema.Array(VersionRow))
 
-  /** Replaces a run's record (a retried run's record replaces its earlier attempt's, and moves to the end). */
+  const runColumns = sql.literal(
+    "run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at"
+  )
+  /** A record's values, typed (an `INSERT … SELECT` has no column types to infer them from). */
+  const recordValues = (row: StoreRows.RunRow) =>
+    sql`${row.run_id}::text, ${row.session_id}::text, ${row.workflow_name}::text, ${row.user_id}::text,
+  ${row.status}::text, ${row.input}::text, ${row.content}::text, ${row.error}::text,
+  ${row.started_at}::bigint, ${row.completed_at}::bigint`
+  /** A retried run's record replaces its earlier attempt's, and moves to the end (a new `seq`). */
+  const replacingRecord = sql`ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id,
+  workflow_name = EXCLUDED.workflow_name, user_id = EXCLUDED.user_id, status = EXCLUDED.status, input = EXCLUDED.input,
+  content = EXCLUDED.content, error = EXCLUDED.error, started_at = EXCLUDED.started_at,
+  completed_at = EXCLUDED.completed_at, seq = DEFAULT`
   const writeRecord = (row: StoreRows.RunRow) =>
-    Effect.zipRight(
-      sql`DELETE FROM ${runsTable} WHERE run_id = ${row.run_id}`,
-      sql`INSERT INTO ${runsTable} ${sql.insert(row)}`
-    )
+    sql`INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(row)} ${replacingRecord}`
+
+  /**
+   * The write of a commit's state: the session row created (expected version
+   * 0; only if it does not exist) or updated at the expected version by its
+   * owner, only if `onlyIf` holds; the new version back, no row when a check
+   * failed. Its row lock makes a concurrent commit to the same session wait,
+   * then re-check against the new row.
+   */
+  const writeState = (commit: SessionStore.Commit, state: string, now: number, onlyIf: Fragment) => {
+    const userId = commit.userId ?? null
+    const lastRunId = commit.run?.runId ?? null
+    return commit.expectedVersion === 0
+      ? sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, version, last_run_id, created_at, updated_at)
+SELECT ${commit.sessionId}::text, ${commit.workflowName}::text, ${userId}::text, NULL, ${state}::text, 1,
+  ${lastRunId}::text, ${now}::bigint, ${now}::bigint
+WHERE ${onlyIf}
+ON CONFLICT (session_id) DO NOTHING
+RETURNING version`
+      : sql`UPDATE ${sessions}
+SET state = ${state}, version = version + 1, last_run_id = ${lastRunId}, updated_at = ${now}
+WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
+  AND (user_id IS NULL OR user_id = ${userId})
+  AND ${onlyIf}
+RETURNING version`
+  }
 
   const notify = (sessionId: string) => sql`SELECT pg_notify(${t.channel}, ${notificationPayload(sessionId)})`
 
@@ -397,36 +433,18 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
    * transactional commit below tells which.
    */
   const commitInOneStatement = (commit: SessionStore.Commit, state: string, runRow: StoreRows.RunRow | undefined, now: number) => {
-    const userId = commit.userId ?? null
-    const lastRunId = commit.run?.runId ?? null
-    const notPaused = sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
-    const written = commit.expectedVersion === 0
-      ? sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, version, last_run_id, created_at, updated_at)
-SELECT ${commit.sessionId}::text, ${commit.workflowName}::text, ${userId}::text, NULL, ${state}::text, 1,
-  ${lastRunId}::text, ${now}::bigint, ${now}::bigint
-WHERE ${notPaused}
-ON CONFLICT (session_id) DO NOTHING
-RETURNING version`
-      : sql`UPDATE ${sessions}
-SET state = ${state}, version = version + 1, last_run_id = ${lastRunId}, updated_at = ${now}
-WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
-  AND (user_id IS NULL OR user_id = ${userId})
-  AND ${notPaused}
-RETURNING version`
-    const recorded = runRow === undefined ? undefined : sql`INSERT INTO ${runsTable} (${runColumns})
-SELECT ${runRow.run_id}::text, ${runRow.session_id}::text, ${runRow.workflow_name}::text, ${runRow.user_id}::text,
-  ${runRow.status}::text, ${runRow.input}::text, ${runRow.content}::text, ${runRow.error}::text,
-  ${runRow.started_at}::bigint, ${runRow.completed_at}::bigint
-FROM written
-ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, workflow_name = EXCLUDED.workflow_name,
-  user_id = EXCLUDED.user_id, status = EXCLUDED.status, input = EXCLUDED.input, content = EXCLUDED.content,
-  error = EXCLUDED.error, started_at = EXCLUDED.started_at, completed_at = EXCLUDED.completed_at, seq = DEFAULT`
-    const statement = recorded === undefined
-      ? sql`WITH written AS (${written})
-SELECT version, pg_notify(${t.channel}, ${notificationPayload(commit.sessionId)}) FROM written`
-      : sql`WITH written AS (${written}), recorded AS (${recorded})
-SELECT version, pg_notify(${t.channel}, ${notificationPayload(commit.sessionId)}) FROM written`
+    const written = writeState(
+      commit,
+      state,
+      now,
+      sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
+    )
+    const notified = sql`SELECT version, pg_notify(${t.channel}, ${notificationPayload(commit.sessionId)}) FROM written`
+    const statement = runRow === undefined
+      ? sql`WITH written AS (${written}) ${notified}`
+      : sql`WITH written AS (${written}), recorded AS (
+  INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(runRow)} FROM written ${replacingRecord}
+) ${notified}`
     return Effect.map(Effect.flatMap(statement, decodeVersion), (rows) => rows[0]?.version)
   }
 
@@ -461,33 +479,20 @@ SELECT version, pg_notify(${t.channel}, ${notificationPayload(commit.sessionId)}
       const now = yield* Clock.currentTimeMillis
       const state = commit.state === undefined ? null : yield* StoreRows.stateJson("commit", commit.state)
       const runRow = commit.run === undefined ? undefined : yield* StoreRows.toRunRow("commit", commit.sessionId, commit.run)
-      const userId = commit.userId ?? null
-      const lastRunId = commit.run?.runId ?? null
-
       // The first statement writes the session row with the version and owner
-      // checks in its WHERE clause; the row lock it takes makes a concurrent
-      // commit to the same session wait, then re-check against the new row.
-      const upsert = state === null
+      // checks (a commit without state: the owner check only)
+      const write = state === null
         ? sql`UPDATE ${sessions} SET updated_at = ${now}
-WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userId})
+WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${commit.userId ?? null})
 RETURNING version`
-        : commit.expectedVersion === 0
-        ? sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, version, last_run_id, created_at, updated_at)
-VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, 1, ${lastRunId}, ${now}, ${now})
-ON CONFLICT (session_id) DO NOTHING
-RETURNING version`
-        : sql`UPDATE ${sessions} SET state = ${state}, version = version + 1, last_run_id = ${lastRunId}, updated_at = ${now}
-WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
-  AND (user_id IS NULL OR user_id = ${userId})
-RETURNING version`
+        : writeState(commit, state, now, sql`TRUE`)
 
       if (state !== null && commit.ends === undefined) {
         const version = yield* commitInOneStatement(commit, state, runRow, now)
         if (version !== undefined) return version
       }
       return yield* Effect.gen(function*() {
-        const written = yield* Effect.flatMap(upsert, decodeVersion)
+        const written = yield* Effect.flatMap(write, decodeVersion)
         const version = written[0]?.version
         if (version === undefined) {
           return yield* Effect.flatMap(selectOwner(commit.sessionId), (existing) => StoreRows.rejected(commit, existing))
@@ -547,10 +552,6 @@ WHERE session_id = ${sessionId} RETURNING version`
       if (updated.length === 0) return yield* new WorkflowError.SessionNotFound({ sessionId })
     },
     Effect.catchTags({ SqlError: storeError("setName") })
-  )
-
-  const runColumns = sql.literal(
-    "run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at"
   )
 
   const runs = Effect.fn("PgSessionStore.runs")(
