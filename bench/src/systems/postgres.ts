@@ -7,8 +7,8 @@
  */
 import { basename } from "node:path"
 import pg from "pg"
-import { pool } from "../util.ts"
-import { advance, type BenchState, emptyState, STEPS } from "../workload.ts"
+import type { BenchState } from "../workload.ts"
+import { runner } from "./floorRunner.ts"
 import type { Runner } from "./types.ts"
 
 /** The bench database: `SESSIONFLOW_BENCH_DATABASE_URL`, else the local server's `test` database. */
@@ -54,16 +54,11 @@ export interface FloorOptions {
   readonly read?: boolean | undefined
 }
 
-type AsyncStep = (s: BenchState) => Promise<BenchState>
-
-const steps: ReadonlyArray<AsyncStep> = Array.from({ length: STEPS }, () => async (s: BenchState) => advance(s))
-
 /** The floor on PostgreSQL: the steps over an object, then one upsert of the state's JSON text. */
 export const floor = async (options: FloorOptions): Promise<Runner> => {
   const { drop, schema } = await freshSchema(options.file)
   const db = new pg.Pool({ connectionString: databaseUrl(), max: connections, options: `-c search_path=${schema}` })
   await db.query("CREATE TABLE sessions (session_id TEXT PRIMARY KEY NOT NULL, state TEXT NOT NULL)")
-  const sessions = new Map<string, BenchState>()
   const load = async (sessionId: string): Promise<BenchState | undefined> => {
     const { rows } = await db.query<{ state: string }>({
       name: "load",
@@ -79,26 +74,12 @@ export const floor = async (options: FloorOptions): Promise<Runner> => {
         "INSERT INTO sessions (session_id, state) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET state = excluded.state",
       values: [sessionId, JSON.stringify(state)]
     })
-  const runOnce = async (sessionId: string, from?: BenchState) => {
-    let state = from ?? (options.read === true ? undefined : sessions.get(sessionId)) ?? (await load(sessionId)) ??
-      emptyState()
-    for (const step of steps) state = await step(state)
-    if (options.read !== true) sessions.set(sessionId, state)
-    await persist(sessionId, state)
+  const prefill = () => {
+    throw new Error("the PostgreSQL floor keeps no history")
   }
-  return {
-    run: async (sessionId, runs) => {
-      for (let i = 0; i < runs; i++) await runOnce(sessionId)
-    },
-    seed: (sessionId, state) => runOnce(sessionId, state),
-    runSessions: (sessionIds, concurrency) => pool(sessionIds, concurrency, (id) => runOnce(id)),
-    prefillHistory: async () => {
-      throw new Error("the PostgreSQL floor keeps no history")
-    },
-    counter: async (sessionId) => (await load(sessionId))?.counter ?? 0,
-    close: async () => {
-      await db.end()
-      await drop()
-    }
+  const close = async () => {
+    await db.end()
+    await drop()
   }
+  return runner({ load, persist, prefill, close }, options.read === true)
 }
