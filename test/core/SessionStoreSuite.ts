@@ -3,7 +3,7 @@
  * its own store from `layer`, so tests never see each other's sessions.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { SessionStore, type WorkflowEvent, WorkflowError } from "@sessionflow/core"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
 import { collecting, nextOf } from "./utils.js"
 
@@ -38,6 +38,24 @@ const create = (
     state,
     ...(options.userId === undefined ? {} : { userId: options.userId }),
     ...(options.run === undefined ? {} : { run: options.run })
+  })
+
+/** A commit as a workflow with `persist: "changes"` makes it: the new state and the changes to it. */
+const commitChanges = (
+  store: Store,
+  sessionId: string,
+  expectedVersion: number,
+  state: unknown,
+  changes: ReadonlyArray<WorkflowEvent.StateChange>,
+  record?: SessionStore.RunRecord
+) =>
+  store.commit({
+    sessionId,
+    workflowName: "wf",
+    expectedVersion,
+    state,
+    changes,
+    ...(record === undefined ? {} : { run: record })
   })
 
 const loadSome = (store: Store, sessionId: string) =>
@@ -526,6 +544,104 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.notStrictEqual(remade.createdAt, same.createdAt)
       }))
 
+    // -- commits with changes (`persist: "changes"`) -------------------------------
+    // A store may keep the changes instead of the state, or ignore them; either
+    // way every load and watcher sees exactly the committed state.
+
+    test("commits with changes read back as their states, version after version", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "c1", { counter: 0, items: [], meta: { by: "x", gone: 1 } })
+        let expected = { counter: 0, items: [] as Array<unknown>, meta: { by: "x" } as Record<string, unknown> }
+        for (let n = 1; n <= 5; n++) {
+          const item = { n, tags: [`t${n}`] }
+          const next = { ...expected, counter: n, items: [...expected.items, item], meta: { by: `run ${n}` } }
+          const version = yield* commitChanges(store, "c1", n, next, [
+            { op: "set", path: ["counter"], value: n },
+            { op: "append", path: ["items"], items: [item] },
+            n === 1 ? { op: "delete", path: ["meta", "gone"], previous: null } : { op: "set", path: ["meta", "by"], value: `run ${n}` },
+            ...(n === 1 ? [{ op: "set" as const, path: ["meta", "by"], value: `run ${n}` }] : [])
+          ])
+          assert.strictEqual(version, n + 1)
+          expected = next
+          const loaded = yield* loadSome(store, "c1")
+          assert.deepStrictEqual([loaded.version, loaded.state], [n + 1, expected])
+          // what a load hands out is the caller's own
+          ;(loaded.state as { items: Array<unknown> }).items.push("mutated")
+          assert.deepStrictEqual((yield* loadSome(store, "c1")).state, expected)
+        }
+        assert.isTrue((yield* Effect.map(store.load("c1", { knownVersion: 6 }), Option.getOrThrow)).unchanged)
+        // the values a commit hands in are copied: changing them later changes nothing stored
+        const added = { n: 6 }
+        yield* commitChanges(store, "c1", 6, { ...expected, items: [...expected.items, added] }, [
+          { op: "append", path: ["items"], items: [added] }
+        ])
+        added.n = 666
+        assert.deepStrictEqual(((yield* loadSome(store, "c1")).state as typeof expected).items.at(-1), { n: 6 })
+      }))
+
+    test("changes that outweigh the state are folded into it; loads stay exact before and after", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "big", { log: [] })
+        const log: Array<string> = []
+        const line = "x".repeat(10_000)
+        // about 150,000 characters of changes on a state that starts empty
+        for (let n = 1; n <= 15; n++) {
+          const entry = `${n}:${line}`
+          log.push(entry)
+          yield* commitChanges(store, "big", n, { log: [...log] }, [{ op: "append", path: ["log"], items: [entry] }])
+          const loaded = yield* loadSome(store, "big")
+          assert.strictEqual(loaded.version, n + 1)
+          assert.deepStrictEqual((loaded.state as { log: Array<string> }).log.map((l) => l.split(":")[0]), log.map((l) => l.split(":")[0]))
+          assert.deepStrictEqual(loaded.state, { log })
+        }
+      }))
+
+    test("a whole-state commit after changes replaces the state and them; changes after it start from it", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "mix", { items: ["a"] })
+        yield* commitChanges(store, "mix", 1, { items: ["a", "b"] }, [{ op: "append", path: ["items"], items: ["b"] }])
+        yield* store.commit({ sessionId: "mix", workflowName: "wf", expectedVersion: 2, state: { items: ["z"] } })
+        assert.deepStrictEqual((yield* loadSome(store, "mix")).state, { items: ["z"] })
+        yield* commitChanges(store, "mix", 3, { items: ["z", "y"] }, [{ op: "append", path: ["items"], items: ["y"] }])
+        const loaded = yield* loadSome(store, "mix")
+        assert.deepStrictEqual([loaded.version, loaded.state], [4, { items: ["z", "y"] }])
+      }))
+
+    test("a commit with changes on a stale version is a SessionConflict and writes nothing", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "stale", { items: [] })
+        yield* commitChanges(store, "stale", 1, { items: ["a"] }, [{ op: "append", path: ["items"], items: ["a"] }])
+        const conflict = yield* Effect.flip(
+          commitChanges(store, "stale", 1, { items: ["b"] }, [{ op: "append", path: ["items"], items: ["b"] }], run("stale", "late"))
+        )
+        assert.deepInclude(conflict, { _tag: "SessionConflict", expectedVersion: 1, actualVersion: 2 })
+        const loaded = yield* loadSome(store, "stale")
+        assert.deepStrictEqual([loaded.version, loaded.state], [2, { items: ["a"] }])
+        assert.deepStrictEqual(yield* store.runs("stale", {}), [])
+      }))
+
+    test("watch sees the states that commits with changes made", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "wc", { items: [] })
+        const watcher = yield* watching(store, "wc")
+        assert.strictEqual((yield* next(watcher)).version, 1)
+        yield* commitChanges(store, "wc", 1, { items: ["a"] }, [{ op: "append", path: ["items"], items: ["a"] }], run("wc", "r2"))
+        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "wc", workflowName: "wf", version: 2, state: { items: ["a"] }, runId: "r2" })
+        yield* commitChanges(store, "wc", 2, { items: ["a", "b"] }, [{ op: "append", path: ["items"], items: ["b"] }], run("wc", "r3"))
+        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "wc", workflowName: "wf", version: 3, state: { items: ["a", "b"] }, runId: "r3" })
+      }).pipe(Effect.scoped))
+
+    test("remove drops the kept changes: a session made anew under the id has only its own state", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "again", { items: ["old"] })
+        yield* commitChanges(store, "again", 1, { items: ["old", "older"] }, [{ op: "append", path: ["items"], items: ["older"] }])
+        assert.isTrue(yield* store.remove("again"))
+        yield* create(store, "again", { items: [] })
+        yield* commitChanges(store, "again", 1, { items: ["new"] }, [{ op: "append", path: ["items"], items: ["new"] }])
+        const loaded = yield* loadSome(store, "again")
+        assert.deepStrictEqual([loaded.version, loaded.state], [2, { items: ["new"] }])
+      }))
+
     test("a state that is not plain JSON is stored as its JSON reads back", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { at: new Date(0), gone: undefined, list: [1, 2], "__proto__": { x: 1 } })
@@ -883,6 +999,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           // a late watcher on the other store starts from the current version
           const late = yield* watching(a, "shared")
           assert.deepStrictEqual(seen(yield* next(late)), fromB)
+        }).pipe(Effect.scoped))
+
+      it.effect("two stores over one database: one commits changes, the other loads and continues the state", () =>
+        Effect.gen(function*() {
+          const [a, b] = yield* twoStores
+          yield* create(a, "passed", { items: ["a0"] })
+          yield* commitChanges(a, "passed", 1, { items: ["a0", "a1"] }, [{ op: "append", path: ["items"], items: ["a1"] }])
+          assert.deepStrictEqual((yield* loadSome(b, "passed")).state, { items: ["a0", "a1"] })
+          yield* commitChanges(b, "passed", 2, { items: ["a0", "a1", "b2"] }, [{ op: "append", path: ["items"], items: ["b2"] }])
+          const seenByA = yield* loadSome(a, "passed")
+          assert.deepStrictEqual([seenByA.version, seenByA.state], [3, { items: ["a0", "a1", "b2"] }])
         }).pipe(Effect.scoped))
     }
   })

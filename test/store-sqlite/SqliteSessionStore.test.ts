@@ -62,6 +62,7 @@ describe("SqliteSessionStore", () => {
         assert.deepStrictEqual(yield* tables, [
           "sessionflow_sessions",
           "sessionflow_sessions_active",
+          "sessionflow_sessions_changes",
           "sessionflow_sessions_migrations",
           "sessionflow_sessions_runs"
         ])
@@ -71,7 +72,7 @@ describe("SqliteSessionStore", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 
-  it.scoped("a custom table name (workflow_session) names all four tables", () =>
+  it.scoped("a custom table name (workflow_session) names all five tables", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
       yield* Effect.gen(function*() {
@@ -81,6 +82,7 @@ describe("SqliteSessionStore", () => {
         assert.deepStrictEqual(yield* tables, [
           "workflow_session",
           "workflow_session_active",
+          "workflow_session_changes",
           "workflow_session_migrations",
           "workflow_session_runs"
         ])
@@ -140,7 +142,8 @@ describe("SqliteSessionStore", () => {
           { migration_id: 1, name: "create_sessions" },
           { migration_id: 2, name: "create_runs" },
           { migration_id: 3, name: "create_active" },
-          { migration_id: 4, name: "add_last_run_id" }
+          { migration_id: 4, name: "add_last_run_id" },
+          { migration_id: 5, name: "create_changes" }
         ])
         // a second connection to the same file at the same time
         const other = yield* Layer.build(SqliteSessionStore.layer({ filename }))
@@ -195,7 +198,13 @@ describe("SqliteSessionStore", () => {
         sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`).pipe(
           Effect.provide(b)
         )
-      assert.deepStrictEqual(migrations, [{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }, { migration_id: 4 }])
+      assert.deepStrictEqual(migrations, [
+        { migration_id: 1 },
+        { migration_id: 2 },
+        { migration_id: 3 },
+        { migration_id: 4 },
+        { migration_id: 5 }
+      ])
     }), 60_000)
 
   it.scoped("corrupt state JSON fails load with StateDecodeError naming the session; nothing else is affected", () =>
@@ -512,7 +521,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 
-  it.scoped("a database at migration 3 (before last_run_id) migrates to 4 and keeps its data; its sessions watch without a runId until their next commit", () =>
+  it.scoped("a database at migration 3 (before last_run_id and the changes table) migrates to 5 and keeps its data; its sessions watch without a runId until their next commit", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
       yield* Effect.gen(function*() {
@@ -522,16 +531,23 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         // back to the tables exactly as migration 3 left them
         const sql = yield* SqlClient.SqlClient
         yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN last_run_id`
-        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id = 4`
+        yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN state_size`
+        yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN changes_size`
+        yield* sql`DROP TABLE sessionflow_sessions_changes`
+        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 4`
       }).pipe(Effect.provide(storeWithClient(filename)))
       // read-only, it is not migrated: an error that says what to do
       const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
-      assert.include(readonlyError.description, "are at migration 3 of 4")
+      assert.include(readonlyError.description, "are at migration 3 of 5")
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5])
+        // the sizes the store keeps changes by: the existing state's, no changes
+        const sizes = yield* sql<{ state_size: number; changes_size: number }>`
+          SELECT state_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`
+        assert.deepStrictEqual(sizes, [{ state_size: JSON.stringify({ n: 1 }).length, changes_size: 0 }])
         const session = Option.getOrThrow(yield* store.load("old"))
         assert.deepStrictEqual([session.state, session.version, session.name], [{ n: 1 }, 1, "an old session"])
         assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])

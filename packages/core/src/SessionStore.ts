@@ -18,7 +18,9 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { StepOutputSchema } from "./StepOutput.js"
+import * as json from "./internal/json.js"
 import * as memory from "./internal/memoryStore.js"
+import type { StateChange } from "./WorkflowEvent.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
 import * as WorkflowError from "./WorkflowError.js"
 
@@ -256,6 +258,13 @@ export interface ActiveFilter {
  * - A state commit to a session with a paused run (other than `ends`) fails
  *   with `SessionPaused`.
  * - A session owned by a user accepts commits from that user only.
+ * - `changes` present (with `state`, on an existing session): the changes
+ *   that turn the state at `expectedVersion` into `state` (a workflow with
+ *   `persist: "changes"` sends them). A backend may keep them instead of the
+ *   whole state, so that the write does not grow with the state; its loads
+ *   (and watchers) must then see exactly `state`, and it writes the whole
+ *   state again when the kept changes outweigh it. A backend that ignores
+ *   them writes `state` as usual.
  *
  * @since 0.1.0
  * @category models
@@ -266,6 +275,7 @@ export interface Commit {
   readonly userId?: string | undefined
   readonly expectedVersion: number
   readonly state?: unknown
+  readonly changes?: ReadonlyArray<StateChange> | undefined
   readonly run?: RunRecord | undefined
   readonly ends?: { readonly runId: string; readonly owner: string } | undefined
 }
@@ -643,6 +653,32 @@ export const parseState = (sessionId: string, raw: unknown): Effect.Effect<unkno
         description: `stored state is not JSON text (found ${raw === null ? "NULL" : typeof raw})`
       })
     )
+
+/**
+ * Applies a commit's `changes` to a state the caller owns (e.g. one just
+ * parsed), in place, and returns the result: what a backend that keeps
+ * changes does when it loads a session. A change that does not fit the state
+ * (its path leads nowhere) is a `StateDecodeError` (`corrupt`) naming the
+ * session.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const applyChanges = (
+  sessionId: string,
+  state: unknown,
+  changes: ReadonlyArray<StateChange>
+): Effect.Effect<unknown, StateDecodeError> =>
+  Effect.try({
+    try: () => json.applyChanges(state, changes, { copy: false }),
+    catch: (cause) =>
+      new WorkflowError.StateDecodeError({
+        sessionId,
+        reason: "corrupt",
+        description: `the stored changes do not fit the stored state: ${cause instanceof Error ? cause.message : String(cause)}`,
+        cause
+      })
+  })
 
 /**
  * An in-memory backend. States and unfinished runs are kept as private deep

@@ -18,6 +18,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as SessionStore from "./SessionStore.js"
 import * as WorkflowError from "./WorkflowError.js"
+import type { StateChange } from "./WorkflowEvent.js"
 
 // -----------------------------------------------------------------------------
 // table names
@@ -42,6 +43,8 @@ export interface TableNames {
   readonly runs: string
   /** unfinished (running or paused) runs */
   readonly active: string
+  /** the changes kept after a session's last whole state (SQLite) */
+  readonly changes: string
   readonly migrations: string
 }
 
@@ -94,7 +97,13 @@ export const tableNames = (
 ): Effect.Effect<TableNames, WorkflowError.SessionStoreError> =>
   Effect.map(
     checkIdentifier("table", table, { ...options, maxLength: maxTableLength }),
-    (table) => ({ sessions: table, runs: `${table}_runs`, active: `${table}_active`, migrations: `${table}_migrations` })
+    (table) => ({
+      sessions: table,
+      runs: `${table}_runs`,
+      active: `${table}_active`,
+      changes: `${table}_changes`,
+      migrations: `${table}_migrations`
+    })
   )
 
 // -----------------------------------------------------------------------------
@@ -144,7 +153,8 @@ export const rowSchemas = <I>(integer: Schema.Schema<number, I>) => {
   const SessionRow = Schema.Struct({
     ...SessionInfoRow.fields,
     state: Schema.Unknown,
-    paused_run_id: Schema.NullOr(Schema.String)
+    paused_run_id: Schema.NullOr(Schema.String),
+    pending_changes: Schema.optional(Schema.NullOr(Schema.String))
   })
   const ActiveRow = Schema.Struct({
     run_id: Schema.String,
@@ -180,7 +190,8 @@ export const rowSchemas = <I>(integer: Schema.Schema<number, I>) => {
     version: integer,
     state: Schema.Unknown,
     last_run_id: Schema.NullOr(Schema.String),
-    updated_at: integer
+    updated_at: integer,
+    pending_changes: Schema.optional(Schema.NullOr(Schema.String))
   })
   return { SessionInfoRow, SessionRow, ActiveRow, RunRow, OwnerRow, VersionRow, ChangeRow } as const
 }
@@ -206,7 +217,50 @@ export interface SessionInfoRow {
 export interface SessionRow extends SessionInfoRow {
   readonly state: unknown
   readonly paused_run_id: string | null
+  /** see {@link PendingChanges} */
+  readonly pending_changes?: string | null | undefined
 }
+
+/**
+ * The changes a store keeps after a session's last whole state (see
+ * `SessionStore.Commit`'s `changes`), as one row column: the JSON text of an
+ * array of the commits' change arrays, oldest first (SQLite:
+ * `'[' || group_concat(changes, ',' ORDER BY version) || ']'`), or NULL when
+ * there are none. Selected in the same statement as the state, so the two are
+ * one snapshot.
+ *
+ * @since 0.1.0
+ * @category rows
+ */
+export type PendingChanges = string | null | undefined
+
+/**
+ * A stored state with the pending changes folded in (`StateDecodeError`,
+ * `corrupt`, when they are not JSON or do not fit the state).
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const foldPending = (
+  sessionId: string,
+  state: unknown,
+  pending: PendingChanges
+): Effect.Effect<unknown, WorkflowError.StateDecodeError> =>
+  pending === null || pending === undefined
+    ? Effect.succeed(state)
+    : Effect.flatMap(
+      Effect.try({
+        try: () => JSON.parse(pending) as ReadonlyArray<ReadonlyArray<StateChange>>,
+        catch: (cause) =>
+          new WorkflowError.StateDecodeError({
+            sessionId,
+            reason: "corrupt",
+            description: "the stored changes are not valid JSON",
+            cause
+          })
+      }),
+      (commits) => SessionStore.applyChanges(sessionId, state, commits.flat())
+    )
 
 /**
  * @since 0.1.0
@@ -273,7 +327,12 @@ export const toStoredSession = (
 ): Effect.Effect<SessionStore.StoredSession, WorkflowError.StateDecodeError> => {
   const unchanged = knownVersion !== undefined && knownVersion !== null && row.version === knownVersion
   return Effect.map(
-    unchanged ? Effect.succeed(undefined) : SessionStore.parseState(row.session_id, row.state),
+    unchanged
+      ? Effect.succeed(undefined)
+      : Effect.flatMap(
+        SessionStore.parseState(row.session_id, row.state),
+        (state) => foldPending(row.session_id, state, row.pending_changes)
+      ),
     (state) => ({
       ...toInfo(row),
       state,
@@ -296,6 +355,8 @@ export interface ChangeRow {
   readonly state: unknown
   readonly last_run_id: string | null
   readonly updated_at: number
+  /** see {@link PendingChanges} */
+  readonly pending_changes?: string | null | undefined
 }
 
 /**
@@ -305,14 +366,20 @@ export interface ChangeRow {
  * @category conversions
  */
 export const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
-  Effect.map(SessionStore.parseState(row.session_id, row.state), (state) => ({
-    sessionId: row.session_id,
-    workflowName: row.workflow_name,
-    version: row.version,
-    state,
-    runId: row.last_run_id ?? undefined,
-    updatedAt: row.updated_at
-  }))
+  Effect.map(
+    Effect.flatMap(
+      SessionStore.parseState(row.session_id, row.state),
+      (state) => foldPending(row.session_id, state, row.pending_changes)
+    ),
+    (state) => ({
+      sessionId: row.session_id,
+      workflowName: row.workflow_name,
+      version: row.version,
+      state,
+      runId: row.last_run_id ?? undefined,
+      updatedAt: row.updated_at
+    })
+  )
 
 /**
  * One read of a watched session: its change when its version went above

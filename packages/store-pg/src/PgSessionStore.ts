@@ -116,6 +116,7 @@ const resolveTables = (options: StoreOptions | undefined): Effect.Effect<Tables,
       sessions: qualify(names.sessions),
       runs: qualify(names.runs),
       active: qualify(names.active),
+      changes: qualify(names.changes),
       migrations: qualify(names.migrations),
       channel: channelName(qualify(names.sessions))
     }

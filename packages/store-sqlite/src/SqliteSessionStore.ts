@@ -189,11 +189,37 @@ const migrations = (sql: SqlClient.SqlClient, t: TableNames) =>
     // the run whose commit made the session's current version (NULL: a state change outside a run)
     "0004_add_last_run_id": Effect.gen(function*() {
       yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN last_run_id TEXT`.withoutTransform
+    }),
+    // the changes committed after a session's last whole state (`persist: "changes"`),
+    // with the sizes (in characters) the store decides when to write the whole state from
+    "0005_create_changes": Effect.gen(function*() {
+      yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN state_size INTEGER NOT NULL DEFAULT 0`.withoutTransform
+      yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN changes_size INTEGER NOT NULL DEFAULT 0`.withoutTransform
+      yield* sql`UPDATE ${sql(t.sessions)} SET state_size = length(state)`.withoutTransform
+      yield* sql`CREATE TABLE ${sql(t.changes)} (
+  session_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  changes TEXT NOT NULL,
+  PRIMARY KEY (session_id, version)
+) WITHOUT ROWID`.withoutTransform
     })
   })
 
 /** The id of the newest migration above. */
-const latestMigrationId = 4
+const latestMigrationId = 5
+
+/**
+ * How many characters of changes the store keeps after a session's whole
+ * state at least, before it writes the whole state again: the changes are
+ * kept until they outweigh the state or reach this size, whichever is
+ * larger. (So a load reads at most about twice the state, and a commit's
+ * cost does not grow with the state: the whole state is written once per
+ * as many characters of changes as it has.)
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const minPendingChanges = 65_536
 
 // -----------------------------------------------------------------------------
 // SQLITE_BUSY
@@ -432,6 +458,7 @@ const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
   const sessions = sql(t.sessions)
   const runsTable = sql(t.runs)
   const activeTable = sql(t.active)
+  const changesTable = sql(t.changes)
   const lockTimeout = Duration.decode(options?.lockTimeout ?? defaultLockTimeout)
   const retryBusy = (method: string) => waitForLock(method, lockTimeout)
 
@@ -456,6 +483,11 @@ const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
 
   yield* options?.migrate === false ? checkTables(sql, t, database) : migrateTables(sql, t, database)
 
+  /** the changes kept after the session's whole state, as `StoreRows.PendingChanges` (in the statement that reads the state) */
+  const pendingChanges = (sessionId: string) =>
+    sql`(SELECT '[' || group_concat(c.changes, ',' ORDER BY c.version) || ']' FROM ${changesTable} c
+   WHERE c.session_id = ${sessionId})`
+
   // the state is not read when the session is still at the version the caller knows
   const selectSession = SqlSchema.findOne({
     Request: Schema.Struct({ sessionId: Schema.String, knownVersion: Schema.NullOr(Schema.Number) }),
@@ -464,7 +496,8 @@ const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
       sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at,
   CASE WHEN version = ${knownVersion} THEN NULL ELSE state END AS state,
   (SELECT run_id FROM ${activeTable} a WHERE a.session_id = ${sessionId} AND a.status = 'paused'
-   ORDER BY a.started_at LIMIT 1) AS paused_run_id
+   ORDER BY a.started_at LIMIT 1) AS paused_run_id,
+  CASE WHEN changes_size = 0 OR version = ${knownVersion} THEN NULL ELSE ${pendingChanges(sessionId)} END AS pending_changes
 FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   })
 
@@ -482,7 +515,12 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
     execute: (sessionId) => sql`SELECT user_id, version FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   })
 
-  const decodeVersion = Schema.decodeUnknown(Schema.Array(VersionRow))
+  /** what a commit's first statement returns (the sizes where it asks for them) */
+  const decodeWritten = Schema.decodeUnknown(Schema.Array(Schema.Struct({
+    ...VersionRow.fields,
+    state_size: Schema.optional(Schema.Number),
+    changes_size: Schema.optional(Schema.Number)
+  })))
 
   const load = Effect.fn("SqliteSessionStore.load")(
     function*(sessionId: string, options?: SessionStore.LoadOptions) {
@@ -510,7 +548,11 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   const commit = Effect.fn("SqliteSessionStore.commit")(
     function*(commit: SessionStore.Commit) {
       const now = yield* Clock.currentTimeMillis
-      const state = commit.state === undefined ? null : yield* StoreRows.stateJson("commit", commit.state)
+      // changes to an existing session's state are kept instead of the state (see `minPendingChanges`)
+      const changes = commit.changes !== undefined && commit.state !== undefined && commit.expectedVersion > 0
+        ? yield* StoreRows.toJson("commit", "changes", commit.changes)
+        : null
+      const state = commit.state === undefined || changes !== null ? null : yield* StoreRows.stateJson("commit", commit.state)
       const runRow = commit.run === undefined ? undefined : yield* StoreRows.toRunRow("commit", commit.sessionId, commit.run)
       const userId = commit.userId ?? null
       const lastRunId = commit.run?.runId ?? null
@@ -520,39 +562,66 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
       // attempt is rolled back and retried after a sleep) and everything after
       // it sees the latest committed data. The version and owner checks are in
       // its WHERE clause.
-      const upsert = state === null
+      const upsert = changes !== null
+        ? sql`UPDATE ${sessions} SET version = version + 1, updated_at = ${now}, last_run_id = ${lastRunId},
+  changes_size = changes_size + ${changes.length}
+WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
+  AND (user_id IS NULL OR user_id = ${userId})
+RETURNING version, state_size, changes_size`.withoutTransform
+        : state === null
         ? sql`UPDATE ${sessions} SET updated_at = ${now}
 WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version`.withoutTransform
         : commit.expectedVersion === 0
         ? sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at, last_run_id)
-VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, 1, ${now}, ${now}, ${lastRunId})
+  (session_id, workflow_name, user_id, session_name, state, state_size, version, created_at, updated_at, last_run_id)
+VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, ${state.length}, 1, ${now}, ${now}, ${lastRunId})
 ON CONFLICT (session_id) DO NOTHING
 RETURNING version`.withoutTransform
-        : sql`UPDATE ${sessions} SET state = ${state}, version = version + 1, updated_at = ${now}, last_run_id = ${lastRunId}
+        : sql`UPDATE ${sessions} SET state = ${state}, state_size = ${state.length}, version = version + 1,
+  updated_at = ${now}, last_run_id = ${lastRunId}
 WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId})
-RETURNING version`.withoutTransform
+RETURNING version, changes_size`.withoutTransform
+
+      /** the whole state written: the changes kept before it are dropped */
+      const dropChanges = Effect.zipRight(
+        sql`DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId}`.withoutTransform,
+        sql`UPDATE ${sessions} SET changes_size = 0 WHERE session_id = ${commit.sessionId}`.withoutTransform
+      )
 
       return yield* Effect.gen(function*() {
-        const written = yield* Effect.flatMap(upsert, decodeVersion)
-        if (written.length === 0) return yield* rejected(commit)
+        const [written] = yield* Effect.flatMap(upsert, decodeWritten)
+        if (written === undefined) return yield* rejected(commit)
         if (commit.ends !== undefined) {
           const ended = yield* sql`DELETE FROM ${activeTable}
 WHERE run_id = ${commit.ends.runId} AND owner = ${commit.ends.owner} RETURNING run_id`.withoutTransform
           if (ended.length === 0) return yield* runLost(commit.ends.runId)
         }
-        if (state !== null) {
+        if (commit.state !== undefined) {
           const paused = yield* sql<{ run_id: string }>`SELECT run_id FROM ${activeTable}
 WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`.withoutTransform
           if (paused.length > 0) {
             return yield* new WorkflowError.SessionPaused({ sessionId: commit.sessionId, runId: paused[0]!.run_id })
           }
         }
+        if (changes !== null) {
+          if ((written.changes_size ?? 0) > Math.max(written.state_size ?? 0, minPendingChanges)) {
+            // the changes outweigh the state: the whole state is written instead
+            const whole = yield* StoreRows.stateJson("commit", commit.state)
+            yield* dropChanges
+            yield* sql`UPDATE ${sessions} SET state = ${whole}, state_size = ${whole.length}
+WHERE session_id = ${commit.sessionId}`.withoutTransform
+          } else {
+            yield* sql`INSERT INTO ${changesTable} (session_id, version, changes)
+VALUES (${commit.sessionId}, ${written.version}, ${changes})`.withoutTransform
+          }
+        } else if ((written.changes_size ?? 0) > 0) {
+          yield* dropChanges
+        }
         // a retried run's record replaces the one of its earlier attempt
         if (runRow !== undefined) yield* sql`INSERT OR REPLACE INTO ${runsTable} ${sql.insert(runRow)}`.withoutTransform
-        return written[0].version
+        return written.version
       }).pipe(write("commit"))
     },
     Effect.catchTags({ SqlError: storeError("commit"), ParseError: storeError("commit") })
@@ -579,6 +648,7 @@ FROM ${sessions} WHERE ${sql.and(clauses)} ORDER BY updated_at DESC, session_id`
       const deleted = yield* Effect.gen(function*() {
         yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`.withoutTransform
         yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`.withoutTransform
+        yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${sessionId}`.withoutTransform
         return yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`.withoutTransform
       }).pipe(write("remove"))
       return deleted.length > 0
@@ -734,8 +804,9 @@ RETURNING *`.withoutTransform.pipe(write("claimRun"))
         const run = StoreRows.toActiveRun(row)
         const initial = yield* StoreRows.stateJson("endRun", run.initialState ?? {})
         // a run of a new session ends with the session created (from its initial state) to hold the record
-        yield* sql`INSERT INTO ${sessions} (session_id, workflow_name, user_id, session_name, state, version, created_at, updated_at)
-VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, 1, ${now}, ${now})
+        yield* sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, state_size, version, created_at, updated_at)
+VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, 1, ${now}, ${now})
 ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`.withoutTransform
         yield* sql`INSERT OR REPLACE INTO ${runsTable} ${sql.insert({ ...recordRow, session_id: run.sessionId })}`.withoutTransform
       }).pipe(write("endRun"))
@@ -754,7 +825,8 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`.withoutTransform
     Request: Schema.String,
     Result: ChangeRow,
     execute: (sessionId) =>
-      sql`SELECT session_id, workflow_name, version, state, last_run_id, updated_at
+      sql`SELECT session_id, workflow_name, version, state, last_run_id, updated_at,
+  CASE WHEN changes_size = 0 THEN NULL ELSE ${pendingChanges(sessionId)} END AS pending_changes
 FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   })
 

@@ -256,3 +256,136 @@ export const jsonProblem = (value: unknown): { readonly path: string; readonly d
 
 const pathSegment = (key: string | number): string =>
   typeof key === "number" ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`
+
+/**
+ * The changes from `prev` to `next` as a store keeps them: {@link diff}'s
+ * changes without the `previous` values (which only events need).
+ *
+ * @internal
+ */
+export const storedChanges = (prev: unknown, next: unknown): Array<Change> =>
+  diff(prev, next).map((change) =>
+    change.op === "set"
+      ? { op: "set", path: change.path, value: change.value }
+      : change.op === "delete"
+      ? { op: "delete", path: change.path, previous: null }
+      : change
+  )
+
+/**
+ * Where the values a list of changes brings in stop being JSON (see
+ * {@link jsonProblem}), with the change's path in front.
+ *
+ * @internal
+ */
+export const changesProblem = (
+  changes: ReadonlyArray<Change>,
+  /** the state the changes made (to name an appended item by its index in it) */
+  state: unknown
+): { readonly path: string; readonly description: string } | undefined => {
+  for (const change of changes) {
+    const at = change.path.map(pathSegment).join("")
+    if (change.op === "delete") continue
+    if (change.op === "append") {
+      const problem = jsonProblem(change.items)
+      if (problem === undefined) continue
+      const target = change.path.reduce<unknown>((value, key) => (value as Record<string | number, unknown>)[key], state)
+      const offset = Array.isArray(target) ? target.length - change.items.length : 0
+      return {
+        path: `${at}${problem.path.replace(/^\[(\d+)\]/, (_, index: string) => `[${offset + Number(index)}]`)}`,
+        description: problem.description
+      }
+    }
+    if (change.value === undefined && typeof change.path[change.path.length - 1] === "number") {
+      return { path: at, description: "undefined in an array (JSON turns it into null)" }
+    }
+    const problem = jsonProblem(change.value)
+    if (problem !== undefined) return { path: `${at}${problem.path}`, description: problem.description }
+  }
+  return undefined
+}
+
+/**
+ * Applies changes (as {@link diff} makes them) to a JSON value and returns
+ * the result. With `copy: false` the value is changed in place (it must be
+ * the caller's own, e.g. just parsed); with `copy: true` the value is left as
+ * it is: every object or array on a changed path is copied (once), the rest
+ * is shared. The changes' values are put in as they are. A change whose path
+ * does not lead to an object or array fails with an `Error` naming it.
+ *
+ * @internal
+ */
+export const applyChanges = (value: unknown, changes: ReadonlyArray<Change>, options: { readonly copy: boolean }): unknown => {
+  const copied = new Set<object>()
+  const own = <A extends object>(container: A): A => {
+    if (!options.copy || copied.has(container)) return container
+    const fresh = (Array.isArray(container) ? container.slice() : { ...container }) as A
+    copied.add(fresh)
+    return fresh
+  }
+  let root = value
+  for (const change of changes) {
+    const path = change.path
+    if (path.length === 0) {
+      if (change.op === "set") root = change.value
+      else if (change.op === "append" && Array.isArray(root)) {
+        const mine = own(root)
+        for (const item of change.items) mine.push(item)
+        root = mine
+      } else throw new Error(`cannot apply a '${change.op}' change to the whole state`)
+      continue
+    }
+    if (typeof root !== "object" || root === null) throw new Error(`cannot apply a change at ${path.map(pathSegment).join("")}: the state is not an object`)
+    root = own(root)
+    let parent = root as Record<string | number, unknown>
+    for (let i = 0; i < path.length - 1; i++) {
+      const child = parent[path[i]!]
+      if (typeof child !== "object" || child === null) {
+        throw new Error(`cannot apply a change at ${path.map(pathSegment).join("")}: ${path.slice(0, i + 1).map(pathSegment).join("")} is not an object or array`)
+      }
+      const mine = own(child)
+      parent[path[i]!] = mine
+      parent = mine as Record<string | number, unknown>
+    }
+    const key = path[path.length - 1]!
+    switch (change.op) {
+      case "set":
+        if (change.value === undefined && !Array.isArray(parent)) delete parent[key]
+        else parent[key] = change.value
+        break
+      case "delete":
+        if (Array.isArray(parent) && typeof key === "number") parent.splice(key, 1)
+        else delete parent[key]
+        break
+      case "append": {
+        const target = parent[key]
+        if (!Array.isArray(target)) throw new Error(`cannot append at ${path.map(pathSegment).join("")}: not an array`)
+        const mine = own(target)
+        for (const item of change.items) mine.push(item)
+        parent[key] = mine
+        break
+      }
+    }
+  }
+  return root
+}
+
+/**
+ * Freezes a JSON value deeply, stopping at values already frozen (whose
+ * parts this function froze before), so freezing a state made from a frozen
+ * one only visits what is new.
+ *
+ * @internal
+ */
+export const freezeJson = (value: unknown): void => {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return
+  Object.freeze(value)
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i]
+      if (typeof item === "object" && item !== null) freezeJson(item)
+    }
+    return
+  }
+  for (const key of Object.keys(value)) freezeJson((value as Record<string, unknown>)[key])
+}

@@ -10,7 +10,7 @@ import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 import type * as SessionStore from "../SessionStore.js"
 import * as WorkflowError from "../WorkflowError.js"
-import { copyIfJson, copyJson } from "./json.js"
+import { applyChanges, type Change, copyIfJson, copyJson } from "./json.js"
 
 interface MemorySession {
   info: SessionStore.SessionInfo
@@ -135,7 +135,22 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
     commit: (commit) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const state = commit.state === undefined ? undefined : yield* store("commit", commit.state)
+        const base = sessions.get(commit.sessionId)
+        // with changes to the stored version, only they are copied and applied
+        // (the objects and arrays on their paths copied, the rest shared)
+        const changes = commit.changes === undefined || commit.state === undefined || base === undefined ||
+            base.info.version !== commit.expectedVersion
+          ? undefined
+          : copyIfJson(commit.changes)
+        const state = commit.state === undefined
+          ? undefined
+          : changes !== undefined
+          ? yield* Effect.try({
+            try: () => applyChanges(base!.state, changes.copy as ReadonlyArray<Change>, { copy: true }),
+            catch: (cause) =>
+              new WorkflowError.SessionStoreError({ method: "commit", description: "the changes do not fit the stored state", cause })
+          })
+          : yield* store("commit", commit.state)
         const run = commit.run === undefined ? undefined : yield* serialise("commit", "run record", commit.run)
         if (commit.ends !== undefined) yield* checkRunOwner(commit.ends.runId, commit.ends.owner)
         if (state !== undefined) {

@@ -24,7 +24,7 @@ import * as WorkflowError from "../WorkflowError.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
 import * as events from "./events.js"
 import * as formatting from "./format.js"
-import { copyJson, deepCopy, deepMerge, jsonProblem } from "./json.js"
+import { changesProblem, copyJson, deepCopy, deepMerge, jsonProblem, storedChanges } from "./json.js"
 import * as stateCache from "./stateCache.js"
 import * as step from "./step.js"
 import {
@@ -226,22 +226,27 @@ const attempt = (
       // that version; the entry is out of the cache while this run runs.
       const cacheKey = start._tag === "Fresh" && !start.tracked && options?.sessionState === undefined &&
           !(options?.overwriteDbSessionState ?? self.overwriteDbSessionState)
-        ? stateCache.keyOf(self.state?.schema)
+        ? stateCache.keyOf(self.state?.schema, self.persist === "changes")
         : undefined
       const cached = cacheKey === undefined ? undefined : stateCache.take(store, sessionId, cacheKey)
       let loaded = yield* Effect.either(restore(
         store.load(sessionId, cached === undefined ? undefined : { knownVersion: cached.version })
       ))
       let hit = false
-      /** the valid encoded state a typed run started from, kept apart so that only what changed is encoded */
+      /**
+       * the valid encoded state a run started from, as the store has it: kept
+       * apart so that only what changed is encoded (typed) and committed
+       * (`persist: "changes"`)
+       */
       let base: { readonly state: unknown } | undefined
       if (cached !== undefined && Either.isRight(loaded) && Option.isSome(loaded.right) && loaded.right.value.unchanged === true) {
         const found = loaded.right.value
         if (stateCache.matches(cached, found)) {
           hit = true
-          // the untyped state is not encoded: the run may have the cached copy itself
-          if (self.state !== undefined) base = { state: cached.state }
-          const state = self.state === undefined ? cached.state : copyJson(cached.state)
+          // the untyped state is not encoded, and a frozen one cannot be
+          // changed in place: the run may have the cached state itself
+          if (self.state !== undefined || cached.frozen) base = { state: cached.state }
+          const state = self.state === undefined || cached.frozen ? cached.state : copyJson(cached.state)
           loaded = Either.right(Option.some({ ...found, state, unchanged: undefined }))
         } else {
           loaded = yield* Effect.either(restore(store.load(sessionId)))
@@ -378,7 +383,7 @@ const attempt = (
       // form is its JSON form (treat the state as immutable: a step that
       // mutates it in place and then pauses changes the state it resumes from).
       // Other states are encoded at every step, as a journaled run's are.
-      const lazyJournal = !(tracked && durability === "step") && stateCache.keyOf(self.state?.schema) !== undefined
+      const lazyJournal = !(tracked && durability === "step") && stateCache.keyOf(self.state?.schema, false) !== undefined
       let lazyPoint:
         | {
           readonly next: number
@@ -450,16 +455,26 @@ const attempt = (
                 ? undefined
                 : stateCache.encodeFrom(self.state.schema, base.state, state)
               const encoded = changed === undefined ? yield* encodeState(self, sessionId, state) : changed.encoded
-              yield* checkJson(sessionId, "state", encoded)
+              // with `persist: "changes"`, from a state the store has: the
+              // changes to it (only their values are new, so only they are checked)
+              const changes = self.persist === "changes" && base !== undefined
+                ? storedChanges(base.state, encoded)
+                : undefined
+              if (changes === undefined) {
+                yield* checkJson(sessionId, "state", encoded)
+              } else {
+                const problem = changesProblem(changes, encoded)
+                if (problem !== undefined) yield* new WorkflowError.NotSerializable({ sessionId, what: "state", ...problem })
+              }
               yield* checkJson(sessionId, "output", output.content)
-              return { output, state, encoded }
+              return { output, state, encoded, changes }
             })
           )
         )
       ))
 
       if (Exit.isSuccess(exit)) {
-        const { encoded, output, state } = exit.value
+        const { changes, encoded, output, state } = exit.value
         // interruptible: a store waiting for a lock held elsewhere can be
         // interrupted there, having written nothing (its write itself is atomic)
         const committed = yield* restore(store.commit({
@@ -468,6 +483,7 @@ const attempt = (
           userId,
           expectedVersion: version,
           state: encoded,
+          changes,
           run: {
             runId,
             sessionId,

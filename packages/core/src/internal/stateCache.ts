@@ -20,7 +20,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
 import type * as SessionStore from "../SessionStore.js"
-import { copyJson, isPlainObject, sameJson } from "./json.js"
+import { copyJson, freezeJson, isPlainObject, sameJson } from "./json.js"
 
 /** How many sessions a store keeps a state for (least recently run dropped first). @internal */
 export const capacity = 256
@@ -30,6 +30,11 @@ interface Entry {
   readonly createdAt: number
   /** the Schema the state was validated with (`undefined`: the untyped state) */
   readonly schema: unknown
+  /**
+   * whether `state` is frozen (a workflow with `persist: "changes"`): it is
+   * then not a copy, but the committed state itself, which nobody can change
+   */
+  readonly frozen: boolean
   readonly state: unknown
 }
 
@@ -88,8 +93,21 @@ const computePlain = (ast: AST.AST): boolean => {
  *
  * @internal
  */
-export const keyOf = (schema: { readonly ast: AST.AST } | undefined): { readonly schema: unknown } | undefined =>
-  schema === undefined ? { schema: undefined } : isPlain(schema.ast) ? { schema } : undefined
+export const keyOf = (
+  schema: { readonly ast: AST.AST } | undefined,
+  frozen: boolean
+): Key | undefined => schema === undefined ? { schema: undefined, frozen } : isPlain(schema.ast) ? { schema, frozen } : undefined
+
+/**
+ * What a cached state must have been committed with to be used: the state's
+ * Schema, and whether states are frozen.
+ *
+ * @internal
+ */
+export interface Key {
+  readonly schema: unknown
+  readonly frozen: boolean
+}
 
 /**
  * Takes a session's entry out of the cache (a run that fails leaves none).
@@ -99,13 +117,13 @@ export const keyOf = (schema: { readonly ast: AST.AST } | undefined): { readonly
 export const take = (
   store: SessionStore.Service,
   sessionId: string,
-  key: { readonly schema: unknown }
+  key: Key
 ): Entry | undefined => {
   const cache = cacheOf(store)
   const entry = cache.get(sessionId)
   if (entry === undefined) return undefined
   cache.delete(sessionId)
-  return entry.schema === key.schema ? entry : undefined
+  return entry.schema === key.schema && entry.frozen === key.frozen ? entry : undefined
 }
 
 /**
@@ -118,19 +136,26 @@ export const matches = (entry: Entry, stored: SessionStore.StoredSession): boole
   stored.unchanged === true && stored.version === entry.version && stored.createdAt === entry.createdAt
 
 /**
- * Keeps a private copy of a committed (encoded, JSON) state.
+ * Keeps a committed (encoded, JSON) state: a private copy, or, with a frozen
+ * key, the state itself, frozen (only its parts not frozen yet are visited).
  *
  * @internal
  */
 export const put = (
   store: SessionStore.Service,
   sessionId: string,
-  key: { readonly schema: unknown },
+  key: Key,
   committed: { readonly version: number; readonly createdAt: number; readonly state: unknown }
 ): void => {
   const cache = cacheOf(store)
   cache.delete(sessionId)
-  cache.set(sessionId, { ...committed, schema: key.schema, state: copyJson(committed.state) })
+  if (key.frozen) freezeJson(committed.state)
+  cache.set(sessionId, {
+    ...committed,
+    schema: key.schema,
+    frozen: key.frozen,
+    state: key.frozen ? committed.state : copyJson(committed.state)
+  })
   if (cache.size > capacity) cache.delete(cache.keys().next().value!)
 }
 

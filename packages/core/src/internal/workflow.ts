@@ -54,6 +54,8 @@ export interface Workflow<
   readonly userId: string | undefined
   /** whether runs journal each top-level step (default `"run"`: one commit at the end) */
   readonly durability: "run" | "step"
+  /** what a run's commit writes: the whole state (default) or its changes */
+  readonly persist: "state" | "changes"
 }
 
 /** @internal */
@@ -118,6 +120,17 @@ export type MakeOptions<S extends ReadonlyArray<step.Any>, In extends InputSchem
      * `Workflow.resume`); default `"run"`: one commit at the end
      */
     readonly durability?: "run" | "step" | undefined
+    /**
+     * What a run's commit writes: `"state"` (default) the whole state;
+     * `"changes"` only what the run changed (e.g. the items it appended), for
+     * states that grow by appending, so that a commit costs the same at 1,000
+     * items as at 1,000,000. The store keeps the changes after the last whole
+     * state, folds them in when it loads the session, and writes the whole
+     * state again once they outweigh it (see `SessionStore.Commit`). In this
+     * mode a committed state is frozen (`Object.freeze`): steps must update it
+     * immutably, as everywhere, and a step that mutates it in place fails.
+     */
+    readonly persist?: "state" | "changes" | undefined
   }
   & SeedOption<St>
 
@@ -141,6 +154,7 @@ interface Fields {
   readonly sessionId: string | undefined
   readonly userId: string | undefined
   readonly durability: "run" | "step"
+  readonly persist: "state" | "changes"
 }
 
 /** @internal */
@@ -164,7 +178,8 @@ export const fromOptions = <W extends Any>(options: MakeOptions<ReadonlyArray<st
     overwriteDbSessionState: options.overwriteDbSessionState ?? false,
     sessionId: options.sessionId,
     userId: options.userId,
-    durability: options.durability ?? "run"
+    durability: options.durability ?? "run",
+    persist: options.persist ?? "state"
   })
 
 /** @internal */
