@@ -32,6 +32,7 @@ export interface Config {
   }
   readonly w2: { readonly runs: number; readonly chunk: number; readonly warmup: number }
   readonly w3: { readonly sizes: ReadonlyArray<readonly [items: number, runs: number]>; readonly warmup: number }
+  readonly w3c: { readonly sizes: ReadonlyArray<readonly [items: number, runs: number]> }
   readonly w4: { readonly levels: ReadonlyArray<number>; readonly runs: number; readonly chunk: number; readonly warmup: number }
   readonly w5: { readonly sessions: number; readonly concurrency: number; readonly warmup: number }
   readonly w6: { readonly runs: number; readonly chunk: number; readonly warmup: number }
@@ -43,6 +44,7 @@ export const fullConfig = (langgraphAll: boolean): Config => ({
   w1: { runs: 1000, prefix: 200, chunk: 100, warmup: 500, langgraphAll },
   w2: { runs: 500, chunk: 50, warmup: 200 },
   w3: { sizes: [[1_000, 50], [10_000, 10], [100_000, 3]], warmup: 100 },
+  w3c: { sizes: [[1_000, 50], [10_000, 20], [100_000, 10], [1_000_000, 5]] },
   w4: { levels: [10, 1_000, 10_000], runs: 100, chunk: 25, warmup: 100 },
   w5: { sessions: 1_000, concurrency: 50, warmup: 200 },
   w6: { runs: 300, chunk: 25, warmup: 50 }
@@ -54,6 +56,7 @@ export const quickConfig = (langgraphAll: boolean): Config => ({
   w1: { runs: 200, prefix: 50, chunk: 25, warmup: 20, langgraphAll },
   w2: { runs: 50, chunk: 10, warmup: 20 },
   w3: { sizes: [[1_000, 5], [10_000, 2], [100_000, 1]], warmup: 20 },
+  w3c: { sizes: [[1_000, 5], [10_000, 3], [100_000, 2], [1_000_000, 1]] },
   w4: { levels: [10, 100, 1_000], runs: 10, chunk: 5, warmup: 20 },
   w5: { sessions: 100, concurrency: 50, warmup: 10 },
   w6: { runs: 30, chunk: 10, warmup: 10 }
@@ -208,31 +211,31 @@ export const w2pg = (config: Config): Promise<Array<Figure>> =>
 // W3 state growth
 // -----------------------------------------------------------------------------
 
-export const w3 = async (config: Config): Promise<Array<Figure>> => {
+/** Persisted runs on one session created with each of `sizes` items. */
+const stateGrowth = async (
+  config: Config,
+  options: {
+    readonly workload: string
+    readonly sizes: ReadonlyArray<readonly [items: number, runs: number]>
+    readonly systems: ReadonlyArray<System>
+    readonly notes?: Readonly<Record<string, string>> | undefined
+  }
+): Promise<Array<Figure>> => {
   const out: Array<Figure> = []
-  for (const [items, runs] of config.w3.sizes) {
-    log(`W3 state growth: ${n(items)} items, ${runs} persisted runs`)
+  for (const [items, runs] of options.sizes) {
+    log(`${options.workload}: ${n(items)} items, ${runs} persisted runs`)
     const state = prefilled(items)
     const label = labels(config).w3(items)
     out.push(
       ...(await compare({
-        workload: "W3 state growth",
+        workload: options.workload,
         cases: [label],
         unit: "ms/run",
         reps: config.reps,
         persisted: true,
-        systems: [
-          Sys.sessionflow,
-          Sys.sessionflowUntyped,
-          Sys.sessionflowNormal,
-          Sys.mastraLibsql,
-          Sys.mastraLibsqlRun,
-          Sys.langgraph,
-          Sys.floor,
-          Sys.floorRead,
-          Sys.floorReadFull
-        ],
+        systems: options.systems,
         reference: Sys.readFloorFor,
+        notes: options.notes,
         plan: () => ({
           sessionId: "session",
           prepare: async (runner) => {
@@ -250,6 +253,41 @@ export const w3 = async (config: Config): Promise<Array<Figure>> => {
   }
   return out
 }
+
+export const w3 = (config: Config): Promise<Array<Figure>> =>
+  stateGrowth(config, {
+    workload: "W3 state growth",
+    sizes: config.w3.sizes,
+    systems: [
+      Sys.sessionflow,
+      Sys.sessionflowUntyped,
+      Sys.sessionflowNormal,
+      Sys.mastraLibsql,
+      Sys.mastraLibsqlRun,
+      Sys.langgraph,
+      Sys.floor,
+      Sys.floorRead,
+      Sys.floorReadFull
+    ]
+  })
+
+/**
+ * W3 with `persist: "changes"`, up to 1,000,000 items: sessionflow committing
+ * its changes, beside sessionflow committing whole states, the read+upsert
+ * floor and the steps alone (whose immutable copies grow with the state in
+ * every system).
+ */
+export const w3c = (config: Config): Promise<Array<Figure>> =>
+  stateGrowth(config, {
+    workload: "W3C state growth, persist: changes",
+    sizes: config.w3c.sizes,
+    systems: [Sys.sessionflowChanges, Sys.sessionflow, Sys.floorReadFull, Sys.floorSteps],
+    notes: {
+      [Sys.SF_CHANGES]: "typed state, SqliteSessionStore.layer (synchronous=FULL), a commit writes the run's changes",
+      [Sys.SF]: "the same, whole states",
+      [Sys.FLOOR_STEPS]: "the ten steps over an in-memory object, nothing stored"
+    }
+  })
 
 // -----------------------------------------------------------------------------
 // W4 history growth

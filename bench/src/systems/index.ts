@@ -34,6 +34,7 @@ const persisted = (file: string | undefined): string => {
 export const SF = "sessionflow"
 export const SF_UNTYPED = "sessionflow (untyped state)"
 export const SF_NORMAL = "sessionflow (synchronous=NORMAL)"
+export const SF_CHANGES = "sessionflow (persist: changes)"
 export const LG = "LangGraph.js"
 export const LG_EXIT = "LangGraph.js (durability: exit)"
 export const MASTRA = "Mastra (no storage)"
@@ -46,6 +47,7 @@ export const FLOOR = "floor"
 export const FLOOR_FULL = "floor (synchronous=FULL)"
 export const FLOOR_READ = "floor (read+upsert)"
 export const FLOOR_READ_FULL = "floor (read+upsert, synchronous=FULL)"
+export const FLOOR_STEPS = "floor (the steps alone)"
 export const SDK = "openai SDK directly"
 export const SF_PG = "sessionflow (PostgreSQL)"
 export const SF_PG_UNTYPED = "sessionflow (PostgreSQL, untyped state)"
@@ -62,6 +64,10 @@ export const sessionflowUntyped: System = {
 export const sessionflowNormal: System = {
   name: SF_NORMAL,
   open: (filename) => Sessionflow.make({ filename, typed: true, synchronous: "NORMAL" })
+}
+export const sessionflowChanges: System = {
+  name: SF_CHANGES,
+  open: (filename) => Sessionflow.make({ filename, typed: true, persist: "changes" })
 }
 export const langgraph: System = { name: LG, open: (filename) => LangGraph.make({ filename }) }
 export const langgraphExit: System = {
@@ -91,6 +97,8 @@ export const floorFull: System = {
   name: FLOOR_FULL,
   open: (filename) => Floor.make({ filename, synchronous: "FULL" })
 }
+/** The steps over an in-memory object, even in a persisted workload: what the steps alone cost. */
+export const floorSteps: System = { name: FLOOR_STEPS, open: () => Floor.make({}) }
 export const floorRead: System = { name: FLOOR_READ, open: (filename) => Floor.make({ filename, read: true }) }
 export const floorReadFull: System = {
   name: FLOOR_READ_FULL,
@@ -129,7 +137,8 @@ export const floorWithHistory: System = {
  * it, and so does the NORMAL variant of sessionflow).
  */
 export const readFloorFor = (system: string): string | undefined =>
-  system === FLOOR_READ || system === FLOOR_READ_FULL || system === FLOOR || system === FLOOR_FULL
+  system === FLOOR_READ || system === FLOOR_READ_FULL || system === FLOOR || system === FLOOR_FULL ||
+    system === FLOOR_STEPS
     ? undefined
     : system === SF_NORMAL || system.startsWith("Mastra")
     ? FLOOR_READ
@@ -139,6 +148,7 @@ export const byName: Readonly<Record<string, System>> = {
   [SF]: sessionflow,
   [SF_UNTYPED]: sessionflowUntyped,
   [SF_NORMAL]: sessionflowNormal,
+  [SF_CHANGES]: sessionflowChanges,
   [LG]: langgraph,
   [LG_EXIT]: langgraphExit,
   [MASTRA_LIBSQL]: mastraLibsql,
@@ -152,5 +162,6 @@ export const byName: Readonly<Record<string, System>> = {
   [FLOOR]: floor,
   [FLOOR_FULL]: floorFull,
   [FLOOR_READ]: floorRead,
-  [FLOOR_READ_FULL]: floorReadFull
+  [FLOOR_READ_FULL]: floorReadFull,
+  [FLOOR_STEPS]: floorSteps
 }

@@ -20,10 +20,11 @@ class Bench extends SessionState.Tag("bench/BenchState")<Bench>()({
   items: Schema.Array(Schema.String)
 }) {}
 
-const typedWorkflow = (steps: number) =>
+const typedWorkflow = (steps: number, persist: "state" | "changes" = "state") =>
   Workflow.make({
     name: "bench",
     state: Bench,
+    persist,
     sessionState: emptyState(),
     steps: Array.from({ length: steps }, (_, i) => Step.make(`step-${i + 1}`, () => Bench.update(advance)))
   })
@@ -57,6 +58,8 @@ export interface Options {
   readonly postgres?: boolean | undefined
   /** Steps per run (default: the workload's ten); the profiler compares 1 and 10 to split per-run from per-step costs. */
   readonly steps?: number | undefined
+  /** The workflow's `persist` option (typed state only; default `"state"`). */
+  readonly persist?: "state" | "changes" | undefined
 }
 
 const layerSynchronous = (filename: string, synchronous: string) =>
@@ -86,7 +89,9 @@ export const make = async (options: Options): Promise<Runner> => {
   const runtime = ManagedRuntime.make(layer)
   await runtime.runPromise(Effect.void)
   // one runner for both kinds of state
-  const wf: Workflow.Any = (options.typed ? typedWorkflow : untypedWorkflow)(options.steps ?? STEPS)
+  const wf: Workflow.Any = options.typed
+    ? typedWorkflow(options.steps ?? STEPS, options.persist)
+    : untypedWorkflow(options.steps ?? STEPS)
   const runOnce = (sessionId: string) => Workflow.run(wf, "go", { sessionId })
   return {
     run: (sessionId, runs) =>

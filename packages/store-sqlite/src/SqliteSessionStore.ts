@@ -48,9 +48,10 @@ export const defaultTable: string = StoreRows.defaultTable
 
 /**
  * The busy timeout `layer` and `layerConfig` set on their connection
- * (`PRAGMA busy_timeout`), in milliseconds. It applies to opening the store
- * (its migrations) and to reads; the store's writes do not use it: they wait
- * for the write lock themselves (see `lockTimeout`).
+ * (`PRAGMA busy_timeout`), in milliseconds, while the store opens (its
+ * migrations). Once open, the store lowers it to a few milliseconds on that
+ * connection (nobody else's): its reads and writes then wait for locks
+ * themselves, asynchronously (see `lockTimeout`).
  *
  * @since 0.1.0
  * @category constants
@@ -461,6 +462,8 @@ const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
   const changesTable = sql(t.changes)
   const lockTimeout = Duration.decode(options?.lockTimeout ?? defaultLockTimeout)
   const retryBusy = (method: string) => waitForLock(method, lockTimeout)
+  /** whether the store opened its connection itself (`layer`), so that no one else uses it */
+  const ownConnection = database !== undefined
 
   /**
    * One attempt of a write: `body` in one transaction, under a busy timeout of
@@ -470,7 +473,8 @@ const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
    * commits or rolls back; an interruption inside `body` rolls it back.
    */
   const writeAttempt = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-    Effect.gen(function*() {
+    // on its own connection the busy timeout is that short all the time (set once, below)
+    ownConnection ? sql.withTransaction(body) : Effect.gen(function*() {
       const [current] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`.withoutTransform
       yield* sql.unsafe(`PRAGMA busy_timeout = ${attemptBusyTimeoutMillis}`).withoutTransform
       const restore = sql.unsafe(`PRAGMA busy_timeout = ${Number(current?.timeout ?? busyTimeoutMillis)}`).withoutTransform
@@ -482,6 +486,15 @@ const makeStore = Effect.fn("SqliteSessionStore.make")(function*(
     writeAttempt(body).pipe(retryBusy(method))
 
   yield* options?.migrate === false ? checkTables(sql, t, database) : migrateTables(sql, t, database)
+  // On the connection it opened itself, nobody else's, the store keeps the
+  // short busy timeout of a write attempt from now on, so that its writes
+  // need not set and restore it (three statements fewer per write); its reads
+  // wait for locks the same way its writes do (`retryBusy`).
+  if (ownConnection) {
+    yield* sql.unsafe(`PRAGMA busy_timeout = ${attemptBusyTimeoutMillis}`).withoutTransform.pipe(
+      Effect.catchTag("SqlError", (error) => Effect.fail(makeError(describeError(error), error)))
+    )
+  }
 
   /** the changes kept after the session's whole state, as `StoreRows.PendingChanges` (in the statement that reads the state) */
   const pendingChanges = (sessionId: string) =>
