@@ -30,14 +30,19 @@ interface Row {
   readonly state: string
   readonly version: number
   readonly state_size: number
+  readonly base_size: number
   readonly changes_size: number
 }
 
 const rowOf = (sql: SqlClient.SqlClient, sessionId: string) =>
   Effect.map(
-    sql<Row>`SELECT state, version, state_size, changes_size FROM sessionflow_sessions WHERE session_id = ${sessionId}`,
+    sql<Row>`SELECT state, version, state_size, base_size, changes_size FROM sessionflow_sessions
+      WHERE session_id = ${sessionId}`,
     (rows) => rows[0]!
   )
+
+/** The one change that sets the whole state, as the store writes it. */
+const setsWhole = (state: unknown) => [{ op: "set", path: [], value: state }]
 
 const keptChanges = (sql: SqlClient.SqlClient, sessionId: string) =>
   Effect.map(
@@ -77,7 +82,7 @@ describe("SqliteSessionStore: commits with changes", () => {
       const { sql, store } = yield* open(yield* tempFile)
       yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items: [] } })
       const created = yield* rowOf(sql, "s")
-      assert.deepStrictEqual(created, { state: "{\"items\":[]}", version: 1, state_size: 12, changes_size: 0 })
+      assert.deepStrictEqual(created, { state: "{\"items\":[]}", version: 1, state_size: 12, base_size: 12, changes_size: 0 })
 
       const items: Array<string> = []
       const line = "y".repeat(20_000)
@@ -91,19 +96,49 @@ describe("SqliteSessionStore: commits with changes", () => {
         assert.deepStrictEqual((yield* keptChanges(sql, "s")).map(([version]) => version), Array.from({ length: n }, (_, i) => i + 2))
         assert.deepStrictEqual(Option.getOrThrow(yield* store.load("s")).state, { items })
       }
-      // the fourth takes the changes past 65,536 characters (and past the state): the whole state is written
+      // the fourth takes the changes past 65,536 characters (and past the state): the whole state is
+      // written instead, as the one change row, out of the session's row
       yield* append(store, "s", 4, items, `4${line}`)
       items.push(`4${line}`)
       const compacted = yield* rowOf(sql, "s")
-      assert.deepStrictEqual(JSON.parse(compacted.state), { items })
-      assert.deepStrictEqual([compacted.version, compacted.state_size, compacted.changes_size], [5, compacted.state.length, 0])
-      assert.deepStrictEqual(yield* keptChanges(sql, "s"), [])
+      const [base] = yield* keptChanges(sql, "s")
+      assert.deepStrictEqual(yield* keptChanges(sql, "s"), [[5, setsWhole({ items })]])
+      const baseSize = JSON.stringify(base![1]).length
+      assert.deepStrictEqual(compacted, { state: "null", version: 5, state_size: 4, base_size: baseSize, changes_size: baseSize })
       // now the state outweighs the minimum: changes are kept until they outweigh it
       for (let n = 5; n <= 8; n++) {
         yield* append(store, "s", n, items, `${n}`)
         items.push(`${n}`)
       }
-      assert.strictEqual((yield* keptChanges(sql, "s")).length, 4)
+      assert.deepStrictEqual((yield* keptChanges(sql, "s")).map(([version]) => version), [5, 6, 7, 8, 9])
+      assert.strictEqual((yield* rowOf(sql, "s")).state, "null")
+      assert.deepStrictEqual(Option.getOrThrow(yield* store.load("s")).state, { items })
+      // a whole-state commit puts the state back in the row and drops the change rows
+      yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 9, state: { items: ["whole"] } })
+      assert.deepStrictEqual(yield* keptChanges(sql, "s"), [])
+      assert.deepStrictEqual(yield* rowOf(sql, "s"), {
+        state: "{\"items\":[\"whole\"]}",
+        version: 10,
+        state_size: 19,
+        base_size: 19,
+        changes_size: 0
+      })
+    }))
+
+  it.scoped("a large state in the session's row is moved out by the first commit with changes", () =>
+    Effect.gen(function*() {
+      const { sql, store } = yield* open(yield* tempFile)
+      const items = Array.from({ length: 5_000 }, (_, i) => `item-${String(i).padStart(15, "0")}`)
+      yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items } })
+      assert.isAbove((yield* rowOf(sql, "s")).state_size, 65_536)
+      yield* append(store, "s", 1, items, "next")
+      items.push("next")
+      const row = yield* rowOf(sql, "s")
+      assert.deepStrictEqual([row.state, row.state_size], ["null", 4])
+      assert.deepStrictEqual(yield* keptChanges(sql, "s"), [[2, setsWhole({ items })]])
+      yield* append(store, "s", 2, items, "after")
+      items.push("after")
+      assert.deepStrictEqual((yield* keptChanges(sql, "s")).map(([version]) => version), [2, 3])
       assert.deepStrictEqual(Option.getOrThrow(yield* store.load("s")).state, { items })
     }))
 
@@ -147,21 +182,23 @@ describe("SqliteSessionStore: commits with changes", () => {
       const runOn = (store: SessionStore.Service, input: string) =>
         Workflow.run(logWorkflow, input, { sessionId: "log" }).pipe(Effect.provideService(SessionStore.SessionStore, store))
       for (let n = 1; n <= 10; n++) yield* runOn(a.store, `a${n}`)
-      // the first two runs wrote whole states (a new session, then nothing cached); the others their changes
+      // the first run created the session with its state; the second had nothing cached, so it set the
+      // whole state (as a change row); the others committed their changes
       const kept = yield* keptChanges(a.sql, "log")
-      assert.deepStrictEqual(kept.map(([version]) => version), [3, 4, 5, 6, 7, 8, 9, 10])
-      assert.deepStrictEqual(kept[0]![1], [
+      assert.deepStrictEqual(kept.map(([version]) => version), [2, 3, 4, 5, 6, 7, 8, 9, 10])
+      assert.deepStrictEqual(kept[0]![1], setsWhole({ counter: 2, items: ["a1", "a2"] }))
+      assert.deepStrictEqual(kept[1]![1], [
         { op: "set", path: ["counter"], value: 3 },
         { op: "append", path: ["items"], items: ["a3"] }
       ])
-      assert.deepStrictEqual(JSON.parse((yield* rowOf(a.sql, "log")).state), { counter: 2, items: ["a1", "a2"] })
+      assert.strictEqual((yield* rowOf(a.sql, "log")).state, "null")
 
       const b = yield* open(filename)
       const fromB = yield* runOn(b.store, "b1")
       const expected = [...Array.from({ length: 10 }, (_, i) => `a${i + 1}`), "b1"]
       assert.deepStrictEqual(fromB.state, { counter: 11, items: expected })
-      // b had nothing cached: it wrote the whole state, which replaced the changes
-      assert.deepStrictEqual(yield* keptChanges(b.sql, "log"), [])
+      // b had nothing cached: it set the whole state, which replaced the changes
+      assert.deepStrictEqual(yield* keptChanges(b.sql, "log"), [[11, setsWhole({ counter: 11, items: expected })]])
       const next = yield* runOn(a.store, "a11")
       assert.deepStrictEqual(next.state, { counter: 12, items: [...expected, "a11"] })
       assert.deepStrictEqual(Option.getOrThrow(yield* b.store.load("log")).state, next.state)

@@ -532,6 +532,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN last_run_id`
         yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN state_size`
+        yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN base_size`
         yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN changes_size`
         yield* sql`DROP TABLE sessionflow_sessions_changes`
         yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 4`
@@ -545,9 +546,10 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const migrations = yield* sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
         assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5])
         // the sizes the store keeps changes by: the existing state's, no changes
-        const sizes = yield* sql<{ state_size: number; changes_size: number }>`
-          SELECT state_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`
-        assert.deepStrictEqual(sizes, [{ state_size: JSON.stringify({ n: 1 }).length, changes_size: 0 }])
+        const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
+          SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`
+        const size = JSON.stringify({ n: 1 }).length
+        assert.deepStrictEqual(sizes, [{ state_size: size, base_size: size, changes_size: 0 }])
         const session = Option.getOrThrow(yield* store.load("old"))
         assert.deepStrictEqual([session.state, session.version, session.name], [{ n: 1 }, 1, "an old session"])
         assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])

@@ -260,11 +260,12 @@ export interface ActiveFilter {
  * - A session owned by a user accepts commits from that user only.
  * - `changes` present (with `state`, on an existing session): the changes
  *   that turn the state at `expectedVersion` into `state` (a workflow with
- *   `persist: "changes"` sends them). A backend may keep them instead of the
- *   whole state, so that the write does not grow with the state; its loads
- *   (and watchers) must then see exactly `state`, and it writes the whole
- *   state again when the kept changes outweigh it. A backend that ignores
- *   them writes `state` as usual.
+ *   `persist: "changes"` sends them; a run that does not know the stored state
+ *   as it is sends one change that sets the whole state: path `[]`). A
+ *   backend may keep them instead of the whole state, so that the write does
+ *   not grow with the state; its loads (and watchers) must then see exactly
+ *   `state`, and it writes the whole state again when the kept changes
+ *   outweigh it. A backend that ignores them writes `state` as usual.
  *
  * @since 0.1.0
  * @category models

@@ -191,12 +191,15 @@ const migrations = (sql: SqlClient.SqlClient, t: TableNames) =>
     "0004_add_last_run_id": Effect.gen(function*() {
       yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN last_run_id TEXT`.withoutTransform
     }),
-    // the changes committed after a session's last whole state (`persist: "changes"`),
-    // with the sizes (in characters) the store decides when to write the whole state from
+    // the changes committed by `persist: "changes"` runs, with the sizes (in
+    // characters) the store decides when to write the whole state from: of the
+    // state column, of the last whole state written (there or as a change), of
+    // the change rows
     "0005_create_changes": Effect.gen(function*() {
       yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN state_size INTEGER NOT NULL DEFAULT 0`.withoutTransform
+      yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN base_size INTEGER NOT NULL DEFAULT 0`.withoutTransform
       yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN changes_size INTEGER NOT NULL DEFAULT 0`.withoutTransform
-      yield* sql`UPDATE ${sql(t.sessions)} SET state_size = length(state)`.withoutTransform
+      yield* sql`UPDATE ${sql(t.sessions)} SET state_size = length(state), base_size = length(state)`.withoutTransform
       yield* sql`CREATE TABLE ${sql(t.changes)} (
   session_id TEXT NOT NULL,
   version INTEGER NOT NULL,
@@ -215,12 +218,20 @@ const latestMigrationId = 5
  * kept until they outweigh the state or reach this size, whichever is
  * larger. (So a load reads at most about twice the state, and a commit's
  * cost does not grow with the state: the whole state is written once per
- * as many characters of changes as it has.)
+ * as many characters of changes as it has.) A state column larger than this
+ * is moved out of the session's row by the first commit with changes.
  *
  * @since 0.1.0
  * @category constants
  */
 export const minPendingChanges = 65_536
+
+/** A change list that sets the whole state: the text of one change row holding `state` (JSON text). */
+const wholeStateChange = (state: string): string => `[{"op":"set","path":[],"value":${state}}]`
+
+/** Whether a commit's changes start by setting the whole state (what a run that had no state to start from sends). */
+const setsWholeState = (changes: ReadonlyArray<{ readonly op: string; readonly path: ReadonlyArray<unknown> }>): boolean =>
+  changes.length > 0 && changes[0]!.op === "set" && changes[0]!.path.length === 0
 
 // -----------------------------------------------------------------------------
 // SQLITE_BUSY
@@ -532,6 +543,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   const decodeWritten = Schema.decodeUnknown(Schema.Array(Schema.Struct({
     ...VersionRow.fields,
     state_size: Schema.optional(Schema.Number),
+    base_size: Schema.optional(Schema.Number),
     changes_size: Schema.optional(Schema.Number)
   })))
 
@@ -558,10 +570,19 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   const rejected = (commit: SessionStore.Commit) =>
     Effect.flatMap(selectOwner(commit.sessionId), (existing) => StoreRows.rejected(commit, existing))
 
+  /**
+   * A commit. With changes (to an existing session), the session's row takes
+   * the version and the sizes only, and the changes go to a row of the
+   * changes table; the session's whole state lives there too, as a change
+   * that sets it (its row's `state` is then `null`), once it is written with
+   * changes: so the session's row stays small, and a commit's statements do
+   * not grow with the state. When the kept changes outweigh the last whole
+   * state (see `minPendingChanges`), or the row still holds a large state, the
+   * commit writes the whole state as that one change row instead.
+   */
   const commit = Effect.fn("SqliteSessionStore.commit")(
     function*(commit: SessionStore.Commit) {
       const now = yield* Clock.currentTimeMillis
-      // changes to an existing session's state are kept instead of the state (see `minPendingChanges`)
       const changes = commit.changes !== undefined && commit.state !== undefined && commit.expectedVersion > 0
         ? yield* StoreRows.toJson("commit", "changes", commit.changes)
         : null
@@ -580,28 +601,33 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   changes_size = changes_size + ${changes.length}
 WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId})
-RETURNING version, state_size, changes_size`.withoutTransform
+RETURNING version, state_size, base_size, changes_size`.withoutTransform
         : state === null
         ? sql`UPDATE ${sessions} SET updated_at = ${now}
 WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version`.withoutTransform
         : commit.expectedVersion === 0
         ? sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, version, created_at, updated_at, last_run_id)
-VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, ${state.length}, 1, ${now}, ${now}, ${lastRunId})
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at, last_run_id)
+VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, ${state.length}, ${state.length},
+  1, ${now}, ${now}, ${lastRunId})
 ON CONFLICT (session_id) DO NOTHING
 RETURNING version`.withoutTransform
-        : sql`UPDATE ${sessions} SET state = ${state}, state_size = ${state.length}, version = version + 1,
-  updated_at = ${now}, last_run_id = ${lastRunId}
+        : sql`UPDATE ${sessions} SET state = ${state}, state_size = ${state.length}, base_size = ${state.length},
+  version = version + 1, updated_at = ${now}, last_run_id = ${lastRunId}
 WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId})
 RETURNING version, changes_size`.withoutTransform
 
-      /** the whole state written: the changes kept before it are dropped */
-      const dropChanges = Effect.zipRight(
-        sql`DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId}`.withoutTransform,
-        sql`UPDATE ${sessions} SET changes_size = 0 WHERE session_id = ${commit.sessionId}`.withoutTransform
-      )
+      /** the whole state as the one change row of the session (`text`: its change list) */
+      const writeBase = (version: number, text: string) =>
+        Effect.gen(function*() {
+          yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId}`.withoutTransform
+          yield* sql`INSERT INTO ${changesTable} (session_id, version, changes)
+VALUES (${commit.sessionId}, ${version}, ${text})`.withoutTransform
+          yield* sql`UPDATE ${sessions} SET state = 'null', state_size = 4, base_size = ${text.length},
+  changes_size = ${text.length} WHERE session_id = ${commit.sessionId}`.withoutTransform
+        })
 
       return yield* Effect.gen(function*() {
         const [written] = yield* Effect.flatMap(upsert, decodeWritten)
@@ -619,18 +645,22 @@ WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`.withoutTra
           }
         }
         if (changes !== null) {
-          if ((written.changes_size ?? 0) > Math.max(written.state_size ?? 0, minPendingChanges)) {
-            // the changes outweigh the state: the whole state is written instead
-            const whole = yield* StoreRows.stateJson("commit", commit.state)
-            yield* dropChanges
-            yield* sql`UPDATE ${sessions} SET state = ${whole}, state_size = ${whole.length}
-WHERE session_id = ${commit.sessionId}`.withoutTransform
+          const stateSize = written.state_size ?? 0
+          const baseSize = written.base_size ?? 0
+          // the characters of changes after the last whole state (itself a change row once moved out)
+          const pending = (written.changes_size ?? 0) - (stateSize <= 4 ? baseSize : 0)
+          if (setsWholeState(commit.changes!)) {
+            yield* writeBase(written.version, changes)
+          } else if (stateSize > minPendingChanges || pending > Math.max(baseSize, minPendingChanges)) {
+            yield* writeBase(written.version, wholeStateChange(yield* StoreRows.stateJson("commit", commit.state)))
           } else {
             yield* sql`INSERT INTO ${changesTable} (session_id, version, changes)
 VALUES (${commit.sessionId}, ${written.version}, ${changes})`.withoutTransform
           }
         } else if ((written.changes_size ?? 0) > 0) {
-          yield* dropChanges
+          // the whole state written in the row: the change rows are dropped
+          yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId}`.withoutTransform
+          yield* sql`UPDATE ${sessions} SET changes_size = 0 WHERE session_id = ${commit.sessionId}`.withoutTransform
         }
         // a retried run's record replaces the one of its earlier attempt
         if (runRow !== undefined) yield* sql`INSERT OR REPLACE INTO ${runsTable} ${sql.insert(runRow)}`.withoutTransform
@@ -818,8 +848,9 @@ RETURNING *`.withoutTransform.pipe(write("claimRun"))
         const initial = yield* StoreRows.stateJson("endRun", run.initialState ?? {})
         // a run of a new session ends with the session created (from its initial state) to hold the record
         yield* sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, version, created_at, updated_at)
-VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, 1, ${now}, ${now})
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at)
+VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, ${initial.length},
+  1, ${now}, ${now})
 ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`.withoutTransform
         yield* sql`INSERT OR REPLACE INTO ${runsTable} ${sql.insert({ ...recordRow, session_id: run.sessionId })}`.withoutTransform
       }).pipe(write("endRun"))

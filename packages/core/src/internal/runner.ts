@@ -455,12 +455,17 @@ const attempt = (
                 ? undefined
                 : stateCache.encodeFrom(self.state.schema, base.state, state)
               const encoded = changed === undefined ? yield* encodeState(self, sessionId, state) : changed.encoded
-              // with `persist: "changes"`, from a state the store has: the
-              // changes to it (only their values are new, so only they are checked)
-              const changes = self.persist === "changes" && base !== undefined
-                ? storedChanges(base.state, encoded)
-                : undefined
-              if (changes === undefined) {
+              // with `persist: "changes"`, on an existing session: the changes
+              // from the state the run started from, when the store has it as
+              // it is (only their values are new, so only they are checked),
+              // else one change that sets the whole state
+              const changes: ReadonlyArray<WorkflowEvent.StateChange> | undefined =
+                self.persist !== "changes" || Option.isNone(stored)
+                  ? undefined
+                  : base !== undefined
+                  ? storedChanges(base.state, encoded)
+                  : [{ op: "set", path: [], value: encoded }]
+              if (changes === undefined || base === undefined) {
                 yield* checkJson(sessionId, "state", encoded)
               } else {
                 const problem = changesProblem(changes, encoded)
