@@ -179,7 +179,7 @@ export const w2 = (config: Config): Promise<Array<Figure>> =>
     reference: Sys.readFloorFor,
     notes: {
       [Sys.SF]: "SqliteSessionStore.layer (SQLite's default synchronous=FULL)",
-      [Sys.SF_NORMAL]: "layerStore on a client with synchronous=NORMAL",
+      [Sys.SF_NORMAL]: "SqliteSessionStore.layer({ synchronous: \"NORMAL\" })",
       [Sys.MASTRA_LIBSQL]: "Mastra's default; LibSQLStore sets synchronous=NORMAL",
       [Sys.MASTRA_LIBSQL_RUN]: "shouldPersistSnapshot: the final snapshot only; synchronous=NORMAL",
       [Sys.LG]: "SqliteSaver, default durability (async), synchronous=FULL",

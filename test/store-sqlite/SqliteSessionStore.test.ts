@@ -48,6 +48,7 @@ suite("SqliteSessionStore.layer (temp file)", tempFileLayer(), {
   twoStores: twoStores((filename) => SqliteSessionStore.layer({ filename }))
 })
 suite("SqliteSessionStore.layer (:memory:)", SqliteSessionStore.layer({ filename: ":memory:" }))
+suite("SqliteSessionStore.layer (synchronous NORMAL)", SqliteSessionStore.layer({ filename: ":memory:", synchronous: "NORMAL" }))
 suite(
   "SqliteSessionStore.layerStore (table workflow_session)",
   SqliteSessionStore.layerStore({ table: "workflow_session" }).pipe(Layer.provide(SqliteClient.layer({ filename: ":memory:" }))),

@@ -1,8 +1,6 @@
 /**
  * sessionflow, imported from the workspace sources.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -48,11 +46,7 @@ export interface Options {
   /** `undefined`: `SessionStore.layerMemory`; else the SQLite file. */
   readonly filename?: string | undefined
   readonly typed: boolean
-  /**
-   * Use `SqliteSessionStore.layerStore` on a client with this
-   * `PRAGMA synchronous` instead of `SqliteSessionStore.layer` (which leaves
-   * SQLite's default, FULL).
-   */
+  /** `SqliteSessionStore.layer`'s `synchronous` option (default: SQLite's, FULL). */
   readonly synchronous?: "NORMAL" | undefined
   /** `PgSessionStore.layer` on a fresh schema of the bench database (named after `filename`) instead of SQLite. */
   readonly postgres?: boolean | undefined
@@ -62,19 +56,6 @@ export interface Options {
   readonly persist?: "state" | "changes" | undefined
 }
 
-const layerSynchronous = (filename: string, synchronous: string) =>
-  SqliteSessionStore.layerStore().pipe(
-    Layer.provide(
-      Layer.effectDiscard(
-        Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          Effect.zipRight(
-            sql.unsafe(`PRAGMA busy_timeout = ${SqliteSessionStore.busyTimeoutMillis}`),
-            sql.unsafe(`PRAGMA synchronous = ${synchronous}`)
-          ))
-      ).pipe(Layer.provideMerge(SqliteClient.layer({ filename })))
-    )
-  )
-
 export const make = async (options: Options): Promise<Runner> => {
   const postgres = options.filename !== undefined && options.postgres === true
     ? await freshSchema(options.filename)
@@ -83,9 +64,7 @@ export const make = async (options: Options): Promise<Runner> => {
     ? SessionStore.layerMemory
     : postgres !== undefined
     ? PgSessionStore.layer({ url: databaseUrl(), schema: postgres.schema })
-    : options.synchronous === undefined
-    ? SqliteSessionStore.layer({ filename: options.filename })
-    : layerSynchronous(options.filename, options.synchronous)
+    : SqliteSessionStore.layer({ filename: options.filename, synchronous: options.synchronous })
   const runtime = ManagedRuntime.make(layer)
   await runtime.runPromise(Effect.void)
   // one runner for both kinds of state

@@ -110,6 +110,14 @@ export interface Options extends StoreOptions {
    * `SessionStoreError`.
    */
   readonly readonly?: boolean | undefined
+  /**
+   * The connection's `PRAGMA synchronous` (default SQLite's own, `"FULL"`:
+   * every commit waits for the disk). `"NORMAL"`, common with WAL, waits for
+   * the disk at checkpoints only: a commit then survives the process
+   * crashing, but may be lost if the machine loses power; commits are several
+   * times faster on most disks.
+   */
+  readonly synchronous?: "FULL" | "NORMAL" | undefined
 }
 
 /**
@@ -419,6 +427,9 @@ const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient, Workflo
       const sql = yield* SqliteClient.make({ filename: options.filename, readonly, disableWAL: readonly })
       yield* sql`SELECT COUNT(*) FROM sqlite_master`.withoutTransform
       yield* sql.unsafe(`PRAGMA busy_timeout = ${busyTimeoutMillis}`)
+      if (options.synchronous !== undefined) {
+        yield* sql.unsafe(`PRAGMA synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`)
+      }
       return Context.make(SqlClient.SqlClient, sql)
     }).pipe(
       Effect.catchAllDefect((defect) => Effect.fail(openError(defect))),
