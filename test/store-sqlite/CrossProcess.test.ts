@@ -18,7 +18,7 @@ const expectedItems = (worker: string) => Array.from({ length: perWorker }, (_, 
  * Two processes, started together on a fresh file (so they also race on the
  * migrations), each append 50 items to the same session's list.
  */
-const appendFromTwoProcesses = (mode: "store" | "workflow") =>
+const appendFromTwoProcesses = (mode: "store" | "workflow" | "changes") =>
   Effect.gen(function*() {
     const filename = yield* tempFile
     const workers = yield* Effect.forEach(
@@ -66,6 +66,9 @@ describe("SqliteSessionStore across OS processes", () => {
 
   it.scopedLive("two processes running an appending workflow with retryOnConflict lose nothing", () =>
     Effect.asVoid(appendFromTwoProcesses("workflow")), 180_000)
+
+  it.scopedLive("two processes running it with persist: \"changes\" lose nothing either", () =>
+    Effect.asVoid(appendFromTwoProcesses("changes")), 180_000)
 
   it.scopedLive("a session written by one process is read back by another", () =>
     Effect.gen(function*() {
