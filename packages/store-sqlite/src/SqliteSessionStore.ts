@@ -212,14 +212,12 @@ const latestMigrationId = 5
  * How many characters of changes the store keeps after a session's whole
  * state at least, before it writes the whole state again: the changes are
  * kept until they outweigh the state or reach this size, whichever is
- * larger. (So a load reads at most about twice the state, and a commit's
- * cost does not grow with the state: the whole state is written once per
- * as many characters of changes as it has.)
+ * larger (`StoreRows.minPendingChanges`, which the PostgreSQL store uses too).
  *
  * @since 0.1.0
  * @category constants
  */
-export const minPendingChanges = 65_536
+export const minPendingChanges = StoreRows.minPendingChanges
 
 // -----------------------------------------------------------------------------
 // SQLITE_BUSY
