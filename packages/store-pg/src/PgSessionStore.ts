@@ -444,6 +444,13 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     sql`INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(row)} ${replacingRecord}`
 
   /**
+   * Whether `changesSize` characters of changes may be kept after the session row's state:
+   * `StoreRows.changesOutweighState`'s rule, negated, in SQL.
+   */
+  const keepable = (changesSize: Fragment) =>
+    sql`${changesSize} <= GREATEST(state_size, ${StoreRows.minPendingChanges}::bigint)`
+
+  /**
    * The statement that writes a commit's state (`write`): the session row created (expected
    * version 0; only if it does not exist) or updated at the expected version by its owner, only
    * if `onlyIf` holds, as its `written` CTE, with what goes with it:
@@ -451,9 +458,9 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
    * - changes are kept (a row of the changes table) unless they now outweigh the state
    *   (`StoreRows.changesOutweighState`): then nothing is kept, the row's sizes say so, and the
    *   caller writes the whole state in a second statement of its transaction;
-   * - `also`: more CTEs on `written` (a run's record).
+   * - `also.with`: more CTEs on `written` (a run's record).
    *
-   * Selects the new version and sizes, and `also` (e.g. the notification), from `written`: no
+   * Selects the new version and sizes, and `also.select` (the notification), from `written`: no
    * row when a check failed. Its row lock makes a concurrent commit to the same session wait,
    * then re-check against the new row.
    */
@@ -492,7 +499,7 @@ WHERE ${checked} ${returning}`
       ? [sql`dropped AS (DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`]
       : [sql`kept AS (INSERT INTO ${changesTable} (session_id, version, changes)
   SELECT ${commit.sessionId}::text, version, ${write.json}::text FROM written
-  WHERE changes_size <= GREATEST(state_size, ${StoreRows.minPendingChanges}::bigint))`]
+  WHERE ${keepable(sql`changes_size`)})`]
     const ctes = sql.join(",\n", false)([sql`written AS (${written})`, ...alongside, ...(also.with ?? [])])
     const columns = sql.join(", ", false)(["version", "state_size", "changes_size", ...(also.select === undefined ? [] : [also.select])])
     return sql`WITH ${ctes}
@@ -523,7 +530,7 @@ SELECT ${columns} FROM written`
       write,
       now,
       write._tag === "changes"
-        ? sql`${notPaused} AND changes_size + ${write.json.length} <= GREATEST(state_size, ${StoreRows.minPendingChanges}::bigint)`
+        ? sql`${notPaused} AND ${keepable(sql`changes_size + ${write.json.length}`)}`
         : notPaused,
       {
         with: runRow === undefined ? [] : [sql`recorded AS (
