@@ -2,8 +2,8 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Redacted, Schedule, Schema, Stream } from "effect"
-import { clientLayer, freshSchema, testUrl, withClient } from "./pg.js"
+import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, Schema } from "effect"
+import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
 
 const run = (sessionId: string, runId: string): SessionStore.RunRecord => ({
   runId,
@@ -29,20 +29,21 @@ const commitFirst = (store: SessionStore.Service, sessionId: string, state: unkn
   store.commit({ sessionId, workflowName: "wf", expectedVersion: 0, state, run: run(sessionId, `r-${sessionId}`) })
 
 describe("PgSessionStore", () => {
-  it.scoped("creates sessionflow_sessions, its runs and unfinished-runs tables and its own migrations table in the schema", () =>
+  it.scoped("creates sessionflow_sessions, its runs, unfinished-runs and changes tables and its own migrations table in the schema", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema
       yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema }))
       assert.deepStrictEqual(yield* tablesIn(schema), [
         "sessionflow_sessions",
         "sessionflow_sessions_active",
+        "sessionflow_sessions_changes",
         "sessionflow_sessions_migrations",
         "sessionflow_sessions_runs"
       ])
       const migrations = yield* withClient((sql) =>
         sql<{ name: string }>`SELECT name FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} ORDER BY migration_id`
       )
-      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active"])
+      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes"])
     }))
 
   it.scoped("a schema that does not exist yet is created with the tables", () =>
@@ -54,6 +55,7 @@ describe("PgSessionStore", () => {
       assert.deepStrictEqual(yield* tablesIn(inner), [
         "workflow_session",
         "workflow_session_active",
+        "workflow_session_changes",
         "workflow_session_migrations",
         "workflow_session_runs"
       ])
@@ -100,7 +102,7 @@ describe("PgSessionStore", () => {
       const migrations = yield* withClient((sql) =>
         sql<{ count: string }>`SELECT COUNT(*) AS count FROM ${sql(`${schema}.race_migrations`)}`
       )
-      assert.strictEqual(Number(migrations[0]!.count), 3)
+      assert.strictEqual(Number(migrations[0]!.count), 4)
     })))
 
   it.scoped("migrate: false creates nothing and fails typed on missing tables; it opens migrated ones", () =>
@@ -121,10 +123,10 @@ describe("PgSessionStore", () => {
     Effect.gen(function*() {
       const schema = yield* freshSchema
       yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema }))
-      yield* withClient((sql) => sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id = 3`)
+      yield* withClient((sql) => sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 3`)
       const error = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
       assert.instanceOf(error, WorkflowError.SessionStoreError)
-      assert.include(error.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 2 of 3`)
+      assert.include(error.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 2 of 4`)
     }))
 
   it.scoped("a stored state that no longer fits the workflow's Schema fails typed (reason schema) and is left alone", () =>
@@ -394,14 +396,7 @@ describe("PgSessionStore.watch", () => {
       )
       const [watching, writing] = [yield* open, yield* open]
       yield* commitFirst(writing, "watched", { n: 1 })
-      // reads only at the start and when notified: its poll interval is an hour
-      const changes = yield* Queue.unbounded<SessionStore.SessionChange>()
-      yield* Effect.forkScoped(
-        Stream.runForEach(watching.watch("watched", { pollInterval: "1 hour" }), (change) => Queue.offer(changes, change))
-      )
-      const take = Queue.take(changes).pipe(
-        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("no change arrived") })
-      )
+      const take = yield* notifiedWatcher(watching, "watched")
       assert.strictEqual((yield* take).version, 1)
       // the watcher listens once its first read is done; commits are notified from then on
       for (let n = 2; n <= 4; n++) {
@@ -420,15 +415,10 @@ describe("PgSessionStore.watch", () => {
         (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
       )
       const longId = "s".repeat(10_000)
-      const changes = yield* Queue.unbounded<SessionStore.SessionChange>()
-      yield* Effect.forkScoped(
-        Stream.runForEach(store.watch(longId, { pollInterval: "1 hour" }), (change) => Queue.offer(changes, change))
-      )
+      const take = yield* notifiedWatcher(store, longId)
       yield* Effect.sleep("500 millis")
       yield* commitFirst(store, longId, { long: true })
-      const change = yield* Queue.take(changes).pipe(
-        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("no change arrived") })
-      )
+      const change = yield* take
       assert.deepStrictEqual([change.sessionId.length, change.version, change.state], [10_000, 1, { long: true }])
     })), 60_000)
 })

@@ -6,8 +6,9 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import type { SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
+import type { SessionStore } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Context, Effect, Layer, Redacted, type Scope } from "effect"
+import { Context, Effect, Layer, Queue, Redacted, type Scope, Stream } from "effect"
 
 export const testUrl = process.env.SESSIONFLOW_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
@@ -37,3 +38,19 @@ export const freshSchema: Effect.Effect<string, SqlError.SqlError, Scope.Scope> 
 /** The store on its own pool, in a fresh schema dropped after the test. */
 export const storeLayer = (options: Omit<PgSessionStore.Options, "schema" | "url"> = {}) =>
   Layer.unwrapScoped(Effect.map(freshSchema, (schema) => PgSessionStore.layer({ url: testUrl, schema, ...options })))
+
+/**
+ * Watches `sessionId` on `store` for the scope, reading only at the start and
+ * when notified (its poll interval is an hour): the effect that takes its
+ * next change (failing after 30 seconds without one).
+ */
+export const notifiedWatcher = (store: SessionStore.Service, sessionId: string) =>
+  Effect.gen(function*() {
+    const changes = yield* Queue.unbounded<SessionStore.SessionChange>()
+    yield* Effect.forkScoped(
+      Stream.runForEach(store.watch(sessionId, { pollInterval: "1 hour" }), (change) => Queue.offer(changes, change))
+    )
+    return Queue.take(changes).pipe(
+      Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("no change arrived") })
+    )
+  })

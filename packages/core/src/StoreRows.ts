@@ -43,7 +43,7 @@ export interface TableNames {
   readonly runs: string
   /** unfinished (running or paused) runs */
   readonly active: string
-  /** the changes kept after a session's last whole state (SQLite) */
+  /** the changes kept after a session's last whole state */
   readonly changes: string
   readonly migrations: string
 }
@@ -225,7 +225,8 @@ export interface SessionRow extends SessionInfoRow {
  * The changes a store keeps after a session's last whole state (see
  * `SessionStore.Commit`'s `changes`), as one row column: the JSON text of an
  * array of the commits' change arrays, oldest first (SQLite:
- * `'[' || group_concat(changes, ',' ORDER BY version) || ']'`), or NULL when
+ * `'[' || group_concat(changes, ',' ORDER BY version) || ']'`, PostgreSQL:
+ * the same with `string_agg`), or NULL when
  * there are none. Selected in the same statement as the state, so the two are
  * one snapshot.
  *
@@ -233,6 +234,56 @@ export interface SessionRow extends SessionInfoRow {
  * @category rows
  */
 export type PendingChanges = string | null | undefined
+
+/**
+ * How many characters of changes a store keeps after a session's whole state
+ * at least, before it writes the whole state again: the changes are kept
+ * until they outweigh the state or reach this size, whichever is larger. (So
+ * a load reads at most about twice the state, and a commit's cost does not
+ * grow with the state: the whole state is written once per as many
+ * characters of changes as it has.)
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const minPendingChanges = 65_536
+
+/**
+ * Whether a session's kept changes (`changesSize` characters in all) outweigh
+ * its whole state (`stateSize` characters) by {@link minPendingChanges}'s
+ * rule, so that the store writes the whole state instead.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const changesOutweighState = (stateSize: number, changesSize: number): boolean =>
+  changesSize > Math.max(stateSize, minPendingChanges)
+
+/**
+ * Whether a commit's changes start by setting the whole state (path `[]`):
+ * what a run sends that did not have the stored state to start from.
+ *
+ * @since 0.1.0
+ * @category conversions
+ */
+export const setsWholeState = (changes: ReadonlyArray<StateChange>): boolean =>
+  changes.length > 0 && changes[0]!.op === "set" && changes[0]!.path.length === 0
+
+/**
+ * The JSON text of the changes a store may keep for `commit` instead of its
+ * state, or null when it writes the whole state: a commit without changes,
+ * without a state, or creating the session.
+ *
+ * @since 0.1.0
+ * @category json
+ */
+export const changesJson = (
+  method: string,
+  commit: SessionStore.Commit
+): Effect.Effect<string | null, WorkflowError.SessionStoreError> =>
+  commit.changes !== undefined && commit.state !== undefined && commit.expectedVersion > 0
+    ? toJson(method, "changes", commit.changes)
+    : Effect.succeed(null)
 
 /**
  * A stored state with the pending changes folded in (`StateDecodeError`,

@@ -4,7 +4,8 @@
  *
  * Sessions live in one table (default `sessionflow_sessions`), their runs in a
  * second one (`<table>_runs`, one row per run), unfinished runs in a third
- * (`<table>_active`), and the store keeps its own migrations table
+ * (`<table>_active`), the changes of `persist: "changes"` commits in a fourth
+ * (`<table>_changes`), and the store keeps its own migrations table
  * (`<table>_migrations`), optionally all in one `schema`. A run's commit is
  * one statement (the session's write, its run record and the notification),
  * else one short transaction whose first statement is the write itself; the
@@ -12,6 +13,16 @@
  * concurrent commit on the same session wait and then find the version
  * changed, so two servers can never both win, and the loser fails with
  * `SessionConflict` having written nothing.
+ *
+ * A commit with `changes` (a workflow with `persist: "changes"` running from
+ * its cached state) leaves the state column alone: the same one statement
+ * bumps the version and keeps the changes as a row of `<table>_changes`, so
+ * its cost does not grow with the state. Loads and watchers read the changes
+ * kept after the state in the statement that reads the state, and fold them
+ * in. Once they outweigh the state (`StoreRows.minPendingChanges`, 65,536
+ * characters, at least), the commit is a transaction instead, whose second
+ * statement writes the whole state and drops them; a whole-state commit
+ * drops them too.
  *
  * @since 0.1.0
  */
@@ -214,11 +225,26 @@ const migrations = (sql: SqlClient.SqlClient, t: Tables) =>
 )`
       yield* sql`CREATE INDEX ${sql(`${local(t.active)}_session_idx`)} ON ${sql(t.active)} (session_id, status)`
       yield* sql`CREATE INDEX ${sql(`${local(t.active)}_workflow_idx`)} ON ${sql(t.active)} (workflow_name, started_at)`
+    }),
+    // the changes committed after a session's last whole state (`persist: "changes"`), with the
+    // sizes (in characters) the store decides when to write the whole state again from. The
+    // columns are added with a constant default, which rewrites no row: a session stored before
+    // counts its state as 0 characters until its next whole state, so its changes are written
+    // into it once they pass `StoreRows.minPendingChanges` (which is correct, only sooner).
+    "0004_create_changes": Effect.gen(function*() {
+      yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN state_size BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN changes_size BIGINT NOT NULL DEFAULT 0`
+      yield* sql`CREATE TABLE ${sql(t.changes)} (
+  session_id TEXT NOT NULL REFERENCES ${sql(t.sessions)} (session_id) ON DELETE CASCADE,
+  version INTEGER NOT NULL,
+  changes TEXT NOT NULL,
+  PRIMARY KEY (session_id, version)
+)`
     })
   })
 
 /** The id of the newest migration above. */
-const latestMigrationId = 3
+const latestMigrationId = 4
 
 // -----------------------------------------------------------------------------
 // errors
@@ -318,6 +344,11 @@ const Integer = Schema.Union(Schema.Number, Schema.NumberFromString)
 
 const { ActiveRow, ChangeRow, OwnerRow, RunRow, SessionInfoRow, SessionRow, VersionRow } = StoreRows.rowSchemas(Integer)
 
+/** What a commit writes of the state: the whole state, or the changes to it (both as JSON text). */
+type StateWrite =
+  | { readonly _tag: "state"; readonly json: string }
+  | { readonly _tag: "changes"; readonly json: string }
+
 // -----------------------------------------------------------------------------
 // constructors
 // -----------------------------------------------------------------------------
@@ -339,6 +370,7 @@ export const make = Effect.fn("PgSessionStore.make")(function*(options?: StoreOp
   const sessions = sql(t.sessions)
   const runsTable = sql(t.runs)
   const activeTable = sql(t.active)
+  const changesTable = sql(t.changes)
 
   yield* options?.migrate === false ? checkTables(sql, t) : migrateTables(sql, t)
 
@@ -352,6 +384,14 @@ export const make = Effect.fn("PgSessionStore.make")(function*(options?: StoreOp
       Effect.catchAllDefect((defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
     )
 
+  /**
+   * The changes kept after a session's whole state, as `StoreRows.PendingChanges`: a
+   * subquery of the statement that reads the state, so the two are one snapshot.
+   */
+  const pendingChanges = (sessionId: string) =>
+    sql`(SELECT '[' || string_agg(c.changes, ',' ORDER BY c.version) || ']' FROM ${changesTable} c
+   WHERE c.session_id = ${sessionId})`
+
   const selectSession = SqlSchema.findOne({
     Request: Schema.Struct({ sessionId: Schema.String, knownVersion: Schema.NullOr(Schema.Number) }),
     Result: SessionRow,
@@ -360,7 +400,9 @@ export const make = Effect.fn("PgSessionStore.make")(function*(options?: StoreOp
       sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at,
   CASE WHEN version = ${knownVersion}::integer THEN NULL ELSE state END AS state,
   (SELECT run_id FROM ${activeTable} a WHERE a.session_id = ${sessionId} AND a.status = 'paused'
-   ORDER BY a.started_at, a.run_id COLLATE "C" LIMIT 1) AS paused_run_id
+   ORDER BY a.started_at, a.run_id COLLATE "C" LIMIT 1) AS paused_run_id,
+  CASE WHEN changes_size = 0 OR version = ${knownVersion}::integer THEN NULL ELSE ${pendingChanges(sessionId)} END
+    AS pending_changes
 FROM ${sessions} WHERE session_id = ${sessionId}`
   })
 
@@ -378,7 +420,12 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     execute: (sessionId) => sql`SELECT user_id, version FROM ${sessions} WHERE session_id = ${sessionId}`
   })
 
-  const decodeVersion = Schema.decodeUnknown(Schema.Array(VersionRow))
+  /** what a commit's write returns: the new version and the session's sizes after it */
+  const decodeWritten = Schema.decodeUnknown(Schema.Array(Schema.Struct({
+    ...VersionRow.fields,
+    state_size: Integer,
+    changes_size: Integer
+  })))
 
   const runColumns = sql.literal(
     "run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at"
@@ -397,56 +444,102 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     sql`INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(row)} ${replacingRecord}`
 
   /**
-   * The write of a commit's state: the session row created (expected version
-   * 0; only if it does not exist) or updated at the expected version by its
-   * owner, only if `onlyIf` holds; the new version back, no row when a check
-   * failed. Its row lock makes a concurrent commit to the same session wait,
+   * Whether `changesSize` characters of changes may be kept after the session row's state:
+   * `StoreRows.changesOutweighState`'s rule, negated, in SQL.
+   */
+  const keepable = (changesSize: Fragment) =>
+    sql`${changesSize} <= GREATEST(state_size, ${StoreRows.minPendingChanges}::bigint)`
+
+  /**
+   * The statement that writes a commit's state (`write`): the session row created (expected
+   * version 0; only if it does not exist) or updated at the expected version by its owner, only
+   * if `onlyIf` holds, as its `written` CTE, with what goes with it:
+   * - a whole state drops the changes kept before it;
+   * - changes are kept (a row of the changes table) unless they now outweigh the state
+   *   (`StoreRows.changesOutweighState`): then nothing is kept, the row's sizes say so, and the
+   *   caller writes the whole state in a second statement of its transaction;
+   * - `also.with`: more CTEs on `written` (a run's record).
+   *
+   * Selects the new version and sizes, and `also.select` (the notification), from `written`: no
+   * row when a check failed. Its row lock makes a concurrent commit to the same session wait,
    * then re-check against the new row.
    */
-  const writeState = (commit: SessionStore.Commit, state: string, now: number, onlyIf: Fragment) => {
+  const writeState = (
+    commit: SessionStore.Commit,
+    write: StateWrite,
+    now: number,
+    onlyIf: Fragment,
+    also: { readonly with?: ReadonlyArray<Fragment>; readonly select?: Fragment } = {}
+  ) => {
     const userId = commit.userId ?? null
     const lastRunId = commit.run?.runId ?? null
-    return commit.expectedVersion === 0
+    const returning = sql`RETURNING version, state_size, changes_size`
+    const checked = sql`session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
+  AND (user_id IS NULL OR user_id = ${userId}) AND ${onlyIf}`
+    const written = commit.expectedVersion === 0
       ? sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, version, last_run_id, created_at, updated_at)
-SELECT ${commit.sessionId}::text, ${commit.workflowName}::text, ${userId}::text, NULL, ${state}::text, 1,
-  ${lastRunId}::text, ${now}::bigint, ${now}::bigint
+  (session_id, workflow_name, user_id, session_name, state, state_size, version, last_run_id, created_at, updated_at)
+SELECT ${commit.sessionId}::text, ${commit.workflowName}::text, ${userId}::text, NULL, ${write.json}::text,
+  ${write.json.length}::bigint, 1, ${lastRunId}::text, ${now}::bigint, ${now}::bigint
 WHERE ${onlyIf}
 ON CONFLICT (session_id) DO NOTHING
-RETURNING version`
+${returning}`
+      : write._tag === "state"
+      ? sql`UPDATE ${sessions}
+SET state = ${write.json}, state_size = ${write.json.length}, changes_size = 0, version = version + 1,
+  last_run_id = ${lastRunId}, updated_at = ${now}
+WHERE ${checked} ${returning}`
       : sql`UPDATE ${sessions}
-SET state = ${state}, version = version + 1, last_run_id = ${lastRunId}, updated_at = ${now}
-WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
-  AND (user_id IS NULL OR user_id = ${userId})
-  AND ${onlyIf}
-RETURNING version`
+SET version = version + 1, changes_size = changes_size + ${write.json.length}, last_run_id = ${lastRunId},
+  updated_at = ${now}
+WHERE ${checked} ${returning}`
+    const alongside = commit.expectedVersion === 0
+      ? []
+      : write._tag === "state"
+      ? [sql`dropped AS (DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`]
+      : [sql`kept AS (INSERT INTO ${changesTable} (session_id, version, changes)
+  SELECT ${commit.sessionId}::text, version, ${write.json}::text FROM written
+  WHERE ${keepable(sql`changes_size`)})`]
+    const ctes = sql.join(",\n", false)([sql`written AS (${written})`, ...alongside, ...(also.with ?? [])])
+    const columns = sql.join(", ", false)(["version", "state_size", "changes_size", ...(also.select === undefined ? [] : [also.select])])
+    return sql`WITH ${ctes}
+SELECT ${columns} FROM written`
   }
 
   const notify = (sessionId: string) => sql`SELECT pg_notify(${t.channel}, ${notificationPayload(sessionId)})`
 
   /**
-   * The common commit — a run's new state (and its record), no unfinished run
-   * to end — as one statement, so one round trip and its own transaction: the
-   * session row is written only at the expected version (created only if it
-   * does not exist, for 0), by its owner, with no paused run on it; the record is written (a
-   * retried run's replaces its earlier attempt's and moves to the end) and the
-   * watchers notified only with it. No row back: any check failed, and the
-   * transactional commit below tells which.
+   * The common commit — a run's new state or its changes (and its record), no unfinished run
+   * to end — as one statement, so one round trip and its own transaction: the session row is
+   * written only at the expected version (created only if it does not exist, for 0), by its
+   * owner, with no paused run on it, and for changes only while they stay within the state's
+   * weight (so that this statement never has to write the whole state as well); the record
+   * is written (a retried run's replaces its earlier attempt's and moves to the end) and the
+   * watchers notified only with it. No row back: a check failed or the changes outweigh the
+   * state, and the transactional commit below tells which check, or writes the whole state.
    */
-  const commitInOneStatement = (commit: SessionStore.Commit, state: string, runRow: StoreRows.RunRow | undefined, now: number) => {
-    const written = writeState(
+  const commitInOneStatement = (
+    commit: SessionStore.Commit,
+    write: StateWrite,
+    runRow: StoreRows.RunRow | undefined,
+    now: number
+  ) => {
+    const notPaused = sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
+    const statement = writeState(
       commit,
-      state,
+      write,
       now,
-      sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
-    )
-    const notified = sql`SELECT version, pg_notify(${t.channel}, ${notificationPayload(commit.sessionId)}) FROM written`
-    const statement = runRow === undefined
-      ? sql`WITH written AS (${written}) ${notified}`
-      : sql`WITH written AS (${written}), recorded AS (
+      write._tag === "changes"
+        ? sql`${notPaused} AND ${keepable(sql`changes_size + ${write.json.length}`)}`
+        : notPaused,
+      {
+        with: runRow === undefined ? [] : [sql`recorded AS (
   INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(runRow)} FROM written ${replacingRecord}
-) ${notified}`
-    return Effect.map(Effect.flatMap(statement, decodeVersion), (rows) => rows[0]?.version)
+)`],
+        select: sql`pg_notify(${t.channel}, ${notificationPayload(commit.sessionId)})`
+      }
+    )
+    return Effect.map(Effect.flatMap(statement, decodeWritten), (rows) => rows[0]?.version)
   }
 
   const load = Effect.fn("PgSessionStore.load")(
@@ -478,24 +571,32 @@ RETURNING version`
   const commit = Effect.fn("PgSessionStore.commit")(
     function*(commit: SessionStore.Commit) {
       const now = yield* Clock.currentTimeMillis
-      const state = commit.state === undefined ? null : yield* StoreRows.stateJson("commit", commit.state)
+      // changes to an existing session's state are kept instead of the state (see `writeState`);
+      // changes that set the whole state are the state (a large value is out of the row: TOAST)
+      const changes = commit.changes !== undefined && StoreRows.setsWholeState(commit.changes)
+        ? null
+        : yield* StoreRows.changesJson("commit", commit)
+      const write: StateWrite | undefined = changes !== null
+        ? { _tag: "changes", json: changes }
+        : commit.state === undefined
+        ? undefined
+        : { _tag: "state", json: yield* StoreRows.stateJson("commit", commit.state) }
       const runRow = commit.run === undefined ? undefined : yield* StoreRows.toRunRow("commit", commit.sessionId, commit.run)
-      // The first statement writes the session row with the version and owner
-      // checks (a commit without state: the owner check only)
-      const write = state === null
-        ? sql`UPDATE ${sessions} SET updated_at = ${now}
-WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${commit.userId ?? null})
-RETURNING version`
-        : writeState(commit, state, now, sql`TRUE`)
 
-      if (state !== null && commit.ends === undefined) {
-        const version = yield* commitInOneStatement(commit, state, runRow, now)
+      if (write !== undefined && commit.ends === undefined) {
+        const version = yield* commitInOneStatement(commit, write, runRow, now)
         if (version !== undefined) return version
       }
+      // The first statement writes the session row with the version and owner
+      // checks (a commit without state: the owner check only)
+      const written = write === undefined
+        ? sql`UPDATE ${sessions} SET updated_at = ${now}
+WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${commit.userId ?? null})
+RETURNING version, state_size, changes_size`
+        : writeState(commit, write, now, sql`TRUE`)
       return yield* Effect.gen(function*() {
-        const written = yield* Effect.flatMap(write, decodeVersion)
-        const version = written[0]?.version
-        if (version === undefined) {
+        const [row] = yield* Effect.flatMap(written, decodeWritten)
+        if (row === undefined) {
           return yield* Effect.flatMap(selectOwner(commit.sessionId), (existing) => StoreRows.rejected(commit, existing))
         }
         if (commit.ends !== undefined) {
@@ -503,17 +604,25 @@ RETURNING version`
 WHERE run_id = ${commit.ends.runId} AND owner = ${commit.ends.owner} RETURNING run_id`
           if (ended.length === 0) return yield* runLost(commit.ends.runId)
         }
-        if (state !== null) {
+        if (write !== undefined) {
           const paused = yield* sql<{ run_id: string }>`SELECT run_id FROM ${activeTable}
 WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`
           if (paused.length > 0) {
             return yield* new WorkflowError.SessionPaused({ sessionId: commit.sessionId, runId: paused[0]!.run_id })
           }
         }
+        if (write?._tag === "changes" && StoreRows.changesOutweighState(row.state_size, row.changes_size)) {
+          // the changes outweigh the state (the write kept none): the whole state is written
+          // instead and the changes kept before it dropped, in a second statement
+          const whole = yield* StoreRows.stateJson("commit", commit.state)
+          yield* sql`WITH dropped AS (DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId})
+UPDATE ${sessions} SET state = ${whole}, state_size = ${whole.length}, changes_size = 0
+WHERE session_id = ${commit.sessionId}`
+        }
         if (runRow !== undefined) yield* writeRecord(runRow)
         // delivered to the listeners when the transaction commits
-        if (state !== null) yield* notify(commit.sessionId)
-        return version
+        if (write !== undefined) yield* notify(commit.sessionId)
+        return row.version
       }).pipe(transaction)
     },
     Effect.catchTags({ SqlError: storeError("commit"), ParseError: storeError("commit") })
@@ -538,6 +647,7 @@ FROM ${sessions} WHERE ${sql.and(clauses)}`
       const deleted = yield* Effect.gen(function*() {
         yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`
         yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`
+        // its kept changes go with it (ON DELETE CASCADE)
         return yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
       }).pipe(transaction)
       return deleted.length > 0
@@ -672,8 +782,8 @@ RETURNING *`
         const initial = yield* StoreRows.stateJson("endRun", run.initialState ?? {})
         // a run of a new session ends with the session created (from its initial state) to hold the record
         yield* sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, version, last_run_id, created_at, updated_at)
-VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, 1, NULL, ${now}, ${now})
+  (session_id, workflow_name, user_id, session_name, state, state_size, version, last_run_id, created_at, updated_at)
+VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, 1, NULL, ${now}, ${now})
 ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
         yield* writeRecord({ ...recordRow, session_id: run.sessionId })
         // the session may have been created (a watcher then sees its version 1)
@@ -694,7 +804,9 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
     Request: Schema.String,
     Result: ChangeRow,
     execute: (sessionId) =>
-      sql`SELECT session_id, workflow_name, version, state, last_run_id, updated_at FROM ${sessions} WHERE session_id = ${sessionId}`
+      sql`SELECT session_id, workflow_name, version, state, last_run_id, updated_at,
+  CASE WHEN changes_size = 0 THEN NULL ELSE ${pendingChanges(sessionId)} END AS pending_changes
+FROM ${sessions} WHERE session_id = ${sessionId}`
   })
 
   /**

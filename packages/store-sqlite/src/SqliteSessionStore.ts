@@ -224,22 +224,20 @@ const latestMigrationId = 5
  * How many characters of changes the store keeps after a session's whole
  * state at least, before it writes the whole state again: the changes are
  * kept until they outweigh the state or reach this size, whichever is
- * larger. (So a load reads at most about twice the state, and a commit's
- * cost does not grow with the state: the whole state is written once per
- * as many characters of changes as it has.) A state column larger than this
- * is moved out of the session's row by the first commit with changes.
+ * larger (`StoreRows.minPendingChanges`, which the PostgreSQL store uses too).
+ * (So a load reads at most about twice the state, and a commit's cost does
+ * not grow with the state: the whole state is written once per as many
+ * characters of changes as it has.) A state column larger than this is moved
+ * out of the session's row by the first commit with changes.
  *
  * @since 0.1.0
  * @category constants
  */
-export const minPendingChanges = 65_536
+export const minPendingChanges = StoreRows.minPendingChanges
 
 /** A change list that sets the whole state: the text of one change row holding `state` (JSON text). */
 const wholeStateChange = (state: string): string => `[{"op":"set","path":[],"value":${state}}]`
 
-/** Whether a commit's changes start by setting the whole state (what a run that had no state to start from sends). */
-const setsWholeState = (changes: ReadonlyArray<{ readonly op: string; readonly path: ReadonlyArray<unknown> }>): boolean =>
-  changes.length > 0 && changes[0]!.op === "set" && changes[0]!.path.length === 0
 
 // -----------------------------------------------------------------------------
 // SQLITE_BUSY
@@ -594,9 +592,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`.withoutTransform
   const commit = Effect.fn("SqliteSessionStore.commit")(
     function*(commit: SessionStore.Commit) {
       const now = yield* Clock.currentTimeMillis
-      const changes = commit.changes !== undefined && commit.state !== undefined && commit.expectedVersion > 0
-        ? yield* StoreRows.toJson("commit", "changes", commit.changes)
-        : null
+      const changes = yield* StoreRows.changesJson("commit", commit)
       const state = commit.state === undefined || changes !== null ? null : yield* StoreRows.stateJson("commit", commit.state)
       const runRow = commit.run === undefined ? undefined : yield* StoreRows.toRunRow("commit", commit.sessionId, commit.run)
       const userId = commit.userId ?? null
@@ -660,9 +656,9 @@ WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`.withoutTra
           const baseSize = written.base_size ?? 0
           // the characters of changes after the last whole state (itself a change row once moved out)
           const pending = (written.changes_size ?? 0) - (stateSize <= 4 ? baseSize : 0)
-          if (setsWholeState(commit.changes!)) {
+          if (StoreRows.setsWholeState(commit.changes!)) {
             yield* writeBase(written.version, changes)
-          } else if (stateSize > minPendingChanges || pending > Math.max(baseSize, minPendingChanges)) {
+          } else if (stateSize > minPendingChanges || StoreRows.changesOutweighState(baseSize, pending)) {
             yield* writeBase(written.version, wholeStateChange(yield* StoreRows.stateJson("commit", commit.state)))
           } else {
             yield* sql`INSERT INTO ${changesTable} (session_id, version, changes)
