@@ -570,40 +570,55 @@ export class SessionStore extends Context.Tag("@sessionflow/core/SessionStore")<
  */
 export const make = (backend: Backend): Service => {
   const locks = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
-  const acquire = (sessionId: string) =>
-    Effect.sync(() => {
-      let entry = locks.get(sessionId)
-      if (entry === undefined) {
-        entry = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
-        locks.set(sessionId, entry)
-      }
-      entry.users++
-      return entry
-    })
-  const release = (sessionId: string, entry: { users: number }) =>
-    Effect.sync(() => {
-      entry.users--
-      if (entry.users === 0) locks.delete(sessionId)
-    })
-  // the sessions whose lock the current fiber (or one of its ancestors) holds:
-  // taking such a lock again would wait for ever, so it is refused instead
-  const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
+  // the sessions whose lock the current fiber (or one of its ancestors) holds,
+  // innermost first: taking such a lock again would wait for ever, so it is
+  // refused instead
+  const held = FiberRef.unsafeMake<HeldLocks | undefined>(undefined)
   return {
     ...backend,
     owner: `${typeof process === "object" ? process.pid : "?"}-${crypto.randomUUID()}`,
     withSessionLock: (sessionId) => (self) =>
-      Effect.flatMap(FiberRef.get(held), (sessions) =>
-        sessions.has(sessionId)
-          ? Effect.dieMessage(
-            `SessionStore.withSessionLock: session '${sessionId}' is already locked by this run ` +
-              "(a step ran a workflow or changed the session it is running in); use another session"
+      // Uninterruptible but for the wait and `self`: the lock's user count and
+      // the held list are put back whatever the outcome (`Effect.exit` takes
+      // every one), without an `acquireUseRelease` and an `Effect.locally`.
+      Effect.uninterruptibleMask((restore) =>
+        Effect.withFiberRuntime((fiber) => {
+          const outer = fiber.getFiberRef(held)
+          if (isHeld(outer, sessionId)) {
+            return Effect.dieMessage(
+              `SessionStore.withSessionLock: session '${sessionId}' is already locked by this run ` +
+                "(a step ran a workflow or changed the session it is running in); use another session"
+            )
+          }
+          let entry = locks.get(sessionId)
+          if (entry === undefined) {
+            entry = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
+            locks.set(sessionId, entry)
+          }
+          entry.users++
+          const lock = entry
+          return Effect.zipRight(
+            FiberRef.set(held, { sessionId, outer }),
+            Effect.flatMap(Effect.exit(restore(lock.semaphore.withPermits(1)(self))), (exit) => {
+              lock.users--
+              if (lock.users === 0) locks.delete(sessionId)
+              return Effect.zipRight(FiberRef.set(held, outer), exit)
+            })
           )
-          : Effect.acquireUseRelease(
-            acquire(sessionId),
-            (entry) => entry.semaphore.withPermits(1)(Effect.locally(self, held, new Set([...sessions, sessionId]))),
-            (entry) => release(sessionId, entry)
-          ))
+        })
+      )
   }
+}
+
+/** The sessions whose lock a fiber holds, innermost first. */
+interface HeldLocks {
+  readonly sessionId: string
+  readonly outer: HeldLocks | undefined
+}
+
+const isHeld = (held: HeldLocks | undefined, sessionId: string): boolean => {
+  for (let at = held; at !== undefined; at = at.outer) if (at.sessionId === sessionId) return true
+  return false
 }
 
 /**
