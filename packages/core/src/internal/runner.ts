@@ -13,7 +13,6 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as RunContext from "../RunContext.js"
 import type { ContinueOptions, RunOptions, RunOutput } from "../Workflow.js"
@@ -25,6 +24,7 @@ import * as WorkflowEvent from "../WorkflowEvent.js"
 import * as events from "./events.js"
 import * as formatting from "./format.js"
 import { copyJson, deepCopy, deepMerge, jsonProblem } from "./json.js"
+import { type Cell, fromCell } from "./state.js"
 import * as stateCache from "./stateCache.js"
 import * as step from "./step.js"
 import {
@@ -339,8 +339,11 @@ const attempt = (
       if (pausedOn !== undefined && start._tag === "Claimed" && start.answer !== undefined) {
         answers[pausedOn.key] = start.answer
       }
-      const ref = yield* Ref.make(initial)
-      const service = SessionState.fromRef(ref)
+      // the state lives in a cell the runner reads directly; a run nobody
+      // listens to gets a state service that never looks for an emitter
+      const cell: Cell<unknown> = { value: initial }
+      const events = yield* WorkflowEvent.isEnabled
+      const service = fromCell(cell, events)
       let context = EffectContext.make(SessionState.SessionState, service as SessionState.Service).pipe(
         EffectContext.add(RunContext.RunContext, {
           runId,
@@ -354,14 +357,18 @@ const attempt = (
       if (self.state !== undefined) context = EffectContext.add(context, self.state as SessionState.StateTag<unknown, unknown>, service)
       const first = journal?.next ?? 0
       const exec = step.makeExecContext(
-        yield* WorkflowEvent.isEnabled,
+        events,
         step.makeQuestions(first, answers, {
-          save: Effect.flatMap(Ref.get(ref), (state) => encodeState(self, sessionId, state)),
+          save: Effect.suspend(() => encodeState(self, sessionId, cell.value)),
           restore: (encoded) => Effect.flatMap(decodeState(self, sessionId, encoded), service.set)
         })
       )
       for (const output of journal?.completed ?? []) exec.completed.push(outputFromJson(output))
-      for (const [name, output] of Object.entries(journal?.outputs ?? {})) exec.outputs.set(name, outputFromJson(output))
+      for (const [name, json] of Object.entries(journal?.outputs ?? {})) {
+        const output = outputFromJson(json)
+        exec.outputs.set(name, output)
+        exec.recorded.push(output)
+      }
       const additionalData = claimed?.additionalData ?? options?.additionalData ?? {}
 
       /** where the run stands before top-level step `next`, as a journal */
@@ -384,46 +391,42 @@ const attempt = (
           readonly next: number
           readonly previous: unknown
           readonly completed: number
-          readonly outputs: ReadonlyMap<string, StepOutput.StepOutput>
+          /** how many outputs `exec.recorded` held (see `step.outputsAt`) */
+          readonly outputs: number
           readonly state: unknown
         }
         | undefined
-      const journalAt = (next: number, previous: unknown) =>
-        lazyJournal
-          ? Effect.map(Ref.get(ref), (state) => {
-            lazyPoint = { next, previous, completed: exec.completed.length, outputs: new Map(exec.outputs), state }
-            step.advanceQuestions(exec.questions, next)
-          })
-          : Effect.gen(function*() {
-            const encoded = yield* encodeState(self, sessionId, yield* Ref.get(ref))
-            point = {
-              next,
-              previous,
-              completed: exec.completed.map(outputJson),
-              outputs: Object.fromEntries([...exec.outputs].map(([name, output]) => [name, outputJson(output)])),
-              state: encoded,
-              answers: {}
-            }
-            step.advanceQuestions(exec.questions, next)
-            if (tracked && durability === "step") yield* store.updateRun(runId, owner, { journal: point })
-          })
-
-      const steps = Effect.gen(function*() {
-        let previous: unknown = journal?.previous ?? decodedInput
-        let last: StepOutput.StepOutput | undefined
-        for (let index = first; index < self.steps.length; index++) {
-          last = yield* step.runStep(self.steps[index]!, {
-            input: decodedInput,
-            previousStepContent: previous,
-            previousStepOutputs: step.snapshotOutputs(exec),
-            additionalData
-          }, exec)
-          previous = last.content
-          if (last.stop === true) break
-          if (index + 1 < self.steps.length) yield* journalAt(index + 1, previous)
+      const journalAt = (next: number, previous: unknown): Effect.Effect<void, unknown> | undefined => {
+        if (lazyJournal) {
+          lazyPoint = { next, previous, completed: exec.completed.length, outputs: exec.recorded.length, state: cell.value }
+          step.advanceQuestions(exec.questions, next)
+          return undefined
         }
-        return last ?? StepOutput.make({ content: previous })
-      })
+        return Effect.gen(function*() {
+          const encoded = yield* encodeState(self, sessionId, cell.value)
+          point = {
+            next,
+            previous,
+            completed: exec.completed.map(outputJson),
+            outputs: Object.fromEntries([...exec.outputs].map(([name, output]) => [name, outputJson(output)])),
+            state: encoded,
+            answers: {}
+          }
+          step.advanceQuestions(exec.questions, next)
+          if (tracked && durability === "step") yield* store.updateRun(runId, owner, { journal: point })
+        })
+      }
+
+      const steps = Effect.suspend(() =>
+        step.runFrom(
+          self.steps,
+          first,
+          journal?.previous ?? decodedInput,
+          (_, previous) => step.nextInput(exec, decodedInput, previous, additionalData),
+          exec,
+          journalAt
+        )
+      )
 
       // a tracked run renews its lease while it runs; losing the run (taken over,
       // cancelled) interrupts its steps
@@ -438,14 +441,18 @@ const attempt = (
           )
         )
 
+      // The run's services and questions are set here and put back below (as
+      // `Effect.provide` and `Effect.locally` would, at a fraction of the cost):
+      // this region is uninterruptible and `Effect.exit` takes every outcome of
+      // the steps, so nothing skips the put-back.
+      const outerContext = yield* FiberRef.getAndUpdate(FiberRef.currentContext, (outer) => EffectContext.merge(outer, context))
+      const outerQuestions = yield* FiberRef.getAndSet(step.currentQuestions, exec.questions)
       const exit = yield* Effect.exit(restore(
         steps.pipe(
-          Effect.provide(context),
-          Effect.locally(step.currentQuestions, exec.questions),
           leased,
           Effect.flatMap((output) =>
             Effect.gen(function*() {
-              const state = yield* Ref.get(ref)
+              const state = cell.value
               const changed = base === undefined || self.state === undefined
                 ? undefined
                 : stateCache.encodeFrom(self.state.schema, base.state, state)
@@ -457,6 +464,8 @@ const attempt = (
           )
         )
       ))
+      yield* FiberRef.set(FiberRef.currentContext, outerContext)
+      yield* FiberRef.set(step.currentQuestions, outerQuestions)
 
       if (Exit.isSuccess(exit)) {
         const { encoded, output, state } = exit.value
@@ -513,7 +522,9 @@ const attempt = (
             next: lazyPoint.next,
             previous: lazyPoint.previous,
             completed: exec.completed.slice(0, lazyPoint.completed).map(outputJson),
-            outputs: Object.fromEntries([...lazyPoint.outputs].map(([name, output]) => [name, outputJson(output)])),
+            outputs: Object.fromEntries(
+              Object.entries(step.outputsAt(exec, lazyPoint.outputs)).map(([name, output]) => [name, outputJson(output)])
+            ),
             state: yield* encodeState(self, sessionId, lazyPoint.state),
             answers: exec.questions.answers
           }
