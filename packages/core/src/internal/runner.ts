@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Clock from "effect/Clock"
 import * as EffectContext from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -14,6 +15,7 @@ import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as Tracer from "effect/Tracer"
 import * as RunContext from "../RunContext.js"
 import type { ContinueOptions, RunOptions, RunOutput } from "../Workflow.js"
 import * as SessionState from "../SessionState.js"
@@ -96,12 +98,17 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
  *
  * @internal
  */
-export const checkSessionId = (sessionId: string): Effect.Effect<string, WorkflowError.InvalidSessionId> =>
+export const checkSessionId = (sessionId: string): Effect.Effect<string, WorkflowError.InvalidSessionId> => {
+  const invalid = invalidSessionId(sessionId)
+  return invalid === undefined ? Effect.succeed(sessionId) : Effect.fail(invalid)
+}
+
+const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined =>
   sessionId.length === 0
-    ? Effect.fail(new WorkflowError.InvalidSessionId({ sessionId, reason: "empty" }))
+    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "empty" })
     : loneSurrogate.test(sessionId)
-    ? Effect.fail(new WorkflowError.InvalidSessionId({ sessionId, reason: "malformed" }))
-    : Effect.succeed(sessionId)
+    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "malformed" })
+    : undefined
 
 /**
  * The state a run starts from, in encoded form: for a new session a copy of
@@ -606,12 +613,10 @@ const withEvents = <A, E, R>(
 ): Effect.Effect<RunOutput<A, unknown>, E, R> =>
   sink === undefined
     // nobody listens: outside of any run (events already go nowhere, at the empty path) the body runs as it is
-    ? Effect.flatMap(
-      FiberRef.get(events.currentEmitter),
-      (emitter) =>
-        emitter === events.noopEmitter
-          ? Effect.flatMap(FiberRef.get(events.currentPath), (path) => path.length === 0 ? body : withSink(sink, ids, opening, body))
-          : withSink(sink, ids, opening, body)
+    ? Effect.withFiberRuntime((fiber) =>
+      fiber.getFiberRef(events.currentEmitter) === events.noopEmitter && fiber.getFiberRef(events.currentPath).length === 0
+        ? body
+        : withSink(sink, ids, opening, body)
     )
     : withSink(sink, ids, opening, body)
 
@@ -684,6 +689,23 @@ type Typed<W> = Effect.Effect<
   Context<W> | SessionStore.SessionStore
 >
 
+const nativeTracer = EffectContext.get(DefaultServices.liveServices, Tracer.Tracer)
+
+/**
+ * `self` in a span named `name` when the fiber traces: a tracer other than
+ * Effect's built-in one is installed and tracing is enabled. Without one the
+ * span would be built and dropped on every run (a run is the hot path), so
+ * it is not made.
+ *
+ * @internal
+ */
+export const withRunSpan = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) =>
+    fiber.currentTracer === nativeTracer || !fiber.getFiberRef(FiberRef.currentTracerEnabled)
+      ? self
+      : Effect.withSpan(self, name)
+  )
+
 /**
  * Runs a workflow once; `sink` receives its events (none when undefined).
  * With `runId`, a run that completed before is replayed, one that runs
@@ -700,10 +722,15 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
     const durability = options?.durability ?? self.durability
     const tracked = options?.runId !== undefined || durability === "step"
     const retries = retriesOf(options?.retryOnConflict)
-    return Effect.gen(function*() {
-      const store = yield* SessionStore.SessionStore
-      yield* checkSessionId(sessionId)
-      if (options?.runId !== undefined) {
+    const fresh = (store: SessionStore.Service) => {
+      const once = store.withSessionLock(sessionId)(attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability }))
+      return (retries === 0 ? once : Effect.retry(once, { times: retries, while: isConflict })).pipe(
+        Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
+      )
+    }
+    // a run with an id may have run before: replayed, resumed or refused
+    const byId = (store: SessionStore.Service) =>
+      Effect.gen(function*() {
         const known = yield* store.getRun(runId)
         if (Option.isSome(known)) {
           const found = known.value
@@ -725,21 +752,18 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
             return yield* runTaken(runId, sessionId, found)
           }
         }
-      }
-      const once = store.withSessionLock(sessionId)(
-        attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability })
-      )
-      return yield* (retries === 0 ? once : Effect.retry(once, { times: retries, while: isConflict })).pipe(
-        Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
-      )
-    }).pipe((body) =>
-      withEvents(sink, ids, {
-        _tag: "RunStarted",
-        workflowName: self.name,
-        input,
-        ...(userId === undefined ? {} : { userId })
-      }, body)
-    ) as Typed<W>
+        return yield* fresh(store)
+      })
+    const body = Effect.flatMap(SessionStore.SessionStore, (store) => {
+      const invalid = invalidSessionId(sessionId)
+      return invalid !== undefined ? Effect.fail(invalid) : options?.runId === undefined ? fresh(store) : byId(store)
+    })
+    return withEvents(sink, ids, {
+      _tag: "RunStarted",
+      workflowName: self.name,
+      input,
+      ...(userId === undefined ? {} : { userId })
+    }, body) as Typed<W>
   })
 
 /**
