@@ -12,6 +12,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -612,13 +613,16 @@ const withEvents = <A, E, R>(
   body: Effect.Effect<RunOutput<A, unknown>, E, R>
 ): Effect.Effect<RunOutput<A, unknown>, E, R> =>
   sink === undefined
-    // nobody listens: outside of any run (events already go nowhere, at the empty path) the body runs as it is
-    ? Effect.withFiberRuntime((fiber) =>
-      fiber.getFiberRef(events.currentEmitter) === events.noopEmitter && fiber.getFiberRef(events.currentPath).length === 0
-        ? body
-        : withSink(sink, ids, opening, body)
-    )
+    ? Effect.withFiberRuntime((fiber) => isQuiet(fiber, sink) ? body : withSink(sink, ids, opening, body))
     : withSink(sink, ids, opening, body)
+
+/**
+ * Nobody listens to a run without a sink outside of any run: events already
+ * go nowhere, at the empty path, so its body runs as it is.
+ */
+const isQuiet = (fiber: Fiber.RuntimeFiber<unknown, unknown>, sink: Sink): boolean =>
+  sink === undefined && fiber.getFiberRef(events.currentEmitter) === events.noopEmitter &&
+  fiber.getFiberRef(events.currentPath).length === 0
 
 const withSink = <A, E, R>(
   sink: Sink,
@@ -714,7 +718,7 @@ export const withRunSpan = (name: string) => <A, E, R>(self: Effect.Effect<A, E,
  * @internal
  */
 export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<unknown> | undefined, sink: Sink): Typed<W> =>
-  Effect.suspend(() => {
+  Effect.withFiberRuntime((fiber): Effect.Effect<RunOutput<unknown, unknown>, unknown, unknown> => {
     const sessionId = options?.sessionId ?? self.sessionId ?? crypto.randomUUID()
     const userId = options?.userId ?? self.userId
     const runId = options?.runId ?? crypto.randomUUID()
@@ -758,13 +762,14 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
       const invalid = invalidSessionId(sessionId)
       return invalid !== undefined ? Effect.fail(invalid) : options?.runId === undefined ? fresh(store) : byId(store)
     })
-    return withEvents(sink, ids, {
+    if (isQuiet(fiber, sink)) return body
+    return withSink(sink, ids, {
       _tag: "RunStarted",
       workflowName: self.name,
       input,
       ...(userId === undefined ? {} : { userId })
-    }, body) as Typed<W>
-  })
+    }, body)
+  }) as Typed<W>
 
 /**
  * Carries on an unfinished run this process claims: a paused one (with the

@@ -406,6 +406,14 @@ export const record = (ctx: ExecContext, output: StepOutput.StepOutput): StepOut
 }
 
 /**
+ * Whether running `step` is its Effect and the recording of its output, and
+ * nothing else: nobody listens (no events, no step path), no retry schedule,
+ * and a failure fails the step (no error policy to apply).
+ */
+const isPlain = (step: Any, ctx: ExecContext): boolean =>
+  !ctx.events && step.onError === "fail" && step.retry === undefined
+
+/**
  * Runs one node: emits its started/completed/failed events at its path,
  * applies its retry schedule and error policy, records its output.
  *
@@ -417,14 +425,12 @@ export const runStep = <S extends Any>(
   ctx: ExecContext
 ): Effect.Effect<StepOutput.StepOutput<Output<S>>, Error<S>, Context<S>> => {
   const node = step as Step<Output<S>, Error<S>, Context<S>>
+  if (isPlain(node, ctx)) {
+    return Effect.map(node.execute(input, ctx), (value) => record(ctx, toOutput(node.name, value)) as StepOutput.StepOutput<Output<S>>)
+  }
   const run = node.retry === undefined
     ? node.execute(input, ctx)
     : Effect.retry(node.execute(input, ctx), node.retry as Schedule.Schedule<unknown, Error<S>>)
-  // the hot path: nobody listens and a failure fails the step, so there is
-  // nothing to do on failure (no event, no policy) and one event-less map on success
-  if (!ctx.events && node.onError === "fail") {
-    return Effect.map(run, (value) => record(ctx, toOutput(node.name, value)) as StepOutput.StepOutput<Output<S>>)
-  }
   const emit = (payload: WorkflowEvent.Payload) => (ctx.events ? WorkflowEvent.emit(payload) : Effect.void)
   const handled = Effect.matchCauseEffect(run, {
     onSuccess: (value) => {
@@ -543,11 +549,17 @@ export const runFrom = <E, R>(
   between: ((next: number, previous: unknown) => Effect.Effect<void, E, R> | undefined) | undefined
 ): Effect.Effect<StepOutput.StepOutput, E, R> => {
   if (index >= steps.length) return Effect.succeed(StepOutput.make({ content: previous }))
-  const loop = (i: number, content: unknown): Effect.Effect<StepOutput.StepOutput, E, R> =>
-    Effect.flatMap(runStep(steps[i]!, inputOf(i, content), ctx), (output) => {
+  const loop = (i: number, content: unknown): Effect.Effect<StepOutput.StepOutput, E, R> => {
+    const node = steps[i]!
+    const next = (output: StepOutput.StepOutput): Effect.Effect<StepOutput.StepOutput, E, R> => {
       if (output.stop === true || i + 1 >= steps.length) return Effect.succeed(output)
       const journal = between?.(i + 1, output.content)
       return journal === undefined ? loop(i + 1, output.content) : Effect.flatMap(journal, () => loop(i + 1, output.content))
-    })
+    }
+    // the hot path of runStep (see there), recording in the same continuation
+    return isPlain(node, ctx)
+      ? Effect.flatMap(node.execute(inputOf(i, content), ctx), (value) => next(record(ctx, toOutput(node.name, value))))
+      : Effect.flatMap(runStep(node, inputOf(i, content), ctx), next)
+  }
   return loop(index, previous)
 }
