@@ -392,13 +392,8 @@ const toOutput = (name: string, value: unknown): StepOutput.StepOutput =>
     ? (value.stepName === name ? value : { ...value, stepName: name })
     : { [StepOutput.TypeId]: StepOutput.TypeId, stepName: name, content: value, success: true }
 
-/**
- * Records a completed output: under its name in the current workflow's
- * outputs, and in the run's completed list.
- *
- * @internal
- */
-export const record = (ctx: ExecContext, output: StepOutput.StepOutput): StepOutput.StepOutput => {
+/** Records a completed output: under its name in the current workflow's outputs, and in the run's completed list. */
+const record = (ctx: ExecContext, output: StepOutput.StepOutput): StepOutput.StepOutput => {
   ctx.outputs.set(output.stepName, output)
   ctx.recorded.push(output)
   ctx.completed.push(output)
