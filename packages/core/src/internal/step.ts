@@ -546,15 +546,16 @@ export const runFrom = <E, R>(
   if (index >= steps.length) return Effect.succeed(StepOutput.make({ content: previous }))
   const loop = (i: number, content: unknown): Effect.Effect<StepOutput.StepOutput, E, R> => {
     const node = steps[i]!
-    const next = (output: StepOutput.StepOutput): Effect.Effect<StepOutput.StepOutput, E, R> => {
-      if (output.stop === true || i + 1 >= steps.length) return Effect.succeed(output)
-      const journal = between?.(i + 1, output.content)
-      return journal === undefined ? loop(i + 1, output.content) : Effect.flatMap(journal, () => loop(i + 1, output.content))
-    }
     // the hot path of runStep (see there), recording in the same continuation
     return isPlain(node, ctx)
-      ? Effect.flatMap(node.execute(inputOf(i, content), ctx), (value) => next(record(ctx, toOutput(node.name, value))))
-      : Effect.flatMap(runStep(node, inputOf(i, content), ctx), next)
+      ? Effect.flatMap(node.execute(inputOf(i, content), ctx), (value) => after(i, record(ctx, toOutput(node.name, value))))
+      : Effect.flatMap(runStep(node, inputOf(i, content), ctx), (output) => after(i, output))
+  }
+  // what follows step `i`: the end, or the journal and the next step
+  const after = (i: number, output: StepOutput.StepOutput): Effect.Effect<StepOutput.StepOutput, E, R> => {
+    if (output.stop === true || i + 1 >= steps.length) return Effect.succeed(output)
+    const journal = between?.(i + 1, output.content)
+    return journal === undefined ? loop(i + 1, output.content) : Effect.flatMap(journal, () => loop(i + 1, output.content))
   }
   return loop(index, previous)
 }
