@@ -436,6 +436,27 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(events, ["a:start", "a:end", "b"])
       }), 10_000)
 
+    test("withSessionLock: a fiber interrupted while it waits gives up its turn; an interrupted holder lets the lock go", (store) =>
+      Effect.gen(function*() {
+        const events: Array<string> = []
+        const aInside = yield* Deferred.make<void>()
+        const a = yield* Effect.fork(store.withSessionLock("s1")(Effect.zipRight(Deferred.succeed(aInside, undefined), Effect.never)))
+        yield* Deferred.await(aInside)
+        const b = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("b"))))
+        const c = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("c"))))
+        yield* settled(b)
+        yield* settled(c)
+        yield* Fiber.interrupt(b)
+        assert.deepStrictEqual(events, [])
+        assert.strictEqual((yield* c.status)._tag, "Suspended")
+        yield* Fiber.interrupt(a)
+        yield* Fiber.join(c)
+        assert.deepStrictEqual(events, ["c"])
+        // free again, and taken again at once
+        yield* store.withSessionLock("s1")(Effect.sync(() => events.push("d")))
+        assert.deepStrictEqual(events, ["c", "d"])
+      }), 10_000)
+
     test("withSessionLock does not serialise different sessions", (store) =>
       Effect.gen(function*() {
         const events: Array<string> = []

@@ -1,6 +1,6 @@
 import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Option, Schema, TestClock } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Option, Schema, TestClock, Tracer } from "effect"
 import { Boom, Items, append, itemsWorkflow, memory } from "./utils.js"
 
 // The numbers are those of the semantics in the README; 3 (one shared state) is tested in
@@ -296,6 +296,30 @@ describe("Workflow", () => {
           Effect.catchTag("Boom", (e) => Effect.succeed(`caught ${e.reason}`))
         )
         expect(result).toBe("caught typed")
+      }).pipe(memory))
+  })
+
+  describe("tracing", () => {
+    it.effect("with a tracer installed, a run is a Workflow.run span, the parent of the spans its steps make", () =>
+      Effect.gen(function*() {
+        const native = yield* Effect.tracer
+        const spans: Array<readonly [string, string | undefined]> = []
+        const tracer = Tracer.make({
+          span: (name, parent, context, links, startTime, kind, options) => {
+            const parentName = Option.match(parent, {
+              onNone: () => undefined,
+              onSome: (p) => p._tag === "Span" ? p.name : "external"
+            })
+            spans.push([name, parentName])
+            return native.span(name, parent, context, links, startTime, kind, options)
+          },
+          context: (f) => f()
+        })
+        const wf = itemsWorkflow([append("a"), Step.make("traced", () => Effect.withSpan(Effect.void, "step work"))])
+        const out = yield* Workflow.run(wf, "x").pipe(Effect.withTracer(tracer))
+        expect(out.state.items).toEqual(["a"])
+        expect(spans.map(([name]) => name)).toContain("Workflow.run")
+        expect(spans).toContainEqual(["step work", "Workflow.run"])
       }).pipe(memory))
   })
 

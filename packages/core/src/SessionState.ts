@@ -19,8 +19,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { diff } from "./internal/json.js"
-import * as WorkflowEvent from "./WorkflowEvent.js"
+import { reportChange } from "./internal/state.js"
 
 /**
  * The untyped shape of a session state: a JSON object.
@@ -198,16 +197,7 @@ export const fromRef = <A>(ref: Ref.Ref<A>): Service<A> => {
         const [b, next] = f(prev)
         return [[b, prev, next], next]
       }),
-      ([b, prev, next]) => {
-        if (prev === next) return Effect.succeed(b)
-        return Effect.flatMap(WorkflowEvent.isEnabled, (enabled) => {
-          if (!enabled) return Effect.succeed(b)
-          const changes = diff(prev, next)
-          return changes.length === 0
-            ? Effect.succeed(b)
-            : Effect.as(WorkflowEvent.emit({ _tag: "StateChanged", changes }), b)
-        })
-      }
+      ([b, prev, next]) => reportChange(b, prev, next)
     )
   return {
     get: Ref.get(ref),

@@ -580,41 +580,100 @@ export class SessionStore extends Context.Tag("@sessionflow/core/SessionStore")<
  * @category constructors
  */
 export const make = (backend: Backend): Service => {
-  const locks = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
-  const acquire = (sessionId: string) =>
-    Effect.sync(() => {
-      let entry = locks.get(sessionId)
-      if (entry === undefined) {
-        entry = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
-        locks.set(sessionId, entry)
-      }
-      entry.users++
-      return entry
-    })
-  const release = (sessionId: string, entry: { users: number }) =>
-    Effect.sync(() => {
-      entry.users--
-      if (entry.users === 0) locks.delete(sessionId)
-    })
-  // the sessions whose lock the current fiber (or one of its ancestors) holds:
-  // taking such a lock again would wait for ever, so it is refused instead
-  const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
+  const locks = new Map<string, SessionLock>()
+  // the sessions whose lock the current fiber (or one of its ancestors) holds,
+  // innermost first: taking such a lock again would wait for ever, so it is
+  // refused instead
+  const held = FiberRef.unsafeMake<HeldLocks | undefined>(undefined)
   return {
     ...backend,
     owner: `${typeof process === "object" ? process.pid : "?"}-${crypto.randomUUID()}`,
     withSessionLock: (sessionId) => (self) =>
-      Effect.flatMap(FiberRef.get(held), (sessions) =>
-        sessions.has(sessionId)
-          ? Effect.dieMessage(
-            `SessionStore.withSessionLock: session '${sessionId}' is already locked by this run ` +
-              "(a step ran a workflow or changed the session it is running in); use another session"
+      // Uninterruptible but for the wait and `self`; `Effect.exit` takes every
+      // outcome, so the lock, its user count and the held list are always put back.
+      Effect.uninterruptibleMask((restore) =>
+        Effect.withFiberRuntime((fiber) => {
+          const outer = fiber.getFiberRef(held)
+          if (isHeld(outer, sessionId)) {
+            return Effect.dieMessage(
+              `SessionStore.withSessionLock: session '${sessionId}' is already locked by this run ` +
+                "(a step ran a workflow or changed the session it is running in); use another session"
+            )
+          }
+          let entry = locks.get(sessionId)
+          if (entry === undefined) {
+            entry = { busy: false, users: 0, waiters: new Set() }
+            locks.set(sessionId, entry)
+          }
+          entry.users++
+          const lock = entry
+          let taken = false
+          // takes the lock when it is free (at once: no Effect when nobody holds
+          // it), else waits (interruptibly) to be woken and tries again
+          const take = (): Effect.Effect<void> => {
+            if (!lock.busy) {
+              lock.busy = true
+              taken = true
+              return Effect.void
+            }
+            return Effect.flatMap(restore(waitFor(lock)), take)
+          }
+          return Effect.zipRight(
+            FiberRef.set(held, { sessionId, outer }),
+            Effect.flatMap(Effect.exit(Effect.zipRight(take(), restore(self))), (exit) => {
+              if (taken) letGo(lock)
+              lock.users--
+              if (lock.users === 0) locks.delete(sessionId)
+              return Effect.zipRight(FiberRef.set(held, outer), exit)
+            })
           )
-          : Effect.acquireUseRelease(
-            acquire(sessionId),
-            (entry) => entry.semaphore.withPermits(1)(Effect.locally(self, held, new Set([...sessions, sessionId]))),
-            (entry) => release(sessionId, entry)
-          ))
+        })
+      )
   }
+}
+
+/** This process's lock on one session. */
+interface SessionLock {
+  /** whether a run holds it */
+  busy: boolean
+  /** the runs that hold it or wait for it: the lock is forgotten when none do */
+  users: number
+  /** how to wake each run waiting for it */
+  readonly waiters: Set<() => void>
+}
+
+/** Waits until the lock is let go (interruptibly: an interrupted wait leaves the queue). */
+const waitFor = (lock: SessionLock): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const wake = () => resume(Effect.void)
+    lock.waiters.add(wake)
+    return Effect.sync(() => {
+      lock.waiters.delete(wake)
+    })
+  })
+
+/**
+ * Lets the lock go and wakes every waiting run: the first of them to run
+ * takes it and the others wait again (so a waiter interrupted as it is woken
+ * loses no wake-up).
+ */
+const letGo = (lock: SessionLock): void => {
+  lock.busy = false
+  if (lock.waiters.size === 0) return
+  const waiting = [...lock.waiters]
+  lock.waiters.clear()
+  for (const wake of waiting) wake()
+}
+
+/** The sessions whose lock a fiber holds, innermost first. */
+interface HeldLocks {
+  readonly sessionId: string
+  readonly outer: HeldLocks | undefined
+}
+
+const isHeld = (held: HeldLocks | undefined, sessionId: string): boolean => {
+  for (let at = held; at !== undefined; at = at.outer) if (at.sessionId === sessionId) return true
+  return false
 }
 
 /**

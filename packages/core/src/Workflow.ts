@@ -308,12 +308,13 @@ export const run: <W extends Any>(
   self: W,
   input: Input<W>,
   options?: RunOptions<StateEncoded<W>>
-) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | RunError, Context<W> | SessionStore.SessionStore> = Effect
-  .fn("Workflow.run")(
-    function*<W extends Any>(self: W, input: Input<W>, options?: RunOptions<StateEncoded<W>>) {
-      return yield* runner.run(self, input, options as RunOptions<unknown> | undefined, undefined)
-    }
-  )
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | RunError, Context<W> | SessionStore.SessionStore> = (
+  self,
+  input,
+  options
+) =>
+  // the span of `Effect.fn("Workflow.run")`, made only when a tracer is installed
+  runner.run(self, input, options as RunOptions<unknown> | undefined, undefined).pipe(runner.withRunSpan("Workflow.run"))
 
 /**
  * A run's events as a `Stream`, from one of the running functions given a

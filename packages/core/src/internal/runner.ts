@@ -5,16 +5,18 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Clock from "effect/Clock"
 import * as EffectContext from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
+import * as Tracer from "effect/Tracer"
 import * as RunContext from "../RunContext.js"
 import type { ContinueOptions, RunOptions, RunOutput } from "../Workflow.js"
 import * as SessionState from "../SessionState.js"
@@ -25,6 +27,7 @@ import * as WorkflowEvent from "../WorkflowEvent.js"
 import * as events from "./events.js"
 import * as formatting from "./format.js"
 import { changesProblem, copyJson, deepCopy, deepMerge, jsonProblem, storedChanges } from "./json.js"
+import { type Cell, fromCell } from "./state.js"
 import * as stateCache from "./stateCache.js"
 import * as step from "./step.js"
 import {
@@ -96,12 +99,17 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
  *
  * @internal
  */
-export const checkSessionId = (sessionId: string): Effect.Effect<string, WorkflowError.InvalidSessionId> =>
+export const checkSessionId = (sessionId: string): Effect.Effect<string, WorkflowError.InvalidSessionId> => {
+  const invalid = invalidSessionId(sessionId)
+  return invalid === undefined ? Effect.succeed(sessionId) : Effect.fail(invalid)
+}
+
+const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined =>
   sessionId.length === 0
-    ? Effect.fail(new WorkflowError.InvalidSessionId({ sessionId, reason: "empty" }))
+    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "empty" })
     : loneSurrogate.test(sessionId)
-    ? Effect.fail(new WorkflowError.InvalidSessionId({ sessionId, reason: "malformed" }))
-    : Effect.succeed(sessionId)
+    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "malformed" })
+    : undefined
 
 /**
  * The state a run starts from, in encoded form: for a new session a copy of
@@ -344,8 +352,11 @@ const attempt = (
       if (pausedOn !== undefined && start._tag === "Claimed" && start.answer !== undefined) {
         answers[pausedOn.key] = start.answer
       }
-      const ref = yield* Ref.make(initial)
-      const service = SessionState.fromRef(ref)
+      // the state lives in a cell the runner reads directly; a run nobody
+      // listens to gets a state service that never looks for an emitter
+      const cell: Cell<unknown> = { value: initial }
+      const events = yield* WorkflowEvent.isEnabled
+      const service = fromCell(cell, events)
       let context = EffectContext.make(SessionState.SessionState, service as SessionState.Service).pipe(
         EffectContext.add(RunContext.RunContext, {
           runId,
@@ -359,14 +370,18 @@ const attempt = (
       if (self.state !== undefined) context = EffectContext.add(context, self.state as SessionState.StateTag<unknown, unknown>, service)
       const first = journal?.next ?? 0
       const exec = step.makeExecContext(
-        yield* WorkflowEvent.isEnabled,
+        events,
         step.makeQuestions(first, answers, {
-          save: Effect.flatMap(Ref.get(ref), (state) => encodeState(self, sessionId, state)),
+          save: Effect.suspend(() => encodeState(self, sessionId, cell.value)),
           restore: (encoded) => Effect.flatMap(decodeState(self, sessionId, encoded), service.set)
         })
       )
       for (const output of journal?.completed ?? []) exec.completed.push(outputFromJson(output))
-      for (const [name, output] of Object.entries(journal?.outputs ?? {})) exec.outputs.set(name, outputFromJson(output))
+      for (const [name, json] of Object.entries(journal?.outputs ?? {})) {
+        const output = outputFromJson(json)
+        exec.outputs.set(name, output)
+        exec.recorded.push(output)
+      }
       const additionalData = claimed?.additionalData ?? options?.additionalData ?? {}
 
       /** where the run stands before top-level step `next`, as a journal */
@@ -389,46 +404,42 @@ const attempt = (
           readonly next: number
           readonly previous: unknown
           readonly completed: number
-          readonly outputs: ReadonlyMap<string, StepOutput.StepOutput>
+          /** how many outputs `exec.recorded` held (see `step.outputsAt`) */
+          readonly outputs: number
           readonly state: unknown
         }
         | undefined
-      const journalAt = (next: number, previous: unknown) =>
-        lazyJournal
-          ? Effect.map(Ref.get(ref), (state) => {
-            lazyPoint = { next, previous, completed: exec.completed.length, outputs: new Map(exec.outputs), state }
-            step.advanceQuestions(exec.questions, next)
-          })
-          : Effect.gen(function*() {
-            const encoded = yield* encodeState(self, sessionId, yield* Ref.get(ref))
-            point = {
-              next,
-              previous,
-              completed: exec.completed.map(outputJson),
-              outputs: Object.fromEntries([...exec.outputs].map(([name, output]) => [name, outputJson(output)])),
-              state: encoded,
-              answers: {}
-            }
-            step.advanceQuestions(exec.questions, next)
-            if (tracked && durability === "step") yield* store.updateRun(runId, owner, { journal: point })
-          })
-
-      const steps = Effect.gen(function*() {
-        let previous: unknown = journal?.previous ?? decodedInput
-        let last: StepOutput.StepOutput | undefined
-        for (let index = first; index < self.steps.length; index++) {
-          last = yield* step.runStep(self.steps[index]!, {
-            input: decodedInput,
-            previousStepContent: previous,
-            previousStepOutputs: step.snapshotOutputs(exec),
-            additionalData
-          }, exec)
-          previous = last.content
-          if (last.stop === true) break
-          if (index + 1 < self.steps.length) yield* journalAt(index + 1, previous)
+      const journalAt = (next: number, previous: unknown): Effect.Effect<void, unknown> | undefined => {
+        if (lazyJournal) {
+          lazyPoint = { next, previous, completed: exec.completed.length, outputs: exec.recorded.length, state: cell.value }
+          step.advanceQuestions(exec.questions, next)
+          return undefined
         }
-        return last ?? StepOutput.make({ content: previous })
-      })
+        return Effect.gen(function*() {
+          const encoded = yield* encodeState(self, sessionId, cell.value)
+          point = {
+            next,
+            previous,
+            completed: exec.completed.map(outputJson),
+            outputs: Object.fromEntries([...exec.outputs].map(([name, output]) => [name, outputJson(output)])),
+            state: encoded,
+            answers: {}
+          }
+          step.advanceQuestions(exec.questions, next)
+          if (tracked && durability === "step") yield* store.updateRun(runId, owner, { journal: point })
+        })
+      }
+
+      const steps = Effect.suspend(() =>
+        step.runFrom(
+          self.steps,
+          first,
+          journal?.previous ?? decodedInput,
+          (_, previous) => step.nextInput(exec, decodedInput, previous, additionalData),
+          exec,
+          journalAt
+        )
+      )
 
       // a tracked run renews its lease while it runs; losing the run (taken over,
       // cancelled) interrupts its steps
@@ -443,14 +454,18 @@ const attempt = (
           )
         )
 
+      // The run's services and questions are set here and put back below (as
+      // `Effect.provide` and `Effect.locally` would, at a fraction of the cost):
+      // this region is uninterruptible and `Effect.exit` takes every outcome of
+      // the steps, so nothing skips the put-back.
+      const outerContext = yield* FiberRef.getAndUpdate(FiberRef.currentContext, (outer) => EffectContext.merge(outer, context))
+      const outerQuestions = yield* FiberRef.getAndSet(step.currentQuestions, exec.questions)
       const exit = yield* Effect.exit(restore(
         steps.pipe(
-          Effect.provide(context),
-          Effect.locally(step.currentQuestions, exec.questions),
           leased,
           Effect.flatMap((output) =>
             Effect.gen(function*() {
-              const state = yield* Ref.get(ref)
+              const state = cell.value
               const changed = base === undefined || self.state === undefined
                 ? undefined
                 : stateCache.encodeFrom(self.state.schema, base.state, state)
@@ -477,6 +492,8 @@ const attempt = (
           )
         )
       ))
+      yield* FiberRef.set(FiberRef.currentContext, outerContext)
+      yield* FiberRef.set(step.currentQuestions, outerQuestions)
 
       if (Exit.isSuccess(exit)) {
         const { changes, encoded, output, state } = exit.value
@@ -534,7 +551,9 @@ const attempt = (
             next: lazyPoint.next,
             previous: lazyPoint.previous,
             completed: exec.completed.slice(0, lazyPoint.completed).map(outputJson),
-            outputs: Object.fromEntries([...lazyPoint.outputs].map(([name, output]) => [name, outputJson(output)])),
+            outputs: Object.fromEntries(
+              Object.entries(step.outputsAt(exec, lazyPoint.outputs)).map(([name, output]) => [name, outputJson(output)])
+            ),
             state: yield* encodeState(self, sessionId, lazyPoint.state),
             answers: exec.questions.answers
           }
@@ -615,15 +634,16 @@ const withEvents = <A, E, R>(
   body: Effect.Effect<RunOutput<A, unknown>, E, R>
 ): Effect.Effect<RunOutput<A, unknown>, E, R> =>
   sink === undefined
-    // nobody listens: outside of any run (events already go nowhere, at the empty path) the body runs as it is
-    ? Effect.flatMap(
-      FiberRef.get(events.currentEmitter),
-      (emitter) =>
-        emitter === events.noopEmitter
-          ? Effect.flatMap(FiberRef.get(events.currentPath), (path) => path.length === 0 ? body : withSink(sink, ids, opening, body))
-          : withSink(sink, ids, opening, body)
-    )
+    ? Effect.withFiberRuntime((fiber) => isQuiet(fiber, sink) ? body : withSink(sink, ids, opening, body))
     : withSink(sink, ids, opening, body)
+
+/**
+ * Nobody listens to a run without a sink outside of any run: events already
+ * go nowhere, at the empty path, so its body runs as it is.
+ */
+const isQuiet = (fiber: Fiber.RuntimeFiber<unknown, unknown>, sink: Sink): boolean =>
+  sink === undefined && fiber.getFiberRef(events.currentEmitter) === events.noopEmitter &&
+  fiber.getFiberRef(events.currentPath).length === 0
 
 const withSink = <A, E, R>(
   sink: Sink,
@@ -694,6 +714,23 @@ type Typed<W> = Effect.Effect<
   Context<W> | SessionStore.SessionStore
 >
 
+const nativeTracer = EffectContext.get(DefaultServices.liveServices, Tracer.Tracer)
+
+/**
+ * `self` in a span named `name` when the fiber traces: a tracer other than
+ * Effect's built-in one is installed and tracing is enabled. Without one the
+ * span would be built and dropped on every run (a run is the hot path), so
+ * it is not made.
+ *
+ * @internal
+ */
+export const withRunSpan = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) =>
+    fiber.currentTracer === nativeTracer || !fiber.getFiberRef(FiberRef.currentTracerEnabled)
+      ? self
+      : Effect.withSpan(self, name)
+  )
+
 /**
  * Runs a workflow once; `sink` receives its events (none when undefined).
  * With `runId`, a run that completed before is replayed, one that runs
@@ -702,7 +739,7 @@ type Typed<W> = Effect.Effect<
  * @internal
  */
 export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<unknown> | undefined, sink: Sink): Typed<W> =>
-  Effect.suspend(() => {
+  Effect.withFiberRuntime((fiber): Effect.Effect<RunOutput<unknown, unknown>, unknown, unknown> => {
     const sessionId = options?.sessionId ?? self.sessionId ?? crypto.randomUUID()
     const userId = options?.userId ?? self.userId
     const runId = options?.runId ?? crypto.randomUUID()
@@ -710,10 +747,15 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
     const durability = options?.durability ?? self.durability
     const tracked = options?.runId !== undefined || durability === "step"
     const retries = retriesOf(options?.retryOnConflict)
-    return Effect.gen(function*() {
-      const store = yield* SessionStore.SessionStore
-      yield* checkSessionId(sessionId)
-      if (options?.runId !== undefined) {
+    const fresh = (store: SessionStore.Service) => {
+      const once = store.withSessionLock(sessionId)(attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability }))
+      return (retries === 0 ? once : Effect.retry(once, { times: retries, while: isConflict })).pipe(
+        Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
+      )
+    }
+    // a run with an id may have run before: replayed, resumed or refused
+    const byId = (store: SessionStore.Service) =>
+      Effect.gen(function*() {
         const known = yield* store.getRun(runId)
         if (Option.isSome(known)) {
           const found = known.value
@@ -735,22 +777,20 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
             return yield* runTaken(runId, sessionId, found)
           }
         }
-      }
-      const once = store.withSessionLock(sessionId)(
-        attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability })
-      )
-      return yield* (retries === 0 ? once : Effect.retry(once, { times: retries, while: isConflict })).pipe(
-        Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
-      )
-    }).pipe((body) =>
-      withEvents(sink, ids, {
-        _tag: "RunStarted",
-        workflowName: self.name,
-        input,
-        ...(userId === undefined ? {} : { userId })
-      }, body)
-    ) as Typed<W>
-  })
+        return yield* fresh(store)
+      })
+    const body = Effect.flatMap(SessionStore.SessionStore, (store) => {
+      const invalid = invalidSessionId(sessionId)
+      return invalid !== undefined ? Effect.fail(invalid) : options?.runId === undefined ? fresh(store) : byId(store)
+    })
+    if (isQuiet(fiber, sink)) return body
+    return withSink(sink, ids, {
+      _tag: "RunStarted",
+      workflowName: self.name,
+      input,
+      ...(userId === undefined ? {} : { userId })
+    }, body)
+  }) as Typed<W>
 
 /**
  * Carries on an unfinished run this process claims: a paused one (with the

@@ -195,6 +195,11 @@ export const update = <A, E, R, P, I, N extends string, A2 = A, E2 = E, N2 exten
 export interface ExecContext {
   /** outputs of completed steps of the current workflow, by name (later ones win) */
   readonly outputs: Map<string, StepOutput.StepOutput>
+  /**
+   * the outputs recorded in `outputs`, in the order they were recorded: what
+   * `outputs` held at an earlier point is a prefix of it (see {@link outputsAt})
+   */
+  readonly recorded: Array<StepOutput.StepOutput>
   /** every completed step output of the run, in completion order */
   readonly completed: Array<StepOutput.StepOutput>
   /**
@@ -316,6 +321,7 @@ export const latestAnswer = (
 /** @internal */
 export const makeExecContext = (events: boolean, questions: Questions = makeQuestions(0, {})): ExecContext => ({
   outputs: new Map(),
+  recorded: [],
   completed: [],
   events,
   questions
@@ -324,6 +330,7 @@ export const makeExecContext = (events: boolean, questions: Questions = makeQues
 /** The context of a nested workflow: its own outputs by name, the run's completed list. @internal */
 export const nestedExecContext = (ctx: ExecContext): ExecContext => ({
   outputs: new Map(),
+  recorded: [],
   completed: ctx.completed,
   events: ctx.events,
   questions: ctx.questions
@@ -379,16 +386,27 @@ export const ask = (
     )
   })
 
+/** A step's value as its output (built here without `StepOutput.make`'s option handling: this is per step). */
 const toOutput = (name: string, value: unknown): StepOutput.StepOutput =>
   StepOutput.isStepOutput(value)
     ? (value.stepName === name ? value : { ...value, stepName: name })
-    : StepOutput.make({ stepName: name, content: value })
+    : { [StepOutput.TypeId]: StepOutput.TypeId, stepName: name, content: value, success: true }
 
+/** Records a completed output: under its name in the current workflow's outputs, and in the run's completed list. */
 const record = (ctx: ExecContext, output: StepOutput.StepOutput): StepOutput.StepOutput => {
   ctx.outputs.set(output.stepName, output)
+  ctx.recorded.push(output)
   ctx.completed.push(output)
   return output
 }
+
+/**
+ * Whether running `step` is its Effect and the recording of its output, and
+ * nothing else: nobody listens (no events, no step path), no retry schedule,
+ * and a failure fails the step (no error policy to apply).
+ */
+const isPlain = (step: Any, ctx: ExecContext): boolean =>
+  !ctx.events && step.onError === "fail" && step.retry === undefined
 
 /**
  * Runs one node: emits its started/completed/failed events at its path,
@@ -402,10 +420,13 @@ export const runStep = <S extends Any>(
   ctx: ExecContext
 ): Effect.Effect<StepOutput.StepOutput<Output<S>>, Error<S>, Context<S>> => {
   const node = step as Step<Output<S>, Error<S>, Context<S>>
-  const emit = (payload: WorkflowEvent.Payload) => (ctx.events ? WorkflowEvent.emit(payload) : Effect.void)
+  if (isPlain(node, ctx)) {
+    return Effect.map(node.execute(input, ctx), (value) => record(ctx, toOutput(node.name, value)) as StepOutput.StepOutput<Output<S>>)
+  }
   const run = node.retry === undefined
     ? node.execute(input, ctx)
     : Effect.retry(node.execute(input, ctx), node.retry as Schedule.Schedule<unknown, Error<S>>)
+  const emit = (payload: WorkflowEvent.Payload) => (ctx.events ? WorkflowEvent.emit(payload) : Effect.void)
   const handled = Effect.matchCauseEffect(run, {
     onSuccess: (value) => {
       const output = record(ctx, toOutput(node.name, value))
@@ -444,6 +465,45 @@ export const snapshotOutputs = (ctx: ExecContext): Record<string, StepOutput.Ste
   Object.fromEntries(ctx.outputs)
 
 /**
+ * The outputs of the current workflow by name as they were when `count`
+ * outputs had been recorded (later ones win, in the order `outputs` has them).
+ *
+ * @internal
+ */
+export const outputsAt = (ctx: ExecContext, count: number): Record<string, StepOutput.StepOutput> =>
+  count === ctx.recorded.length
+    ? Object.fromEntries(ctx.outputs)
+    : Object.fromEntries(ctx.recorded.slice(0, count).map((output) => [output.stepName, output]))
+
+/**
+ * The input of the next step of a sequence. Its `previousStepOutputs` are
+ * the outputs recorded so far, made into a record only when the step reads
+ * them (most steps never do).
+ *
+ * @internal
+ */
+export const nextInput = (
+  ctx: ExecContext,
+  input: unknown,
+  previousStepContent: unknown,
+  additionalData: Readonly<Record<string, unknown>>
+): StepInput => {
+  const count = ctx.recorded.length
+  let outputs: Readonly<Record<string, StepOutput.StepOutput>> | undefined
+  return {
+    input,
+    previousStepContent,
+    get previousStepOutputs() {
+      return outputs ??= outputsAt(ctx, count)
+    },
+    set previousStepOutputs(value) {
+      outputs = value
+    },
+    additionalData
+  }
+}
+
+/**
  * Runs steps one after the other; each gets the previous one's content. The
  * result is the last output (an empty sequence passes its input's content
  * through); a `stop` output ends the sequence and is passed up. The steps'
@@ -456,20 +516,46 @@ export const runSequence = <S extends ReadonlyArray<Any>, Prev = Previous>(
   input: StepInput,
   ctx: ExecContext
 ): Effect.Effect<StepOutput.StepOutput<ChainOutput<S, Prev>>, Error<S[number]>, Context<S[number]>> =>
-  Effect.gen(function*() {
-    let previous: unknown = input.previousStepContent
-    let last: StepOutput.StepOutput | undefined
-    for (const step of steps as ReadonlyArray<Step<unknown, Error<S[number]>, Context<S[number]>>>) {
-      last = yield* runStep(step, {
-        input: input.input,
-        previousStepContent: previous,
-        previousStepOutputs: snapshotOutputs(ctx),
-        additionalData: input.additionalData
-      }, ctx)
-      previous = last.content
-      if (last.stop === true) break
-    }
-    return (last ?? StepOutput.make({ content: input.previousStepContent })) as StepOutput.StepOutput<
-      ChainOutput<S, Prev>
-    >
-  })
+  Effect.suspend(() =>
+    runFrom(
+      steps as ReadonlyArray<Step<unknown, Error<S[number]>, Context<S[number]>>>,
+      0,
+      input.previousStepContent,
+      (_, previous) => nextInput(ctx, input.input, previous, input.additionalData),
+      ctx,
+      undefined
+    )
+  ) as Effect.Effect<StepOutput.StepOutput<ChainOutput<S, Prev>>, Error<S[number]>, Context<S[number]>>
+
+/**
+ * Runs `steps` from `index` on, each on the previous one's content, until
+ * one says `stop`; `between(next, content)` runs after each step that is not
+ * the last one (a workflow journals there). The result is the last output,
+ * or the content passed through when no step runs.
+ *
+ * @internal
+ */
+export const runFrom = <E, R>(
+  steps: ReadonlyArray<Step<unknown, E, R>>,
+  index: number,
+  previous: unknown,
+  inputOf: (index: number, previous: unknown) => StepInput,
+  ctx: ExecContext,
+  between: ((next: number, previous: unknown) => Effect.Effect<void, E, R> | undefined) | undefined
+): Effect.Effect<StepOutput.StepOutput, E, R> => {
+  if (index >= steps.length) return Effect.succeed(StepOutput.make({ content: previous }))
+  const loop = (i: number, content: unknown): Effect.Effect<StepOutput.StepOutput, E, R> => {
+    const node = steps[i]!
+    // the hot path of runStep (see there), recording in the same continuation
+    return isPlain(node, ctx)
+      ? Effect.flatMap(node.execute(inputOf(i, content), ctx), (value) => after(i, record(ctx, toOutput(node.name, value))))
+      : Effect.flatMap(runStep(node, inputOf(i, content), ctx), (output) => after(i, output))
+  }
+  // what follows step `i`: the end, or the journal and the next step
+  const after = (i: number, output: StepOutput.StepOutput): Effect.Effect<StepOutput.StepOutput, E, R> => {
+    if (output.stop === true || i + 1 >= steps.length) return Effect.succeed(output)
+    const journal = between?.(i + 1, output.content)
+    return journal === undefined ? loop(i + 1, output.content) : Effect.flatMap(journal, () => loop(i + 1, output.content))
+  }
+  return loop(index, previous)
+}
