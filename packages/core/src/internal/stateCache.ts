@@ -200,19 +200,23 @@ const encodeChanged = (ast: AST.AST, base: unknown, next: unknown): unknown => {
     Array.isArray(base) && Array.isArray(next)
   ) {
     const item = ast.rest[0]!.type
-    const out = new Array<unknown>(next.length)
+    // a copy is made only once an item encodes to another value (e.g. an
+    // object the encoding rebuilds): an array whose items are their own
+    // encoding (strings, numbers, unchanged items) is its own encoding
+    let out: Array<unknown> | undefined
     for (let i = 0; i < next.length; i++) {
       const value = next[i]
       // the common case, an item the base has as it is, takes no call
       if (i < base.length && Object.is(value, base[i])) {
-        out[i] = value
+        if (out !== undefined) out[i] = value
         continue
       }
       const encoded = i < base.length ? encodeChanged(item, base[i], value) : encodeWhole(item, value)
       if (encoded === fallback) return fallback
-      out[i] = encoded
+      if (out === undefined && !Object.is(encoded, value)) out = next.slice(0, i)
+      if (out !== undefined) out[i] = encoded
     }
-    return out
+    return out ?? next
   }
   return encodeWhole(ast, next)
 }
