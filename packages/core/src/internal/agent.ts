@@ -276,13 +276,38 @@ export const resolveTools = (agent: Agent.Any): Effect.Effect<Tools, never, unkn
       return {
         entries,
         approvals: Object.values(toolkit?.tools ?? {}).some((tool) => approvalOf(tool) !== false),
-        toolkit: entries.size === 0 ? undefined : {
-          tools: Object.fromEntries([...entries.values()].map((e) => [e.tool.name, lenientTool(e.tool)])),
-          handle: () => Effect.dieMessage("sessionflow: tool calls are resolved by the agent loop")
-        }
+        toolkit: entries.size === 0 ? undefined : requestToolkit(agent, toolkit?.tools, entries)
       }
     }
   )
+
+/** Each agent's request toolkit, with the toolkit tools it was made from. */
+const requestToolkits = new WeakMap<Agent.Any, {
+  readonly source: Readonly<Record<string, Tool.Any>> | undefined
+  readonly toolkit: Toolkit.WithHandler<Record<string, Tool.Any>>
+}>()
+
+/**
+ * The toolkit sent with the agent's model requests: its tools as
+ * {@link lenientTool}s, whose calls the loop makes itself. It is the same
+ * value from run to run (while the agent's toolkit resolves to the same
+ * tools), so that a model can keep what it derives from a toolkit (e.g. the
+ * Schema of its replies) instead of rebuilding it on every request.
+ */
+const requestToolkit = (
+  agent: Agent.Any,
+  source: Readonly<Record<string, Tool.Any>> | undefined,
+  entries: ReadonlyMap<string, ToolEntry>
+): Toolkit.WithHandler<Record<string, Tool.Any>> => {
+  const cached = requestToolkits.get(agent)
+  if (cached !== undefined && cached.source === source) return cached.toolkit
+  const toolkit: Toolkit.WithHandler<Record<string, Tool.Any>> = {
+    tools: Object.fromEntries([...entries.values()].map((e) => [e.tool.name, lenientTool(e.tool)])),
+    handle: () => Effect.dieMessage("sessionflow: tool calls are resolved by the agent loop")
+  }
+  requestToolkits.set(agent, { source, toolkit })
+  return toolkit
+}
 
 const lenientTools = new WeakMap<Tool.Any, Tool.Any>()
 

@@ -24,6 +24,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as OpenAIClient from "../OpenAIClient.js"
 import * as JsonSchema from "./jsonSchema.js"
+import * as InternalLanguageModel from "./languageModel.js"
 
 /** @internal */
 export interface PreparedTool {
@@ -536,5 +537,5 @@ export const makeLanguageModel = <Body>(spec: {
           Stream.flattenIterables
         )
       })).pipe(Stream.withSpan(`${spec.module}.streamText`))
-    return yield* LanguageModel.make({ generateText, streamText })
+    return yield* InternalLanguageModel.make({ generateText, streamText })
   })
