@@ -28,7 +28,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import { pipeArguments } from "effect/Pipeable"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
@@ -514,29 +513,41 @@ export const callModel = (
   tools: Tools,
   conversation: Conversation,
   streaming: boolean
-): Effect.Effect<Reply, AiError.AiError> =>
-  Effect.gen(function*() {
-    const reply = yield* Ref.make(emptyReply)
-    const collect = (part: ResponsePart) => Effect.zipRight(Ref.update(reply, (r) => addPart(r, part)), publishDelta(part))
-    const request = { prompt: toPrompt(conversation), ...requestOptions(tools) }
-    const response = streaming
-      ? Stream.runForEach(model.streamText(request), collect)
-      : Effect.flatMap(model.generateText(request), (r) => Effect.forEach(r.content, collect, { discard: true }))
-    yield* Effect.catchAll(response, (error) => {
-      const parts = unknownToolParts(error, tools)
-      return parts === undefined ? Effect.fail(error) : Effect.forEach(parts, collect, { discard: true })
+): Effect.Effect<Reply, AiError.AiError> => {
+  const request = { prompt: toPrompt(conversation), ...requestOptions(tools) }
+  const reply = streaming
+    ? Effect.suspend(() => {
+      let reply = emptyReply
+      const collect = (part: ResponsePart) => {
+        reply = addPart(reply, part)
+        return publishDelta(part)
+      }
+      return Stream.runForEach(model.streamText(request), collect).pipe(
+        Effect.catchAll((error) => {
+          const parts = unknownToolParts(error, tools)
+          return parts === undefined ? Effect.fail(error) : Effect.forEach(parts, collect, { discard: true })
+        }),
+        Effect.map(() => reply)
+      )
     })
-    const result = yield* Ref.get(reply)
-    if (Option.isSome(result.error)) {
-      return yield* new AiError.UnknownError({
+    // a complete response has no text deltas to publish
+    : model.generateText(request).pipe(
+      Effect.map((response): Reply => response.content.reduce(addPart, emptyReply)),
+      Effect.catchAll((error) => {
+        const parts = unknownToolParts(error, tools)
+        return parts === undefined ? Effect.fail(error) : Effect.succeed(parts.reduce(addPart, emptyReply))
+      })
+    )
+  return Effect.flatMap(reply, (result) =>
+    Option.isSome(result.error)
+      ? new AiError.UnknownError({
         module: "Agent",
         method: "run",
         description: `The model reported an error: ${errorText(result.error.value)}`,
         cause: result.error.value
       })
-    }
-    return result
-  })
+      : Effect.succeed(result))
+}
 
 // -----------------------------------------------------------------------------
 // approvals
