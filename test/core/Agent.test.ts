@@ -467,6 +467,51 @@ describe("Agent", () => {
       expect(sent.map((t) => t.description)).toEqual([AddItem, ListItems, OrderItem].map((t) => t.description))
     }).pipe(Effect.provide(ShoppingToolsLive)))
 
+  it.effect("sends an agent's model the same toolkit on every request of every run, with the current handlers", () =>
+    Effect.gen(function*() {
+      const toolkits: Array<unknown> = []
+      const stock = yield* LanguageModel.make({
+        generateText: (options) =>
+          Effect.succeed(
+            options.prompt.content.some((message) => message.role === "tool")
+              ? [{ type: "text", text: "done" }]
+              : [{ type: "tool-call", id: `c${toolkits.length}`, name: "list_items", params: {} }]
+          ),
+        streamText: () => Stream.empty
+      })
+      // a model that sees what the agent passes (providers may keep what they derive from a toolkit)
+      const model: LanguageModel.Service = {
+        ...stock,
+        generateText: ((options: LanguageModel.GenerateTextOptions<{}>) => {
+          toolkits.push(options.toolkit)
+          return stock.generateText(options)
+        }) as LanguageModel.Service["generateText"]
+      }
+      const listed = (items: ReadonlyArray<string>, handlers: Layer.Layer<Tool.HandlersFor<Toolkit.Tools<typeof ShoppingTools>>>) =>
+        Agent.run(assistant, "what is on the list?").pipe(
+          Effect.map((result) => result.prompt.content.flatMap((message) =>
+            message.role === "tool" ? message.content.map((part) => part.result) : []
+          )),
+          Effect.provide(handlers),
+          Effect.provideService(LanguageModel.LanguageModel, model),
+          Effect.provideServiceEffect(
+            ShoppingList,
+            SessionState.make<Schema.Schema.Type<typeof ShoppingList.schema>>({ shopping_list: items })
+          )
+        )
+      expect(yield* listed(["milk"], ShoppingToolsLive)).toEqual(["Shopping list:\n- milk"])
+      const otherHandlers = ShoppingTools.toLayer({
+        add_item: () => Effect.succeed("no"),
+        list_items: () => Effect.succeed("the other handler"),
+        order_item: () => Effect.succeed("no")
+      })
+      // another run, with other handlers: they are the ones called
+      expect(yield* listed([], otherHandlers)).toEqual(["the other handler"])
+      expect(toolkits).toHaveLength(4)
+      expect(toolkits[0]).toBeDefined()
+      for (const toolkit of toolkits) expect(toolkit).toBe(toolkits[0])
+    }))
+
   it.effect("propagates model errors as typed AiErrors", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Workflow.run(shoppingWorkflow, "add milk"))

@@ -261,7 +261,8 @@ const makeService = (sdk: OpenAI, resolved: Settings): OpenAIClient.Service => {
       })
     return loop(0).pipe(
       Effect.withSpan("OpenAIClient.request", {
-        attributes: { module: site.module, method: site.method, path: site.path }
+        attributes: { module: site.module, method: site.method, path: site.path },
+        captureStackTrace: false
       })
     )
   }

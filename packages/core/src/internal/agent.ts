@@ -28,7 +28,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import { pipeArguments } from "effect/Pipeable"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as Stream from "effect/Stream"
@@ -276,13 +275,38 @@ export const resolveTools = (agent: Agent.Any): Effect.Effect<Tools, never, unkn
       return {
         entries,
         approvals: Object.values(toolkit?.tools ?? {}).some((tool) => approvalOf(tool) !== false),
-        toolkit: entries.size === 0 ? undefined : {
-          tools: Object.fromEntries([...entries.values()].map((e) => [e.tool.name, lenientTool(e.tool)])),
-          handle: () => Effect.dieMessage("sessionflow: tool calls are resolved by the agent loop")
-        }
+        toolkit: entries.size === 0 ? undefined : requestToolkit(agent, toolkit?.tools, entries)
       }
     }
   )
+
+/** Each agent's request toolkit, with the toolkit tools it was made from. */
+const requestToolkits = new WeakMap<Agent.Any, {
+  readonly source: Readonly<Record<string, Tool.Any>> | undefined
+  readonly toolkit: Toolkit.WithHandler<Record<string, Tool.Any>>
+}>()
+
+/**
+ * The toolkit sent with the agent's model requests: its tools as
+ * {@link lenientTool}s, whose calls the loop makes itself. It is the same
+ * value from run to run (while the agent's toolkit resolves to the same
+ * tools), so that a model can keep what it derives from a toolkit (e.g. the
+ * Schema of its replies) instead of rebuilding it on every request.
+ */
+const requestToolkit = (
+  agent: Agent.Any,
+  source: Readonly<Record<string, Tool.Any>> | undefined,
+  entries: ReadonlyMap<string, ToolEntry>
+): Toolkit.WithHandler<Record<string, Tool.Any>> => {
+  const cached = requestToolkits.get(agent)
+  if (cached !== undefined && cached.source === source) return cached.toolkit
+  const toolkit: Toolkit.WithHandler<Record<string, Tool.Any>> = {
+    tools: Object.fromEntries([...entries.values()].map((e) => [e.tool.name, lenientTool(e.tool)])),
+    handle: () => Effect.dieMessage("sessionflow: tool calls are resolved by the agent loop")
+  }
+  requestToolkits.set(agent, { source, toolkit })
+  return toolkit
+}
 
 const lenientTools = new WeakMap<Tool.Any, Tool.Any>()
 
@@ -489,29 +513,41 @@ export const callModel = (
   tools: Tools,
   conversation: Conversation,
   streaming: boolean
-): Effect.Effect<Reply, AiError.AiError> =>
-  Effect.gen(function*() {
-    const reply = yield* Ref.make(emptyReply)
-    const collect = (part: ResponsePart) => Effect.zipRight(Ref.update(reply, (r) => addPart(r, part)), publishDelta(part))
-    const request = { prompt: toPrompt(conversation), ...requestOptions(tools) }
-    const response = streaming
-      ? Stream.runForEach(model.streamText(request), collect)
-      : Effect.flatMap(model.generateText(request), (r) => Effect.forEach(r.content, collect, { discard: true }))
-    yield* Effect.catchAll(response, (error) => {
-      const parts = unknownToolParts(error, tools)
-      return parts === undefined ? Effect.fail(error) : Effect.forEach(parts, collect, { discard: true })
+): Effect.Effect<Reply, AiError.AiError> => {
+  const request = { prompt: toPrompt(conversation), ...requestOptions(tools) }
+  const reply = streaming
+    ? Effect.suspend(() => {
+      let reply = emptyReply
+      const collect = (part: ResponsePart) => {
+        reply = addPart(reply, part)
+        return publishDelta(part)
+      }
+      return Stream.runForEach(model.streamText(request), collect).pipe(
+        Effect.catchAll((error) => {
+          const parts = unknownToolParts(error, tools)
+          return parts === undefined ? Effect.fail(error) : Effect.forEach(parts, collect, { discard: true })
+        }),
+        Effect.map(() => reply)
+      )
     })
-    const result = yield* Ref.get(reply)
-    if (Option.isSome(result.error)) {
-      return yield* new AiError.UnknownError({
+    // a complete response has no text deltas to publish
+    : model.generateText(request).pipe(
+      Effect.map((response): Reply => response.content.reduce(addPart, emptyReply)),
+      Effect.catchAll((error) => {
+        const parts = unknownToolParts(error, tools)
+        return parts === undefined ? Effect.fail(error) : Effect.succeed(parts.reduce(addPart, emptyReply))
+      })
+    )
+  return Effect.flatMap(reply, (result) =>
+    Option.isSome(result.error)
+      ? new AiError.UnknownError({
         module: "Agent",
         method: "run",
         description: `The model reported an error: ${errorText(result.error.value)}`,
         cause: result.error.value
       })
-    }
-    return result
-  })
+      : Effect.succeed(result))
+}
 
 // -----------------------------------------------------------------------------
 // approvals

@@ -24,6 +24,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as OpenAIClient from "../OpenAIClient.js"
 import * as JsonSchema from "./jsonSchema.js"
+import * as InternalLanguageModel from "./languageModel.js"
 
 /** @internal */
 export interface PreparedTool {
@@ -510,12 +511,13 @@ export const makeLanguageModel = <Body>(spec: {
         )
         return { parts: yield* spec.makeResponse(result, { ...prepared, idGenerator, method }), idGenerator }
       })
-    const generateText = Effect.fn(`${spec.module}.generateText`)(
-      function*(providerOptions: LanguageModel.ProviderOptions) {
-        const { parts } = yield* generate(yield* spec.prepare(providerOptions), "generateText")
-        return parts
-      }
-    )
+    // spans without a stack trace: capturing one on every request costs more than the span
+    const generateText = (providerOptions: LanguageModel.ProviderOptions) =>
+      spec.prepare(providerOptions).pipe(
+        Effect.flatMap((prepared) => generate(prepared, "generateText")),
+        Effect.map(({ parts }) => parts),
+        Effect.withSpan(`${spec.module}.generateText`, { captureStackTrace: false })
+      )
     const streamText = (
       providerOptions: LanguageModel.ProviderOptions
     ): Stream.Stream<Response.StreamPartEncoded, AiError.AiError, IdGenerator.IdGenerator> =>
@@ -535,6 +537,6 @@ export const makeLanguageModel = <Body>(spec: {
           Stream.concat(Stream.fromEffect(converter.onEnd)),
           Stream.flattenIterables
         )
-      })).pipe(Stream.withSpan(`${spec.module}.streamText`))
-    return yield* LanguageModel.make({ generateText, streamText })
+      })).pipe(Stream.withSpan(`${spec.module}.streamText`, { captureStackTrace: false }))
+    return yield* InternalLanguageModel.make({ generateText, streamText })
   })
