@@ -18,8 +18,8 @@ interface MemorySession {
   state: unknown
   /** the run whose commit made the current version */
   lastRunId: string | undefined
-  /** run records as JSON text, like a database keeps them */
-  runs: Array<string>
+  /** run records as JSON text, like a database keeps them, by run id, in the order of the history */
+  runs: Map<string, string>
 }
 
 const serialise = (method: string, what: string, value: unknown) =>
@@ -85,10 +85,8 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
 
   const recordOf = (runId: string): SessionStore.RunRecord | undefined => {
     for (const session of sessions.values()) {
-      for (const json of session.runs) {
-        const record = parse<SessionStore.RunRecord>(json)
-        if (record.runId === runId) return record
-      }
+      const json = session.runs.get(runId)
+      if (json !== undefined) return parse<SessionStore.RunRecord>(json)
     }
     return undefined
   }
@@ -105,9 +103,8 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
   }
   /** appends a record; one with the same run id (an earlier attempt) is removed, as the SQL stores do */
   const append = (session: MemorySession, runId: string, json: string) => {
-    const index = session.runs.findIndex((r) => parse<SessionStore.RunRecord>(r).runId === runId)
-    if (index !== -1) session.runs.splice(index, 1)
-    session.runs.push(json)
+    session.runs.delete(runId)
+    session.runs.set(runId, json)
   }
   const lost = (runId: string, description: string) => Effect.fail(new WorkflowError.RunLost({ runId, description }))
   const checkRunOwner = (runId: string, owner: string) => {
@@ -183,7 +180,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
             },
             state,
             lastRunId: commit.run?.runId,
-            runs: run === undefined ? [] : [run]
+            runs: run === undefined ? new Map() : new Map([[commit.run!.runId, run]])
           }
           sessions.set(commit.sessionId, created)
           if (commit.ends !== undefined) active.delete(commit.ends.runId)
@@ -236,7 +233,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
       }),
     runs: (sessionId, options) =>
       Effect.sync(() => {
-        const all = (sessions.get(sessionId)?.runs ?? []).map((json) => parse<SessionStore.RunRecord>(json))
+        const all = Array.from(sessions.get(sessionId)?.runs.values() ?? [], (json) => parse<SessionStore.RunRecord>(json))
         const runs = options.status === undefined ? all : all.filter((run) => run.status === options.status)
         return options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
       }),
@@ -344,7 +341,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
             },
             state: yield* store("endRun", run.initialState ?? {}),
             lastRunId: undefined,
-            runs: []
+            runs: new Map()
           }
           sessions.set(run.sessionId, session)
           append(session, runId, json)
