@@ -186,6 +186,25 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       assert.deepStrictEqual(yield* loaded(store, "s"), { items: ["whole"] })
     }))
 
+  it.scoped("changes that set the whole state (a run with nothing cached) are written as the state", () =>
+    Effect.gen(function*() {
+      const { schema, sql, store } = yield* open
+      yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items: [] } })
+      yield* append(store, "s", 1, [], "a")
+      const whole = { items: ["a", "b"] }
+      yield* store.commit({
+        sessionId: "s",
+        workflowName: "wf",
+        expectedVersion: 2,
+        state: whole,
+        changes: [{ op: "set", path: [], value: whole }]
+      })
+      assert.deepStrictEqual(yield* keptChanges(sql, schema, "s"), [])
+      const row = yield* rowOf(sql, schema, "s")
+      assert.deepStrictEqual(row, { state: JSON.stringify(whole), version: 3, state_size: 19, changes_size: 0 })
+      assert.deepStrictEqual(yield* loaded(store, "s"), whole)
+    }))
+
   it.scoped("kept changes that are not JSON, or do not fit the state, are a StateDecodeError naming the session", () =>
     Effect.gen(function*() {
       const { schema, sql, store } = yield* open
