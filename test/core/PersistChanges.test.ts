@@ -90,7 +90,14 @@ describe("persist: \"changes\"", () => {
       })
       const exit = yield* Effect.exit(Workflow.run(pushing, "x", { sessionId: "s" }).pipe(on(store)))
       assert.isTrue(Exit.isFailure(exit))
-      if (Exit.isFailure(exit)) assert.match(Cause.pretty(exit.cause), /not extensible|read only|frozen/)
+      if (Exit.isFailure(exit)) {
+        assert.include(Cause.pretty(exit.cause), "a step changed the session state in place")
+        assert.include(Cause.pretty(exit.cause), "committed states are frozen")
+      }
+      // the run record says so too
+      const [, , failed] = yield* store.runs("s", {})
+      assert.strictEqual(failed!.status, "error")
+      assert.include(failed!.error, "a step changed the session state in place")
       const committed = commits.length
       assert.deepStrictEqual(yield* stateOf(store, "s"), { items: ["a", "b"] })
       // the next run starts from the stored state, as if the failed one had not been

@@ -460,7 +460,7 @@ const attempt = (
       // the steps, so nothing skips the put-back.
       const outerContext = yield* FiberRef.getAndUpdate(FiberRef.currentContext, (outer) => EffectContext.merge(outer, context))
       const outerQuestions = yield* FiberRef.getAndSet(step.currentQuestions, exec.questions)
-      const exit = yield* Effect.exit(restore(
+      const exit = yield* Effect.map(Effect.exit(restore(
         steps.pipe(
           leased,
           Effect.flatMap((output) =>
@@ -491,7 +491,7 @@ const attempt = (
             })
           )
         )
-      ))
+      )), (exit) => (self.persist === "changes" ? explainFrozen(exit) : exit))
       yield* FiberRef.set(FiberRef.currentContext, outerContext)
       yield* FiberRef.set(step.currentQuestions, outerQuestions)
 
@@ -596,6 +596,27 @@ const attempt = (
       return yield* Effect.failCause(exit.cause)
     })
   )
+
+/**
+ * With `persist: "changes"` committed states are frozen: a step that changes
+ * one in place dies with V8's `TypeError` ("Cannot add property 3, object is
+ * not extensible"); the defect then says what happened and what to do.
+ */
+const explainFrozen = <A>(exit: Exit.Exit<A, unknown>): Exit.Exit<A, unknown> => {
+  if (Exit.isSuccess(exit)) return exit
+  const defect = Cause.dieOption(exit.cause)
+  if (
+    Option.isNone(defect) || !(defect.value instanceof TypeError) ||
+    !/read only|read-only|not extensible|Cannot (add|assign|delete|define)/.test(defect.value.message)
+  ) return exit
+  return Exit.die(
+    new Error(
+      `a step changed the session state in place (${defect.value.message}); with persist: "changes" ` +
+        "committed states are frozen: update the state immutably, e.g. SessionState.update((s) => ({ ...s, items: [...s.items, item] }))",
+      { cause: defect.value }
+    )
+  )
+}
 
 const isTagged = (u: unknown, tag: string): boolean =>
   typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === tag
