@@ -654,8 +654,9 @@ WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`.withoutTra
         if (changes !== null) {
           const stateSize = written.state_size ?? 0
           const baseSize = written.base_size ?? 0
-          // the characters of changes after the last whole state (itself a change row once moved out)
-          const pending = (written.changes_size ?? 0) - (stateSize <= 4 ? baseSize : 0)
+          // the characters of changes after the last whole state; once moved out, that state is
+          // itself a change row (and no longer the row's state column, so the two sizes differ)
+          const pending = (written.changes_size ?? 0) - (baseSize !== stateSize ? baseSize : 0)
           if (StoreRows.setsWholeState(commit.changes!)) {
             yield* writeBase(written.version, changes)
           } else if (stateSize > minPendingChanges || StoreRows.changesOutweighState(baseSize, pending)) {
