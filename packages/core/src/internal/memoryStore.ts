@@ -132,18 +132,18 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
     commit: (commit) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const base = sessions.get(commit.sessionId)
+        const existing = sessions.get(commit.sessionId)
         // with changes to the stored version, only they are copied and applied
         // (the objects and arrays on their paths copied, the rest shared)
-        const changes = commit.changes === undefined || commit.state === undefined || base === undefined ||
-            base.info.version !== commit.expectedVersion
+        const changes = commit.changes === undefined || commit.state === undefined || existing === undefined ||
+            existing.info.version !== commit.expectedVersion
           ? undefined
           : copyIfJson(commit.changes)
         const state = commit.state === undefined
           ? undefined
           : changes !== undefined
           ? yield* Effect.try({
-            try: () => applyChanges(base!.state, changes.copy as ReadonlyArray<Change>, { copy: true }),
+            try: () => applyChanges(existing!.state, changes.copy as ReadonlyArray<Change>, { copy: true }),
             catch: (cause) =>
               new WorkflowError.SessionStoreError({ method: "commit", description: "the changes do not fit the stored state", cause })
           })
@@ -156,7 +156,6 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
             return yield* new WorkflowError.SessionPaused({ sessionId: commit.sessionId, runId: paused })
           }
         }
-        const existing = sessions.get(commit.sessionId)
         if (existing === undefined) {
           if (state === undefined) {
             return yield* new WorkflowError.SessionNotFound({ sessionId: commit.sessionId })

@@ -398,7 +398,7 @@ const attempt = (
       // form is its JSON form (treat the state as immutable: a step that
       // mutates it in place and then pauses changes the state it resumes from).
       // Other states are encoded at every step, as a journaled run's are.
-      const lazyJournal = !(tracked && durability === "step") && stateCache.keyOf(self.state?.schema, false) !== undefined
+      const lazyJournal = !(tracked && durability === "step") && stateCache.isJsonState(self.state?.schema)
       let lazyPoint:
         | {
           readonly next: number

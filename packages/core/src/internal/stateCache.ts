@@ -88,6 +88,15 @@ const computePlain = (ast: AST.AST): boolean => {
 }
 
 /**
+ * Whether a workflow's states decode to their JSON form: the untyped state
+ * (`undefined`), or a Schema without transformations.
+ *
+ * @internal
+ */
+export const isJsonState = (schema: { readonly ast: AST.AST } | undefined): boolean =>
+  schema === undefined || isPlain(schema.ast)
+
+/**
  * The cache key of a workflow's state: its Schema, `undefined` for the untyped
  * state; none when its states are not cached.
  *
@@ -96,7 +105,7 @@ const computePlain = (ast: AST.AST): boolean => {
 export const keyOf = (
   schema: { readonly ast: AST.AST } | undefined,
   frozen: boolean
-): Key | undefined => schema === undefined ? { schema: undefined, frozen } : isPlain(schema.ast) ? { schema, frozen } : undefined
+): Key | undefined => (isJsonState(schema) ? { schema, frozen } : undefined)
 
 /**
  * What a cached state must have been committed with to be used: the state's
