@@ -3,9 +3,9 @@
  * its own store from `layer`, so tests never see each other's sessions.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { SessionStore, type WorkflowEvent, WorkflowError } from "@sessionflow/core"
+import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
-import { collecting, nextOf } from "./utils.js"
+import { collecting, commitChanges, nextOf } from "./utils.js"
 
 type Store = SessionStore.Service
 
@@ -38,24 +38,6 @@ const create = (
     state,
     ...(options.userId === undefined ? {} : { userId: options.userId }),
     ...(options.run === undefined ? {} : { run: options.run })
-  })
-
-/** A commit as a workflow with `persist: "changes"` makes it: the new state and the changes to it. */
-const commitChanges = (
-  store: Store,
-  sessionId: string,
-  expectedVersion: number,
-  state: unknown,
-  changes: ReadonlyArray<WorkflowEvent.StateChange>,
-  record?: SessionStore.RunRecord
-) =>
-  store.commit({
-    sessionId,
-    workflowName: "wf",
-    expectedVersion,
-    state,
-    changes,
-    ...(record === undefined ? {} : { run: record })
   })
 
 const loadSome = (store: Store, sessionId: string) =>

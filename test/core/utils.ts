@@ -3,7 +3,7 @@
  * a workflow of such steps, a tagged error, the memory store, and several
  * "processes" over one memory backend.
  */
-import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { SessionState, SessionStore, Step, Workflow, type WorkflowEvent } from "@sessionflow/core"
 import { type Duration, Effect, Fiber, Option, Queue, type Scope, Schema, Stream, TestClock, TestServices } from "effect"
 
 export class Items extends SessionState.Tag("test/Items")<Items>()({
@@ -83,3 +83,25 @@ export const nextOf = <A, E>(collected: Collecting<A, E>, interval: Duration.Dur
     }
     return yield* Effect.dieMessage("nothing arrived")
   })
+
+/** A commit as a workflow with `persist: "changes"` makes it (workflow "wf"): the new state and the changes to it. */
+export const commitChanges = (
+  store: Store,
+  sessionId: string,
+  expectedVersion: number,
+  state: unknown,
+  changes: ReadonlyArray<WorkflowEvent.StateChange>,
+  record?: SessionStore.RunRecord
+) =>
+  store.commit({
+    sessionId,
+    workflowName: "wf",
+    expectedVersion,
+    state,
+    changes,
+    ...(record === undefined ? {} : { run: record })
+  })
+
+/** A commit with changes of `{ items }` at `version`: `item` appended to `items` (which is left as it is). */
+export const commitAppend = (store: Store, sessionId: string, version: number, items: ReadonlyArray<string>, item: string) =>
+  commitChanges(store, sessionId, version, { items: [...items, item] }, [{ op: "append", path: ["items"], items: [item] }])

@@ -11,7 +11,7 @@ import { SessionStore, Step, StoreRows, Workflow, WorkflowError } from "@session
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Context, Effect, Layer, Option } from "effect"
-import { Items } from "../core/utils.js"
+import { commitAppend, Items } from "../core/utils.js"
 import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
 
 /** A store on a pool of its own (as an app server) in `schema`. */
@@ -50,16 +50,7 @@ const keptChanges = (sql: PgClient.PgClient, schema: string, sessionId: string) 
 
 /** A commit with changes of `{ items }` at `version`: `item` appended (to the caller's `items` too, once committed). */
 const append = (store: SessionStore.Service, sessionId: string, version: number, items: Array<string>, item: string) =>
-  Effect.tap(
-    store.commit({
-      sessionId,
-      workflowName: "wf",
-      expectedVersion: version,
-      state: { items: [...items, item] },
-      changes: [{ op: "append", path: ["items"], items: [item] }]
-    }),
-    () => Effect.sync(() => items.push(item))
-  )
+  Effect.tap(commitAppend(store, sessionId, version, items, item), () => Effect.sync(() => items.push(item)))
 
 const loaded = (store: SessionStore.Service, sessionId: string) =>
   Effect.map(store.load(sessionId), (session) => Option.getOrThrow(session).state)

@@ -12,6 +12,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { commitAppend } from "../core/utils.js"
 
 const tempFile = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })).pipe(
   Effect.map((dir) => `${dir}/sessions.db`),
@@ -51,15 +52,6 @@ const keptChanges = (sql: SqlClient.SqlClient, sessionId: string) =>
     (rows) => rows.map((row) => [row.version, JSON.parse(row.changes)] as const)
   )
 
-const append = (store: SessionStore.Service, sessionId: string, version: number, items: Array<string>, item: string) =>
-  store.commit({
-    sessionId,
-    workflowName: "wf",
-    expectedVersion: version,
-    state: { items: [...items, item] },
-    changes: [{ op: "append", path: ["items"], items: [item] }]
-  })
-
 class Log extends SessionState.Tag("test/ChangesLog")<Log>()({
   counter: Schema.Number,
   items: Schema.Array(Schema.String)
@@ -87,7 +79,7 @@ describe("SqliteSessionStore: commits with changes", () => {
       const items: Array<string> = []
       const line = "y".repeat(20_000)
       for (let n = 1; n <= 3; n++) {
-        yield* append(store, "s", n, items, `${n}${line}`)
+        yield* commitAppend(store, "s", n, items, `${n}${line}`)
         items.push(`${n}${line}`)
         const row = yield* rowOf(sql, "s")
         // the state column is the one the session was created with; only the version moved
@@ -98,7 +90,7 @@ describe("SqliteSessionStore: commits with changes", () => {
       }
       // the fourth takes the changes past 65,536 characters (and past the state): the whole state is
       // written instead, as the one change row, out of the session's row
-      yield* append(store, "s", 4, items, `4${line}`)
+      yield* commitAppend(store, "s", 4, items, `4${line}`)
       items.push(`4${line}`)
       const compacted = yield* rowOf(sql, "s")
       const [base] = yield* keptChanges(sql, "s")
@@ -107,7 +99,7 @@ describe("SqliteSessionStore: commits with changes", () => {
       assert.deepStrictEqual(compacted, { state: "null", version: 5, state_size: 4, base_size: baseSize, changes_size: baseSize })
       // now the state outweighs the minimum: changes are kept until they outweigh it
       for (let n = 5; n <= 8; n++) {
-        yield* append(store, "s", n, items, `${n}`)
+        yield* commitAppend(store, "s", n, items, `${n}`)
         items.push(`${n}`)
       }
       assert.deepStrictEqual((yield* keptChanges(sql, "s")).map(([version]) => version), [5, 6, 7, 8, 9])
@@ -131,12 +123,12 @@ describe("SqliteSessionStore: commits with changes", () => {
       const items = Array.from({ length: 5_000 }, (_, i) => `item-${String(i).padStart(15, "0")}`)
       yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items } })
       assert.isAbove((yield* rowOf(sql, "s")).state_size, 65_536)
-      yield* append(store, "s", 1, items, "next")
+      yield* commitAppend(store, "s", 1, items, "next")
       items.push("next")
       const row = yield* rowOf(sql, "s")
       assert.deepStrictEqual([row.state, row.state_size], ["null", 4])
       assert.deepStrictEqual(yield* keptChanges(sql, "s"), [[2, setsWhole({ items })]])
-      yield* append(store, "s", 2, items, "after")
+      yield* commitAppend(store, "s", 2, items, "after")
       items.push("after")
       assert.deepStrictEqual((yield* keptChanges(sql, "s")).map(([version]) => version), [2, 3])
       assert.deepStrictEqual(Option.getOrThrow(yield* store.load("s")).state, { items })
@@ -146,7 +138,7 @@ describe("SqliteSessionStore: commits with changes", () => {
     Effect.gen(function*() {
       const { sql, store } = yield* open(yield* tempFile)
       yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items: [] } })
-      yield* append(store, "s", 1, [], "a")
+      yield* commitAppend(store, "s", 1, [], "a")
       assert.strictEqual((yield* keptChanges(sql, "s")).length, 1)
       yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 2, state: { items: ["whole"] } })
       assert.deepStrictEqual(yield* keptChanges(sql, "s"), [])
@@ -158,7 +150,7 @@ describe("SqliteSessionStore: commits with changes", () => {
     Effect.gen(function*() {
       const { sql, store } = yield* open(yield* tempFile)
       yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items: [] } })
-      yield* append(store, "s", 1, [], "a")
+      yield* commitAppend(store, "s", 1, [], "a")
       yield* sql`UPDATE sessionflow_sessions_changes SET changes = ${"[{not json"} WHERE session_id = 's'`
       const notJson = yield* Effect.flip(store.load("s"))
       assert.instanceOf(notJson, WorkflowError.StateDecodeError)
