@@ -1,5 +1,5 @@
 import { defaultClientConditions, defaultServerConditions } from "vite"
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 
 /**
  * Tests run on the packages' sources: every @sessionflow package maps this
@@ -8,14 +8,25 @@ import { defineConfig } from "vitest/config"
  */
 const source = "@sessionflow/source"
 
-export default defineConfig({
+/**
+ * Two tiers. `npm test` runs the in-process tests (mode `fast`, the default);
+ * the tests that start processes (`*.process.test.ts`), drive a browser
+ * (`*.browser.test.ts`) or pack and install the packages (`test/packaging`)
+ * run with `--mode slow` (`npm run test:slow`), and `--mode all` runs both
+ * (`npm run test:all`).
+ */
+const slow = ["test/**/*.process.test.ts", "test/**/*.browser.test.ts", "test/packaging/**/*.test.ts"]
+
+export default defineConfig(({ mode }) => ({
   resolve: { conditions: [source, ...defaultClientConditions] },
   ssr: { resolve: { conditions: [source, ...defaultServerConditions] } },
   test: {
-    include: ["test/**/*.test.ts"],
+    include: mode === "slow" ? slow : ["test/**/*.test.ts"],
+    exclude: mode === "slow" || mode === "all" ? configDefaults.exclude : [...configDefaults.exclude, ...slow],
+    globalSetup: ["./test/globalSetup.ts"],
     setupFiles: ["./vitest.setup.ts"],
     env: { NODE_OPTIONS: [process.env.NODE_OPTIONS, `--conditions=${source}`].filter(Boolean).join(" ") },
     testTimeout: 60_000,
     hookTimeout: 60_000
   }
-})
+}))
