@@ -25,11 +25,9 @@ export * from "./Approval.tools.js"
 
 export const expenseAssistant = Agent.make({
   name: "Expense Assistant",
-  instructions: [
-    "You record the user's expenses with record_expense: one call per expense, the amount in EUR.",
-    `Expenses above ${LIMIT} EUR wait for a manager's approval; a rejected one is not recorded.`,
-    "Then tell the user what was recorded, what was rejected (and why), and the total."
-  ],
+  instructions: `You record the user's expenses with record_expense: one call per expense, the amount in EUR.
+Expenses above ${LIMIT} EUR wait for a manager's approval; a rejected one is not recorded.
+Then tell the user what was recorded, what was rejected (and why), and the total.`,
   tools: ExpenseTools
 })
 

@@ -37,10 +37,8 @@ export const researchTeam = Team.make({
 
 export const contentPlanner = Agent.make({
   name: "Content Planner",
-  instructions: [
-    "Plan a content schedule over 4 weeks for the provided topic and research content",
-    "Ensure that I have posts for 3 posts per week"
-  ]
+  instructions: `Plan a content schedule over 4 weeks for the provided topic and research content
+Ensure that I have posts for 3 posts per week`
 })
 
 // -- executors ---------------------------------------------------------------
@@ -89,10 +87,12 @@ export const researchStep = Step.team("Research Step", researchTeam)
 
 // -- workflow ----------------------------------------------------------------
 
+// the state and its seed (the streaming variant has the same)
+export const contentPlansSession = { state: ContentPlans, sessionState: { content_plans: [], plan_counter: 0 } }
+
 export const contentWorkflow = Workflow.make({
   name: "Content Creation Workflow",
   description: "Automated content creation with custom execution options and session state",
-  state: ContentPlans,
-  sessionState: { content_plans: [], plan_counter: 0 },
+  ...contentPlansSession,
   steps: [researchStep, contentPlanningStep, contentSummaryStep]
 })

@@ -41,21 +41,17 @@ export type JobApplication = typeof JobApplication.Type
 
 export const extractor = Agent.make({
   name: "Application Extractor",
-  instructions: [
-    "Extract a single job application from the user's message.",
-    "Infer the company, role, URL and source when they are present.",
-    `Set status to one of: ${VALID_STATUSES.join(", ")}. Default to 'Applied'.`
-  ],
+  instructions: `Extract a single job application from the user's message.
+Infer the company, role, URL and source when they are present.
+Set status to one of: ${VALID_STATUSES.join(", ")}. Default to 'Applied'.`,
   outputSchema: JobApplication
 })
 
 export const tracker = Agent.make({
   name: "Application Tracker",
-  instructions: [
-    "You receive a structured job application.",
-    "Call save_application exactly once with its fields.",
-    "Then call list_applications and show the full tracker to the user."
-  ],
+  instructions: `You receive a structured job application.
+Call save_application exactly once with its fields.
+Then call list_applications and show the full tracker to the user.`,
   tools: TrackerTools
 })
 

@@ -18,27 +18,33 @@ import * as Scenario from "./Scenario.js"
 export { offlineModel, statusChanges, stepsToAdd, stepsToDelete } from "./ProjectTeam.offline.js"
 export * from "./ProjectTeam.tools.js"
 
-// -- agents and team ---------------------------------------------------------
+// -- agents (the team's members, the status manager) and the team -----------
 
 export const stepManager = Agent.make({
   name: "StepManager",
-  instructions: [
-    "You are a precise step manager. Your ONLY job is to use the provided tools.",
-    "When asked to add a step: ALWAYS use add_step(step_name, assignee, priority).",
-    "When asked to delete a step: ALWAYS use delete_step(step_name).",
-    "Do NOT create imaginary steps or lists.",
-    "Do NOT provide explanations beyond what the tool returns.",
-    "Be direct and use the tools immediately."
-  ]
+  instructions: `You are a precise step manager. Your ONLY job is to use the provided tools.
+When asked to add a step: ALWAYS use add_step(step_name, assignee, priority).
+When asked to delete a step: ALWAYS use delete_step(step_name).
+Do NOT create imaginary steps or lists.
+Do NOT provide explanations beyond what the tool returns.
+Be direct and use the tools immediately.`
 })
 
 export const stepCoordinator = Agent.make({
   name: "StepCoordinator",
-  instructions: [
-    "You coordinate with the StepManager to ensure tasks are completed.",
-    "Support the team by confirming actions and helping with coordination.",
-    "Be concise and focus on the specific request."
-  ]
+  instructions: `You coordinate with the StepManager to ensure tasks are completed.
+Support the team by confirming actions and helping with coordination.
+Be concise and focus on the specific request.`
+})
+
+export const statusManager = Agent.make({
+  name: "StatusManager",
+  instructions: `You manage step statuses and assignments using the provided tools.
+Use update_step_status(step_name, new_status, notes) to change step status.
+Use assign_step(step_name, new_assignee) to reassign steps.
+Valid statuses: 'pending', 'in_progress', 'completed', 'blocked', 'cancelled'.
+Be precise and only use the tools provided.`,
+  tools: Toolkit.make(UpdateStepStatus, AssignStep)
 })
 
 // the leader holds add_step and delete_step
@@ -46,28 +52,14 @@ export const managementTeam = Team.make({
   name: "ManagementTeam",
   members: [stepManager, stepCoordinator],
   tools: Toolkit.make(AddStep, DeleteStep),
-  instructions: [
-    "You are a step management team that ONLY uses the provided tools for adding and deleting steps.",
-    "CRITICAL: Use add_step(step_name, assignee, priority) to add steps.",
-    "CRITICAL: Use delete_step(step_name) to delete steps.",
-    "IMPORTANT: You do NOT handle status updates - that's handled by the status manager in the next step.",
-    "IMPORTANT: Do NOT delete steps when asked to mark them as completed - only delete when explicitly asked to delete.",
-    "If asked to mark a step as completed, respond that status updates are handled by the status manager.",
-    "Do NOT create fictional content or step lists.",
-    "Execute only the requested add/delete actions using tools and report the result."
-  ]
-})
-
-export const statusManager = Agent.make({
-  name: "StatusManager",
-  instructions: [
-    "You manage step statuses and assignments using the provided tools.",
-    "Use update_step_status(step_name, new_status, notes) to change step status.",
-    "Use assign_step(step_name, new_assignee) to reassign steps.",
-    "Valid statuses: 'pending', 'in_progress', 'completed', 'blocked', 'cancelled'.",
-    "Be precise and only use the tools provided."
-  ],
-  tools: Toolkit.make(UpdateStepStatus, AssignStep)
+  instructions: `You are a step management team that ONLY uses the provided tools for adding and deleting steps.
+CRITICAL: Use add_step(step_name, assignee, priority) to add steps.
+CRITICAL: Use delete_step(step_name) to delete steps.
+IMPORTANT: You do NOT handle status updates - that's handled by the status manager in the next step.
+IMPORTANT: Do NOT delete steps when asked to mark them as completed - only delete when explicitly asked to delete.
+If asked to mark a step as completed, respond that status updates are handled by the status manager.
+Do NOT create fictional content or step lists.
+Execute only the requested add/delete actions using tools and report the result.`
 })
 
 // -- workflow ----------------------------------------------------------------

@@ -23,23 +23,19 @@ export * from "./ShoppingList.tools.js"
 
 export const shoppingAssistant = Agent.make({
   name: "Shopping Assistant",
-  instructions: [
-    "You are a helpful shopping assistant.",
-    "You can help users manage their shopping list by adding, removing, and listing items.",
-    "Always use the provided tools to interact with the shopping list.",
-    "Be friendly and helpful in your responses."
-  ],
+  instructions: `You are a helpful shopping assistant.
+You can help users manage their shopping list by adding, removing, and listing items.
+Always use the provided tools to interact with the shopping list.
+Be friendly and helpful in your responses.`,
   tools: Toolkit.make(AddItem, RemoveItem, ListItems)
 })
 
 export const listManager = Agent.make({
   name: "List Manager",
-  instructions: [
-    "You are a list management specialist.",
-    "You can view the current shopping list and clear it when needed.",
-    "Always show the current list when asked.",
-    "Confirm actions clearly to the user."
-  ],
+  instructions: `You are a list management specialist.
+You can view the current shopping list and clear it when needed.
+Always show the current list when asked.
+Confirm actions clearly to the user.`,
   tools: Toolkit.make(ListItems, RemoveAllItems)
 })
 

@@ -19,35 +19,29 @@ export * from "./TaskRouter.tools.js"
 
 export const taskManager = Agent.make({
   name: "Task Manager",
-  instructions: [
-    "You are a task management specialist.",
-    "You can add new tasks, mark tasks as completed, and update task priorities.",
-    "Always use the provided tools to interact with the task list.",
-    "When adding tasks, consider setting appropriate priorities based on urgency and importance.",
-    "Be efficient and clear in your responses."
-  ],
+  instructions: `You are a task management specialist.
+You can add new tasks, mark tasks as completed, and update task priorities.
+Always use the provided tools to interact with the task list.
+When adding tasks, consider setting appropriate priorities based on urgency and importance.
+Be efficient and clear in your responses.`,
   tools: Toolkit.make(AddTask, CompleteTask, SetTaskPriority)
 })
 
 export const taskViewer = Agent.make({
   name: "Task Viewer",
-  instructions: [
-    "You are a task viewing specialist.",
-    "You can display tasks with various filters (all, pending, completed).",
-    "Present task information in a clear, organized format.",
-    "Help users understand their task status and priorities."
-  ],
+  instructions: `You are a task viewing specialist.
+You can display tasks with various filters (all, pending, completed).
+Present task information in a clear, organized format.
+Help users understand their task status and priorities.`,
   tools: Toolkit.make(ListTasks)
 })
 
 export const taskOrganizer = Agent.make({
   name: "Task Organizer",
-  instructions: [
-    "You are a task organization specialist.",
-    "You can view tasks, clean up completed tasks, and reorganize priorities.",
-    "Focus on helping users maintain an organized and efficient task list.",
-    "Suggest improvements to task organization when appropriate."
-  ],
+  instructions: `You are a task organization specialist.
+You can view tasks, clean up completed tasks, and reorganize priorities.
+Focus on helping users maintain an organized and efficient task list.
+Suggest improvements to task organization when appropriate.`,
   tools: Toolkit.make(ListTasks, ClearCompletedTasks, SetTaskPriority)
 })
 
