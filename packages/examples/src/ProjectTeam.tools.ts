@@ -26,6 +26,25 @@ export class Project extends SessionState.Tag("@sessionflow/examples/Project")<P
   steps: Schema.Array(ProjectStep)
 }) {}
 
+const statusLabels: Record<string, string> = {
+  pending: "[PENDING]",
+  in_progress: "[IN_PROGRESS]",
+  completed: "[COMPLETED]",
+  blocked: "[BLOCKED]",
+  cancelled: "[CANCELLED]"
+}
+const priorityLabels: Record<string, string> = { high: "[HIGH]", medium: "[MEDIUM]", low: "[LOW]" }
+
+// the steps as printed after each run
+export const renderSteps = (steps: ReadonlyArray<ProjectStep>): string =>
+  steps.length === 0 ? "Step list is empty" : [
+    "Current Project Steps:",
+    ...steps.flatMap((step, i) => [
+      `  ${i + 1}. ${statusLabels[step.status] ?? "[UNKNOWN]"} ${priorityLabels[step.priority] ?? "[MEDIUM]"} ${step.name} (assigned to: ${step.assignee}, status: ${step.status})`,
+      ...(step.notes === undefined ? [] : [`     Notes: ${step.notes}`])
+    ])
+  ].join("\n")
+
 export const AddStep = Tool.make("add_step", {
   description: "Add a project step with an assignee and a priority (low, medium, high).",
   parameters: {
@@ -91,22 +110,3 @@ export const ProjectToolsLive = ProjectTools.toLayer({
       { ...found, assignee: new_assignee, last_updated: "now" }
     ])
 })
-
-const statusLabels: Record<string, string> = {
-  pending: "[PENDING]",
-  in_progress: "[IN_PROGRESS]",
-  completed: "[COMPLETED]",
-  blocked: "[BLOCKED]",
-  cancelled: "[CANCELLED]"
-}
-const priorityLabels: Record<string, string> = { high: "[HIGH]", medium: "[MEDIUM]", low: "[LOW]" }
-
-// the steps as printed after each run
-export const renderSteps = (steps: ReadonlyArray<ProjectStep>): string =>
-  steps.length === 0 ? "Step list is empty" : [
-    "Current Project Steps:",
-    ...steps.flatMap((step, i) => [
-      `  ${i + 1}. ${statusLabels[step.status] ?? "[UNKNOWN]"} ${priorityLabels[step.priority] ?? "[MEDIUM]"} ${step.name} (assigned to: ${step.assignee}, status: ${step.status})`,
-      ...(step.notes === undefined ? [] : [`     Notes: ${step.notes}`])
-    ])
-  ].join("\n")
