@@ -18,6 +18,8 @@ export class TaskList extends SessionState.Tag("@sessionflow/examples/TaskList")
   task_list: Schema.Array(Task)
 }) {}
 
+// the parameters several tools share
+const TaskName = Schema.String
 const Priority = Schema.String.annotations({ description: "low, medium (default) or high" })
 const StatusFilter = Schema.String.annotations({ description: "all (default), pending or completed" })
 
@@ -29,13 +31,13 @@ export const AddTask = Tool.make("add_task", {
 })
 export const CompleteTask = Tool.make("complete_task", {
   description: "Mark a task as completed.",
-  parameters: { task_name: Schema.String },
+  parameters: { task_name: TaskName },
   success: Schema.String,
   dependencies: [TaskList]
 })
 export const SetTaskPriority = Tool.make("set_task_priority", {
   description: "Change a task's priority (low, medium or high).",
-  parameters: { task_name: Schema.String, priority: Priority },
+  parameters: { task_name: TaskName, priority: Priority },
   success: Schema.String,
   dependencies: [TaskList]
 })
