@@ -5,12 +5,13 @@ import * as path from "node:path"
 import { agentProgram } from "../../packages/examples/src/ReadmeAgentExample.js"
 import { program } from "../../packages/examples/src/ReadmeExample.js"
 import { pipelineProgram } from "../../packages/examples/src/ReadmePipelineExample.js"
+import { routerProgram } from "../../packages/examples/src/ReadmeRouterExample.js"
 import { watchProgram } from "../../packages/examples/src/ReadmeWatchExample.js"
 
 const root = path.resolve(import.meta.dirname, "../..")
 
 describe("README", () => {
-  for (const file of ["ReadmePipelineExample.ts", "ReadmeExample.ts", "ReadmeAgentExample.ts", "ReadmeWatchExample.ts"]) {
+  for (const file of ["ReadmePipelineExample.ts", "ReadmeExample.ts", "ReadmeRouterExample.ts", "ReadmeAgentExample.ts", "ReadmeWatchExample.ts"]) {
     it(`shows packages/examples/src/${file} unchanged`, () => {
       const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
       const example = fs.readFileSync(path.join(root, "packages/examples/src", file), "utf8")
@@ -33,6 +34,11 @@ describe("README", () => {
   it.effect("the README example greets once and keeps the count", () =>
     Effect.gen(function*() {
       expect(yield* program).toEqual({ greeted: true, count: 1 })
+    }))
+
+  it.effect("the README router escalates the first urgent request (answer, then a ticket) and only answers the next", () =>
+    Effect.gen(function*() {
+      expect(yield* routerProgram).toEqual(["Ticket #1: urgent: the site is down", "Answered: urgent: still down"])
     }))
 
   it.effect("the README watch example follows the session up to its third version, in order", () =>

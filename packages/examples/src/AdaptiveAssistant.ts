@@ -10,10 +10,8 @@ import { Agent, Router, RunContext, SessionState, Step, Workflow, WorkflowEvent 
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Output from "./Output.js"
-import * as Scenario from "./Scenario.js"
 
-// the assistant's user, whose id is also the session id
-export const ADAPTIVE_USER = "user-456"
+export const ADAPTIVE_USER = "user-456" // the assistant's user, whose id is also the session id
 
 // -- state -------------------------------------------------------------------
 
@@ -43,14 +41,10 @@ export const generalAgent = assistant(
   "You are a balanced assistant. Provide helpful answers that are neither too technical nor too casual."
 )
 
-// -- steps -------------------------------------------------------------------
+// -- steps: the routes (and the step each one runs), the selector, the update --
 
-// the routes: the step each one runs
 const routes = {
-  onboarding: "Onboard User",
-  technical: "Technical Response",
-  friendly: "Friendly Response",
-  general: "General Response"
+  onboarding: "Onboard User", technical: "Technical Response", friendly: "Friendly Response", general: "General Response"
 } as const
 
 // the route for a state: the preferred style, else onboarding on the first interaction, else general
@@ -73,19 +67,15 @@ export const routeByPreference = Effect.gen(function*() {
   return route
 })
 
-// the preference the "Update Preferences" step sets for an interaction count
+// the preference "Update Preferences" sets for an interaction count
 export const preferenceFor = (interactionCount: number): "technical" | "friendly" | "general" =>
   interactionCount % 3 === 1 ? "technical" : interactionCount % 3 === 2 ? "friendly" : "general"
 
-export const updatePreferences = Step.make(
-  "Update Preferences",
-  () =>
-    Preferences.modify((s) => {
-      const preference = preferenceFor(s.interaction_count)
-      return [`Preference set to: ${preference}`, { ...s, agent_preference: preference }]
-    }),
-  { description: "Update user preferences based on interaction" }
-)
+export const updatePreferences = Step.make("Update Preferences", () =>
+  Preferences.modify((s) => {
+    const preference = preferenceFor(s.interaction_count)
+    return [`Preference set to: ${preference}`, { ...s, agent_preference: preference }]
+  }), { description: "Update user preferences based on interaction" })
 
 // -- workflow ----------------------------------------------------------------
 
@@ -120,9 +110,10 @@ export const adaptiveQueries = [
 
 export const adaptiveRuns = Effect.gen(function*() {
   yield* Output.say(`\nA. The adaptive assistant (session and user ${ADAPTIVE_USER})`)
+  const user = { sessionId: ADAPTIVE_USER, userId: ADAPTIVE_USER }
   for (const [i, query] of adaptiveQueries.entries()) {
-    const user = { sessionId: ADAPTIVE_USER, userId: ADAPTIVE_USER }
-    const state = yield* Scenario.showRun(adaptiveWorkflow, query, { heading: `Interaction ${i + 1}: ${query}`, ...user })
-    yield* Output.state("Workflow session state", state)
+    yield* Output.heading(`Interaction ${i + 1}: ${query}`)
+    yield* Workflow.stream(adaptiveWorkflow, query, user).pipe(Output.print)
+    yield* Output.state("Workflow session state", yield* Workflow.getSessionState(adaptiveWorkflow, ADAPTIVE_USER, user))
   }
 })

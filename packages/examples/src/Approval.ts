@@ -6,77 +6,28 @@
  * someone approves or rejects it — in this process (y/n on the terminal) or
  * later, in another one (`npm start -- runs continue <runId> --approve`).
  * The agent then carries on where it stood, without asking the model again.
+ * The tools are in `Approval.tools.ts`, the scripted replies in
+ * `Approval.offline.ts`.
  *
  * @since 0.1.0
  */
-import * as Tool from "@effect/ai/Tool"
-import * as Toolkit from "@effect/ai/Toolkit"
-import { Agent, SessionState, Step, Workflow } from "@sessionflow/core"
+import { Agent, Step, Workflow } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import { offlineModel } from "./Approval.offline.js"
+import { ExpenseTools, ExpenseToolsLive, Expenses, LIMIT } from "./Approval.tools.js"
 import * as Output from "./Output.js"
 import * as Scenario from "./Scenario.js"
 
 export { expensesIn, offlineModel } from "./Approval.offline.js"
-
-/** Expenses above this amount (EUR) wait for a manager's approval. */
-export const LIMIT = 100
-
-// -- state -------------------------------------------------------------------
-
-export const Expense = Schema.Struct({ description: Schema.String, amount: Schema.Number })
-
-export class Expenses extends SessionState.Tag("@sessionflow/examples/Expenses")<Expenses>()({
-  expenses: Schema.Array(Expense),
-  total: Schema.Number
-}) {}
-
-// -- tools: record_expense waits for approval above the limit ------------------
-
-export const RecordExpense = Agent.needsApproval(
-  Tool.make("record_expense", {
-    description: `Record one expense (amount in EUR). Amounts above ${LIMIT} EUR wait for a manager's approval.`,
-    parameters: {
-      description: Schema.String.annotations({ description: "What the expense was for, e.g. 'taxi to the airport'" }),
-      amount: Schema.Number.annotations({ description: "The amount in EUR" })
-    },
-    success: Schema.String,
-    dependencies: [Expenses]
-  }),
-  ({ amount }) => amount > LIMIT
-)
-
-export const ListExpenses = Tool.make("list_expenses", {
-  description: "List the recorded expenses and their total.",
-  success: Schema.String,
-  dependencies: [Expenses]
-})
-
-export const ExpenseTools = Toolkit.make(RecordExpense, ListExpenses)
-
-export const ExpenseToolsLive = ExpenseTools.toLayer({
-  record_expense: ({ amount, description }) =>
-    Expenses.modify((s) => {
-      const total = s.total + amount
-      return [`Recorded '${description}': ${amount} EUR (total ${total} EUR).`, { expenses: [...s.expenses, { description, amount }], total }]
-    }),
-  list_expenses: () =>
-    Effect.map(Expenses.get, (s) =>
-      s.expenses.length === 0
-        ? "No expenses recorded."
-        : [...s.expenses.map((e) => `- ${e.description}: ${e.amount} EUR`), `Total: ${s.total} EUR`].join("\n"))
-})
+export * from "./Approval.tools.js"
 
 // -- agent and workflow ----------------------------------------------------------
 
 export const expenseAssistant = Agent.make({
   name: "Expense Assistant",
-  instructions: [
-    "You record the user's expenses with record_expense: one call per expense, the amount in EUR.",
-    `Expenses above ${LIMIT} EUR wait for a manager's approval; a rejected one is not recorded.`,
-    "Then tell the user what was recorded, what was rejected (and why), and the total."
-  ],
+  instructions: `You record the user's expenses with record_expense: one call per expense, the amount in EUR.
+Expenses above ${LIMIT} EUR wait for a manager's approval; a rejected one is not recorded.
+Then tell the user what was recorded, what was rejected (and why), and the total.`,
   tools: ExpenseTools
 })
 
@@ -99,7 +50,7 @@ export const scenario = Scenario.make({
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId("expenses")
     yield* Output.heading(`Recording expenses (above ${LIMIT} EUR a manager approves)`)
-    const paused = yield* Scenario.runShown(expenseWorkflow, input, { sessionId })
+    const paused = yield* Workflow.stream(expenseWorkflow, input, { sessionId }).pipe(Output.print)
     if (!(yield* Scenario.answerPauses(expenseWorkflow, paused, dbOption))) return
     yield* Output.state("Workflow session state", yield* Workflow.getSessionState(expenseWorkflow, sessionId))
     yield* Output.note(`Stored as session ${sessionId} in ${db}:  npm start -- sessions show ${dbOption} ${sessionId}`)

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { Workflow } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { contentWorkflow } from "./ContentPlanning.js"
@@ -28,7 +29,9 @@ const runTwice = (workflow: typeof contentWorkflow | typeof streamingContentWork
     const sessionId = Scenario.newSessionId(streaming ? "streaming" : "content")
     for (const [i, input] of inputs.entries()) {
       const heading = `${i === 0 ? "First" : "Second"} ${streaming ? "Streaming " : ""}Workflow Run${i === 0 ? "" : " (Same Session)"}`
-      const state = yield* Scenario.showRun(workflow, input, { heading, sessionId })
+      yield* Output.heading(heading)
+      yield* Workflow.stream(workflow, input, { sessionId }).pipe(Output.print)
+      const state = yield* Workflow.getSessionState(workflow, sessionId)
       yield* Output.state(i === 0 ? "Session state after the first run" : "Final session state", state)
     }
     return sessionId

@@ -60,25 +60,27 @@ export const markAsGreeted = Step.make(
   { description: "Mark user as greeted in session" }
 )
 
+// greets (and marks) a new user; a known one goes straight to the query
+export const checkIfNewUser = Condition.make({
+  name: "Check If New User",
+  description: "Check if this is a new user who needs greeting",
+  evaluator: () => isNewUser,
+  steps: [Step.agent("Greet User", greeter, { description: "Greet the new user" }), markAsGreeted]
+})
+
+export const handleQuery = Step.agent("Handle Query", contextualAssistant, {
+  description: "Handle the user's query with or without greeting",
+  // the query itself, not the previous step's output
+  message: (input) => input.input
+})
+
 // -- workflow ----------------------------------------------------------------
 
 export const greetingWorkflow = Workflow.make({
   name: "Conditional Greeting Workflow",
   state: Greeting,
   sessionState: { has_been_greeted: false, greeting_count: 0 },
-  steps: [
-    Condition.make({
-      name: "Check If New User",
-      description: "Check if this is a new user who needs greeting",
-      evaluator: () => isNewUser,
-      steps: [Step.agent("Greet User", greeter, { description: "Greet the new user" }), markAsGreeted]
-    }),
-    Step.agent("Handle Query", contextualAssistant, {
-      description: "Handle the user's query with or without greeting",
-      // the query itself, not the previous step's output
-      message: (input) => input.input
-    })
-  ]
+  steps: [checkIfNewUser, handleQuery]
 })
 
 // -- main: two messages on the user's session -----------------------------------
@@ -99,8 +101,9 @@ export const scenario = Scenario.make({
       yield* Output.note(`${USER_ID} was already greeted in an earlier run (state from ${db}): no greeting this time.`)
     }
     for (const [i, input] of inputs.entries()) {
-      const state = yield* Scenario.showRun(greetingWorkflow, input, { heading: headings[i]!, ...user })
-      yield* Output.state("Workflow session state", state)
+      yield* Output.heading(headings[i]!)
+      yield* Workflow.stream(greetingWorkflow, input, user).pipe(Output.print)
+      yield* Output.state("Workflow session state", yield* Workflow.getSessionState(greetingWorkflow, USER_ID, user))
     }
   }))
 

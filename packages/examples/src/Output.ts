@@ -18,6 +18,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as readline from "node:readline"
 
 /**
@@ -194,16 +195,17 @@ export const say = (text: string = ""): Effect.Effect<void> =>
 export const error = (text: string): Effect.Effect<void> => Effect.map(Output, (o) => o.stderr(`${text}\n`))
 
 /**
- * A section heading.
+ * A section heading, with a dimmed remark under it when `remark` is given.
  *
  * @since 0.1.0
  * @category writing
  */
-export const heading = (text: string): Effect.Effect<void> =>
+export const heading = (text: string, remark?: string | undefined): Effect.Effect<void> =>
   Effect.flatMap(Output, (o) => {
     const paint = painter(o.color)
     const rule = "═".repeat(Math.max(8, 72 - text.length - 4))
-    return say(`\n${paint("strong", `══ ${text} `)}${paint("dim", rule)}`)
+    const line = say(`\n${paint("strong", `══ ${text} `)}${paint("dim", rule)}`)
+    return remark === undefined ? line : Effect.zipRight(line, note(remark))
   })
 
 /**
@@ -355,3 +357,30 @@ export const makeRenderer = (output: Service): Renderer => {
   }
   return { render, flush }
 }
+
+/**
+ * Prints a run's events as they arrive (see {@link makeRenderer}: each one
+ * as `WorkflowEvent.format` renders it, or as a JSON line) and returns the
+ * `RunPaused` event the run ended with, if it paused for a person:
+ * `Workflow.stream(wf, input).pipe(Output.print)`.
+ *
+ * @since 0.1.0
+ * @category writing
+ */
+export const print = <E, R>(
+  events: Stream.Stream<WorkflowEvent.WorkflowEvent, E, R>
+): Effect.Effect<WorkflowEvent.RunPaused | undefined, E, R> =>
+  Effect.flatMap(Output, (output) => {
+    const renderer = makeRenderer(output)
+    let paused: WorkflowEvent.RunPaused | undefined
+    return events.pipe(
+      Stream.runForEach((event) =>
+        Effect.sync(() => {
+          if (event._tag === "RunPaused") paused = event
+          renderer.render(event)
+        })
+      ),
+      Effect.ensuring(Effect.sync(() => renderer.flush())),
+      Effect.map(() => paused)
+    )
+  })

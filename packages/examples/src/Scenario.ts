@@ -1,8 +1,8 @@
 /**
  * What every example shares: its options, the choice between a real OpenAI
- * model and the offline scripted one, the SQLite store under `tmp/`, a runner
- * that shows a run's events as they happen, and the index entry of a
- * scenario ({@link make}: its workflows, offline model and `main`).
+ * model and the offline scripted one, the SQLite store under `tmp/`, the
+ * answering of a paused run's questions, and the index entry of a scenario
+ * ({@link make}: its workflows, offline model and `main`).
  *
  * @since 0.1.0
  */
@@ -15,7 +15,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Output from "./Output.js"
@@ -46,8 +45,9 @@ export interface Options {
 }
 
 /**
- * What a guided demo explains: an introduction (given the SQLite file), a
- * note before each run, and a closing remark.
+ * What a guided demo explains: an introduction (given the SQLite file) and a
+ * closing remark, which {@link make} prints around the runs, and a note the
+ * scenario shows under each run's heading.
  *
  * @since 0.1.0
  * @category models
@@ -148,42 +148,6 @@ export const storeLayer = (
   }))
 }
 
-/** Shows a run's events as they happen; returns its pause, if it paused. */
-const show = <E, R>(
-  events: Stream.Stream<WorkflowEvent.WorkflowEvent, E, R>
-): Effect.Effect<WorkflowEvent.RunPaused | undefined, E, R> =>
-  Effect.flatMap(Output.Output, (output) => {
-    const renderer = Output.makeRenderer(output)
-    let paused: WorkflowEvent.RunPaused | undefined
-    return events.pipe(
-      Stream.runForEach((event) =>
-        Effect.sync(() => {
-          if (event._tag === "RunPaused") paused = event
-          renderer.render(event)
-        })
-      ),
-      Effect.ensuring(Effect.sync(() => renderer.flush())),
-      Effect.map(() => paused)
-    )
-  })
-
-/**
- * Runs a workflow once, showing its events as they happen; returns the
- * `RunPaused` event it ended with when it paused for a person.
- *
- * @since 0.1.0
- * @category running
- */
-export const runShown = <W extends Workflow.Any>(
-  workflow: W,
-  input: Workflow.Input<W>,
-  options?: Workflow.RunOptions<Workflow.StateEncoded<W>>
-): Effect.Effect<
-  WorkflowEvent.RunPaused | undefined,
-  Exclude<Workflow.Error<W> | Workflow.RunError, WorkflowError.RunPaused>,
-  Workflow.Context<W> | SessionStore.SessionStore
-> => show(Workflow.stream(workflow, input, options))
-
 /**
  * Continues a paused run with `response`, showing its events as they happen;
  * returns its next pause, if it paused again.
@@ -199,7 +163,7 @@ export const continueShown = <W extends Workflow.Any>(
   WorkflowEvent.RunPaused | undefined,
   Exclude<Workflow.Error<W> | Workflow.ContinueError, WorkflowError.RunPaused>,
   Workflow.Context<W> | SessionStore.SessionStore
-> => show(Workflow.continueStream(workflow, runId, response))
+> => Output.print(Workflow.continueStream(workflow, runId, response))
 
 /**
  * The question of a pause in a few words: "record_expense({…}) by Expense
@@ -282,36 +246,6 @@ export const answerPauses = <W extends Workflow.Any>(
   })
 
 /**
- * @since 0.1.0
- * @category running
- */
-export interface ShowOptions<I> extends Workflow.RunOptions<I> {
-  /** printed before the run */
-  readonly heading: string
-  /** a remark under the heading */
-  readonly note?: string | undefined
-}
-
-/**
- * Shows one run under a heading (its events as they happen) and returns the
- * session state it committed.
- *
- * @since 0.1.0
- * @category running
- */
-export const showRun = <W extends Workflow.Any>(
-  workflow: W,
-  input: Workflow.Input<W>,
-  { heading, note, ...options }: ShowOptions<Workflow.StateEncoded<W>>
-) =>
-  Effect.gen(function*() {
-    yield* Output.heading(heading)
-    if (note !== undefined) yield* Output.note(note)
-    yield* runShown(workflow, input, options)
-    return yield* Workflow.getSessionState(workflow, options.sessionId, { userId: options.userId })
-  })
-
-/**
  * A new session id with a readable prefix.
  *
  * @since 0.1.0
@@ -390,7 +324,9 @@ export const make = <R>(
         const chosen = database(options, options.db ?? definition.db ?? defaultDb(definition.name))
         const db = chosen._tag === "Sqlite" ? chosen.filename : SessionflowCli.describeDatabase(chosen)
         const table = options.table ?? definition.table
-        return runs({ db, dbOption: SessionflowCli.databaseOption(chosen), table, guide: options.guide }).pipe(
+        const guide = options.guide
+        return runs({ db, dbOption: SessionflowCli.databaseOption(chosen), table, guide }).pipe(
+          (self) => guide === undefined ? self : Output.say(guide.intro(db)).pipe(Effect.zipRight(self), Effect.zipLeft(Output.note(guide.outro))),
           withModel(definition, options),
           Effect.provide(storeLayer(options, db, table))
         )

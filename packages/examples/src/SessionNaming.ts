@@ -53,7 +53,8 @@ export const scenario = Scenario.make({
 }, ({ db, dbOption }) =>
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId("article")
-    yield* Scenario.showRun(articleWorkflow, input, { heading: "Article creation", sessionId })
+    yield* Output.heading("Article creation")
+    yield* Workflow.stream(articleWorkflow, input, { sessionId }).pipe(Output.print)
     yield* Workflow.setSessionName(articleWorkflow, sessionId, { autogenerate: true }).pipe(
       Effect.provide(SessionNamer.layerLanguageModel())
     )

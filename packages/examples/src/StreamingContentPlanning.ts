@@ -11,7 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import {
   contentPlanner,
-  ContentPlans,
+  type ContentPlans,
+  contentPlansSession,
   contentSummaryStep,
   planningFailed,
   researchStep,
@@ -39,7 +40,6 @@ export const streamingContentPlanningStep = Step.stream("Content Planning Step",
 export const streamingContentWorkflow = Workflow.make({
   name: "Streaming Content Creation Workflow",
   description: "Automated content creation with streaming custom execution functions and session state",
-  state: ContentPlans,
-  sessionState: { content_plans: [], plan_counter: 0 },
+  ...contentPlansSession,
   steps: [researchStep, streamingContentPlanningStep, contentSummaryStep]
 })
