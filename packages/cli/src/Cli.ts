@@ -515,6 +515,19 @@ const withDatabase = { ...databaseOptions, json: jsonOption }
 
 const sessionId = Args.text({ name: "sessionId" }).pipe(Args.withDescription("the session's id"))
 
+/** A command on one session of the database: `<command> [options] <sessionId>`. */
+const onSession = <Name extends string, E>(
+  name: Name,
+  command: string,
+  description: string,
+  f: (target: Target, sessionId: string) => Effect.Effect<void, E>
+) =>
+  Command.make(
+    name,
+    { ...withDatabase, sessionId },
+    (options) => Effect.flatMap(target(command, options), (t) => f(t, options.sessionId))
+  ).pipe(Command.withDescription(description))
+
 /**
  * `sessions list`: every session, newest first.
  *
@@ -533,11 +546,7 @@ export const sessionsListCommand = Command.make(
  * @since 0.1.0
  * @category commands
  */
-export const sessionsShowCommand = Command.make(
-  "show",
-  { ...withDatabase, sessionId },
-  (options) => Effect.flatMap(target("sessions show", options), (t) => showSession(t, options.sessionId))
-).pipe(Command.withDescription("a session's metadata, state and run history"))
+export const sessionsShowCommand = onSession("show", "sessions show", "a session's metadata, state and run history", showSession)
 
 /**
  * `sessions rename <sessionId> <name…>`: sets a session's name.
@@ -557,11 +566,7 @@ export const sessionsRenameCommand = Command.make(
  * @since 0.1.0
  * @category commands
  */
-export const sessionsDeleteCommand = Command.make(
-  "delete",
-  { ...withDatabase, sessionId },
-  (options) => Effect.flatMap(target("sessions delete", options), (t) => deleteSession(t, options.sessionId))
-).pipe(Command.withDescription("delete a session and its run history"))
+export const sessionsDeleteCommand = onSession("delete", "sessions delete", "delete a session and its run history", deleteSession)
 
 const sessionsCommands = [sessionsListCommand, sessionsShowCommand, sessionsRenameCommand, sessionsDeleteCommand] as const
 
@@ -571,11 +576,7 @@ const sessionsCommands = [sessionsListCommand, sessionsShowCommand, sessionsRena
  * @since 0.1.0
  * @category commands
  */
-export const stateCommand = Command.make(
-  "state",
-  { ...withDatabase, sessionId },
-  (options) => Effect.flatMap(target("state", options), (t) => printState(t, options.sessionId))
-).pipe(Command.withDescription("a session's state alone (one JSON line with --json)"))
+export const stateCommand = onSession("state", "state", "a session's state alone (one JSON line with --json)", printState)
 
 /**
  * `runs list`: the paused, running and abandoned runs, oldest first.
