@@ -182,13 +182,16 @@ export const fromValidationError = (
     : undefined
   const leftover = stray ?? /^Received unknown argument: '(.*)'$/.exec(text)?.[1]
   if (leftover !== undefined) {
-    const options_ = known
     if (options.valueOptions.includes(leftover) && argv[argv.length - 1] === leftover) {
       return new UsageError({ message: `${leftover} needs a value`, command })
     }
-    if (options_.includes(leftover)) return new UsageError({ message: `${leftover} is given twice`, command })
+    const times = argv.filter((arg) => arg === leftover || arg.startsWith(`${leftover}=`)).length
+    if (known.includes(leftover) && times > 1) return new UsageError({ message: `${leftover} is given twice`, command })
+    if (known.includes(leftover)) {
+      return new UsageError({ message: `${command === "" ? "" : `${command}: `}no option ${leftover} here`, command })
+    }
     if (leftover.startsWith("-")) {
-      const near = suggest(leftover, options_)
+      const near = suggest(leftover, known)
       return new UsageError({
         message: `unknown option '${leftover}'${Option.match(near, { onNone: () => "", onSome: (o) => ` (did you mean ${o}?)` })}`,
         command
