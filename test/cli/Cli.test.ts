@@ -300,6 +300,7 @@ describe("sessionflow: user errors", () => {
         [["sessions", "rename", "--db", filename, "big"], 2, "error: sessions rename: missing argument <name>"],
         [["sessions", "rename", "--db", filename, "big", " "], 2, "error: sessions rename: give the new name"],
         [["sessions", "list", "--db", "--json"], 2, "error: --db needs a value"],
+        [["state", "s", "--db", filename, "--db", filename], 2, "error: --db is given twice"],
         [["sessions", "list", "--db", filename, "--jsno"], 2, "error: unknown option '--jsno' (did you mean --json?)"],
         [["sesions", "list", "--db", filename], 2, "error: unknown command 'sesions' (did you mean 'sessions'?)"],
         [["runs", "lst", "--db", filename], 2, "error: unknown runs command 'lst' (did you mean 'runs list'?)"],

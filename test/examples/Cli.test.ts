@@ -50,6 +50,7 @@ describe("sessionflow CLI", () => {
       expect(yield* mistake(["team"])).toBe("unknown command 'team' (did you mean 'run team'?)")
       expect(yield* mistake(["runs", "contineu", "r1"])).toBe("unknown runs command 'contineu' (did you mean 'runs continue'?)")
       expect(yield* mistake(["run"])).toBe("run: missing argument <scenario>")
+      expect(yield* mistake(["serve", "--approve"])).toBe("serve: no option --approve here")
       expect(yield* mistake(["run", "nope"])).toContain("unknown scenario 'nope'")
       expect(yield* mistake(["sessions", "list"])).toContain("--db <file> or --url <url> is required")
       expect(yield* mistake(["run", "team", "--db", "a.db", "--url", "postgres://localhost/app"])).toBe(
