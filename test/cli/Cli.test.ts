@@ -296,9 +296,16 @@ describe("sessionflow: user errors", () => {
         [["sessions", "frobnicate", "--db", filename], 2, "error: unknown sessions command 'frobnicate'"],
         [["export", "--db", filename], 2, "error: unknown command 'export'"],
         [[], 2, "error: which command?"],
-        [["sessions", "show", "--db", filename], 2, "error: sessions show: which session?"],
-        [["sessions", "rename", "--db", filename, "big"], 2, "error: sessions rename: give the new name"],
-        [["state", "--db", filename, "a", "b"], 2, "error: state: unexpected argument 'b'"],
+        [["sessions", "show", "--db", filename], 2, "error: sessions show: missing argument <sessionId>"],
+        [["sessions", "rename", "--db", filename, "big"], 2, "error: sessions rename: missing argument <name>"],
+        [["sessions", "rename", "--db", filename, "big", " "], 2, "error: sessions rename: give the new name"],
+        [["sessions", "list", "--db", "--json"], 2, "error: --db needs a value"],
+        [["state", "s", "--db", filename, "--db", filename], 2, "error: --db is given twice"],
+        [["sessions", "list", "--db", filename, "--jsno"], 2, "error: unknown option '--jsno' (did you mean --json?)"],
+        [["sesions", "list", "--db", filename], 2, "error: unknown command 'sesions' (did you mean 'sessions'?)"],
+        [["runs", "lst", "--db", filename], 2, "error: unknown runs command 'lst' (did you mean 'runs list'?)"],
+        [["sessions"], 2, "error: sessions: which command? (list, show, rename or delete) (see: sessionflow sessions --help)"],
+        [["state", "--db", filename, "a", "b"], 2, "error: unexpected argument 'b' (see: sessionflow state --help)"],
         [["sessions", "show", "--db", filename, "nobody"], 1, "error: no session 'nobody' in"],
         [["sessions", "rename", "--db", filename, "nobody", "x"], 1, "error: no session 'nobody' in"],
         [["sessions", "list", "--db", missing], 1, `error: no database file '${missing}'`],
@@ -316,6 +323,23 @@ describe("sessionflow: user errors", () => {
       expect(fs.readFileSync(text, "utf8")).toBe("not a database\n")
     }))
 
+  it.effect("--help, -h and help print the declared commands; a command's --help its options", () =>
+    Effect.gen(function*() {
+      const [help, short, word] = yield* Effect.all([inProcess(["--help"]), inProcess(["-h"]), inProcess(["help"])])
+      expect(help.code, help.stderr).toBe(0)
+      expect(short).toEqual(help)
+      expect(word).toEqual(help)
+      for (const line of ["sessions list", "sessions show", "sessions rename", "sessions delete", "state", "runs list"]) {
+        expect(help.stdout).toContain(`  - ${line} [--db file] [--url url] [--schema name] [--table name] [--json]`)
+      }
+      // captured output has no colours
+      expect(help.stdout).not.toContain("\u001b[")
+      const show = yield* inProcess(["sessions", "show", "--help"])
+      expect(show.code).toBe(0)
+      expect(show.stdout).toContain("<sessionId>")
+      expect(show.stdout).toContain(Cli.databaseUrlVariable)
+    }))
+
   it.scoped("as a process: the exit code and the one line on stderr", () =>
     Effect.gen(function*() {
       const { dir } = yield* sampleDb()
@@ -325,7 +349,11 @@ describe("sessionflow: user errors", () => {
         sessionflow(["sessions", "list", "--db", text, "--verbose"]),
         sessionflow(["sessions", "list", "--db", text])
       ], { concurrency: 2 })
-      expect(usage).toEqual({ code: 2, stdout: "", stderr: "error: unknown option '--verbose' (see: sessionflow help)\n" })
+      expect(usage).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: "error: unknown option '--verbose' (see: sessionflow sessions list --help)\n"
+      })
       expect(broken).toEqual({
         code: 1,
         stdout: "",

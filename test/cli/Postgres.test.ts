@@ -74,7 +74,7 @@ describe("sessionflow on PostgreSQL", () => {
     Effect.gen(function*() {
       const schema = yield* freshSchema
       const both = yield* sessionflow(["sessions", "list", "--db", "a.db", "--url", testUrl])
-      expect([both.code, both.stderr]).toEqual([2, "error: give --db <file> or --url <url>, not both (see: sessionflow help)\n"])
+      expect([both.code, both.stderr]).toEqual([2, "error: give --db <file> or --url <url>, not both (see: sessionflow sessions list --help)\n"])
       const notPg = yield* sessionflow(["sessions", "list", "--url", "mysql://root:hunter2@localhost/app"])
       expect(notPg.code).toBe(2)
       expect(notPg.stderr).toContain("not a PostgreSQL URL")

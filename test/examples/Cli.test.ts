@@ -36,31 +36,31 @@ describe("sessionflow CLI", () => {
     expect(name("nope")).toEqual(Option.none())
   })
 
-  it.effect("parses options by hand and rejects mistakes clearly", () =>
+  it.effect("declares its commands with @effect/cli: a mistake is a UsageError of one line, with \"did you mean\"", () =>
     Effect.gen(function*() {
-      const args = yield* Cli.parseArgs(["run", "team", "--db=x.db", "--table", "t", "--json", "--offline"])
-      expect(args).toEqual({
-        positionals: ["run", "team"],
-        database: { _tag: "Sqlite", filename: "x.db" },
-        schema: undefined,
-        table: "t",
-        json: true,
-        offline: true,
-        help: false,
-        approve: false,
-        reject: false,
-        reason: undefined,
-        response: undefined
-      })
-      const answer = yield* Cli.parseArgs(["runs", "continue", "r1", "--reject", "--reason", "too much", "--db", "x.db"])
-      expect(answer).toMatchObject({ positionals: ["runs", "continue", "r1"], reject: true, approve: false, reason: "too much" })
-      expect((yield* Effect.flip(Cli.parseArgs(["--verbose"]))).message).toBe("unknown option '--verbose'")
-      expect((yield* Effect.flip(Cli.parseArgs(["run", "team", "--db"]))).message).toBe("--db needs a value")
-      const unknown = yield* Effect.flip(captured(Cli.run(["run", "nope"])))
-      expect(unknown).toBeInstanceOf(Cli.UsageError)
-      expect((unknown as Cli.UsageError).message).toContain("unknown scenario 'nope'")
-      const noDb = yield* Effect.flip(captured(Cli.run(["sessions", "list"])))
-      expect((noDb as Cli.UsageError).message).toContain("--db <file> or --url <url> is required")
+      const mistake = (argv: ReadonlyArray<string>) =>
+        Effect.map(Effect.flip(captured(Cli.run(argv))), (error) => {
+          expect(error).toBeInstanceOf(Cli.UsageError)
+          return (error as Cli.UsageError).message
+        })
+      expect(yield* mistake(["--verbose"])).toBe("unknown option '--verbose'")
+      expect(yield* mistake(["run", "team", "--db"])).toBe("--db needs a value")
+      expect(yield* mistake(["run", "team", "--jsno"])).toBe("unknown option '--jsno' (did you mean --json?)")
+      expect(yield* mistake(["rn", "team"])).toBe("unknown command 'rn' (did you mean 'run'?)")
+      expect(yield* mistake(["team"])).toBe("unknown command 'team' (did you mean 'run team'?)")
+      expect(yield* mistake(["runs", "contineu", "r1"])).toBe("unknown runs command 'contineu' (did you mean 'runs continue'?)")
+      expect(yield* mistake(["run"])).toBe("run: missing argument <scenario>")
+      expect(yield* mistake(["serve", "--approve"])).toBe("serve: no option --approve here")
+      expect(yield* mistake(["run", "nope"])).toContain("unknown scenario 'nope'")
+      expect(yield* mistake(["sessions", "list"])).toContain("--db <file> or --url <url> is required")
+      expect(yield* mistake(["run", "team", "--db", "a.db", "--url", "postgres://localhost/app"])).toBe(
+        "give --db <file> or --url <url>, not both"
+      )
+      // --help prints the declared commands
+      const help = yield* captured(Cli.run(["--help"]))
+      for (const command of ["list", "run", "serve", "sessions list", "state", "runs list", "runs continue"]) {
+        expect(help.stdout).toContain(`  - ${command} `)
+      }
     }))
 
   it.scoped("sessions list, show, rename and delete what a scenario stored", () =>
@@ -115,12 +115,11 @@ describe("sessionflow CLI", () => {
       ])
     }))
 
-  it.effect("an unknown scenario exits with code 1, a clear message and the usage (a separate process)", () =>
+  it.effect("an unknown scenario exits with code 1 and one line: the message and where the usage is (a separate process)", () =>
     Effect.gen(function*() {
       const result = yield* cli(["run", "nope"])
       expect(result.code).toBe(1)
       expect(result.stdout).toBe("")
-      expect(result.stderr).toContain("error: unknown scenario 'nope'. Known scenarios: shopping-list, job-tracker,")
-      expect(result.stderr).toContain("Usage:")
+      expect(result.stderr).toMatch(/^error: unknown scenario 'nope'\. Known scenarios: shopping-list, job-tracker, .*approval \(see: npm start -- run --help\)\n$/)
     }))
 })

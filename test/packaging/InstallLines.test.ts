@@ -10,16 +10,18 @@ import { root } from "../process.js"
 interface Manifest {
   readonly dependencies?: Record<string, string>
   readonly peerDependencies?: Record<string, string>
+  readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
 }
 
 const manifest = (name: string): Manifest =>
   JSON.parse(fs.readFileSync(path.join(root, "packages", name.replace("@sessionflow/", ""), "package.json"), "utf8"))
 
-/** The peers a package needs, with its @sessionflow dependencies' peers. */
+/** The peers a package needs (not the optional ones), with its @sessionflow dependencies' peers. */
 const peersOf = (name: string): Record<string, string> => {
   const m = manifest(name)
   const inner = Object.keys(m.dependencies ?? {}).filter((d) => d.startsWith("@sessionflow/"))
-  return Object.assign({}, ...inner.map(peersOf), m.peerDependencies)
+  const needed = Object.entries(m.peerDependencies ?? {}).filter(([peer]) => m.peerDependenciesMeta?.[peer]?.optional !== true)
+  return Object.assign({}, ...inner.map(peersOf), Object.fromEntries(needed))
 }
 
 const readmes = ["README.md", ...["core", "store-sqlite", "store-pg", "openai", "cli", "server"].map((p) => `packages/${p}/README.md`)]

@@ -19,13 +19,12 @@ const readJson = (file: string): Record<string, unknown> => JSON.parse(fs.readFi
 
 const version = (pkg: string): string => readJson(path.join(root, "node_modules", pkg, "package.json"))["version"] as string
 
-/** The peers of the library packages, with the ranges they declare. */
+/** The peers of the library packages, with the ranges they declare (not our own packages: those are the tarballs). */
 const peers = (): Record<string, string> =>
-  Object.assign(
-    {},
-    ...libraries.map((name) =>
-      readJson(path.join(root, "packages", name, "package.json"))["peerDependencies"] as Record<string, string>
-    )
+  Object.fromEntries(
+    libraries.flatMap((name) =>
+      Object.entries(readJson(path.join(root, "packages", name, "package.json"))["peerDependencies"] as Record<string, string>)
+    ).filter(([peer]) => !peer.startsWith("@sessionflow/"))
   )
 
 /**
@@ -65,7 +64,7 @@ export const inspect = SqliteSessionStore.layer({ filename: "sessions.db", reado
 export const memory = SessionStore.layerMemory
 export const shared = PgSessionStore.layer({ url: "postgres://app@db.internal:5432/app", schema: "sessions", maxConnections: 5 })
 export const fromEnvironment = PgSessionStore.layerConfig()
-export const usage: string = Cli.usage
+export const help = Cli.main(["--help"])
 `
 
 /** The server, on plain node from the tarball: its API, its page and the page's compiled script. */

@@ -14,6 +14,8 @@
  * sessionflow sessions list   --url postgres://app@db.internal:5432/app
  * ```
  *
+ * The commands, options and help are declared with `@effect/cli`
+ * ({@link command}); {@link CommandLine.run} runs them with one-line errors.
  * `list`, `show`, `state` and `runs list` open the file read-only; `rename`
  * and `delete` change that one session. No command creates, migrates or
  * alters a table: an unknown `--table`, or a file without sessionflow tables,
@@ -21,8 +23,12 @@
  *
  * @since 0.1.0
  */
-import { SessionStore, WorkflowError } from "@sessionflow/core"
-import { PgSessionStore } from "@sessionflow/store-pg"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import { SessionStore, WorkflowError, WorkflowEvent } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -34,18 +40,27 @@ import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as CommandLine from "./CommandLine.js"
 
 // -----------------------------------------------------------------------------
 // errors
 // -----------------------------------------------------------------------------
 
 /**
- * A command-line mistake (unknown option, missing argument): exit code 2.
+ * A command-line mistake (unknown option or command, missing argument): exit
+ * code 2.
  *
  * @since 0.1.0
  * @category errors
  */
-export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+export const UsageError = CommandLine.UsageError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type UsageError = CommandLine.UsageError
 
 /**
  * A command that could not do its job (unknown session, missing file, …):
@@ -56,6 +71,10 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
  */
 export class CommandError extends Data.TaggedError("CommandError")<{ readonly message: string }> {}
 
+// -----------------------------------------------------------------------------
+// the database
+// -----------------------------------------------------------------------------
+
 /**
  * The environment variable holding the PostgreSQL URL used when neither
  * `--db` nor `--url` is given.
@@ -64,155 +83,6 @@ export class CommandError extends Data.TaggedError("CommandError")<{ readonly me
  * @category database
  */
 export const databaseUrlVariable = "SESSIONFLOW_DATABASE_URL"
-
-/**
- * @since 0.1.0
- * @category usage
- */
-export const usage = `sessionflow: inspect the sessions a sessionflow app keeps in SQLite or PostgreSQL
-
-Usage:
-  sessionflow sessions list   <database> [--table <name>] [--json]
-  sessionflow sessions show   <database> [--table <name>] [--json] <sessionId>
-  sessionflow sessions rename <database> [--table <name>] [--json] <sessionId> <name>
-  sessionflow sessions delete <database> [--table <name>] [--json] <sessionId>
-  sessionflow state           <database> [--table <name>] [--json] <sessionId>
-  sessionflow runs list       <database> [--table <name>] [--json]
-  sessionflow help
-
-The database is one of:
-  --db <file>      the SQLite file (written by @sessionflow/store-sqlite)
-  --url <url>      a PostgreSQL URL, postgres://user:password@host:5432/database
-                   (written by @sessionflow/store-pg); without --db or --url,
-                   the URL in ${databaseUrlVariable}, if set
-
-Options:
-  --schema <name>  PostgreSQL: the schema the tables are in (default: the search_path)
-  --table <name>   the session table (default ${SqliteSessionStore.defaultTable})
-  --json           print JSON on stdout (for jq and scripts)
-
-runs list shows the unfinished runs: paused (with the question they wait on),
-running, and abandoned (their process stopped; the lease expired). Continue or
-resume them with the workflow's code (Workflow.continue, Workflow.resume).
-
-list, show, state and runs list open a SQLite file read-only (and only read
-PostgreSQL); rename and delete change only the session named. No command creates or migrates a table. Exit status: 0 on
-success, 1 when a command fails, 2 for a usage mistake; errors are one line on stderr.`
-
-// -----------------------------------------------------------------------------
-// arguments
-// -----------------------------------------------------------------------------
-
-/**
- * What a command line may contain: options that take a value, and flags.
- *
- * @since 0.1.0
- * @category parsing
- */
-export interface ArgsSpec {
-  readonly values: ReadonlyArray<string>
-  readonly flags: ReadonlyArray<string>
-}
-
-/**
- * A parsed command line.
- *
- * @since 0.1.0
- * @category parsing
- */
-export interface CommandLine {
-  readonly positionals: ReadonlyArray<string>
-  readonly values: ReadonlyMap<string, string>
-  readonly flags: ReadonlySet<string>
-}
-
-/**
- * Parses `argv` by hand: `--option value`, `--option=value`, `--flag`, `-h`
- * (as `--help`, when `help` is a flag), and `--` ending the options.
- *
- * @since 0.1.0
- * @category parsing
- */
-export const parseCommandLine = (argv: ReadonlyArray<string>, spec: ArgsSpec): Effect.Effect<CommandLine, UsageError> =>
-  Effect.suspend(() => {
-    const positionals: Array<string> = []
-    const values = new Map<string, string>()
-    const flags = new Set<string>()
-    for (let i = 0; i < argv.length; i++) {
-      const arg = argv[i]!
-      if (arg === "--") {
-        positionals.push(...argv.slice(i + 1))
-        break
-      }
-      if (arg === "-h" && spec.flags.includes("help")) {
-        flags.add("help")
-        continue
-      }
-      if (arg.startsWith("--")) {
-        const eq = arg.indexOf("=")
-        const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
-        if (spec.values.includes(name)) {
-          const value = eq === -1 ? argv[++i] : arg.slice(eq + 1)
-          if (value === undefined || value === "" || (eq === -1 && value.startsWith("--"))) {
-            return Effect.fail(new UsageError({ message: `--${name} needs a value` }))
-          }
-          values.set(name, value)
-          continue
-        }
-        if (spec.flags.includes(name) && eq === -1) {
-          flags.add(name)
-          continue
-        }
-        return Effect.fail(new UsageError({ message: `unknown option '${arg}'` }))
-      }
-      if (arg.startsWith("-") && arg.length > 1) {
-        return Effect.fail(new UsageError({ message: `unknown option '${arg}'` }))
-      }
-      positionals.push(arg)
-    }
-    return Effect.succeed({ positionals, values, flags })
-  })
-
-/**
- * The `sessionflow` command's arguments.
- *
- * @since 0.1.0
- * @category parsing
- */
-export interface Args {
-  readonly positionals: ReadonlyArray<string>
-  /** `--db`, `--url`, else `SESSIONFLOW_DATABASE_URL` */
-  readonly database: Database | undefined
-  readonly schema: string | undefined
-  readonly table: string | undefined
-  readonly json: boolean
-  readonly help: boolean
-}
-
-/**
- * @since 0.1.0
- * @category parsing
- */
-export const parseArgs = (
-  argv: ReadonlyArray<string>,
-  env: Readonly<Record<string, string | undefined>> = process.env
-): Effect.Effect<Args, UsageError> =>
-  Effect.gen(function*() {
-    const line = yield* parseCommandLine(argv, { values: ["db", "url", "schema", "table"], flags: ["json", "help"] })
-    const database = yield* chooseDatabase({ db: line.values.get("db"), url: line.values.get("url") }, env)
-    return {
-      positionals: line.positionals,
-      database,
-      schema: line.values.get("schema"),
-      table: line.values.get("table"),
-      json: line.flags.has("json"),
-      help: line.flags.has("help")
-    }
-  })
-
-// -----------------------------------------------------------------------------
-// the database
-// -----------------------------------------------------------------------------
 
 /**
  * Where the sessions are: a SQLite file or a PostgreSQL URL.
@@ -282,6 +152,9 @@ export const databaseOption = (database: Database): string =>
  * inspection) or PostgreSQL (in `schema`). `migrate: false` creates and
  * changes no table.
  *
+ * `@sessionflow/store-pg` is an optional peer dependency, imported only for
+ * a PostgreSQL database: inspecting SQLite files needs neither it nor `pg`.
+ *
  * @since 0.1.0
  * @category database
  */
@@ -301,36 +174,119 @@ export const storeLayer = (
       readonly: options.readonly,
       migrate: options.migrate
     })
-    : PgSessionStore.layer({
-      url: database.url,
-      schema: options.schema,
-      table: options.table,
-      migrate: options.migrate
-    })
+    : Layer.unwrapEffect(
+      Effect.tryPromise({
+        try: () => import("@sessionflow/store-pg"),
+        catch: (cause) =>
+          new WorkflowError.SessionStoreError({
+            method: "open",
+            description:
+              "PostgreSQL needs @sessionflow/store-pg and @effect/sql-pg: npm install @sessionflow/store-pg @effect/sql-pg",
+            cause
+          })
+      }).pipe(Effect.map(({ PgSessionStore }) =>
+        PgSessionStore.layer({ url: database.url, schema: options.schema, table: options.table, migrate: options.migrate })
+      ))
+    )
+
+// -----------------------------------------------------------------------------
+// options
+// -----------------------------------------------------------------------------
+
+/** A value that is not an option's name: `--db --json` is `--db` without its value. */
+const value = (name: string, pseudoName: string, description: string) =>
+  Options.text(name).pipe(
+    Options.withPseudoName(pseudoName),
+    Options.withDescription(description),
+    Options.mapEffect((text) =>
+      text === "" || text.startsWith("--")
+        ? Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name} needs a value`)))
+        : Effect.succeed(text)
+    ),
+    Options.optional,
+    Options.map(Option.getOrUndefined)
+  )
+
+/**
+ * The options naming a database, shared by every command that opens one:
+ * `--db <file>`, `--url <url>`, `--schema <name>` and `--table <name>`.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const databaseOptions = {
+  db: value("db", "file", "the SQLite file (written by @sessionflow/store-sqlite)"),
+  url: value(
+    "url",
+    "url",
+    `a PostgreSQL URL, postgres://user:password@host:5432/database (written by @sessionflow/store-pg); without --db or --url, the URL in ${databaseUrlVariable}`
+  ),
+  schema: value("schema", "name", "PostgreSQL: the schema the tables are in (default: the search_path)"),
+  table: value("table", "name", `the session table (default ${SqliteSessionStore.defaultTable})`)
+}
+
+/**
+ * `--json`: JSON on stdout, for jq and scripts.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const jsonOption = Options.boolean("json").pipe(Options.withDescription("print JSON on stdout (for jq and scripts)"))
+
+/**
+ * What the database options give: where to look, and in which table.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface DatabaseOptions {
+  readonly db: string | undefined
+  readonly url: string | undefined
+  readonly schema: string | undefined
+  readonly table: string | undefined
+}
+
+/** A command's database, schema and table, and whether it prints JSON. */
+interface Target {
+  /** the command, for messages (`sessions list`) */
+  readonly command: string
+  readonly database: Database | undefined
+  readonly schema: string | undefined
+  readonly table: string | undefined
+  readonly json: boolean
+}
+
+const target = (command: string, options: DatabaseOptions & { readonly json: boolean }) =>
+  Effect.map(
+    Effect.mapError(chooseDatabase(options), (error) => new UsageError({ message: error.message, command })),
+    (database): Target => ({ command, database, schema: options.schema, table: options.table, json: options.json })
+  )
 
 // -----------------------------------------------------------------------------
 // the store
 // -----------------------------------------------------------------------------
 
-const where = (args: Args) =>
-  `${args.database === undefined ? "" : describeDatabase(args.database)}${
-    args.schema === undefined ? "" : ` (schema ${args.schema})`
-  }${args.table === undefined ? "" : ` (table ${args.table})`}`
+const where = (target: Target) =>
+  `${target.database === undefined ? "" : describeDatabase(target.database)}${
+    target.schema === undefined ? "" : ` (schema ${target.schema})`
+  }${target.table === undefined ? "" : ` (table ${target.table})`}`
 
 /**
  * Runs `self` on the store in `--db` or `--url`: read-only for reading
  * commands (on SQLite), never migrating or creating anything.
  */
-const withStore = (args: Args, command: string, access: "read" | "write") =>
+const withStore = (target: Target, access: "read" | "write") =>
 <A, E>(
   self: Effect.Effect<A, E, SessionStore.SessionStore>
 ): Effect.Effect<A, E | UsageError | CommandError | WorkflowError.SessionStoreError> =>
   Effect.suspend((): Effect.Effect<A, E | UsageError | CommandError | WorkflowError.SessionStoreError> => {
-    const database = args.database
+    const database = target.database
     if (database === undefined) {
       return Effect.fail(
         new UsageError({
-          message: `${command}: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database to inspect)`
+          message:
+            `${target.command}: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database to inspect)`,
+          command: target.command
         })
       )
     }
@@ -339,28 +295,20 @@ const withStore = (args: Args, command: string, access: "read" | "write") =>
     }
     return Effect.provide(
       self,
-      storeLayer(database, { table: args.table, schema: args.schema, readonly: access === "read", migrate: false })
+      storeLayer(database, { table: target.table, schema: target.schema, readonly: access === "read", migrate: false })
     )
   })
 
-const sessionArg = (args: Args, command: string, extra: "none" | "rest") =>
-  Effect.suspend(() => {
-    const id = args.positionals[2]
-    if (id === undefined) return Effect.fail(new UsageError({ message: `${command}: which session? (give its id)` }))
-    if (extra === "none" && args.positionals.length > 3) {
-      return Effect.fail(new UsageError({ message: `${command}: unexpected argument '${args.positionals[3]}'` }))
-    }
-    return Effect.succeed(id)
+const notFound = (target: Target, sessionId: string) =>
+  new CommandError({
+    message: `no session '${sessionId}' in ${where(target)} (see: sessionflow sessions list${
+      target.database === undefined ? "" : ` ${databaseOption(target.database)}`
+    })`
   })
 
-const notFound = (args: Args, sessionId: string) =>
-  new CommandError({ message: `no session '${sessionId}' in ${where(args)} (see: sessionflow sessions list${
-    args.database === undefined ? "" : ` ${databaseOption(args.database)}`
-  })` })
-
-const infoOrFail = (args: Args, sessionId: string) =>
+const infoOrFail = (target: Target, sessionId: string) =>
   Effect.flatMap(SessionStore.SessionStore, (store) => store.info(sessionId)).pipe(
-    Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound(args, sessionId)), onSome: Effect.succeed }))
+    Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound(target, sessionId)), onSome: Effect.succeed }))
   )
 
 // -----------------------------------------------------------------------------
@@ -375,28 +323,21 @@ const date = (ms: number) => new Date(ms).toISOString().replace("T", " ").slice(
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
-const oneLine = (u: unknown, max = 70): string => {
-  const text = u === undefined || u === null ? "" : typeof u === "string" ? u : JSON.stringify(u)
-  const flat = text.replace(/\s+/g, " ").trim()
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
-}
+const oneLine = WorkflowEvent.formatLine
 
 // -----------------------------------------------------------------------------
-// commands
+// sessions and state
 // -----------------------------------------------------------------------------
 
-const sessionsList = (args: Args) =>
+const listSessions = (target: Target) =>
   Effect.gen(function*() {
-    if (args.positionals.length > 2) {
-      return yield* new UsageError({ message: `sessions list: unexpected argument '${args.positionals[2]}'` })
-    }
     const store = yield* SessionStore.SessionStore
     const { broken, sessions } = yield* store.list({})
     // a row the store cannot read is reported, and the others are still listed
     for (const b of broken) yield* Console.error(`warning: session ${b.sessionId} cannot be read: ${describeError(b.error)}`)
-    if (args.json) return yield* json(sessions)
-    if (sessions.length === 0) return yield* say(`No sessions in ${where(args)}.`)
-    yield* say(`${plural(sessions.length, "session")} in ${where(args)}:\n`)
+    if (target.json) return yield* json(sessions)
+    if (sessions.length === 0) return yield* say(`No sessions in ${where(target)}.`)
+    yield* say(`${plural(sessions.length, "session")} in ${where(target)}:\n`)
     for (const s of sessions) {
       const runs = yield* store.runs(s.sessionId, {})
       yield* say(`  ${s.sessionId}`)
@@ -407,109 +348,77 @@ const sessionsList = (args: Args) =>
         }`
       )
     }
-  }).pipe(withStore(args, "sessions list", "read"))
+  }).pipe(withStore(target, "read"))
 
-const sessionsShow = (args: Args) =>
+const showSession = (target: Target, id: string) =>
   Effect.gen(function*() {
-    const id = yield* sessionArg(args, "sessions show", "none")
-    return yield* Effect.gen(function*() {
-      const store = yield* SessionStore.SessionStore
-      const info = yield* infoOrFail(args, id)
-      const runs = yield* store.runs(id, {})
-      // the history and metadata stay readable when the state is not
-      const stored = yield* store.load(id).pipe(
-        Effect.map((loaded) => ({ ok: true as const, state: Option.getOrUndefined(loaded)?.state })),
-        Effect.catchTag("StateDecodeError", (error) => Effect.succeed({ ok: false as const, error: error.message }))
+    const store = yield* SessionStore.SessionStore
+    const info = yield* infoOrFail(target, id)
+    const runs = yield* store.runs(id, {})
+    // the history and metadata stay readable when the state is not
+    const stored = yield* store.load(id).pipe(
+      Effect.map((loaded) => ({ ok: true as const, state: Option.getOrUndefined(loaded)?.state })),
+      Effect.catchTag("StateDecodeError", (error) => Effect.succeed({ ok: false as const, error: error.message }))
+    )
+    if (target.json) {
+      yield* json({ ...info, ...(stored.ok ? { state: stored.state } : { stateError: stored.error }), runs })
+    } else {
+      yield* say(`Session ${info.sessionId}`)
+      yield* say(`  workflow: ${info.workflowName}`)
+      yield* say(`  name:     ${info.name ?? "(none)"}`)
+      if (info.userId !== undefined) yield* say(`  user:     ${info.userId}`)
+      yield* say(`  version:  ${info.version}`)
+      yield* say(`  created:  ${date(info.createdAt)}   updated: ${date(info.updatedAt)}`)
+      yield* say(`\nState:`)
+      yield* say(
+        stored.ok
+          ? JSON.stringify(stored.state, null, 2).split("\n").map((l) => `  ${l}`).join("\n")
+          : `  (cannot be read: ${stored.error})`
       )
-      if (args.json) {
-        yield* json({ ...info, ...(stored.ok ? { state: stored.state } : { stateError: stored.error }), runs })
-      } else {
-        yield* say(`Session ${info.sessionId}`)
-        yield* say(`  workflow: ${info.workflowName}`)
-        yield* say(`  name:     ${info.name ?? "(none)"}`)
-        if (info.userId !== undefined) yield* say(`  user:     ${info.userId}`)
-        yield* say(`  version:  ${info.version}`)
-        yield* say(`  created:  ${date(info.createdAt)}   updated: ${date(info.updatedAt)}`)
-        yield* say(`\nState:`)
-        yield* say(
-          stored.ok
-            ? JSON.stringify(stored.state, null, 2).split("\n").map((l) => `  ${l}`).join("\n")
-            : `  (cannot be read: ${stored.error})`
-        )
-        yield* say(`\nRuns (${runs.length}):`)
-        for (const [i, run] of runs.entries()) {
-          const mark = run.status === "completed" ? "✓" : run.status === "error" ? "✗" : "○"
-          const took = ((run.completedAt - run.startedAt) / 1000).toFixed(1)
-          yield* say(`  ${i + 1}. ${mark} ${run.status.padEnd(9)} ${date(run.startedAt)}  ${took}s  run ${run.runId}`)
-          yield* say(`     » ${oneLine(run.input)}`)
-          if (run.status === "completed") yield* say(`     ↳ ${oneLine(run.content)}`)
-          if (run.error !== undefined) yield* say(`     ✗ ${oneLine(run.error)}`)
-        }
+      yield* say(`\nRuns (${runs.length}):`)
+      for (const [i, run] of runs.entries()) {
+        const mark = run.status === "completed" ? "✓" : run.status === "error" ? "✗" : "○"
+        const took = ((run.completedAt - run.startedAt) / 1000).toFixed(1)
+        yield* say(`  ${i + 1}. ${mark} ${run.status.padEnd(9)} ${date(run.startedAt)}  ${took}s  run ${run.runId}`)
+        yield* say(`     » ${oneLine(run.input)}`)
+        if (run.status === "completed") yield* say(`     ↳ ${oneLine(run.content)}`)
+        if (run.error !== undefined) yield* say(`     ✗ ${oneLine(run.error)}`)
       }
-      if (!stored.ok) return yield* new CommandError({ message: stored.error })
-    }).pipe(withStore(args, "sessions show", "read"))
-  })
+    }
+    if (!stored.ok) return yield* new CommandError({ message: stored.error })
+  }).pipe(withStore(target, "read"))
 
-const sessionsRename = (args: Args) =>
+const renameSession = (target: Target, id: string, words: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const id = yield* sessionArg(args, "sessions rename", "rest")
-    const name = args.positionals.slice(3).join(" ").trim()
-    if (name.length === 0) return yield* new UsageError({ message: "sessions rename: give the new name after the session id" })
-    return yield* Effect.gen(function*() {
-      const store = yield* SessionStore.SessionStore
-      yield* store.setName(id, name).pipe(Effect.catchTag("SessionNotFound", () => Effect.fail(notFound(args, id))))
-      yield* args.json ? json({ sessionId: id, name }) : say(`Session ${id} is now named '${name}'.`)
-    }).pipe(withStore(args, "sessions rename", "write"))
-  })
-
-const sessionsDelete = (args: Args) =>
-  Effect.gen(function*() {
-    const id = yield* sessionArg(args, "sessions delete", "none")
-    return yield* Effect.gen(function*() {
-      const store = yield* SessionStore.SessionStore
-      if (!(yield* store.remove(id))) return yield* notFound(args, id)
-      yield* args.json ? json({ sessionId: id, deleted: true }) : say(`Deleted session ${id} and its run history.`)
-    }).pipe(withStore(args, "sessions delete", "write"))
-  })
-
-const sessions = (args: Args) => {
-  const sub = args.positionals[1]
-  switch (sub) {
-    case "list":
-    case "ls":
-      return sessionsList(args)
-    case "show":
-      return sessionsShow(args)
-    case "rename":
-      return sessionsRename(args)
-    case "delete":
-    case "rm":
-      return sessionsDelete(args)
-    default:
-      return Effect.fail(
-        new UsageError({
-          message: sub === undefined
-            ? "sessions: list, show, rename or delete?"
-            : `unknown sessions command '${sub}' (use list, show, rename or delete)`
-        })
-      )
-  }
-}
-
-const state = (args: Args) =>
-  Effect.gen(function*() {
-    const sessionId = args.positionals[1]
-    if (sessionId === undefined) return yield* new UsageError({ message: "state: which session? (give its id)" })
-    if (args.positionals.length > 2) {
-      return yield* new UsageError({ message: `state: unexpected argument '${args.positionals[2]}'` })
+    const name = words.join(" ").trim()
+    if (name.length === 0) {
+      return yield* new UsageError({ message: "sessions rename: give the new name after the session id", command: target.command })
     }
     return yield* Effect.gen(function*() {
       const store = yield* SessionStore.SessionStore
-      const loaded = yield* store.load(sessionId)
-      if (Option.isNone(loaded)) return yield* notFound(args, sessionId)
-      yield* say(JSON.stringify(loaded.value.state, null, args.json ? undefined : 2))
-    }).pipe(withStore(args, "state", "read"))
+      yield* store.setName(id, name).pipe(Effect.catchTag("SessionNotFound", () => Effect.fail(notFound(target, id))))
+      yield* target.json ? json({ sessionId: id, name }) : say(`Session ${id} is now named '${name}'.`)
+    }).pipe(withStore(target, "write"))
   })
+
+const deleteSession = (target: Target, id: string) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    if (!(yield* store.remove(id))) return yield* notFound(target, id)
+    yield* target.json ? json({ sessionId: id, deleted: true }) : say(`Deleted session ${id} and its run history.`)
+  }).pipe(withStore(target, "write"))
+
+const printState = (target: Target, sessionId: string) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const loaded = yield* store.load(sessionId)
+    if (Option.isNone(loaded)) return yield* notFound(target, sessionId)
+    yield* say(JSON.stringify(loaded.value.state, null, target.json ? undefined : 2))
+  }).pipe(withStore(target, "read"))
+
+// -----------------------------------------------------------------------------
+// runs
+// -----------------------------------------------------------------------------
 
 /**
  * How an unfinished run stands: waiting for a person, running (its owner holds
@@ -579,15 +488,12 @@ export const unfinishedRuns: Effect.Effect<
 
 const runMark: Record<RunState, string> = { paused: "⏸", running: "▶", abandoned: "✗" }
 
-const runsList = (args: Args) =>
+const listRuns = (target: Target) =>
   Effect.gen(function*() {
-    if (args.positionals.length > 2) {
-      return yield* new UsageError({ message: `runs list: unexpected argument '${args.positionals[2]}'` })
-    }
     const runs = yield* unfinishedRuns
-    if (args.json) return yield* json(runs)
-    if (runs.length === 0) return yield* say(`No paused, running or abandoned runs in ${where(args)}.`)
-    yield* say(`${plural(runs.length, "unfinished run")} in ${where(args)}:\n`)
+    if (target.json) return yield* json(runs)
+    if (runs.length === 0) return yield* say(`No paused, running or abandoned runs in ${where(target)}.`)
+    yield* say(`${plural(runs.length, "unfinished run")} in ${where(target)}:\n`)
     for (const run of runs) {
       yield* say(`  ${runMark[run.state]} ${run.state.padEnd(9)} run ${run.runId}`)
       yield* say(`     workflow: ${run.workflowName}   session: ${run.sessionId}${run.userId === undefined ? "" : `   user: ${run.userId}`}`)
@@ -599,27 +505,164 @@ const runsList = (args: Args) =>
       }
       if (run.state !== "paused") yield* say(`     owner ${run.owner}, lease ${run.state === "abandoned" ? "expired" : "until"} ${date(run.leaseExpiresAt ?? 0)}`)
     }
-  }).pipe(withStore(args, "runs list", "read"))
+  }).pipe(withStore(target, "read"))
 
-const runs = (args: Args) => {
-  const sub = args.positionals[1]
-  switch (sub) {
-    case "list":
-    case "ls":
-      return runsList(args)
-    case "continue":
-    case "resume":
-      return Effect.fail(
-        new CommandError({
-          message: `runs ${sub} needs the workflow's code: call Workflow.${sub}(workflow, runId, …) in your app`
-        })
-      )
-    default:
-      return Effect.fail(
-        new UsageError({ message: sub === undefined ? "runs: list?" : `unknown runs command '${sub}' (use list)` })
-      )
-  }
+// -----------------------------------------------------------------------------
+// the commands
+// -----------------------------------------------------------------------------
+
+const withDatabase = { ...databaseOptions, json: jsonOption }
+
+const sessionId = Args.text({ name: "sessionId" }).pipe(Args.withDescription("the session's id"))
+
+/** A command on one session of the database: `<command> [options] <sessionId>`. */
+const onSession = <Name extends string, E>(
+  name: Name,
+  command: string,
+  description: string,
+  f: (target: Target, sessionId: string) => Effect.Effect<void, E>
+) =>
+  Command.make(
+    name,
+    { ...withDatabase, sessionId },
+    (options) => Effect.flatMap(target(command, options), (t) => f(t, options.sessionId))
+  ).pipe(Command.withDescription(description))
+
+/**
+ * `sessions list`: every session, newest first.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const sessionsListCommand = Command.make(
+  "list",
+  withDatabase,
+  (options) => Effect.flatMap(target("sessions list", options), listSessions)
+).pipe(Command.withDescription("every session, newest first"))
+
+/**
+ * `sessions show <sessionId>`: a session's metadata, state and run history.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const sessionsShowCommand = onSession("show", "sessions show", "a session's metadata, state and run history", showSession)
+
+/**
+ * `sessions rename <sessionId> <name…>`: sets a session's name.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const sessionsRenameCommand = Command.make(
+  "rename",
+  { ...withDatabase, sessionId, name: Args.text({ name: "name" }).pipe(Args.withDescription("the new name"), Args.atLeast(1)) },
+  (options) => Effect.flatMap(target("sessions rename", options), (t) => renameSession(t, options.sessionId, options.name))
+).pipe(Command.withDescription("set a session's name"))
+
+/**
+ * `sessions delete <sessionId>`: deletes a session and its run history.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const sessionsDeleteCommand = onSession("delete", "sessions delete", "delete a session and its run history", deleteSession)
+
+const sessionsCommands = [sessionsListCommand, sessionsShowCommand, sessionsRenameCommand, sessionsDeleteCommand] as const
+
+/**
+ * `state <sessionId>`: a session's state alone (one JSON line with `--json`).
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const stateCommand = onSession("state", "state", "a session's state alone (one JSON line with --json)", printState)
+
+/**
+ * `runs list`: the paused, running and abandoned runs, oldest first.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const runsListCommand = Command.make(
+  "list",
+  withDatabase,
+  (options) => Effect.flatMap(target("runs list", options), listRuns)
+).pipe(
+  Command.withDescription(
+    "the unfinished runs: paused (with the question they wait on), running, and abandoned (their process stopped; the lease expired)"
+  )
+)
+
+/** `runs continue` and `runs resume` need the workflow's code: they say so. */
+const needsCode = (name: "continue" | "resume") =>
+  Command.make(name, { ...withDatabase, runId: Args.text({ name: "runId" }).pipe(Args.optional) }, () =>
+    Effect.fail(
+      new CommandError({
+        message: `runs ${name} needs the workflow's code: call Workflow.${name}(workflow, runId, …) in your app`
+      })
+    )).pipe(Command.withDescription(`explains where to ${name} a run: Workflow.${name} in your app`))
+
+const runsCommands = [runsListCommand, needsCode("continue"), needsCode("resume")] as const
+
+/** A command that only groups others: alone, it asks which of them. */
+const group = (name: string, description: string | HelpDoc.HelpDoc) =>
+  Command.make(name, {}, () => Effect.fail(CommandLine.whichCommand(tree, name === "sessionflow" ? [] : [name]))).pipe(
+    Command.withDescription(description)
+  )
+
+/**
+ * The `sessionflow` command, declared with `@effect/cli`: `sessions list |
+ * show | rename | delete`, `state`, `runs list` and `help`.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = group(
+  "sessionflow",
+  HelpDoc.blocks([
+    HelpDoc.p("Inspect the sessions a sessionflow app keeps in SQLite (--db <file>) or PostgreSQL (--url <url>)."),
+    HelpDoc.p(
+      "list, show, state and runs list open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named. No command creates or migrates a table."
+    ),
+    HelpDoc.p(
+      "Exit status: 0 on success, 1 when a command fails, 2 for a usage mistake; errors are one line on stderr."
+    )
+  ])
+).pipe(
+  Command.withSubcommands([
+    group("sessions", "list, show, rename or delete sessions").pipe(Command.withSubcommands(sessionsCommands)),
+    stateCommand,
+    group("runs", "the unfinished runs").pipe(Command.withSubcommands(runsCommands)),
+    CommandLine.helpCommand
+  ])
+)
+
+/**
+ * The names of the commands and subcommands of {@link command}.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const tree: CommandLine.Tree = {
+  sessions: CommandLine.leaves(...sessionsCommands),
+  ...CommandLine.leaves(stateCommand),
+  runs: CommandLine.leaves(...runsCommands),
+  ...CommandLine.leaves(CommandLine.helpCommand)
 }
+
+/**
+ * The options of every command (for "did you mean" and "needs a value").
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const commandLineOptions = {
+  valueOptions: Object.keys(databaseOptions).map((name) => `--${name}`),
+  flags: ["--json", "--help"]
+}
+
+const version: string = createRequire(import.meta.url)("../package.json").version
 
 /**
  * The errors a command reports as one line.
@@ -635,29 +678,17 @@ export type CliError =
 
 /**
  * Runs the command line `argv` (without `node` and the script), printing with
- * `Console`.
+ * `Console`; `--help` (or `help`) prints the help.
  *
  * @since 0.1.0
  * @category running
  */
-export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, CliError> =>
-  Effect.gen(function*() {
-    const args = yield* parseArgs(argv)
-    const command = args.positionals[0]
-    if (args.help || command === "help") return yield* say(usage)
-    switch (command) {
-      case "sessions":
-        return yield* sessions(args)
-      case "state":
-        return yield* state(args)
-      case "runs":
-        return yield* runs(args)
-      case undefined:
-        return yield* new UsageError({ message: "which command? (sessions list|show|rename|delete, state, runs list)" })
-      default:
-        return yield* new UsageError({ message: `unknown command '${command}'` })
-    }
-  })
+export const run: (argv: ReadonlyArray<string>) => Effect.Effect<void, CliError> = CommandLine.run(command, {
+  name: "sessionflow",
+  version,
+  tree,
+  ...commandLineOptions
+})
 
 // -----------------------------------------------------------------------------
 // reporting
@@ -686,8 +717,8 @@ export const describeError = (error: unknown): string => {
 export const exitCode = (error: CliError): number => (error._tag === "UsageError" ? 2 : 1)
 
 /**
- * `run`, reporting a failure (or a defect) as one line on stderr; succeeds
- * with the exit code.
+ * `run`, reporting a failure (or a defect) as one line on stderr, a usage
+ * mistake with a hint to the command's `--help`; succeeds with the exit code.
  *
  * @since 0.1.0
  * @category running
@@ -698,7 +729,7 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
     Effect.catchAll((error) =>
       Effect.as(
         Console.error(
-          `error: ${describeError(error)}${error._tag === "UsageError" ? " (see: sessionflow help)" : ""}`
+          `error: ${describeError(error)}${error._tag === "UsageError" ? ` ${CommandLine.hint("sessionflow", error)}` : ""}`
         ),
         exitCode(error)
       )
@@ -719,19 +750,14 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
 export interface Writers {
   readonly stdout: (text: string) => void
   readonly stderr: (text: string) => void
-}
-
-const safeJson = (u: unknown): string => {
-  try {
-    return JSON.stringify(u) ?? String(u)
-  } catch {
-    return String(u)
-  }
+  /** whether ANSI colours (in the help) are kept; without, they are removed */
+  readonly color?: boolean | undefined
 }
 
 /**
  * Runs `self` with `Console.log`/`info` writing lines to `stdout` and
- * `Console.warn`/`error` to `stderr` (non-string arguments as JSON).
+ * `Console.warn`/`error` to `stderr` (non-string arguments as JSON), without
+ * ANSI colours unless `writers.color`.
  *
  * @since 0.1.0
  * @category output
@@ -743,7 +769,9 @@ export const withWriters: {
 
 const withWritersImpl = <A, E, R>(self: Effect.Effect<A, E, R>, writers: Writers): Effect.Effect<A, E, R> =>
   Console.consoleWith((base) => {
-    const line = (args: ReadonlyArray<unknown>) => `${args.map((a) => (typeof a === "string" ? a : safeJson(a))).join(" ")}\n`
+    const text = (args: ReadonlyArray<unknown>) => args.map((a) => WorkflowEvent.formatValue(a, Infinity)).join(" ")
+    const line = (args: ReadonlyArray<unknown>) =>
+      `${writers.color === true ? text(args) : CommandLine.stripAnsi(text(args))}\n`
     const out = (...args: ReadonlyArray<unknown>) => writers.stdout(line(args))
     const err = (...args: ReadonlyArray<unknown>) => writers.stderr(line(args))
     const console: Console.Console = {
@@ -787,14 +815,16 @@ export const streamWriter = (stream: OutputStream): (text: string) => void => {
 }
 
 /**
- * The process's stdout and stderr, as `streamWriter`s.
+ * The process's stdout and stderr, as `streamWriter`s; colours on a
+ * terminal only (not with `NO_COLOR`).
  *
  * @since 0.1.0
  * @category output
  */
 export const processWriters = (): Writers => ({
   stdout: streamWriter(process.stdout),
-  stderr: streamWriter(process.stderr)
+  stderr: streamWriter(process.stderr),
+  color: process.stdout.isTTY === true && process.env.NO_COLOR === undefined && process.env.TERM !== "dumb"
 })
 
 /**

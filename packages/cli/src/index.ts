@@ -2,3 +2,8 @@
  * @since 0.1.0
  */
 export * as Cli from "./Cli.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as CommandLine from "./CommandLine.js"

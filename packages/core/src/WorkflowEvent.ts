@@ -405,3 +405,14 @@ export const formatChange: (change: StateChange) => string = formatting.formatCh
  */
 export const formatValue = (value: unknown, width?: number): string =>
   typeof value === "string" ? value : formatting.prettyJson(value, width)
+
+/**
+ * Renders a value (a run's input, a paused run's question) on one line of at
+ * most `max` characters: a string as it is, nothing for `null` and
+ * `undefined`, anything else as compact JSON; runs of whitespace become one
+ * space, and a longer text ends in `…`.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const formatLine: (value: unknown, max?: number) => string = formatting.line

@@ -1,6 +1,6 @@
 /**
- * The `sessionflow` command line: runs the seven seed scenarios and the
- * approval scenario, inspects what they stored, and continues paused runs.
+ * The examples' command line (`npm start`): runs the seven seed scenarios and
+ * the approval scenario, inspects what they stored, and continues paused runs.
  *
  * ```sh
  * npm start                                  # the guided shopping-list demo
@@ -10,18 +10,23 @@
  * npm start -- runs continue <runId> --approve --db tmp/approval.db
  * ```
  *
- * `sessions …`, `state …` and `runs list` are the `sessionflow` command of
- * `@sessionflow/cli`, run in-process; `runs continue` needs the examples'
- * workflows, so it is here.
+ * The commands are declared with `@effect/cli`. `sessions …`, `state …` and
+ * `runs list` are the commands of `@sessionflow/cli` (`sessionflow`); `runs
+ * continue` needs the examples' workflows, so it is here.
  *
  * @since 0.1.0
  */
-import { Cli as SessionflowCli } from "@sessionflow/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
 import type * as LanguageModel from "@effect/ai/LanguageModel"
+import { Cli as SessionflowCli, CommandLine } from "@sessionflow/cli"
 import { SessionStore } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as Approval from "./Approval.js"
 import * as CustomExecutors from "./CustomExecutors.js"
 import * as GreetingCondition from "./GreetingCondition.js"
@@ -71,8 +76,8 @@ export const findScenario = (name: string): Option.Option<Scenario.Scenario> => 
 }
 
 /**
- * A command-line mistake: the message is shown with the usage, and the exit
- * code is 1 (the `sessionflow` command's own class).
+ * A command-line mistake: one line on stderr with a hint to the command's
+ * `--help`, and exit code 1 (the `sessionflow` command's own class).
  *
  * @since 0.1.0
  * @category errors
@@ -87,8 +92,7 @@ export type UsageError = SessionflowCli.UsageError
 
 /**
  * A command that could not do its job (unknown session, missing file, …):
- * shown without the usage; exit code 1 (the `sessionflow` command's own
- * class).
+ * exit code 1 (the `sessionflow` command's own class).
  *
  * @since 0.1.0
  * @category errors
@@ -101,125 +105,39 @@ export const CommandError = SessionflowCli.CommandError
  */
 export type CommandError = SessionflowCli.CommandError
 
-/**
- * @since 0.1.0
- * @category usage
- */
-export const usage = `sessionflow — stateful, multi-step AI workflows on Effect: the seven seed scenarios and approval
-
-Usage:
-  npm start                                   the guided demo (the shopping list; offline without a key)
-  npm start -- list                           the scenarios, one line each
-  npm start -- run <scenario> [options]       run one scenario (name, alias or number 1-8)
-  npm start -- serve [--port <p>] [<database>]   every example workflow over HTTP, with a session browser
-  npm start -- sessions list   <database> [--table <t>] [--json]
-  npm start -- sessions show   <database> [--table <t>] [--json] <sessionId>
-  npm start -- sessions rename <database> [--table <t>] <sessionId> <name>
-  npm start -- sessions delete <database> [--table <t>] <sessionId>
-  npm start -- state           <database> [--table <t>] [--json] <sessionId>
-  npm start -- runs list       <database> [--table <t>] [--json]
-  npm start -- runs continue   <database> [--table <t>] [--json] <runId> [--approve | --reject] [--reason <text>]
-  npm start -- help
-
-The database (run, serve: default the SQLite file tmp/<scenario>.db, tmp/server.db):
-  --db <file>      a SQLite file
-  --url <url>      a PostgreSQL URL (postgres://user:password@host:5432/database); without
-                   --db or --url, the URL in SESSIONFLOW_DATABASE_URL, if set
-  --schema <name>  with --url: the schema of the tables (default: the search_path)
-
-Options:
-  --port <p>       serve: the port (default 3000; 0 picks a free one)
-  --table <name>   the session table (run: the scenario's default)
-  --json           run, runs continue (and the demo): every workflow event as one JSON line
-                   on stdout; sessions, state and runs list: print JSON
-  --offline        use the scripted model even when OPENAI_API_KEY is set
-  --approve, --reject [--reason <text>]
-                   runs continue: the answer to a paused run's approval question (without
-                   them, and without --json, the question is asked on the terminal: y/n)
-  --response <json>
-                   runs continue: any other answer, as JSON
-
-A run that pauses for approval (npm start -- run approval) asks y/n on the terminal;
-with --json it ends with a RunPaused line (its runId), and any later process
-continues it: npm start -- runs continue <runId> --approve --db <file> (or --url <url>).
-
-For JSON on stdout without npm's banner: npm start --silent -- run team --json | jq .
-sessions, state and runs list are the sessionflow command (npx sessionflow help),
-which works on any sessionflow SQLite file or PostgreSQL database and never creates
-or migrates tables.
-
-Environment:
-  SESSIONFLOW_DATABASE_URL  the PostgreSQL URL used without --db and --url
-  OPENAI_API_KEY   use real OpenAI models (without it: an offline scripted model)
-  OPENAI_BASE_URL  any OpenAI-compatible server (e.g. http://localhost:11434/v1)
-  OPENAI_MODEL     the model id (default gpt-4o-mini)`
-
 // -----------------------------------------------------------------------------
-// arguments
+// options
 // -----------------------------------------------------------------------------
 
-/**
- * Parsed command-line arguments.
- *
- * @since 0.1.0
- * @category parsing
- */
-export interface Args {
-  readonly positionals: ReadonlyArray<string>
-  /** `--db <file>`, `--url <url>`, or (without either) the URL in `SESSIONFLOW_DATABASE_URL` */
-  readonly database: SessionflowCli.Database | undefined
-  readonly schema: string | undefined
-  readonly table: string | undefined
-  readonly port: string | undefined
-  readonly json: boolean
-  readonly offline: boolean
-  readonly help: boolean
-  readonly approve: boolean
-  readonly reject: boolean
-  readonly reason: string | undefined
-  readonly response: string | undefined
-}
+const offline = Options.boolean("offline").pipe(
+  Options.withDescription("use the scripted model even when OPENAI_API_KEY is set")
+)
 
-/** The scenario options naming the database the command line chose. */
-const databaseOptions = (args: Args) =>
-  args.database === undefined
-    ? {}
-    : args.database._tag === "Sqlite"
-    ? { db: args.database.filename }
-    : { url: args.database.url, schema: args.schema }
+const events = Options.boolean("json").pipe(
+  Options.withDescription("every workflow event as one JSON line on stdout (the rest goes to stderr)")
+)
 
-/**
- * Parses arguments by hand: `--flag value`, `--flag=value`, `-h`, and `--`
- * ending the options.
- *
- * @since 0.1.0
- * @category parsing
- */
-export const parseArgs = (
-  argv: ReadonlyArray<string>,
-  env: Readonly<Record<string, string | undefined>> = process.env
-): Effect.Effect<Args, UsageError> =>
-  Effect.flatMap(
-    SessionflowCli.parseCommandLine(argv, {
-      values: ["db", "url", "schema", "table", "port", "reason", "response"],
-      flags: ["json", "offline", "help", "approve", "reject"]
-    }),
-    (line) =>
-      Effect.map(SessionflowCli.chooseDatabase({ db: line.values.get("db"), url: line.values.get("url") }, env), (database) => ({
-      positionals: line.positionals,
-      database,
-      schema: line.values.get("schema"),
-      table: line.values.get("table"),
-      port: line.values.get("port"),
-      json: line.flags.has("json"),
-      offline: line.flags.has("offline"),
-      help: line.flags.has("help"),
-      approve: line.flags.has("approve"),
-      reject: line.flags.has("reject"),
-      reason: line.values.get("reason"),
-      response: line.values.get("response")
-    }))
+/** What the database options give, as a scenario's options. */
+const scenarioOptions = (
+  command: string,
+  options: SessionflowCli.DatabaseOptions & { readonly offline: boolean }
+) =>
+  Effect.map(
+    Effect.mapError(SessionflowCli.chooseDatabase(options), (error) => new UsageError({ message: error.message, command })),
+    (database) => ({
+      ...(database === undefined
+        ? {}
+        : database._tag === "Sqlite"
+        ? { db: database.filename }
+        : { url: database.url, schema: options.schema }),
+      table: options.table,
+      offline: options.offline
+    })
   )
+
+/** Runs `self` with the workflow events as JSON lines on stdout when `json`. */
+const eventsAsJson = (json: boolean) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  json ? Effect.flatMap(Output.Output, (output) => Effect.provideService(self, Output.Output, { ...output, mode: "json" })) : self
 
 // -----------------------------------------------------------------------------
 // commands
@@ -234,99 +152,170 @@ const listScenarios = Effect.gen(function*() {
   yield* Output.say("\nAliases: the agno cookbook names (e.g. state_in_router) and the numbers work too.")
 })
 
-const runScenario = (args: Args) =>
-  Effect.gen(function*() {
-    const [, name, ...extra] = args.positionals
-    if (name === undefined) {
-      return yield* new UsageError({ message: `run: which scenario? (one of ${scenarios.map((s) => s.name).join(", ")})` })
-    }
-    if (extra.length > 0) return yield* new UsageError({ message: `run: unexpected argument '${extra[0]}'` })
-    const found = findScenario(name)
-    if (Option.isNone(found)) {
-      return yield* new UsageError({
-        message: `unknown scenario '${name}'. Known scenarios: ${scenarios.map((s) => s.name).join(", ")}`
-      })
-    }
-    yield* found.value.main({ ...databaseOptions(args), table: args.table, offline: args.offline })
-  })
+const list = Command.make("list", {}, () => listScenarios).pipe(Command.withDescription("the scenarios, one line each"))
+
+const runScenario = Command.make(
+  "run",
+  {
+    ...SessionflowCli.databaseOptions,
+    json: events,
+    offline,
+    scenario: Args.text({ name: "scenario" }).pipe(Args.withDescription("a scenario's name, alias or number (1-8)"))
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const found = findScenario(options.scenario)
+      if (Option.isNone(found)) {
+        return yield* new UsageError({
+          message: `unknown scenario '${options.scenario}'. Known scenarios: ${scenarios.map((s) => s.name).join(", ")}`,
+          command: "run"
+        })
+      }
+      yield* found.value.main(yield* scenarioOptions("run", options))
+    }).pipe(eventsAsJson(options.json))
+).pipe(Command.withDescription("run one scenario (default database: the SQLite file tmp/<scenario>.db)"))
+
+const serve = Command.make(
+  "serve",
+  {
+    ...SessionflowCli.databaseOptions,
+    offline,
+    port: Options.text("port").pipe(
+      Options.withPseudoName("port"),
+      Options.withDescription("the port (default 3000; 0 picks a free one)"),
+      Options.optional
+    )
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const given = Option.getOrUndefined(options.port)
+      const port = given === undefined ? undefined : Number(given)
+      if (port !== undefined && !(given !== "" && Number.isInteger(port) && port >= 0 && port < 65536)) {
+        return yield* new UsageError({ message: `serve: --port must be a port number, not '${given}'`, command: "serve" })
+      }
+      const { table: _table, ...database } = yield* scenarioOptions("serve", options)
+      yield* Serve.main({ port, ...database })
+    })
+).pipe(Command.withDescription("every example workflow over HTTP, with a session browser (default database: tmp/server.db)"))
 
 /** The answer `runs continue` was given on the command line, if any. */
-const givenResponse = (args: Args): Effect.Effect<unknown, UsageError> =>
+const givenResponse = (
+  options: { readonly approve: boolean; readonly reject: boolean; readonly reason: string | undefined; readonly response: string | undefined }
+): Effect.Effect<unknown, UsageError> =>
   Effect.suspend(() => {
-    const given = [args.approve, args.reject, args.response !== undefined].filter(Boolean).length
-    if (given > 1) return Effect.fail(new UsageError({ message: "runs continue: give one of --approve, --reject and --response" }))
-    if (args.reason !== undefined && !args.approve && !args.reject) {
-      return Effect.fail(new UsageError({ message: "runs continue: --reason goes with --approve or --reject" }))
-    }
-    if (args.response !== undefined) {
+    const fail = (message: string) => Effect.fail(new UsageError({ message: `runs continue: ${message}`, command: "runs continue" }))
+    const given = [options.approve, options.reject, options.response !== undefined].filter(Boolean).length
+    if (given > 1) return fail("give one of --approve, --reject and --response")
+    if (options.reason !== undefined && !options.approve && !options.reject) return fail("--reason goes with --approve or --reject")
+    if (options.response !== undefined) {
       try {
-        return Effect.succeed(JSON.parse(args.response))
+        return Effect.succeed(JSON.parse(options.response))
       } catch {
-        return Effect.fail(new UsageError({ message: `runs continue: --response is not JSON: ${args.response}` }))
+        return fail(`--response is not JSON: ${options.response}`)
       }
     }
-    if (!args.approve && !args.reject) return Effect.succeed(undefined)
-    return Effect.succeed({ approved: args.approve, ...(args.reason === undefined ? {} : { reason: args.reason }) })
+    if (!options.approve && !options.reject) return Effect.succeed(undefined)
+    return Effect.succeed({ approved: options.approve, ...(options.reason === undefined ? {} : { reason: options.reason }) })
   })
+
+const text = (name: string, description: string) =>
+  Options.text(name).pipe(Options.withDescription(description), Options.optional, Options.map(Option.getOrUndefined))
 
 /**
  * `runs continue <runId>`: finds the paused run in `--db`, the example
  * workflow it belongs to, and continues it with the answer given (or asked on
  * the terminal), showing its events; it may pause again.
  */
-const continueRun = (args: Args) =>
-  Effect.gen(function*() {
-    const [, , runId, ...extra] = args.positionals
-    if (runId === undefined) {
-      return yield* new UsageError({ message: "runs continue: which run? (its id: the RunPaused event's runId, or see runs list)" })
-    }
-    if (extra.length > 0) return yield* new UsageError({ message: `runs continue: unexpected argument '${extra[0]}'` })
-    const response = yield* givenResponse(args)
-    if (response === undefined && args.json) {
-      return yield* new UsageError({ message: "runs continue --json: give the answer (--approve, --reject or --response <json>)" })
-    }
-    const database = args.database
-    if (database === undefined) {
-      return yield* new UsageError({
-        message: "runs continue: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database the run is in)"
-      })
-    }
-    if (database._tag === "Sqlite" && !fs.existsSync(database.filename)) {
-      return yield* new CommandError({ message: `no database file '${database.filename}'` })
-    }
-    const db = SessionflowCli.describeDatabase(database)
-    const dbOption = SessionflowCli.databaseOption(database)
-    return yield* Effect.gen(function*() {
-      const store = yield* SessionStore.SessionStore
-      const found = yield* store.getRun(runId)
-      if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.status !== "paused") {
-        const why = Option.isSome(found)
-          ? found.value._tag === "Recorded" ? `: it has ended (${found.value.record.status})` : ": it is running, not paused"
-          : ` (see: npm start -- runs list ${dbOption})`
-        return yield* new CommandError({ message: `no paused run '${runId}' in ${db}${why}` })
+const continueRun = Command.make(
+  "continue",
+  {
+    ...SessionflowCli.databaseOptions,
+    json: events,
+    offline,
+    approve: Options.boolean("approve").pipe(Options.withDescription("approve the paused run's request")),
+    reject: Options.boolean("reject").pipe(Options.withDescription("reject it")),
+    reason: text("reason", "why (with --approve or --reject)"),
+    response: text("response", "any other answer, as JSON"),
+    runId: Args.text({ name: "runId" }).pipe(
+      Args.withDescription("the paused run (the RunPaused event's runId, or see runs list)"),
+      Args.optional
+    )
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const command = "runs continue"
+      const runId = Option.getOrUndefined(options.runId)
+      if (runId === undefined) {
+        return yield* new UsageError({
+          message: "runs continue: which run? (its id: the RunPaused event's runId, or see runs list)",
+          command
+        })
       }
-      const run = found.value.run
-      const owner = scenarios.flatMap((scenario) => scenario.workflows.map((workflow) => ({ scenario, workflow })))
-        .find(({ workflow }) => workflow.name === run.workflowName)
-      if (owner === undefined) {
-        return yield* new CommandError({ message: `run '${runId}' belongs to workflow '${run.workflowName}', which no example defines` })
+      const response = yield* givenResponse(options)
+      if (response === undefined && options.json) {
+        return yield* new UsageError({ message: "runs continue --json: give the answer (--approve, --reject or --response <json>)", command })
       }
-      const { scenario, workflow } = owner
-      let answer = response
-      if (answer === undefined) {
-        const asked = yield* Scenario.askApproval(run.pause?.payload)
-        if (Option.isNone(asked)) return yield* Output.note("No answer: the run stays paused.")
-        answer = asked.value
+      const database = yield* Effect.mapError(
+        SessionflowCli.chooseDatabase(options),
+        (error) => new UsageError({ message: error.message, command })
+      )
+      if (database === undefined) {
+        return yield* new UsageError({
+          message: "runs continue: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database the run is in)",
+          command
+        })
       }
-      const given = answer
-      // a scenario's workflows need its layer, a model and a store (the Scenario contract)
-      const continued = Effect.flatMap(
-        Scenario.continueShown(workflow, runId, given),
-        (paused) => Scenario.answerPauses(workflow, paused, dbOption)
-      ) as Effect.Effect<boolean, unknown, LanguageModel.LanguageModel | SessionStore.SessionStore>
-      yield* continued.pipe(Scenario.withModel(scenario, { offline: args.offline }))
-    }).pipe(Effect.provide(Scenario.storeLayer({ ...databaseOptions(args), table: args.table }, db)))
-  }).pipe(Output.withConsole)
+      if (database._tag === "Sqlite" && !fs.existsSync(database.filename)) {
+        return yield* new CommandError({ message: `no database file '${database.filename}'` })
+      }
+      const db = SessionflowCli.describeDatabase(database)
+      const dbOption = SessionflowCli.databaseOption(database)
+      const scenarioDb = yield* scenarioOptions(command, options)
+      return yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const found = yield* store.getRun(runId)
+        if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.status !== "paused") {
+          const why = Option.isSome(found)
+            ? found.value._tag === "Recorded" ? `: it has ended (${found.value.record.status})` : ": it is running, not paused"
+            : ` (see: npm start -- runs list ${dbOption})`
+          return yield* new CommandError({ message: `no paused run '${runId}' in ${db}${why}` })
+        }
+        const run = found.value.run
+        const owner = scenarios.flatMap((scenario) => scenario.workflows.map((workflow) => ({ scenario, workflow })))
+          .find(({ workflow }) => workflow.name === run.workflowName)
+        if (owner === undefined) {
+          return yield* new CommandError({ message: `run '${runId}' belongs to workflow '${run.workflowName}', which no example defines` })
+        }
+        const { scenario, workflow } = owner
+        let answer = response
+        if (answer === undefined) {
+          const asked = yield* Scenario.askApproval(run.pause?.payload)
+          if (Option.isNone(asked)) return yield* Output.note("No answer: the run stays paused.")
+          answer = asked.value
+        }
+        const given = answer
+        // a scenario's workflows need its layer, a model and a store (the Scenario contract)
+        const continued = Effect.flatMap(
+          Scenario.continueShown(workflow, runId, given),
+          (paused) => Scenario.answerPauses(workflow, paused, dbOption)
+        ) as Effect.Effect<boolean, unknown, LanguageModel.LanguageModel | SessionStore.SessionStore>
+        yield* continued.pipe(Scenario.withModel(scenario, { offline: options.offline }))
+      }).pipe(Effect.provide(Scenario.storeLayer(scenarioDb, db)))
+    }).pipe(Output.withConsole, eventsAsJson(options.json))
+).pipe(
+  Command.withDescription(
+    "continue a paused run: --approve or --reject [--reason <text>], or --response <json>; without them (and without --json) the question is asked on the terminal (y/n)"
+  )
+)
+
+const runsCommands = [SessionflowCli.runsListCommand, continueRun] as const
+
+const sessionsCommands = [
+  SessionflowCli.sessionsListCommand,
+  SessionflowCli.sessionsShowCommand,
+  SessionflowCli.sessionsRenameCommand,
+  SessionflowCli.sessionsDeleteCommand
+] as const
 
 /**
  * What `npm start` explains around the shopping list's runs.
@@ -348,21 +337,69 @@ session state. Four runs on one session, persisted to ${db}.`,
     "remove_item matches case-insensitively and reports the stored spelling.",
     "Only the List Manager has remove_all_items: the assistant hands over, the manager clears."
   ],
-  outro: "More: npm start -- list   (eight scenarios)   ·   npm start -- help"
+  outro: "More: npm start -- list   (eight scenarios)   ·   npm start -- --help"
 }
 
-const serve = (args: Args) =>
-  Effect.gen(function*() {
-    const port = args.port === undefined ? undefined : Number(args.port)
-    if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) {
-      return yield* new UsageError({ message: `serve: --port must be a port number, not '${args.port}'` })
-    }
-    if (args.positionals.length > 1) return yield* new UsageError({ message: `serve: unexpected argument '${args.positionals[1]}'` })
-    yield* Serve.main({ port, ...databaseOptions(args), offline: args.offline })
-  })
+const program = "npm start --"
 
-const guidedDemo = (args: Args) =>
-  ShoppingList.main({ ...databaseOptions(args), table: args.table, offline: args.offline, guide: demoGuide })
+const version: string = createRequire(import.meta.url)("../package.json").version
+
+/** A command that only groups others: alone, it asks which of them. */
+const group = (name: string, description: string) =>
+  Command.make(name, {}, () => Effect.fail(CommandLine.whichCommand(tree, [name]))).pipe(Command.withDescription(description))
+
+/**
+ * The examples' command, declared with `@effect/cli`: without a command, the
+ * guided demo (the shopping list); `list`, `run`, `serve`, the `sessionflow`
+ * commands, and `runs continue`.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = Command.make(
+  program,
+  { ...SessionflowCli.databaseOptions, json: events, offline },
+  (options) =>
+    Effect.flatMap(
+      scenarioOptions("", options),
+      (scenario) => ShoppingList.main({ ...scenario, guide: demoGuide })
+    ).pipe(eventsAsJson(options.json))
+).pipe(
+  Command.withDescription(HelpDoc.blocks([
+    HelpDoc.p(
+      "sessionflow — stateful, multi-step AI workflows on Effect: the seven seed scenarios and approval. Without a command: the guided demo (the shopping list; offline without a key)."
+    ),
+    HelpDoc.p(
+      "The database: --db <file> (a SQLite file), or --url <url> (PostgreSQL, with --schema <name>); without either, the URL in SESSIONFLOW_DATABASE_URL, else run and serve use tmp/<scenario>.db and tmp/server.db."
+    ),
+    HelpDoc.p(
+      "A run that pauses for approval (run approval) asks y/n on the terminal; with --json it ends with a RunPaused line (its runId), and any later process continues it: npm start -- runs continue <runId> --approve --db <file>."
+    ),
+    HelpDoc.p("For JSON on stdout without npm's banner: npm start --silent -- run team --json | jq ."),
+    HelpDoc.p(
+      "Environment: OPENAI_API_KEY uses real OpenAI models (without it: an offline scripted model); OPENAI_BASE_URL any OpenAI-compatible server; OPENAI_MODEL the model id (default gpt-4o-mini)."
+    )
+  ])),
+  Command.withSubcommands([
+    list,
+    runScenario,
+    serve,
+    group("sessions", "list, show, rename or delete sessions (the sessionflow command)").pipe(
+      Command.withSubcommands(sessionsCommands)
+    ),
+    SessionflowCli.stateCommand,
+    group("runs", "the unfinished runs, and continuing a paused one").pipe(Command.withSubcommands(runsCommands)),
+    CommandLine.helpCommand
+  ])
+)
+
+const tree: CommandLine.Tree = {
+  ...CommandLine.leaves(list, runScenario, serve),
+  sessions: CommandLine.leaves(...sessionsCommands),
+  ...CommandLine.leaves(SessionflowCli.stateCommand),
+  runs: CommandLine.leaves(...runsCommands),
+  ...CommandLine.leaves(CommandLine.helpCommand)
+}
 
 /**
  * Runs the command line `argv` (without `node` and the script). Fails with
@@ -372,42 +409,21 @@ const guidedDemo = (args: Args) =>
  * @category running
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown> =>
-  Effect.gen(function*() {
-    const args = yield* parseArgs(argv)
-    const output = yield* Output.Output
-    const command = args.positionals[0]
-    const program = args.help || command === "help"
-      ? Output.say(usage)
-      : command === undefined
-      ? guidedDemo(args)
-      : command === "list"
-      ? listScenarios
-      : command === "run"
-      ? runScenario(args)
-      : command === "serve"
-      ? serve(args)
-      : command === "runs" && args.positionals[1] === "continue"
-      ? continueRun(args)
-      : command === "sessions" || command === "state" || command === "runs"
-      ? Output.withConsole(SessionflowCli.run(argv))
-      : findScenario(command).pipe(Option.match({
-        onNone: () => Effect.fail(new UsageError({ message: `unknown command '${command}'` })),
-        onSome: () =>
-          Effect.fail(new UsageError({ message: `unknown command '${command}' (did you mean: run ${command}?)` }))
-      }))
-    yield* program.pipe(
-      Effect.provideService(Output.Output, {
-        ...output,
-        mode: args.json && (command === "run" || command === undefined || (command === "runs" && args.positionals[1] === "continue"))
-          ? "json"
-          : output.mode
-      })
-    )
-  })
+  Output.withConsole(
+    CommandLine.run(command, {
+      name: program,
+      version,
+      tree,
+      valueOptions: [...SessionflowCli.commandLineOptions.valueOptions, "--port", "--reason", "--response"],
+      flags: [...SessionflowCli.commandLineOptions.flags, "--offline", "--approve", "--reject"],
+      unknownCommand: (word) => Option.isSome(findScenario(word)) ? `did you mean 'run ${word}'?` : undefined
+    })(argv)
+  )
 
 /**
- * `run`, reporting mistakes on stderr (with the usage for `UsageError`) and
- * setting the process exit code to 1 on any failure.
+ * `run`, reporting mistakes as one line on stderr (a usage mistake with a
+ * hint to the command's `--help`) and setting the process exit code to 1 on
+ * any failure.
  *
  * @since 0.1.0
  * @category running
@@ -419,20 +435,18 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<void> =>
     Effect.catchAll((error) =>
       Effect.zipRight(
         error instanceof UsageError
-          ? Output.error(`error: ${error.message}\n\n${usage}`)
+          ? Output.error(`error: ${error.message} ${CommandLine.hint(program, error)}`)
           : error instanceof CommandError
           ? Output.error(`error: ${error.message}`)
-          : Output.error(`error: ${describe(error)}`),
+          : Output.error(`error: ${SessionflowCli.describeError(error)}`),
         Effect.sync(() => {
           process.exitCode = 1
         })
       )
     ),
     Effect.catchAllDefect((defect) =>
-      Effect.zipRight(Output.error(`unexpected error: ${describe(defect)}`), Effect.sync(() => {
+      Effect.zipRight(Output.error(`unexpected error: ${SessionflowCli.describeError(defect)}`), Effect.sync(() => {
         process.exitCode = 1
       }))
     )
   )
-
-const describe = SessionflowCli.describeError

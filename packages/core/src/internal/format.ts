@@ -63,6 +63,10 @@ export const preview = (u: unknown, max: number = 200): string => {
   return s.length > max ? `${s.slice(0, max - 3)}...` : s
 }
 
+/** A value on one line of at most `max` characters, whitespace collapsed (`WorkflowEvent.formatLine`). @internal */
+export const line = (u: unknown, max: number = 70): string =>
+  oneLine((u === undefined || u === null ? "" : typeof u === "string" ? u : safeJson(u)).replace(/\s+/g, " ").trim(), max)
+
 /** The first `maxLines` lines of a text, and how many more there are. @internal */
 export const clip = (text: string, maxLines: number): string => {
   const lines = text.split("\n")
