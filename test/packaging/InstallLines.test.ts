@@ -1,6 +1,7 @@
 /**
  * The `npm install` lines of the READMEs name exactly the peer dependencies
- * the packages declare, with the same ranges.
+ * the packages declare, with the same ranges, and the @sessionflow packages
+ * they need; the packages need one another only as peers.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -8,43 +9,76 @@ import * as path from "node:path"
 import { root } from "../process.js"
 
 interface Manifest {
+  readonly name: string
+  readonly private?: boolean
   readonly dependencies?: Record<string, string>
   readonly peerDependencies?: Record<string, string>
   readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
 }
 
-const manifest = (name: string): Manifest =>
-  JSON.parse(fs.readFileSync(path.join(root, "packages", name.replace("@sessionflow/", ""), "package.json"), "utf8"))
+const readJson = (file: string) => JSON.parse(fs.readFileSync(path.join(root, file), "utf8"))
 
-/** The peers a package needs (not the optional ones), with its @sessionflow dependencies' peers. */
-const peersOf = (name: string): Record<string, string> => {
-  const m = manifest(name)
-  const inner = Object.keys(m.dependencies ?? {}).filter((d) => d.startsWith("@sessionflow/"))
-  const needed = Object.entries(m.peerDependencies ?? {}).filter(([peer]) => m.peerDependenciesMeta?.[peer]?.optional !== true)
-  return Object.assign({}, ...inner.map(peersOf), Object.fromEntries(needed))
+/** The packages `npm run pack` packs: the workspaces that are not private. */
+const libraries: ReadonlyArray<{ readonly dir: string; readonly manifest: Manifest }> =
+  (readJson("package.json").workspaces as ReadonlyArray<string>)
+    .map((dir) => ({ dir, manifest: readJson(`${dir}/package.json`) as Manifest }))
+    .filter(({ manifest }) => manifest.private !== true)
+
+const manifest = (name: string): Manifest => {
+  const library = libraries.find((l) => l.manifest.name === name)
+  if (library === undefined) throw new Error(`${name} is not a library package of this repository`)
+  return library.manifest
 }
 
-const readmes = ["README.md", ...["core", "store-sqlite", "store-pg", "openai", "cli", "server"].map((p) => `packages/${p}/README.md`)]
+const ours = (name: string) => name.startsWith("@sessionflow/")
+
+/** The peers a package needs (not the optional ones), with those of the @sessionflow packages it needs. */
+const peersOf = (name: string): Record<string, string> => {
+  const m = manifest(name)
+  const needed = Object.entries(m.peerDependencies ?? {}).filter(([peer]) => m.peerDependenciesMeta?.[peer]?.optional !== true)
+  return Object.assign({}, ...needed.filter(([peer]) => ours(peer)).map(([peer]) => peersOf(peer)), Object.fromEntries(needed))
+}
+
+/** `name@range` specs by name (a bare name has the range `""`). */
+const parse = (specs: ReadonlyArray<string>): Record<string, string> =>
+  Object.fromEntries(specs.map((s) => {
+    const at = s.lastIndexOf("@")
+    return at > 0 ? [s.slice(0, at), s.slice(at + 1)] : [s, ""]
+  }))
+
+const readmes = ["README.md", ...libraries.map(({ dir }) => `${dir}/README.md`)]
+
+const installLines = (readme: string, pattern: RegExp) =>
+  fs.readFileSync(path.join(root, readme), "utf8").split("\n").filter((l) => pattern.test(l))
 
 describe("README install lines", () => {
   for (const readme of readmes) {
-    it(`${readme}: every npm install line names its packages' peers with their declared ranges`, () => {
-      const lines = fs.readFileSync(path.join(root, readme), "utf8").split("\n").filter((l) =>
-        /^npm install (-D )?@sessionflow\//.test(l)
-      )
+    it(`${readme}: every registry npm install line names its packages' peers with their declared ranges`, () => {
+      const lines = installLines(readme, /^npm install (-D )?@sessionflow\//)
       expect(lines.length).toBeGreaterThan(0)
       for (const line of lines) {
-        const specs = line.split(/\s+/).slice(2).filter((s) => s !== "-D")
-        const ours = specs.filter((s) => s.startsWith("@sessionflow/"))
-        const expected = Object.assign({}, ...ours.map(peersOf)) as Record<string, string>
-        const named = Object.fromEntries(
-          specs.filter((s) => !s.startsWith("@sessionflow/")).map((s) => {
-            const at = s.lastIndexOf("@")
-            return [s.slice(0, at), s.slice(at + 1)]
-          })
-        )
-        expect(named, line).toEqual(expected)
+        const named = parse(line.split(/\s+/).slice(2).filter((s) => s !== "-D"))
+        const packages = Object.keys(named).filter(ours)
+        const expected = Object.assign({}, ...packages.map(peersOf)) as Record<string, string>
+        // the @sessionflow peers are named (bare, the version is the one published with them), the others with their ranges
+        for (const peer of Object.keys(expected).filter(ours)) expected[peer] = ""
+        expect(named, line).toEqual({ ...expected, ...Object.fromEntries(packages.map((p) => [p, ""])) })
       }
     })
   }
+
+  it("README.md: the tarball install line names every peer of every library package (the ones not ours)", () => {
+    const lines = installLines("README.md", /^npm install \S+\/\*\.tgz /)
+    expect(lines.length).toBe(1)
+    const expected = Object.fromEntries(
+      libraries.flatMap(({ manifest }) => Object.entries(manifest.peerDependencies ?? {})).filter(([peer]) => !ours(peer))
+    )
+    expect(parse(lines[0]!.split(/\s+/).slice(3)), lines[0]).toEqual(expected)
+  })
+
+  it("the library packages need one another only as peers: one copy of each in an app, no sibling fetched from the registry", () => {
+    for (const { manifest } of libraries) {
+      expect(Object.keys(manifest.dependencies ?? {}).filter(ours), manifest.name).toEqual([])
+    }
+  })
 })
