@@ -1,10 +1,11 @@
 /**
- * Installs the library packages the way a user does: `npm pack` each one,
- * install the tarballs with their peers into a fresh app outside the
- * repository (its own package.json, a plain `npm install`), compile the
- * README's "Use in your own project" example there with a strict consumer's
- * settings under NodeNext and Bundler resolution, run it twice with plain node
- * (no tsx), then the installed `sessionflow` command on the database it wrote.
+ * Installs the library packages the way the README's "Install" says, in a
+ * fresh app outside the repository: `npm run pack` writes every tarball to one
+ * folder, and the README's one `npm install` line installs them with their
+ * peers. Then it compiles the README's "Use in your own project" example there
+ * with a strict consumer's settings under NodeNext and Bundler resolution, runs
+ * it twice with plain node (no tsx), then the installed `sessionflow` command
+ * on the database it wrote.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -13,19 +14,25 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { exec, type ProcessResult, root } from "../process.js"
 
-const libraries = ["core", "store-sqlite", "store-pg", "openai", "cli", "server"] as const
-
 const readJson = (file: string): Record<string, unknown> => JSON.parse(fs.readFileSync(file, "utf8"))
+
+/** The packages `npm run pack` packs: the workspaces that are not private. */
+const libraries = (readJson(path.join(root, "package.json"))["workspaces"] as ReadonlyArray<string>)
+  .map((dir) => readJson(path.join(root, dir, "package.json")))
+  .filter((manifest) => manifest["private"] !== true)
+  .map((manifest) => manifest["name"] as string)
 
 const version = (pkg: string): string => readJson(path.join(root, "node_modules", pkg, "package.json"))["version"] as string
 
-/** The peers of the library packages, with the ranges they declare (not our own packages: those are the tarballs). */
-const peers = (): Record<string, string> =>
-  Object.fromEntries(
-    libraries.flatMap((name) =>
-      Object.entries(readJson(path.join(root, "packages", name, "package.json"))["peerDependencies"] as Record<string, string>)
-    ).filter(([peer]) => !peer.startsWith("@sessionflow/"))
-  )
+/** The README's install line for the tarballs, as the arguments of `npm install`, the tarballs found in `packs`. */
+const readmeInstall = (packs: string): ReadonlyArray<string> => {
+  const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+  const line = readme.split("\n").find((l) => /^npm install \S+\/\*\.tgz /.test(l))
+  if (line === undefined) throw new Error("no `npm install <folder>/*.tgz …` line in README.md")
+  const [, , , ...peers] = line.split(/\s+/)
+  const tarballs = fs.readdirSync(packs).filter((f) => f.endsWith(".tgz")).map((f) => path.join(packs, f))
+  return [...tarballs, ...peers]
+}
 
 /**
  * The environment of the app's commands: none of the npm settings of the
@@ -131,20 +138,16 @@ describe("the published packages", () => {
       const prebuilds = path.join(work, "prebuilds")
       for (const dir of [packs, app, prebuilds]) fs.mkdirSync(dir)
 
-      // npm pack (its prepack builds dist/ with tsc -b)
-      const packed = yield* exec("npm", [
-        "pack",
-        ...libraries.flatMap((name) => ["--workspace", `packages/${name}`]),
-        "--pack-destination",
-        packs,
-        "--json"
-      ]).pipe(Effect.flatMap(ok("npm pack")))
+      // npm run pack, as the README says (each package's prepack builds dist/ with tsc -b)
+      const packed = yield* exec("npm", ["run", "pack", "--silent", "--", packs, "--json"]).pipe(
+        Effect.flatMap(ok("npm run pack"))
+      )
       const tarballs = JSON.parse(packed.stdout) as ReadonlyArray<{
         readonly name: string
         readonly filename: string
         readonly files: ReadonlyArray<{ readonly path: string }>
       }>
-      expect(tarballs.map((t) => t.name)).toEqual(libraries.map((name) => `@sessionflow/${name}`))
+      expect(tarballs.map((t) => t.name)).toEqual(libraries)
       for (const tarball of tarballs) {
         const files = tarball.files.map((f) => f.path)
         expect(files, tarball.name).toEqual(expect.arrayContaining([
@@ -180,10 +183,6 @@ describe("the published packages", () => {
             name: "sessionflow-consumer",
             private: true,
             type: "module",
-            dependencies: {
-              ...Object.fromEntries(tarballs.map((t) => [t.name, `file:${path.join(packs, t.filename)}`])),
-              ...peers()
-            },
             devDependencies: { typescript: version("typescript"), "@types/node": version("@types/node") },
             overrides: { "better-sqlite3": sqliteVersion }
           },
@@ -202,9 +201,9 @@ describe("the published packages", () => {
         )
       }
 
-      // npm install, and npm publish --dry-run of every tarball at the same time
+      // the README's npm install line, and npm publish --dry-run of every tarball at the same time
       const [, ...published] = yield* Effect.all([
-        exec("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], {
+        exec("npm", ["install", ...readmeInstall(packs), "--prefer-offline", "--no-audit", "--no-fund"], {
           cwd: app,
           env: appEnv({ npm_config_better_sqlite3_local_prebuilds: prebuilds })
         }).pipe(Effect.flatMap(ok("npm install"))),
@@ -220,7 +219,7 @@ describe("the published packages", () => {
 
       // effect is a peer of every library package, so the app has one copy
       for (const name of libraries) {
-        const manifest = readJson(path.join(app, "node_modules", "@sessionflow", name, "package.json"))
+        const manifest = readJson(path.join(app, "node_modules", name, "package.json"))
         expect(manifest["peerDependencies"], name).toHaveProperty("effect")
         expect(manifest["dependencies"] ?? {}, name).not.toHaveProperty("effect")
       }
