@@ -40,7 +40,7 @@ export interface Service {
 }
 
 const colorEnabled = (): boolean =>
-  process.stdout.isTTY === true && process.env.NO_COLOR === undefined && process.env.TERM !== "dumb"
+  process.stdout.isTTY === true && process.env["NO_COLOR"] === undefined && process.env["TERM"] !== "dumb"
 
 /**
  * The output of the current program; defaults to the process's stdout/stderr

@@ -1,4 +1,5 @@
-import { Tool, Toolkit } from "@effect/ai"
+import * as Tool from "@effect/ai/Tool"
+import * as Toolkit from "@effect/ai/Toolkit"
 import { Effect, Layer, Schema } from "effect"
 import { Agent, SessionState, SessionStore, Step, TestModel, Workflow } from "@sessionflow/core"
 
