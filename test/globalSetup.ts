@@ -16,6 +16,7 @@ import { chmod, mkdtemp, rm } from "node:fs/promises"
 import * as net from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
+import type { TestProject } from "vitest/node"
 
 const variable = "SESSIONFLOW_TEST_DATABASE_URL"
 const localUrl = "postgres://postgres@127.0.0.1:5432/test"
@@ -91,16 +92,34 @@ const startEmbedded = async (): Promise<{ readonly url: string; readonly stop: (
   }
 }
 
-export default async function setup(): Promise<(() => Promise<void>) | undefined> {
+/** What the tests of this run (`vitest --mode`) need, on the first screen of `npm test` and `npm run test:slow`. */
+const needs = (mode: string, postgres: string): string => {
+  const tier = mode === "slow"
+    ? "the tests that start processes, pack the packages and drive a browser: they need Node, npm (npm install of the tarballs reads the peers from the registry or npm's cache) and Chromium for the browser tests (skipped without it)"
+    : mode === "all"
+    ? "every test: Node, npm (the packaging test installs from the registry or npm's cache) and Chromium for the browser tests (skipped without it)"
+    : "the in-process tests: they need Node alone (npm run test:slow runs those that start processes, pack the packages or drive a browser)"
+  return `sessionflow tests, ${tier}. PostgreSQL: ${postgres}.`
+}
+
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  const mode = project.vite.config.mode
   const given = process.env[variable]
-  if (given && given !== "embedded") return undefined
+  if (given && given !== "embedded") {
+    console.log(needs(mode, `the server in ${variable}`))
+    return undefined
+  }
   if (given !== "embedded" && await localServerWorks()) {
     process.env[variable] = localUrl
+    console.log(needs(mode, "the local server on 127.0.0.1:5432 (database test, user postgres)"))
     return undefined
   }
   const started = Date.now()
   const embedded = await startEmbedded()
   process.env[variable] = embedded.url
-  console.log(`PostgreSQL tests: started an embedded server (no SESSIONFLOW_TEST_DATABASE_URL, no local server on 127.0.0.1:5432) (${Date.now() - started} ms)`)
+  console.log(needs(
+    mode,
+    `an embedded server, started in ${Date.now() - started} ms (no ${variable}, no local server on 127.0.0.1:5432)`
+  ))
   return embedded.stop
 }
