@@ -269,7 +269,7 @@ const continueRun = Command.make(
         return yield* new CommandError({ message: `no database file '${database.filename}'` })
       }
       const db = SessionflowCli.describeDatabase(database)
-      const dbOption = SessionflowCli.databaseOption(database)
+      const dbOption = Scenario.databaseOption(database, options.schema)
       const scenarioDb = yield* scenarioOptions(command, options)
       return yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore

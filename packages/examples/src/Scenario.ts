@@ -204,8 +204,21 @@ export const askApproval = (payload: unknown): Effect.Effect<Option.Option<Agent
   })
 
 /**
+ * The options naming a database in the commands an example prints:
+ * `--db <file>`, or `--url <url>` (without its password) followed by
+ * `--schema <name>` when the tables are in that schema.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const databaseOption = (database: SessionflowCli.Database, schema: string | undefined): string =>
+  database._tag === "Postgres" && schema !== undefined
+    ? `${SessionflowCli.databaseOption(database)} --schema ${schema}`
+    : SessionflowCli.databaseOption(database)
+
+/**
  * What to type to continue a paused run later (`runs continue`, on the same
- * database: `dbOption` is `--db <file>` or `--url <url>`).
+ * database: `dbOption` is `--db <file>`, or `--url <url>` with its `--schema`).
  *
  * @since 0.1.0
  * @category running
@@ -325,7 +338,7 @@ export const make = <R>(
         const db = chosen._tag === "Sqlite" ? chosen.filename : SessionflowCli.describeDatabase(chosen)
         const table = options.table ?? definition.table
         const guide = options.guide
-        return runs({ db, dbOption: SessionflowCli.databaseOption(chosen), table, guide }).pipe(
+        return runs({ db, dbOption: databaseOption(chosen, options.schema), table, guide }).pipe(
           (self) => guide === undefined ? self : Output.say(guide.intro(db)).pipe(Effect.zipRight(self), Effect.zipLeft(Output.note(guide.outro))),
           withModel(definition, options),
           Effect.provide(storeLayer(options, db, table))
