@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as fs from "node:fs"
 import { conflictingStore, dying, failing, notes, spaced } from "./fixtures.js"
 import { parseEvents, request, start, streamRun } from "./utils.js"
 
@@ -276,6 +277,8 @@ describe("the API's description", () => {
       const url = yield* start({ workflows: [notes] })
       const spec = yield* request(`${url}/openapi.json`)
       expect(spec.status).toBe(200)
+      const server = JSON.parse(fs.readFileSync(new URL("../../packages/server/package.json", import.meta.url), "utf8"))
+      expect(spec.body.info).toMatchObject({ title: "sessionflow", version: server.version })
       expect(Object.keys(spec.body.paths).sort()).toEqual([
         "/workflows",
         "/workflows/{name}",

@@ -12,6 +12,7 @@ import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpMethod from "@effect/platform/HttpMethod"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -23,6 +24,7 @@ import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { createRequire } from "node:module"
 import * as Api from "../WorkflowApi.js"
 import type * as WorkflowServer from "../WorkflowServer.js"
 import * as errors from "./errors.js"
@@ -647,12 +649,16 @@ interface Settings {
   readonly heartbeat: Duration.Duration
 }
 
+/** The package's version, the `info.version` of `/openapi.json` (from `src/internal` or `dist/internal`). */
+const version: string = createRequire(import.meta.url)("../../package.json").version
+
 /** @internal */
 export const layer = (options: Options) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const registry = yield* makeRegistry(options.workflows)
     const prefix = options.prefix ?? ""
-    const api: Api = options.prefix === undefined ? Api.WorkflowApi : Api.WorkflowApi.prefix(options.prefix)
+    const api: Api = (options.prefix === undefined ? Api.WorkflowApi : Api.WorkflowApi.prefix(options.prefix))
+      .annotate(OpenApi.Version, version)
     const settings: Settings = {
       runTimeout: Duration.decode(options.runTimeout ?? defaults.runTimeout),
       heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat)
