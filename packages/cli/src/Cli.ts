@@ -186,8 +186,19 @@ export const storeLayer = (
           })
       }).pipe(Effect.map(({ PgSessionStore }) =>
         PgSessionStore.layer({ url: database.url, schema: options.schema, table: options.table, migrate: options.migrate })
+          .pipe(Layer.mapError((error) => options.schema === undefined ? suggestSchema(error) : error))
       ))
     )
+
+/** A session table not found on the search_path may be in a schema: say how to look there. */
+const suggestSchema = (error: WorkflowError.SessionStoreError): WorkflowError.SessionStoreError =>
+  error.description.startsWith("there is no session table")
+    ? new WorkflowError.SessionStoreError({
+      method: error.method,
+      description: `${error.description}; if the tables are in a schema, give it with --schema <name>`,
+      ...(error.cause === undefined ? {} : { cause: error.cause })
+    })
+    : error
 
 // -----------------------------------------------------------------------------
 // options
