@@ -100,7 +100,7 @@ for (const dialect of dialects) {
       Effect.gen(function*() {
         const db = yield* dialect.fresh
         const sql = yield* Effect.map(Layer.build(db.client), (context) => context.unsafeMap.get(SqlClient.SqlClient.key) as SqlClient.SqlClient)
-        const missing = yield* Effect.flip(SqlSessionStore.make({ migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
+        const missing = yield* Effect.flip(SqlSessionStore.make({ ...db.options, migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         assert.instanceOf(missing, WorkflowError.SessionStoreError)
         assert.strictEqual(missing.method, "make")
         assert.include(missing.message, "there is no session table 'sessionflow_sessions'")
@@ -111,7 +111,7 @@ for (const dialect of dialects) {
         assert.strictEqual(yield* commitFirst(store, "s1", { a: 1 }), 1)
 
         yield* sql`DELETE FROM ${sql(db.table("sessionflow_sessions_migrations"))} WHERE migration_id >= 3`
-        const behind = yield* Effect.flip(SqlSessionStore.make({ migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
+        const behind = yield* Effect.flip(SqlSessionStore.make({ ...db.options, migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         assert.include(behind.message, "the tables of 'sessionflow_sessions'")
         assert.include(behind.message, "are at migration 2 of 5: open them once with migrations on")
       }))
