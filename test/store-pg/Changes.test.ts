@@ -11,6 +11,7 @@ import { SessionStore } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { Context, Effect, Layer, Option } from "effect"
 import { commitAppend } from "../core/utils.js"
+import { sessionRows } from "../store-sql/dialects.js"
 import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
 
 /** A store on a pool of its own (as an app server) in `schema`. */
@@ -25,26 +26,9 @@ const open = Effect.gen(function*() {
   return { schema, store, sql }
 })
 
-const rowOf = (sql: PgClient.PgClient, schema: string, sessionId: string) =>
-  Effect.map(
-    sql<{ state: string; version: number; state_size: string; base_size: string; changes_size: string }>`
-      SELECT state, version, state_size, base_size, changes_size FROM ${sql(`${schema}.sessionflow_sessions`)}
-      WHERE session_id = ${sessionId}`,
-    ([row]) => ({
-      state: row!.state,
-      version: row!.version,
-      state_size: Number(row!.state_size),
-      base_size: Number(row!.base_size),
-      changes_size: Number(row!.changes_size)
-    })
-  )
-
-const keptChanges = (sql: PgClient.PgClient, schema: string, sessionId: string) =>
-  Effect.map(
-    sql<{ version: number; changes: string }>`SELECT version, changes FROM ${sql(`${schema}.sessionflow_sessions_changes`)}
-      WHERE session_id = ${sessionId} ORDER BY version`,
-    (rows) => rows.map((row) => [row.version, JSON.parse(row.changes)] as const)
-  )
+const inSchema = (sql: PgClient.PgClient, schema: string) => sessionRows(sql, (name) => `${schema}.${name}`)
+const rowOf = (sql: PgClient.PgClient, schema: string, sessionId: string) => inSchema(sql, schema).rowOf(sessionId)
+const keptChanges = (sql: PgClient.PgClient, schema: string, sessionId: string) => inSchema(sql, schema).keptChanges(sessionId)
 
 /** A commit with changes of `{ items }` at `version`: `item` appended (to the caller's `items` too, once committed). */
 const append = (store: SessionStore.Service, sessionId: string, version: number, items: Array<string>, item: string) =>

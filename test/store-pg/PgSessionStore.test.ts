@@ -4,17 +4,7 @@ import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
 import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
-
-const run = (sessionId: string, runId: string): SessionStore.RunRecord => ({
-  runId,
-  sessionId,
-  workflowName: "wf",
-  status: "completed",
-  input: { message: runId },
-  content: `done ${runId}`,
-  startedAt: 1,
-  completedAt: 2
-})
+import { run } from "../store-sql/dialects.js"
 
 /** The store on the test's own client (for assertions in SQL), in `schema`. */
 const storeWithClient = (schema: string, options: PgSessionStore.StoreOptions = {}) =>

@@ -13,34 +13,14 @@ import { SqlSessionStore } from "@sessionflow/store-sql"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { commitAppend, Items } from "../core/utils.js"
-import { type Database, dialects } from "./dialects.js"
+import { type Database, dialects, sessionRows } from "./dialects.js"
 
 /** A store on a connection of its own (another process, for the test's client) and the test's client. */
 const open = (db: Database) =>
   Effect.gen(function*() {
     const store = yield* Effect.map(Layer.build(db.layer()), Context.get(SessionStore.SessionStore))
     const sql = yield* Effect.map(Layer.build(db.client), Context.get(SqlClient.SqlClient))
-    const sessions = sql(db.table("sessionflow_sessions"))
-    const changesTable = sql(db.table("sessionflow_sessions_changes"))
-    const rowOf = (sessionId: string) =>
-      Effect.map(
-        sql<{ state: string; version: number; state_size: unknown; base_size: unknown; changes_size: unknown }>`
-          SELECT state, version, state_size, base_size, changes_size FROM ${sessions} WHERE session_id = ${sessionId}`,
-        ([row]) => ({
-          state: row!.state,
-          version: row!.version,
-          state_size: Number(row!.state_size),
-          base_size: Number(row!.base_size),
-          changes_size: Number(row!.changes_size)
-        })
-      )
-    const keptChanges = (sessionId: string) =>
-      Effect.map(
-        sql<{ version: number; changes: string }>`SELECT version, changes FROM ${changesTable}
-          WHERE session_id = ${sessionId} ORDER BY version`,
-        (rows) => rows.map((row) => [row.version, JSON.parse(row.changes)] as const)
-      )
-    return { store, sql, changesTable, rowOf, keptChanges }
+    return { store, sql, changesTable: sql(db.table("sessionflow_sessions_changes")), ...sessionRows(sql, db.table) }
   })
 
 /** The one change that sets the whole state, as the store writes it. */

@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqlSessionStore } from "@sessionflow/store-sql"
 import { type Duration, Effect, Layer, Option, Schema, Stream } from "effect"
-import { dialects, run } from "./dialects.js"
+import { type Database, dialects, run, type StoreOptions } from "./dialects.js"
 
 const storeOf = (layer: Layer.Layer<SessionStore.SessionStore, unknown>) =>
   Effect.map(Layer.build(layer), (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service)
@@ -18,12 +18,28 @@ const commitFirst = (store: SessionStore.Service, sessionId: string, state: unkn
   store.commit({ sessionId, workflowName: "wf", expectedVersion: 0, state, run: run(sessionId, `r-${sessionId}`) })
 
 for (const dialect of dialects) {
+  /** `body` on a fresh database, with the store on a client of its own and that client */
+  const withStore = <A, E>(
+    body: (on: {
+      readonly db: Database
+      readonly store: SessionStore.Service
+      readonly sql: SqlClient.SqlClient
+    }) => Effect.Effect<A, E, SessionStore.SessionStore>,
+    options?: StoreOptions
+  ) =>
+    Effect.gen(function*() {
+      const db = yield* dialect.fresh
+      return yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sql = yield* SqlClient.SqlClient
+        return yield* body({ db, store, sql })
+      }).pipe(Effect.provide(db.withClient(options)))
+    })
+
   describe(`SqlSessionStore on ${dialect.name}: tables and migrations`, () => {
     it.scoped("uses sessionflow_sessions, its runs, unfinished-runs and changes tables and its own migrations table", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, sql }) =>
+        Effect.gen(function*() {
           assert.deepStrictEqual(yield* db.tables(sql), [
             "sessionflow_sessions",
             "sessionflow_sessions_active",
@@ -34,15 +50,11 @@ for (const dialect of dialects) {
           const migrations = yield* sql<{ migration_id: number; name: string }>`
             SELECT migration_id, name FROM ${sql(db.table("sessionflow_sessions_migrations"))} ORDER BY migration_id`
           assert.deepStrictEqual(migrations, dialect.migrations.map((name, i) => ({ migration_id: i + 1, name })))
-        }).pipe(Effect.provide(db.withClient()))
-      }))
+        })))
 
     it.scoped("a custom table name (workflow_session) names all five tables", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const store = yield* SessionStore.SessionStore
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, store, sql }) =>
+        Effect.gen(function*() {
           yield* commitFirst(store, "s1", { a: 1 })
           assert.deepStrictEqual(yield* db.tables(sql), [
             "workflow_session",
@@ -56,8 +68,7 @@ for (const dialect of dialects) {
           assert.deepStrictEqual(rows, [{ session_id: "s1", state: "{\"a\":1}", version: 1 }])
           const runs = yield* sql<{ run_id: string }>`SELECT run_id FROM ${sql(db.table("workflow_session_runs"))}`
           assert.deepStrictEqual(runs, [{ run_id: "r-s1" }])
-        }).pipe(Effect.provide(db.withClient({ table: "workflow_session" })))
-      }))
+        }), { table: "workflow_session" }))
 
     it.scoped("two stores with different tables share one database without seeing each other", () =>
       Effect.gen(function*() {
@@ -119,11 +130,8 @@ for (const dialect of dialects) {
 
   describe(`SqlSessionStore on ${dialect.name}: what a commit writes`, () => {
     it.scoped("a commit is one transaction: when the run row cannot be written, the state is not written either", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const store = yield* SessionStore.SessionStore
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, store, sql }) =>
+        Effect.gen(function*() {
           yield* commitFirst(store, "s1", { n: 1 })
           yield* db.refuseBadRuns(sql, db.table("sessionflow_sessions_runs"))
           for (const changes of [undefined, [{ op: "set" as const, path: ["n"], value: 2 }]]) {
@@ -141,8 +149,7 @@ for (const dialect of dialects) {
             yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") }),
             2
           )
-        }).pipe(Effect.provide(db.withClient()))
-      }))
+        })))
 
     it.scoped("works on a client that transforms column and table names", () =>
       Effect.gen(function*() {
@@ -177,11 +184,8 @@ for (const dialect of dialects) {
       }))
 
     it.scoped("run history is one row per run: 2,000 runs never grow the session row", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const store = yield* SessionStore.SessionStore
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, store, sql }) =>
+        Effect.gen(function*() {
           const sessions = sql(db.table("sessionflow_sessions"))
           const runsTable = sql(db.table("sessionflow_sessions_runs"))
           yield* store.commit({ sessionId: "big", workflowName: "wf", expectedVersion: 0, state: { counter: 0 } })
@@ -211,8 +215,7 @@ for (const dialect of dialects) {
           assert.isTrue(yield* store.remove("big"))
           const [left] = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${runsTable}`
           assert.strictEqual(Number(left!.n), 1)
-        }).pipe(Effect.provide(db.withClient()))
-      }), 120_000)
+        })), 120_000)
   })
 
   describe(`SqlSessionStore on ${dialect.name}: bad rows and bad input lose nothing`, () => {
@@ -252,11 +255,8 @@ for (const dialect of dialects) {
     })
 
     it.scoped("corrupt state text fails load with StateDecodeError naming the session; the row and the others are left alone", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const store = yield* SessionStore.SessionStore
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, store, sql }) =>
+        Effect.gen(function*() {
           const sessions = sql(db.table("sessionflow_sessions"))
           yield* commitFirst(store, "good", { id: "good" })
           yield* commitFirst(store, "broken", { id: "broken" })
@@ -273,14 +273,11 @@ for (const dialect of dialects) {
           assert.deepStrictEqual(Option.map(yield* store.load("good"), (s) => s.state), Option.some({ id: "good" }))
           assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId).sort(), ["broken", "good"])
           assert.deepStrictEqual((yield* store.runs("broken", {})).map((r) => r.runId), ["r-broken"])
-        }).pipe(Effect.provide(db.withClient()))
-      }))
+        })))
 
     it.scoped("a stored state that no longer fits the Schema fails typed and is left alone; Schema defaults decode it", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, sql }) =>
+        Effect.gen(function*() {
           const stored = sql<{ state: string; version: number }>`
             SELECT state, version FROM ${sql(db.table("sessionflow_sessions"))} WHERE session_id = 'old'`
           yield* Workflow.run(v1, "first", { sessionId: "old" })
@@ -295,14 +292,11 @@ for (const dialect of dialects) {
           const out = yield* Workflow.run(v2Defaulted, "third", { sessionId: "old" })
           assert.deepStrictEqual(out.state, { items: ["new", "new"], owner: "nobody" })
           assert.deepStrictEqual(yield* Workflow.getSessionState(v1, "old"), { items: ["new", "new"] })
-        }).pipe(Effect.provide(db.withClient()))
-      }))
+        })))
 
     it.scoped("a run on a session whose stored JSON is corrupt fails with StateDecodeError and overwrites nothing; it can still be inspected, renamed and deleted", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, sql }) =>
+        Effect.gen(function*() {
           const sessions = sql(db.table("sessionflow_sessions"))
           yield* Workflow.run(v1, "first", { sessionId: "corrupt" })
           yield* Workflow.run(v1, "first", { sessionId: "fine" })
@@ -322,14 +316,11 @@ for (const dialect of dialects) {
           assert.deepStrictEqual(yield* Workflow.getSessionName(v1, "corrupt"), Option.some("broken one"))
           yield* Workflow.deleteSession(v1, "corrupt")
           assert.strictEqual((yield* Effect.flip(Workflow.getSessionState(v1, "corrupt")))._tag, "SessionNotFound")
-        }).pipe(Effect.provide(db.withClient()))
-      }))
+        })))
 
     it.scoped("a stored state written as null, [1,2] or 5 by raw SQL is a StateDecodeError with or without a patch; nothing is overwritten", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, sql }) =>
+        Effect.gen(function*() {
           const sessions = sql(db.table("sessionflow_sessions"))
           for (const [i, raw] of ["null", "[1,2]", "5"].entries()) {
             const sessionId = `raw-${i}`
@@ -344,14 +335,11 @@ for (const dialect of dialects) {
             // both failed runs are recorded
             assert.deepStrictEqual((yield* Workflow.getRunHistory(untyped, sessionId)).map((r) => r.status), ["completed", "error", "error"])
           }
-        }).pipe(Effect.provide(db.withClient()))
-      }))
+        })))
 
     it.scoped("session ids that are not well-formed Unicode are refused before anything is stored", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, sql }) =>
+        Effect.gen(function*() {
           const error = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "bad-\ud800-x" }))
           assert.strictEqual(error._tag, "InvalidSessionId")
           const [count] = yield* sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql(db.table("sessionflow_sessions"))}`
@@ -359,22 +347,17 @@ for (const dialect of dialects) {
           // a well-formed id with astral characters round-trips exactly
           yield* Workflow.run(untyped, "x", { sessionId: "emoji-😀" })
           assert.deepStrictEqual((yield* Workflow.listSessions(untyped)).sessions.map((s) => s.sessionId), ["emoji-😀"])
-        }).pipe(Effect.provide(db.withClient()))
-      }))
+        })))
 
     it.scoped("watch fails with StateDecodeError naming the session when the stored state is not JSON", () =>
-      Effect.gen(function*() {
-        const db = yield* dialect.fresh
-        yield* Effect.gen(function*() {
-          const store = yield* SessionStore.SessionStore
-          const sql = yield* SqlClient.SqlClient
+      withStore(({ db, store, sql }) =>
+        Effect.gen(function*() {
           yield* store.commit({ sessionId: "broken", workflowName: "wf", expectedVersion: 0, state: { n: 1 } })
           yield* sql`UPDATE ${sql(db.table("sessionflow_sessions"))} SET state = ${"{not json"} WHERE session_id = 'broken'`
           const error = yield* Effect.flip(Stream.runDrain(store.watch("broken")))
           assert.instanceOf(error, WorkflowError.StateDecodeError)
           assert.deepInclude(error, { sessionId: "broken", reason: "corrupt" })
-        }).pipe(Effect.provide(db.withClient()))
-      }))
+        })))
 
     it.scoped("watch with a pollInterval that is not a positive, finite duration fails with a SessionStoreError saying so", () =>
       Effect.gen(function*() {

@@ -129,3 +129,29 @@ export const run = (sessionId: string, runId: string): SessionStore.RunRecord =>
   startedAt: 1,
   completedAt: 2
 })
+
+/**
+ * A session's row as the kept changes are decided by (its sizes as numbers: PostgreSQL returns
+ * BIGINT as text), and its kept changes, oldest first; `table` qualifies a table's name.
+ */
+export const sessionRows = (sql: SqlClient.SqlClient, table: (name: string) => string) => ({
+  rowOf: (sessionId: string) =>
+    Effect.map(
+      sql<{ state: string; version: number; state_size: unknown; base_size: unknown; changes_size: unknown }>`
+        SELECT state, version, state_size, base_size, changes_size FROM ${sql(table("sessionflow_sessions"))}
+        WHERE session_id = ${sessionId}`,
+      ([row]) => ({
+        state: row!.state,
+        version: row!.version,
+        state_size: Number(row!.state_size),
+        base_size: Number(row!.base_size),
+        changes_size: Number(row!.changes_size)
+      })
+    ),
+  keptChanges: (sessionId: string) =>
+    Effect.map(
+      sql<{ version: number; changes: string }>`SELECT version, changes FROM ${sql(table("sessionflow_sessions_changes"))}
+        WHERE session_id = ${sessionId} ORDER BY version`,
+      (rows) => rows.map((row) => [row.version, JSON.parse(row.changes)] as const)
+    )
+})

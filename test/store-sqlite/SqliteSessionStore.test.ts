@@ -7,6 +7,7 @@ import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sess
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Config, ConfigError, ConfigProvider, Context, Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import { suite } from "../core/SessionStoreSuite.js"
+import { run } from "../store-sql/dialects.js"
 
 /** A fresh database file in a temp directory that is deleted afterwards. */
 const tempFile = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })).pipe(
@@ -24,17 +25,6 @@ const storeWithClient = (filename: string, table?: string) =>
 const tables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
 ).pipe(Effect.map((rows) => rows.map((row) => row.name)))
-
-const run = (sessionId: string, runId: string): SessionStore.RunRecord => ({
-  runId,
-  sessionId,
-  workflowName: "wf",
-  status: "completed",
-  input: { message: runId },
-  content: `done ${runId}`,
-  startedAt: 1,
-  completedAt: 2
-})
 
 /** Two stores, each on its own connection to one fresh file (two processes). */
 const twoStores = (open: (filename: string) => Layer.Layer<SessionStore.SessionStore, unknown>) =>

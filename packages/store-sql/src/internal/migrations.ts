@@ -13,10 +13,11 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
+import type { TableNames } from "../SqlSessionStore.js"
 import * as rows from "./rows.js"
 
 /** The names of the store's tables, qualified with the schema when there is one. */
-export interface Tables extends rows.TableNames {
+export interface Tables extends TableNames {
   readonly schema: string | undefined
 }
 

@@ -15,6 +15,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type { TableNames } from "../SqlSessionStore.js"
 
 type StateChange = WorkflowEvent.StateChange
 
@@ -26,19 +27,6 @@ type StateChange = WorkflowEvent.StateChange
  * The session table used when no `table` option is given.
  */
 export const defaultTable = "sessionflow_sessions"
-
-/**
- * The names of the tables a store with the given `table` option uses.
- */
-export interface TableNames {
-  readonly sessions: string
-  readonly runs: string
-  /** unfinished (running or paused) runs */
-  readonly active: string
-  /** the changes kept after a session's last whole state */
-  readonly changes: string
-  readonly migrations: string
-}
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
 

@@ -23,23 +23,9 @@ import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type { Driver, Options } from "../SqlSessionStore.js"
 import * as migrations from "./migrations.js"
 import * as rows from "./rows.js"
-
-/** The options of `SqlSessionStore.make` (documented there). */
-export interface Options {
-  readonly table?: string | undefined
-  readonly schema?: string | undefined
-  readonly migrate?: boolean | undefined
-  readonly lockTimeout?: Duration.DurationInput | undefined
-}
-
-/** What a driver package tells the store about the client it opened (documented in `SqlSessionStore`). */
-export interface Driver {
-  readonly location?: string | undefined
-  readonly exclusiveConnection?: boolean | undefined
-  readonly listen?: ((channel: string) => Stream.Stream<string, SqlError>) | undefined
-}
 
 export const defaultLockTimeout: Duration.Duration = Duration.seconds(5)
 
