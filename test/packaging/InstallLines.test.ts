@@ -24,7 +24,7 @@ const peersOf = (name: string): Record<string, string> => {
   return Object.assign({}, ...inner.map(peersOf), Object.fromEntries(needed))
 }
 
-const readmes = ["README.md", ...["core", "store-sqlite", "store-pg", "openai", "cli", "server"].map((p) => `packages/${p}/README.md`)]
+const readmes = ["README.md", ...["core", "store-sql", "store-sqlite", "store-pg", "openai", "cli", "server"].map((p) => `packages/${p}/README.md`)]
 
 describe("README install lines", () => {
   for (const readme of readmes) {

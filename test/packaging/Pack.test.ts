@@ -13,7 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { exec, type ProcessResult, root } from "../process.js"
 
-const libraries = ["core", "store-sqlite", "store-pg", "openai", "cli", "server"] as const
+const libraries = ["core", "store-sql", "store-sqlite", "store-pg", "openai", "cli", "server"] as const
 
 const readJson = (file: string): Record<string, unknown> => JSON.parse(fs.readFileSync(file, "utf8"))
 
