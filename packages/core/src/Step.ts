@@ -434,7 +434,7 @@ export const withName: {
  * @since 0.1.0
  * @category containers
  */
-export type Runner = executors.Runner
+export type Runner = internal.Runner
 
 /**
  * A container step of your own: `execute` gets the step input and a

@@ -376,10 +376,10 @@ const attempt = (
           restore: (encoded) => Effect.flatMap(decodeState(self, sessionId, encoded), service.set)
         })
       )
-      for (const output of journal?.completed ?? []) exec.completed.push(outputFromJson(output))
+      for (const output of journal?.completed ?? []) exec.done.push(outputFromJson(output))
       for (const [name, json] of Object.entries(journal?.outputs ?? {})) {
         const output = outputFromJson(json)
-        exec.outputs.set(name, output)
+        exec.byName.set(name, output)
         exec.recorded.push(output)
       }
       const additionalData = claimed?.additionalData ?? options?.additionalData ?? {}
@@ -411,7 +411,7 @@ const attempt = (
         | undefined
       const journalAt = (next: number, previous: unknown): Effect.Effect<void, unknown> | undefined => {
         if (lazyJournal) {
-          lazyPoint = { next, previous, completed: exec.completed.length, outputs: exec.recorded.length, state: cell.value }
+          lazyPoint = { next, previous, completed: exec.done.length, outputs: exec.recorded.length, state: cell.value }
           step.advanceQuestions(exec.questions, next)
           return undefined
         }
@@ -420,8 +420,8 @@ const attempt = (
           point = {
             next,
             previous,
-            completed: exec.completed.map(outputJson),
-            outputs: Object.fromEntries([...exec.outputs].map(([name, output]) => [name, outputJson(output)])),
+            completed: exec.done.map(outputJson),
+            outputs: Object.fromEntries([...exec.byName].map(([name, output]) => [name, outputJson(output)])),
             state: encoded,
             answers: {}
           }
@@ -529,7 +529,7 @@ const attempt = (
           workflowName: self.name,
           status: "completed" as const,
           content: output.content,
-          stepOutputs: exec.completed,
+          stepOutputs: exec.done,
           state
         }
       }
@@ -550,7 +550,7 @@ const attempt = (
           : {
             next: lazyPoint.next,
             previous: lazyPoint.previous,
-            completed: exec.completed.slice(0, lazyPoint.completed).map(outputJson),
+            completed: exec.done.slice(0, lazyPoint.completed).map(outputJson),
             outputs: Object.fromEntries(
               Object.entries(step.outputsAt(exec, lazyPoint.outputs)).map(([name, output]) => [name, outputJson(output)])
             ),

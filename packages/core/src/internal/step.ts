@@ -61,11 +61,31 @@ export interface Step<out A = unknown, out E = never, out R = never, in P = unkn
   readonly description: string | undefined
   readonly onError: OnError
   readonly retry: Schedule.Schedule<unknown, never> | undefined
-  readonly execute: (input: StepInput<P, I>, ctx: ExecContext) => Effect.Effect<unknown, E, R>
+  /** runs the node once on `input`; a container runs its children with `runner` */
+  readonly execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<unknown, E, R>
 }
 
 /** @internal */
 export type Any = Step<any, any, any, any, any, string>
+
+/**
+ * Runs the children of a container: each child gets its events, retry
+ * schedule and error policy, and its output is recorded in the run.
+ *
+ * @internal
+ */
+export interface Runner {
+  readonly run: <S extends Any>(
+    step: S,
+    input: StepInput<Input<S>, RunInput<S>>
+  ) => Effect.Effect<StepOutput.StepOutput<Output<S>>, Error<S>, Context<S>>
+  readonly sequence: <const S extends ReadonlyArray<Any>, P, I>(
+    steps: S & Chain<S, P, I>,
+    input: StepInput<P, I>
+  ) => Effect.Effect<StepOutput.StepOutput<ChainOutput<S, P>>, Error<S[number]>, Context<S[number]>>
+  readonly outputs: () => Readonly<Record<string, StepOutput.StepOutput>>
+  readonly completed: () => ReadonlyArray<StepOutput.StepOutput>
+}
 
 /** @internal */
 export type Output<S> = S extends Step<infer A, infer _E, infer _R, infer _P, infer _I, infer _N> ? A : never
@@ -154,7 +174,7 @@ export const makeStep = <A, E, R, P, I, N extends string>(
   options: NodeOptions & {
     readonly name: N
     readonly kind: WorkflowEvent.StepKind
-    readonly execute: (input: StepInput<P, I>, ctx: ExecContext) => Effect.Effect<unknown, E, R>
+    readonly execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<unknown, E, R>
   }
 ): Step<A, E, R, P, I, N> => {
   const step = Object.create(Proto)
@@ -180,36 +200,12 @@ export const update = <A, E, R, P, I, N extends string, A2 = A, E2 = E, N2 exten
     onError: changes.onError ?? self.onError,
     retry: changes.retry ?? self.retry,
     // the error type changes only where the engine's policy does (skipOnError)
-    execute: self.execute as unknown as (input: StepInput<P, I>, ctx: ExecContext) => Effect.Effect<unknown, E2, R>
+    execute: self.execute as unknown as (input: StepInput<P, I>, runner: Runner) => Effect.Effect<unknown, E2, R>
   })
 
 // -----------------------------------------------------------------------------
 // running
 // -----------------------------------------------------------------------------
-
-/**
- * Per-run bookkeeping shared by the nodes of a run.
- *
- * @internal
- */
-export interface ExecContext {
-  /** outputs of completed steps of the current workflow, by name (later ones win) */
-  readonly outputs: Map<string, StepOutput.StepOutput>
-  /**
-   * the outputs recorded in `outputs`, in the order they were recorded: what
-   * `outputs` held at an earlier point is a prefix of it (see {@link outputsAt})
-   */
-  readonly recorded: Array<StepOutput.StepOutput>
-  /** every completed step output of the run, in completion order */
-  readonly completed: Array<StepOutput.StepOutput>
-  /**
-   * whether the run's events are consumed; when not, steps skip the step
-   * path and their own events (the run's hot path)
-   */
-  readonly events: boolean
-  /** the questions asked (and answered) in the current top-level step */
-  readonly questions: Questions
-}
 
 /**
  * An answer to a question that paused a run, given to `Workflow.continue`:
@@ -318,23 +314,54 @@ export const latestAnswer = (
   return latest
 }
 
-/** @internal */
-export const makeExecContext = (events: boolean, questions: Questions = makeQuestions(0, {})): ExecContext => ({
-  outputs: new Map(),
-  recorded: [],
-  completed: [],
-  events,
-  questions
-})
+/**
+ * Per-run bookkeeping shared by the nodes of a run; it is the {@link Runner}
+ * the engine gives every node (its own fields stay internal).
+ *
+ * @internal
+ */
+export class ExecContext implements Runner {
+  /** outputs of completed steps of the current workflow, by name (later ones win) */
+  readonly byName = new Map<string, StepOutput.StepOutput>()
+  /**
+   * the outputs recorded in `byName`, in the order they were recorded: what
+   * `byName` held at an earlier point is a prefix of it (see {@link outputsAt})
+   */
+  readonly recorded: Array<StepOutput.StepOutput> = []
+  constructor(
+    /**
+     * whether the run's events are consumed; when not, steps skip the step
+     * path and their own events (the run's hot path)
+     */
+    readonly events: boolean,
+    /** the questions asked (and answered) in the current top-level step */
+    readonly questions: Questions,
+    /** every completed step output of the run, in completion order */
+    readonly done: Array<StepOutput.StepOutput> = []
+  ) {}
+  // fields, not methods: a container may take them apart (`const { run } = runner`)
+  readonly run: Runner["run"] = (step, input) => runStep(step, input, this)
+  // the steps were checked against `Chain` where `sequence` was called
+  readonly sequence = ((steps, input) => runSequence(steps, input, this)) as Runner["sequence"]
+  readonly outputs: Runner["outputs"] = () => Object.fromEntries(this.byName)
+  readonly completed: Runner["completed"] = () => this.done
+}
 
-/** The context of a nested workflow: its own outputs by name, the run's completed list. @internal */
-export const nestedExecContext = (ctx: ExecContext): ExecContext => ({
-  outputs: new Map(),
-  recorded: [],
-  completed: ctx.completed,
-  events: ctx.events,
-  questions: ctx.questions
-})
+/** @internal */
+export const makeExecContext = (events: boolean, questions: Questions = makeQuestions(0, {})): ExecContext =>
+  new ExecContext(events, questions)
+
+/**
+ * The context of a nested workflow run by `runner`: its own outputs by name,
+ * the run's completed list (a runner the engine did not make has none to
+ * share).
+ *
+ * @internal
+ */
+export const nestedExecContext = (runner: Runner): ExecContext =>
+  runner instanceof ExecContext
+    ? new ExecContext(runner.events, runner.questions, runner.done)
+    : new ExecContext(false, makeQuestions(0, {}))
 
 /**
  * Raised (as a defect, so it is in no step's error type and no error policy
@@ -394,9 +421,9 @@ const toOutput = (name: string, value: unknown): StepOutput.StepOutput =>
 
 /** Records a completed output: under its name in the current workflow's outputs, and in the run's completed list. */
 const record = (ctx: ExecContext, output: StepOutput.StepOutput): StepOutput.StepOutput => {
-  ctx.outputs.set(output.stepName, output)
+  ctx.byName.set(output.stepName, output)
   ctx.recorded.push(output)
-  ctx.completed.push(output)
+  ctx.done.push(output)
   return output
 }
 
@@ -460,10 +487,6 @@ export const runStep = <S extends Any>(
   )
 }
 
-/** The outputs of the current workflow's completed steps, by name. @internal */
-export const snapshotOutputs = (ctx: ExecContext): Record<string, StepOutput.StepOutput> =>
-  Object.fromEntries(ctx.outputs)
-
 /**
  * The outputs of the current workflow by name as they were when `count`
  * outputs had been recorded (later ones win, in the order `outputs` has them).
@@ -472,7 +495,7 @@ export const snapshotOutputs = (ctx: ExecContext): Record<string, StepOutput.Ste
  */
 export const outputsAt = (ctx: ExecContext, count: number): Record<string, StepOutput.StepOutput> =>
   count === ctx.recorded.length
-    ? Object.fromEntries(ctx.outputs)
+    ? Object.fromEntries(ctx.byName)
     : Object.fromEntries(ctx.recorded.slice(0, count).map((output) => [output.stepName, output]))
 
 /**
