@@ -12,7 +12,7 @@ import * as StepOutput from "../../StepOutput.js"
 import type { Cell } from "../state.js"
 import * as stateCache from "../stateCache.js"
 import * as step from "../step.js"
-import { encodeState } from "../workflow.js"
+import { encodeState } from "../workflow/model.js"
 import { type Opened, outputJson } from "./model.js"
 
 /**

@@ -18,7 +18,7 @@ import type { ContinueOptions, RunOptions } from "../../Workflow.js"
 import { jsonProblem } from "../json.js"
 import type * as stateCache from "../stateCache.js"
 import type * as step from "../step.js"
-import type { Any } from "../workflow.js"
+import type { Any } from "../workflow/model.js"
 
 /** @internal */
 export type Durability = "run" | "step"

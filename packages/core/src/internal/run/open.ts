@@ -16,7 +16,7 @@ import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import { copyJson, deepCopy, deepMerge } from "../json.js"
 import * as stateCache from "../stateCache.js"
-import { type Any, decodeInput, decodeState } from "../workflow.js"
+import { type Any, decodeInput, decodeState } from "../workflow/model.js"
 import { type Attempt, checkJson, type Opened, type Phase, type Restore } from "./model.js"
 import { recordFailure } from "./settle.js"
 

@@ -22,6 +22,7 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import type * as SessionState from "../../SessionState.js"
 import * as SessionStore from "../../SessionStore.js"
@@ -32,7 +33,7 @@ import * as events from "../events.js"
 import * as formatting from "../format.js"
 import { jsonProblem } from "../json.js"
 import type * as step from "../step.js"
-import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow.js"
+import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
 import { execute } from "./execute.js"
 import {
   type Attempt,
@@ -154,6 +155,23 @@ const withSink = <A, E, R>(
     yield* WorkflowEvent.emit({ _tag: "RunCompleted", content: output.content })
     return output
   }).pipe(events.emitTo(ids, sink))
+
+/**
+ * A run's events as a `Stream`, from one of the running functions given a
+ * sink. The stream ends after the run's last event; a pause is not a failure
+ * of the stream (it ends with `RunPaused`).
+ *
+ * @internal
+ */
+export const eventStream = <E, R>(
+  body: (sink: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) => Effect.Effect<unknown, E, R>
+): Stream.Stream<WorkflowEvent.WorkflowEvent, Exclude<E, WorkflowError.RunPaused>, R> =>
+  events.toStream((offer: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) =>
+    body(offer).pipe(
+      // a pause ends the stream (after its RunPaused event): it is not among the stream's failures
+      Effect.catchIf((error) => WorkflowError.isWorkflowError(error) && error._tag === "RunPaused", () => Effect.void)
+    ) as Effect.Effect<unknown, Exclude<E, WorkflowError.RunPaused>, R>
+  )
 
 /** The output of a run that completed earlier, for an idempotent run by id. */
 const replay = (self: Any, record: SessionStore.RunRecord) =>

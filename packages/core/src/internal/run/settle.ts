@@ -18,7 +18,7 @@ import type { RunOutput } from "../../Workflow.js"
 import * as formatting from "../format.js"
 import * as stateCache from "../stateCache.js"
 import * as step from "../step.js"
-import type { Any } from "../workflow.js"
+import type { Any } from "../workflow/model.js"
 import type { Done, Executed } from "./execute.js"
 import { entry } from "./lease.js"
 import {
