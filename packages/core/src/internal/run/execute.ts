@@ -21,8 +21,9 @@ import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import { changesProblem, storedChanges } from "../json.js"
 import { type Cell, fromCell } from "../state.js"
-import * as stateCache from "../stateCache.js"
-import * as step from "../step.js"
+import * as stateCache from "../store/stateCache.js"
+import { type ExecContext, makeExecContext, nextInput, runFrom } from "../step/exec.js"
+import { currentQuestions, makeQuestions } from "../step/questions.js"
 import { decodeState, encodeState } from "../workflow/model.js"
 import { answersOf, Journal, restoreOutputs } from "./journal.js"
 import { leased } from "./lease.js"
@@ -41,7 +42,7 @@ export interface Done {
 /** How the steps ended, with the run's bookkeeping. @internal */
 export interface Executed {
   readonly exit: Exit.Exit<Done, unknown>
-  readonly exec: step.ExecContext
+  readonly exec: ExecContext
   readonly journal: Journal
 }
 
@@ -55,9 +56,9 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   const events = yield* WorkflowEvent.isEnabled
   const service = fromCell(cell, events)
   const first = journaled?.next ?? 0
-  const exec = step.makeExecContext(
+  const exec = makeExecContext(
     events,
-    step.makeQuestions(first, answersOf(run), {
+    makeQuestions(first, answersOf(run), {
       save: Effect.suspend(() => encodeState(self, run.ids.sessionId, cell.value)),
       restore: (encoded) => Effect.flatMap(decodeState(self, run.ids.sessionId, encoded), service.set)
     })
@@ -66,11 +67,11 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   const journal = new Journal(run, exec, cell)
   const additionalData = run.claimed?.additionalData ?? run.options?.additionalData ?? {}
   const steps = Effect.suspend(() =>
-    step.runFrom(
+    runFrom(
       self.steps,
       first,
       journaled?.previous ?? run.decodedInput,
-      (_, previous) => step.nextInput(exec, run.decodedInput, previous, additionalData),
+      (_, previous) => nextInput(exec, run.decodedInput, previous, additionalData),
       exec,
       journal.at
     )
@@ -81,13 +82,13 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   // the steps, so nothing skips the put-back.
   const context = servicesOf(run, service)
   const outerContext = yield* FiberRef.getAndUpdate(FiberRef.currentContext, (outer) => EffectContext.merge(outer, context))
-  const outerQuestions = yield* FiberRef.getAndSet(step.currentQuestions, exec.questions)
+  const outerQuestions = yield* FiberRef.getAndSet(currentQuestions, exec.questions)
   const exit = yield* Effect.map(
     Effect.exit(restore(steps.pipe(leased(run), Effect.flatMap((output) => finish(run, cell.value, output))))),
     (exit) => (self.persist === "changes" ? explainFrozen(exit) : exit)
   )
   yield* FiberRef.set(FiberRef.currentContext, outerContext)
-  yield* FiberRef.set(step.currentQuestions, outerQuestions)
+  yield* FiberRef.set(currentQuestions, outerQuestions)
   return { exit, exec, journal }
 }
 

@@ -10,8 +10,9 @@ import * as Effect from "effect/Effect"
 import type * as SessionStore from "../../SessionStore.js"
 import * as StepOutput from "../../StepOutput.js"
 import type { Cell } from "../state.js"
-import * as stateCache from "../stateCache.js"
-import * as step from "../step.js"
+import * as stateCache from "../store/stateCache.js"
+import { type ExecContext, outputsAt } from "../step/exec.js"
+import { advanceQuestions, type Answer } from "../step/questions.js"
 import { encodeState } from "../workflow/model.js"
 import { type Opened, outputJson } from "./model.js"
 
@@ -21,8 +22,8 @@ import { type Opened, outputJson } from "./model.js"
  *
  * @internal
  */
-export const answersOf = (run: Opened): Record<string, step.Answer> => {
-  const answers: Record<string, step.Answer> = { ...(run.claimed?.journal?.answers as Record<string, step.Answer> | undefined) }
+export const answersOf = (run: Opened): Record<string, Answer> => {
+  const answers: Record<string, Answer> = { ...(run.claimed?.journal?.answers as Record<string, Answer> | undefined) }
   const pausedOn = run.claimed?.pause
   if (pausedOn !== undefined && run.start._tag === "Claimed" && run.start.answer !== undefined) {
     answers[pausedOn.key] = run.start.answer
@@ -35,7 +36,7 @@ export const answersOf = (run: Opened): Record<string, step.Answer> => {
  *
  * @internal
  */
-export const restoreOutputs = (exec: step.ExecContext, journal: SessionStore.Journal | undefined): void => {
+export const restoreOutputs = (exec: ExecContext, journal: SessionStore.Journal | undefined): void => {
   for (const output of journal?.completed ?? []) exec.done.push(StepOutput.make(output))
   for (const [name, json] of Object.entries(journal?.outputs ?? {})) {
     const output = StepOutput.make(json)
@@ -49,7 +50,7 @@ interface Position {
   readonly next: number
   readonly previous: unknown
   readonly completed: number
-  /** how many outputs `exec.recorded` held (see `step.outputsAt`) */
+  /** how many outputs `exec.recorded` held (see `outputsAt`) */
   readonly outputs: number
   readonly state: unknown
 }
@@ -72,7 +73,7 @@ export class Journal {
 
   constructor(
     private readonly run: Opened,
-    private readonly exec: step.ExecContext,
+    private readonly exec: ExecContext,
     private readonly cell: Cell<unknown>
   ) {
     this.writes = run.tracked && run.durability === "step"
@@ -89,13 +90,13 @@ export class Journal {
 
   /**
    * The run reached top-level step `next`, which receives `previous` (see
-   * `step.runFrom`): noted, and written with `durability: "step"`.
+   * `runFrom`): noted, and written with `durability: "step"`.
    */
   readonly at = (next: number, previous: unknown): Effect.Effect<void, unknown> | undefined => {
     const { cell, exec } = this
     if (this.lazy) {
       this.position = { next, previous, completed: exec.done.length, outputs: exec.recorded.length, state: cell.value }
-      step.advanceQuestions(exec.questions, next)
+      advanceQuestions(exec.questions, next)
       return undefined
     }
     const { ids: { runId, sessionId }, self, store } = this.run
@@ -108,7 +109,7 @@ export class Journal {
         state,
         answers: {}
       }
-      step.advanceQuestions(exec.questions, next)
+      advanceQuestions(exec.questions, next)
       return this.writes ? store.updateRun(runId, store.owner, { journal: this.point }) : Effect.void
     })
   }
@@ -122,7 +123,7 @@ export class Journal {
       previous: position.previous,
       completed: exec.done.slice(0, position.completed).map(outputJson),
       outputs: Object.fromEntries(
-        Object.entries(step.outputsAt(exec, position.outputs)).map(([name, output]) => [name, outputJson(output)])
+        Object.entries(outputsAt(exec, position.outputs)).map(([name, output]) => [name, outputJson(output)])
       ),
       state,
       answers: exec.questions.answers

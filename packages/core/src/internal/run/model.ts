@@ -16,8 +16,8 @@ import * as WorkflowError from "../../WorkflowError.js"
 import type * as WorkflowEvent from "../../WorkflowEvent.js"
 import type { ContinueOptions, RunOptions } from "../../Workflow.js"
 import { jsonProblem } from "../json.js"
-import type * as stateCache from "../stateCache.js"
-import type * as step from "../step.js"
+import type * as stateCache from "../store/stateCache.js"
+import type { Answer } from "../step/questions.js"
 import type { Any } from "../workflow/model.js"
 
 /** @internal */
@@ -41,7 +41,7 @@ export type Start =
     readonly run: SessionStore.ActiveRun
     readonly reason: "continued" | "resumed"
     /** the answer to the question the run paused on */
-    readonly answer: step.Answer | undefined
+    readonly answer: Answer | undefined
   }
 
 /** @internal */

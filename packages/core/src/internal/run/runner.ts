@@ -32,7 +32,7 @@ import * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as events from "../events.js"
 import * as formatting from "../format.js"
 import { jsonProblem } from "../json.js"
-import type * as step from "../step.js"
+import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
 import { execute } from "./execute.js"
 import {
@@ -289,7 +289,7 @@ export const resumeRun = <W extends Any>(
   runId: string,
   options: ContinueOptions | undefined,
   sink: Sink,
-  answer: ((run: SessionStore.ActiveRun) => Effect.Effect<step.Answer, WorkflowError.ResponseDecodeError>) | undefined
+  answer: ((run: SessionStore.ActiveRun) => Effect.Effect<Answer, WorkflowError.ResponseDecodeError>) | undefined
 ): Typed<W> =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore

@@ -16,8 +16,8 @@ import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import type { RunOutput } from "../../Workflow.js"
 import * as formatting from "../format.js"
-import * as stateCache from "../stateCache.js"
-import * as step from "../step.js"
+import * as stateCache from "../store/stateCache.js"
+import { type PauseSignal, pauseOf } from "../step/questions.js"
 import type { Any } from "../workflow/model.js"
 import type { Done, Executed } from "./execute.js"
 import { entry } from "./lease.js"
@@ -38,7 +38,7 @@ import {
 export function* settle(run: Opened, executed: Executed, restore: Restore): Phase<RunOutput<unknown, unknown>> {
   const { exit } = executed
   if (exit._tag === "Success") return yield* commit(run, executed, exit.value, restore)
-  const pause = step.pauseOf(exit.cause)
+  const pause = pauseOf(exit.cause)
   if (pause !== undefined && !Cause.isInterrupted(exit.cause)) return yield* wait(run, executed, pause, restore)
   const failure = Cause.failureOption(exit.cause)
   if (
@@ -104,7 +104,7 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
 }
 
 /** A pause: the run waits, with its journal at the step that asked. */
-function* wait(run: Opened, executed: Executed, pause: step.PauseSignal, restore: Restore): Phase<never> {
+function* wait(run: Opened, executed: Executed, pause: PauseSignal, restore: Restore): Phase<never> {
   const { ids: { runId, sessionId }, store } = run
   const pausedAt = yield* Clock.currentTimeMillis
   const waiting: SessionStore.Pause = {
