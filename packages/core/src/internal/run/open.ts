@@ -2,16 +2,19 @@
  * The first phase of an attempt: read the session (from the state cache when
  * it can), and decide whether this run may go on — the session's owner, a
  * paused run holding the session, a claimed run whose session moved on —
- * then prepare the input and the state the steps start from.
+ * then prepare the input and the state the steps start from. Carrying on an
+ * unfinished run starts here too: which run may be carried on (`unfinished`),
+ * and taking it over (`claim`).
  *
  * @internal
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import type { RunOptions } from "../../Workflow.js"
+import type { ContinueOptions, RunOptions } from "../../Workflow.js"
 import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import { copyJson, deepCopy, deepMerge } from "../json.js"
@@ -117,6 +120,47 @@ function* refuseUnreadable(attempt: Attempt, error: LoadError, restore: Restore)
   }
   return yield* Effect.fail(error)
 }
+
+/**
+ * The unfinished run `runId` of `self`, if this caller may carry it on (a
+ * `continue` only a paused one).
+ *
+ * @internal
+ */
+export const unfinished = (self: Any, runId: string, options: ContinueOptions | undefined, answering: boolean) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const found = yield* store.getRun(runId)
+    if (Option.isNone(found) || found.value._tag !== "Active") {
+      return yield* new WorkflowError.RunNotFound({
+        runId,
+        description: Option.isSome(found) && found.value._tag === "Recorded"
+          ? `the run has ended (${found.value.record.status})`
+          : "no unfinished run has this id"
+      })
+    }
+    const active = found.value.run
+    if (active.workflowName !== self.name) {
+      return yield* new WorkflowError.RunNotFound({ runId, description: `the run belongs to workflow '${active.workflowName}'` })
+    }
+    if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
+    if (answering && active.status !== "paused") {
+      return yield* new WorkflowError.RunNotFound({ runId, description: "the run is not paused" })
+    }
+    return active
+  })
+
+/**
+ * Claims an unfinished run for this store (one of several concurrent claims
+ * wins), with a fresh lease.
+ *
+ * @internal
+ */
+export const claim = (store: SessionStore.Service, runId: string, leaseMillis: number) =>
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) => store.claimRun(runId, { owner: store.owner, now, leaseExpiresAt: now + leaseMillis })
+  )
 
 /** The decoded input and the state the steps start from (a claimed run's from its journal). */
 const prepare = (attempt: Attempt, stored: Option.Option<SessionStore.StoredSession>, hit: boolean) =>

@@ -46,7 +46,7 @@ import {
   type Sink,
   type Start
 } from "./model.js"
-import { open } from "./open.js"
+import { claim, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
 import { track } from "./track.js"
 
@@ -293,31 +293,14 @@ export const resumeRun = <W extends Any>(
 ): Typed<W> =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
-    const found = yield* store.getRun(runId)
-    if (Option.isNone(found) || found.value._tag !== "Active") {
-      return yield* new WorkflowError.RunNotFound({
-        runId,
-        description: Option.isSome(found) && found.value._tag === "Recorded"
-          ? `the run has ended (${found.value.record.status})`
-          : "no unfinished run has this id"
-      })
-    }
-    const active = found.value.run
-    if (active.workflowName !== self.name) {
-      return yield* new WorkflowError.RunNotFound({ runId, description: `the run belongs to workflow '${active.workflowName}'` })
-    }
-    if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
-    if (answer !== undefined && active.status !== "paused") {
-      return yield* new WorkflowError.RunNotFound({ runId, description: "the run is not paused" })
-    }
+    const active = yield* unfinished(self, runId, options, answer !== undefined)
     const given = answer === undefined ? undefined : yield* answer(active)
     const reason = answer === undefined ? "resumed" as const : "continued" as const
     const ids = { runId, sessionId: active.sessionId, userId: active.userId }
     const leaseMillis = leaseMillisOf(options)
     const retries = retriesOf(options?.retryOnConflict)
     const body = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const claimed = yield* store.claimRun(runId, { owner: store.owner, now, leaseExpiresAt: now + leaseMillis })
+      const claimed = yield* claim(store, runId, leaseMillis)
       yield* WorkflowEvent.emit({ _tag: "RunResumed", workflowName: self.name, fromStep: claimed.journal?.next ?? 0, reason })
       return yield* store.withSessionLock(active.sessionId)(
         attempt(self, active.input, { ...options, sessionId: active.sessionId }, ids, {
