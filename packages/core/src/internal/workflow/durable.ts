@@ -8,14 +8,10 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Stream from "effect/Stream"
 import * as SessionStore from "../../SessionStore.js"
 import type {
   Any,
-  ContinueError,
   ContinueOptions,
-  Context,
-  Error,
   Output,
   RecoverOptions,
   Recovered,
@@ -23,7 +19,6 @@ import type {
   State
 } from "../../Workflow.js"
 import * as WorkflowError from "../../WorkflowError.js"
-import type * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as runner from "../run/runner.js"
 
 /** @internal */
@@ -34,15 +29,8 @@ export const resume = Effect.fn("Workflow.resume")(
 )
 
 /** @internal */
-export const resumeStream = <W extends Any>(
-  self: W,
-  runId: string,
-  options?: ContinueOptions
-): Stream.Stream<
-  WorkflowEvent.WorkflowEvent,
-  Exclude<Error<W> | ContinueError, WorkflowError.RunPaused>,
-  Context<W> | SessionStore.SessionStore
-> => runner.eventStream((sink) => runner.resumeRun(self, runId, options, sink, undefined))
+export const resumeStream = <W extends Any>(self: W, runId: string, options?: ContinueOptions) =>
+  runner.eventStream((sink) => runner.resumeRun(self, runId, options, sink, undefined))
 
 /** @internal */
 export const continue_ = Effect.fn("Workflow.continue")(
@@ -52,16 +40,8 @@ export const continue_ = Effect.fn("Workflow.continue")(
 )
 
 /** @internal */
-export const continueStream = <W extends Any>(
-  self: W,
-  runId: string,
-  response: unknown,
-  options?: ContinueOptions
-): Stream.Stream<
-  WorkflowEvent.WorkflowEvent,
-  Exclude<Error<W> | ContinueError, WorkflowError.RunPaused>,
-  Context<W> | SessionStore.SessionStore
-> => runner.eventStream((sink) => runner.resumeRun(self, runId, options, sink, answerWith(self, runId, response)))
+export const continueStream = <W extends Any>(self: W, runId: string, response: unknown, options?: ContinueOptions) =>
+  runner.eventStream((sink) => runner.resumeRun(self, runId, options, sink, answerWith(self, runId, response)))
 
 /** The answer to a paused run's question: the response (the pausing step decodes it) and its checkpoint. */
 const answerWith = (_self: Any, _runId: string, response: unknown) => (active: SessionStore.ActiveRun) =>
