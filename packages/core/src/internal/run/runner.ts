@@ -37,6 +37,7 @@ import { type Any, type Context, decodeState, type Error, type Output, type Stat
 import { execute } from "./execute.js"
 import {
   type Attempt,
+  type Ids,
   isConflict,
   isTagged,
   jsonValue,
@@ -83,9 +84,9 @@ const attempt = (
   self: Any,
   input: unknown,
   options: RunOptions<unknown> | undefined,
-  ids: Attempt["ids"],
+  ids: Ids,
   start: Start
-): Effect.Effect<RunOutput<unknown, unknown>, unknown, unknown> =>
+): Untyped =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
       const claimed = start._tag === "Claimed" ? start.run : undefined
@@ -191,11 +192,25 @@ const replay = (self: Any, record: SessionStore.RunRecord) =>
     }
   })
 
+/** A run at its workflow's types. */
 type Typed<W> = Effect.Effect<
   RunOutput<Output<W>, SessionState.Type<StateOf<W>>>,
   Error<W> | WorkflowError.RunError,
   Context<W> | SessionStore.SessionStore
 >
+
+/** A run as the runner handles it. */
+type Untyped = Effect.Effect<RunOutput<unknown, unknown>, unknown, unknown>
+
+/**
+ * A run put back at its workflow's types: the one place they are asserted.
+ * The runner handles a workflow's steps as `Workflow.make` stores them (any
+ * steps), and their content, errors and requirements are the workflow's:
+ * `make` and `andThen` checked each step against them. `RunPaused`, which the
+ * runner raises itself, comes only from a step that paused, which has it in
+ * its error type.
+ */
+const atTypes = <W extends Any>(run: Untyped): Typed<W> => run as Typed<W>
 
 const nativeTracer = EffectContext.get(DefaultServices.liveServices, Tracer.Tracer)
 
@@ -222,49 +237,18 @@ export const withRunSpan = (name: string) => <A, E, R>(self: Effect.Effect<A, E,
  * @internal
  */
 export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<unknown> | undefined, sink: Sink): Typed<W> =>
-  Effect.withFiberRuntime((fiber): Effect.Effect<RunOutput<unknown, unknown>, unknown, unknown> => {
-    const sessionId = options?.sessionId ?? self.sessionId ?? crypto.randomUUID()
+  atTypes(Effect.withFiberRuntime((fiber): Untyped => {
     const userId = options?.userId ?? self.userId
-    const runId = options?.runId ?? crypto.randomUUID()
-    const ids = { runId, sessionId, userId }
-    const durability = options?.durability ?? self.durability
-    const tracked = options?.runId !== undefined || durability === "step"
-    const retries = retriesOf(options?.retryOnConflict)
-    const fresh = (store: SessionStore.Service) => {
-      const once = store.withSessionLock(sessionId)(attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability }))
-      return (retries === 0 ? once : Effect.retry(once, { times: retries, while: isConflict })).pipe(
-        Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
-      )
+    const ids: Ids = {
+      runId: options?.runId ?? crypto.randomUUID(),
+      sessionId: options?.sessionId ?? self.sessionId ?? crypto.randomUUID(),
+      userId
     }
-    // a run with an id may have run before: replayed, resumed or refused
-    const byId = (store: SessionStore.Service) =>
-      Effect.gen(function*() {
-        const known = yield* store.getRun(runId)
-        if (Option.isSome(known)) {
-          const found = known.value
-          if (found._tag === "Recorded" && found.record.status === "completed") {
-            if (found.record.sessionId !== sessionId || found.record.workflowName !== self.name) {
-              return yield* new WorkflowError.RunNotFound({
-                runId,
-                description: `the id was used by a run of workflow '${found.record.workflowName}' on session '${found.record.sessionId}'`
-              })
-            }
-            return yield* replay(self, found.record)
-          }
-          if (found._tag === "Active") {
-            const now = yield* Clock.currentTimeMillis
-            if (found.run.status === "running" && found.run.leaseExpiresAt < now) {
-              // abandoned: carry on from its journal
-              return yield* resumeRun(self, runId, options, sink, undefined)
-            }
-            return yield* runTaken(runId, sessionId, found)
-          }
-        }
-        return yield* fresh(store)
-      })
     const body = Effect.flatMap(SessionStore.SessionStore, (store) => {
-      const invalid = invalidSessionId(sessionId)
-      return invalid !== undefined ? Effect.fail(invalid) : options?.runId === undefined ? fresh(store) : byId(store)
+      const invalid = invalidSessionId(ids.sessionId)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      const fresh = freshRun(self, input, options, ids, store)
+      return options?.runId === undefined ? fresh : byId(self, options, ids, sink, store, fresh)
     })
     if (isQuiet(fiber, sink)) return body
     return withSink(sink, ids, {
@@ -273,7 +257,53 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
       input,
       ...(userId === undefined ? {} : { userId })
     }, body)
-  }) as Typed<W>
+  }))
+
+/** A fresh attempt under the session's lock, again on a conflict when the run may retry. */
+const freshRun = (
+  self: Any,
+  input: unknown,
+  options: RunOptions<unknown> | undefined,
+  ids: Ids,
+  store: SessionStore.Service
+): Untyped => {
+  const durability = options?.durability ?? self.durability
+  const tracked = options?.runId !== undefined || durability === "step"
+  const retries = retriesOf(options?.retryOnConflict)
+  const once = store.withSessionLock(ids.sessionId)(attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability }))
+  return (retries === 0 ? once : Effect.retry(once, { times: retries, while: isConflict })).pipe(
+    Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
+  )
+}
+
+/** A run with an id may have run before: replayed, resumed or refused; else `fresh`. */
+const byId = (
+  self: Any,
+  options: RunOptions<unknown> | undefined,
+  { runId, sessionId }: Ids,
+  sink: Sink,
+  store: SessionStore.Service,
+  fresh: Untyped
+): Untyped =>
+  Effect.gen(function*() {
+    const known = yield* store.getRun(runId)
+    if (Option.isNone(known)) return yield* fresh
+    const found = known.value
+    if (found._tag === "Recorded" && found.record.status === "completed") {
+      if (found.record.sessionId !== sessionId || found.record.workflowName !== self.name) {
+        return yield* new WorkflowError.RunNotFound({
+          runId,
+          description: `the id was used by a run of workflow '${found.record.workflowName}' on session '${found.record.sessionId}'`
+        })
+      }
+      return yield* replay(self, found.record)
+    }
+    if (found._tag === "Recorded") return yield* fresh
+    const now = yield* Clock.currentTimeMillis
+    // abandoned: carry on from its journal
+    if (found.run.status === "running" && found.run.leaseExpiresAt < now) return yield* resumeRun(self, runId, options, sink, undefined)
+    return yield* runTaken(runId, sessionId, found)
+  })
 
 /**
  * Carries on an unfinished run this process claims: a paused one (with the
@@ -291,7 +321,7 @@ export const resumeRun = <W extends Any>(
   sink: Sink,
   answer: ((run: SessionStore.ActiveRun) => Effect.Effect<Answer, WorkflowError.ResponseDecodeError>) | undefined
 ): Typed<W> =>
-  Effect.gen(function*() {
+  atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     const given = answer === undefined ? undefined : yield* answer(active)
@@ -327,5 +357,5 @@ export const resumeRun = <W extends Any>(
       )
     })
     return yield* withEvents(sink, ids, undefined, body)
-  }) as Typed<W>
+  }))
 
