@@ -315,7 +315,6 @@ export const run: <W extends Any>(
   // the span of `Effect.fn("Workflow.run")`, made only when a tracer is installed
   runner.run(self, input, options as RunOptions<unknown> | undefined, undefined).pipe(runner.withRunSpan("Workflow.run"))
 
-
 /**
  * Runs the workflow and streams its events as they happen, ending with
  * `RunCompleted` (or failing with the run's error after `RunFailed`; or, when
@@ -456,7 +455,6 @@ export const cancel: <W extends Any>(
   SessionStore.SessionStore
 > = durable.cancel
 
-
 /**
  * An unfinished run, as listed by {@link pausedRuns} and {@link unfinishedRuns}.
  *
@@ -558,10 +556,6 @@ export type SessionError =
   | WorkflowError.SessionOwnershipError
   | WorkflowError.SessionStoreError
 
-
-
-
-
 /**
  * The stored state of a session (the workflow's `sessionId` when none is
  * given), decoded with the workflow's state Schema.
@@ -610,7 +604,6 @@ export const setSessionName: <W extends Any>(
   name: string | { readonly autogenerate: true },
   options?: SessionOptions
 ) => Effect.Effect<string, SessionError, SessionStore.SessionStore> = sessions.setSessionName
-
 
 /**
  * The session's name, if it has one.
