@@ -131,6 +131,37 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("@sessi
 ) {}
 
 /**
+ * A state-changing request (`POST`, `PUT`, `DELETE`) sent by a page of
+ * another site: its `Sec-Fetch-Site` is not `same-origin`, or its `Origin` is
+ * not the server's own (nor one of the server's `allowedOrigins`). Answered at
+ * the edge, before the request is read.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Forbidden extends Schema.TaggedError<Forbidden>("@sessionflow/server/Forbidden")(
+  "Forbidden",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 403 })
+) {}
+
+/**
+ * A request body that is not `application/json` (a form, `multipart/form-data`,
+ * `text/plain`, or a body without a Content-Type). Answered at the edge,
+ * before the body is read.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>(
+  "@sessionflow/server/UnsupportedMediaType"
+)(
+  "UnsupportedMediaType",
+  { contentType: Schema.String, message: Schema.String },
+  HttpApiSchema.annotations({ status: 415 })
+) {}
+
+/**
  * The run failed: one of its steps failed (a model error, a tool, a router
  * choice, …). The run is recorded with status `error`; no state change was
  * committed.
@@ -699,6 +730,8 @@ export class WorkflowApi extends HttpApi.make("sessionflow")
   .add(RunsGroup)
   .add(SessionsGroup)
   .addError(BadRequest)
+  .addError(Forbidden)
+  .addError(UnsupportedMediaType)
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)

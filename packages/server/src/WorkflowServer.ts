@@ -31,7 +31,9 @@ import type { SessionStore, Workflow } from "@sessionflow/core"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { createServer } from "node:http"
+import * as internalJwt from "./internal/jwt.js"
 import * as internal from "./internal/server.js"
 import type * as WorkflowApi from "./WorkflowApi.js"
 
@@ -103,6 +105,51 @@ export type Authenticate = (
 export const bearerTokens: (tokens: Readonly<Record<string, string>>) => Authenticate = internal.bearerTokens
 
 /**
+ * What {@link jwt} verifies: the key (one of `secret`, `publicKey`,
+ * `jwksUrl`), and the claims.
+ *
+ * @since 0.1.0
+ * @category authentication
+ */
+export interface JwtOptions {
+  /** a shared secret (HS256, HS384, HS512) */
+  readonly secret?: string | Uint8Array | undefined
+  /** a public key, PEM (SPKI), for the first of `algorithms` (default RS256) */
+  readonly publicKey?: string | undefined
+  /** a JSON Web Key Set endpoint (fetched and cached by `jose`) */
+  readonly jwksUrl?: string | undefined
+  /** the accepted algorithms (default: those of the key) */
+  readonly algorithms?: ReadonlyArray<string> | undefined
+  /** the required `iss` */
+  readonly issuer?: string | ReadonlyArray<string> | undefined
+  /** the required `aud` */
+  readonly audience?: string | ReadonlyArray<string> | undefined
+  /** the claim that is the user id (default `sub`) */
+  readonly userClaim?: string | undefined
+  /** seconds of leeway for `exp` and `nbf` (default 0) */
+  readonly clockTolerance?: number | undefined
+}
+
+/**
+ * Bearer JWT authentication, verified with `jose`: `Authorization: Bearer
+ * <jwt>` whose signature, expiry (and issuer, audience when given) verify is
+ * the user of its `userClaim` (default `sub`); a request without the header
+ * is anonymous (refused too with `requireAuth`); any other token is a 401.
+ *
+ * ```ts
+ * WorkflowServer.layer({
+ *   workflows,
+ *   requireAuth: true,
+ *   authenticate: WorkflowServer.jwt({ jwksUrl: "https://id.example.com/.well-known/jwks.json", issuer: "https://id.example.com/" })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category authentication
+ */
+export const jwt: (options: JwtOptions) => Authenticate = internalJwt.jwt
+
+/**
  * @since 0.1.0
  * @category options
  */
@@ -113,6 +160,14 @@ export interface Options<Entries extends ReadonlyArray<Entry>> {
   readonly authenticate?: Authenticate | undefined
   /** bearer token → user id, for the default authentication (default: none, every caller is anonymous) */
   readonly tokens?: Readonly<Record<string, string>> | undefined
+  /** refuse anonymous callers (401): every request must authenticate (default false) */
+  readonly requireAuth?: boolean | undefined
+  /**
+   * origins (`https://app.example.com`) whose pages may send state-changing
+   * requests besides the server's own (default none: requests with another
+   * `Origin` or a cross-site `Sec-Fetch-Site` are a 403)
+   */
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
   /** the largest request body, in bytes (413 above it); default 1 MiB */
   readonly maxBodySize?: number | undefined
   /** a run taking longer is interrupted (recorded as cancelled, nothing committed): 504, or `RunCancelled` when streamed; default 10 minutes */
@@ -169,7 +224,39 @@ export interface ServeOptions<Entries extends ReadonlyArray<Entry>> extends Opti
   readonly host?: string | undefined
   /** log every request with the Effect logger (default false) */
   readonly logRequests?: boolean | undefined
+  /**
+   * listen on a `host` other than a loopback address without `requireAuth`
+   * (default false: such a server refuses to start with {@link OpenServerRefused})
+   */
+  readonly allowOpen?: boolean | undefined
 }
+
+/**
+ * {@link serve} was asked to listen on an address other machines can reach
+ * while anonymous callers may use it (no `requireAuth`), without `allowOpen`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class OpenServerRefused extends Schema.TaggedError<OpenServerRefused>("@sessionflow/server/OpenServerRefused")(
+  "OpenServerRefused",
+  { host: Schema.String }
+) {
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Refusing to listen on ${this.host} without authentication: set requireAuth (and tokens or authenticate), ` +
+      `or allowOpen to serve anonymous callers on purpose`
+  }
+}
+
+/**
+ * Whether a host is a loopback address (`localhost`, `127.0.0.0/8`, `::1`).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const isLoopback = (host: string): boolean =>
+  host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host)
 
 /**
  * A stand-alone Node HTTP server with {@link layer}'s routes. The layer
@@ -191,9 +278,14 @@ export const serve = <const Entries extends ReadonlyArray<Entry>>(
   options: ServeOptions<Entries>
 ): Layer.Layer<
   HttpServer.HttpServer,
-  EntryError<Entries[number]> | HttpServerError.ServeError,
+  EntryError<Entries[number]> | HttpServerError.ServeError | OpenServerRefused,
   SessionStore.SessionStore | EntryContext<Entries[number]>
-> =>
-  HttpLayerRouter.serve(layer(options), { disableLogger: options.logRequests !== true, disableListenLog: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 3000, host: options.host ?? "127.0.0.1" }))
+> => {
+  const host = options.host ?? "127.0.0.1"
+  if (!isLoopback(host) && options.requireAuth !== true && options.allowOpen !== true) {
+    return Layer.fail(new OpenServerRefused({ host })) as any
+  }
+  return HttpLayerRouter.serve(layer(options), { disableLogger: options.logRequests !== true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 3000, host }))
   ) as any
+}

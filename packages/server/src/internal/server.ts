@@ -27,6 +27,8 @@ import * as Api from "../WorkflowApi.js"
 import type * as WorkflowServer from "../WorkflowServer.js"
 import * as errors from "./errors.js"
 import * as events from "./events.js"
+import * as guard from "./guard.js"
+import * as json from "./json.js"
 import * as page from "./page.js"
 
 // -----------------------------------------------------------------------------
@@ -171,9 +173,14 @@ const lookup = (registry: Registry, name: string): Effect.Effect<Served, Api.Not
 /** The user whose ownership counts: the caller, else the workflow's default user (as the engine does). */
 const effectiveUser = (served: Served, userId: string | undefined) => userId ?? served.workflow.userId
 
-/** The engine's ownership rule: an unowned session is everyone's, an owned one its owner's only. */
+/**
+ * The server's ownership rule, stricter than the engine's: a session or run is
+ * its creator's only. One created by an anonymous caller is open to anonymous
+ * callers only, so a user who later picks the same id gets a 404 instead of
+ * writing into (and exposing runs through) a session others can read.
+ */
 const mayUse = (served: Served, ownerId: string | undefined, userId: string | undefined) =>
-  ownerId === undefined || ownerId === effectiveUser(served, userId)
+  ownerId === effectiveUser(served, userId)
 
 /**
  * Fails unless the session exists, belongs to this workflow and may be used
@@ -356,7 +363,7 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
       )
     }
     const store = yield* SessionStore.SessionStore
-    const sessionId = payload.sessionId ?? served.workflow.sessionId
+    let sessionId = payload.sessionId ?? served.workflow.sessionId
     if (payload.runId !== undefined) {
       const known = yield* store.getRun(payload.runId)
       if (Option.isSome(known)) {
@@ -364,10 +371,13 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
         // a run id of another workflow, user or session reads as unknown (the engine would name them)
         if (
           run.workflowName !== served.workflow.name || !mayUse(served, run.userId, userId) ||
-          (known.value._tag === "Recorded" && known.value.record.status === "completed" && run.sessionId !== sessionId)
+          (sessionId !== undefined && known.value._tag === "Recorded" && known.value.record.status === "completed" &&
+            run.sessionId !== sessionId)
         ) {
           return yield* Effect.fail(errors.runNotFound(payload.runId))
         }
+        // a retry that names the run only is a retry on the run's session
+        sessionId = sessionId ?? run.sessionId
         if (streamed && known.value._tag === "Active") {
           const active = known.value.run
           if (active.status === "paused") {
@@ -394,9 +404,16 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
         }
       }
     }
-    if (sessionId === undefined) return
+    if (sessionId === undefined) return undefined
     const info = yield* store.info(sessionId)
-    if (Option.isSome(info)) {
+    if (Option.isNone(info)) {
+      // a new session whose first run is still unfinished (running, or paused for a person) is that run's
+      // user's: to anyone else it does not exist, and no conflict names the run
+      const first = yield* store.activeRuns({ sessionId })
+      if (first.some((run) => run.workflowName !== served.workflow.name || !mayUse(served, run.userId, userId))) {
+        return yield* Effect.fail(errors.sessionNotFound(sessionId))
+      }
+    } else {
       if (!mayUse(served, info.value.userId, userId)) return yield* Effect.fail(errors.sessionNotFound(sessionId))
       if (info.value.workflowName !== served.workflow.name) {
         return yield* Effect.fail(
@@ -415,6 +432,7 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
         return yield* Effect.fail(new WorkflowError.SessionPaused({ sessionId, runId: paused.runId }))
       }
     }
+    return sessionId
   })
 
 /**
@@ -514,17 +532,19 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
           const served = yield* lookup(registry, path.name)
+          const streamed = wantsEvents(headers.accept)
+          const sessionId = yield* within(served, precheck(served, payload, userId, streamed)).pipe(
+            Effect.mapError(errors.sessionError(false))
+          )
           const options: Workflow.RunOptions<unknown> = {
-            sessionId: payload.sessionId,
+            sessionId,
             userId,
             sessionState: payload.sessionState,
             overwriteDbSessionState: payload.overwriteDbSessionState,
             runId: payload.runId
           }
-          const streamed = wantsEvents(headers.accept)
-          yield* within(served, precheck(served, payload, userId, streamed)).pipe(Effect.mapError(errors.sessionError(false)))
           return streamed
-            ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), payload.sessionId)
+            ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), sessionId)
             : yield* runJson(
               served,
               settings,
@@ -592,10 +612,14 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
 // middlewares
 // -----------------------------------------------------------------------------
 
-const authenticationLayer = (authenticate: Authenticate) =>
+const authenticationLayer = (authenticate: Authenticate, requireAuth: boolean) =>
   Layer.succeed(Api.Authentication, {
     bearer: () =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, authenticate).pipe(
+        Effect.filterOrFail(
+          (userId) => userId !== undefined || !requireAuth,
+          () => new Api.Unauthorized({ message: "Authentication is required: send Authorization: Bearer <token>" })
+        ),
         Effect.map((userId) => Api.CurrentUser.of({ userId }))
       )
   })
@@ -624,9 +648,9 @@ const requestLimitsLayer = (limit: number) =>
             : new Api.BadRequest({ reason: "body", message: "The request body could not be read" })
         )
       )
-      const contentType = request.headers["content-type"] ?? "application/json"
-      if (contentType.toLowerCase().includes("application/json") && text.trim() !== "") {
-        yield* Effect.try({
+      // the edge lets only JSON bodies through (415 otherwise)
+      if (text.trim() !== "") {
+        const value = yield* Effect.try({
           try: () => JSON.parse(text) as unknown,
           catch: (error) =>
             new Api.BadRequest({
@@ -634,6 +658,8 @@ const requestLimitsLayer = (limit: number) =>
               message: `The request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`
             })
         })
+        const problem = json.problem(value)
+        if (problem !== undefined) return yield* Effect.fail(new Api.BadRequest({ reason: "body", message: problem }))
       }
     })
   )
@@ -658,6 +684,7 @@ export const layer = (options: Options) =>
       heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat)
     }
     const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
+    const requireAuth = options.requireAuth === true
     const routes = HttpLayerRouter.addHttpApi(api, { openapiPath: `${prefix}/openapi.json` }).pipe(
       Layer.provide(Layer.mergeAll(
         workflowsGroup(api, registry),
@@ -665,11 +692,12 @@ export const layer = (options: Options) =>
         sessionsGroup(api, registry, settings)
       )),
       Layer.provide(Layer.mergeAll(
-        authenticationLayer(authenticate),
+        authenticationLayer(authenticate, requireAuth),
         requestLimitsLayer(options.maxBodySize ?? defaults.maxBodySize)
       ))
     )
     return Layer.mergeAll(
+      guard.layer({ prefix, allowedOrigins: options.allowedOrigins ?? [] }),
       routes,
       options.docs === false ? Layer.empty : HttpApiSwagger.layerHttpLayerRouter({ api, path: `${prefix}/docs` }),
       options.page === false ? Layer.empty : page.layer(prefix)
