@@ -68,9 +68,9 @@ const ui = {
 let workflows: ReadonlyArray<WorkflowInfo> = []
 let selected: string | undefined
 
-ui.token.value = localStorage.getItem("sessionflow-token") ?? ""
+// the token lives in the field only: never in storage another script of the origin could read later
+localStorage.removeItem("sessionflow-token")
 ui.token.addEventListener("change", () => {
-  localStorage.setItem("sessionflow-token", ui.token.value)
   void refresh()
 })
 

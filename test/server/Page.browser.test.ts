@@ -1,0 +1,88 @@
+/**
+ * The session browser under the server's Content-Security-Policy, in a real
+ * browser (Debian's chromium, driven by playwright-core): a session whose
+ * state is nested thousands of levels deep is shown without crashing (deep
+ * levels collapsed), the page breaks no rule of the policy, and the bearer
+ * token typed in the page is kept in no storage.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { SessionStore, Step, Workflow } from "@sessionflow/core"
+import { Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { chromium } from "playwright-core"
+import { start } from "./utils.js"
+
+const chromiumPath = "/usr/bin/chromium"
+
+const nested = (depth: number): Record<string, unknown> => {
+  let value: Record<string, unknown> = { leaf: "bottom" }
+  for (let i = 0; i < depth; i++) value = { next: value }
+  return value
+}
+
+const deep = Workflow.make({
+  name: "deep",
+  sessionState: {},
+  steps: [Step.make("echo", ({ input }) => Effect.succeed(input))]
+})
+
+describe("the session browser's limits", () => {
+  it.live("shows a deeply nested state collapsed, breaks no CSP rule, and keeps the token in no storage", () =>
+    Effect.scoped(Effect.gen(function*() {
+      expect(fs.existsSync(chromiumPath), `${chromiumPath} (apt-get install chromium)`).toBe(true)
+      const context = yield* Layer.build(SessionStore.layerMemory)
+      // a deep state, written in process (the HTTP edge refuses such bodies)
+      yield* Workflow.run(deep, "x", { sessionId: "deep-1", sessionState: { tree: nested(1500) } }).pipe(
+        Effect.provide(context)
+      )
+      const url = yield* start({ workflows: [deep], tokens: { "token-of-alice": "alice" } }, Layer.succeedContext(context))
+
+      const profile = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-chromium-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      const browser = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          chromium.launchPersistentContext(profile, {
+            executablePath: chromiumPath,
+            headless: true,
+            args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+          })
+        ),
+        (browser) => Effect.promise(() => browser.close())
+      )
+      const page = browser.pages()[0] ?? (yield* Effect.promise(() => browser.newPage()))
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => problems.push(String(error)))
+      page.on("console", (message) => {
+        if (message.type() === "error") problems.push(message.text())
+      })
+      page.on("crash", () => problems.push("the page crashed"))
+
+      const shown = yield* Effect.promise(async () => {
+        await page.goto(`${url}/`)
+        await page.waitForSelector("body[data-ready=true]")
+        await page.click("#sessions li button[data-session-id=deep-1]")
+        await page.waitForSelector("#state details[data-key=tree]")
+        const shown = {
+          title: await page.textContent("#session-title"),
+          collapsed: await page.$$eval("#state .leaf .muted", (nodes) => nodes.map((n) => n.textContent)),
+          depth: await page.$$eval("#state details", (nodes) => nodes.length),
+          problems: [...problems]
+        }
+        // (alice does not see the anonymous session: the page's reads as her are 404s)
+        await page.fill("#token", "token-of-alice")
+        await page.dispatchEvent("#token", "change")
+        await page.waitForTimeout(300)
+        const storage = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))
+        return { ...shown, storage }
+      })
+      expect(shown.title).toBe("Session deep-1")
+      expect(shown.collapsed).toContain("{…}")
+      expect(shown.depth).toBeLessThanOrEqual(41)
+      expect(shown.storage).not.toContain("token-of-alice")
+      expect(shown.problems).toEqual([])
+    })), 60_000)
+})
