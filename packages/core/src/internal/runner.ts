@@ -26,6 +26,7 @@ import * as WorkflowError from "../WorkflowError.js"
 import * as WorkflowEvent from "../WorkflowEvent.js"
 import * as events from "./events.js"
 import * as formatting from "./format.js"
+import * as ids from "./ids.js"
 import { changesProblem, copyJson, deepCopy, deepMerge, jsonProblem, storedChanges } from "./json.js"
 import { type Cell, fromCell } from "./state.js"
 import * as stateCache from "./stateCache.js"
@@ -91,11 +92,10 @@ const checkJson = (sessionId: string, what: "input" | "output" | "state", value:
     : Effect.fail(new WorkflowError.NotSerializable({ sessionId, what, ...problem }))
 }
 
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
 /**
- * Checks a session id: not empty, well-formed Unicode (so that every store
- * gives it back unchanged).
+ * Checks a session id (`ids.problem`: not empty, at most 256 characters, no
+ * control characters, well-formed Unicode), so that every store takes it and
+ * gives it back unchanged.
  *
  * @internal
  */
@@ -104,12 +104,10 @@ export const checkSessionId = (sessionId: string): Effect.Effect<string, Workflo
   return invalid === undefined ? Effect.succeed(sessionId) : Effect.fail(invalid)
 }
 
-const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined =>
-  sessionId.length === 0
-    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "empty" })
-    : loneSurrogate.test(sessionId)
-    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "malformed" })
-    : undefined
+const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined => {
+  const reason = ids.problem(sessionId)
+  return reason === undefined ? undefined : new WorkflowError.InvalidSessionId({ sessionId, reason })
+}
 
 /**
  * The state a run starts from, in encoded form: for a new session a copy of
