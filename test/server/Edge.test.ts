@@ -167,4 +167,35 @@ describe("values", () => {
       })
       expect(proto.status).toBe(400)
     }))
+
+  it.scoped("ids over 256 characters or with NUL are a 400, in the path and in the body, before any store sees them", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [notes] })
+      const long = "x".repeat(257)
+      for (
+        const reply of [
+          yield* request(`${url}/workflows/notes/sessions/${long}`),
+          yield* request(`${url}/workflows/notes/sessions/a%00b/state`),
+          yield* request(`${url}/workflows/notes/runs/paused?sessionId=a%00b`),
+          yield* post(`${url}/workflows/notes/runs/${long}/cancel`, undefined),
+          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: long }), {
+            "content-type": "application/json"
+          }),
+          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: "a\u0000b" }), {
+            "content-type": "application/json"
+          }),
+          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", runId: long }), {
+            "content-type": "application/json"
+          })
+        ]
+      ) {
+        expect(reply.status).toBe(400)
+        expect(reply.body._tag).toBe("HttpApiDecodeError")
+      }
+      const longest = "y".repeat(256)
+      expect((yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: longest }), {
+        "content-type": "application/json"
+      })).status).toBe(200)
+      expect((yield* request(`${url}/workflows/notes/sessions/${longest}`)).status).toBe(200)
+    }))
 })

@@ -247,8 +247,8 @@ export type WorkflowInfo = typeof WorkflowInfo.Type
 export const RunRequest = Schema.Struct({
   /** the run input, in the workflow input Schema's encoded form */
   input: Schema.Unknown,
-  /** else the workflow's, else a new one (returned) */
-  sessionId: Schema.optional(Schema.NonEmptyString),
+  /** else the workflow's, else a new one (returned); 1 to 256 characters, no control characters */
+  sessionId: Schema.optional(SessionStore.Id),
   /** deep-merged over the stored state (or the seed); encoded form */
   sessionState: Schema.optional(JsonObject),
   /** replace the stored state with `sessionState` (else the seed) instead */
@@ -259,7 +259,7 @@ export const RunRequest = Schema.Struct({
    * again; one that runs elsewhere is a 409; one that waits for a response is
    * a 202 (409 when streamed)
    */
-  runId: Schema.optional(Schema.NonEmptyString)
+  runId: Schema.optional(SessionStore.Id)
 }).annotations({ identifier: "RunRequest" })
 
 /**
@@ -503,8 +503,8 @@ export class RequestLimits extends HttpApiMiddleware.Tag<RequestLimits>()("@sess
 // -----------------------------------------------------------------------------
 
 const workflowPath = Schema.Struct({ name: Schema.String })
-const sessionPath = Schema.Struct({ name: Schema.String, sessionId: Schema.String })
-const runPath = Schema.Struct({ name: Schema.String, runId: Schema.String })
+const sessionPath = Schema.Struct({ name: Schema.String, sessionId: SessionStore.Id })
+const runPath = Schema.Struct({ name: Schema.String, runId: SessionStore.Id })
 const positiveInt = Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
 const acceptHeader = Schema.Struct({ accept: Schema.optional(Schema.String) })
 
@@ -588,7 +588,7 @@ export class RunsGroup extends HttpApiGroup.make("runs")
   .add(
     HttpApiEndpoint.get("paused", "/workflows/:name/runs/paused")
       .setPath(workflowPath)
-      .setUrlParams(Schema.Struct({ sessionId: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({ sessionId: Schema.optional(SessionStore.Id) }))
       .addSuccess(Schema.Array(PausedRun))
       .annotate(OpenApi.Summary, "The paused runs (the caller's and unowned ones), oldest first, with their questions")
   )

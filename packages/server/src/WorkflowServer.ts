@@ -259,6 +259,17 @@ export const isLoopback = (host: string): boolean =>
   host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host)
 
 /**
+ * The router settings the routes need: path parameters as long as the longest
+ * id percent-encoded (find-my-way's default is 100 characters). Give them to
+ * `HttpLayerRouter.serve(…, { routerConfig })` when you mount {@link layer}
+ * in your own app; {@link serve} does.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const routerConfig = { maxParamLength: 4096 } as const
+
+/**
  * A stand-alone Node HTTP server with {@link layer}'s routes. The layer
  * provides the `HttpServer` (its `address` tells the port); it needs a
  * `SessionStore` and the workflows' requirements.
@@ -285,7 +296,11 @@ export const serve = <const Entries extends ReadonlyArray<Entry>>(
   if (!isLoopback(host) && options.requireAuth !== true && options.allowOpen !== true) {
     return Layer.fail(new OpenServerRefused({ host })) as any
   }
-  return HttpLayerRouter.serve(layer(options), { disableLogger: options.logRequests !== true, disableListenLog: true }).pipe(
+  return HttpLayerRouter.serve(layer(options), {
+    disableLogger: options.logRequests !== true,
+    disableListenLog: true,
+    routerConfig
+  }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 3000, host }))
   ) as any
 }
