@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { approvals, notes } from "./fixtures.js"
 import { request, start } from "./utils.js"
 
-const post = (url: string, body: BodyInit | undefined, headers: Record<string, string> = {}) =>
+const post = (url: string, body: RequestInit["body"] | undefined, headers: Record<string, string> = {}) =>
   request(url, { method: "POST", ...(body === undefined ? {} : { body }), headers })
 
 describe("the edge", () => {

@@ -76,7 +76,7 @@ describe("the session browser's limits", () => {
         await page.fill("#token", "token-of-alice")
         await page.dispatchEvent("#token", "change")
         await page.waitForTimeout(300)
-        const storage = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))
+        const storage = await page.evaluate<string>("JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })")
         return { ...shown, storage }
       })
       expect(shown.title).toBe("Session deep-1")

@@ -174,6 +174,12 @@ export interface Options<Entries extends ReadonlyArray<Entry>> {
   readonly runTimeout?: Duration.DurationInput | undefined
   /** a comment line on a quiet event stream, so that proxies keep it open; default 15 seconds */
   readonly heartbeat?: Duration.DurationInput | undefined
+  /**
+   * the most bytes of a run's event stream kept for a client that has not
+   * read them yet; a client further behind is cut off (its response ends) and
+   * its run goes on without it; default 1 MiB
+   */
+  readonly maxStreamBuffer?: number | undefined
   /** mount everything under this path (e.g. `/sessionflow`); default: at the root */
   readonly prefix?: `/${string}` | undefined
   /** serve the session browser at `${prefix}/` (default true) */

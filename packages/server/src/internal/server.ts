@@ -21,6 +21,7 @@ import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
+import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Api from "../WorkflowApi.js"
@@ -78,7 +79,8 @@ export type Options = WorkflowServer.Options<ReadonlyArray<Entry>>
 export const defaults = {
   maxBodySize: 1024 * 1024,
   runTimeout: Duration.minutes(10),
-  heartbeat: Duration.seconds(15)
+  heartbeat: Duration.seconds(15),
+  maxStreamBuffer: 1024 * 1024
 } as const
 
 /** @internal */
@@ -522,7 +524,13 @@ const runEvents = (
 ) =>
   events.eventStreamResponse(withinStream(
     served,
-    events.response(stream, { timeout: settings.runTimeout, heartbeat: settings.heartbeat, sessionId })
+    events.response(stream, {
+      timeout: settings.runTimeout,
+      heartbeat: settings.heartbeat,
+      sessionId,
+      maxBuffered: settings.maxStreamBuffer,
+      scope: settings.scope
+    })
   ))
 
 const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
@@ -671,6 +679,9 @@ const requestLimitsLayer = (limit: number) =>
 interface Settings {
   readonly runTimeout: Duration.Duration
   readonly heartbeat: Duration.Duration
+  readonly maxStreamBuffer: number
+  /** the server's scope, where runs cut off from a slow client go on */
+  readonly scope: Scope.Scope
 }
 
 /** @internal */
@@ -681,7 +692,9 @@ export const layer = (options: Options) =>
     const api: Api = options.prefix === undefined ? Api.WorkflowApi : Api.WorkflowApi.prefix(options.prefix)
     const settings: Settings = {
       runTimeout: Duration.decode(options.runTimeout ?? defaults.runTimeout),
-      heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat)
+      heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat),
+      maxStreamBuffer: options.maxStreamBuffer ?? defaults.maxStreamBuffer,
+      scope: yield* Effect.scope
     }
     const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
     const requireAuth = options.requireAuth === true
