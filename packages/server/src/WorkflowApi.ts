@@ -49,7 +49,7 @@ import * as Schema from "effect/Schema"
  */
 export class BadRequest extends Schema.TaggedError<BadRequest>("@sessionflow/server/BadRequest")(
   "BadRequest",
-  { reason: Schema.Literal("body", "input", "state", "session-id", "response"), message: Schema.String },
+  { reason: Schema.Literal("body", "input", "state", "session-id", "response", "cursor"), message: Schema.String },
   HttpApiSchema.annotations({ status: 400 })
 ) {}
 
@@ -222,6 +222,9 @@ export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unkn
  * @category models
  */
 export const WorkflowInfo = Schema.Struct({
+  /** URL-safe (lower-case letters, digits, `-`): `/workflows/:id/…` (the name works there too) */
+  id: Schema.String,
+  /** its display name */
   name: Schema.String,
   description: Schema.optional(Schema.String),
   /** the names of its top-level steps */
@@ -407,6 +410,84 @@ export const SessionListing = Schema.Struct({
 export type SessionListing = typeof SessionListing.Type
 
 /**
+ * A page of a workflow's sessions (`GET /workflows/:name/sessions`), most
+ * recently updated first; `next`, when there are more, is the `cursor` of the
+ * next page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionPage = Schema.Struct({
+  ...SessionListing.fields,
+  next: Schema.optional(Schema.String)
+}).annotations({ identifier: "SessionPage" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionPage = typeof SessionPage.Type
+
+/**
+ * Where a run is: unfinished (`running`, `paused`) or ended (the statuses of
+ * a run record).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunState = Schema.Literal("running", "paused", "completed", "error", "cancelled", "abandoned")
+
+/**
+ * A run as a resource (`GET /runs/:runId`): its status, its result (`content`)
+ * or error, and, while it is paused, its question.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunInfo = Schema.Struct({
+  runId: Schema.String,
+  sessionId: Schema.String,
+  workflowName: Schema.String,
+  userId: Schema.optional(Schema.String),
+  status: RunState,
+  input: Schema.Unknown,
+  /** the last step's content, once completed */
+  content: Schema.optional(Schema.Unknown),
+  /** the error's message, once failed */
+  error: Schema.optional(Schema.String),
+  /** the question, while paused */
+  pause: Schema.optional(Schema.Struct({ path: Schema.Array(Schema.String), payload: Schema.Unknown, pausedAt: Schema.Number })),
+  /** epoch milliseconds */
+  startedAt: Schema.Number,
+  /** epoch milliseconds, once ended */
+  completedAt: Schema.optional(Schema.Number)
+}).annotations({ identifier: "RunInfo" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RunInfo = typeof RunInfo.Type
+
+/**
+ * A page of a workflow's runs, most recently started first; `next` is the
+ * `cursor` of the next page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunPage = Schema.Struct({
+  runs: Schema.Array(RunInfo),
+  next: Schema.optional(Schema.String)
+}).annotations({ identifier: "RunPage" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RunPage = typeof RunPage.Type
+
+/**
  * A session with its state (encoded).
  *
  * @since 0.1.0
@@ -506,6 +587,8 @@ const workflowPath = Schema.Struct({ name: Schema.String })
 const sessionPath = Schema.Struct({ name: Schema.String, sessionId: SessionStore.Id })
 const runPath = Schema.Struct({ name: Schema.String, runId: SessionStore.Id })
 const positiveInt = Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
+/** a page's size: 1 to 1,000 (default 100) */
+const pageLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))
 const acceptHeader = Schema.Struct({ accept: Schema.optional(Schema.String) })
 
 /**
@@ -586,6 +669,24 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       .annotate(OpenApi.Transform, runEventsDoc)
   )
   .add(
+    HttpApiEndpoint.get("get", "/runs/:runId")
+      .setPath(Schema.Struct({ runId: SessionStore.Id }))
+      .addSuccess(RunInfo)
+      .annotate(OpenApi.Summary, "A run: its status, its result or error, its question while paused (the caller's only)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/workflows/:name/runs")
+      .setPath(workflowPath)
+      .setUrlParams(Schema.Struct({
+        status: Schema.optional(RunState),
+        sessionId: Schema.optional(SessionStore.Id),
+        limit: Schema.optional(pageLimit),
+        cursor: Schema.optional(Schema.String)
+      }))
+      .addSuccess(RunPage)
+      .annotate(OpenApi.Summary, "The caller's runs of the workflow, most recently started first, a page at a time")
+  )
+  .add(
     HttpApiEndpoint.get("paused", "/workflows/:name/runs/paused")
       .setPath(workflowPath)
       .setUrlParams(Schema.Struct({ sessionId: Schema.optional(SessionStore.Id) }))
@@ -652,8 +753,16 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
   .add(
     HttpApiEndpoint.get("list", "/workflows/:name/sessions")
       .setPath(workflowPath)
-      .addSuccess(SessionListing)
-      .annotate(OpenApi.Summary, "The caller's and unowned sessions of the workflow")
+      .setUrlParams(Schema.Struct({
+        limit: Schema.optional(pageLimit),
+        cursor: Schema.optional(Schema.String),
+        /** only sessions updated at or after (epoch milliseconds) */
+        updatedSince: Schema.optional(Schema.NumberFromString),
+        /** only sessions whose id or name contains this (case-insensitive) */
+        q: Schema.optional(Schema.String)
+      }))
+      .addSuccess(SessionPage)
+      .annotate(OpenApi.Summary, "The caller's sessions of the workflow, most recently updated first, a page at a time")
   )
   .add(
     HttpApiEndpoint.get("get", "/workflows/:name/sessions/:sessionId")

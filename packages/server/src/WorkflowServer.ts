@@ -80,8 +80,23 @@ export type EntryError<X> = internal.EntryError<X>
  */
 export const withLayer: <W extends Workflow.Any, ROut, E, RIn>(
   workflow: W,
-  layer: Layer.Layer<ROut, E, RIn>
+  layer: Layer.Layer<ROut, E, RIn>,
+  options?: {
+    /** its URL-safe id (`[a-z0-9-]`, at most 64); default: made from its name (`Shopping List` → `shopping-list`) */
+    readonly id?: string | undefined
+  }
 ) => Mounted<Exclude<Workflow.Context<W>, ROut> | RIn, E> = internal.withLayer
+
+/**
+ * Serves `workflow` under a URL-safe id of your choice (`/workflows/:id/…`);
+ * its display name stays its name. Without it a workflow's id is made from
+ * its name (`Shopping List Workflow` → `shopping-list-workflow`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withId = <W extends Workflow.Any>(workflow: W, id: string): Mounted<Workflow.Context<W>, never> =>
+  internal.withLayer(workflow, Layer.empty, { id }) as Mounted<Workflow.Context<W>, never>
 
 /**
  * Turns a request into the caller's user id (`undefined`: anonymous), or

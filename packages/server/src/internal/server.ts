@@ -29,8 +29,10 @@ import type * as WorkflowServer from "../WorkflowServer.js"
 import * as errors from "./errors.js"
 import * as events from "./events.js"
 import * as guard from "./guard.js"
+import * as health from "./health.js"
 import * as json from "./json.js"
 import * as page from "./page.js"
+import * as paging from "./paging.js"
 
 // -----------------------------------------------------------------------------
 // options
@@ -44,6 +46,8 @@ export interface Mounted<out R, out E> {
   readonly [MountedTypeId]: { readonly _R: (_: never) => R; readonly _E: (_: never) => E }
   readonly workflow: Workflow.Any
   readonly layer: Layer.Layer<unknown, E, unknown>
+  /** its URL-safe id (default: made from its name) */
+  readonly id: string | undefined
 }
 
 /** @internal */
@@ -59,12 +63,20 @@ export type EntryError<X> = X extends Mounted<infer _R, infer E> ? E : never
 /** @internal */
 export const withLayer = <W extends Workflow.Any, ROut, E, RIn>(
   workflow: W,
-  layer: Layer.Layer<ROut, E, RIn>
+  layer: Layer.Layer<ROut, E, RIn>,
+  options?: { readonly id?: string | undefined }
 ): Mounted<Exclude<Workflow.Context<W>, ROut> | RIn, E> => ({
   [MountedTypeId]: { _R: (_) => _, _E: (_) => _ },
   workflow,
-  layer: layer as Layer.Layer<unknown, E, unknown>
+  layer: layer as Layer.Layer<unknown, E, unknown>,
+  id: options?.id
 })
+
+/** A URL-safe id made from a display name: lower-case letters and digits, words joined with `-`. @internal */
+export const slug = (name: string): string =>
+  name.normalize("NFKD").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64) || "workflow"
+
+const idPattern = /^[a-z0-9][a-z0-9-]{0,63}$/
 
 const isMounted = (entry: Entry): entry is Mounted<any, any> =>
   typeof entry === "object" && entry !== null && MountedTypeId in entry
@@ -120,10 +132,11 @@ const jsonSchema = (schema: Schema.Schema.All | undefined): unknown => {
   }
 }
 
-const describe = (workflow: Workflow.Any): Api.WorkflowInfo => {
+const describe = (workflow: Workflow.Any, id: string): Api.WorkflowInfo => {
   const input = jsonSchema(workflow.input)
   const state = jsonSchema(workflow.state?.schema)
   return {
+    id,
     name: workflow.name,
     ...(workflow.description === undefined ? {} : { description: workflow.description }),
     steps: workflow.steps.map((step) => step.name),
@@ -138,6 +151,7 @@ const makeRegistry = (entries: ReadonlyArray<Entry>) =>
     const base = yield* Effect.context<never>()
     const scope = yield* Effect.scope
     const served = new Map<string, Served>()
+    const byId = new Map<string, Served>()
     for (const entry of entries) {
       const workflow = isMounted(entry) ? entry.workflow : entry
       if (served.has(workflow.name)) {
@@ -152,9 +166,18 @@ const makeRegistry = (entries: ReadonlyArray<Entry>) =>
           >)
         )
         : base
-      served.set(workflow.name, { workflow, context, info: describe(workflow) })
+      const id = (isMounted(entry) ? entry.id : undefined) ?? slug(workflow.name)
+      if (!idPattern.test(id)) {
+        return yield* Effect.dieMessage(`WorkflowServer: the id '${id}' of '${workflow.name}' is not URL-safe ([a-z0-9-], at most 64)`)
+      }
+      if (byId.has(id)) {
+        return yield* Effect.dieMessage(`WorkflowServer: two workflows have the id '${id}'`)
+      }
+      const entryServed: Served = { workflow, context, info: describe(workflow, id) }
+      served.set(workflow.name, entryServed)
+      byId.set(id, entryServed)
     }
-    return served
+    return { served, byId }
   })
 
 type Registry = Effect.Effect.Success<ReturnType<typeof makeRegistry>>
@@ -167,8 +190,9 @@ const within = <A, E>(served: Served, effect: Effect.Effect<A, E, any>): Effect.
 const withinStream = <A, E>(served: Served, stream: Stream.Stream<A, E, any>): Stream.Stream<A, E> =>
   Stream.provideContext(stream as Stream.Stream<A, E>, served.context)
 
+/** A served workflow by its id or its name. */
 const lookup = (registry: Registry, name: string): Effect.Effect<Served, Api.NotFound> => {
-  const served = registry.get(name)
+  const served = registry.byId.get(name) ?? registry.served.get(name)
   return served === undefined ? Effect.fail(errors.workflowNotFound(name)) : Effect.succeed(served)
 }
 
@@ -240,7 +264,7 @@ type Api = ReturnType<typeof Api.WorkflowApi.prefix>
 const workflowsGroup = (api: Api, registry: Registry) =>
   HttpApiBuilder.group(api, "workflows", (handlers) =>
     handlers
-      .handle("list", () => Effect.succeed(Array.from(registry.values(), (served) => served.info)))
+      .handle("list", () => Effect.succeed(Array.from(registry.byId.values(), (served) => served.info)))
       .handle("get", ({ path }) => Effect.map(lookup(registry, path.name), (served) => served.info)))
 
 /** A workflow endpoint: the workflow, the caller (as authenticated), `f` in the workflow's context, errors mapped. */
@@ -274,12 +298,26 @@ const onSession = <A, E>(
 const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
   HttpApiBuilder.group(api, "sessions", (handlers) =>
     handlers
-      .handle("list", ({ path }) =>
+      .handle("list", ({ path, urlParams }) =>
         onWorkflow(registry, path.name, (served, userId) =>
-          Effect.map(Workflow.listSessions(served.workflow), (listing) => ({
-            sessions: listing.sessions.filter((s) => mayUse(served, s.userId, userId)).map(sessionInfo),
-            broken: listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message }))
-          }))))
+          Effect.gen(function*() {
+            const listing = yield* Workflow.listSessions(served.workflow)
+            const q = urlParams.q?.toLowerCase()
+            const mine = listing.sessions.filter((s) =>
+              mayUse(served, s.userId, userId) &&
+              (urlParams.updatedSince === undefined || s.updatedAt >= urlParams.updatedSince) &&
+              (q === undefined || s.sessionId.toLowerCase().includes(q) || (s.name?.toLowerCase().includes(q) ?? false))
+            )
+            const page = yield* paging.page(mine, (s) => [s.updatedAt, s.sessionId], urlParams)
+            return {
+              sessions: page.items.map(sessionInfo),
+              // the rows the store cannot read: with the first page only
+              broken: urlParams.cursor === undefined
+                ? listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message }))
+                : [],
+              ...(page.next === undefined ? {} : { next: page.next })
+            }
+          })))
       .handle("get", ({ path }) =>
         onSession(registry, path, (served, userId) =>
           Effect.gen(function*() {
@@ -468,6 +506,38 @@ const pausedRun = (run: SessionStore.ActiveRun): Api.PausedRun => ({
   pausedAt: run.pause?.pausedAt ?? run.updatedAt
 })
 
+/** A run as a resource, from what the store knows of it. */
+const runInfo = (known: SessionStore.RunLookup): Api.RunInfo => {
+  if (known._tag === "Active") {
+    const run = known.run
+    return {
+      runId: run.runId,
+      sessionId: run.sessionId,
+      workflowName: run.workflowName,
+      ...(run.userId === undefined ? {} : { userId: run.userId }),
+      status: run.status,
+      input: run.input,
+      ...(run.pause === undefined ? {} : {
+        pause: { path: run.pause.path, payload: run.pause.payload, pausedAt: run.pause.pausedAt }
+      }),
+      startedAt: run.startedAt
+    }
+  }
+  const record = known.record
+  return {
+    runId: record.runId,
+    sessionId: record.sessionId,
+    workflowName: record.workflowName,
+    ...(record.userId === undefined ? {} : { userId: record.userId }),
+    status: record.status,
+    input: record.input,
+    ...(record.content === undefined ? {} : { content: record.content }),
+    ...(record.error === undefined ? {} : { error: record.error }),
+    startedAt: record.startedAt,
+    completedAt: record.completedAt
+  }
+}
+
 const isRunPaused = (error: unknown): error is WorkflowError.RunPaused =>
   WorkflowError.isWorkflowError(error) && error._tag === "RunPaused"
 
@@ -560,6 +630,60 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
               payload.sessionState !== undefined
             )
         }).pipe(errors.catchDefects))
+      .handle("get", ({ path }) =>
+        Effect.gen(function*() {
+          const { userId } = yield* Api.CurrentUser
+          const store = yield* SessionStore.SessionStore
+          const known = yield* store.getRun(path.runId)
+          const run = Option.map(known, (k) => k._tag === "Active" ? k.run : k.record)
+          // a run of a workflow not served here, or of another user, does not exist
+          const served = Option.flatMap(run, (r) => Option.fromNullable(registry.served.get(r.workflowName)))
+          if (
+            Option.isNone(known) || Option.isNone(run) || Option.isNone(served) ||
+            !mayUse(served.value, run.value.userId, userId)
+          ) {
+            return yield* Effect.fail(errors.runNotFound(path.runId))
+          }
+          return runInfo(known.value)
+        }).pipe(Effect.mapError(errors.sessionError(false)), errors.catchDefects))
+      .handle("list", ({ path, urlParams }) =>
+        onWorkflow(registry, path.name, (served, userId) =>
+          Effect.gen(function*() {
+            const store = yield* SessionStore.SessionStore
+            const status = urlParams.status
+            const activeStatus = status === "running" || status === "paused" ? status : undefined
+            const runs = new Map<string, Api.RunInfo>()
+            if (status === undefined || activeStatus !== undefined) {
+              const active = yield* store.activeRuns({
+                workflowName: served.workflow.name,
+                sessionId: urlParams.sessionId,
+                status: activeStatus
+              })
+              for (const run of active) {
+                if (mayUse(served, run.userId, userId)) runs.set(run.runId, runInfo({ _tag: "Active", run }))
+              }
+            }
+            if (activeStatus === undefined) {
+              const recordedStatus = status as SessionStore.RunStatus | undefined
+              // each of the caller's sessions' history (or the one asked for)
+              const sessionIds = urlParams.sessionId !== undefined
+                ? [urlParams.sessionId]
+                : (yield* store.list({ workflowName: served.workflow.name })).sessions
+                  .filter((s) => mayUse(served, s.userId, userId)).map((s) => s.sessionId)
+              for (const sessionId of sessionIds) {
+                const info = yield* store.info(sessionId)
+                if (
+                  Option.isNone(info) || info.value.workflowName !== served.workflow.name ||
+                  !mayUse(served, info.value.userId, userId)
+                ) continue
+                for (const record of yield* store.runs(sessionId, { status: recordedStatus })) {
+                  if (!runs.has(record.runId)) runs.set(record.runId, runInfo({ _tag: "Recorded", record }))
+                }
+              }
+            }
+            const page = yield* paging.page(Array.from(runs.values()), (r) => [r.startedAt, r.runId], urlParams)
+            return { runs: page.items, ...(page.next === undefined ? {} : { next: page.next }) }
+          })))
       .handle("paused", ({ path, urlParams }) =>
         onWorkflow(registry, path.name, (served, userId) =>
           Effect.gen(function*() {
@@ -713,6 +837,7 @@ export const layer = (options: Options) =>
       guard.layer({ prefix, allowedOrigins: options.allowedOrigins ?? [] }),
       routes,
       options.docs === false ? Layer.empty : HttpApiSwagger.layerHttpLayerRouter({ api, path: `${prefix}/docs` }),
+      health.layer(prefix),
       options.page === false ? Layer.empty : page.layer(prefix)
     )
   }))
