@@ -22,15 +22,17 @@ import type * as Etag from "@effect/platform/Etag"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import type * as HttpPlatform from "@effect/platform/HttpPlatform"
-import type * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as Path from "@effect/platform/Path"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { SessionStore, Workflow } from "@sessionflow/core"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as LogLevel from "effect/LogLevel"
 import * as Schema from "effect/Schema"
 import { createServer } from "node:http"
 import * as internalJwt from "./internal/jwt.js"
@@ -201,6 +203,11 @@ export interface Options<Entries extends ReadonlyArray<Entry>> {
   readonly page?: boolean | undefined
   /** serve the API docs (Swagger UI) at `${prefix}/docs` (default true) */
   readonly docs?: boolean | undefined
+  /**
+   * the level of the line logged per request (`GET /workflows 200 3 ms`) with
+   * the Effect logger; default `Debug`; `None` logs none
+   */
+  readonly requestLogLevel?: LogLevel.Literal | undefined
 }
 
 /**
@@ -243,8 +250,6 @@ export interface ServeOptions<Entries extends ReadonlyArray<Entry>> extends Opti
   readonly port?: number | undefined
   /** default `127.0.0.1` */
   readonly host?: string | undefined
-  /** log every request with the Effect logger (default false) */
-  readonly logRequests?: boolean | undefined
   /**
    * listen on a `host` other than a loopback address without `requireAuth`
    * (default false: such a server refuses to start with {@link OpenServerRefused})
@@ -317,11 +322,16 @@ export const serve = <const Entries extends ReadonlyArray<Entry>>(
   if (!isLoopback(host) && options.requireAuth !== true && options.allowOpen !== true) {
     return Layer.fail(new OpenServerRefused({ host })) as any
   }
-  return HttpLayerRouter.serve(layer(options), {
-    disableLogger: options.logRequests !== true,
-    disableListenLog: true,
-    routerConfig
-  }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 3000, host }))
+  return HttpLayerRouter.serve(layer(options), { disableLogger: true, disableListenLog: true, routerConfig }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port ?? 3000, host })),
+    // one line when it listens
+    Layer.tap((context) => {
+      const address = Context.get(context, HttpServer.HttpServer).address
+      return Effect.logInfo(
+        `sessionflow server listening on ${
+          address._tag === "TcpAddress" ? `http://${address.hostname}:${address.port}` : address.path
+        }`
+      )
+    })
   ) as any
 }

@@ -10,8 +10,10 @@ import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as LogLevel from "effect/LogLevel"
 import { createHash } from "node:crypto"
 
 /** @internal */
@@ -19,6 +21,8 @@ export interface GuardOptions {
   readonly prefix: "" | `/${string}`
   /** origins (`https://app.example.com`) whose pages may send state-changing requests besides the server's own */
   readonly allowedOrigins: ReadonlyArray<string>
+  /** the level of the one line logged per request (`None`: none) */
+  readonly requestLogLevel: LogLevel.Literal
 }
 
 /** The methods the API answers; any other is a 405. */
@@ -182,16 +186,28 @@ const under = (prefix: string, url: string) => {
  */
 export const layer = (options: GuardOptions): Layer.Layer<never, never, HttpLayerRouter.HttpRouter> => {
   const allowed = new Set(options.allowedOrigins)
+  const level = LogLevel.fromLiteral(options.requestLogLevel)
   const middleware = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       if (!under(options.prefix, request.url)) return app
+      const path = request.url.split("?")[0]!
       const refused = refusal(request, allowed)
-      if (refused !== undefined) return Effect.succeed(secure(refused))
-      return app.pipe(
-        Effect.catchIf(isRouteNotFound, () =>
-          Effect.succeed(jsonError(404, "RouteNotFound", `No route for ${request.method} ${request.url.split("?")[0]}`))),
+      const answered = refused !== undefined ? Effect.succeed(secure(refused)) : app.pipe(
+        Effect.catchIf(isRouteNotFound, () => Effect.succeed(jsonError(404, "RouteNotFound", `No route for ${request.method} ${path}`))),
         Effect.map(secure)
       )
+      if (level === LogLevel.None) return answered
+      return Effect.flatMap(Clock.currentTimeMillis, (started) =>
+        answered.pipe(
+          Effect.onExit((exit) =>
+            Effect.flatMap(Clock.currentTimeMillis, (ended) =>
+              Effect.logWithLevel(
+                level,
+                `${request.method} ${path} ${exit._tag === "Success" ? exit.value.status : "failed"} ${ended - started} ms`
+              )
+            )
+          )
+        ))
     })
   return Layer.effectDiscard(Effect.flatMap(
     HttpLayerRouter.HttpRouter,

@@ -834,7 +834,11 @@ export const layer = (options: Options) =>
       ))
     )
     return Layer.mergeAll(
-      guard.layer({ prefix, allowedOrigins: options.allowedOrigins ?? [] }),
+      guard.layer({
+        prefix,
+        allowedOrigins: options.allowedOrigins ?? [],
+        requestLogLevel: options.requestLogLevel ?? "Debug"
+      }),
       routes,
       options.docs === false ? Layer.empty : HttpApiSwagger.layerHttpLayerRouter({ api, path: `${prefix}/docs` }),
       health.layer(prefix),
