@@ -9,10 +9,12 @@
  * | `GET /workflows` | the served workflows |
  * | `GET /workflows/:name` | one workflow |
  * | `POST /workflows/:name/runs` | run it: JSON `RunOutput` (202 `PausedRunOutput` when it pauses), or with `Accept: text/event-stream` its events as server-sent events |
- * | `GET /workflows/:name/runs/paused` | its paused runs (the caller's and unowned ones), with their questions |
+ * | `GET /runs/:runId` | a run of the caller's: status, result or error, question |
+ * | `GET /workflows/:name/runs` | the caller's runs, a page at a time |
+ * | `GET /workflows/:name/runs/paused` | the caller's paused runs, with their questions |
  * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question and carry it on (JSON or server-sent events) |
  * | `POST /workflows/:name/runs/:runId/cancel` | end a paused (or running) run: its `cancelled` record |
- * | `GET /workflows/:name/sessions` | its sessions (the caller's and unowned ones) |
+ * | `GET /workflows/:name/sessions` | the caller's sessions, a page at a time |
  * | `GET /workflows/:name/sessions/:sessionId` | a session with its state |
  * | `GET`, `PUT /workflows/:name/sessions/:sessionId/state` | a session's state; replace it |
  * | `PUT /workflows/:name/sessions/:sessionId/name` | rename (or `{ autogenerate: true }`) |
@@ -691,7 +693,7 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       .setPath(workflowPath)
       .setUrlParams(Schema.Struct({ sessionId: Schema.optional(SessionStore.Id) }))
       .addSuccess(Schema.Array(PausedRun))
-      .annotate(OpenApi.Summary, "The paused runs (the caller's and unowned ones), oldest first, with their questions")
+      .annotate(OpenApi.Summary, "The caller's paused runs, oldest first, with their questions")
   )
   .add(
     HttpApiEndpoint.post("continue", "/workflows/:name/runs/:runId/continue")
