@@ -8,16 +8,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import * as os from "node:os"
-import * as path from "node:path"
-import { chromium } from "playwright-core"
+import { launch } from "./chromium.js"
 import { approvals, notes } from "./fixtures.js"
 import { request, start } from "./utils.js"
-
-const chromiumPath = "/usr/bin/chromium"
 
 const attackerPage = (target: string, runId: string) => `<!doctype html>
 <html><body>
@@ -61,7 +56,6 @@ const listen = (handler: http.RequestListener) =>
 describe("a page on another origin", () => {
   it.scoped("cannot start, approve or cancel a run: every attempt is refused and nothing changes", () =>
     Effect.gen(function*() {
-      expect(fs.existsSync(chromiumPath), `${chromiumPath} (apt-get install chromium)`).toBe(true)
       const server = yield* start({ workflows: [approvals, notes] })
       // the server behind a recording proxy: what it answered each request that reached it
       const answered: Array<{ url: string; method: string; status: number }> = []
@@ -88,21 +82,7 @@ describe("a page on another origin", () => {
       })
       const attackerUrl = `http://localhost:${(attacker.address() as AddressInfo).port}/`
 
-      const profile = yield* Effect.acquireRelease(
-        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-chromium-"))),
-        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-      )
-      const context = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          chromium.launchPersistentContext(profile, {
-            executablePath: chromiumPath,
-            headless: true,
-            args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-          })
-        ),
-        (context) => Effect.promise(() => context.close())
-      )
-      const page = context.pages()[0] ?? (yield* Effect.promise(() => context.newPage()))
+      const { page } = yield* launch
       answered.length = 0
       yield* Effect.promise(async () => {
         await page.goto(attackerUrl)

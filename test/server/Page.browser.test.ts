@@ -8,13 +8,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore, Step, Workflow } from "@sessionflow/core"
 import { Effect, Layer } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { chromium } from "playwright-core"
+import { launch } from "./chromium.js"
 import { start } from "./utils.js"
-
-const chromiumPath = "/usr/bin/chromium"
 
 const nested = (depth: number): Record<string, unknown> => {
   let value: Record<string, unknown> = { leaf: "bottom" }
@@ -31,7 +26,6 @@ const deep = Workflow.make({
 describe("the session browser's limits", () => {
   it.live("shows a deeply nested state collapsed, breaks no CSP rule, and keeps the token in no storage", () =>
     Effect.scoped(Effect.gen(function*() {
-      expect(fs.existsSync(chromiumPath), `${chromiumPath} (apt-get install chromium)`).toBe(true)
       const context = yield* Layer.build(SessionStore.layerMemory)
       // a deep state, written in process (the HTTP edge refuses such bodies)
       yield* Workflow.run(deep, "x", { sessionId: "deep-1", sessionState: { tree: nested(1500) } }).pipe(
@@ -39,21 +33,7 @@ describe("the session browser's limits", () => {
       )
       const url = yield* start({ workflows: [deep], tokens: { "token-of-alice": "alice" } }, Layer.succeedContext(context))
 
-      const profile = yield* Effect.acquireRelease(
-        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-chromium-"))),
-        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-      )
-      const browser = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          chromium.launchPersistentContext(profile, {
-            executablePath: chromiumPath,
-            headless: true,
-            args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-          })
-        ),
-        (browser) => Effect.promise(() => browser.close())
-      )
-      const page = browser.pages()[0] ?? (yield* Effect.promise(() => browser.newPage()))
+      const { page } = yield* launch
       const problems: Array<string> = []
       page.on("pageerror", (error) => problems.push(String(error)))
       page.on("console", (message) => {

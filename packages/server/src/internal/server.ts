@@ -508,32 +508,25 @@ const pausedRun = (run: SessionStore.ActiveRun): Api.PausedRun => ({
 
 /** A run as a resource, from what the store knows of it. */
 const runInfo = (known: SessionStore.RunLookup): Api.RunInfo => {
+  const run = known._tag === "Active" ? known.run : known.record
+  const common = {
+    runId: run.runId,
+    sessionId: run.sessionId,
+    workflowName: run.workflowName,
+    ...(run.userId === undefined ? {} : { userId: run.userId }),
+    status: run.status,
+    input: run.input,
+    startedAt: run.startedAt
+  }
   if (known._tag === "Active") {
-    const run = known.run
-    return {
-      runId: run.runId,
-      sessionId: run.sessionId,
-      workflowName: run.workflowName,
-      ...(run.userId === undefined ? {} : { userId: run.userId }),
-      status: run.status,
-      input: run.input,
-      ...(run.pause === undefined ? {} : {
-        pause: { path: run.pause.path, payload: run.pause.payload, pausedAt: run.pause.pausedAt }
-      }),
-      startedAt: run.startedAt
-    }
+    const pause = known.run.pause
+    return pause === undefined ? common : { ...common, pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt } }
   }
   const record = known.record
   return {
-    runId: record.runId,
-    sessionId: record.sessionId,
-    workflowName: record.workflowName,
-    ...(record.userId === undefined ? {} : { userId: record.userId }),
-    status: record.status,
-    input: record.input,
+    ...common,
     ...(record.content === undefined ? {} : { content: record.content }),
     ...(record.error === undefined ? {} : { error: record.error }),
-    startedAt: record.startedAt,
     completedAt: record.completedAt
   }
 }
