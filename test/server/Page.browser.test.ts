@@ -65,4 +65,23 @@ describe("the session browser's limits", () => {
       expect(shown.storage).not.toContain("token-of-alice")
       expect(shown.problems).toEqual([])
     })), 60_000)
+
+  it.live("on a server that requires a token, the page lists the workflows once the token is typed", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* start({ workflows: [deep], tokens: { "token-of-alice": "alice" }, requireAuth: true })
+      const { page } = yield* launch
+      const shown = yield* Effect.promise(async () => {
+        await page.goto(`${url}/`)
+        await page.waitForSelector("body[data-ready=true]")
+        const before = await page.$$eval("#workflow option", (options) => options.length)
+        const refused = await page.textContent("#error")
+        await page.fill("#token", "token-of-alice")
+        await page.dispatchEvent("#token", "change")
+        await page.waitForSelector("#workflow option[value=deep]", { state: "attached" })
+        return { before, refused, error: await page.textContent("#error") }
+      })
+      expect(shown.before).toBe(0)
+      expect(shown.refused).toContain("Authentication is required")
+      expect(shown.error).toBe("")
+    })), 60_000)
 })

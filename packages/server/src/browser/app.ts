@@ -72,7 +72,8 @@ let selected: string | undefined
 // the token lives in the field only: never in storage another script of the origin could read later
 localStorage.removeItem("sessionflow-token")
 ui.token.addEventListener("change", () => {
-  void refresh()
+  // a server that requires a token lists its workflows only once one is typed
+  void (workflows.length === 0 ? loadWorkflows().then(refresh, (error: Error) => showError(error.message)) : refresh())
 })
 
 const headers = (extra: Record<string, string> = {}): Record<string, string> =>
