@@ -208,7 +208,10 @@ describe("run ids", () => {
       yield* Deferred.await(started)
       for (const reply of [
         yield* post(runs, { input: "wait", sessionId: "g1", runId: "g-1" }),
-        yield* streamRun(runs, { input: "wait", sessionId: "g1", runId: "g-1" })
+        yield* streamRun(runs, { input: "wait", sessionId: "g1", runId: "g-1" }),
+        // a retry that names the run only
+        yield* post(runs, { input: "wait", runId: "g-1" }),
+        yield* streamRun(runs, { input: "wait", runId: "g-1" })
       ]) {
         expect(reply.status).toBe(409)
         expect(reply.body).toMatchObject({ _tag: "Conflict", reason: "run-in-progress", sessionId: "g1", runId: "g-1" })
@@ -226,6 +229,7 @@ describe("run ids", () => {
       const retried = yield* post(asks, { input: "tea", sessionId: "q1", runId: "q-1" })
       expect(retried.status).toBe(202)
       expect(retried.body).toEqual(paused.body)
+      expect((yield* post(asks, { input: "tea", runId: "q-1" })).body).toEqual(paused.body)
       const streamed = yield* streamRun(asks, { input: "tea", sessionId: "q1", runId: "q-1" })
       expect(streamed.status).toBe(409)
       expect(streamed.body).toMatchObject({ reason: "run-paused", runId: "q-1" })
