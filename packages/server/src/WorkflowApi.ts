@@ -572,7 +572,9 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@se
 
 /**
  * Reads a request's body within the size limit (413 above it) and checks
- * that a JSON body parses (400 otherwise), before the endpoint decodes it.
+ * that it is JSON nested at most 64 levels deep without a `"__proto__"` key
+ * (400 otherwise), before the endpoint decodes it. (Bodies that are not
+ * `application/json` never get here: the server's edge answers them 415.)
  *
  * @since 0.1.0
  * @category middlewares
