@@ -47,15 +47,15 @@ import {
   type Sink,
   type Start
 } from "./model.js"
+import * as idRules from "../ids.js"
 import { claim, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
 import { track } from "./track.js"
 
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
 /**
- * Checks a session id: not empty, well-formed Unicode (so that every store
- * gives it back unchanged).
+ * Checks a session id (`idRules.problem`: not empty, at most 256 characters,
+ * no control characters, well-formed Unicode), so that every store takes it
+ * and gives it back unchanged.
  *
  * @internal
  */
@@ -64,12 +64,10 @@ export const checkSessionId = (sessionId: string): Effect.Effect<string, Workflo
   return invalid === undefined ? Effect.succeed(sessionId) : Effect.fail(invalid)
 }
 
-const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined =>
-  sessionId.length === 0
-    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "empty" })
-    : loneSurrogate.test(sessionId)
-    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "malformed" })
-    : undefined
+const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined => {
+  const reason = idRules.problem(sessionId)
+  return reason === undefined ? undefined : new WorkflowError.InvalidSessionId({ sessionId, reason })
+}
 
 // -----------------------------------------------------------------------------
 // one attempt
