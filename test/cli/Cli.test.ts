@@ -1,5 +1,3 @@
-import { FileSystem } from "@effect/platform"
-import { NodeFileSystem } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -9,52 +7,9 @@ import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Effect, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { exec, sessionflow } from "../process.js"
 
-const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-cli-" })).pipe(
-  Effect.provide(NodeFileSystem.layer)
-)
+import { sampleDb } from "./utils.js"
 
-const run = (sessionId: string, n: number, status: "completed" | "error" = "completed"): SessionStore.RunRecord => ({
-  runId: `${sessionId}-run-${n}`,
-  sessionId,
-  workflowName: "shopping",
-  status,
-  input: `add item ${n}`,
-  ...(status === "completed" ? { content: `added item ${n}` } : { error: "the model gave up" }),
-  startedAt: Date.UTC(2025, 0, 1, 12, 0, n),
-  completedAt: Date.UTC(2025, 0, 1, 12, 0, n) + 1500
-})
-
-/** A database with two sessions (one owned by a user, one with a large state), written and closed. */
-const sampleDb = (table?: string) =>
-  Effect.gen(function*() {
-    const dir = yield* tempDir
-    const filename = path.join(dir, "app.db")
-    yield* Effect.gen(function*() {
-      const store = yield* SessionStore.SessionStore
-      yield* TestClock.setTime(Date.UTC(2025, 0, 1, 12, 0, 0))
-      const alice = [{ items: ["milk", "eggs"] }, { items: ["milk", "eggs", "bread"] }, undefined]
-      for (const [i, state] of alice.entries()) {
-        if (i > 0) yield* TestClock.adjust("1 minute")
-        yield* store.commit({
-          sessionId: "alice-1",
-          workflowName: "shopping",
-          userId: "alice",
-          expectedVersion: i,
-          ...(state === undefined ? {} : { state }),
-          run: run("alice-1", i + 1, state === undefined ? "error" : "completed")
-        })
-      }
-      yield* TestClock.adjust("1 minute")
-      // a state far larger than a pipe's buffer
-      const big = Array.from({ length: 4000 }, (_, i) => `item number ${i} with a long enough description`)
-      yield* store.commit({ sessionId: "big", workflowName: "shopping", expectedVersion: 0, state: { items: big }, run: run("big", 1) })
-    }).pipe(Effect.provide(SqliteSessionStore.layer({ filename, table })))
-    return { dir, filename }
-  })
-
-/** Runs the command in this process; its exit code and output. */
 const inProcess = (argv: ReadonlyArray<string>) =>
   Effect.suspend(() => {
     let stdout = ""
@@ -338,52 +293,5 @@ describe("sessionflow: user errors", () => {
       expect(show.code).toBe(0)
       expect(show.stdout).toContain("<sessionId>")
       expect(show.stdout).toContain(Cli.databaseUrlVariable)
-    }))
-
-  it.scoped("as a process: the exit code and the one line on stderr", () =>
-    Effect.gen(function*() {
-      const { dir } = yield* sampleDb()
-      const text = path.join(dir, "notes.txt")
-      fs.writeFileSync(text, "not a database\n")
-      const [usage, broken] = yield* Effect.all([
-        sessionflow(["sessions", "list", "--db", text, "--verbose"]),
-        sessionflow(["sessions", "list", "--db", text])
-      ], { concurrency: 2 })
-      expect(usage).toEqual({
-        code: 2,
-        stdout: "",
-        stderr: "error: unknown option '--verbose' (see: sessionflow sessions list --help)\n"
-      })
-      expect(broken).toEqual({
-        code: 1,
-        stdout: "",
-        stderr: `error: cannot open the SQLite database '${text}' read-only: it is not a SQLite database (file is not a database)\n`
-      })
-    }))
-})
-
-describe("sessionflow (a separate process)", () => {
-  it.scoped("`sessions show … | head` ends quietly: no EPIPE stack trace, exit 0", () =>
-    Effect.gen(function*() {
-      const { filename } = yield* sampleDb()
-      const cli = path.join("packages", "cli", "src", "bin.ts")
-      const result = yield* exec("bash", [
-        "-c",
-        `set -o pipefail; "${process.execPath}" --conditions=@sessionflow/source --import tsx ${cli} sessions show --db "${filename}" big | head -n 3`
-      ])
-      expect(result.stderr).toBe("")
-      expect(result.code).toBe(0)
-      expect(result.stdout).toBe("Session big\n  workflow: shopping\n  name:     (none)\n")
-    }))
-
-  it.scoped("--json output goes straight into a JSON parser (sessions list)", () =>
-    Effect.gen(function*() {
-      const { filename } = yield* sampleDb()
-      const result = yield* sessionflow(["sessions", "list", "--json", "--db", filename])
-      expect(result.code, result.stderr).toBe(0)
-      expect((JSON.parse(result.stdout) as ReadonlyArray<SessionStore.SessionInfo>).map((s) => s.sessionId)).toEqual([
-        "big",
-        "alice-1"
-      ])
     }))
 })

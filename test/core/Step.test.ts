@@ -1,4 +1,4 @@
-import { Step, StepInput, StepOutput, Workflow } from "@sessionflow/core"
+import { Step, StepInput, StepOutput, Steps, Workflow } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Schedule, Stream } from "effect"
 import { Boom, append, itemsWorkflow, memory } from "./utils.js"
@@ -36,6 +36,16 @@ describe("Step", () => {
       expect(out.stepOutputs.map((o) => o.stepName)).toEqual(["a", "child", "box", "last"])
       expect(out.stepOutputs[2]!.content).toEqual(["a"])
       expect(out.content).toEqual([["a", 1], ["child", "c"], ["box", ["a"]]])
+    }).pipe(memory))
+
+  it.effect("a container may take its runner apart; built-in containers run inside it like any child", () =>
+    Effect.gen(function*() {
+      const inner = Steps.make("inner", [Step.make("one", () => Effect.succeed(1)), Step.make("two", () => Effect.succeed(2))])
+      const box = Step.container("box", (input, { completed, sequence }) =>
+        Effect.map(sequence([inner], input), (output) => ({ last: output.content, seen: completed().map((o) => o.stepName) })))
+      const out = yield* Workflow.run(Workflow.make({ name: "apart", steps: [box] }), "x")
+      expect(out.content).toEqual({ last: 2, seen: ["one", "two", "inner"] })
+      expect(out.stepOutputs.map((o) => o.stepName)).toEqual(["one", "two", "inner", "box"])
     }).pipe(memory))
 
   it.effect("a stop output ends the workflow", () =>

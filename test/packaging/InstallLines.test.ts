@@ -1,7 +1,7 @@
 /**
  * The `npm install` lines of the READMEs name exactly the peer dependencies
- * the packages declare, with the same ranges, and the @sessionflow packages
- * they need; the packages need one another only as peers.
+ * the packages declare, with the same ranges; a sibling a package needs is a
+ * dependency (packed with it), one it may do without an optional peer.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -32,11 +32,12 @@ const manifest = (name: string): Manifest => {
 
 const ours = (name: string) => name.startsWith("@sessionflow/")
 
-/** The peers a package needs (not the optional ones), with those of the @sessionflow packages it needs. */
+/** The peers a package needs (not the optional ones), with those of the @sessionflow packages it depends on. */
 const peersOf = (name: string): Record<string, string> => {
   const m = manifest(name)
   const needed = Object.entries(m.peerDependencies ?? {}).filter(([peer]) => m.peerDependenciesMeta?.[peer]?.optional !== true)
-  return Object.assign({}, ...needed.filter(([peer]) => ours(peer)).map(([peer]) => peersOf(peer)), Object.fromEntries(needed))
+  const inner = Object.keys(m.dependencies ?? {}).filter(ours)
+  return Object.assign({}, ...inner.map(peersOf), Object.fromEntries(needed))
 }
 
 /** `name@range` specs by name (a bare name has the range `""`). */
@@ -60,8 +61,7 @@ describe("README install lines", () => {
         const named = parse(line.split(/\s+/).slice(2).filter((s) => s !== "-D"))
         const packages = Object.keys(named).filter(ours)
         const expected = Object.assign({}, ...packages.map(peersOf)) as Record<string, string>
-        // the @sessionflow peers are named (bare, the version is the one published with them), the others with their ranges
-        for (const peer of Object.keys(expected).filter(ours)) expected[peer] = ""
+        expect(Object.keys(expected).filter(ours), `${line}: a required @sessionflow peer`).toEqual([])
         expect(named, line).toEqual({ ...expected, ...Object.fromEntries(packages.map((p) => [p, ""])) })
       }
     })
@@ -76,9 +76,12 @@ describe("README install lines", () => {
     expect(parse(lines[0]!.split(/\s+/).slice(3)), lines[0]).toEqual(expected)
   })
 
-  it("the library packages need one another only as peers: one copy of each in an app, no sibling fetched from the registry", () => {
+  it("a library package depends on the siblings it always needs, all packed with it, and has the others as optional peers", () => {
+    const names = libraries.map(({ manifest }) => manifest.name)
     for (const { manifest } of libraries) {
-      expect(Object.keys(manifest.dependencies ?? {}).filter(ours), manifest.name).toEqual([])
+      expect(names, manifest.name).toEqual(expect.arrayContaining(Object.keys(manifest.dependencies ?? {}).filter(ours)))
+      const siblingPeers = Object.keys(manifest.peerDependencies ?? {}).filter(ours)
+      for (const peer of siblingPeers) expect(manifest.peerDependenciesMeta?.[peer]?.optional, `${manifest.name}: ${peer}`).toBe(true)
     }
   })
 })

@@ -4,9 +4,11 @@
  * state; anonymous callers cannot write to owned sessions).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { WorkflowApi } from "@sessionflow/server"
-import { Effect } from "effect"
-import { notes } from "./fixtures.js"
+import { SessionStore } from "@sessionflow/core"
+import { WorkflowApi, WorkflowServer } from "@sessionflow/server"
+import { Effect, Layer } from "effect"
+import * as jose from "jose"
+import { approvals, notes } from "./fixtures.js"
 import { parseEvents, request, start, streamRun } from "./utils.js"
 
 const tokens = { "token-of-alice": "alice", "token-of-bob": "bob" }
@@ -55,7 +57,7 @@ describe("authentication and ownership", () => {
       expect((yield* request(`${owned}/runs`, { headers: alice })).body).toHaveLength(1)
     }))
 
-  it.scoped("listings show the caller's sessions and unowned ones; unowned sessions are open to everyone", () =>
+  it.scoped("a session is its creator's only: listings show the caller's own sessions, anonymous ones are anonymous callers' only", () =>
     Effect.gen(function*() {
       const url = yield* start({ workflows: [notes], tokens })
       const runs = `${url}/workflows/notes/runs`
@@ -67,15 +69,138 @@ describe("authentication and ownership", () => {
         request(`${url}/workflows/notes/sessions`, { headers }).pipe(
           Effect.map((reply) => reply.body.sessions.map((s: { sessionId: string }) => s.sessionId).sort())
         )
-      expect(yield* ids(alice)).toEqual(["of-alice", "shared"])
-      expect(yield* ids(bob)).toEqual(["of-bob", "shared"])
+      expect(yield* ids(alice)).toEqual(["of-alice"])
+      expect(yield* ids(bob)).toEqual(["of-bob"])
       expect(yield* ids({})).toEqual(["shared"])
 
-      // anyone may use an unowned session; it stays unowned
-      const bobs = yield* request(runs, { method: "POST", json: { input: "d", sessionId: "shared" }, headers: bob })
-      expect(bobs.status).toBe(200)
-      expect(bobs.body.state).toEqual({ notes: ["c", "d"] })
-      expect((yield* request(`${url}/workflows/notes/sessions/shared`)).body.userId).toBeUndefined()
+      // anonymous callers share anonymous sessions; a signed-in user gets the 404 of a missing session
+      expect((yield* request(runs, { method: "POST", json: { input: "d", sessionId: "shared" } })).body.state).toEqual({
+        notes: ["c", "d"]
+      })
+      const bobs = yield* request(runs, { method: "POST", json: { input: "e", sessionId: "shared" }, headers: bob })
+      expect(bobs.status).toBe(404)
+      expect(bobs.body).toMatchObject({ _tag: "NotFound", what: "session", id: "shared" })
+      expect((yield* request(`${url}/workflows/notes/sessions/shared`)).body).toMatchObject({
+        state: { notes: ["c", "d"] }
+      })
+    }))
+
+  it.scoped("a squatter's anonymous session cannot be taken over, nor read through once a user picks its id", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [notes], tokens })
+      const runs = `${url}/workflows/notes/runs`
+      // an anonymous caller creates the session a user will ask for
+      expect((yield* request(runs, { method: "POST", json: { input: "bait", sessionId: "alice-chat" } })).status).toBe(200)
+      // alice's run on it is refused: nothing of hers is written there
+      for (const attempt of [
+        yield* request(runs, { method: "POST", json: { input: "my secret", sessionId: "alice-chat" }, headers: alice }),
+        yield* streamRun(runs, { input: "my secret", sessionId: "alice-chat" }, alice),
+        yield* request(`${url}/workflows/notes/sessions/alice-chat/state`, {
+          method: "PUT",
+          json: { state: { notes: ["mine"] } },
+          headers: alice
+        })
+      ]) {
+        expect(attempt.status).toBe(404)
+      }
+      const squatted = yield* request(`${url}/workflows/notes/sessions/alice-chat/runs`)
+      expect(squatted.body).toHaveLength(1)
+      expect(squatted.text).not.toContain("my secret")
+      expect((yield* request(`${url}/workflows/notes/sessions/alice-chat`)).body.userId).toBeUndefined()
+    }))
+
+  it.scoped("a user's first run on a new session, waiting for approval, is invisible: a 404 for anyone else, never a 409 naming it", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [approvals], tokens })
+      const runs = `${url}/workflows/approvals/runs`
+      const paused = yield* request(runs, { method: "POST", json: { input: "plan", sessionId: "fresh" }, headers: alice })
+      expect(paused.status).toBe(202)
+      for (const headers of [bob, {}]) {
+        for (const attempt of [
+          yield* request(runs, { method: "POST", json: { input: "x", sessionId: "fresh" }, headers }),
+          yield* streamRun(runs, { input: "x", sessionId: "fresh" }, headers)
+        ]) {
+          expect(attempt.status).toBe(404)
+          expect(attempt.body).toEqual({
+            _tag: "NotFound",
+            what: "session",
+            id: "fresh",
+            message: "Session 'fresh' does not exist"
+          })
+          expect(attempt.text).not.toContain(paused.body.runId)
+        }
+      }
+      // alice herself is told her run waits
+      const mine = yield* request(runs, { method: "POST", json: { input: "x", sessionId: "fresh" }, headers: alice })
+      expect(mine.status).toBe(409)
+      expect(mine.body).toMatchObject({ reason: "session-paused", runId: paused.body.runId })
+    }))
+
+  it.scoped("requireAuth refuses anonymous callers on every endpoint", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [notes], tokens, requireAuth: true })
+      for (
+        const attempt of [
+          yield* request(`${url}/workflows`),
+          yield* request(`${url}/workflows/notes/sessions`),
+          yield* request(`${url}/workflows/notes/runs`, { method: "POST", json: { input: "x" } })
+        ]
+      ) {
+        expect(attempt.status).toBe(401)
+        expect(attempt.body._tag).toBe("Unauthorized")
+      }
+      const run = yield* request(`${url}/workflows/notes/runs`, { method: "POST", json: { input: "x" }, headers: alice })
+      expect(run.status).toBe(200)
+      expect(run.body.userId).toBe("alice")
+    }))
+
+  it.scoped("bearer JWTs: a valid token is its subject; a forged, expired or foreign one is a 401", () =>
+    Effect.gen(function*() {
+      const secret = new TextEncoder().encode("a-test-secret-of-at-least-32-bytes!!")
+      const url = yield* start({
+        workflows: [notes],
+        requireAuth: true,
+        authenticate: WorkflowServer.jwt({ secret, issuer: "https://id.test", audience: "sessionflow" })
+      })
+      const sign = (claims: { sub?: string; iss?: string; exp?: string | number }, key = secret) =>
+        Effect.promise(() => {
+          let jwt = new jose.SignJWT({}).setProtectedHeader({ alg: "HS256" }).setIssuedAt().setAudience("sessionflow")
+            .setIssuer(claims.iss ?? "https://id.test").setExpirationTime(claims.exp ?? "5m")
+          if (claims.sub !== undefined) jwt = jwt.setSubject(claims.sub)
+          return jwt.sign(key)
+        })
+      const runs = `${url}/workflows/notes/runs`
+      const good = yield* sign({ sub: "carol" })
+      const ok = yield* request(runs, { method: "POST", json: { input: "x", sessionId: "j1" }, headers: as(good) })
+      expect(ok.status).toBe(200)
+      expect(ok.body.userId).toBe("carol")
+      for (
+        const token of [
+          yield* sign({ sub: "carol" }, new TextEncoder().encode("another-secret-of-at-least-32-bytes!")),
+          yield* sign({ sub: "carol", exp: Math.floor(Date.now() / 1000) - 60 }),
+          yield* sign({ sub: "carol", iss: "https://evil.test" }),
+          yield* sign({}),
+          "not.a.jwt"
+        ]
+      ) {
+        const refused = yield* request(`${url}/workflows/notes/sessions/j1`, { headers: as(token) })
+        expect(refused.status).toBe(401)
+        expect(refused.text).not.toContain("carol")
+      }
+    }))
+
+  it.effect("serve refuses a non-loopback host without requireAuth unless allowOpen", () =>
+    Effect.gen(function*() {
+      expect(WorkflowServer.isLoopback("127.0.0.1")).toBe(true)
+      expect(WorkflowServer.isLoopback("::1")).toBe(true)
+      expect(WorkflowServer.isLoopback("0.0.0.0")).toBe(false)
+      const refused = yield* Layer.build(
+        WorkflowServer.serve({ workflows: [notes], host: "0.0.0.0", port: 0, tokens }).pipe(
+          Layer.provide(SessionStore.layerMemory)
+        )
+      ).pipe(Effect.scoped, Effect.flip)
+      expect(refused._tag).toBe("OpenServerRefused")
+      expect(refused.message).toContain("0.0.0.0")
     }))
 
   it.scoped("an unknown token or another scheme is a 401; the workflow list needs no user", () =>

@@ -187,11 +187,14 @@ describe("run ids", () => {
       expect(streamed.map((e) => e._tag)).toEqual(["RunStarted", "RunCompleted"])
       expect((yield* request(`${url}/workflows/notes/sessions/i1/runs`)).body).toHaveLength(1)
 
-      for (const body of [{ input: "x", sessionId: "i2", runId: "r-1" }, { input: "x", runId: "r-1" }]) {
-        const other = yield* post(runs, body)
-        expect(other.status).toBe(404)
-        expect(other.body).toEqual({ _tag: "NotFound", what: "run", id: "r-1", message: "Run 'r-1' does not exist" })
-      }
+      const other = yield* post(runs, { input: "x", sessionId: "i2", runId: "r-1" })
+      expect(other.status).toBe(404)
+      expect(other.body).toEqual({ _tag: "NotFound", what: "run", id: "r-1", message: "Run 'r-1' does not exist" })
+      // a retry that names the run only gets its recorded result too
+      const byRunId = yield* post(runs, { input: "milk", runId: "r-1" })
+      expect(byRunId.status).toBe(200)
+      expect(byRunId.body).toMatchObject({ runId: "r-1", sessionId: "i1", content: 1, stepOutputs: [], state: { notes: ["milk"] } })
+      expect((yield* request(`${url}/workflows/notes/sessions/i1/runs`)).body).toHaveLength(1)
       expect((yield* post(runs, { input: "x", runId: "" })).status).toBe(400)
     }))
 
@@ -205,7 +208,10 @@ describe("run ids", () => {
       yield* Deferred.await(started)
       for (const reply of [
         yield* post(runs, { input: "wait", sessionId: "g1", runId: "g-1" }),
-        yield* streamRun(runs, { input: "wait", sessionId: "g1", runId: "g-1" })
+        yield* streamRun(runs, { input: "wait", sessionId: "g1", runId: "g-1" }),
+        // a retry that names the run only
+        yield* post(runs, { input: "wait", runId: "g-1" }),
+        yield* streamRun(runs, { input: "wait", runId: "g-1" })
       ]) {
         expect(reply.status).toBe(409)
         expect(reply.body).toMatchObject({ _tag: "Conflict", reason: "run-in-progress", sessionId: "g1", runId: "g-1" })
@@ -223,6 +229,7 @@ describe("run ids", () => {
       const retried = yield* post(asks, { input: "tea", sessionId: "q1", runId: "q-1" })
       expect(retried.status).toBe(202)
       expect(retried.body).toEqual(paused.body)
+      expect((yield* post(asks, { input: "tea", runId: "q-1" })).body).toEqual(paused.body)
       const streamed = yield* streamRun(asks, { input: "tea", sessionId: "q1", runId: "q-1" })
       expect(streamed.status).toBe(409)
       expect(streamed.body).toMatchObject({ reason: "run-paused", runId: "q-1" })
@@ -240,11 +247,12 @@ describe("ownership of paused runs", () => {
       const paused = yield* post(runs, { input: "secret plan", sessionId: "a1" }, alice)
       expect(paused.status).toBe(202)
       const runId: string = paused.body.runId
-      // and an unowned paused run, everyone's
+      // and an anonymous caller's paused run, anonymous callers' only
       const open = yield* post(runs, { input: "open", sessionId: "u1" })
+      expect((yield* request(`${runs}/paused`)).body.map((r: { runId: string }) => r.runId)).toEqual([open.body.runId])
+      expect((yield* request(`${runs}/paused`, { headers: bob })).body).toEqual([])
 
       for (const headers of [bob, {}]) {
-        expect((yield* request(`${runs}/paused`, { headers })).body.map((r: { runId: string }) => r.runId)).toEqual([open.body.runId])
         const attempts = [
           yield* request(`${runs}/paused?sessionId=a1`, { headers }),
           yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }, headers),
@@ -261,7 +269,7 @@ describe("ownership of paused runs", () => {
 
       const mine = yield* request(`${runs}/paused?sessionId=a1`, { headers: alice })
       expect(mine.body).toMatchObject([{ runId, userId: "alice", payload: { note: "secret plan" } }])
-      expect((yield* request(`${runs}/paused`, { headers: alice })).body).toHaveLength(2)
+      expect((yield* request(`${runs}/paused`, { headers: alice })).body).toHaveLength(1)
       const done = yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }, alice)
       expect(done.status).toBe(200)
       expect(done.body.state).toEqual({ notes: ["first", "secret plan"] })

@@ -280,6 +280,7 @@ describe("the API's description", () => {
       const server = JSON.parse(fs.readFileSync(new URL("../../packages/server/package.json", import.meta.url), "utf8"))
       expect(spec.body.info).toMatchObject({ title: "sessionflow", version: server.version })
       expect(Object.keys(spec.body.paths).sort()).toEqual([
+        "/runs/{runId}",
         "/workflows",
         "/workflows/{name}",
         "/workflows/{name}/runs",
@@ -296,7 +297,7 @@ describe("the API's description", () => {
       ])
       const start_ = spec.body.paths["/workflows/{name}/runs"].post
       expect(Object.keys(start_.responses["200"].content)).toEqual(["application/json", "text/event-stream"])
-      expect(Object.keys(start_.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "401", "404", "409", "413", "500", "504"]))
+      expect(Object.keys(start_.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "401", "403", "404", "409", "413", "415", "500", "504"]))
       const continue_ = spec.body.paths["/workflows/{name}/runs/{runId}/continue"].post
       expect(Object.keys(continue_.responses["200"].content)).toEqual(["application/json", "text/event-stream"])
       expect(continue_.responses["202"].content["application/json"].schema.properties.status).toEqual({ type: "string", enum: ["paused"] })

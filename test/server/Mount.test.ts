@@ -53,7 +53,7 @@ describe("mounted in an existing HttpApi app", () => {
       }).pipe(Effect.provide(FetchHttpClient.layer))
       const second = yield* client.runs.start({ path: { name: "visits" }, payload: { input: null, sessionId: "home" }, headers: {} })
       expect(second.status === "completed" && second.state).toEqual({ count: 2 })
-      const sessions = yield* client.sessions.list({ path: { name: "visits" } })
+      const sessions = yield* client.sessions.list({ path: { name: "visits" }, urlParams: {} })
       expect(sessions.sessions.map((s) => [s.sessionId, s.userId, s.version])).toEqual([["home", "alice", 2]])
       const missing = yield* Effect.flip(client.sessions.get({ path: { name: "visits", sessionId: "nope" } }))
       expect(missing).toBeInstanceOf(WorkflowApi.NotFound)

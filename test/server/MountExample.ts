@@ -35,7 +35,7 @@ const WorkflowRoutes = WorkflowServer.layer({
 })
 
 export const AppServer = (port: number) =>
-  HttpLayerRouter.serve(Layer.mergeAll(AppRoutes, WorkflowRoutes)).pipe(
+  HttpLayerRouter.serve(Layer.mergeAll(AppRoutes, WorkflowRoutes), { routerConfig: WorkflowServer.routerConfig }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port })),
     Layer.provide(SessionStore.layerMemory) // or SqliteSessionStore.layer({ filename: "app.db" })
   )

@@ -1,20 +1,10 @@
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
+import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Schedule, Schema } from "effect"
+import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
 import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
-
-const run = (sessionId: string, runId: string): SessionStore.RunRecord => ({
-  runId,
-  sessionId,
-  workflowName: "wf",
-  status: "completed",
-  input: { message: runId },
-  content: `done ${runId}`,
-  startedAt: 1,
-  completedAt: 2
-})
+import { run } from "../store-sql/dialects.js"
 
 /** The store on the test's own client (for assertions in SQL), in `schema`. */
 const storeWithClient = (schema: string, options: PgSessionStore.StoreOptions = {}) =>
@@ -29,23 +19,6 @@ const commitFirst = (store: SessionStore.Service, sessionId: string, state: unkn
   store.commit({ sessionId, workflowName: "wf", expectedVersion: 0, state, run: run(sessionId, `r-${sessionId}`) })
 
 describe("PgSessionStore", () => {
-  it.scoped("creates sessionflow_sessions, its runs, unfinished-runs and changes tables and its own migrations table in the schema", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema }))
-      assert.deepStrictEqual(yield* tablesIn(schema), [
-        "sessionflow_sessions",
-        "sessionflow_sessions_active",
-        "sessionflow_sessions_changes",
-        "sessionflow_sessions_migrations",
-        "sessionflow_sessions_runs"
-      ])
-      const migrations = yield* withClient((sql) =>
-        sql<{ name: string }>`SELECT name FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} ORDER BY migration_id`
-      )
-      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes"])
-    }))
-
   it.scoped("a schema that does not exist yet is created with the tables", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema
@@ -61,23 +34,6 @@ describe("PgSessionStore", () => {
       ])
     }))
 
-  it.scoped("two stores with different tables share one schema without seeing each other", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      const open = (table: string) =>
-        Effect.map(
-          Layer.build(PgSessionStore.layer({ url: testUrl, schema, table })),
-          (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
-        )
-      const sa = yield* open("app_a")
-      const sb = yield* open("app_b")
-      yield* commitFirst(sa, "s1", { from: "a" })
-      assert.isTrue(Option.isNone(yield* sb.load("s1")))
-      yield* commitFirst(sb, "s1", { from: "b" })
-      assert.deepStrictEqual(Option.map(yield* sa.load("s1"), (s) => s.state), Option.some({ from: "a" }))
-      assert.deepStrictEqual(Option.map(yield* sb.load("s1"), (s) => s.state), Option.some({ from: "b" }))
-    }))
-
   it.scoped("invalid table or schema names fail with a SessionStoreError that says why, and create nothing", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema
@@ -89,64 +45,6 @@ describe("PgSessionStore", () => {
       const error = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema: "Bad-Schema" })))
       assert.include(error.message, "invalid schema name")
       assert.deepStrictEqual(yield* tablesIn(schema), [])
-    }))
-
-  it.live("migrations are idempotent: one schema opened one after the other and by four pools at once", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const schema = yield* freshSchema
-      const open = (table: string) => Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, table }))
-      yield* open("seq")
-      yield* open("seq")
-      // four pools racing on a fresh table set: all open, every migration ran once
-      yield* Effect.all([open("race"), open("race"), open("race"), open("race")], { concurrency: "unbounded" })
-      const migrations = yield* withClient((sql) =>
-        sql<{ count: string }>`SELECT COUNT(*) AS count FROM ${sql(`${schema}.race_migrations`)}`
-      )
-      assert.strictEqual(Number(migrations[0]!.count), 4)
-    })))
-
-  it.scoped("migrate: false creates nothing and fails typed on missing tables; it opens migrated ones", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      const error = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
-      assert.instanceOf(error, WorkflowError.SessionStoreError)
-      assert.include(error.message, "there is no session table 'sessionflow_sessions'")
-      assert.deepStrictEqual(yield* tablesIn(schema), [])
-      yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema }))
-      const version = yield* Effect.flatMap(SessionStore.SessionStore, (store) => commitFirst(store, "s1", { a: 1 })).pipe(
-        Effect.provide(PgSessionStore.layer({ url: testUrl, schema, migrate: false }))
-      )
-      assert.strictEqual(version, 1)
-    }))
-
-  it.scoped("tables behind the latest migration are a typed error with migrate: false, naming the migration", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      yield* Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema }))
-      yield* withClient((sql) => sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 3`)
-      const error = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
-      assert.instanceOf(error, WorkflowError.SessionStoreError)
-      assert.include(error.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 2 of 4`)
-    }))
-
-  it.scoped("a stored state that no longer fits the workflow's Schema fails typed (reason schema) and is left alone", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      class Items extends SessionState.Tag("pg/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
-      const wf = Workflow.make({
-        name: "wf",
-        state: Items,
-        sessionState: { items: [] },
-        steps: [Step.make("add", () => Items.update((s) => ({ items: [...s.items, "new"] })))]
-      })
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        yield* commitFirst(store, "old", { items: "not a list" })
-        const error = yield* Effect.flip(Workflow.run(wf, "go", { sessionId: "old" }))
-        assert(error._tag === "StateDecodeError")
-        assert.deepInclude(error, { sessionId: "old", reason: "schema" })
-        assert.deepStrictEqual(Option.map(yield* store.load("old"), (s) => [s.state, s.version]), Option.some([{ items: "not a list" }, 1]))
-      }).pipe(Effect.provide(PgSessionStore.layer({ url: testUrl, schema })))
     }))
 
   it.effect("a database that cannot be reached fails with a SessionStoreError naming it, without its password", () =>
@@ -196,56 +94,6 @@ describe("PgSessionStore", () => {
       }
     }))
 
-  it.scoped("corrupt state text fails load with StateDecodeError naming the session; the row and the others are left alone", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const sql = yield* PgClient.PgClient
-        yield* commitFirst(store, "good", { id: "good" })
-        yield* commitFirst(store, "broken", { id: "broken" })
-        yield* sql`UPDATE ${sql(`${schema}.sessionflow_sessions`)} SET state = ${"{\"items\": [1, 2"} WHERE session_id = 'broken'`
-        const error = yield* Effect.flip(store.load("broken"))
-        assert.instanceOf(error, WorkflowError.StateDecodeError)
-        assert.deepInclude(error, { sessionId: "broken", reason: "corrupt" })
-        const failed = yield* Effect.flip(
-          store.commit({ sessionId: "broken", workflowName: "wf", expectedVersion: 2, state: { id: "x" } })
-        )
-        assert.instanceOf(failed, WorkflowError.SessionConflict)
-        const [row] = yield* sql<{ state: string; version: number }>`
-          SELECT state, version FROM ${sql(`${schema}.sessionflow_sessions`)} WHERE session_id = 'broken'`
-        assert.deepStrictEqual(row, { state: "{\"items\": [1, 2", version: 1 })
-        assert.deepStrictEqual(Option.map(yield* store.load("good"), (s) => s.state), Option.some({ id: "good" }))
-        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), ["broken", "good"].sort())
-        assert.deepStrictEqual((yield* store.runs("broken", {})).map((r) => r.runId), ["r-broken"])
-      }).pipe(Effect.provide(storeWithClient(schema)))
-    }))
-
-  it.scoped("a commit is one transaction: when the run row cannot be written, the state is not written either", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const sql = yield* PgClient.PgClient
-        yield* commitFirst(store, "s1", { n: 1 })
-        yield* sql.unsafe(`CREATE FUNCTION ${schema}.refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN IF NEW.run_id = 'bad' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
-        yield* sql.unsafe(`CREATE TRIGGER refuse_bad BEFORE INSERT ON ${schema}.sessionflow_sessions_runs
-FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_bad()`)
-        const error = yield* Effect.flip(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "bad") })
-        )
-        assert.instanceOf(error, WorkflowError.SessionStoreError)
-        assert.include(error.message, "refused")
-        assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => [s.state, s.version]), Option.some([{ n: 1 }, 1]))
-        assert.strictEqual((yield* store.runs("s1", {})).length, 1)
-        assert.strictEqual(
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") }),
-          2
-        )
-      }).pipe(Effect.provide(storeWithClient(schema)))
-    }))
-
   it.scoped("a run's commit is one statement: its state (a new session's too), its record and the notification", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema
@@ -283,33 +131,6 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
         assert.strictEqual(again._tag, "SessionConflict")
         assert.strictEqual((yield* sql`SELECT 1 FROM ${sql(`${schema}.written`)}`).length, 2)
       }).pipe(Effect.provide(storeWithClient(schema)))
-    }))
-
-  it.scoped("works on a client that transforms column and table names", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "u", expectedVersion: 0, state: { a: 1 }, run: run("s1", "r1") })
-        yield* store.setName("s1", "named")
-        assert.deepStrictEqual(
-          Option.map(yield* store.load("s1"), (s) => [s.state, s.name, s.userId]),
-          Option.some([{ a: 1 }, "named", "u"])
-        )
-        assert.deepStrictEqual((yield* store.list({ workflowName: "wf", userId: "u" })).sessions.map((s) => s.sessionId), ["s1"])
-        assert.deepStrictEqual(yield* store.runs("s1", { limit: 1 }), [run("s1", "r1")])
-        assert.isTrue(yield* store.remove("s1"))
-      }).pipe(
-        Effect.provide(
-          PgSessionStore.layerStore({ schema }).pipe(
-            Layer.provide(PgClient.layer({
-              url: Redacted.make(testUrl),
-              transformQueryNames: (name) => `renamed_${name}`,
-              transformResultNames: (name) => `renamed_${name}`
-            }))
-          )
-        )
-      )
     }))
 
   it.live("losing the connection mid-commit (its backend terminated) fails typed, writes nothing, and the next commit works", () =>

@@ -5,8 +5,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as internal from "./internal/step.js"
-import type * as Step from "./Step.js"
+import * as internal from "./internal/step/node.js"
+import * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import * as StepOutput from "./StepOutput.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
@@ -59,18 +59,21 @@ export const make = <
   P,
   I,
   N
-> =>
-  internal.makeStep({
-    name: options.name,
-    kind: "condition",
-    description: options.description,
-    execute: (input: StepInput<P, I>, ctx) =>
+> => {
+  // the signature checks the chains and types the output; here they run as any steps
+  const steps: ReadonlyArray<Step.Any> = options.steps
+  const elseSteps: ReadonlyArray<Step.Any> | undefined = options.elseSteps
+  return Step.container(
+    options.name,
+    (input: StepInput<P, I>, runner) =>
       Effect.gen(function*() {
-        const result = yield* options.evaluator({ ...input, previousStepOutputs: internal.snapshotOutputs(ctx) })
-        const branchName = result ? "steps" : options.elseSteps === undefined ? "none" : "else"
+        const result = yield* options.evaluator({ ...input, previousStepOutputs: runner.outputs() })
+        const branchName = result ? "steps" : elseSteps === undefined ? "none" : "else"
         yield* WorkflowEvent.emit({ _tag: "ConditionEvaluated", stepName: options.name, result, branch: branchName })
-        if (result) return yield* internal.runSequence(options.steps, input, ctx)
-        if (options.elseSteps === undefined) return StepOutput.make({ content: input.previousStepContent })
-        return yield* internal.runSequence(options.elseSteps, input, ctx)
-      })
-  })
+        if (result) return yield* runner.sequence(steps, input)
+        if (elseSteps === undefined) return StepOutput.make({ content: input.previousStepContent })
+        return yield* runner.sequence(elseSteps, input)
+      }),
+    { kind: "condition", description: options.description }
+  )
+}

@@ -5,8 +5,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as internal from "./internal/step.js"
-import type * as Step from "./Step.js"
+import * as internal from "./internal/step/node.js"
+import * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import * as StepOutput from "./StepOutput.js"
 import * as WorkflowError from "./WorkflowError.js"
@@ -80,21 +80,21 @@ export const make = <
   if (!Number.isInteger(max) || max < 1) {
     throw new RangeError(`Loop '${options.name}': maxIterations must be a positive integer, got ${max}`)
   }
-  return internal.makeStep({
-    name: options.name,
-    kind: "loop",
-    description: options.description,
-    execute: (input: StepInput<P, I>, ctx) =>
+  // the signature checks the chain and types the output; here it runs as any steps
+  const steps: ReadonlyArray<Step.Any> = options.steps
+  return Step.container(
+    options.name,
+    (input: StepInput<P, I>, runner) =>
       Effect.gen(function*() {
         let current: StepInput<unknown, I> = input
         for (let iteration = 1;; iteration++) {
           yield* WorkflowEvent.emit({ _tag: "LoopIterationStarted", stepName: options.name, iteration })
-          const before = ctx.completed.length
-          const last = yield* internal.runSequence(options.steps, current, ctx)
+          const before = runner.completed().length
+          const last = yield* runner.sequence(steps, current)
           const ended = last.stop === true || (options.endCondition !== undefined &&
-            (yield* options.endCondition(ctx.completed.slice(before), {
+            (yield* options.endCondition(runner.completed().slice(before), {
               ...input,
-              previousStepOutputs: internal.snapshotOutputs(ctx)
+              previousStepOutputs: runner.outputs()
             })))
           const exhausted = !ended && iteration === max && options.endCondition !== undefined
           const done = ended || iteration === max
@@ -107,6 +107,7 @@ export const make = <
           if (done) return exhausted ? StepOutput.make({ ...last, exhausted: true }) : last
           current = { ...current, previousStepContent: last.content }
         }
-      })
-  })
+      }),
+    { kind: "loop", description: options.description }
+  )
 }

@@ -5,8 +5,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as internal from "./internal/step.js"
-import type * as Step from "./Step.js"
+import * as internal from "./internal/step/node.js"
+import * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import * as StepOutput from "./StepOutput.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
@@ -48,24 +48,26 @@ export const make = <
     if (names.has(branch.name)) throw new globalThis.Error(`Parallel '${name}': two branches are named '${branch.name}'`)
     names.add(branch.name)
   }
-  return internal.makeStep({
-    ...options,
+  // the signature types the output; here the branches run as any steps
+  const children: ReadonlyArray<Step.Any> = branches
+  return Step.container(
     name,
-    kind: "parallel",
-    execute: (input: StepInput<P, I>, ctx) =>
+    (input: StepInput<P, I>, runner) =>
       Effect.gen(function*() {
         yield* WorkflowEvent.emit({ _tag: "ParallelStarted", stepName: name, branches: [...names] })
-        const outputs = yield* Effect.forEach(branches, (branch) => internal.runStep(branch, input, ctx), {
+        const outputs = yield* Effect.forEach(children, (branch) => runner.run(branch, input), {
           concurrency: options?.concurrency ?? "unbounded"
         })
         yield* WorkflowEvent.emit({ _tag: "ParallelCompleted", stepName: name })
         const failed = outputs.filter((o) => !o.success)
         return StepOutput.make({
-          content: Object.fromEntries(outputs.map((o) => [o.stepName, o.content])),
+          // keyed by the branches' names, as `Output` lists them
+          content: Object.fromEntries(outputs.map((o) => [o.stepName, o.content])) as Output<S, P>,
           success: failed.length === 0,
           error: failed.length === 0 ? undefined : failed.map((o) => `${o.stepName}: ${o.error ?? "failed"}`).join("; "),
           stop: outputs.some((o) => o.stop === true) || undefined
         })
-      })
-  })
+      }),
+    { ...options, kind: "parallel" }
+  )
 }

@@ -8,8 +8,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as internal from "./internal/step.js"
-import type * as Step from "./Step.js"
+import * as internal from "./internal/step/node.js"
+import * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import * as WorkflowError from "./WorkflowError.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
@@ -69,21 +69,18 @@ export const make = <
   I,
   N
 > =>
-  internal.makeStep({
-    name: options.name,
-    kind: "router",
-    description: options.description,
-    execute: (input: StepInput<P, I>, ctx) =>
+  // the signature types the output; the picked steps run as any steps
+  Step.container(
+    options.name,
+    (input: StepInput<P, I>, runner) =>
       Effect.gen(function*() {
-        const selection = yield* options.selector(
-          { ...input, previousStepOutputs: internal.snapshotOutputs(ctx) },
-          options.choices
-        )
-        const picked = yield* resolve(options.name, options.choices, selection)
+        const selection = yield* options.selector({ ...input, previousStepOutputs: runner.outputs() }, options.choices)
+        const picked: ReadonlyArray<Step.Any> = yield* resolve(options.name, options.choices, selection)
         yield* WorkflowEvent.emit({ _tag: "RouterSelected", stepName: options.name, selected: picked.map((s) => s.name) })
-        return yield* internal.runSequence(picked, input, ctx)
-      })
-  })
+        return yield* runner.sequence(picked, input)
+      }),
+    { kind: "router", description: options.description }
+  )
 
 const resolve = <S extends ReadonlyArray<Step.Any>>(
   router: string,

@@ -18,10 +18,10 @@ import { dual } from "effect/Function"
 import type * as Schedule from "effect/Schedule"
 import type * as Stream from "effect/Stream"
 import type * as Agent from "./Agent.js"
-import * as agentStep from "./internal/agentStep.js"
-import * as executors from "./internal/executors.js"
-import * as internal from "./internal/step.js"
-import * as nested from "./internal/workflow.js"
+import * as agentStep from "./internal/agent/agentStep.js"
+import * as executors from "./internal/step/executors.js"
+import * as internal from "./internal/step/node.js"
+import * as nested from "./internal/workflow/model.js"
 import type { StepInput } from "./StepInput.js"
 import type * as StepOutput from "./StepOutput.js"
 import type * as Team from "./Team.js"
@@ -434,7 +434,7 @@ export const withName: {
  * @since 0.1.0
  * @category containers
  */
-export type Runner = executors.Runner
+export type Runner = internal.Runner
 
 /**
  * A container step of your own: `execute` gets the step input and a

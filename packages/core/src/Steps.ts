@@ -3,8 +3,9 @@
  *
  * @since 0.1.0
  */
-import * as internal from "./internal/step.js"
-import type * as Step from "./Step.js"
+import * as internal from "./internal/step/node.js"
+import * as Step from "./Step.js"
+import type { StepInput } from "./StepInput.js"
 
 /**
  * Runs `steps` one after the other; each receives the previous one's
@@ -24,10 +25,8 @@ export const make = <
   name: N,
   steps: S & Step.Chain<S, P, I>,
   options?: Step.Options
-): Step.Step<Step.ChainOutput<S, Step.Previous>, Step.Error<S[number]>, Step.Context<S[number]>, P, I, N> =>
-  internal.makeStep({
-    ...options,
-    name,
-    kind: "steps",
-    execute: (input, ctx) => internal.runSequence(steps, input, ctx)
-  })
+): Step.Step<Step.ChainOutput<S, Step.Previous>, Step.Error<S[number]>, Step.Context<S[number]>, P, I, N> => {
+  // the signature checks the chain and types the output; here they run as any steps
+  const children: ReadonlyArray<Step.Any> = steps
+  return Step.container(name, (input: StepInput<P, I>, runner) => runner.sequence(children, input), { ...options, kind: "steps" })
+}

@@ -34,7 +34,7 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as internal from "./internal/agent.js"
+import * as internal from "./internal/agent/agent.js"
 import * as RunContext from "./RunContext.js"
 import { contentText } from "./StepOutput.js"
 

@@ -14,18 +14,17 @@
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as events from "./internal/events.js"
-import type * as stepInternal from "./internal/step.js"
-import * as runner from "./internal/runner.js"
-import * as internal from "./internal/workflow.js"
-import * as SessionNamer from "./SessionNamer.js"
+import type * as stepInternal from "./internal/step/node.js"
+import * as runner from "./internal/run/runner.js"
+import * as durable from "./internal/workflow/durable.js"
+import * as sessions from "./internal/workflow/sessions.js"
+import * as internal from "./internal/workflow/model.js"
 import type * as SessionState from "./SessionState.js"
 import * as SessionStore from "./SessionStore.js"
 import type * as Step from "./Step.js"
@@ -317,21 +316,6 @@ export const run: <W extends Any>(
   runner.run(self, input, options as RunOptions<unknown> | undefined, undefined).pipe(runner.withRunSpan("Workflow.run"))
 
 /**
- * A run's events as a `Stream`, from one of the running functions given a
- * sink. The stream ends after the run's last event; a pause is not a failure
- * of the stream (it ends with `RunPaused`).
- */
-const streamOf = <W extends Any, E>(
-  body: (sink: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) => Effect.Effect<unknown, E, Context<W> | SessionStore.SessionStore>
-): Stream.Stream<WorkflowEvent.WorkflowEvent, Exclude<E, WorkflowError.RunPaused>, Context<W> | SessionStore.SessionStore> =>
-  events.toStream((offer: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) =>
-    body(offer).pipe(
-      // a pause ends the stream (after its RunPaused event): it is not among the stream's failures
-      Effect.catchIf((error) => WorkflowError.isWorkflowError(error) && error._tag === "RunPaused", () => Effect.void)
-    ) as Effect.Effect<unknown, Exclude<E, WorkflowError.RunPaused>, Context<W> | SessionStore.SessionStore>
-  )
-
-/**
  * Runs the workflow and streams its events as they happen, ending with
  * `RunCompleted` (or failing with the run's error after `RunFailed`; or, when
  * the run pauses, ending with `RunPaused`). Stopping the stream early
@@ -341,15 +325,16 @@ const streamOf = <W extends Any, E>(
  * @since 0.1.0
  * @category running
  */
-export const stream = <W extends Any>(
+export const stream: <W extends Any>(
   self: W,
   input: Input<W>,
   options?: RunOptions<StateEncoded<W>>
-): Stream.Stream<
+) => Stream.Stream<
   WorkflowEvent.WorkflowEvent,
   Exclude<Error<W> | RunError, WorkflowError.RunPaused>,
   Context<W> | SessionStore.SessionStore
-> => streamOf<W, Error<W> | RunError>((sink) => runner.run(self, input, options as RunOptions<unknown> | undefined, sink))
+> = (self, input, options) =>
+  runner.eventStream((sink) => runner.run(self, input, options as RunOptions<unknown> | undefined, sink))
 
 /**
  * @since 0.1.0
@@ -392,12 +377,7 @@ export const resume: <W extends Any>(
   self: W,
   runId: string,
   options?: ContinueOptions
-) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> =
-  Effect.fn("Workflow.resume")(
-    function*<W extends Any>(self: W, runId: string, options?: ContinueOptions) {
-      return yield* runner.resumeRun(self, runId, options, undefined, undefined)
-    }
-  )
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = durable.resume
 
 /**
  * `resume`, streaming the run's events (starting with `RunResumed`).
@@ -405,15 +385,15 @@ export const resume: <W extends Any>(
  * @since 0.1.0
  * @category durable runs
  */
-export const resumeStream = <W extends Any>(
+export const resumeStream: <W extends Any>(
   self: W,
   runId: string,
   options?: ContinueOptions
-): Stream.Stream<
+) => Stream.Stream<
   WorkflowEvent.WorkflowEvent,
   Exclude<Error<W> | ContinueError, WorkflowError.RunPaused>,
   Context<W> | SessionStore.SessionStore
-> => streamOf<W, Error<W> | ContinueError>((sink) => runner.resumeRun(self, runId, options, sink, undefined))
+> = durable.resumeStream
 
 /**
  * Carries on a paused run with the answer to its question: `response` is
@@ -430,12 +410,7 @@ export const continue_: <W extends Any>(
   runId: string,
   response: unknown,
   options?: ContinueOptions
-) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> =
-  Effect.fn("Workflow.continue")(
-    function*<W extends Any>(self: W, runId: string, response: unknown, options?: ContinueOptions) {
-      return yield* runner.resumeRun(self, runId, options, undefined, answerWith(self, runId, response))
-    }
-  )
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = durable.continue_
 
 export {
   /**
@@ -451,20 +426,16 @@ export {
  * @since 0.1.0
  * @category durable runs
  */
-export const continueStream = <W extends Any>(
+export const continueStream: <W extends Any>(
   self: W,
   runId: string,
   response: unknown,
   options?: ContinueOptions
-): Stream.Stream<
+) => Stream.Stream<
   WorkflowEvent.WorkflowEvent,
   Exclude<Error<W> | ContinueError, WorkflowError.RunPaused>,
   Context<W> | SessionStore.SessionStore
-> => streamOf<W, Error<W> | ContinueError>((sink) => runner.resumeRun(self, runId, options, sink, answerWith(self, runId, response)))
-
-/** The answer to a paused run's question: the response (the pausing step decodes it) and its checkpoint. */
-const answerWith = (_self: Any, _runId: string, response: unknown) => (active: SessionStore.ActiveRun) =>
-  Effect.succeed({ response, checkpoint: active.pause?.checkpoint })
+> = durable.continueStream
 
 /**
  * Ends an unfinished run (paused, or running here or elsewhere) without
@@ -482,40 +453,7 @@ export const cancel: <W extends Any>(
   void,
   WorkflowError.RunNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError | WorkflowError.RunLost,
   SessionStore.SessionStore
-> = Effect.fn("Workflow.cancel")(
-  function*<W extends Any>(self: W, runId: string, options?: SessionOptions) {
-    yield* endUnfinished(self, runId, options, "cancelled", "cancelled")
-  }
-)
-
-const endUnfinished = (
-  self: Any,
-  runId: string,
-  options: SessionOptions | undefined,
-  status: "cancelled" | "abandoned",
-  why: string
-) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const found = yield* store.getRun(runId)
-    if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.workflowName !== self.name) {
-      return yield* new WorkflowError.RunNotFound({ runId, description: `no unfinished run of workflow '${self.name}' has this id` })
-    }
-    const active = found.value.run
-    if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
-    const now = yield* Clock.currentTimeMillis
-    yield* store.endRun(runId, {
-      runId,
-      sessionId: active.sessionId,
-      workflowName: active.workflowName,
-      ...(active.userId === undefined ? {} : { userId: active.userId }),
-      status,
-      input: active.input,
-      error: why,
-      startedAt: active.startedAt,
-      completedAt: now
-    })
-  })
+> = durable.cancel
 
 /**
  * An unfinished run, as listed by {@link pausedRuns} and {@link unfinishedRuns}.
@@ -535,14 +473,7 @@ export type UnfinishedRun = SessionStore.ActiveRun
 export const pausedRuns: <W extends Any>(
   self: W,
   options?: { readonly sessionId?: string | undefined }
-) => Effect.Effect<ReadonlyArray<UnfinishedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> = Effect.fn(
-  "Workflow.pausedRuns"
-)(
-  function*<W extends Any>(self: W, options?: { readonly sessionId?: string | undefined }) {
-    const store = yield* SessionStore.SessionStore
-    return yield* store.activeRuns({ workflowName: self.name, status: "paused", sessionId: options?.sessionId })
-  }
-)
+) => Effect.Effect<ReadonlyArray<UnfinishedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> = durable.pausedRuns
 
 /**
  * The unfinished runs of this workflow: running (with their owner and lease;
@@ -558,14 +489,7 @@ export const unfinishedRuns: <W extends Any>(
   ReadonlyArray<UnfinishedRun & { readonly abandoned: boolean }>,
   WorkflowError.SessionStoreError,
   SessionStore.SessionStore
-> = Effect.fn("Workflow.unfinishedRuns")(
-  function*<W extends Any>(self: W, options?: { readonly sessionId?: string | undefined }) {
-    const store = yield* SessionStore.SessionStore
-    const now = yield* Clock.currentTimeMillis
-    const runs = yield* store.activeRuns({ workflowName: self.name, sessionId: options?.sessionId })
-    return runs.map((run) => ({ ...run, abandoned: run.status === "running" && run.leaseExpiresAt < now }))
-  }
-)
+> = durable.unfinishedRuns
 
 /**
  * @since 0.1.0
@@ -604,20 +528,7 @@ export const recover: <W extends Any>(
   ReadonlyArray<Recovered<Output<W>, State<W>>>,
   WorkflowError.SessionStoreError,
   Context<W> | SessionStore.SessionStore
-> = Effect.fn("Workflow.recover")(
-  function*<W extends Any>(self: W, options?: RecoverOptions) {
-    const runs = yield* unfinishedRuns(self)
-    const out: Array<Recovered<Output<W>, State<W>>> = []
-    for (const run of runs) {
-      if (!run.abandoned) continue
-      const outcome = options?.mode === "abandon"
-        ? yield* Effect.exit(Effect.as(endUnfinished(self, run.runId, { userId: run.userId }, "abandoned", "abandoned: its process stopped"), "abandoned" as const))
-        : yield* Effect.exit(runner.resumeRun(self, run.runId, { ...options, userId: run.userId }, undefined, undefined))
-      out.push({ runId: run.runId, sessionId: run.sessionId, outcome: outcome as Recovered<Output<W>, State<W>>["outcome"] })
-    }
-    return out
-  }
-)
+> = durable.recover
 
 // -----------------------------------------------------------------------------
 // sessions
@@ -645,34 +556,6 @@ export type SessionError =
   | WorkflowError.SessionOwnershipError
   | WorkflowError.SessionStoreError
 
-const resolveSessionId = (self: Any, sessionId: string | undefined, method: string) => {
-  const id = sessionId ?? self.sessionId
-  return id === undefined
-    ? Effect.fail(new WorkflowError.SessionIdRequired({ workflowName: self.name, method }))
-    : runner.checkSessionId(id)
-}
-
-const owned = <S extends SessionStore.SessionInfo, E>(
-  self: Any,
-  sessionId: string,
-  options: SessionOptions | undefined,
-  read: (store: SessionStore.Service) => Effect.Effect<Option.Option<S>, E>
-) =>
-  Effect.gen(function*() {
-    const found = yield* read(yield* SessionStore.SessionStore)
-    if (Option.isNone(found)) return yield* Effect.fail(new WorkflowError.SessionNotFound({ sessionId }))
-    yield* SessionStore.checkOwner(sessionId, found.value.userId, options?.userId ?? self.userId)
-    return found.value
-  })
-
-/** The session with its (parsed, not yet decoded) state, for its owner. */
-const loadSession = (self: Any, sessionId: string, options: SessionOptions | undefined) =>
-  owned(self, sessionId, options, (store) => store.load(sessionId))
-
-/** The session without its state (so a corrupt state does not get in the way), for its owner. */
-const sessionInfo = (self: Any, sessionId: string, options: SessionOptions | undefined) =>
-  owned(self, sessionId, options, (store) => store.info(sessionId))
-
 /**
  * The stored state of a session (the workflow's `sessionId` when none is
  * given), decoded with the workflow's state Schema.
@@ -684,15 +567,7 @@ export const getSessionState: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> = Effect.fn(
-  "Workflow.getSessionState"
-)(
-  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
-    const id = yield* resolveSessionId(self, sessionId, "getSessionState")
-    const stored = yield* loadSession(self, id, options)
-    return (yield* internal.decodeState(self, id, stored.state)) as State<W>
-  }
-)
+) => Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> = sessions.getSessionState
 
 /**
  * Changes the stored state of a session outside of a run (atomically, with
@@ -711,30 +586,7 @@ export const updateSessionState: <W extends Any>(
   State<W>,
   SessionError | WorkflowError.StateDecodeError | WorkflowError.SessionConflict | WorkflowError.SessionPaused,
   SessionStore.SessionStore
-> = Effect.fn("Workflow.updateSessionState")(
-  function*<W extends Any>(
-    self: W,
-    sessionId: string | undefined,
-    f: (state: State<W>) => State<W>,
-    options?: SessionOptions
-  ) {
-    const id = yield* resolveSessionId(self, sessionId, "updateSessionState")
-    const store = yield* SessionStore.SessionStore
-    return yield* store.withSessionLock(id)(Effect.gen(function*() {
-      const stored = yield* loadSession(self, id, options)
-      const next = f((yield* internal.decodeState(self, id, stored.state)) as State<W>)
-      const encoded = yield* internal.encodeState(self, id, next)
-      yield* store.commit({
-        sessionId: id,
-        workflowName: stored.workflowName,
-        userId: options?.userId ?? self.userId,
-        expectedVersion: stored.version,
-        state: encoded
-      }).pipe(Effect.catchTag("RunLost", (error) => Effect.die(error)))
-      return next
-    }))
-  }
-)
+> = sessions.updateSessionState
 
 /**
  * Names a session, explicitly or with `{ autogenerate: true }`: a
@@ -751,47 +603,7 @@ export const setSessionName: <W extends Any>(
   sessionId: string | undefined,
   name: string | { readonly autogenerate: true },
   options?: SessionOptions
-) => Effect.Effect<string, SessionError, SessionStore.SessionStore> = Effect.fn("Workflow.setSessionName")(
-  function*<W extends Any>(
-    self: W,
-    sessionId: string | undefined,
-    name: string | { readonly autogenerate: true },
-    options?: SessionOptions
-  ) {
-    const id = yield* resolveSessionId(self, sessionId, "setSessionName")
-    const store = yield* SessionStore.SessionStore
-    const info = yield* sessionInfo(self, id, options)
-    const chosen = typeof name === "string" ? name : yield* autogenerateName(self, info)
-    yield* store.setName(id, chosen)
-    return chosen
-  }
-)
-
-const autogenerateName = (self: Any, stored: SessionStore.SessionInfo) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const [first] = yield* SessionStore.chatHistory(store, stored.sessionId)
-    const request: SessionNamer.Request = {
-      workflowName: self.name,
-      description: self.description,
-      sessionId: stored.sessionId,
-      firstInput: first?.input,
-      firstOutput: first?.output,
-      createdAt: stored.createdAt
-    }
-    const namer = yield* Effect.serviceOption(SessionNamer.SessionNamer)
-    if (Option.isNone(namer) || first === undefined) return SessionNamer.fallbackName(request)
-    return yield* namer.value.name(request).pipe(
-      Effect.map((name) => name.trim()),
-      Effect.filterOrFail((name) => name.length > 0, () => "empty name"),
-      Effect.catchAll((error) =>
-        Effect.as(
-          Effect.logWarning("sessionflow: session namer failed; using the fallback name", error),
-          SessionNamer.fallbackName(request)
-        )
-      )
-    )
-  })
+) => Effect.Effect<string, SessionError, SessionStore.SessionStore> = sessions.setSessionName
 
 /**
  * The session's name, if it has one.
@@ -803,15 +615,7 @@ export const getSessionName: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<Option.Option<string>, SessionError, SessionStore.SessionStore> = Effect.fn(
-  "Workflow.getSessionName"
-)(
-  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
-    const id = yield* resolveSessionId(self, sessionId, "getSessionName")
-    const info = yield* sessionInfo(self, id, options)
-    return Option.fromNullable(info.name)
-  }
-)
+) => Effect.Effect<Option.Option<string>, SessionError, SessionStore.SessionStore> = sessions.getSessionName
 
 /**
  * A session with its decoded state.
@@ -831,15 +635,7 @@ export const getSession: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<Session<State<W>>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> = Effect
-  .fn("Workflow.getSession")(
-    function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
-      const id = yield* resolveSessionId(self, sessionId, "getSession")
-      const stored = yield* loadSession(self, id, options)
-      const state = (yield* internal.decodeState(self, id, stored.state)) as State<W>
-      return { ...stored, state }
-    }
-  )
+) => Effect.Effect<Session<State<W>>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> = sessions.getSession
 
 /**
  * A committed change to a session, with its state decoded.
@@ -896,35 +692,11 @@ export type WatchError =
  * @since 0.1.0
  * @category watching
  */
-export const watch = <W extends Any>(
+export const watch: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: WatchOptions
-): Stream.Stream<SessionUpdate<State<W>>, WatchError, SessionStore.SessionStore> =>
-  Stream.unwrap(Effect.gen(function*() {
-    const id = yield* resolveSessionId(self, sessionId, "watch")
-    const store = yield* SessionStore.SessionStore
-    const userId = options?.userId ?? self.userId
-    const toUpdate = (change: SessionStore.SessionChange) =>
-      Effect.gen(function*() {
-        // the owner is not part of a change: read it (a session removed since has none to give)
-        const info = yield* store.info(id)
-        if (Option.isNone(info)) return Option.none<SessionUpdate<State<W>>>()
-        yield* SessionStore.checkOwner(id, info.value.userId, userId)
-        const state = (yield* internal.decodeState(self, id, change.state)) as State<W>
-        return Option.some<SessionUpdate<State<W>>>({
-          sessionId: id,
-          version: change.version,
-          state,
-          runId: change.runId,
-          updatedAt: change.updatedAt
-        })
-      })
-    return store.watch(id, { pollInterval: options?.pollInterval }).pipe(
-      Stream.mapEffect(toUpdate),
-      Stream.filterMap((update) => update)
-    )
-  })).pipe(Stream.withSpan("Workflow.watch"))
+) => Stream.Stream<SessionUpdate<State<W>>, WatchError, SessionStore.SessionStore> = sessions.watch
 
 /**
  * The sessions of this workflow, most recently updated first (only the given
@@ -938,13 +710,7 @@ export const watch = <W extends Any>(
 export const listSessions: <W extends Any>(
   self: W,
   options?: SessionOptions
-) => Effect.Effect<SessionStore.SessionListing, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
-  Effect.fn("Workflow.listSessions")(
-    function*<W extends Any>(self: W, options?: SessionOptions) {
-      const store = yield* SessionStore.SessionStore
-      return yield* store.list({ workflowName: self.name, userId: options?.userId })
-    }
-  )
+) => Effect.Effect<SessionStore.SessionListing, WorkflowError.SessionStoreError, SessionStore.SessionStore> = sessions.listSessions
 
 /**
  * Deletes a session with its history.
@@ -956,16 +722,7 @@ export const deleteSession: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<void, SessionError, SessionStore.SessionStore> = Effect.fn("Workflow.deleteSession")(
-  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
-    const id = yield* resolveSessionId(self, sessionId, "deleteSession")
-    const store = yield* SessionStore.SessionStore
-    yield* store.withSessionLock(id)(Effect.gen(function*() {
-      yield* sessionInfo(self, id, options)
-      yield* store.remove(id)
-    }))
-  }
-)
+) => Effect.Effect<void, SessionError, SessionStore.SessionStore> = sessions.deleteSession
 
 /**
  * The runs of a session, oldest first (`limit`: only the most recent ones;
@@ -978,16 +735,7 @@ export const getRunHistory: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions & SessionStore.RunsOptions
-) => Effect.Effect<ReadonlyArray<SessionStore.RunRecord>, SessionError, SessionStore.SessionStore> = Effect.fn(
-  "Workflow.getRunHistory"
-)(
-  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions & SessionStore.RunsOptions) {
-    const id = yield* resolveSessionId(self, sessionId, "getRunHistory")
-    const store = yield* SessionStore.SessionStore
-    yield* sessionInfo(self, id, options)
-    return yield* store.runs(id, { limit: options?.limit, status: options?.status })
-  }
-)
+) => Effect.Effect<ReadonlyArray<SessionStore.RunRecord>, SessionError, SessionStore.SessionStore> = sessions.getRunHistory
 
 /**
  * @since 0.1.0
@@ -1011,13 +759,4 @@ export interface ChatHistoryOptions extends SessionOptions {
 export const getChatHistory: <W extends Any>(
   self: W,
   options?: ChatHistoryOptions
-) => Effect.Effect<ReadonlyArray<SessionStore.ChatTurn>, SessionError, SessionStore.SessionStore> = Effect.fn(
-  "Workflow.getChatHistory"
-)(
-  function*<W extends Any>(self: W, options?: ChatHistoryOptions) {
-    const id = yield* resolveSessionId(self, options?.sessionId, "getChatHistory")
-    const store = yield* SessionStore.SessionStore
-    yield* sessionInfo(self, id, options)
-    return yield* SessionStore.chatHistory(store, id, { lastRuns: options?.lastRuns })
-  }
-)
+) => Effect.Effect<ReadonlyArray<SessionStore.ChatTurn>, SessionError, SessionStore.SessionStore> = sessions.getChatHistory

@@ -46,11 +46,6 @@ export * as SessionStore from "./SessionStore.js"
 /**
  * @since 0.1.0
  */
-export * as StoreRows from "./StoreRows.js"
-
-/**
- * @since 0.1.0
- */
 export * as Step from "./Step.js"
 
 /**

@@ -32,7 +32,22 @@ export interface Options {
   readonly schema?: string | undefined
   /** use the scripted models even when `OPENAI_API_KEY` is set */
   readonly offline?: boolean | undefined
+  /**
+   * the bearer token every request must send (user `owner`); default the
+   * `SESSIONFLOW_TOKEN` environment variable; without one, callers are anonymous
+   */
+  readonly token?: string | undefined
+  /** listen on a non-loopback `host` without a token (anyone who reaches it may run and read) */
+  readonly allowOpen?: boolean | undefined
 }
+
+/**
+ * The environment variable `serve` reads its bearer token from.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const tokenVariable = "SESSIONFLOW_TOKEN"
 
 /**
  * The SQLite file `serve` uses by default.
@@ -59,7 +74,11 @@ export const entries = (options: Options = {}) =>
       // the scenario's tools, its model, and a model-backed session namer
       const layer = Layer.mergeAll(scenario.layer, Layer.provideMerge(SessionNamer.layerLanguageModel(), model))
       // a scenario's `layer` and model are what its workflows need (the Scenario type erases their requirements)
-      return scenario.workflows.map((workflow) => WorkflowServer.withLayer(workflow, layer) as WorkflowServer.Mounted<never, unknown>)
+      // a scenario's only workflow is served under the scenario's CLI name (`/workflows/shopping-list/…`)
+      const id = scenario.workflows.length === 1 ? scenario.name : undefined
+      return scenario.workflows.map((workflow) =>
+        WorkflowServer.withLayer(workflow, layer, { id }) as WorkflowServer.Mounted<never, unknown>
+      )
     })
   })
 
@@ -75,8 +94,16 @@ export const main = (options: Options = {}): Effect.Effect<void, unknown> =>
     const database = Examples.Scenario.database(options, defaultDb)
     const db = database._tag === "Sqlite" ? database.filename : SessionflowCli.describeDatabase(database)
     const workflows = yield* entries(options)
+    const envToken = process.env[tokenVariable]
+    const token = options.token ?? (envToken === undefined || envToken === "" ? undefined : envToken)
     const context = yield* Layer.build(
-      WorkflowServer.serve({ workflows, port: options.port ?? 3000, host: options.host }).pipe(
+      WorkflowServer.serve({
+        workflows,
+        port: options.port ?? 3000,
+        host: options.host,
+        ...(token === undefined ? {} : { tokens: { [token]: "owner" }, requireAuth: true }),
+        allowOpen: options.allowOpen
+      }).pipe(
         Layer.provide(Examples.Scenario.storeLayer(options, defaultDb))
       )
     )
@@ -84,5 +111,10 @@ export const main = (options: Options = {}): Effect.Effect<void, unknown> =>
     const url = address._tag === "TcpAddress" ? `http://${address.hostname}:${address.port}` : String(address.path)
     yield* Examples.Output.say(`sessionflow server: ${url}  (session browser at /, API docs at /docs)`)
     yield* Examples.Output.note(`${workflows.length} workflows, sessions in ${db}. Ctrl-C stops it.`)
+    yield* Examples.Output.note(
+      token === undefined
+        ? `No token: every caller is anonymous (set --token or ${tokenVariable} to require one).`
+        : "Every request must send Authorization: Bearer <token>."
+    )
     return yield* Effect.never
   }))

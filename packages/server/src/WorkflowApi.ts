@@ -9,10 +9,12 @@
  * | `GET /workflows` | the served workflows |
  * | `GET /workflows/:name` | one workflow |
  * | `POST /workflows/:name/runs` | run it: JSON `RunOutput` (202 `PausedRunOutput` when it pauses), or with `Accept: text/event-stream` its events as server-sent events |
- * | `GET /workflows/:name/runs/paused` | its paused runs (the caller's and unowned ones), with their questions |
+ * | `GET /runs/:runId` | a run of the caller's: status, result or error, question |
+ * | `GET /workflows/:name/runs` | the caller's runs, a page at a time |
+ * | `GET /workflows/:name/runs/paused` | the caller's paused runs, with their questions |
  * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question and carry it on (JSON or server-sent events) |
  * | `POST /workflows/:name/runs/:runId/cancel` | end a paused (or running) run: its `cancelled` record |
- * | `GET /workflows/:name/sessions` | its sessions (the caller's and unowned ones) |
+ * | `GET /workflows/:name/sessions` | the caller's sessions, a page at a time |
  * | `GET /workflows/:name/sessions/:sessionId` | a session with its state |
  * | `GET`, `PUT /workflows/:name/sessions/:sessionId/state` | a session's state; replace it |
  * | `PUT /workflows/:name/sessions/:sessionId/name` | rename (or `{ autogenerate: true }`) |
@@ -49,7 +51,7 @@ import * as Schema from "effect/Schema"
  */
 export class BadRequest extends Schema.TaggedError<BadRequest>("@sessionflow/server/BadRequest")(
   "BadRequest",
-  { reason: Schema.Literal("body", "input", "state", "session-id", "response"), message: Schema.String },
+  { reason: Schema.Literal("body", "input", "state", "session-id", "response", "cursor"), message: Schema.String },
   HttpApiSchema.annotations({ status: 400 })
 ) {}
 
@@ -131,6 +133,37 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("@sessi
 ) {}
 
 /**
+ * A state-changing request (`POST`, `PUT`, `DELETE`) sent by a page of
+ * another site: its `Sec-Fetch-Site` is not `same-origin`, or its `Origin` is
+ * not the server's own (nor one of the server's `allowedOrigins`). Answered at
+ * the edge, before the request is read.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Forbidden extends Schema.TaggedError<Forbidden>("@sessionflow/server/Forbidden")(
+  "Forbidden",
+  { message: Schema.String },
+  HttpApiSchema.annotations({ status: 403 })
+) {}
+
+/**
+ * A request body that is not `application/json` (a form, `multipart/form-data`,
+ * `text/plain`, or a body without a Content-Type). Answered at the edge,
+ * before the body is read.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>(
+  "@sessionflow/server/UnsupportedMediaType"
+)(
+  "UnsupportedMediaType",
+  { contentType: Schema.String, message: Schema.String },
+  HttpApiSchema.annotations({ status: 415 })
+) {}
+
+/**
  * The run failed: one of its steps failed (a model error, a tool, a router
  * choice, …). The run is recorded with status `error`; no state change was
  * committed.
@@ -191,6 +224,9 @@ export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unkn
  * @category models
  */
 export const WorkflowInfo = Schema.Struct({
+  /** URL-safe (lower-case letters, digits, `-`): `/workflows/:id/…` (the name works there too) */
+  id: Schema.String,
+  /** its display name */
   name: Schema.String,
   description: Schema.optional(Schema.String),
   /** the names of its top-level steps */
@@ -216,8 +252,8 @@ export type WorkflowInfo = typeof WorkflowInfo.Type
 export const RunRequest = Schema.Struct({
   /** the run input, in the workflow input Schema's encoded form */
   input: Schema.Unknown,
-  /** else the workflow's, else a new one (returned) */
-  sessionId: Schema.optional(Schema.NonEmptyString),
+  /** else the workflow's, else a new one (returned); 1 to 256 characters, no control characters */
+  sessionId: Schema.optional(SessionStore.Id),
   /** deep-merged over the stored state (or the seed); encoded form */
   sessionState: Schema.optional(JsonObject),
   /** replace the stored state with `sessionState` (else the seed) instead */
@@ -228,7 +264,7 @@ export const RunRequest = Schema.Struct({
    * again; one that runs elsewhere is a 409; one that waits for a response is
    * a 202 (409 when streamed)
    */
-  runId: Schema.optional(Schema.NonEmptyString)
+  runId: Schema.optional(SessionStore.Id)
 }).annotations({ identifier: "RunRequest" })
 
 /**
@@ -376,6 +412,84 @@ export const SessionListing = Schema.Struct({
 export type SessionListing = typeof SessionListing.Type
 
 /**
+ * A page of a workflow's sessions (`GET /workflows/:name/sessions`), most
+ * recently updated first; `next`, when there are more, is the `cursor` of the
+ * next page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionPage = Schema.Struct({
+  ...SessionListing.fields,
+  next: Schema.optional(Schema.String)
+}).annotations({ identifier: "SessionPage" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionPage = typeof SessionPage.Type
+
+/**
+ * Where a run is: unfinished (`running`, `paused`) or ended (the statuses of
+ * a run record).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunState = Schema.Literal("running", "paused", "completed", "error", "cancelled", "abandoned")
+
+/**
+ * A run as a resource (`GET /runs/:runId`): its status, its result (`content`)
+ * or error, and, while it is paused, its question.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunInfo = Schema.Struct({
+  runId: Schema.String,
+  sessionId: Schema.String,
+  workflowName: Schema.String,
+  userId: Schema.optional(Schema.String),
+  status: RunState,
+  input: Schema.Unknown,
+  /** the last step's content, once completed */
+  content: Schema.optional(Schema.Unknown),
+  /** the error's message, once failed */
+  error: Schema.optional(Schema.String),
+  /** the question, while paused */
+  pause: Schema.optional(Schema.Struct({ path: Schema.Array(Schema.String), payload: Schema.Unknown, pausedAt: Schema.Number })),
+  /** epoch milliseconds */
+  startedAt: Schema.Number,
+  /** epoch milliseconds, once ended */
+  completedAt: Schema.optional(Schema.Number)
+}).annotations({ identifier: "RunInfo" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RunInfo = typeof RunInfo.Type
+
+/**
+ * A page of a workflow's runs, most recently started first; `next` is the
+ * `cursor` of the next page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunPage = Schema.Struct({
+  runs: Schema.Array(RunInfo),
+  next: Schema.optional(Schema.String)
+}).annotations({ identifier: "RunPage" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RunPage = typeof RunPage.Type
+
+/**
  * A session with its state (encoded).
  *
  * @since 0.1.0
@@ -458,7 +572,9 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@se
 
 /**
  * Reads a request's body within the size limit (413 above it) and checks
- * that a JSON body parses (400 otherwise), before the endpoint decodes it.
+ * that it is JSON nested at most 64 levels deep without a `"__proto__"` key
+ * (400 otherwise), before the endpoint decodes it. (Bodies that are not
+ * `application/json` never get here: the server's edge answers them 415.)
  *
  * @since 0.1.0
  * @category middlewares
@@ -472,9 +588,11 @@ export class RequestLimits extends HttpApiMiddleware.Tag<RequestLimits>()("@sess
 // -----------------------------------------------------------------------------
 
 const workflowPath = Schema.Struct({ name: Schema.String })
-const sessionPath = Schema.Struct({ name: Schema.String, sessionId: Schema.String })
-const runPath = Schema.Struct({ name: Schema.String, runId: Schema.String })
+const sessionPath = Schema.Struct({ name: Schema.String, sessionId: SessionStore.Id })
+const runPath = Schema.Struct({ name: Schema.String, runId: SessionStore.Id })
 const positiveInt = Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
+/** a page's size: 1 to 1,000 (default 100) */
+const pageLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))
 const acceptHeader = Schema.Struct({ accept: Schema.optional(Schema.String) })
 
 /**
@@ -555,11 +673,29 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       .annotate(OpenApi.Transform, runEventsDoc)
   )
   .add(
+    HttpApiEndpoint.get("get", "/runs/:runId")
+      .setPath(Schema.Struct({ runId: SessionStore.Id }))
+      .addSuccess(RunInfo)
+      .annotate(OpenApi.Summary, "A run: its status, its result or error, its question while paused (the caller's only)")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/workflows/:name/runs")
+      .setPath(workflowPath)
+      .setUrlParams(Schema.Struct({
+        status: Schema.optional(RunState),
+        sessionId: Schema.optional(SessionStore.Id),
+        limit: Schema.optional(pageLimit),
+        cursor: Schema.optional(Schema.String)
+      }))
+      .addSuccess(RunPage)
+      .annotate(OpenApi.Summary, "The caller's runs of the workflow, most recently started first, a page at a time")
+  )
+  .add(
     HttpApiEndpoint.get("paused", "/workflows/:name/runs/paused")
       .setPath(workflowPath)
-      .setUrlParams(Schema.Struct({ sessionId: Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({ sessionId: Schema.optional(SessionStore.Id) }))
       .addSuccess(Schema.Array(PausedRun))
-      .annotate(OpenApi.Summary, "The paused runs (the caller's and unowned ones), oldest first, with their questions")
+      .annotate(OpenApi.Summary, "The caller's paused runs, oldest first, with their questions")
   )
   .add(
     HttpApiEndpoint.post("continue", "/workflows/:name/runs/:runId/continue")
@@ -621,8 +757,16 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
   .add(
     HttpApiEndpoint.get("list", "/workflows/:name/sessions")
       .setPath(workflowPath)
-      .addSuccess(SessionListing)
-      .annotate(OpenApi.Summary, "The caller's and unowned sessions of the workflow")
+      .setUrlParams(Schema.Struct({
+        limit: Schema.optional(pageLimit),
+        cursor: Schema.optional(Schema.String),
+        /** only sessions updated at or after (epoch milliseconds) */
+        updatedSince: Schema.optional(Schema.NumberFromString),
+        /** only sessions whose id or name contains this (case-insensitive) */
+        q: Schema.optional(Schema.String)
+      }))
+      .addSuccess(SessionPage)
+      .annotate(OpenApi.Summary, "The caller's sessions of the workflow, most recently updated first, a page at a time")
   )
   .add(
     HttpApiEndpoint.get("get", "/workflows/:name/sessions/:sessionId")
@@ -699,6 +843,8 @@ export class WorkflowApi extends HttpApi.make("sessionflow")
   .add(RunsGroup)
   .add(SessionsGroup)
   .addError(BadRequest)
+  .addError(Forbidden)
+  .addError(UnsupportedMediaType)
   .addError(NotFound)
   .addError(Conflict)
   .addError(InternalError)

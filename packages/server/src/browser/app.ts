@@ -10,6 +10,7 @@ import { readEvents } from "./sse.js"
 import { renderTree } from "./tree.js"
 
 interface WorkflowInfo {
+  readonly id: string
   readonly name: string
   readonly description?: string
   readonly input?: { readonly type?: string }
@@ -68,10 +69,11 @@ const ui = {
 let workflows: ReadonlyArray<WorkflowInfo> = []
 let selected: string | undefined
 
-ui.token.value = localStorage.getItem("sessionflow-token") ?? ""
+// the token lives in the field only: never in storage another script of the origin could read later
+localStorage.removeItem("sessionflow-token")
 ui.token.addEventListener("change", () => {
-  localStorage.setItem("sessionflow-token", ui.token.value)
-  void refresh()
+  // a server that requires a token lists its workflows only once one is typed
+  void (workflows.length === 0 ? loadWorkflows().then(refresh, (error: Error) => showError(error.message)) : refresh())
 })
 
 const headers = (extra: Record<string, string> = {}): Record<string, string> =>
@@ -104,9 +106,10 @@ const preview = (value: unknown) => {
 
 const loadWorkflows = async () => {
   workflows = await api<ReadonlyArray<WorkflowInfo>>(`${base}/workflows`)
-  ui.workflow.replaceChildren(...workflows.map((w) => new Option(w.name, w.name)))
+  ui.workflow.replaceChildren(...workflows.map((w) => new Option(w.name, w.id)))
   const wanted = new URLSearchParams(location.search).get("workflow")
-  if (wanted !== null && workflows.some((w) => w.name === wanted)) ui.workflow.value = wanted
+  const found = workflows.find((w) => w.id === wanted || w.name === wanted)
+  if (found !== undefined) ui.workflow.value = found.id
 }
 
 const renderSessions = (sessions: ReadonlyArray<SessionInfo>) => {
@@ -302,7 +305,7 @@ const select = async (sessionId: string | undefined) => {
 const refresh = async () => {
   try {
     showError("")
-    const workflow = workflows.find((w) => w.name === ui.workflow.value)
+    const workflow = workflows.find((w) => w.id === ui.workflow.value)
     ui.description.textContent = workflow?.description ?? ""
     await Promise.all([loadSessions(), loadSession()])
   } catch (error) {
@@ -387,7 +390,7 @@ const showEvent = (event: Event) => {
 
 /** The input as the workflow takes it: text, or JSON when its input Schema is not a string. */
 const runInput = (text: string): unknown => {
-  const schema = workflows.find((w) => w.name === ui.workflow.value)?.input
+  const schema = workflows.find((w) => w.id === ui.workflow.value)?.input
   if (schema === undefined || schema.type === "string") return text
   try {
     return JSON.parse(text)

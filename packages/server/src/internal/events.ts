@@ -12,8 +12,10 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Api from "../WorkflowApi.js"
 import { publicRunMessage } from "./errors.js"
@@ -44,6 +46,10 @@ export const heartbeatFrame = ": keep-alive\n\n"
 export interface StreamOptions {
   readonly timeout: Duration.Duration
   readonly heartbeat: Duration.Duration
+  /** the most unsent bytes kept for one client; past it the client is cut off and the run goes on without it */
+  readonly maxBuffered: number
+  /** where a run cut off from its client goes on (the server's scope) */
+  readonly scope: Scope.Scope
   /** the session id the request named, for a terminal event before `RunStarted` (never in practice) */
   readonly sessionId: string | undefined
 }
@@ -66,7 +72,24 @@ export const response = <E, R>(
 ): Stream.Stream<Uint8Array, never, R> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const mailbox = yield* Mailbox.make<Uint8Array>()
-    const send = (text: string) => mailbox.offer(encoder.encode(text))
+    // what the client has not taken yet: bounded, so a client that does not read costs at most maxBuffered
+    let buffered = 0
+    let cutOff = false
+    const send = (text: string) =>
+      Effect.suspend(() => {
+        if (cutOff) return Effect.void
+        const bytes = encoder.encode(text)
+        if (buffered + bytes.length > options.maxBuffered) {
+          // too slow: the client is cut off (its response ends); the run goes on without it
+          cutOff = true
+          return Effect.zipRight(
+            Effect.logWarning(`sessionflow server: a client read its event stream too slowly and was cut off`),
+            mailbox.end
+          )
+        }
+        buffered += bytes.length
+        return mailbox.offer(bytes)
+      })
     let last: WorkflowEvent.WorkflowEvent | undefined
     let failed: WorkflowEvent.RunFailed | undefined
     const timeoutMillis = Math.round(Duration.toMillis(options.timeout))
@@ -117,9 +140,17 @@ export const response = <E, R>(
       ),
       Effect.ensuring(mailbox.end)
     )
-    yield* Effect.forkScoped(run)
+    // the run lives in the server's scope: a client that goes away interrupts it, one cut off for reading too
+    // slowly does not
+    const fiber = yield* Effect.forkIn(run, options.scope)
+    yield* Effect.addFinalizer(() => cutOff ? Effect.void : Fiber.interrupt(fiber))
     yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(options.heartbeat), send(heartbeatFrame))))
-    return Mailbox.toStream(mailbox)
+    return Mailbox.toStream(mailbox).pipe(
+      Stream.mapChunks((chunk) => {
+        for (const bytes of chunk) buffered -= bytes.length
+        return chunk
+      })
+    )
   }))
 
 /** @internal */

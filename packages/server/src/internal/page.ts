@@ -73,6 +73,7 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="sessionflow-base" content="${escapeHtml(prefix)}">
+<link rel="icon" href="data:,">
 <title>sessionflow · sessions</title>
 <style>${style}</style>
 </head>

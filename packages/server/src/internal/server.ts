@@ -22,6 +22,7 @@ import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
+import type * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { createRequire } from "node:module"
@@ -29,7 +30,11 @@ import * as Api from "../WorkflowApi.js"
 import type * as WorkflowServer from "../WorkflowServer.js"
 import * as errors from "./errors.js"
 import * as events from "./events.js"
+import * as guard from "./guard.js"
+import * as health from "./health.js"
+import * as json from "./json.js"
 import * as page from "./page.js"
+import * as paging from "./paging.js"
 
 // -----------------------------------------------------------------------------
 // options
@@ -43,6 +48,8 @@ export interface Mounted<out R, out E> {
   readonly [MountedTypeId]: { readonly _R: (_: never) => R; readonly _E: (_: never) => E }
   readonly workflow: Workflow.Any
   readonly layer: Layer.Layer<unknown, E, unknown>
+  /** its URL-safe id (default: made from its name) */
+  readonly id: string | undefined
 }
 
 /** @internal */
@@ -58,12 +65,20 @@ export type EntryError<X> = X extends Mounted<infer _R, infer E> ? E : never
 /** @internal */
 export const withLayer = <W extends Workflow.Any, ROut, E, RIn>(
   workflow: W,
-  layer: Layer.Layer<ROut, E, RIn>
+  layer: Layer.Layer<ROut, E, RIn>,
+  options?: { readonly id?: string | undefined }
 ): Mounted<Exclude<Workflow.Context<W>, ROut> | RIn, E> => ({
   [MountedTypeId]: { _R: (_) => _, _E: (_) => _ },
   workflow,
-  layer: layer as Layer.Layer<unknown, E, unknown>
+  layer: layer as Layer.Layer<unknown, E, unknown>,
+  id: options?.id
 })
+
+/** A URL-safe id made from a display name: lower-case letters and digits, words joined with `-`. @internal */
+export const slug = (name: string): string =>
+  name.normalize("NFKD").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64) || "workflow"
+
+const idPattern = /^[a-z0-9][a-z0-9-]{0,63}$/
 
 const isMounted = (entry: Entry): entry is Mounted<any, any> =>
   typeof entry === "object" && entry !== null && MountedTypeId in entry
@@ -78,7 +93,8 @@ export type Options = WorkflowServer.Options<ReadonlyArray<Entry>>
 export const defaults = {
   maxBodySize: 1024 * 1024,
   runTimeout: Duration.minutes(10),
-  heartbeat: Duration.seconds(15)
+  heartbeat: Duration.seconds(15),
+  maxStreamBuffer: 1024 * 1024
 } as const
 
 /** @internal */
@@ -118,10 +134,11 @@ const jsonSchema = (schema: Schema.Schema.All | undefined): unknown => {
   }
 }
 
-const describe = (workflow: Workflow.Any): Api.WorkflowInfo => {
+const describe = (workflow: Workflow.Any, id: string): Api.WorkflowInfo => {
   const input = jsonSchema(workflow.input)
   const state = jsonSchema(workflow.state?.schema)
   return {
+    id,
     name: workflow.name,
     ...(workflow.description === undefined ? {} : { description: workflow.description }),
     steps: workflow.steps.map((step) => step.name),
@@ -136,6 +153,7 @@ const makeRegistry = (entries: ReadonlyArray<Entry>) =>
     const base = yield* Effect.context<never>()
     const scope = yield* Effect.scope
     const served = new Map<string, Served>()
+    const byId = new Map<string, Served>()
     for (const entry of entries) {
       const workflow = isMounted(entry) ? entry.workflow : entry
       if (served.has(workflow.name)) {
@@ -150,9 +168,18 @@ const makeRegistry = (entries: ReadonlyArray<Entry>) =>
           >)
         )
         : base
-      served.set(workflow.name, { workflow, context, info: describe(workflow) })
+      const id = (isMounted(entry) ? entry.id : undefined) ?? slug(workflow.name)
+      if (!idPattern.test(id)) {
+        return yield* Effect.dieMessage(`WorkflowServer: the id '${id}' of '${workflow.name}' is not URL-safe ([a-z0-9-], at most 64)`)
+      }
+      if (byId.has(id)) {
+        return yield* Effect.dieMessage(`WorkflowServer: two workflows have the id '${id}'`)
+      }
+      const entryServed: Served = { workflow, context, info: describe(workflow, id) }
+      served.set(workflow.name, entryServed)
+      byId.set(id, entryServed)
     }
-    return served
+    return { served, byId }
   })
 
 type Registry = Effect.Effect.Success<ReturnType<typeof makeRegistry>>
@@ -165,17 +192,23 @@ const within = <A, E>(served: Served, effect: Effect.Effect<A, E, any>): Effect.
 const withinStream = <A, E>(served: Served, stream: Stream.Stream<A, E, any>): Stream.Stream<A, E> =>
   Stream.provideContext(stream as Stream.Stream<A, E>, served.context)
 
+/** A served workflow by its id or its name. */
 const lookup = (registry: Registry, name: string): Effect.Effect<Served, Api.NotFound> => {
-  const served = registry.get(name)
+  const served = registry.byId.get(name) ?? registry.served.get(name)
   return served === undefined ? Effect.fail(errors.workflowNotFound(name)) : Effect.succeed(served)
 }
 
 /** The user whose ownership counts: the caller, else the workflow's default user (as the engine does). */
 const effectiveUser = (served: Served, userId: string | undefined) => userId ?? served.workflow.userId
 
-/** The engine's ownership rule: an unowned session is everyone's, an owned one its owner's only. */
+/**
+ * The server's ownership rule, stricter than the engine's: a session or run is
+ * its creator's only. One created by an anonymous caller is open to anonymous
+ * callers only, so a user who later picks the same id gets a 404 instead of
+ * writing into (and exposing runs through) a session others can read.
+ */
 const mayUse = (served: Served, ownerId: string | undefined, userId: string | undefined) =>
-  ownerId === undefined || ownerId === effectiveUser(served, userId)
+  ownerId === effectiveUser(served, userId)
 
 /**
  * Fails unless the session exists, belongs to this workflow and may be used
@@ -233,7 +266,7 @@ type Api = ReturnType<typeof Api.WorkflowApi.prefix>
 const workflowsGroup = (api: Api, registry: Registry) =>
   HttpApiBuilder.group(api, "workflows", (handlers) =>
     handlers
-      .handle("list", () => Effect.succeed(Array.from(registry.values(), (served) => served.info)))
+      .handle("list", () => Effect.succeed(Array.from(registry.byId.values(), (served) => served.info)))
       .handle("get", ({ path }) => Effect.map(lookup(registry, path.name), (served) => served.info)))
 
 /** A workflow endpoint: the workflow, the caller (as authenticated), `f` in the workflow's context, errors mapped. */
@@ -267,12 +300,26 @@ const onSession = <A, E>(
 const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
   HttpApiBuilder.group(api, "sessions", (handlers) =>
     handlers
-      .handle("list", ({ path }) =>
+      .handle("list", ({ path, urlParams }) =>
         onWorkflow(registry, path.name, (served, userId) =>
-          Effect.map(Workflow.listSessions(served.workflow), (listing) => ({
-            sessions: listing.sessions.filter((s) => mayUse(served, s.userId, userId)).map(sessionInfo),
-            broken: listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message }))
-          }))))
+          Effect.gen(function*() {
+            const listing = yield* Workflow.listSessions(served.workflow)
+            const q = urlParams.q?.toLowerCase()
+            const mine = listing.sessions.filter((s) =>
+              mayUse(served, s.userId, userId) &&
+              (urlParams.updatedSince === undefined || s.updatedAt >= urlParams.updatedSince) &&
+              (q === undefined || s.sessionId.toLowerCase().includes(q) || (s.name?.toLowerCase().includes(q) ?? false))
+            )
+            const page = yield* paging.page(mine, (s) => [s.updatedAt, s.sessionId], urlParams)
+            return {
+              sessions: page.items.map(sessionInfo),
+              // the rows the store cannot read: with the first page only
+              broken: urlParams.cursor === undefined
+                ? listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message }))
+                : [],
+              ...(page.next === undefined ? {} : { next: page.next })
+            }
+          })))
       .handle("get", ({ path }) =>
         onSession(registry, path, (served, userId) =>
           Effect.gen(function*() {
@@ -358,7 +405,7 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
       )
     }
     const store = yield* SessionStore.SessionStore
-    const sessionId = payload.sessionId ?? served.workflow.sessionId
+    let sessionId = payload.sessionId ?? served.workflow.sessionId
     if (payload.runId !== undefined) {
       const known = yield* store.getRun(payload.runId)
       if (Option.isSome(known)) {
@@ -366,10 +413,13 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
         // a run id of another workflow, user or session reads as unknown (the engine would name them)
         if (
           run.workflowName !== served.workflow.name || !mayUse(served, run.userId, userId) ||
-          (known.value._tag === "Recorded" && known.value.record.status === "completed" && run.sessionId !== sessionId)
+          (sessionId !== undefined && known.value._tag === "Recorded" && known.value.record.status === "completed" &&
+            run.sessionId !== sessionId)
         ) {
           return yield* Effect.fail(errors.runNotFound(payload.runId))
         }
+        // a retry that names the run only is a retry on the run's session
+        sessionId = sessionId ?? run.sessionId
         if (streamed && known.value._tag === "Active") {
           const active = known.value.run
           if (active.status === "paused") {
@@ -396,9 +446,16 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
         }
       }
     }
-    if (sessionId === undefined) return
+    if (sessionId === undefined) return undefined
     const info = yield* store.info(sessionId)
-    if (Option.isSome(info)) {
+    if (Option.isNone(info)) {
+      // a new session whose first run is still unfinished (running, or paused for a person) is that run's
+      // user's: to anyone else it does not exist, and no conflict names the run
+      const first = yield* store.activeRuns({ sessionId })
+      if (first.some((run) => run.workflowName !== served.workflow.name || !mayUse(served, run.userId, userId))) {
+        return yield* Effect.fail(errors.sessionNotFound(sessionId))
+      }
+    } else {
       if (!mayUse(served, info.value.userId, userId)) return yield* Effect.fail(errors.sessionNotFound(sessionId))
       if (info.value.workflowName !== served.workflow.name) {
         return yield* Effect.fail(
@@ -417,6 +474,7 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
         return yield* Effect.fail(new WorkflowError.SessionPaused({ sessionId, runId: paused.runId }))
       }
     }
+    return sessionId
   })
 
 /**
@@ -449,6 +507,31 @@ const pausedRun = (run: SessionStore.ActiveRun): Api.PausedRun => ({
   startedAt: run.startedAt,
   pausedAt: run.pause?.pausedAt ?? run.updatedAt
 })
+
+/** A run as a resource, from what the store knows of it. */
+const runInfo = (known: SessionStore.RunLookup): Api.RunInfo => {
+  const run = known._tag === "Active" ? known.run : known.record
+  const common = {
+    runId: run.runId,
+    sessionId: run.sessionId,
+    workflowName: run.workflowName,
+    ...(run.userId === undefined ? {} : { userId: run.userId }),
+    status: run.status,
+    input: run.input,
+    startedAt: run.startedAt
+  }
+  if (known._tag === "Active") {
+    const pause = known.run.pause
+    return pause === undefined ? common : { ...common, pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt } }
+  }
+  const record = known.record
+  return {
+    ...common,
+    ...(record.content === undefined ? {} : { content: record.content }),
+    ...(record.error === undefined ? {} : { error: record.error }),
+    completedAt: record.completedAt
+  }
+}
 
 const isRunPaused = (error: unknown): error is WorkflowError.RunPaused =>
   WorkflowError.isWorkflowError(error) && error._tag === "RunPaused"
@@ -506,7 +589,13 @@ const runEvents = (
 ) =>
   events.eventStreamResponse(withinStream(
     served,
-    events.response(stream, { timeout: settings.runTimeout, heartbeat: settings.heartbeat, sessionId })
+    events.response(stream, {
+      timeout: settings.runTimeout,
+      heartbeat: settings.heartbeat,
+      sessionId,
+      maxBuffered: settings.maxStreamBuffer,
+      scope: settings.scope
+    })
   ))
 
 const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
@@ -516,17 +605,19 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
           const served = yield* lookup(registry, path.name)
+          const streamed = wantsEvents(headers.accept)
+          const sessionId = yield* within(served, precheck(served, payload, userId, streamed)).pipe(
+            Effect.mapError(errors.sessionError(false))
+          )
           const options: Workflow.RunOptions<unknown> = {
-            sessionId: payload.sessionId,
+            sessionId,
             userId,
             sessionState: payload.sessionState,
             overwriteDbSessionState: payload.overwriteDbSessionState,
             runId: payload.runId
           }
-          const streamed = wantsEvents(headers.accept)
-          yield* within(served, precheck(served, payload, userId, streamed)).pipe(Effect.mapError(errors.sessionError(false)))
           return streamed
-            ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), payload.sessionId)
+            ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), sessionId)
             : yield* runJson(
               served,
               settings,
@@ -534,6 +625,60 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
               payload.sessionState !== undefined
             )
         }).pipe(errors.catchDefects))
+      .handle("get", ({ path }) =>
+        Effect.gen(function*() {
+          const { userId } = yield* Api.CurrentUser
+          const store = yield* SessionStore.SessionStore
+          const known = yield* store.getRun(path.runId)
+          const run = Option.map(known, (k) => k._tag === "Active" ? k.run : k.record)
+          // a run of a workflow not served here, or of another user, does not exist
+          const served = Option.flatMap(run, (r) => Option.fromNullable(registry.served.get(r.workflowName)))
+          if (
+            Option.isNone(known) || Option.isNone(run) || Option.isNone(served) ||
+            !mayUse(served.value, run.value.userId, userId)
+          ) {
+            return yield* Effect.fail(errors.runNotFound(path.runId))
+          }
+          return runInfo(known.value)
+        }).pipe(Effect.mapError(errors.sessionError(false)), errors.catchDefects))
+      .handle("list", ({ path, urlParams }) =>
+        onWorkflow(registry, path.name, (served, userId) =>
+          Effect.gen(function*() {
+            const store = yield* SessionStore.SessionStore
+            const status = urlParams.status
+            const activeStatus = status === "running" || status === "paused" ? status : undefined
+            const runs = new Map<string, Api.RunInfo>()
+            if (status === undefined || activeStatus !== undefined) {
+              const active = yield* store.activeRuns({
+                workflowName: served.workflow.name,
+                sessionId: urlParams.sessionId,
+                status: activeStatus
+              })
+              for (const run of active) {
+                if (mayUse(served, run.userId, userId)) runs.set(run.runId, runInfo({ _tag: "Active", run }))
+              }
+            }
+            if (activeStatus === undefined) {
+              const recordedStatus = status as SessionStore.RunStatus | undefined
+              // each of the caller's sessions' history (or the one asked for)
+              const sessionIds = urlParams.sessionId !== undefined
+                ? [urlParams.sessionId]
+                : (yield* store.list({ workflowName: served.workflow.name })).sessions
+                  .filter((s) => mayUse(served, s.userId, userId)).map((s) => s.sessionId)
+              for (const sessionId of sessionIds) {
+                const info = yield* store.info(sessionId)
+                if (
+                  Option.isNone(info) || info.value.workflowName !== served.workflow.name ||
+                  !mayUse(served, info.value.userId, userId)
+                ) continue
+                for (const record of yield* store.runs(sessionId, { status: recordedStatus })) {
+                  if (!runs.has(record.runId)) runs.set(record.runId, runInfo({ _tag: "Recorded", record }))
+                }
+              }
+            }
+            const page = yield* paging.page(Array.from(runs.values()), (r) => [r.startedAt, r.runId], urlParams)
+            return { runs: page.items, ...(page.next === undefined ? {} : { next: page.next }) }
+          })))
       .handle("paused", ({ path, urlParams }) =>
         onWorkflow(registry, path.name, (served, userId) =>
           Effect.gen(function*() {
@@ -594,10 +739,14 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
 // middlewares
 // -----------------------------------------------------------------------------
 
-const authenticationLayer = (authenticate: Authenticate) =>
+const authenticationLayer = (authenticate: Authenticate, requireAuth: boolean) =>
   Layer.succeed(Api.Authentication, {
     bearer: () =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, authenticate).pipe(
+        Effect.filterOrFail(
+          (userId) => userId !== undefined || !requireAuth,
+          () => new Api.Unauthorized({ message: "Authentication is required: send Authorization: Bearer <token>" })
+        ),
         Effect.map((userId) => Api.CurrentUser.of({ userId }))
       )
   })
@@ -626,9 +775,9 @@ const requestLimitsLayer = (limit: number) =>
             : new Api.BadRequest({ reason: "body", message: "The request body could not be read" })
         )
       )
-      const contentType = request.headers["content-type"] ?? "application/json"
-      if (contentType.toLowerCase().includes("application/json") && text.trim() !== "") {
-        yield* Effect.try({
+      // the edge lets only JSON bodies through (415 otherwise)
+      if (text.trim() !== "") {
+        const value = yield* Effect.try({
           try: () => JSON.parse(text) as unknown,
           catch: (error) =>
             new Api.BadRequest({
@@ -636,6 +785,8 @@ const requestLimitsLayer = (limit: number) =>
               message: `The request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`
             })
         })
+        const problem = json.problem(value)
+        if (problem !== undefined) return yield* Effect.fail(new Api.BadRequest({ reason: "body", message: problem }))
       }
     })
   )
@@ -647,6 +798,9 @@ const requestLimitsLayer = (limit: number) =>
 interface Settings {
   readonly runTimeout: Duration.Duration
   readonly heartbeat: Duration.Duration
+  readonly maxStreamBuffer: number
+  /** the server's scope, where runs cut off from a slow client go on */
+  readonly scope: Scope.Scope
 }
 
 /** The package's version, the `info.version` of `/openapi.json` (from `src/internal` or `dist/internal`). */
@@ -661,9 +815,12 @@ export const layer = (options: Options) =>
       .annotate(OpenApi.Version, version)
     const settings: Settings = {
       runTimeout: Duration.decode(options.runTimeout ?? defaults.runTimeout),
-      heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat)
+      heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat),
+      maxStreamBuffer: options.maxStreamBuffer ?? defaults.maxStreamBuffer,
+      scope: yield* Effect.scope
     }
     const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
+    const requireAuth = options.requireAuth === true
     const routes = HttpLayerRouter.addHttpApi(api, { openapiPath: `${prefix}/openapi.json` }).pipe(
       Layer.provide(Layer.mergeAll(
         workflowsGroup(api, registry),
@@ -671,13 +828,19 @@ export const layer = (options: Options) =>
         sessionsGroup(api, registry, settings)
       )),
       Layer.provide(Layer.mergeAll(
-        authenticationLayer(authenticate),
+        authenticationLayer(authenticate, requireAuth),
         requestLimitsLayer(options.maxBodySize ?? defaults.maxBodySize)
       ))
     )
     return Layer.mergeAll(
+      guard.layer({
+        prefix,
+        allowedOrigins: options.allowedOrigins ?? [],
+        requestLogLevel: options.requestLogLevel ?? "Debug"
+      }),
       routes,
       options.docs === false ? Layer.empty : HttpApiSwagger.layerHttpLayerRouter({ api, path: `${prefix}/docs` }),
+      health.layer(prefix),
       options.page === false ? Layer.empty : page.layer(prefix)
     )
   }))

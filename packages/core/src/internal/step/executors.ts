@@ -4,33 +4,18 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as RunContext from "../RunContext.js"
-import type { StepInput } from "../StepInput.js"
-import * as StepOutput from "../StepOutput.js"
-import * as WorkflowError from "../WorkflowError.js"
-import * as WorkflowEvent from "../WorkflowEvent.js"
-import {
-  ask,
-  type Any,
-  type Chain,
-  type ChainOutput,
-  type Context,
-  type Error,
-  type ExecContext,
-  type Input,
-  makeStep,
-  type NodeOptions,
-  type Output,
-  type RunInput,
-  runSequence,
-  runStep,
-  snapshotOutputs,
-  type Step
-} from "./step.js"
+import * as RunContext from "../../RunContext.js"
+import type { StepInput } from "../../StepInput.js"
+import * as StepOutput from "../../StepOutput.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import * as WorkflowEvent from "../../WorkflowEvent.js"
+import { makeStep, type NodeOptions, type Runner, type Step } from "./node.js"
+import { ask, currentQuestions, makeQuestions } from "./questions.js"
 
 /** @internal */
 export const make = <const N extends string, X, E = never, R = never, P = unknown, I = unknown>(
@@ -88,41 +73,12 @@ export const stream = <const N extends string, X = never, E = never, R = never, 
       })
   })
 
-/** The public runner of a container's children. @internal */
-export interface Runner {
-  readonly run: <S extends Any>(
-    step: S,
-    input: StepInput<Input<S>, RunInput<S>>
-  ) => Effect.Effect<StepOutput.StepOutput<Output<S>>, Error<S>, Context<S>>
-  readonly sequence: <const S extends ReadonlyArray<Any>, P, I>(
-    steps: S & Chain<S, P, I>,
-    input: StepInput<P, I>
-  ) => Effect.Effect<StepOutput.StepOutput<ChainOutput<S, P>>, Error<S[number]>, Context<S[number]>>
-  readonly outputs: () => Readonly<Record<string, StepOutput.StepOutput>>
-  readonly completed: () => ReadonlyArray<StepOutput.StepOutput>
-}
-
-/** @internal */
-export const makeRunner = (ctx: ExecContext): Runner => ({
-  run: (step, input) => runStep(step, input, ctx),
-  // the steps were checked against `Chain` where `sequence` was called
-  sequence: ((steps, input) => runSequence(steps, input, ctx)) as Runner["sequence"],
-  outputs: () => snapshotOutputs(ctx),
-  completed: () => ctx.completed
-})
-
 /** @internal */
 export const container = <const N extends string, X, E = never, R = never, P = unknown, I = unknown>(
   name: N,
   execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<X, E, R>,
   options?: NodeOptions & { readonly kind?: WorkflowEvent.StepKind | undefined }
-): Step<StepOutput.Content<X>, E, R, P, I, N> =>
-  makeStep({
-    ...options,
-    name,
-    kind: options?.kind ?? "container",
-    execute: (input: StepInput<P, I>, ctx) => execute(input, makeRunner(ctx))
-  })
+): Step<StepOutput.Content<X>, E, R, P, I, N> => makeStep({ ...options, name, kind: options?.kind ?? "container", execute })
 
 /** @internal */
 export interface PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I> extends NodeOptions {
@@ -163,12 +119,13 @@ export const pause = <
     description: options.description,
     onError: options.onError,
     retry: options.retry,
-    execute: (input: StepInput<P, I>, ctx) =>
+    execute: (input: StepInput<P, I>) =>
       Effect.gen(function*() {
         const payload = yield* options.ask(input)
         // the payload is stored and shown as its Schema's encoded form
         const encoded = yield* Effect.orDie(Schema.encode(options.payload)(payload))
-        const answer = yield* ask(ctx.questions, name, encoded)
+        const questions = (yield* FiberRef.get(currentQuestions)) ?? makeQuestions(0, {})
+        const answer = yield* ask(questions, name, encoded)
         const response = yield* decodeResponse(options.response, answer.response)
         return yield* options.resume(response, input)
       })

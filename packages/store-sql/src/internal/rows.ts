@@ -1,14 +1,13 @@
 /**
- * What the SQL stores (`@sessionflow/store-sqlite`, `@sessionflow/store-pg`)
- * have in common, for anyone writing another one: the rows sessions, runs and
- * unfinished runs are kept in, their conversions to and from the models of
- * `SessionStore`, the JSON columns, the validation of table names, and the
- * errors a rejected write or an unreadable row fails with.
+ * The rows the SQL store keeps sessions, runs and unfinished runs in, their
+ * conversions to and from the models of `SessionStore`, the JSON columns, the
+ * validation of table names, and the errors a rejected write or an unreadable
+ * row fails with. Only Schemas and pure functions: no SQL.
  *
- * Only Schemas and pure functions: no SQL, no `@effect/sql`.
- *
- * @since 0.1.0
+ * @internal
  */
+import { SessionStore, WorkflowError } from "@sessionflow/core"
+import type { WorkflowEvent } from "@sessionflow/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -16,9 +15,9 @@ import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as SessionStore from "./SessionStore.js"
-import * as WorkflowError from "./WorkflowError.js"
-import type { StateChange } from "./WorkflowEvent.js"
+import type { TableNames } from "../SqlSessionStore.js"
+
+type StateChange = WorkflowEvent.StateChange
 
 // -----------------------------------------------------------------------------
 // table names
@@ -26,35 +25,13 @@ import type { StateChange } from "./WorkflowEvent.js"
 
 /**
  * The session table used when no `table` option is given.
- *
- * @since 0.1.0
- * @category constants
  */
 export const defaultTable = "sessionflow_sessions"
-
-/**
- * The names of the tables a store with the given `table` option uses.
- *
- * @since 0.1.0
- * @category tables
- */
-export interface TableNames {
-  readonly sessions: string
-  readonly runs: string
-  /** unfinished (running or paused) runs */
-  readonly active: string
-  /** the changes kept after a session's last whole state */
-  readonly changes: string
-  readonly migrations: string
-}
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /**
  * The longest `table` option (the derived names add up to 11 characters).
- *
- * @since 0.1.0
- * @category constants
  */
 export const maxTableLength = 48
 
@@ -63,9 +40,6 @@ export const maxTableLength = 48
  * letters (lowercase ones only with `lowercase`), digits and underscores, not
  * starting with a digit or with the database's `reservedPrefix`; else a
  * `SessionStoreError` naming `what` ("table", "schema").
- *
- * @since 0.1.0
- * @category tables
  */
 export const checkIdentifier = (
   what: string,
@@ -87,9 +61,6 @@ export const checkIdentifier = (
 /**
  * Validates a `table` option (see {@link checkIdentifier}) and derives the
  * names of the runs, unfinished runs and migrations tables from it.
- *
- * @since 0.1.0
- * @category tables
  */
 export const tableNames = (
   table: string,
@@ -112,9 +83,6 @@ export const tableNames = (
 
 /**
  * The data of an unfinished run that has no column of its own, kept as JSON.
- *
- * @since 0.1.0
- * @category rows
  */
 export const ActiveData = Schema.Struct({
   input: Schema.Unknown,
@@ -125,9 +93,13 @@ export const ActiveData = Schema.Struct({
 })
 
 /**
- * The Schemas of the rows a store reads, with `integer` the Schema its
- * database's integer columns decode with (a number, or the text a 64-bit
- * column comes back as).
+ * An integer column: a number, or the text PostgreSQL returns a BIGINT as
+ * (it may not fit a JS number; ours always do).
+ */
+export const Integer = Schema.Union(Schema.Number, Schema.NumberFromString)
+
+/**
+ * The Schemas of the rows the store reads.
  *
  * - sessions: `session_id`, `workflow_name`, `user_id`, `session_name`,
  *   `state` (JSON text), `version`, `created_at`, `updated_at` (epoch ms);
@@ -136,11 +108,9 @@ export const ActiveData = Schema.Struct({
  * - unfinished runs: the indexed columns, the rest as JSON in `data`.
  * - a change (what a watcher sees): the session's version, state, the run
  *   that made it (`last_run_id`) and `updated_at`.
- *
- * @since 0.1.0
- * @category rows
  */
-export const rowSchemas = <I>(integer: Schema.Schema<number, I>) => {
+export const rowSchemas = (() => {
+  const integer = Integer
   const SessionInfoRow = Schema.Struct({
     session_id: Schema.String,
     workflow_name: Schema.String,
@@ -193,13 +163,16 @@ export const rowSchemas = <I>(integer: Schema.Schema<number, I>) => {
     updated_at: integer,
     pending_changes: Schema.optional(Schema.NullOr(Schema.String))
   })
-  return { SessionInfoRow, SessionRow, ActiveRow, RunRow, OwnerRow, VersionRow, ChangeRow } as const
-}
+  /** what a commit's first statement returns: the new version and the session's sizes after it */
+  const WrittenRow = Schema.Struct({
+    version: integer,
+    state_size: Schema.optional(integer),
+    base_size: Schema.optional(integer),
+    changes_size: Schema.optional(integer)
+  })
+  return { SessionInfoRow, SessionRow, ActiveRow, RunRow, OwnerRow, VersionRow, ChangeRow, WrittenRow } as const
+})()
 
-/**
- * @since 0.1.0
- * @category rows
- */
 export interface SessionInfoRow {
   readonly session_id: string
   readonly workflow_name: string
@@ -210,10 +183,6 @@ export interface SessionInfoRow {
   readonly updated_at: number
 }
 
-/**
- * @since 0.1.0
- * @category rows
- */
 export interface SessionRow extends SessionInfoRow {
   readonly state: unknown
   readonly paused_run_id: string | null
@@ -229,9 +198,6 @@ export interface SessionRow extends SessionInfoRow {
  * the same with `string_agg`), or NULL when
  * there are none. Selected in the same statement as the state, so the two are
  * one snapshot.
- *
- * @since 0.1.0
- * @category rows
  */
 export type PendingChanges = string | null | undefined
 
@@ -242,9 +208,6 @@ export type PendingChanges = string | null | undefined
  * a load reads at most about twice the state, and a commit's cost does not
  * grow with the state: the whole state is written once per as many
  * characters of changes as it has.)
- *
- * @since 0.1.0
- * @category constants
  */
 export const minPendingChanges = 65_536
 
@@ -252,9 +215,6 @@ export const minPendingChanges = 65_536
  * Whether a session's kept changes (`changesSize` characters in all) outweigh
  * its whole state (`stateSize` characters) by {@link minPendingChanges}'s
  * rule, so that the store writes the whole state instead.
- *
- * @since 0.1.0
- * @category conversions
  */
 export const changesOutweighState = (stateSize: number, changesSize: number): boolean =>
   changesSize > Math.max(stateSize, minPendingChanges)
@@ -262,9 +222,6 @@ export const changesOutweighState = (stateSize: number, changesSize: number): bo
 /**
  * Whether a commit's changes start by setting the whole state (path `[]`):
  * what a run sends that did not have the stored state to start from.
- *
- * @since 0.1.0
- * @category conversions
  */
 export const setsWholeState = (changes: ReadonlyArray<StateChange>): boolean =>
   changes.length > 0 && changes[0]!.op === "set" && changes[0]!.path.length === 0
@@ -273,9 +230,6 @@ export const setsWholeState = (changes: ReadonlyArray<StateChange>): boolean =>
  * The JSON text of the changes a store may keep for `commit` instead of its
  * state, or null when it writes the whole state: a commit without changes,
  * without a state, or creating the session.
- *
- * @since 0.1.0
- * @category json
  */
 export const changesJson = (
   method: string,
@@ -288,9 +242,6 @@ export const changesJson = (
 /**
  * A stored state with the pending changes folded in (`StateDecodeError`,
  * `corrupt`, when they are not JSON or do not fit the state).
- *
- * @since 0.1.0
- * @category conversions
  */
 export const foldPending = (
   sessionId: string,
@@ -313,10 +264,6 @@ export const foldPending = (
       (commits) => SessionStore.applyChanges(sessionId, state, commits.flat())
     )
 
-/**
- * @since 0.1.0
- * @category rows
- */
 export interface ActiveRow {
   readonly run_id: string
   readonly session_id: string
@@ -334,9 +281,6 @@ export interface ActiveRow {
 
 /**
  * A run's row as read (also as written, with `session_id` the session's).
- *
- * @since 0.1.0
- * @category rows
  */
 export type RunRow = {
   readonly run_id: string
@@ -351,10 +295,6 @@ export type RunRow = {
   readonly completed_at: number
 }
 
-/**
- * @since 0.1.0
- * @category conversions
- */
 export const toInfo = (row: SessionInfoRow): SessionStore.SessionInfo => ({
   sessionId: row.session_id,
   workflowName: row.workflow_name,
@@ -368,9 +308,6 @@ export const toInfo = (row: SessionInfoRow): SessionStore.SessionInfo => ({
 /**
  * A session's row with its state parsed (`StateDecodeError` when the state is
  * not JSON text).
- *
- * @since 0.1.0
- * @category conversions
  */
 export const toStoredSession = (
   row: SessionRow,
@@ -395,9 +332,6 @@ export const toStoredSession = (
 
 /**
  * A session's row as a watcher sees it.
- *
- * @since 0.1.0
- * @category rows
  */
 export interface ChangeRow {
   readonly session_id: string
@@ -412,9 +346,6 @@ export interface ChangeRow {
 
 /**
  * A change, with its state parsed (`StateDecodeError` when it is not JSON text).
- *
- * @since 0.1.0
- * @category conversions
  */
 export const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
   Effect.map(
@@ -435,9 +366,6 @@ export const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChan
 /**
  * One read of a watched session: its change when its version went above
  * `last` (`readVersion` first, the whole row only when the version changed).
- *
- * @since 0.1.0
- * @category watching
  */
 export const changeAbove = <E, R>(
   last: number,
@@ -456,9 +384,6 @@ export const changeAbove = <E, R>(
 /**
  * A watch's `pollInterval`, checked: a positive, finite duration, else a
  * `SessionStoreError` saying so.
- *
- * @since 0.1.0
- * @category watching
  */
 export const pollInterval = (
   requested: Duration.DurationInput
@@ -477,9 +402,6 @@ export const pollInterval = (
 /**
  * A watch stream: reads the session (`read`, with the last version emitted)
  * at once and on every wake-up, and emits what it finds above that version.
- *
- * @since 0.1.0
- * @category watching
  */
 export const watchStream = <E, R, E2, R2>(
   wakeUps: Stream.Stream<unknown, E2, R2>,
@@ -500,10 +422,6 @@ export const watchStream = <E, R, E2, R2>(
     )
   })
 
-/**
- * @since 0.1.0
- * @category conversions
- */
 export const toActiveRun = (row: ActiveRow): SessionStore.ActiveRun => ({
   runId: row.run_id,
   sessionId: row.session_id,
@@ -521,9 +439,6 @@ export const toActiveRun = (row: ActiveRow): SessionStore.ActiveRun => ({
 
 /**
  * The `data` column of an unfinished run: what has no column of its own, as JSON.
- *
- * @since 0.1.0
- * @category conversions
  */
 export const activeData = (run: SessionStore.ActiveRun): string =>
   JSON.stringify({
@@ -536,9 +451,6 @@ export const activeData = (run: SessionStore.ActiveRun): string =>
 
 /**
  * An unfinished run with `update` applied (`pause: null` removes its pause).
- *
- * @since 0.1.0
- * @category conversions
  */
 export const applyRunUpdate = (
   current: SessionStore.ActiveRun,
@@ -560,9 +472,6 @@ export const applyRunUpdate = (
 
 /**
  * JSON text, or NULL for `undefined` (so that `null` and `undefined` stay apart).
- *
- * @since 0.1.0
- * @category json
  */
 export const toJson = (
   method: string,
@@ -577,9 +486,6 @@ export const toJson = (
 
 /**
  * A new state as JSON text: a value JSON cannot represent is a `SessionStoreError`.
- *
- * @since 0.1.0
- * @category json
  */
 export const stateJson = (method: string, state: unknown): Effect.Effect<string, WorkflowError.SessionStoreError> =>
   Effect.flatMap(toJson(method, "state", state), (json) =>
@@ -589,9 +495,6 @@ export const stateJson = (method: string, state: unknown): Effect.Effect<string,
 
 /**
  * The row a run record is written as, in `sessionId`'s history.
- *
- * @since 0.1.0
- * @category conversions
  */
 export const toRunRow = (
   method: string,
@@ -634,9 +537,6 @@ const toRunRecord = (row: RunRow): SessionStore.RunRecord => {
 /**
  * The records of run rows; a row whose input or content is not JSON fails
  * with a `SessionStoreError` saying `what` (e.g. "a stored run of session 's'").
- *
- * @since 0.1.0
- * @category conversions
  */
 export const toRunRecords = (
   method: string,
@@ -651,9 +551,6 @@ export const toRunRecords = (
 /**
  * What a store knows of a run id (`Backend.getRun`), from its two reads: the
  * unfinished run with that id, else the record with that id.
- *
- * @since 0.1.0
- * @category conversions
  */
 export const lookupRun = <E, R>(
   runId: string,
@@ -676,9 +573,6 @@ export const lookupRun = <E, R>(
 /**
  * A `runs` limit read like an array slice: NaN and Infinity mean all runs
  * (`undefined`), 0 or less none, fractions round up.
- *
- * @since 0.1.0
- * @category conversions
  */
 export const runsLimit = (limit: number | undefined): number | undefined =>
   limit === undefined || Number.isNaN(limit) || limit === Infinity ? undefined : Math.max(0, Math.ceil(limit))
@@ -687,9 +581,6 @@ export const runsLimit = (limit: number | undefined): number | undefined =>
  * Reads each session row on its own: a damaged one is reported in `broken`,
  * the others listed (most recently updated first, ties ordered as in every
  * store).
- *
- * @since 0.1.0
- * @category conversions
  */
 export const toListing = <I>(
   rows: ReadonlyArray<unknown>,
@@ -725,18 +616,12 @@ export const toListing = <I>(
 
 /**
  * The store's tables are not (fully) migrated.
- *
- * @since 0.1.0
- * @category errors
  */
 export class MigrationsPending extends Schema.TaggedError<MigrationsPending>()("MigrationsPending", {}) {}
 
 /**
  * What a store operation can fail with inside: the database's error
  * (`SqlError`), a row that does not decode, tables not migrated.
- *
- * @since 0.1.0
- * @category errors
  */
 export type StoreFailure =
   | { readonly _tag: "SqlError"; readonly message: string; readonly cause?: unknown }
@@ -745,9 +630,6 @@ export type StoreFailure =
 
 /**
  * A failure in words; `database` names the database's kind ("SQLite", "PostgreSQL").
- *
- * @since 0.1.0
- * @category errors
  */
 export const describeFailure = (database: string, error: StoreFailure): string => {
   switch (error._tag) {
@@ -764,9 +646,6 @@ export const describeFailure = (database: string, error: StoreFailure): string =
 
 /**
  * The message at the end of a chain of causes (the database's own words).
- *
- * @since 0.1.0
- * @category errors
  */
 export const innermostMessage = (error: unknown): string => {
   let message = String(error)
@@ -782,9 +661,6 @@ export const innermostMessage = (error: unknown): string => {
  * of the session now (its owner and version, none when it does not exist):
  * missing (`SessionNotFound` for a commit without state, else a conflict with
  * version 0), someone else's, or at another version.
- *
- * @since 0.1.0
- * @category errors
  */
 export const rejected = (
   commit: SessionStore.Commit,
@@ -819,9 +695,6 @@ export const rejected = (
 
 /**
  * `RunLost`, given the unfinished run with that id now (if any).
- *
- * @since 0.1.0
- * @category errors
  */
 export const runLost = (runId: string, active: Option.Option<SessionStore.ActiveRun>): WorkflowError.RunLost =>
   new WorkflowError.RunLost({
@@ -833,9 +706,6 @@ export const runLost = (runId: string, active: Option.Option<SessionStore.Active
 
 /**
  * `RunNotFound`: no unfinished run has this id.
- *
- * @since 0.1.0
- * @category errors
  */
 export const runNotFound = (runId: string): WorkflowError.RunNotFound =>
   new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
@@ -843,9 +713,6 @@ export const runNotFound = (runId: string): WorkflowError.RunNotFound =>
 /**
  * Why a claim failed, given the unfinished run with that id now (if any):
  * `RunNotFound`, or `RunInProgress` naming its owner.
- *
- * @since 0.1.0
- * @category errors
  */
 export const claimRejected = (
   runId: string,

@@ -19,8 +19,8 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as AST from "effect/SchemaAST"
-import type * as SessionStore from "../SessionStore.js"
-import { copyJson, freezeJson, isPlainObject, sameJson } from "./json.js"
+import type * as SessionStore from "../../SessionStore.js"
+import { copyJson, freezeJson, isPlainObject, sameJson } from "../json.js"
 
 /** How many sessions a store keeps a state for (least recently run dropped first). @internal */
 export const capacity = 256

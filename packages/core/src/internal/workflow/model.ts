@@ -7,14 +7,15 @@ import * as Effect from "effect/Effect"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as RunContext from "../RunContext.js"
-import * as SessionState from "../SessionState.js"
-import type { StepInput } from "../StepInput.js"
-import type * as StepOutput from "../StepOutput.js"
-import * as WorkflowError from "../WorkflowError.js"
-import * as executors from "./executors.js"
-import { isPlainObject } from "./json.js"
-import * as step from "./step.js"
+import * as RunContext from "../../RunContext.js"
+import * as SessionState from "../../SessionState.js"
+import type { StepInput } from "../../StepInput.js"
+import type * as StepOutput from "../../StepOutput.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import * as executors from "../step/executors.js"
+import { isPlainObject } from "../json.js"
+import { nestedExecContext, runSequence } from "../step/exec.js"
+import * as step from "../step/node.js"
 
 /** @internal */
 export const TypeId: unique symbol = Symbol.for("@sessionflow/core/Workflow")
@@ -273,10 +274,10 @@ export const asStep = <const N extends string, W extends Any>(
       // decoding fails only for an input Schema, which is what puts InputDecodeError in the type
       Effect.flatMap(decodeInput(inner, input.previousStepContent) as Effect.Effect<unknown, InputError<W>>, (decoded) =>
         Effect.map(
-          step.runSequence(
+          runSequence(
             inner.steps as ReadonlyArray<step.Step<unknown, Error<W>, Context<W>>>,
             { input: decoded, previousStepContent: decoded, previousStepOutputs: {}, additionalData: input.additionalData },
-            step.nestedExecContext(ctx)
+            nestedExecContext(ctx)
           ),
           (output) => output.content
         ))

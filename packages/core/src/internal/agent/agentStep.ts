@@ -4,12 +4,12 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Agent from "../Agent.js"
-import { message as stepMessage, type StepInput } from "../StepInput.js"
-import * as StepOutput from "../StepOutput.js"
-import type * as Team from "../Team.js"
-import type * as WorkflowEvent from "../WorkflowEvent.js"
-import { makeStep, type NodeOptions, type Step } from "./step.js"
+import * as Agent from "../../Agent.js"
+import { message as stepMessage, type StepInput } from "../../StepInput.js"
+import * as StepOutput from "../../StepOutput.js"
+import type * as Team from "../../Team.js"
+import type * as WorkflowEvent from "../../WorkflowEvent.js"
+import { makeStep, type NodeOptions, type Step } from "../step/node.js"
 
 /** @internal */
 export interface AgentOptions<P, I> extends NodeOptions {

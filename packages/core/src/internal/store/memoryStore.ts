@@ -8,9 +8,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
-import type * as SessionStore from "../SessionStore.js"
-import * as WorkflowError from "../WorkflowError.js"
-import { applyChanges, type Change, copyIfJson, copyJson } from "./json.js"
+import type * as SessionStore from "../../SessionStore.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import { applyChanges, type Change, copyIfJson, copyJson } from "../json.js"
 
 interface MemorySession {
   info: SessionStore.SessionInfo

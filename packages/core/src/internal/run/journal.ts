@@ -1,0 +1,132 @@
+/**
+ * The journal of a run: where it stands before each top-level step (the
+ * step's index and input, the outputs so far, the encoded state, the answers
+ * given), written with each step under `durability: "step"`, kept with a
+ * pause, and read back when a claimed run carries on.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type * as SessionStore from "../../SessionStore.js"
+import * as StepOutput from "../../StepOutput.js"
+import type { Cell } from "../state.js"
+import * as stateCache from "../store/stateCache.js"
+import { type ExecContext, outputsAt } from "../step/exec.js"
+import { advanceQuestions, type Answer } from "../step/questions.js"
+import { encodeState } from "../workflow/model.js"
+import { type Opened, outputJson } from "./model.js"
+
+/**
+ * The answers a claimed run carries on with: its journal's, and the one just
+ * given to the question it paused on.
+ *
+ * @internal
+ */
+export const answersOf = (run: Opened): Record<string, Answer> => {
+  const answers: Record<string, Answer> = { ...(run.claimed?.journal?.answers as Record<string, Answer> | undefined) }
+  const pausedOn = run.claimed?.pause
+  if (pausedOn !== undefined && run.start._tag === "Claimed" && run.start.answer !== undefined) {
+    answers[pausedOn.key] = run.start.answer
+  }
+  return answers
+}
+
+/**
+ * Puts a claimed run's journaled outputs back where its steps left them.
+ *
+ * @internal
+ */
+export const restoreOutputs = (exec: ExecContext, journal: SessionStore.Journal | undefined): void => {
+  for (const output of journal?.completed ?? []) exec.done.push(StepOutput.make(output))
+  for (const [name, json] of Object.entries(journal?.outputs ?? {})) {
+    const output = StepOutput.make(json)
+    exec.byName.set(name, output)
+    exec.recorded.push(output)
+  }
+}
+
+/** Where a run stands, kept as references (see {@link Journal}). */
+interface Position {
+  readonly next: number
+  readonly previous: unknown
+  readonly completed: number
+  /** how many outputs `exec.recorded` held (see `outputsAt`) */
+  readonly outputs: number
+  readonly state: unknown
+}
+
+/**
+ * Where a run stands before its next top-level step. A run that journals
+ * nothing keeps that as references, made into a journal only if the run
+ * pauses, when the state's encoded form is its JSON form (treat the state as
+ * immutable: a step that mutates it in place and then pauses changes the
+ * state it resumes from). Other states are encoded at every step, as a
+ * journaled run's are.
+ *
+ * @internal
+ */
+export class Journal {
+  private point: SessionStore.Journal
+  private position: Position | undefined = undefined
+  private readonly lazy: boolean
+  private readonly writes: boolean
+
+  constructor(
+    private readonly run: Opened,
+    private readonly exec: ExecContext,
+    private readonly cell: Cell<unknown>
+  ) {
+    this.writes = run.tracked && run.durability === "step"
+    this.lazy = !this.writes && stateCache.isJsonState(run.self.state?.schema)
+    this.point = run.claimed?.journal ?? {
+      next: 0,
+      previous: run.decodedInput,
+      completed: [],
+      outputs: {},
+      state: run.encodedStart,
+      answers: {}
+    }
+  }
+
+  /**
+   * The run reached top-level step `next`, which receives `previous` (see
+   * `runFrom`): noted, and written with `durability: "step"`.
+   */
+  readonly at = (next: number, previous: unknown): Effect.Effect<void, unknown> | undefined => {
+    const { cell, exec } = this
+    if (this.lazy) {
+      this.position = { next, previous, completed: exec.done.length, outputs: exec.recorded.length, state: cell.value }
+      advanceQuestions(exec.questions, next)
+      return undefined
+    }
+    const { ids: { runId, sessionId }, self, store } = this.run
+    return Effect.flatMap(encodeState(self, sessionId, cell.value), (state) => {
+      this.point = {
+        next,
+        previous,
+        completed: exec.done.map(outputJson),
+        outputs: Object.fromEntries([...exec.byName].map(([name, output]) => [name, outputJson(output)])),
+        state,
+        answers: {}
+      }
+      advanceQuestions(exec.questions, next)
+      return this.writes ? store.updateRun(runId, store.owner, { journal: this.point }) : Effect.void
+    })
+  }
+
+  /** Where the run stands as it pauses, with the answers given in its current step. */
+  paused(): Effect.Effect<SessionStore.Journal, unknown> {
+    const { exec, position } = this
+    if (position === undefined) return Effect.succeed({ ...this.point, answers: exec.questions.answers })
+    return Effect.map(encodeState(this.run.self, this.run.ids.sessionId, position.state), (state) => ({
+      next: position.next,
+      previous: position.previous,
+      completed: exec.done.slice(0, position.completed).map(outputJson),
+      outputs: Object.fromEntries(
+        Object.entries(outputsAt(exec, position.outputs)).map(([name, output]) => [name, outputJson(output)])
+      ),
+      state,
+      answers: exec.questions.answers
+    }))
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The record of one attempt of a run, as its phases hand it on (see
+ * `runner.ts`): what is fixed when the attempt starts ({@link Attempt}), and
+ * what `open` adds ({@link Opened}). Records are never changed: a phase that
+ * learns something returns a new one.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { YieldWrap } from "effect/Utils"
+import * as SessionStore from "../../SessionStore.js"
+import * as StepOutput from "../../StepOutput.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import type * as WorkflowEvent from "../../WorkflowEvent.js"
+import type { ContinueOptions, RunOptions } from "../../Workflow.js"
+import { jsonProblem } from "../json.js"
+import type * as stateCache from "../store/stateCache.js"
+import type { Answer } from "../step/questions.js"
+import type { Any } from "../workflow/model.js"
+
+/** @internal */
+export type Durability = "run" | "step"
+
+/** The lease of a running run when none is given. @internal */
+export const defaultLeaseDuration: Duration.Duration = Duration.seconds(30)
+
+/** @internal */
+export const leaseMillisOf = (options: RunOptions<unknown> | ContinueOptions | undefined): number =>
+  Duration.toMillis(Duration.decode(options?.leaseDuration ?? defaultLeaseDuration))
+
+/** Where a run's events go (nowhere when undefined). @internal */
+export type Sink = ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
+
+/** How an attempt starts: fresh, or from an unfinished run this process just claimed. @internal */
+export type Start =
+  | { readonly _tag: "Fresh"; readonly tracked: boolean; readonly durability: Durability }
+  | {
+    readonly _tag: "Claimed"
+    readonly run: SessionStore.ActiveRun
+    readonly reason: "continued" | "resumed"
+    /** the answer to the question the run paused on */
+    readonly answer: Answer | undefined
+  }
+
+/** @internal */
+export interface Ids {
+  readonly runId: string
+  readonly sessionId: string
+  readonly userId: string | undefined
+}
+
+/** `Effect.uninterruptibleMask`'s `restore`: the attempt is uninterruptible except where it waits. @internal */
+export type Restore = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * A phase of an attempt: a generator the attempt's `Effect.gen` delegates to
+ * with `yield*`, so that a phase costs no Effect operation of its own (a run
+ * is the hot path).
+ *
+ * @internal
+ */
+export type Phase<A> = Generator<YieldWrap<Effect.Effect<unknown, unknown, unknown>>, A, unknown>
+
+/**
+ * What an attempt knows before it reads the session.
+ *
+ * @internal
+ */
+export interface Attempt {
+  readonly self: Any
+  readonly store: SessionStore.Service
+  readonly ids: Ids
+  /** the run input, encoded */
+  readonly input: unknown
+  readonly options: RunOptions<unknown> | undefined
+  readonly start: Start
+  /** the unfinished run this attempt carries on */
+  readonly claimed: SessionStore.ActiveRun | undefined
+  readonly startedAt: number
+  /** what makes the input not JSON, if anything */
+  readonly inputProblem: JsonProblem | undefined
+  /** the input as it is recorded (null when it is not JSON) */
+  readonly storedInput: unknown
+  readonly durability: Durability
+  readonly leaseMillis: number
+  /** whether an unfinished-run entry exists for this run (so it has a lease and is ended with the commit) */
+  readonly tracked: boolean
+}
+
+/**
+ * An attempt that holds its session: the stored session, the input and the
+ * state the steps start from.
+ *
+ * @internal
+ */
+export interface Opened extends Attempt {
+  readonly stored: Option.Option<SessionStore.StoredSession>
+  /** the session's version the run commits over (0: a new session) */
+  readonly version: number
+  /** the state cache entry a plain run puts its committed state under */
+  readonly cacheKey: stateCache.Key | undefined
+  /**
+   * the valid encoded state the run started from, as the store has it: kept
+   * apart so that only what changed is encoded (typed) and committed
+   * (`persist: "changes"`)
+   */
+  readonly base: { readonly state: unknown } | undefined
+  readonly decodedInput: unknown
+  /** the state the run started from, before its journal (encoded) */
+  readonly encodedInitial: unknown
+  /** the state the steps start from (encoded): the journal's, else the initial one */
+  readonly encodedStart: unknown
+  /** the same, decoded */
+  readonly initial: unknown
+}
+
+/** @internal */
+export const jsonValue = (u: unknown): unknown => (u === undefined ? null : u)
+
+/** @internal */
+export type JsonProblem = NonNullable<ReturnType<typeof jsonProblem>>
+
+/** The input as a run record keeps it: null when it is not JSON. @internal */
+export const storedInputOf = (input: unknown): unknown => jsonProblem(input) === undefined ? jsonValue(input) : null
+
+/** @internal */
+export const checkJson = (sessionId: string, what: "input" | "output" | "state", value: unknown) => {
+  const problem = jsonProblem(value)
+  return problem === undefined
+    ? Effect.void
+    : Effect.fail(new WorkflowError.NotSerializable({ sessionId, what, ...problem }))
+}
+
+/** @internal */
+export const isTagged = (u: unknown, tag: string): boolean =>
+  typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === tag
+
+/** @internal */
+export const isConflict = (error: unknown): error is WorkflowError.SessionConflict =>
+  WorkflowError.isWorkflowError(error) && error._tag === "SessionConflict"
+
+/** @internal */
+export const retriesOf = (retryOnConflict: boolean | number | undefined): number =>
+  retryOnConflict === true ? 100 : typeof retryOnConflict === "number" ? retryOnConflict : 0
+
+/**
+ * How long the run record of a failed or interrupted run may wait for the
+ * store (a database write lock held by another process) before it is given up
+ * with a logged warning. The caller of the failed run waits for this, so it is
+ * short.
+ *
+ * @internal
+ */
+export const failedRunRecordTimeout = Duration.seconds(1)
+
+/** A step output as the journal keeps it (without the brand). @internal */
+export const outputJson = (output: StepOutput.StepOutput) => ({
+  stepName: output.stepName,
+  content: output.content,
+  success: output.success,
+  ...(output.error === undefined ? {} : { error: output.error }),
+  ...(output.stop === undefined ? {} : { stop: output.stop }),
+  ...(output.exhausted === undefined ? {} : { exhausted: output.exhausted })
+})
+
+/** Another run with this id exists: it is running elsewhere (or waits), or it completed meanwhile. @internal */
+export const runTaken = (runId: string, sessionId: string, existing: SessionStore.RunLookup) =>
+  existing._tag === "Active"
+    ? existing.run.status === "paused"
+      ? Effect.fail(
+        new WorkflowError.RunPaused({
+          runId,
+          sessionId,
+          path: existing.run.pause?.path ?? [],
+          payload: existing.run.pause?.payload
+        })
+      )
+      : Effect.fail(
+        new WorkflowError.RunInProgress({
+          runId,
+          sessionId: existing.run.sessionId,
+          owner: existing.run.owner,
+          leaseExpiresAt: existing.run.leaseExpiresAt
+        })
+      )
+    : Effect.fail(new WorkflowError.RunLost({ runId, description: "a run with this id completed meanwhile" }))

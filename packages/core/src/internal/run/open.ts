@@ -1,0 +1,210 @@
+/**
+ * The first phase of an attempt: read the session (from the state cache when
+ * it can), and decide whether this run may go on — the session's owner, a
+ * paused run holding the session, a claimed run whose session moved on —
+ * then prepare the input and the state the steps start from. Carrying on an
+ * unfinished run starts here too: which run may be carried on (`unfinished`),
+ * and taking it over (`claim`).
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import type { ContinueOptions, RunOptions } from "../../Workflow.js"
+import * as SessionStore from "../../SessionStore.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import { copyJson, deepCopy, deepMerge } from "../json.js"
+import * as stateCache from "../store/stateCache.js"
+import { type Any, decodeInput, decodeState } from "../workflow/model.js"
+import { type Attempt, checkJson, type Opened, type Phase, type Restore } from "./model.js"
+import { recordFailure } from "./settle.js"
+
+/**
+ * Opens an attempt: the session is read and checked, the input decoded, the
+ * state the steps start from decoded. A run refused here records its failure
+ * on an existing session (never on another user's).
+ *
+ * @internal
+ */
+export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
+  const { ids: { runId, sessionId, userId }, store } = attempt
+  const loaded = yield* load(attempt, restore)
+  if (Either.isLeft(loaded)) return yield* refuseUnreadable(attempt, loaded.left, restore)
+  const { base, cacheKey, hit, stored } = loaded.right
+  // another user's session is never written to, not even a run record
+  if (Option.isSome(stored)) yield* SessionStore.checkOwner(sessionId, stored.value.userId, userId)
+  // a session with a paused run takes no other run (a new session's paused
+  // run is not on a session row yet: ask for it)
+  const paused = Option.isSome(stored)
+    ? stored.value.pausedRunId
+    : (yield* restore(store.activeRuns({ sessionId, status: "paused" })))[0]?.runId
+  if (paused !== undefined && paused !== runId) {
+    return yield* new WorkflowError.SessionPaused({ sessionId, runId: paused })
+  }
+  const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
+  if (attempt.claimed !== undefined && attempt.claimed.baseVersion !== version) {
+    // another run committed to the session since this one started: its journal
+    // is stale, so it ends here (recorded with the conflict)
+    const conflict = new WorkflowError.SessionConflict({
+      sessionId,
+      expectedVersion: attempt.claimed.baseVersion,
+      actualVersion: version
+    })
+    yield* recordFailure(attempt, Cause.fail(conflict), Option.none(), version)
+    return yield* Effect.fail(conflict)
+  }
+  const prepared = yield* Effect.exit(restore(prepare(attempt, stored, hit)))
+  if (Exit.isFailure(prepared)) {
+    // a run that fails before its steps is recorded on an existing session
+    // (a new session has no valid state to be created with)
+    if (Option.isSome(stored) || attempt.tracked) yield* recordFailure(attempt, prepared.cause, Option.none(), version)
+    return yield* Effect.failCause(prepared.cause)
+  }
+  return { ...attempt, ...prepared.value, stored, version, cacheKey, base }
+}
+
+interface Loaded {
+  readonly stored: Option.Option<SessionStore.StoredSession>
+  readonly cacheKey: stateCache.Key | undefined
+  readonly base: { readonly state: unknown } | undefined
+  /** whether the state is the cached one (checked and encoded when it was committed) */
+  readonly hit: boolean
+}
+
+/**
+ * Reads the session. A plain run (fresh, untracked, no state patch) may start
+ * from the state this store's last run of the session committed, if the store
+ * still has that version; the entry is out of the cache while this run runs.
+ */
+type LoadError = Effect.Effect.Error<ReturnType<SessionStore.Service["load"]>>
+
+function* load(attempt: Attempt, restore: Restore): Phase<Either.Either<Loaded, LoadError>> {
+  const { self, start, store, options } = attempt
+  const { sessionId } = attempt.ids
+  const cacheKey = start._tag === "Fresh" && !start.tracked && options?.sessionState === undefined &&
+      !(options?.overwriteDbSessionState ?? self.overwriteDbSessionState)
+    ? stateCache.keyOf(self.state?.schema, self.persist === "changes")
+    : undefined
+  const cached = cacheKey === undefined ? undefined : stateCache.take(store, sessionId, cacheKey)
+  const loaded = yield* Effect.either(restore(
+    store.load(sessionId, cached === undefined ? undefined : { knownVersion: cached.version })
+  ))
+  const found = Either.isRight(loaded) && Option.isSome(loaded.right) ? loaded.right.value : undefined
+  if (cached === undefined || found?.unchanged !== true) {
+    return Either.map(loaded, (stored) => ({ stored, cacheKey, base: undefined, hit: false }))
+  }
+  if (!stateCache.matches(cached, found)) {
+    const reloaded = yield* Effect.either(restore(store.load(sessionId)))
+    return Either.map(reloaded, (stored) => ({ stored, cacheKey, base: undefined, hit: false }))
+  }
+  // the untyped state is not encoded, and a frozen one cannot be changed in
+  // place: the run may have the cached state itself
+  const base = self.state !== undefined || cached.frozen ? { state: cached.state } : undefined
+  const state = self.state === undefined || cached.frozen ? cached.state : copyJson(cached.state)
+  return Either.right({ stored: Option.some({ ...found, state, unchanged: undefined }), cacheKey, base, hit: true })
+}
+
+/** A session that cannot be read: a corrupt stored state is recorded (for its owner), as the session exists. */
+function* refuseUnreadable(attempt: Attempt, error: LoadError, restore: Restore): Phase<never> {
+  const { sessionId, userId } = attempt.ids
+  if (error._tag === "StateDecodeError") {
+    const info = yield* Effect.option(restore(attempt.store.info(sessionId)))
+    if (Option.isSome(info) && Option.isSome(info.value)) {
+      yield* SessionStore.checkOwner(sessionId, info.value.value.userId, userId)
+      yield* recordFailure(attempt, Cause.fail(error), Option.none(), info.value.value.version)
+    }
+  }
+  return yield* Effect.fail(error)
+}
+
+/**
+ * The unfinished run `runId` of `self`, if this caller may carry it on (a
+ * `continue` only a paused one).
+ *
+ * @internal
+ */
+export const unfinished = (self: Any, runId: string, options: ContinueOptions | undefined, answering: boolean) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const found = yield* store.getRun(runId)
+    if (Option.isNone(found) || found.value._tag !== "Active") {
+      return yield* new WorkflowError.RunNotFound({
+        runId,
+        description: Option.isSome(found) && found.value._tag === "Recorded"
+          ? `the run has ended (${found.value.record.status})`
+          : "no unfinished run has this id"
+      })
+    }
+    const active = found.value.run
+    if (active.workflowName !== self.name) {
+      return yield* new WorkflowError.RunNotFound({ runId, description: `the run belongs to workflow '${active.workflowName}'` })
+    }
+    if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
+    if (answering && active.status !== "paused") {
+      return yield* new WorkflowError.RunNotFound({ runId, description: "the run is not paused" })
+    }
+    return active
+  })
+
+/**
+ * Claims an unfinished run for this store (one of several concurrent claims
+ * wins), with a fresh lease.
+ *
+ * @internal
+ */
+export const claim = (store: SessionStore.Service, runId: string, leaseMillis: number) =>
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) => store.claimRun(runId, { owner: store.owner, now, leaseExpiresAt: now + leaseMillis })
+  )
+
+/** The decoded input and the state the steps start from (a claimed run's from its journal). */
+const prepare = (attempt: Attempt, stored: Option.Option<SessionStore.StoredSession>, hit: boolean) =>
+  Effect.gen(function*() {
+    const { claimed, inputProblem, options, self } = attempt
+    const { sessionId } = attempt.ids
+    if (inputProblem !== undefined) {
+      return yield* new WorkflowError.NotSerializable({ sessionId, what: "input", ...inputProblem })
+    }
+    const decodedInput = yield* decodeInput(self, attempt.input)
+    const encodedInitial = claimed === undefined
+      ? yield* initialState(self, sessionId, stored, options)
+      : Option.isSome(stored)
+      ? stored.value.state
+      : claimed.initialState ?? self.sessionState
+    const encodedStart = claimed?.journal?.state ?? encodedInitial
+    // a cached state was checked and encoded (so validated) when it was committed
+    if (hit) return { decodedInput, encodedInitial, encodedStart, initial: encodedStart }
+    if (self.state === undefined) yield* checkJson(sessionId, "state", encodedStart)
+    const initial = yield* decodeState(self, sessionId, encodedStart)
+    return { decodedInput, encodedInitial, encodedStart, initial }
+  })
+
+/**
+ * The state a run starts from, in encoded form: for a new session a copy of
+ * the seed with the run's `sessionState` merged over it (or replacing it, with
+ * `overwriteDbSessionState`); for an existing session its stored state with
+ * the patch merged over it (or the patch, else the seed, replacing it). A
+ * stored state is checked before a patch is merged over it, so a patch never
+ * hides a stored state that does not fit.
+ */
+const initialState = (
+  self: Any,
+  sessionId: string,
+  stored: Option.Option<SessionStore.StoredSession>,
+  options: RunOptions<unknown> | undefined
+): Effect.Effect<unknown, WorkflowError.StateDecodeError> => {
+  const overwrite = options?.overwriteDbSessionState ?? self.overwriteDbSessionState
+  const patch = options?.sessionState
+  if (Option.isNone(stored)) {
+    const seed = deepCopy(self.sessionState)
+    return Effect.succeed(patch === undefined ? seed : overwrite ? deepCopy(patch) : deepMerge(seed, deepCopy(patch)))
+  }
+  if (overwrite) return Effect.succeed(deepCopy(patch ?? self.sessionState))
+  if (patch === undefined) return Effect.succeed(stored.value.state)
+  return Effect.as(decodeState(self, sessionId, stored.value.state), deepMerge(stored.value.state, deepCopy(patch)))
+}

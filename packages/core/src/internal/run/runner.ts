@@ -1,0 +1,359 @@
+/**
+ * Runs: a fresh run, an idempotent run by id, and the continuation of a paused
+ * or abandoned run. Each attempt of a run holds its session's lock and goes
+ * through four phases over one immutable record of the run:
+ *
+ * - `open` (open.ts): read the session (or the state cache), check its owner,
+ *   a paused run holding it, a claimed run's base version; decode the input
+ *   and the state the steps start from;
+ * - `track` (track.ts): register a tracked fresh run's entry and lease;
+ * - `execute` (execute.ts): run the steps from where the run stands, with its
+ *   journal (journal.ts) and lease (lease.ts);
+ * - `settle` (settle.ts): commit, pause, or record the failure.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as EffectContext from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
+import type * as SessionState from "../../SessionState.js"
+import * as SessionStore from "../../SessionStore.js"
+import type { ContinueOptions, RunOptions, RunOutput } from "../../Workflow.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import * as WorkflowEvent from "../../WorkflowEvent.js"
+import * as events from "../events.js"
+import * as formatting from "../format.js"
+import { jsonProblem } from "../json.js"
+import type { Answer } from "../step/questions.js"
+import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
+import { execute } from "./execute.js"
+import {
+  type Attempt,
+  type Ids,
+  isConflict,
+  isTagged,
+  jsonValue,
+  leaseMillisOf,
+  retriesOf,
+  runTaken,
+  type Sink,
+  type Start
+} from "./model.js"
+import * as idRules from "../ids.js"
+import { claim, open, unfinished } from "./open.js"
+import { recordConflict, settle } from "./settle.js"
+import { track } from "./track.js"
+
+/**
+ * Checks a session id (`idRules.problem`: not empty, at most 256 characters,
+ * no control characters, well-formed Unicode), so that every store takes it
+ * and gives it back unchanged.
+ *
+ * @internal
+ */
+export const checkSessionId = (sessionId: string): Effect.Effect<string, WorkflowError.InvalidSessionId> => {
+  const invalid = invalidSessionId(sessionId)
+  return invalid === undefined ? Effect.succeed(sessionId) : Effect.fail(invalid)
+}
+
+const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined => {
+  const reason = idRules.problem(sessionId)
+  return reason === undefined ? undefined : new WorkflowError.InvalidSessionId({ sessionId, reason })
+}
+
+// -----------------------------------------------------------------------------
+// one attempt
+// -----------------------------------------------------------------------------
+
+/**
+ * One attempt of a run, holding the session's lock: open → track → execute →
+ * settle. It is uninterruptible except where it waits (the store, the
+ * steps), so that what it wrote and what it reports agree.
+ */
+const attempt = (
+  self: Any,
+  input: unknown,
+  options: RunOptions<unknown> | undefined,
+  ids: Ids,
+  start: Start
+): Untyped =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const claimed = start._tag === "Claimed" ? start.run : undefined
+      const inputProblem = jsonProblem(input)
+      const begun: Attempt = {
+        self,
+        store: yield* SessionStore.SessionStore,
+        ids,
+        input,
+        options,
+        start,
+        claimed,
+        startedAt: claimed?.startedAt ?? (yield* Clock.currentTimeMillis),
+        inputProblem,
+        storedInput: inputProblem === undefined ? jsonValue(input) : null,
+        durability: claimed?.durability ?? (start._tag === "Fresh" ? start.durability : "run"),
+        leaseMillis: leaseMillisOf(options),
+        tracked: claimed !== undefined
+      }
+      const opened = yield* open(begun, restore)
+      const run = yield* track(opened, restore)
+      return yield* settle(run, yield* execute(run, restore), restore)
+    })
+  )
+
+// -----------------------------------------------------------------------------
+// runs
+// -----------------------------------------------------------------------------
+
+/** Runs `body` with the run's emitter; emits the terminal events around it. */
+const withEvents = <A, E, R>(
+  sink: Sink,
+  ids: { readonly runId: string; readonly sessionId: string },
+  opening: WorkflowEvent.Payload | undefined,
+  body: Effect.Effect<RunOutput<A, unknown>, E, R>
+): Effect.Effect<RunOutput<A, unknown>, E, R> =>
+  sink === undefined
+    ? Effect.withFiberRuntime((fiber) => isQuiet(fiber, sink) ? body : withSink(sink, ids, opening, body))
+    : withSink(sink, ids, opening, body)
+
+/**
+ * Nobody listens to a run without a sink outside of any run: events already
+ * go nowhere, at the empty path, so its body runs as it is.
+ */
+const isQuiet = (fiber: Fiber.RuntimeFiber<unknown, unknown>, sink: Sink): boolean =>
+  sink === undefined && fiber.getFiberRef(events.currentEmitter) === events.noopEmitter &&
+  fiber.getFiberRef(events.currentPath).length === 0
+
+const withSink = <A, E, R>(
+  sink: Sink,
+  ids: { readonly runId: string; readonly sessionId: string },
+  opening: WorkflowEvent.Payload | undefined,
+  body: Effect.Effect<RunOutput<A, unknown>, E, R>
+) =>
+  Effect.gen(function*() {
+    if (opening !== undefined) yield* WorkflowEvent.emit(opening)
+    const output = yield* body.pipe(
+      Effect.onExit((exit) => {
+        if (Exit.isSuccess(exit)) return Effect.void
+        if (Cause.isInterruptedOnly(exit.cause)) return WorkflowEvent.emit({ _tag: "RunCancelled" })
+        const failure = Cause.failureOption(exit.cause)
+        // a pause already said so with RunPaused
+        if (Option.isSome(failure) && isTagged(failure.value, "RunPaused")) return Effect.void
+        return WorkflowEvent.emit({ _tag: "RunFailed", error: formatting.causeMessage(exit.cause) })
+      })
+    )
+    yield* WorkflowEvent.emit({ _tag: "RunCompleted", content: output.content })
+    return output
+  }).pipe(events.emitTo(ids, sink))
+
+/**
+ * A run's events as a `Stream`, from one of the running functions given a
+ * sink. The stream ends after the run's last event; a pause is not a failure
+ * of the stream (it ends with `RunPaused`).
+ *
+ * @internal
+ */
+export const eventStream = <E, R>(
+  body: (sink: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) => Effect.Effect<unknown, E, R>
+): Stream.Stream<WorkflowEvent.WorkflowEvent, Exclude<E, WorkflowError.RunPaused>, R> =>
+  events.toStream((offer: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) =>
+    body(offer).pipe(
+      // a pause ends the stream (after its RunPaused event): it is not among the stream's failures
+      Effect.catchIf((error) => WorkflowError.isWorkflowError(error) && error._tag === "RunPaused", () => Effect.void)
+    ) as Effect.Effect<unknown, Exclude<E, WorkflowError.RunPaused>, R>
+  )
+
+/** The output of a run that completed earlier, for an idempotent run by id. */
+const replay = (self: Any, record: SessionStore.RunRecord) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const stored = yield* store.load(record.sessionId)
+    const state = Option.isSome(stored) ? yield* decodeState(self, record.sessionId, stored.value.state) : undefined
+    return {
+      runId: record.runId,
+      sessionId: record.sessionId,
+      userId: record.userId,
+      workflowName: record.workflowName,
+      status: "completed" as const,
+      content: record.content,
+      stepOutputs: [],
+      state
+    }
+  })
+
+/** A run at its workflow's types. */
+type Typed<W> = Effect.Effect<
+  RunOutput<Output<W>, SessionState.Type<StateOf<W>>>,
+  Error<W> | WorkflowError.RunError,
+  Context<W> | SessionStore.SessionStore
+>
+
+/** A run as the runner handles it. */
+type Untyped = Effect.Effect<RunOutput<unknown, unknown>, unknown, unknown>
+
+/**
+ * A run put back at its workflow's types: the one place they are asserted.
+ * The runner handles a workflow's steps as `Workflow.make` stores them (any
+ * steps), and their content, errors and requirements are the workflow's:
+ * `make` and `andThen` checked each step against them. `RunPaused`, which the
+ * runner raises itself, comes only from a step that paused, which has it in
+ * its error type.
+ */
+const atTypes = <W extends Any>(run: Untyped): Typed<W> => run as Typed<W>
+
+const nativeTracer = EffectContext.get(DefaultServices.liveServices, Tracer.Tracer)
+
+/**
+ * `self` in a span named `name` when the fiber traces: a tracer other than
+ * Effect's built-in one is installed and tracing is enabled. Without one the
+ * span would be built and dropped on every run (a run is the hot path), so
+ * it is not made.
+ *
+ * @internal
+ */
+export const withRunSpan = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) =>
+    fiber.currentTracer === nativeTracer || !fiber.getFiberRef(FiberRef.currentTracerEnabled)
+      ? self
+      : Effect.withSpan(self, name)
+  )
+
+/**
+ * Runs a workflow once; `sink` receives its events (none when undefined).
+ * With `runId`, a run that completed before is replayed, one that runs
+ * elsewhere is `RunInProgress`, an abandoned one is resumed.
+ *
+ * @internal
+ */
+export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<unknown> | undefined, sink: Sink): Typed<W> =>
+  atTypes(Effect.withFiberRuntime((fiber): Untyped => {
+    const userId = options?.userId ?? self.userId
+    const ids: Ids = {
+      runId: options?.runId ?? crypto.randomUUID(),
+      sessionId: options?.sessionId ?? self.sessionId ?? crypto.randomUUID(),
+      userId
+    }
+    const body = Effect.flatMap(SessionStore.SessionStore, (store) => {
+      const invalid = invalidSessionId(ids.sessionId)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      const fresh = freshRun(self, input, options, ids, store)
+      return options?.runId === undefined ? fresh : byId(self, options, ids, sink, store, fresh)
+    })
+    if (isQuiet(fiber, sink)) return body
+    return withSink(sink, ids, {
+      _tag: "RunStarted",
+      workflowName: self.name,
+      input,
+      ...(userId === undefined ? {} : { userId })
+    }, body)
+  }))
+
+/** A fresh attempt under the session's lock, again on a conflict when the run may retry. */
+const freshRun = (
+  self: Any,
+  input: unknown,
+  options: RunOptions<unknown> | undefined,
+  ids: Ids,
+  store: SessionStore.Service
+): Untyped => {
+  const durability = options?.durability ?? self.durability
+  const tracked = options?.runId !== undefined || durability === "step"
+  const retries = retriesOf(options?.retryOnConflict)
+  const once = store.withSessionLock(ids.sessionId)(attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability }))
+  return (retries === 0 ? once : Effect.retry(once, { times: retries, while: isConflict })).pipe(
+    Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
+  )
+}
+
+/** A run with an id may have run before: replayed, resumed or refused; else `fresh`. */
+const byId = (
+  self: Any,
+  options: RunOptions<unknown> | undefined,
+  { runId, sessionId }: Ids,
+  sink: Sink,
+  store: SessionStore.Service,
+  fresh: Untyped
+): Untyped =>
+  Effect.gen(function*() {
+    const known = yield* store.getRun(runId)
+    if (Option.isNone(known)) return yield* fresh
+    const found = known.value
+    if (found._tag === "Recorded" && found.record.status === "completed") {
+      if (found.record.sessionId !== sessionId || found.record.workflowName !== self.name) {
+        return yield* new WorkflowError.RunNotFound({
+          runId,
+          description: `the id was used by a run of workflow '${found.record.workflowName}' on session '${found.record.sessionId}'`
+        })
+      }
+      return yield* replay(self, found.record)
+    }
+    if (found._tag === "Recorded") return yield* fresh
+    const now = yield* Clock.currentTimeMillis
+    // abandoned: carry on from its journal
+    if (found.run.status === "running" && found.run.leaseExpiresAt < now) return yield* resumeRun(self, runId, options, sink, undefined)
+    return yield* runTaken(runId, sessionId, found)
+  })
+
+/**
+ * Carries on an unfinished run this process claims: a paused one (with the
+ * answer to its question) or an abandoned one (its lease expired), from its
+ * journal. If the session changed since the run started, `SessionConflict`,
+ * unless `retryOnConflict`: then the run starts over on the new state (with
+ * the same id).
+ *
+ * @internal
+ */
+export const resumeRun = <W extends Any>(
+  self: W,
+  runId: string,
+  options: ContinueOptions | undefined,
+  sink: Sink,
+  answer: ((run: SessionStore.ActiveRun) => Effect.Effect<Answer, WorkflowError.ResponseDecodeError>) | undefined
+): Typed<W> =>
+  atTypes(Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const active = yield* unfinished(self, runId, options, answer !== undefined)
+    const given = answer === undefined ? undefined : yield* answer(active)
+    const reason = answer === undefined ? "resumed" as const : "continued" as const
+    const ids = { runId, sessionId: active.sessionId, userId: active.userId }
+    const leaseMillis = leaseMillisOf(options)
+    const retries = retriesOf(options?.retryOnConflict)
+    const body = Effect.gen(function*() {
+      const claimed = yield* claim(store, runId, leaseMillis)
+      yield* WorkflowEvent.emit({ _tag: "RunResumed", workflowName: self.name, fromStep: claimed.journal?.next ?? 0, reason })
+      return yield* store.withSessionLock(active.sessionId)(
+        attempt(self, active.input, { ...options, sessionId: active.sessionId }, ids, {
+          _tag: "Claimed",
+          run: claimed,
+          reason,
+          answer: given
+        })
+      ).pipe(
+        Effect.catchIf(
+          (error) => isConflict(error) && retries > 0,
+          () =>
+            // the session moved on (the run was ended with the conflict): it starts
+            // over on the session's new state, under the same id
+            run(self, active.input, {
+              sessionId: active.sessionId,
+              userId: active.userId,
+              runId,
+              durability: active.durability,
+              retryOnConflict: retries - 1,
+              ...(active.additionalData === undefined ? {} : { additionalData: active.additionalData })
+            }, sink)
+        )
+      )
+    })
+    return yield* withEvents(sink, ids, undefined, body)
+  }))
+

@@ -1,0 +1,199 @@
+/**
+ * The last phase of an attempt, and the one place that writes how a run
+ * ended: completed steps are committed (state and run record together);
+ * a pause leaves the run waiting with its journal; an answer the pausing step
+ * could not decode leaves it waiting again; a failure is recorded, with
+ * nothing of the state committed.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as SessionStore from "../../SessionStore.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import * as WorkflowEvent from "../../WorkflowEvent.js"
+import type { RunOutput } from "../../Workflow.js"
+import * as formatting from "../format.js"
+import * as stateCache from "../store/stateCache.js"
+import { type PauseSignal, pauseOf } from "../step/questions.js"
+import type { Any } from "../workflow/model.js"
+import type { Done, Executed } from "./execute.js"
+import { entry } from "./lease.js"
+import {
+  type Attempt,
+  failedRunRecordTimeout,
+  type Ids,
+  isTagged,
+  jsonValue,
+  type Opened,
+  type Phase,
+  type Restore,
+  runTaken,
+  storedInputOf
+} from "./model.js"
+
+/** @internal */
+export function* settle(run: Opened, executed: Executed, restore: Restore): Phase<RunOutput<unknown, unknown>> {
+  const { exit } = executed
+  if (exit._tag === "Success") return yield* commit(run, executed, exit.value, restore)
+  const pause = pauseOf(exit.cause)
+  if (pause !== undefined && !Cause.isInterrupted(exit.cause)) return yield* wait(run, executed, pause, restore)
+  const failure = Cause.failureOption(exit.cause)
+  if (
+    run.claimed?.pause !== undefined && run.start._tag === "Claimed" && run.start.answer !== undefined &&
+    Option.exists(failure, (error) => isTagged(error, "ResponseDecodeError"))
+  ) {
+    // an answer the pausing step could not decode: the run waits again
+    yield* restore(run.store.updateRun(run.ids.runId, run.store.owner, {
+      status: "paused",
+      owner: "",
+      leaseExpiresAt: 0,
+      ...(run.claimed.journal === undefined ? {} : { journal: run.claimed.journal }),
+      pause: run.claimed.pause
+    }))
+    return yield* Effect.failCause(exit.cause)
+  }
+  // the run is someone else's now: nothing is recorded in its name
+  if (Option.exists(failure, (error) => isTagged(error, "RunLost"))) return yield* Effect.failCause(exit.cause)
+  // a new session is created with its initial state to hold the record
+  yield* recordFailure(run, exit.cause, Option.isNone(run.stored) ? Option.some(run.encodedInitial) : Option.none(), run.version)
+  return yield* Effect.failCause(exit.cause)
+}
+
+/** Commits the state and the run record together (ending a tracked run's entry with them). */
+function* commit(run: Opened, executed: Executed, done: Done, restore: Restore): Phase<RunOutput<unknown, unknown>> {
+  const { ids: { runId, sessionId, userId }, self, store } = run
+  const { changes, encoded, output, state } = done
+  // interruptible: a store waiting for a lock held elsewhere can be
+  // interrupted there, having written nothing (its write itself is atomic)
+  const committed = yield* restore(store.commit({
+    sessionId,
+    workflowName: self.name,
+    userId,
+    expectedVersion: run.version,
+    state: encoded,
+    changes,
+    run: {
+      runId,
+      sessionId,
+      workflowName: self.name,
+      ...(userId === undefined ? {} : { userId }),
+      status: "completed",
+      input: run.storedInput,
+      content: jsonValue(output.content),
+      startedAt: run.startedAt,
+      completedAt: yield* Clock.currentTimeMillis
+    },
+    ends: run.tracked ? { runId, owner: store.owner } : undefined
+  })).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
+  if (run.cacheKey !== undefined && Option.isSome(run.stored)) {
+    stateCache.put(store, sessionId, run.cacheKey, { version: committed, createdAt: run.stored.value.createdAt, state: encoded })
+  }
+  return {
+    runId,
+    sessionId,
+    userId,
+    workflowName: self.name,
+    status: "completed",
+    content: output.content,
+    stepOutputs: executed.exec.done,
+    state
+  }
+}
+
+/** A pause: the run waits, with its journal at the step that asked. */
+function* wait(run: Opened, executed: Executed, pause: PauseSignal, restore: Restore): Phase<never> {
+  const { ids: { runId, sessionId }, store } = run
+  const pausedAt = yield* Clock.currentTimeMillis
+  const waiting: SessionStore.Pause = {
+    path: [...pause.path],
+    key: pause.key,
+    payload: pause.payload,
+    ...(pause.checkpoint === undefined ? {} : { checkpoint: pause.checkpoint }),
+    pausedAt
+  }
+  const journal = yield* executed.journal.paused()
+  yield* restore(
+    run.tracked
+      ? store.updateRun(runId, store.owner, { status: "paused", owner: "", leaseExpiresAt: 0, journal, pause: waiting })
+      : Effect.flatMap(
+        store.startRun({ ...entry(run, "paused", pausedAt), journal, pause: waiting }),
+        (existing): Effect.Effect<void, WorkflowError.RunError | WorkflowError.RunPaused> =>
+          Option.isNone(existing) ? Effect.void : runTaken(runId, sessionId, existing.value)
+      )
+  )
+  yield* WorkflowEvent.emit({ _tag: "RunPaused", stepPath: [...pause.path], payload: pause.payload })
+  return yield* new WorkflowError.RunPaused({ runId, sessionId, path: [...pause.path], payload: pause.payload })
+}
+
+/**
+ * Records a run that failed or was interrupted: on the session, with its
+ * state left alone (`newSessionState`: the state a new session is created
+ * with to hold the record).
+ *
+ * @internal
+ */
+export const recordFailure = (
+  run: Attempt,
+  cause: Cause.Cause<unknown>,
+  newSessionState: Option.Option<unknown>,
+  version: number
+) =>
+  Effect.gen(function*() {
+    const { ids: { runId, sessionId, userId }, self, store } = run
+    const record: SessionStore.RunRecord = {
+      runId,
+      sessionId,
+      workflowName: self.name,
+      ...(userId === undefined ? {} : { userId }),
+      status: Cause.isInterruptedOnly(cause) ? "cancelled" : "error",
+      input: run.storedInput,
+      error: formatting.causeMessage(cause),
+      startedAt: run.startedAt,
+      completedAt: yield* Clock.currentTimeMillis
+    }
+    const commit = (state: unknown) =>
+      store.commit({ sessionId, workflowName: self.name, userId, expectedVersion: version, state, run: record })
+    const write: Effect.Effect<unknown, unknown> = run.tracked
+      ? store.endRun(runId, record, store.owner)
+      : commit(Option.getOrUndefined(newSessionState)).pipe(Effect.catchTag("SessionConflict", () => commit(undefined)))
+    // The record waits for a store lock held elsewhere for `failedRunRecordTimeout`
+    // at most, even when the run was interrupted (the caller waits for this):
+    // then it is given up with a warning.
+    yield* write.pipe(
+      Effect.interruptible,
+      Effect.timeout(failedRunRecordTimeout),
+      Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not record failed run ${runId}`, error))
+    )
+  })
+
+/**
+ * Records a run that gave up on a conflict (no retries left) on the session
+ * it could not commit to, at the version it found.
+ *
+ * @internal
+ */
+export const recordConflict = (self: Any, input: unknown, ids: Ids, error: WorkflowError.SessionConflict) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const now = yield* Clock.currentTimeMillis
+    yield* store.commit({
+      sessionId: ids.sessionId,
+      workflowName: self.name,
+      userId: ids.userId,
+      expectedVersion: error.actualVersion,
+      run: {
+        runId: ids.runId,
+        sessionId: ids.sessionId,
+        workflowName: self.name,
+        ...(ids.userId === undefined ? {} : { userId: ids.userId }),
+        status: "error",
+        input: storedInputOf(input),
+        error: formatting.errorMessage(error),
+        startedAt: now,
+        completedAt: now
+      }
+    })
+  }).pipe(Effect.timeout(failedRunRecordTimeout), Effect.catchAll(() => Effect.void))

@@ -1,0 +1,287 @@
+/**
+ * The store's tables, by dialect: the migrations that create them (shipped
+ * migrations are never edited or renumbered: a change is a new migration),
+ * and the check that they are there and fully migrated.
+ *
+ * Both dialects end at the same tables and the same columns (migration 5);
+ * they got there by different numbers, which stay as they shipped.
+ *
+ * @internal
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import type { TableNames } from "../SqlSessionStore.js"
+import * as rows from "./rows.js"
+
+/** The names of the store's tables, qualified with the schema when there is one. */
+export interface Tables extends TableNames {
+  readonly schema: string | undefined
+}
+
+/** The table name without its schema (index names are never qualified). */
+export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
+
+/** The id of the newest migration, on every dialect. */
+export const latestMigrationId = 5
+
+const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
+  "0001_create_sessions": Effect.gen(function*() {
+    yield* sql`CREATE TABLE ${sql(t.sessions)} (
+  session_id TEXT PRIMARY KEY NOT NULL,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  session_name TEXT,
+  state TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)`
+    yield* sql`CREATE INDEX ${sql(`${t.sessions}_updated_idx`)} ON ${sql(t.sessions)} (updated_at DESC, session_id)`
+  }),
+  "0002_create_runs": Effect.gen(function*() {
+    yield* sql`CREATE TABLE ${sql(t.runs)} (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL REFERENCES ${sql(t.sessions)} (session_id) ON DELETE CASCADE,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  status TEXT NOT NULL,
+  input TEXT,
+  content TEXT,
+  error TEXT,
+  started_at INTEGER NOT NULL,
+  completed_at INTEGER NOT NULL
+)`
+    yield* sql`CREATE INDEX ${sql(`${t.runs}_session_idx`)} ON ${sql(t.runs)} (session_id, seq)`
+  }),
+  // unfinished runs: running (with an owner and a lease) or paused; not tied
+  // to a session row, which a new session's first run creates only when it ends
+  "0003_create_active": Effect.gen(function*() {
+    yield* sql`CREATE TABLE ${sql(t.active)} (
+  run_id TEXT PRIMARY KEY NOT NULL,
+  session_id TEXT NOT NULL,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  status TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  base_version INTEGER NOT NULL,
+  durability TEXT NOT NULL,
+  data TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)`
+    yield* sql`CREATE INDEX ${sql(`${t.active}_session_idx`)} ON ${sql(t.active)} (session_id, status)`
+    yield* sql`CREATE INDEX ${sql(`${t.active}_workflow_idx`)} ON ${sql(t.active)} (workflow_name, started_at)`
+  }),
+  // the run whose commit made the session's current version (NULL: a state change outside a run)
+  "0004_add_last_run_id": Effect.gen(function*() {
+    yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN last_run_id TEXT`
+  }),
+  // the changes committed by `persist: "changes"` runs, with the sizes (in
+  // characters) the store decides when to write the whole state from: of the
+  // state column, of the last whole state written (there or as a change), of
+  // the change rows
+  "0005_create_changes": Effect.gen(function*() {
+    yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN state_size INTEGER NOT NULL DEFAULT 0`
+    yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN base_size INTEGER NOT NULL DEFAULT 0`
+    yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN changes_size INTEGER NOT NULL DEFAULT 0`
+    yield* sql`UPDATE ${sql(t.sessions)} SET state_size = length(state), base_size = length(state)`
+    yield* sql`CREATE TABLE ${sql(t.changes)} (
+  session_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  changes TEXT NOT NULL,
+  PRIMARY KEY (session_id, version)
+) WITHOUT ROWID`
+  })
+})
+
+const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
+  "0001_create_sessions": Effect.gen(function*() {
+    yield* sql`CREATE TABLE ${sql(t.sessions)} (
+  session_id TEXT PRIMARY KEY,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  session_name TEXT,
+  state TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  last_run_id TEXT,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+)`
+    yield* sql`CREATE INDEX ${sql(`${local(t.sessions)}_updated_idx`)} ON ${sql(t.sessions)} (updated_at DESC, session_id)`
+  }),
+  "0002_create_runs": Effect.gen(function*() {
+    yield* sql`CREATE TABLE ${sql(t.runs)} (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  run_id TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL REFERENCES ${sql(t.sessions)} (session_id) ON DELETE CASCADE,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  status TEXT NOT NULL,
+  input TEXT,
+  content TEXT,
+  error TEXT,
+  started_at BIGINT NOT NULL,
+  completed_at BIGINT NOT NULL
+)`
+    yield* sql`CREATE INDEX ${sql(`${local(t.runs)}_session_idx`)} ON ${sql(t.runs)} (session_id, seq)`
+  }),
+  "0003_create_active": Effect.gen(function*() {
+    yield* sql`CREATE TABLE ${sql(t.active)} (
+  run_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  status TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  lease_expires_at BIGINT NOT NULL,
+  base_version INTEGER NOT NULL,
+  durability TEXT NOT NULL,
+  data TEXT NOT NULL,
+  started_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+)`
+    yield* sql`CREATE INDEX ${sql(`${local(t.active)}_session_idx`)} ON ${sql(t.active)} (session_id, status)`
+    yield* sql`CREATE INDEX ${sql(`${local(t.active)}_workflow_idx`)} ON ${sql(t.active)} (workflow_name, started_at)`
+  }),
+  // The columns are added with a constant default, which rewrites no row: a session stored
+  // before counts its state as 0 characters until its next whole state, so its changes are
+  // written into it once they pass `minPendingChanges` (which is correct, only sooner).
+  "0004_create_changes": Effect.gen(function*() {
+    yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN state_size BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN changes_size BIGINT NOT NULL DEFAULT 0`
+    yield* sql`CREATE TABLE ${sql(t.changes)} (
+  session_id TEXT NOT NULL REFERENCES ${sql(t.sessions)} (session_id) ON DELETE CASCADE,
+  version INTEGER NOT NULL,
+  changes TEXT NOT NULL,
+  PRIMARY KEY (session_id, version)
+)`
+  }),
+  // The one design of kept changes on every dialect: the size of the last whole state
+  // written, which may be a change row (then the state column is `null`). Until this
+  // migration every last whole state is the state column, so it starts as its size.
+  "0005_add_base_size": Effect.gen(function*() {
+    yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN base_size BIGINT NOT NULL DEFAULT 0`
+    yield* sql`UPDATE ${sql(t.sessions)} SET base_size = state_size WHERE state_size <> 0`
+  })
+})
+
+/** The store's migrations on the client's dialect. */
+export const loader = (sql: SqlClient.SqlClient, t: Tables) =>
+  Migrator.fromRecord(sql.onDialectOrElse({ pg: () => pg(sql, t), orElse: () => sqlite(sql, t) }))
+
+/** Whether another connection holds SQLite's write lock. */
+export const isBusy = (error: unknown): boolean =>
+  Predicate.isTagged(error, "SqlError") &&
+  Predicate.hasProperty(error, "cause") &&
+  Predicate.hasProperty(error.cause, "code") &&
+  typeof error.cause.code === "string" &&
+  error.cause.code.startsWith("SQLITE_BUSY")
+
+/** PostgreSQL's error code (SQLSTATE) behind a failure, if any. */
+const pgCode = (error: unknown): string | undefined => {
+  for (let current = error, depth = 0; depth < 8 && Predicate.isObject(current); depth++) {
+    if (Predicate.hasProperty(current, "code") && typeof current.code === "string") return current.code
+    current = Predicate.hasProperty(current, "cause") ? current.cause : undefined
+  }
+  return undefined
+}
+
+/**
+ * Two PostgreSQL connections creating the same table, schema or migrations
+ * row at once: one of them fails (duplicate table or schema, unique
+ * violation); trying again finds them created.
+ */
+const isCreationRace = (error: unknown): boolean => {
+  const code = pgCode(error)
+  return code === "42P07" || code === "42P06" || code === "23505"
+}
+
+/**
+ * Creates the schema and the tables or brings them to the latest migration.
+ * Another connection migrating at the same time makes Migrator return at once
+ * (SQLite: "already running") or fail (PostgreSQL: a creation race), before
+ * that connection has committed; so the store checks that the tables are
+ * there, and tries again until they are. A migration that fails (e.g. a table
+ * of that name exists and is not ours) is a typed error, not a defect.
+ */
+export const migrate = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    if (t.schema !== undefined) yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(t.schema)}`
+    yield* Migrator.make({})({ loader: loader(sql, t), table: t.migrations }).pipe(
+      Effect.catchAllDefect((defect) => defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect))
+    )
+    const [latest] = yield* sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM ${sql(t.migrations)}`
+    if ((latest?.id ?? 0) < latestMigrationId) return yield* new rows.MigrationsPending()
+  }).pipe(
+    Effect.retry({
+      while: (error) =>
+        isBusy(error) || isCreationRace(error) || (error._tag === "MigrationError" && isCreationRace(error.cause)) ||
+        error._tag === "MigrationsPending",
+      schedule: Schedule.spaced("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(250)))
+    }),
+    Effect.provideService(SqlClient.SqlClient, sql)
+  )
+
+/** The tables' names that exist, among the store's (SQLite: every table of the file). */
+const existingTables = (sql: SqlClient.SqlClient, t: Tables) =>
+  sql.onDialectOrElse({
+    pg: () =>
+      Effect.map(
+        sql<{ sessions: string | null; runs: string | null; active: string | null; migrations: string | null }>`
+SELECT to_regclass(${t.sessions})::text AS sessions, to_regclass(${t.runs})::text AS runs,
+  to_regclass(${t.active})::text AS active, to_regclass(${t.migrations})::text AS migrations`,
+        ([found]) =>
+          new Set(
+            found === undefined ? [] : [
+              ...(found.sessions === null ? [] : [t.sessions]),
+              ...(found.runs === null ? [] : [t.runs]),
+              ...(found.active === null ? [] : [t.active]),
+              ...(found.migrations === null ? [] : [t.migrations])
+            ]
+          )
+      ),
+    orElse: () =>
+      Effect.map(
+        sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table'`,
+        (rows) => new Set(rows.map((row) => row.name))
+      )
+  })
+
+/**
+ * Checks, without creating or changing anything, that the store's tables
+ * exist and are fully migrated: else the description of what is wrong.
+ */
+export const check = (sql: SqlClient.SqlClient, t: Tables, location: string) =>
+  Effect.gen(function*() {
+    const names = yield* existingTables(sql, t)
+    if (!names.has(t.sessions) || !names.has(t.runs) || !names.has(t.migrations)) {
+      // SQLite lists the file's other session tables (a typo is the likely cause)
+      const found = sql.onDialectOrElse({
+        pg: () => undefined,
+        orElse: () =>
+          [...names].flatMap((name) => {
+            const base = name.endsWith("_migrations") ? name.slice(0, -"_migrations".length) : undefined
+            return base !== undefined && names.has(base) && names.has(`${base}_runs`) ? [base] : []
+          }).sort()
+      })
+      return `there is no session table '${local(t.sessions)}'${location} (${
+        found === undefined
+          ? "or it is not fully created"
+          : found.length === 0
+          ? "it has no session tables"
+          : `its session tables: ${found.join(", ")}`
+      })`
+    }
+    const [latest] = yield* sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM ${sql(t.migrations)}`
+    const id = latest?.id ?? 0
+    if (id < latestMigrationId) {
+      return `the tables of '${local(t.sessions)}'${location} are at migration ${id} of ${latestMigrationId}: ` +
+        `open them once with migrations on${sql.onDialectOrElse({ sqlite: () => " (not read-only)", orElse: () => "" })} to migrate them`
+    }
+    return undefined
+  })

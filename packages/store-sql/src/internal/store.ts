@@ -1,0 +1,757 @@
+/**
+ * The SQL `SessionStore`: one implementation over `@effect/sql`'s
+ * `SqlClient`, for SQLite and PostgreSQL. Statements are written once; the
+ * few that really differ are chosen by the client's dialect
+ * (`sql.onDialectOrElse`): the DDL (`./migrations.ts`), the commit (one
+ * statement on PostgreSQL in the usual case), the wait for SQLite's write
+ * lock, the aggregation of kept changes, the order of text, the replacement
+ * of a retried run's record and the notification of watchers.
+ *
+ * @internal
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import type { Fragment } from "@effect/sql/Statement"
+import { SessionStore, WorkflowError } from "@sessionflow/core"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { Driver, Options } from "../SqlSessionStore.js"
+import * as migrations from "./migrations.js"
+import * as rows from "./rows.js"
+
+export const defaultLockTimeout: Duration.Duration = Duration.seconds(5)
+
+export const defaultNotifiedPollInterval: Duration.Duration = Duration.seconds(5)
+
+/** The busy timeout of a SQLite connection the store did not open, when it cannot read it back. */
+const defaultBusyTimeoutMillis = 5000
+
+/**
+ * The busy timeout of one SQLite write attempt, in milliseconds: how long
+ * SQLite itself may wait (synchronously, blocking the process) for the write
+ * lock before the attempt fails with SQLITE_BUSY and the store sleeps before
+ * the next one.
+ */
+const attemptBusyTimeoutMillis = 5
+
+/** A change list that sets the whole state: the text of one change row holding `state` (JSON text). */
+const wholeStateChange = (state: string): string => `[{"op":"set","path":[],"value":${state}}]`
+
+/**
+ * The channel a PostgreSQL store's commits are announced on: its session
+ * table's (qualified) name, or a hash of it when that is longer than a
+ * channel name may be (63 bytes).
+ */
+const channelName = (sessions: string): string => {
+  if (sessions.length <= 63) return sessions
+  // FNV-1a, 32 bits: the same in every process
+  let hash = 0x811c9dc5
+  for (let i = 0; i < sessions.length; i++) hash = Math.imul(hash ^ sessions.charCodeAt(i), 0x01000193) >>> 0
+  return `sessionflow_${hash.toString(16).padStart(8, "0")}`
+}
+
+/**
+ * The payload of a commit's notification: the session id, or `*` ("some
+ * session", every watcher reads) for an id too long for a payload.
+ */
+const notificationPayload = (sessionId: string): string =>
+  Buffer.byteLength(sessionId, "utf8") < 7900 ? sessionId : anySession
+
+const anySession = "*"
+
+const makeError = (description: string, cause?: unknown) =>
+  new WorkflowError.SessionStoreError({ method: "make", description, ...(cause === undefined ? {} : { cause }) })
+
+/** Validates the `table` and `schema` options and names the tables. */
+export const resolveTables = (
+  dialect: "sqlite" | "pg",
+  options: Pick<Options, "table" | "schema"> | undefined
+): Effect.Effect<migrations.Tables, WorkflowError.SessionStoreError> =>
+  Effect.gen(function*() {
+    const identifiers = dialect === "pg"
+      ? { reservedPrefix: "pg_", lowercase: true }
+      : { reservedPrefix: "sqlite_" }
+    const names = yield* rows.tableNames(options?.table ?? rows.defaultTable, identifiers)
+    if (options?.schema !== undefined && dialect !== "pg") {
+      return yield* makeError("the schema option is for PostgreSQL")
+    }
+    const schema = options?.schema === undefined
+      ? undefined
+      : yield* rows.checkIdentifier("schema", options.schema, { ...identifiers, maxLength: 63 })
+    const qualify = (name: string) => (schema === undefined ? name : `${schema}.${name}`)
+    return {
+      schema,
+      sessions: qualify(names.sessions),
+      runs: qualify(names.runs),
+      active: qualify(names.active),
+      changes: qualify(names.changes),
+      migrations: qualify(names.migrations)
+    }
+  })
+
+const { ActiveRow, ChangeRow, OwnerRow, RunRow, SessionInfoRow, SessionRow, VersionRow, WrittenRow } = rows.rowSchemas
+
+const isSqlError = (u: unknown): u is SqlError => Predicate.isTagged(u, "SqlError")
+
+export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Options, driver?: Driver) {
+  // the tables' names are ours: never pass them through the client's name transforms
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const dialect = sql.onDialectOrElse({
+    sqlite: () => "sqlite" as const,
+    pg: () => "pg" as const,
+    orElse: () => undefined
+  })
+  if (dialect === undefined) return yield* makeError("the SqlClient in context is neither SQLite nor PostgreSQL")
+  const database = dialect === "pg" ? "PostgreSQL" : "SQLite"
+  const describeError = (error: rows.StoreFailure): string => rows.describeFailure(database, error)
+  const storeError = (method: string) => (error: rows.StoreFailure) =>
+    new WorkflowError.SessionStoreError({ method, description: describeError(error), cause: error })
+
+  const t = yield* resolveTables(dialect, options)
+  const sessions = sql(t.sessions)
+  const runsTable = sql(t.runs)
+  const activeTable = sql(t.active)
+  const changesTable = sql(t.changes)
+  const channel = channelName(t.sessions)
+  /** where the tables are, for messages */
+  const location = dialect === "pg"
+    ? t.schema === undefined ? "" : ` in schema '${t.schema}'`
+    : driver?.location === undefined
+    ? " in the database"
+    : ` in '${driver.location}'`
+  const exclusiveConnection = driver?.exclusiveConnection === true
+
+  if (options?.migrate === false) {
+    const problem = yield* migrations.check(sql, t, location).pipe(
+      Effect.catchTag("SqlError", (error) => Effect.fail(makeError(describeError(error), error)))
+    )
+    if (problem !== undefined) return yield* makeError(problem)
+  } else {
+    yield* migrations.migrate(sql, t).pipe(
+      Effect.mapError((error) =>
+        makeError(
+          `cannot create or migrate the tables of '${migrations.local(t.sessions)}'${location}: ${
+            error._tag === "MigrationError"
+              ? `${error.message}${error.cause === undefined ? "" : `: ${rows.innermostMessage(error.cause)}`}`
+              : error._tag === "MigrationsPending"
+              ? "another connection left their migrations unfinished"
+              : describeError(error)
+          }`,
+          error
+        )
+      )
+    )
+  }
+
+  // -- waiting for locks ---------------------------------------------------------
+
+  const lockTimeout = Duration.decode(options?.lockTimeout ?? defaultLockTimeout)
+
+  /**
+   * SQLite: retries an operation that failed with SQLITE_BUSY (another
+   * connection holds the write lock), sleeping between attempts: from 5 ms,
+   * doubling up to 100 ms, with jitter, for `lockTimeout` in all; then it
+   * fails with a `SessionStoreError` saying the database stayed locked. The
+   * sleeps are ordinary `Effect` sleeps: they block nothing and are
+   * interruptible where the caller is. Every retried operation is one
+   * statement or one transaction that was rolled back, so re-running it is
+   * safe. PostgreSQL waits for row locks in the server.
+   */
+  const waitForLock = (method: string) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.SessionStoreError, R> =>
+    dialect === "pg" ? self : Effect.retry(self, {
+      while: migrations.isBusy,
+      schedule: Schedule.exponential("5 millis", 2).pipe(
+        Schedule.union(Schedule.spaced("100 millis")),
+        Schedule.jittered,
+        Schedule.upTo(lockTimeout)
+      )
+    }).pipe(
+      Effect.catchIf(migrations.isBusy, (cause) =>
+        Effect.fail(
+          new WorkflowError.SessionStoreError({
+            method,
+            description: `the database stayed locked by another connection for more than ${
+              Duration.format(lockTimeout)
+            } (SQLITE_BUSY)`,
+            cause
+          })
+        ))
+    )
+
+  /**
+   * `body` in one transaction. When the connection is lost on the way, the
+   * server rolls the transaction back, and the client's own rollback fails
+   * as well: that is a `SqlError` (the operation failed), not a defect.
+   *
+   * SQLite: under a busy timeout of a few milliseconds (on a connection the
+   * store did not open, the connection's own is restored before the
+   * transaction ends), so that an attempt that finds the database locked
+   * fails at once with SQLITE_BUSY, is rolled back, and `waitForLock` tries
+   * again.
+   */
+  const inTransaction = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+    sql.withTransaction(
+      dialect === "pg" || exclusiveConnection ? body : Effect.gen(function*() {
+        const [current] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`
+        yield* sql.unsafe(`PRAGMA busy_timeout = ${attemptBusyTimeoutMillis}`)
+        const restore = sql.unsafe(`PRAGMA busy_timeout = ${Number(current?.timeout ?? defaultBusyTimeoutMillis)}`)
+        return yield* Effect.ensuring(body, Effect.orDie(restore))
+      })
+    ).pipe(Effect.catchAllDefect((defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect)))
+
+  /** A transaction: attempts, waiting while the database is locked (SQLite), for `lockTimeout` at most. */
+  const transaction = (method: string) => <A, E, R>(body: Effect.Effect<A, E, R>) =>
+    waitForLock(method)(inTransaction(body))
+
+  /** One writing statement: a transaction of its own on SQLite (see `inTransaction`); as it is on PostgreSQL. */
+  const writing = (method: string): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError | WorkflowError.SessionStoreError, R> =>
+    dialect === "pg" ? identity : transaction(method)
+
+  // On the connection it opened itself, nobody else's, the SQLite store keeps the
+  // short busy timeout of a write attempt from now on, so that its writes
+  // need not set and restore it (three statements fewer per write); its reads
+  // wait for locks the same way its writes do (`waitForLock`).
+  if (dialect === "sqlite" && exclusiveConnection) {
+    yield* sql.unsafe(`PRAGMA busy_timeout = ${attemptBusyTimeoutMillis}`).pipe(
+      Effect.catchTag("SqlError", (error) => Effect.fail(makeError(describeError(error), error)))
+    )
+  }
+
+  // -- statements that differ by dialect --------------------------------------------
+
+  /** text compared by its bytes (SQLite's default; PostgreSQL's "C" collation) */
+  const binary = sql.onDialectOrElse({ pg: () => sql.literal(` COLLATE "C"`), orElse: () => sql.literal("") })
+
+  /**
+   * The changes kept after a session's whole state, as `rows.PendingChanges`: a
+   * subquery of the statement that reads the state, so the two are one snapshot.
+   */
+  const pendingChanges = (sessionId: string) =>
+    sql`(SELECT '[' || ${
+      sql.onDialectOrElse({ pg: () => sql.literal("string_agg"), orElse: () => sql.literal("group_concat") })
+    }(c.changes, ',' ORDER BY c.version) || ']' FROM ${changesTable} c WHERE c.session_id = ${sessionId})`
+
+  const runColumns = sql.literal(
+    "run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at"
+  )
+  /** A record's values, typed (a PostgreSQL `INSERT … SELECT` has no column types to infer them from). */
+  const recordValues = (row: rows.RunRow) =>
+    sql`${row.run_id}::text, ${row.session_id}::text, ${row.workflow_name}::text, ${row.user_id}::text,
+  ${row.status}::text, ${row.input}::text, ${row.content}::text, ${row.error}::text,
+  ${row.started_at}::bigint, ${row.completed_at}::bigint`
+  /** A retried run's record replaces its earlier attempt's, and moves to the end (a new `seq`). */
+  const replacingRecord = sql`ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id,
+  workflow_name = EXCLUDED.workflow_name, user_id = EXCLUDED.user_id, status = EXCLUDED.status, input = EXCLUDED.input,
+  content = EXCLUDED.content, error = EXCLUDED.error, started_at = EXCLUDED.started_at,
+  completed_at = EXCLUDED.completed_at, seq = DEFAULT`
+  const writeRecord = (row: rows.RunRow) =>
+    sql.onDialectOrElse({
+      pg: () => sql`INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(row)} ${replacingRecord}`,
+      orElse: () => sql`INSERT OR REPLACE INTO ${runsTable} ${sql.insert(row)}`
+    })
+
+  /** Tells PostgreSQL watchers of a commit (delivered when its transaction commits); SQLite's poll. */
+  const notify = (sessionId: string): Effect.Effect<void, SqlError> =>
+    dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${channel}, ${notificationPayload(sessionId)})`) : Effect.void
+
+  // -- reading -----------------------------------------------------------------------
+
+  // the state is not read when the session is still at the version the caller knows
+  const selectSession = SqlSchema.findOne({
+    Request: Schema.Struct({ sessionId: Schema.String, knownVersion: Schema.NullOr(Schema.Number) }),
+    Result: SessionRow,
+    execute: ({ knownVersion, sessionId }) =>
+      sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at,
+  CASE WHEN version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE state END AS state,
+  (SELECT run_id FROM ${activeTable} a WHERE a.session_id = ${sessionId} AND a.status = 'paused'
+   ORDER BY a.started_at, a.run_id${binary} LIMIT 1) AS paused_run_id,
+  CASE WHEN changes_size = 0 OR version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE ${
+        pendingChanges(sessionId)
+      } END AS pending_changes
+FROM ${sessions} WHERE session_id = ${sessionId}`
+  })
+
+  const selectInfo = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: SessionInfoRow,
+    execute: (sessionId) =>
+      sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
+FROM ${sessions} WHERE session_id = ${sessionId}`
+  })
+
+  const selectOwner = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: OwnerRow,
+    execute: (sessionId) => sql`SELECT user_id, version FROM ${sessions} WHERE session_id = ${sessionId}`
+  })
+
+  const decodeWritten = Schema.decodeUnknown(Schema.Array(WrittenRow))
+  const decodeActive = Schema.decodeUnknown(Schema.Array(ActiveRow))
+  const selectActive = (runId: string) =>
+    Effect.flatMap(
+      sql`SELECT * FROM ${activeTable} WHERE run_id = ${runId}`,
+      (found) => Effect.map(decodeActive(found), (decoded) => Option.map(Option.fromNullable(decoded[0]), rows.toActiveRun))
+    )
+  const runLost = (runId: string) =>
+    Effect.flatMap(selectActive(runId), (active) => Effect.fail(rows.runLost(runId, active)))
+
+  const load = Effect.fn("SqlSessionStore.load")(
+    function*(sessionId: string, options?: SessionStore.LoadOptions) {
+      const knownVersion = options?.knownVersion ?? null
+      const row = yield* selectSession({ sessionId, knownVersion })
+      if (Option.isNone(row)) return Option.none<SessionStore.StoredSession>()
+      return Option.some(yield* rows.toStoredSession(row.value, knownVersion))
+    },
+    waitForLock("load"),
+    Effect.catchTags({ SqlError: storeError("load"), ParseError: storeError("load") })
+  )
+
+  const info = Effect.fn("SqlSessionStore.info")(
+    function*(sessionId: string) {
+      return Option.map(yield* selectInfo(sessionId), rows.toInfo)
+    },
+    waitForLock("info"),
+    Effect.catchTags({ SqlError: storeError("info"), ParseError: storeError("info") })
+  )
+
+  // -- committing --------------------------------------------------------------------
+
+  /**
+   * PostgreSQL's usual commit — a run's new state, or its changes while they
+   * stay within the state's weight (and do not set the whole state), with its
+   * record, no unfinished run to end — as one statement, so one round trip
+   * and its own transaction: the session row is written only at the expected
+   * version (created only if it does not exist, for 0), by its owner, with no
+   * paused run on it; a whole state drops the changes kept before it,
+   * changes are kept as a row of the changes table; the record is written and
+   * the watchers notified only with it. Its row lock makes a concurrent
+   * commit to the same session wait, then re-check against the new row. No
+   * row back: a check failed or the changes must be written as the whole
+   * state, and the transactional commit tells which check, or writes it.
+   */
+  const commitInOneStatement = (
+    commit: SessionStore.Commit,
+    write: { readonly _tag: "state" | "changes"; readonly json: string },
+    runRow: rows.RunRow | undefined,
+    now: number
+  ) => {
+    const userId = commit.userId ?? null
+    const lastRunId = commit.run?.runId ?? null
+    const size = write.json.length
+    const notPaused = sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
+    const checked = sql`session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
+  AND (user_id IS NULL OR user_id = ${userId}) AND ${notPaused}`
+    // `keptChanges`'s rule, in SQL, on the row before the write
+    const keepable = sql`state_size <= ${rows.minPendingChanges}
+  AND changes_size + ${size} - CASE WHEN base_size <> state_size THEN base_size ELSE 0 END
+    <= GREATEST(base_size, ${rows.minPendingChanges}::bigint)`
+    const written: Fragment = commit.expectedVersion === 0
+      ? sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
+SELECT ${commit.sessionId}::text, ${commit.workflowName}::text, ${userId}::text, NULL, ${write.json}::text,
+  ${size}::bigint, ${size}::bigint, 1, ${lastRunId}::text, ${now}::bigint, ${now}::bigint
+WHERE ${notPaused}
+ON CONFLICT (session_id) DO NOTHING
+RETURNING version`
+      : write._tag === "state"
+      ? sql`UPDATE ${sessions}
+SET state = ${write.json}, state_size = ${size}, base_size = ${size}, changes_size = 0, version = version + 1,
+  last_run_id = ${lastRunId}, updated_at = ${now}
+WHERE ${checked} RETURNING version`
+      : sql`UPDATE ${sessions}
+SET version = version + 1, changes_size = changes_size + ${size}, last_run_id = ${lastRunId}, updated_at = ${now}
+WHERE ${checked} AND ${keepable} RETURNING version`
+    const alongside = commit.expectedVersion === 0
+      ? []
+      : write._tag === "state"
+      ? [sql`dropped AS (DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`]
+      : [sql`kept AS (INSERT INTO ${changesTable} (session_id, version, changes)
+  SELECT ${commit.sessionId}::text, version, ${write.json}::text FROM written)`]
+    const recorded = runRow === undefined ? [] : [sql`recorded AS (
+  INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(runRow)} FROM written ${replacingRecord}
+)`]
+    const ctes = sql.join(",\n", false)([sql`written AS (${written})`, ...alongside, ...recorded])
+    return Effect.map(
+      Effect.flatMap(
+        sql`WITH ${ctes}
+SELECT version, pg_notify(${channel}, ${notificationPayload(commit.sessionId)}) FROM written`,
+        decodeWritten
+      ),
+      (written) => written[0]?.version
+    )
+  }
+
+  /**
+   * A commit as one short transaction whose first statement is the write
+   * itself, with the version and owner checks in its `WHERE` clause: on
+   * SQLite it takes the write lock at once (or fails with SQLITE_BUSY within
+   * a few ms, and the attempt is rolled back and retried after a sleep), on
+   * PostgreSQL the session row's lock; everything after it sees the latest
+   * committed data.
+   *
+   * With changes (to an existing session), the session's row takes the
+   * version and the sizes only, and the changes go to a row of the changes
+   * table; the session's whole state lives there too, as a change that sets
+   * it (its row's `state` is then `null`), once it is written with changes:
+   * so the session's row stays small, and a commit's statements do not grow
+   * with the state. When the kept changes outweigh the last whole state (see
+   * `minPendingChanges`), or the row still holds a large state, the commit
+   * writes the whole state as that one change row instead.
+   */
+  const commitInTransaction = (
+    commit: SessionStore.Commit,
+    changes: string | null,
+    state: string | null,
+    runRow: rows.RunRow | undefined,
+    now: number
+  ) => {
+    const userId = commit.userId ?? null
+    const lastRunId = commit.run?.runId ?? null
+    const upsert = changes !== null
+      ? sql`UPDATE ${sessions} SET version = version + 1, updated_at = ${now}, last_run_id = ${lastRunId},
+  changes_size = changes_size + ${changes.length}
+WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
+  AND (user_id IS NULL OR user_id = ${userId})
+RETURNING version, state_size, base_size, changes_size`
+      : state === null
+      ? sql`UPDATE ${sessions} SET updated_at = ${now}
+WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userId})
+RETURNING version`
+      : commit.expectedVersion === 0
+      ? sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at, last_run_id)
+VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, ${state.length}, ${state.length},
+  1, ${now}, ${now}, ${lastRunId})
+ON CONFLICT (session_id) DO NOTHING
+RETURNING version`
+      : sql`UPDATE ${sessions} SET state = ${state}, state_size = ${state.length}, base_size = ${state.length},
+  version = version + 1, updated_at = ${now}, last_run_id = ${lastRunId}
+WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
+  AND (user_id IS NULL OR user_id = ${userId})
+RETURNING version, changes_size`
+
+    /** the whole state as the one change row of the session (`text`: its change list) */
+    const writeBase = (version: number, text: string) =>
+      Effect.gen(function*() {
+        yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId}`
+        yield* sql`INSERT INTO ${changesTable} (session_id, version, changes)
+VALUES (${commit.sessionId}, ${version}, ${text})`
+        yield* sql`UPDATE ${sessions} SET state = 'null', state_size = 4, base_size = ${text.length},
+  changes_size = ${text.length} WHERE session_id = ${commit.sessionId}`
+      })
+
+    return Effect.gen(function*() {
+      const [written] = yield* Effect.flatMap(upsert, decodeWritten)
+      if (written === undefined) {
+        return yield* Effect.flatMap(selectOwner(commit.sessionId), (existing) => rows.rejected(commit, existing))
+      }
+      if (commit.ends !== undefined) {
+        const ended = yield* sql`DELETE FROM ${activeTable}
+WHERE run_id = ${commit.ends.runId} AND owner = ${commit.ends.owner} RETURNING run_id`
+        if (ended.length === 0) return yield* runLost(commit.ends.runId)
+      }
+      if (commit.state !== undefined) {
+        const paused = yield* sql<{ run_id: string }>`SELECT run_id FROM ${activeTable}
+WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`
+        if (paused.length > 0) {
+          return yield* new WorkflowError.SessionPaused({ sessionId: commit.sessionId, runId: paused[0]!.run_id })
+        }
+      }
+      if (changes !== null) {
+        const stateSize = written.state_size ?? 0
+        const baseSize = written.base_size ?? 0
+        // the characters of changes after the last whole state; once moved out, that state is
+        // itself a change row (and no longer the row's state column, so the two sizes differ)
+        const pending = (written.changes_size ?? 0) - (baseSize !== stateSize ? baseSize : 0)
+        if (rows.setsWholeState(commit.changes!)) {
+          yield* writeBase(written.version, changes)
+        } else if (stateSize > rows.minPendingChanges || rows.changesOutweighState(baseSize, pending)) {
+          yield* writeBase(written.version, wholeStateChange(yield* rows.stateJson("commit", commit.state)))
+        } else {
+          yield* sql`INSERT INTO ${changesTable} (session_id, version, changes)
+VALUES (${commit.sessionId}, ${written.version}, ${changes})`
+        }
+      } else if ((written.changes_size ?? 0) > 0) {
+        // the whole state written in the row: the change rows are dropped
+        yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId}`
+        yield* sql`UPDATE ${sessions} SET changes_size = 0 WHERE session_id = ${commit.sessionId}`
+      }
+      // a retried run's record replaces the one of its earlier attempt
+      if (runRow !== undefined) yield* writeRecord(runRow)
+      if (commit.state !== undefined) yield* notify(commit.sessionId)
+      return written.version
+    }).pipe(transaction("commit"))
+  }
+
+  const commit = Effect.fn("SqlSessionStore.commit")(
+    function*(commit: SessionStore.Commit) {
+      const now = yield* Clock.currentTimeMillis
+      const changes = yield* rows.changesJson("commit", commit)
+      const state = commit.state === undefined || changes !== null ? null : yield* rows.stateJson("commit", commit.state)
+      const runRow = commit.run === undefined ? undefined : yield* rows.toRunRow("commit", commit.sessionId, commit.run)
+      if (dialect === "pg" && commit.ends === undefined) {
+        const write = state !== null
+          ? { _tag: "state" as const, json: state }
+          : changes !== null && !rows.setsWholeState(commit.changes!)
+          ? { _tag: "changes" as const, json: changes }
+          : undefined
+        if (write !== undefined) {
+          const version = yield* commitInOneStatement(commit, write, runRow, now)
+          if (version !== undefined) return version
+        }
+      }
+      return yield* commitInTransaction(commit, changes, state, runRow, now)
+    },
+    Effect.catchTags({ SqlError: storeError("commit"), ParseError: storeError("commit") })
+  )
+
+  // -- sessions ----------------------------------------------------------------------
+
+  const list = Effect.fn("SqlSessionStore.list")(
+    function*(filter: SessionStore.ListFilter) {
+      const clauses = [
+        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
+        ...(filter.userId === undefined ? [] : [sql`user_id = ${filter.userId}`])
+      ]
+      const found = yield* sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
+FROM ${sessions} WHERE ${sql.and(clauses)}`
+      // sorted in JS so that ties order exactly as in every other store, whatever the collation
+      return rows.toListing(found, SessionInfoRow)
+    },
+    waitForLock("list"),
+    Effect.catchTags({ SqlError: storeError("list") })
+  )
+
+  const remove = Effect.fn("SqlSessionStore.remove")(
+    function*(sessionId: string) {
+      const deleted = yield* Effect.gen(function*() {
+        yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`
+        yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`
+        yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${sessionId}`
+        return yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
+      }).pipe(transaction("remove"))
+      return deleted.length > 0
+    },
+    Effect.catchTags({ SqlError: storeError("remove") })
+  )
+
+  const setName = Effect.fn("SqlSessionStore.setName")(
+    function*(sessionId: string, name: string) {
+      const now = yield* Clock.currentTimeMillis
+      const updated = yield* sql`UPDATE ${sessions} SET session_name = ${name}, updated_at = ${now}
+WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
+      if (updated.length === 0) return yield* new WorkflowError.SessionNotFound({ sessionId })
+    },
+    Effect.catchTags({ SqlError: storeError("setName") })
+  )
+
+  const runs = Effect.fn("SqlSessionStore.runs")(
+    function*(sessionId: string, options: SessionStore.RunsOptions) {
+      const limit = rows.runsLimit(options.limit)
+      if (limit === 0) return []
+      const where = options.status === undefined
+        ? sql`session_id = ${sessionId}`
+        : sql`session_id = ${sessionId} AND status = ${options.status}`
+      const found = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: RunRow,
+        execute: () =>
+          limit === undefined
+            ? sql`SELECT ${runColumns} FROM ${runsTable} WHERE ${where} ORDER BY seq`
+            : sql`SELECT ${runColumns} FROM (
+  SELECT seq, ${runColumns} FROM ${runsTable} WHERE ${where} ORDER BY seq DESC LIMIT ${limit}
+) AS latest ORDER BY seq`
+      })(undefined)
+      return yield* rows.toRunRecords("runs", `a stored run of session '${sessionId}'`, found)
+    },
+    waitForLock("runs"),
+    Effect.catchTags({ SqlError: storeError("runs"), ParseError: storeError("runs") })
+  )
+
+  // -- unfinished runs ---------------------------------------------------------------
+
+  const selectRecord = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: RunRow,
+    execute: (id) => sql`SELECT ${runColumns} FROM ${runsTable} WHERE run_id = ${id}`
+  })
+  const lookup = (runId: string) => rows.lookupRun(runId, { active: selectActive(runId), record: selectRecord(runId) })
+
+  const startRun = Effect.fn("SqlSessionStore.startRun")(
+    function*(run: SessionStore.ActiveRun) {
+      // one statement: inserted unless the id is unfinished or completed
+      const inserted = yield* sql`INSERT INTO ${activeTable}
+  (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at)
+SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
+  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${rows.activeData(run)}, ${run.startedAt}, ${run.updatedAt}
+WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId} AND status = 'completed')
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id`.pipe(writing("startRun"))
+      if (inserted.length > 0) return Option.none<SessionStore.RunLookup>()
+      return yield* lookup(run.runId).pipe(waitForLock("startRun"))
+    },
+    Effect.catchTags({ SqlError: storeError("startRun"), ParseError: storeError("startRun") })
+  )
+
+  const getRun = Effect.fn("SqlSessionStore.getRun")(
+    function*(runId: string) {
+      return yield* lookup(runId)
+    },
+    waitForLock("getRun"),
+    Effect.catchTags({ SqlError: storeError("getRun"), ParseError: storeError("getRun") })
+  )
+
+  const updateRun = Effect.fn("SqlSessionStore.updateRun")(
+    function*(runId: string, owner: string, update: SessionStore.RunUpdate) {
+      const now = yield* Clock.currentTimeMillis
+      return yield* Effect.gen(function*() {
+        // the first statement writes (takes the lock) and checks the owner
+        const touched = yield* sql`UPDATE ${activeTable} SET updated_at = ${now}
+WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`
+        const [row] = yield* decodeActive(touched)
+        if (row === undefined) return yield* runLost(runId)
+        const next = rows.applyRunUpdate(rows.toActiveRun(row), update, now)
+        yield* sql`UPDATE ${activeTable} SET status = ${next.status}, owner = ${next.owner},
+  lease_expires_at = ${next.leaseExpiresAt}, data = ${rows.activeData(next)}
+WHERE run_id = ${runId}`
+      }).pipe(transaction("updateRun"))
+    },
+    Effect.catchTags({ SqlError: storeError("updateRun"), ParseError: storeError("updateRun") })
+  )
+
+  const claimRun = Effect.fn("SqlSessionStore.claimRun")(
+    function*(runId: string, claim: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }) {
+      // one conditional write: of several claims, exactly one finds the run claimable
+      // (PostgreSQL: a concurrent claim waits for the row lock, then finds it no longer is)
+      const claimed = yield* sql`UPDATE ${activeTable}
+SET status = 'running', owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, updated_at = ${claim.now}
+WHERE run_id = ${runId} AND (status = 'paused' OR lease_expires_at < ${claim.now})
+RETURNING *`.pipe(writing("claimRun"))
+      const [row] = yield* decodeActive(claimed)
+      if (row !== undefined) return rows.toActiveRun(row)
+      const existing = yield* selectActive(runId).pipe(waitForLock("claimRun"))
+      return yield* rows.claimRejected(runId, existing)
+    },
+    Effect.catchTags({ SqlError: storeError("claimRun"), ParseError: storeError("claimRun") })
+  )
+
+  const activeRuns = Effect.fn("SqlSessionStore.activeRuns")(
+    function*(filter: SessionStore.ActiveFilter) {
+      const clauses = [
+        ...(filter.sessionId === undefined ? [] : [sql`session_id = ${filter.sessionId}`]),
+        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
+        ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
+      ]
+      const found = yield* sql`SELECT * FROM ${activeTable} WHERE ${sql.and(clauses)} ORDER BY started_at, run_id${binary}`
+      return (yield* decodeActive(found)).map(rows.toActiveRun)
+    },
+    waitForLock("activeRuns"),
+    Effect.catchTags({ SqlError: storeError("activeRuns"), ParseError: storeError("activeRuns") })
+  )
+
+  const endRun = Effect.fn("SqlSessionStore.endRun")(
+    function*(runId: string, record: SessionStore.RunRecord, owner?: string) {
+      const now = yield* Clock.currentTimeMillis
+      const recordRow = yield* rows.toRunRow("endRun", record.sessionId, record)
+      return yield* Effect.gen(function*() {
+        const removed = yield* (owner === undefined
+          ? sql`DELETE FROM ${activeTable} WHERE run_id = ${runId} RETURNING *`
+          : sql`DELETE FROM ${activeTable} WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`)
+        const [row] = yield* decodeActive(removed)
+        if (row === undefined) {
+          const existing = yield* selectActive(runId)
+          return yield* Option.isNone(existing) ? Effect.fail(rows.runNotFound(runId)) : runLost(runId)
+        }
+        const run = rows.toActiveRun(row)
+        const initial = yield* rows.stateJson("endRun", run.initialState ?? {})
+        // a run of a new session ends with the session created (from its initial state) to hold the record
+        yield* sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
+VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, ${initial.length},
+  1, NULL, ${now}, ${now})
+ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
+        yield* writeRecord({ ...recordRow, session_id: run.sessionId })
+        // the session may have been created (a watcher then sees its version 1)
+        yield* notify(run.sessionId)
+      }).pipe(transaction("endRun"))
+    },
+    Effect.catchTags({ SqlError: storeError("endRun"), ParseError: storeError("endRun") })
+  )
+
+  // -- watching ----------------------------------------------------------------------
+
+  const selectVersion = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: VersionRow,
+    execute: (sessionId) => sql`SELECT version FROM ${sessions} WHERE session_id = ${sessionId}`
+  })
+  const selectChange = SqlSchema.findOne({
+    Request: Schema.String,
+    Result: ChangeRow,
+    execute: (sessionId) =>
+      sql`SELECT session_id, workflow_name, version, state, last_run_id, updated_at,
+  CASE WHEN changes_size = 0 THEN NULL ELSE ${pendingChanges(sessionId)} END AS pending_changes
+FROM ${sessions} WHERE session_id = ${sessionId}`
+  })
+
+  /**
+   * Watching: the store reads the session's version every `pollInterval`,
+   * and the row only when the version went up. Told of commits (the
+   * driver's `listen`: PostgreSQL's LISTEN on the channel commits notify in
+   * their transaction, with the session id as payload), it also reads when a
+   * notification for the session arrives, and polls only as a safety net (by
+   * default every `defaultNotifiedPollInterval`).
+   */
+  const watch = (sessionId: string, options?: SessionStore.WatchOptions) => {
+    const read = (last: number) =>
+      rows.changeAbove(last, selectVersion(sessionId), selectChange(sessionId)).pipe(
+        waitForLock("watch"),
+        Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") })
+      )
+    const listen = dialect === "pg" ? driver?.listen : undefined
+    const requested = options?.pollInterval ??
+      (listen === undefined ? SessionStore.defaultPollInterval : defaultNotifiedPollInterval)
+    return Stream.unwrap(Effect.map(rows.pollInterval(requested), (interval) => {
+      const polls = Stream.fromSchedule(Schedule.spaced(interval))
+      return rows.watchStream(
+        listen === undefined ? polls : Stream.merge(
+          listen(channel).pipe(
+            Stream.filter((payload) => payload === sessionId || payload === anySession),
+            Stream.mapError(storeError("watch"))
+          ),
+          polls
+        ).pipe(
+          // several wake-ups while a read is under way make one more read
+          Stream.buffer({ capacity: 1, strategy: "sliding" })
+        ),
+        read
+      )
+    })).pipe(Stream.withSpan("SqlSessionStore.watch"))
+  }
+
+  return SessionStore.make({
+    watch,
+    load,
+    info,
+    commit,
+    list,
+    remove,
+    setName,
+    runs,
+    startRun,
+    getRun,
+    updateRun,
+    claimRun,
+    activeRuns,
+    endRun
+  })
+})
