@@ -245,7 +245,10 @@ describe("the published packages", () => {
         exec(process.execPath, [script], { cwd: app, env: appEnv() }).pipe(Effect.flatMap(ok(`node ${script}`)))
       expect((yield* node("out-nodenext/main.js")).stdout).toBe("{ count: 2 }\n")
       expect((yield* node("out-bundler/main.js")).stdout).toBe("{ count: 4 }\n")
-      expect((yield* node("out-nodenext/server.js")).stdout).toBe('{"n":1} true 200\n')
+      // the server logs where it listens, then the app prints what it fetched
+      const served = (yield* node("out-nodenext/server.js")).stdout.trimEnd().split("\n")
+      expect(served.at(-1)).toBe('{"n":1} true 200')
+      expect(served.slice(0, -1).join("\n")).toMatch(/sessionflow server listening on http:\/\/127\.0\.0\.1:\d+/)
 
       // the installed command reads it back
       const bin = path.join(app, "node_modules", ".bin", "sessionflow")
