@@ -1,11 +1,16 @@
 /**
  * The browser the `*.browser.test.ts` files drive: a Chromium installed on the
  * machine (Debian's `chromium` package, or the executable named by
- * `SESSIONFLOW_CHROMIUM`), never one downloaded by a test tool. Without one
- * these tests are skipped, with one line saying so and how to enable them.
+ * `SESSIONFLOW_CHROMIUM`), never one downloaded by a test tool, driven by
+ * playwright-core. Without one these tests are skipped, with one line saying
+ * so and how to enable them.
  */
 import { describe } from "@effect/vitest"
+import { Effect } from "effect"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { chromium } from "playwright-core"
 
 const candidates = [process.env.SESSIONFLOW_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"]
 
@@ -15,7 +20,7 @@ export const chromiumPath: string | undefined = candidates.find((file): file is 
 )
 
 /** The flags a headless Chromium needs on a machine with no outside network. */
-export const chromiumFlags: ReadonlyArray<string> = [
+const flags: Array<string> = [
   "--headless",
   "--no-sandbox",
   "--disable-gpu",
@@ -38,3 +43,31 @@ export const describeBrowser = (name: string, body: () => void): void => {
   }
   describe.skipIf(chromiumPath === undefined)(name, body)
 }
+
+/**
+ * A headless Chromium on a fresh profile (its page and context), closed and
+ * the profile removed with the scope.
+ */
+export const launch = (options: { readonly viewport?: { readonly width: number; readonly height: number } } = {}) =>
+  Effect.gen(function*() {
+    if (chromiumPath === undefined) return yield* Effect.dieMessage("no Chromium (see test/chromium.ts)")
+    const executablePath = chromiumPath
+    const profile = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-chromium-"))),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    const context = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        // playwright passes the fresh profile as --user-data-dir
+        chromium.launchPersistentContext(profile, {
+          executablePath,
+          headless: true,
+          args: flags,
+          ...(options.viewport === undefined ? {} : { viewport: { ...options.viewport } })
+        })
+      ),
+      (context) => Effect.promise(() => context.close())
+    )
+    const page = context.pages()[0] ?? (yield* Effect.promise(() => context.newPage()))
+    return { context, page }
+  })

@@ -6,11 +6,11 @@
  * a preflight — to start runs, approve a paused run and cancel it. Every
  * attempt that reaches the server is refused, and nothing changes.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { launch } from "./chromium.js"
+import { describeBrowser, launch } from "../chromium.js"
 import { approvals, notes } from "./fixtures.js"
 import { request, start } from "./utils.js"
 
@@ -53,7 +53,7 @@ const listen = (handler: http.RequestListener) =>
       })
   )
 
-describe("a page on another origin", () => {
+describeBrowser("a page on another origin", () => {
   it.scoped("cannot start, approve or cancel a run: every attempt is refused and nothing changes", () =>
     Effect.gen(function*() {
       const server = yield* start({ workflows: [approvals, notes] })
@@ -82,7 +82,7 @@ describe("a page on another origin", () => {
       })
       const attackerUrl = `http://localhost:${(attacker.address() as AddressInfo).port}/`
 
-      const { page } = yield* launch
+      const { page } = yield* launch()
       answered.length = 0
       yield* Effect.promise(async () => {
         await page.goto(attackerUrl)

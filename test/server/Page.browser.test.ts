@@ -5,10 +5,10 @@
  * levels collapsed), the page breaks no rule of the policy, and the bearer
  * token typed in the page is kept in no storage.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import { SessionStore, Step, Workflow } from "@sessionflow/core"
 import { Effect, Layer } from "effect"
-import { launch } from "./chromium.js"
+import { describeBrowser, launch } from "../chromium.js"
 import { start } from "./utils.js"
 
 const nested = (depth: number): Record<string, unknown> => {
@@ -23,7 +23,7 @@ const deep = Workflow.make({
   steps: [Step.make("echo", ({ input }) => Effect.succeed(input))]
 })
 
-describe("the session browser's limits", () => {
+describeBrowser("the session browser's limits", () => {
   it.live("shows a deeply nested state collapsed, breaks no CSP rule, and keeps the token in no storage", () =>
     Effect.scoped(Effect.gen(function*() {
       const context = yield* Layer.build(SessionStore.layerMemory)
@@ -33,7 +33,7 @@ describe("the session browser's limits", () => {
       )
       const url = yield* start({ workflows: [deep], tokens: { "token-of-alice": "alice" } }, Layer.succeedContext(context))
 
-      const { page } = yield* launch
+      const { page } = yield* launch()
       const problems: Array<string> = []
       page.on("pageerror", (error) => problems.push(String(error)))
       page.on("console", (message) => {
@@ -69,7 +69,7 @@ describe("the session browser's limits", () => {
   it.live("on a server that requires a token, the page lists the workflows once the token is typed", () =>
     Effect.scoped(Effect.gen(function*() {
       const url = yield* start({ workflows: [deep], tokens: { "token-of-alice": "alice" }, requireAuth: true })
-      const { page } = yield* launch
+      const { page } = yield* launch()
       const shown = yield* Effect.promise(async () => {
         await page.goto(`${url}/`)
         await page.waitForSelector("body[data-ready=true]")

@@ -184,6 +184,19 @@ const serve = Command.make(
       Options.withPseudoName("port"),
       Options.withDescription("the port (default 3000; 0 picks a free one)"),
       Options.optional
+    ),
+    host: Options.text("host").pipe(
+      Options.withPseudoName("host"),
+      Options.withDescription("the address to listen on (default 127.0.0.1)"),
+      Options.optional
+    ),
+    token: Options.text("token").pipe(
+      Options.withPseudoName("token"),
+      Options.withDescription(`the bearer token every request must send (default: ${Serve.tokenVariable})`),
+      Options.optional
+    ),
+    allowOpen: Options.boolean("allow-open").pipe(
+      Options.withDescription("listen on a non-loopback --host without a token")
     )
   },
   (options) =>
@@ -194,7 +207,13 @@ const serve = Command.make(
         return yield* new UsageError({ message: `serve: --port must be a port number, not '${given}'`, command: "serve" })
       }
       const { table: _table, ...database } = yield* scenarioOptions("serve", options)
-      yield* Serve.main({ port, ...database })
+      yield* Serve.main({
+        port,
+        host: Option.getOrUndefined(options.host),
+        token: Option.getOrUndefined(options.token),
+        allowOpen: options.allowOpen,
+        ...database
+      })
     })
 ).pipe(Command.withDescription("every example workflow over HTTP, with a session browser (default database: tmp/server.db)"))
 

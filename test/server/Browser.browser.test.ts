@@ -6,7 +6,7 @@
  * the run history are checked, then a change committed by another store shows
  * in the page as it lands; a screenshot is saved under tmp/.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import { Approval, ShoppingList } from "@sessionflow/examples"
 import * as Serve from "@sessionflow/examples/Serve"
 import { Workflow } from "@sessionflow/core"
@@ -15,22 +15,10 @@ import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { chromium, type Page } from "playwright-core"
+import type { Page } from "playwright-core"
+import { describeBrowser, launch } from "../chromium.js"
 import { root } from "../process.js"
 import { start } from "./utils.js"
-
-const chromiumPath = "/usr/bin/chromium"
-
-const flags = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
 
 const tempDir = (prefix: string) =>
   Effect.acquireRelease(
@@ -45,27 +33,13 @@ const tempDir = (prefix: string) =>
  */
 const openPage = (workflow: string) =>
   Effect.gen(function*() {
-    expect(fs.existsSync(chromiumPath), `${chromiumPath} (apt-get install chromium)`).toBe(true)
     const dir = yield* tempDir("sessionflow-browser-")
     const db = path.join(dir, "sessions.db")
     const store = SqliteSessionStore.layer({ filename: db })
     const workflows = yield* Serve.entries({ offline: true })
     const url = yield* start({ workflows }, store as Layer.Layer<any>)
 
-    const profile = yield* tempDir("sessionflow-chromium-")
-    const context = yield* Effect.acquireRelease(
-      Effect.promise(() =>
-        chromium.launchPersistentContext(profile, {
-          executablePath: chromiumPath,
-          headless: true,
-          // playwright passes the fresh profile as --user-data-dir
-          args: flags,
-          viewport: { width: 1280, height: 1100 }
-        })
-      ),
-      (context) => Effect.promise(() => context.close())
-    )
-    const page = context.pages()[0] ?? (yield* Effect.promise(() => context.newPage()))
+    const { page } = yield* launch({ viewport: { width: 1280, height: 1100 } })
     const errors: Array<string> = []
     page.on("pageerror", (error) => errors.push(String(error)))
 
@@ -91,7 +65,7 @@ const screenshot = (page: Page, name: string) =>
 const shownEvents = (page: Page) =>
   page.$$eval("#events li", (items) => items.map((li) => [li.getAttribute("data-tag"), li.textContent] as const))
 
-describe("the session browser", () => {
+describeBrowser("the session browser", () => {
   it.live("runs the shopping list from the page, showing the live events, the state tree and the history", () =>
     Effect.scoped(Effect.gen(function*() {
       const { errors, page, store } = yield* openPage(ShoppingList.shoppingWorkflow.name)
