@@ -37,6 +37,7 @@ import { type Any, type Context, decodeState, type Error, type Output, type Stat
 import { execute } from "./execute.js"
 import {
   type Attempt,
+  checkJson,
   type Ids,
   isConflict,
   isTagged,
@@ -49,6 +50,7 @@ import {
 } from "./model.js"
 import { claim, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
+import { checkShape } from "./shape.js"
 import { track } from "./track.js"
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -324,7 +326,10 @@ export const resumeRun = <W extends Any>(
   atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     const active = yield* unfinished(self, runId, options, answer !== undefined)
+    // refused before the run is claimed: it stays as it was
+    yield* checkShape(self, active)
     const given = answer === undefined ? undefined : yield* answer(active)
+    if (given !== undefined) yield* checkJson(active.sessionId, "answer", given.response)
     const reason = answer === undefined ? "resumed" as const : "continued" as const
     const ids = { runId, sessionId: active.sessionId, userId: active.userId }
     const leaseMillis = leaseMillisOf(options)
