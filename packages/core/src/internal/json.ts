@@ -61,7 +61,7 @@ export const copyIfJson = (value: unknown): { readonly copy: unknown } | undefin
       case "boolean":
         return u
       case "number":
-        return Number.isFinite(u) ? u : notJson
+        return Number.isFinite(u) && !Object.is(u, -0) ? u : notJson
       case "undefined":
         return inArray ? notJson : u
       case "object":
@@ -207,7 +207,7 @@ export const sameJson = (a: unknown, b: unknown, depth = 0): boolean => {
 
 /**
  * Where a value stops being JSON that reads back as the same value, and why:
- * a function, symbol or bigint, a non-finite number, `undefined` in an array,
+ * a function, symbol or bigint, a non-finite number or -0, `undefined` in an array,
  * an object that is not a plain object or an array (a `Date`, a `Map`, a
  * class instance), a circular reference, or nesting deeper than
  * {@link maxJsonDepth}. `undefined` object properties are fine (JSON leaves
@@ -227,7 +227,11 @@ export const jsonProblem = (value: unknown): { readonly path: string; readonly d
       case "boolean":
         return undefined
       case "number":
-        return Number.isFinite(u) ? undefined : found(`the number ${u} (JSON has no ${u})`)
+        return !Number.isFinite(u)
+          ? found(`the number ${u} (JSON has no ${u})`)
+          : Object.is(u, -0)
+          ? found("the number -0 (JSON turns it into 0)")
+          : undefined
       case "undefined":
         return inArray ? found("undefined in an array (JSON turns it into null)") : undefined
       case "function":
