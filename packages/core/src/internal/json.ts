@@ -33,8 +33,20 @@ export const deepMerge = (base: unknown, patch: unknown, depth = 0): unknown => 
   return out
 }
 
-/** @internal */
-export const deepCopy = <A>(a: A): A => structuredClone(a)
+/**
+ * A deep copy (`structuredClone`); a value too deep for it to copy is given
+ * back as it is (a run refuses to store it: see {@link jsonProblem}).
+ *
+ * @internal
+ */
+export const deepCopy = <A>(a: A): A => {
+  try {
+    return structuredClone(a)
+  } catch (error) {
+    if (error instanceof RangeError) return a
+    throw error
+  }
+}
 
 /**
  * A deep copy of a JSON value (one `jsonProblem` finds nothing in), as a JSON
