@@ -8,13 +8,10 @@
  * so a run that pauses gives its next step what a run that does not pause
  * gives it.
  */
-import { FileSystem } from "@effect/platform"
-import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
-import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Effect, Layer, Ref, Schema } from "effect"
-import { storeLayer as pgStoreLayer } from "../store-pg/pg.js"
+import { Effect, Ref, Schema } from "effect"
+import { freshStores } from "../stores.js"
 
 const deep = (levels: number): unknown => {
   let value: unknown = "bottom"
@@ -151,18 +148,7 @@ describe("durability rules: what a durable run stores is restored exactly or ref
     v: { n: 1.5e-7, big: 2 ** 53 - 1, neg: -3, text: "zwölf 🙂 \u2028", none: null, empty: [], obj: {}, list: [null, [1, [2]]], deep: deep(900) }
   })
 
-  const sqlite = Layer.unwrapScoped(
-    Effect.map(
-      Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })),
-      (dir) => SqliteSessionStore.layer({ filename: `${dir}/sessions.db` })
-    )
-  ).pipe(Layer.provide(NodeFileSystem.layer))
-  const stores: ReadonlyArray<readonly [string, Layer.Layer<SessionStore.SessionStore, unknown>]> = [
-    ["memory", SessionStore.layerMemory],
-    ["SQLite", sqlite],
-    ["PostgreSQL", pgStoreLayer()]
-  ]
-  for (const [store, layer] of stores) {
+  for (const [store, layer] of freshStores) {
     it.effect(`${store}: a run that pauses gives its next step the value a run that does not pause gives it`, () =>
       Effect.gen(function*() {
         const received = yield* Ref.make<ReadonlyArray<unknown>>([])

@@ -6,13 +6,10 @@
  * recorded version in `resumes` carries it on. On the memory store, a SQLite
  * file and a PostgreSQL schema.
  */
-import { FileSystem } from "@effect/platform"
-import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Loop, SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
-import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Effect, Layer, Schema, TestClock } from "effect"
-import { storeLayer as pgStoreLayer } from "../store-pg/pg.js"
+import { Effect, Schema, TestClock } from "effect"
+import { freshStores } from "../stores.js"
 import { on, processes } from "./utils.js"
 
 class Items extends SessionState.Tag("shape/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
@@ -43,20 +40,6 @@ const changes = {
   "a renamed step": { names: ["s1", "s2", "t3", "approve", "s5", "s6"], difference: "step 3 was 's3 step', now 't3 step'" }
 }
 
-const stores: ReadonlyArray<readonly [string, Layer.Layer<SessionStore.SessionStore, unknown>]> = [
-  ["memory", SessionStore.layerMemory],
-  [
-    "SQLite",
-    Layer.unwrapScoped(
-      Effect.map(
-        Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })),
-        (dir) => SqliteSessionStore.layer({ filename: `${dir}/sessions.db` })
-      )
-    ).pipe(Layer.provide(NodeFileSystem.layer))
-  ],
-  ["PostgreSQL", pgStoreLayer()]
-]
-
 /** Pauses a run of the six-step workflow (version `v1` when given) on a new session. */
 const pauseSix = (version?: string) =>
   Effect.gen(function*() {
@@ -77,7 +60,7 @@ const leftAsItWas = (runId: string) =>
   })
 
 describe("durability rules: a run is carried on only by a workflow of the shape that started it", () => {
-  for (const [store, layer] of stores) {
+  for (const [store, layer] of freshStores) {
     describe(store, () => {
       for (const [change, { difference, names }] of Object.entries(changes)) {
         it.effect(`a run paused by a six-step workflow is not continued or resumed by one with ${change}: WorkflowChanged, nothing committed`, () =>
