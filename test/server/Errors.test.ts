@@ -57,6 +57,11 @@ const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError
   ],
   RunLost: [new WorkflowError.RunLost({ runId: "r", description: "cancelled" }), { _tag: "Conflict", reason: "run-lost", runId: "r" }, 409],
   RunNotFound: [new WorkflowError.RunNotFound({ runId: "r", description: "gone" }), { _tag: "NotFound", what: "run", id: "r" }, 404],
+  WorkflowChanged: [
+    new WorkflowError.WorkflowChanged({ runId: "r", workflowName: "w", recorded: "(v1)", current: "(v2)", difference: "step 1" }),
+    { _tag: "Conflict", reason: "workflow-changed", runId: "r" },
+    409
+  ],
   ResponseDecodeError: [
     new WorkflowError.ResponseDecodeError({ runId: "r", description: "Expected boolean" }),
     { _tag: "BadRequest", reason: "response" },

@@ -74,6 +74,6 @@ export const make = <
         if (elseSteps === undefined) return StepOutput.make({ content: input.previousStepContent })
         return yield* runner.sequence(elseSteps, input)
       }),
-    { kind: "condition", description: options.description }
+    { kind: "condition", description: options.description, children: [...steps, ...(elseSteps ?? [])] }
   )
 }

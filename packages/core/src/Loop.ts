@@ -108,6 +108,6 @@ export const make = <
           current = { ...current, previousStepContent: last.content }
         }
       }),
-    { kind: "loop", description: options.description }
+    { kind: "loop", description: options.description, children: steps }
   )
 }

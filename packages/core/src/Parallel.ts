@@ -68,6 +68,6 @@ export const make = <
           stop: outputs.some((o) => o.stop === true) || undefined
         })
       }),
-    { ...options, kind: "parallel" }
+    { ...options, kind: "parallel", children }
   )
 }

@@ -79,7 +79,7 @@ export const make = <
         yield* WorkflowEvent.emit({ _tag: "RouterSelected", stepName: options.name, selected: picked.map((s) => s.name) })
         return yield* runner.sequence(picked, input)
       }),
-    { kind: "router", description: options.description }
+    { kind: "router", description: options.description, children: options.choices }
   )
 
 const resolve = <S extends ReadonlyArray<Step.Any>>(

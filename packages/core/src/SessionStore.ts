@@ -191,6 +191,28 @@ export const Pause = Schema.Struct({
 export type Pause = typeof Pause.Type
 
 /**
+ * The shape of the workflow an unfinished run was started by: its `version`
+ * (if it declares one), its step tree, one line per step in order (`path
+ * kind`, the path the step names from the top level down, joined by `/`),
+ * and a fingerprint of those lines. A run is carried on only by a workflow of
+ * the same shape (see `WorkflowError.WorkflowChanged`).
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const WorkflowShape = Schema.Struct({
+  version: Schema.optional(Schema.String),
+  fingerprint: Schema.String,
+  steps: Schema.Array(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category runs
+ */
+export type WorkflowShape = typeof WorkflowShape.Type
+
+/**
  * An unfinished run, as the store keeps it while it runs or waits: who runs it
  * (`owner`) and until when (`leaseExpiresAt`: a running run whose lease has
  * expired is abandoned), the session version it started from, its journal and
@@ -217,6 +239,8 @@ export const ActiveRun = Schema.Struct({
   initialState: Schema.optional(Schema.Unknown),
   /** whether each top-level step is journaled */
   durability: Schema.Literal("run", "step"),
+  /** the shape of the workflow that started it (absent on runs stored before shapes were recorded) */
+  shape: Schema.optional(WorkflowShape),
   journal: Schema.optional(Journal),
   pause: Schema.optional(Pause),
   /** epoch milliseconds */

@@ -466,5 +466,12 @@ export const container: <const N extends string, X, E = never, R = never, P = un
   options?: Options & {
     /** the kind shown in events (default `"container"`) */
     readonly kind?: WorkflowEvent.StepKind | undefined
+    /**
+     * the steps it runs, in the order it declares them: part of the
+     * workflow's shape, which a durable run is carried on under (see
+     * `Workflow.make`'s `version`); without them only the container's name
+     * and kind are
+     */
+    readonly children?: ReadonlyArray<Any> | undefined
   }
 ) => Step<StepOutput.Content<X>, E, R, P, I, N> = executors.container

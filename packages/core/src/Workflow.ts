@@ -369,6 +369,9 @@ export type ContinueError = RunError | WorkflowError.RunNotFound | WorkflowError
  * `RunInProgress`. If the session was committed by another run since, the run
  * ends with `SessionConflict`, unless `retryOnConflict` (then it starts over
  * on the new state). A paused run resumed this way asks its question again.
+ * A run started by a workflow of another shape (step tree or `version`) is
+ * `WorkflowChanged` and left as it was, unless `self` lists the run's version
+ * in `resumes` (see `Workflow.make`).
  *
  * @since 0.1.0
  * @category durable runs
@@ -400,7 +403,10 @@ export const resumeStream: <W extends Any>(
  * decoded with the pausing step's response Schema (a response that does not
  * fit is a `ResponseDecodeError`, and the run stays paused). The run continues
  * from the top-level step that asked (which runs again, its question now
- * answered), in this process, days later or not. It may pause again.
+ * answered), in this process, days later or not. It may pause again. A
+ * response that is not JSON (see `NotSerializable`) is refused and the run
+ * stays paused; a run started by a workflow of another shape is
+ * `WorkflowChanged` (see {@link resume}).
  *
  * @since 0.1.0
  * @category durable runs

@@ -245,11 +245,17 @@ export class LoopExhausted extends Schema.TaggedError<LoopExhausted>("@sessionfl
 }
 
 /**
- * A run's input, output (its last step's content) or untyped state holds a
- * value that would not read back the same from the JSON it is stored as (a
- * function, a `Date`, `NaN`, …). `path` says where (`""` for the value
- * itself). Nothing of the run was committed. (A typed state goes through its
- * Schema, which may encode such values, e.g. `Schema.Date`.)
+ * A value a run stores holds something that would not read back the same from
+ * the JSON it is stored as (a function, a `Date`, a `Map`, `NaN`, a bigint,
+ * `undefined` in an array, a circular reference, nesting deeper than 1,000
+ * levels). `what` says which value: the run's `input`, its `output` (the last
+ * step's content), its untyped `state`; in a durable run its `journal` (the
+ * step outputs and the content the next step receives, kept between steps and
+ * across a pause), its `pause` (the question's payload and the asking code's
+ * checkpoint), or the `answer` given to `Workflow.continue`. `path` says where
+ * in it (`""` for the value itself). Nothing of the session was committed.
+ * (A typed state goes through its Schema, which may encode such values, e.g.
+ * `Schema.Date`; so does a `Step.pause` payload.)
  *
  * @since 0.1.0
  * @category errors
@@ -258,7 +264,7 @@ export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessi
   "NotSerializable",
   {
     sessionId: Schema.String,
-    what: Schema.Literal("input", "output", "state"),
+    what: Schema.Literal("input", "output", "state", "journal", "pause", "answer"),
     path: Schema.String,
     description: Schema.String
   }
@@ -331,6 +337,31 @@ export class RunLost extends Schema.TaggedError<RunLost>("@sessionflow/core/RunL
   /** @since 0.1.0 */
   override get message(): string {
     return `Run '${this.runId}' is no longer ours: ${this.description}; nothing was committed`
+  }
+}
+
+/**
+ * An unfinished run was started by a workflow whose shape (its step tree:
+ * names, kinds, nesting; and its `version`) differs from the workflow that
+ * was asked to carry it on. Its journal says where it stands by step index,
+ * which would mean something else under the changed steps, so it is not
+ * carried on: it stays as it was (paused, or abandoned). `difference` names
+ * the first step path that differs; `recorded` and `current` summarise both
+ * shapes (version and fingerprint). A workflow that may carry on runs of an
+ * older shape says so with `Workflow.make({ version, resumes })`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkflowChanged extends Schema.TaggedError<WorkflowChanged>("@sessionflow/core/WorkflowChanged")(
+  "WorkflowChanged",
+  { runId: Schema.String, workflowName: Schema.String, recorded: Schema.String, current: Schema.String, difference: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}' was started by workflow '${this.workflowName}' ${this.recorded}, which is now ${this.current} (${this.difference}); it is left as it was. Declare the change compatible with Workflow.make({ version, resumes: [...] }) to carry it on`
   }
 }
 
@@ -443,6 +474,7 @@ export type WorkflowError =
   | RunPaused
   | SessionPaused
   | ResponseDecodeError
+  | WorkflowChanged
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -461,6 +493,7 @@ export type RunError =
   | SessionPaused
   | RunInProgress
   | RunLost
+  | WorkflowChanged
 
 /**
  * @since 0.1.0

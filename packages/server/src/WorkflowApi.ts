@@ -94,7 +94,8 @@ export const ConflictReason = Schema.Literal(
   "run-in-progress",
   "run-paused",
   "run-lost",
-  "other-workflow"
+  "other-workflow",
+  "workflow-changed"
 )
 
 /**
@@ -104,7 +105,8 @@ export const ConflictReason = Schema.Literal(
  * continue or cancel it first); a run with this id runs elsewhere
  * (`run-in-progress`) or waits for a response (`run-paused`, when streamed);
  * the run was taken over or cancelled meanwhile (`run-lost`); the session
- * belongs to another workflow (`other-workflow`).
+ * belongs to another workflow (`other-workflow`); the run was started by a
+ * workflow of another shape (`workflow-changed`: it is left as it was).
  *
  * @since 0.1.0
  * @category errors

@@ -1,5 +1,13 @@
 import type * as WorkflowEvent from "../WorkflowEvent.js"
 
+/**
+ * How deep a value the JSON functions walk: a value nested deeper is not
+ * stored (`jsonProblem` names it), so that no walk overflows the stack.
+ *
+ * @internal
+ */
+export const maxJsonDepth = 1000
+
 /** @internal */
 export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
   if (typeof u !== "object" || u === null || Array.isArray(u)) return false
@@ -13,19 +21,32 @@ export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
  *
  * @internal
  */
-export const deepMerge = (base: unknown, patch: unknown): unknown => {
-  if (!isPlainObject(base) || !isPlainObject(patch)) return patch
+export const deepMerge = (base: unknown, patch: unknown, depth = 0): unknown => {
+  // deeper than a stored value may be, the patch replaces (and is refused when stored)
+  if (!isPlainObject(base) || !isPlainObject(patch) || depth >= maxJsonDepth) return patch
   const out: Record<string, unknown> = { ...base }
   for (const key of Object.keys(patch)) {
     const value = patch[key]
     if (value === undefined) continue
-    out[key] = key in base ? deepMerge(base[key], value) : value
+    out[key] = key in base ? deepMerge(base[key], value, depth + 1) : value
   }
   return out
 }
 
-/** @internal */
-export const deepCopy = <A>(a: A): A => structuredClone(a)
+/**
+ * A deep copy (`structuredClone`); a value too deep for it to copy is given
+ * back as it is (a run refuses to store it: see {@link jsonProblem}).
+ *
+ * @internal
+ */
+export const deepCopy = <A>(a: A): A => {
+  try {
+    return structuredClone(a)
+  } catch (error) {
+    if (error instanceof RangeError) return a
+    throw error
+  }
+}
 
 /**
  * A deep copy of a JSON value (one `jsonProblem` finds nothing in), as a JSON
@@ -46,12 +67,13 @@ export const copyJson = <A>(value: A): A => copy(value) as A
 export const copyIfJson = (value: unknown): { readonly copy: unknown } | undefined => {
   const ancestors = new Set<object>()
   const go = (u: unknown, inArray: boolean): unknown => {
+    if (ancestors.size >= maxJsonDepth) return notJson
     switch (typeof u) {
       case "string":
       case "boolean":
         return u
       case "number":
-        return Number.isFinite(u) ? u : notJson
+        return Number.isFinite(u) && !Object.is(u, -0) ? u : notJson
       case "undefined":
         return inArray ? notJson : u
       case "object":
@@ -139,6 +161,11 @@ export const diff = (prev: unknown, next: unknown): Array<Change> => {
 
 const walk = (prev: unknown, next: unknown, path: Array<string | number>, out: Array<Change>): void => {
   if (Object.is(prev, next)) return
+  if (path.length >= maxJsonDepth) {
+    // too deep to walk: one change that sets it (which `changesProblem` refuses)
+    out.push({ op: "set", path, value: next, previous: prev })
+    return
+  }
   if (isPlainObject(prev) && isPlainObject(next)) {
     for (const key of Object.keys(next)) {
       if (!(key in prev)) {
@@ -174,28 +201,30 @@ const walk = (prev: unknown, next: unknown, path: Array<string | number>, out: A
 }
 
 /** Structural equality on JSON-like values, with a reference shortcut. @internal */
-export const sameJson = (a: unknown, b: unknown): boolean => {
+export const sameJson = (a: unknown, b: unknown, depth = 0): boolean => {
   if (Object.is(a, b)) return true
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  // values deeper than a stored value may be are taken as different
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || depth >= maxJsonDepth) return false
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i], depth + 1)) return false
     return true
   }
   if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false
   const ka = Object.keys(a)
   if (ka.length !== Object.keys(b).length) return false
-  for (const k of ka) if (!(k in b) || !sameJson(a[k], b[k])) return false
+  for (const k of ka) if (!(k in b) || !sameJson(a[k], b[k], depth + 1)) return false
   return true
 }
 
 /**
  * Where a value stops being JSON that reads back as the same value, and why:
- * a function, symbol or bigint, a non-finite number, `undefined` in an array,
+ * a function, symbol or bigint, a non-finite number or -0, `undefined` in an array,
  * an object that is not a plain object or an array (a `Date`, a `Map`, a
- * class instance), or a circular reference. `undefined` object properties are
- * fine (JSON leaves them out, which reads back the same). `undefined` on its
- * own is fine too (stored as `null`).
+ * class instance), a circular reference, or nesting deeper than
+ * {@link maxJsonDepth}. `undefined` object properties are fine (JSON leaves
+ * them out, which reads back the same). `undefined` on its own is fine too
+ * (stored as `null`).
  *
  * @internal
  */
@@ -210,7 +239,11 @@ export const jsonProblem = (value: unknown): { readonly path: string; readonly d
       case "boolean":
         return undefined
       case "number":
-        return Number.isFinite(u) ? undefined : found(`the number ${u} (JSON has no ${u})`)
+        return !Number.isFinite(u)
+          ? found(`the number ${u} (JSON has no ${u})`)
+          : Object.is(u, -0)
+          ? found("the number -0 (JSON turns it into 0)")
+          : undefined
       case "undefined":
         return inArray ? found("undefined in an array (JSON turns it into null)") : undefined
       case "function":
@@ -223,6 +256,7 @@ export const jsonProblem = (value: unknown): { readonly path: string; readonly d
     if (u === null) return undefined
     const object = u as object
     if (ancestors.has(object)) return found("a circular reference")
+    if (keys.length >= maxJsonDepth) return found(`a value nested deeper than ${maxJsonDepth} levels`)
     if (Array.isArray(object)) {
       ancestors.add(object)
       for (let i = 0; i < object.length; i++) {
@@ -377,15 +411,16 @@ export const applyChanges = (value: unknown, changes: ReadonlyArray<Change>, opt
  *
  * @internal
  */
-export const freezeJson = (value: unknown): void => {
-  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return
+export const freezeJson = (value: unknown, depth = 0): void => {
+  // a committed value is no deeper than maxJsonDepth (see `jsonProblem`)
+  if (typeof value !== "object" || value === null || Object.isFrozen(value) || depth > maxJsonDepth) return
   Object.freeze(value)
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item = value[i]
-      if (typeof item === "object" && item !== null) freezeJson(item)
+      if (typeof item === "object" && item !== null) freezeJson(item, depth + 1)
     }
     return
   }
-  for (const key of Object.keys(value)) freezeJson((value as Record<string, unknown>)[key])
+  for (const key of Object.keys(value)) freezeJson((value as Record<string, unknown>)[key], depth + 1)
 }

@@ -54,6 +54,8 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       return new Api.Conflict({ reason: "run-lost", runId: error.runId, message: error.message })
     case "RunNotFound":
       return runNotFound(error.runId, error.message)
+    case "WorkflowChanged":
+      return new Api.Conflict({ reason: "workflow-changed", runId: error.runId, message: error.message })
     case "ResponseDecodeError":
       return new Api.BadRequest({ reason: "response", message: error.message })
     case "InputDecodeError":
@@ -68,7 +70,11 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
     case "SessionStoreError":
       return new Api.InternalError({ message: error.message })
     case "NotSerializable":
-      return error.what === "input" ? new Api.BadRequest({ reason: "input", message: error.message }) : undefined
+      return error.what === "input"
+        ? new Api.BadRequest({ reason: "input", message: error.message })
+        : error.what === "answer"
+        ? new Api.BadRequest({ reason: "response", message: error.message })
+        : undefined
     default:
       return undefined
   }

@@ -89,7 +89,8 @@ export const ActiveData = Schema.Struct({
   additionalData: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   initialState: Schema.optional(Schema.Unknown),
   journal: Schema.optional(SessionStore.Journal),
-  pause: Schema.optional(SessionStore.Pause)
+  pause: Schema.optional(SessionStore.Pause),
+  shape: Schema.optional(SessionStore.WorkflowShape)
 })
 
 /**
@@ -446,7 +447,8 @@ export const activeData = (run: SessionStore.ActiveRun): string =>
     ...(run.additionalData === undefined ? {} : { additionalData: run.additionalData }),
     ...(run.initialState === undefined ? {} : { initialState: run.initialState }),
     ...(run.journal === undefined ? {} : { journal: run.journal }),
-    ...(run.pause === undefined ? {} : { pause: run.pause })
+    ...(run.pause === undefined ? {} : { pause: run.pause }),
+    ...(run.shape === undefined ? {} : { shape: run.shape })
   })
 
 /**

@@ -14,7 +14,7 @@ import * as stateCache from "../store/stateCache.js"
 import { type ExecContext, outputsAt } from "../step/exec.js"
 import { advanceQuestions, type Answer } from "../step/questions.js"
 import { encodeState } from "../workflow/model.js"
-import { type Opened, outputJson } from "./model.js"
+import { checkJson, type Opened, outputJson } from "./model.js"
 
 /**
  * The answers a claimed run carries on with: its journal's, and the one just
@@ -90,7 +90,8 @@ export class Journal {
 
   /**
    * The run reached top-level step `next`, which receives `previous` (see
-   * `runFrom`): noted, and written with `durability: "step"`.
+   * `runFrom`): noted, and written with `durability: "step"` — refused
+   * (`NotSerializable`) when it would not read back the same.
    */
   readonly at = (next: number, previous: unknown): Effect.Effect<void, unknown> | undefined => {
     const { cell, exec } = this
@@ -110,12 +111,27 @@ export class Journal {
         answers: {}
       }
       advanceQuestions(exec.questions, next)
-      return this.writes ? store.updateRun(runId, store.owner, { journal: this.point }) : Effect.void
+      return this.writes
+        ? Effect.zipRight(checkJson(sessionId, "journal", this.point), store.updateRun(runId, store.owner, { journal: this.point }))
+        : Effect.void
     })
   }
 
-  /** Where the run stands as it pauses, with the answers given in its current step. */
-  paused(): Effect.Effect<SessionStore.Journal, unknown> {
+  /**
+   * Where the run stands as it pauses, with the answers given in its current
+   * step: refused (`NotSerializable`) when it or the pause would not read
+   * back the same.
+   */
+  paused(pause: SessionStore.Pause): Effect.Effect<SessionStore.Journal, unknown> {
+    const { sessionId } = this.run.ids
+    return Effect.tap(this.current(), (journal) =>
+      Effect.zipRight(
+        checkJson(sessionId, "pause", { payload: pause.payload, checkpoint: pause.checkpoint }),
+        checkJson(sessionId, "journal", journal)
+      ))
+  }
+
+  private current(): Effect.Effect<SessionStore.Journal, unknown> {
     const { exec, position } = this
     if (position === undefined) return Effect.succeed({ ...this.point, answers: exec.questions.answers })
     return Effect.map(encodeState(this.run.self, this.run.ids.sessionId, position.state), (state) => ({

@@ -12,6 +12,7 @@ import * as Schedule from "effect/Schedule"
 import type * as SessionStore from "../../SessionStore.js"
 import type * as WorkflowError from "../../WorkflowError.js"
 import type { Attempt, Opened } from "./model.js"
+import { shapeOf } from "./shape.js"
 
 /**
  * The unfinished-run entry of a run in `status` at `now`: a running one is
@@ -32,6 +33,7 @@ export const entry = (run: Opened, status: SessionStore.ActiveStatus, now: numbe
   baseVersion: run.version,
   ...(Option.isNone(run.stored) ? { initialState: run.encodedInitial } : {}),
   durability: run.durability,
+  shape: shapeOf(run.self),
   startedAt: run.startedAt,
   updatedAt: now
 })

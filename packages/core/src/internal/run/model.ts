@@ -126,7 +126,7 @@ export type JsonProblem = NonNullable<ReturnType<typeof jsonProblem>>
 export const storedInputOf = (input: unknown): unknown => jsonProblem(input) === undefined ? jsonValue(input) : null
 
 /** @internal */
-export const checkJson = (sessionId: string, what: "input" | "output" | "state", value: unknown) => {
+export const checkJson = (sessionId: string, what: WorkflowError.NotSerializable["what"], value: unknown) => {
   const problem = jsonProblem(value)
   return problem === undefined
     ? Effect.void

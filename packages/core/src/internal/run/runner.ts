@@ -37,6 +37,7 @@ import { type Any, type Context, decodeState, type Error, type Output, type Stat
 import { execute } from "./execute.js"
 import {
   type Attempt,
+  checkJson,
   type Ids,
   isConflict,
   isTagged,
@@ -50,6 +51,7 @@ import {
 import * as idRules from "../ids.js"
 import { claim, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
+import { checkShape } from "./shape.js"
 import { track } from "./track.js"
 
 /**
@@ -322,7 +324,10 @@ export const resumeRun = <W extends Any>(
   atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     const active = yield* unfinished(self, runId, options, answer !== undefined)
+    // refused before the run is claimed: it stays as it was
+    yield* checkShape(self, active)
     const given = answer === undefined ? undefined : yield* answer(active)
+    if (given !== undefined) yield* checkJson(active.sessionId, "answer", given.response)
     const reason = answer === undefined ? "resumed" as const : "continued" as const
     const ids = { runId, sessionId: active.sessionId, userId: active.userId }
     const leaseMillis = leaseMillisOf(options)

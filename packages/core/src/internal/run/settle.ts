@@ -114,12 +114,17 @@ function* wait(run: Opened, executed: Executed, pause: PauseSignal, restore: Res
     ...(pause.checkpoint === undefined ? {} : { checkpoint: pause.checkpoint }),
     pausedAt
   }
-  const journal = yield* executed.journal.paused()
+  const journal = yield* Effect.either(executed.journal.paused(waiting))
+  if (journal._tag === "Left") {
+    // a pause that cannot be stored as it is ends the run, recorded with the reason
+    yield* recordFailure(run, Cause.fail(journal.left), Option.isNone(run.stored) ? Option.some(run.encodedInitial) : Option.none(), run.version)
+    return yield* Effect.fail(journal.left)
+  }
   yield* restore(
     run.tracked
-      ? store.updateRun(runId, store.owner, { status: "paused", owner: "", leaseExpiresAt: 0, journal, pause: waiting })
+      ? store.updateRun(runId, store.owner, { status: "paused", owner: "", leaseExpiresAt: 0, journal: journal.right, pause: waiting })
       : Effect.flatMap(
-        store.startRun({ ...entry(run, "paused", pausedAt), journal, pause: waiting }),
+        store.startRun({ ...entry(run, "paused", pausedAt), journal: journal.right, pause: waiting }),
         (existing): Effect.Effect<void, WorkflowError.RunError | WorkflowError.RunPaused> =>
           Option.isNone(existing) ? Effect.void : runTaken(runId, sessionId, existing.value)
       )

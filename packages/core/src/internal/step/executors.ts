@@ -14,7 +14,7 @@ import type { StepInput } from "../../StepInput.js"
 import * as StepOutput from "../../StepOutput.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
-import { makeStep, type NodeOptions, type Runner, type Step } from "./node.js"
+import { type Any, makeStep, type NodeOptions, type Runner, type Step } from "./node.js"
 import { ask, currentQuestions, makeQuestions } from "./questions.js"
 
 /** @internal */
@@ -77,7 +77,11 @@ export const stream = <const N extends string, X = never, E = never, R = never, 
 export const container = <const N extends string, X, E = never, R = never, P = unknown, I = unknown>(
   name: N,
   execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<X, E, R>,
-  options?: NodeOptions & { readonly kind?: WorkflowEvent.StepKind | undefined }
+  options?: NodeOptions & {
+    readonly kind?: WorkflowEvent.StepKind | undefined
+    /** the steps it runs, when known (see `Step.children`) */
+    readonly children?: ReadonlyArray<Any> | undefined
+  }
 ): Step<StepOutput.Content<X>, E, R, P, I, N> => makeStep({ ...options, name, kind: options?.kind ?? "container", execute })
 
 /** @internal */

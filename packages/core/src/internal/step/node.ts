@@ -59,6 +59,12 @@ export interface Step<out A = unknown, out E = never, out R = never, in P = unkn
   readonly description: string | undefined
   readonly onError: OnError
   readonly retry: Schedule.Schedule<unknown, never> | undefined
+  /**
+   * the steps a built-in container runs (in the order it declares them), for
+   * the workflow's shape (see `run/shape.ts`); undefined for a leaf, or a
+   * container whose children are not known
+   */
+  readonly children: ReadonlyArray<Any> | undefined
   /** runs the node once on `input`; a container runs its children with `runner` */
   readonly execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<unknown, E, R>
 }
@@ -172,6 +178,7 @@ export const makeStep = <A, E, R, P, I, N extends string>(
   options: NodeOptions & {
     readonly name: N
     readonly kind: WorkflowEvent.StepKind
+    readonly children?: ReadonlyArray<Any> | undefined
     readonly execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<unknown, E, R>
   }
 ): Step<A, E, R, P, I, N> => {
@@ -182,6 +189,7 @@ export const makeStep = <A, E, R, P, I, N extends string>(
   step.description = options.description
   step.onError = options.onError ?? "fail"
   step.retry = options.retry
+  step.children = options.children
   step.execute = options.execute
   return step
 }
@@ -197,6 +205,7 @@ export const update = <A, E, R, P, I, N extends string, A2 = A, E2 = E, N2 exten
     description: changes.description ?? self.description,
     onError: changes.onError ?? self.onError,
     retry: changes.retry ?? self.retry,
+    children: self.children,
     // the error type changes only where the engine's policy does (skipOnError)
     execute: self.execute as unknown as (input: StepInput<P, I>, runner: Runner) => Effect.Effect<unknown, E2, R>
   })

@@ -57,6 +57,10 @@ export interface Workflow<
   readonly durability: "run" | "step"
   /** what a run's commit writes: the whole state (default) or its changes */
   readonly persist: "state" | "changes"
+  /** the version of the workflow's steps a durable run records, if given */
+  readonly version: string | undefined
+  /** the recorded versions (or fingerprints) of runs this workflow may carry on despite a different shape */
+  readonly resumes: ReadonlyArray<string>
 }
 
 /** @internal */
@@ -132,6 +136,22 @@ export type MakeOptions<S extends ReadonlyArray<step.Any>, In extends InputSchem
      * immutably, as everywhere, and a step that mutates it in place fails.
      */
     readonly persist?: "state" | "changes" | undefined
+    /**
+     * The version of the workflow's steps, recorded with every unfinished
+     * (journaled or paused) run together with the fingerprint of its step
+     * tree (names, kinds, nesting). Carrying a run on (`Workflow.resume`,
+     * `Workflow.continue`, `Workflow.recover`, a run by id) under a different
+     * version or step tree fails with `WorkflowChanged` and leaves the run as
+     * it was — unless `resumes` lists the run's recorded version.
+     */
+    readonly version?: string | undefined
+    /**
+     * The versions (or fingerprints, as `WorkflowChanged` shows them) of
+     * earlier shapes of this workflow whose unfinished runs it may carry on:
+     * the change is declared compatible (the journal's step indexes, outputs
+     * and questions still mean the same in the new steps).
+     */
+    readonly resumes?: ReadonlyArray<string> | undefined
   }
   & SeedOption<St>
 
@@ -156,6 +176,8 @@ interface Fields {
   readonly userId: string | undefined
   readonly durability: "run" | "step"
   readonly persist: "state" | "changes"
+  readonly version: string | undefined
+  readonly resumes: ReadonlyArray<string>
 }
 
 /** @internal */
@@ -180,7 +202,9 @@ export const fromOptions = <W extends Any>(options: MakeOptions<ReadonlyArray<st
     sessionId: options.sessionId,
     userId: options.userId,
     durability: options.durability ?? "run",
-    persist: options.persist ?? "state"
+    persist: options.persist ?? "state",
+    version: options.version,
+    resumes: options.resumes ?? []
   })
 
 /** @internal */
@@ -270,6 +294,7 @@ export const asStep = <const N extends string, W extends Any>(
     ...options,
     name,
     kind: "workflow",
+    children: inner.steps,
     execute: (input: StepInput<EncodedInput<W>>, ctx) =>
       // decoding fails only for an input Schema, which is what puts InputDecodeError in the type
       Effect.flatMap(decodeInput(inner, input.previousStepContent) as Effect.Effect<unknown, InputError<W>>, (decoded) =>
