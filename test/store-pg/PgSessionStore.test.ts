@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
 import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
@@ -204,6 +204,56 @@ WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
       assert.strictEqual(yield* commitR2, 2)
       assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r-s1", "r2"])
       assert.deepStrictEqual(yield* store.activeRuns({ sessionId: "s1" }), [])
+    })), 60_000)
+})
+
+describe("PgSessionStore: a lost connection", () => {
+  const counter = Workflow.make({
+    name: "counter",
+    sessionState: { n: 0 },
+    steps: [Step.make("count", () => SessionState.update((s) => ({ n: (s.n as number) + 1 })).pipe(Effect.as("counted")))]
+  })
+
+  it.live("the run whose connection is killed mid-commit fails typed; the next run succeeds", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const applicationName = `sessionflow-${crypto.randomUUID()}`
+      const context = yield* Layer.build(PgSessionStore.layer({ url: testUrl, schema, applicationName }))
+      // untracked runs (no run id): the usual commit, one statement
+      const runCounter = Workflow.run(counter, "go", { sessionId: "s1" }).pipe(Effect.provide(context))
+      yield* runCounter
+      for (let round = 1; round <= 3; round++) {
+        // another connection holds the session's row: the run's commit waits for it
+        const locked = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const holder = yield* withClient((sql) =>
+          Effect.gen(function*() {
+            yield* sql`SELECT session_id FROM ${sql(`${schema}.sessionflow_sessions`)} WHERE session_id = 's1' FOR UPDATE`
+            yield* Deferred.succeed(locked, undefined)
+            yield* Deferred.await(release)
+          }).pipe(sql.withTransaction)
+        ).pipe(Effect.fork)
+        yield* Deferred.await(locked)
+        // the killed run, and at once (on the same pool) the next one
+        const runs = yield* Effect.fork(Effect.zip(Effect.flip(runCounter), runCounter))
+        yield* withClient((sql) =>
+          Effect.gen(function*() {
+            const victim = yield* sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`.pipe(
+              Effect.flatMap((rows) => Option.fromNullable(rows[0])),
+              Effect.retry(Schedule.spaced("20 millis")),
+              Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the commit never waited for the lock") })
+            )
+            yield* sql`SELECT pg_terminate_backend(${victim.pid})`
+          })
+        )
+        yield* Effect.sleep("50 millis")
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        const [killed, next] = yield* Fiber.join(runs)
+        assert.strictEqual(killed._tag, "SessionStoreError")
+        assert.deepStrictEqual(next.state, { n: round + 1 })
+      }
     })), 60_000)
 })
 
