@@ -899,23 +899,43 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "counter", version: 3, state: { n: 3 }, runId: "r3" })
       }).pipe(Effect.scoped))
 
-    test("watch: when commits land quickly, versions only increase and the latest always arrives", (store) =>
+    test("watch: a watcher is never silently behind: each change says how many versions it coalesced, and the latest always arrives", (store) =>
       Effect.gen(function*() {
         yield* create(store, "w1", { n: 1 })
         const watcher = yield* watching(store, "w1")
-        assert.strictEqual((yield* next(watcher)).version, 1)
+        const start = yield* next(watcher)
+        assert.deepStrictEqual([start.version, start.skipped], [1, 0])
         for (let n = 2; n <= 6; n++) {
           yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("w1", `r${n}`) })
         }
-        const versions: Array<number> = []
-        let last = yield* next(watcher)
-        versions.push(last.version)
+        const changes: Array<SessionStore.SessionChange> = []
+        let last = start
         while (last.version < 6) {
           last = yield* next(watcher)
-          versions.push(last.version)
+          changes.push(last)
         }
-        assert.isTrue(versions.every((version, i) => i === 0 || version > versions[i - 1]!), `not increasing: ${versions.join(", ")}`)
+        // each change follows the previous one by the versions it coalesced: together, every version
+        changes.reduce((previous, change) => {
+          assert.strictEqual(change.version - change.skipped - 1, previous, `after ${previous}: ${change.version} skipping ${change.skipped}`)
+          return change.version
+        }, 1)
+        assert.strictEqual(changes.reduce((sum, change) => sum + change.skipped + 1, 0), 5)
         assert.deepStrictEqual(seen(last), { sessionId: "w1", workflowName: "wf", version: 6, state: { n: 6 }, runId: "r6" })
+      }).pipe(Effect.scoped))
+
+    test("watch: versions committed after the watch began and before a session's first read are counted as skipped", (store) =>
+      Effect.gen(function*() {
+        const watcher = yield* watching(store, "late")
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "late", { n: 1 })
+        yield* store.commit({ sessionId: "late", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+        let change = yield* next(watcher)
+        let counted = change.skipped + 1
+        while (change.version < 2) {
+          change = yield* next(watcher)
+          counted += change.skipped + 1
+        }
+        assert.deepStrictEqual([change.version, counted], [2, 2])
       }).pipe(Effect.scoped))
 
     test("watch of a missing session emits nothing until it is created, then its version 1", (store) =>

@@ -278,6 +278,53 @@ describe("PgSessionStore.watch", () => {
       }
     })), 60_000)
 
+  it.live("a watcher whose LISTEN connection is killed listens again: the versions committed meanwhile and later ones arrive at once, and a new watch works", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const applicationName = `sessionflow-${crypto.randomUUID()}`
+      const open = (name: string) =>
+        Effect.map(
+          Layer.build(PgSessionStore.layer({ url: testUrl, schema, applicationName: name })),
+          (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+        )
+      const watching = yield* open(applicationName)
+      const writing = yield* open("sessionflow-test-writer")
+      const commit = (n: number) =>
+        writing.commit({ sessionId: "w", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("w", `r${n}`) })
+      yield* commit(1)
+      // the watchers poll once an hour: what arrives within seconds was notified
+      const promptly = <A, E>(take: Effect.Effect<A, E>) =>
+        take.pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no change arrived within 5 seconds") }))
+      const take = yield* notifiedWatcher(watching, "w")
+      assert.strictEqual((yield* take).version, 1)
+      yield* withClient((sql) =>
+        Effect.gen(function*() {
+          const listener = yield* sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+WHERE application_name = ${applicationName} AND query LIKE 'LISTEN %'`.pipe(
+            Effect.flatMap((rows) => Option.fromNullable(rows[0])),
+            Effect.retry(Schedule.spaced("20 millis")),
+            Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no LISTEN connection") })
+          )
+          yield* sql`SELECT pg_terminate_backend(${listener.pid})`
+        })
+      )
+      // committed while the watcher has no connection: it arrives once it listens again
+      yield* commit(2)
+      const meanwhile = yield* promptly(take)
+      assert.deepStrictEqual([meanwhile.version, meanwhile.skipped, meanwhile.state], [2, 0, { n: 2 }])
+      for (let n = 3; n <= 4; n++) {
+        yield* commit(n)
+        assert.strictEqual((yield* promptly(take)).version, n)
+      }
+      // a new watch in the same process starts from the current version and hears of commits
+      const again = yield* notifiedWatcher(watching, "w")
+      assert.strictEqual((yield* promptly(again)).version, 4)
+      yield* Effect.sleep("200 millis")
+      yield* commit(5)
+      assert.strictEqual((yield* promptly(again)).version, 5)
+      assert.strictEqual((yield* promptly(take)).version, 5)
+    })), 60_000)
+
   it.live("a session id too long for a notification's payload still wakes its watchers", () =>
     Effect.scoped(Effect.gen(function*() {
       const schema = yield* freshSchema
