@@ -882,6 +882,32 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(ids(yield* store.activeRuns({})), ["r3"])
       }))
 
+    // -- ids ------------------------------------------------------------------------
+
+    test("ids a store could not give back exactly (NUL, a lone surrogate, 300 characters) are refused by writes and found by no read", (store) =>
+      Effect.gen(function*() {
+        for (const bad of ["a\u0000b", "lone-\ud800", "x".repeat(300)]) {
+          const asSession = yield* Effect.flip(create(store, bad, { n: 1 }))
+          assert.instanceOf(asSession, WorkflowError.SessionStoreError)
+          assert.strictEqual(asSession.method, "commit")
+          const asRun = yield* Effect.flip(create(store, "fine", { n: 1 }, { run: run("fine", bad) }))
+          assert.instanceOf(asRun, WorkflowError.SessionStoreError)
+          const started = yield* Effect.flip(store.startRun(active(bad, "fine")))
+          assert.instanceOf(started, WorkflowError.SessionStoreError)
+          assert.isTrue(Option.isNone(yield* store.load(bad)))
+          assert.isTrue(Option.isNone(yield* store.info(bad)))
+          assert.isTrue(Option.isNone(yield* store.getRun(bad)))
+          assert.deepStrictEqual(yield* store.runs(bad, {}), [])
+          assert.strictEqual((yield* Effect.flip(store.claimRun(bad, { owner: "o", now: 1, leaseExpiresAt: 2 })))._tag, "RunNotFound")
+        }
+        // nothing was stored; the longest id every store takes, with astral characters, comes back exactly
+        assert.isTrue(Option.isNone(yield* store.info("fine")))
+        const longest = `${"é".repeat(SessionStore.maxIdLength - 2)}😀`
+        yield* create(store, longest, { n: 1 }, { run: run(longest, longest) })
+        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), [longest])
+        assert.deepStrictEqual((yield* store.runs(longest, {})).map((r) => r.runId), [longest])
+      }))
+
     // -- watching --------------------------------------------------------------
 
     test("watch emits the current version first, then every later commit in order, with the run that made it", (store) =>

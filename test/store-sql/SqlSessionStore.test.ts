@@ -359,11 +359,17 @@ for (const dialect of dialects) {
           assert.deepStrictEqual([after!.state, Number(after!.version)], [JSON.stringify({ items: [1] }), 5])
         })))
 
-    it.scoped("session ids that are not well-formed Unicode are refused before anything is stored", () =>
+    it.scoped("session and run ids a store could not give back exactly (a lone surrogate, NUL, 300 characters) are refused before anything is stored", () =>
       withStore(({ db, sql }) =>
         Effect.gen(function*() {
-          const error = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "bad-\ud800-x" }))
-          assert.strictEqual(error._tag, "InvalidSessionId")
+          for (
+            const [sessionId, reason] of [["bad-\ud800-x", "malformed"], ["a\u0000b", "control-character"], ["x".repeat(300), "too-long"]] as const
+          ) {
+            const error = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId }))
+            assert.deepInclude(error, { _tag: "InvalidSessionId", reason })
+            const byRunId = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "fine", runId: sessionId }))
+            assert.strictEqual(byRunId._tag, "SessionStoreError")
+          }
           const [count] = yield* sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql(db.table("sessionflow_sessions"))}`
           assert.strictEqual(Number(count!.n), 0)
           // a well-formed id with astral characters round-trips exactly

@@ -18,11 +18,37 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { StepOutputSchema } from "./StepOutput.js"
+import * as ids from "./internal/ids.js"
 import * as json from "./internal/json.js"
+import * as idGuard from "./internal/store/idGuard.js"
 import * as memory from "./internal/store/memoryStore.js"
 import type { StateChange } from "./WorkflowEvent.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
 import * as WorkflowError from "./WorkflowError.js"
+
+/**
+ * The longest session or run id (in UTF-16 code units) every store takes.
+ *
+ * @since 0.1.0
+ * @category ids
+ */
+export const maxIdLength: number = ids.maxLength
+
+/**
+ * A session or run id as every store takes it: 1 to {@link maxIdLength}
+ * characters of well-formed Unicode without control characters (no NUL, no
+ * newline). Runs on a session id outside it fail with `InvalidSessionId`;
+ * servers refuse such ids at their edge with this Schema.
+ *
+ * @since 0.1.0
+ * @category ids
+ */
+export const Id: Schema.Schema<string> = Schema.String.pipe(
+  Schema.filter((id) => {
+    const problem = ids.problem(id)
+    return problem === undefined || ids.describe("session or run", id, problem)
+  })
+).annotations({ identifier: "Id", description: `1 to ${ids.maxLength} characters, no control characters` })
 
 /**
  * @since 0.1.0
@@ -590,12 +616,17 @@ export class SessionStore extends Context.Tag("@sessionflow/core/SessionStore")<
 
 /**
  * Builds a store from a backend's primitives, adding per-session
- * serialisation within the process.
+ * serialisation within the process, and the one rule of ids for every
+ * backend: a session or run id outside {@link Id} (NUL, a lone surrogate,
+ * more than {@link maxIdLength} characters) is refused by a write or a watch
+ * with `SessionStoreError` and found by no read, so no store keeps an id it
+ * would not give back exactly.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (backend: Backend): Service => {
+export const make = (primitives: Backend): Service => {
+  const backend = idGuard.guard(primitives)
   const locks = new Map<string, SessionLock>()
   // the sessions whose lock the current fiber (or one of its ancestors) holds,
   // innermost first: taking such a lock again would wait for ever, so it is

@@ -8,6 +8,7 @@
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { errorMessage } from "./internal/format.js"
+import * as ids from "./internal/ids.js"
 
 /**
  * @since 0.1.0
@@ -272,8 +273,10 @@ export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessi
 }
 
 /**
- * A session id that cannot be stored as given: empty, or a string that is not
- * well-formed Unicode (a lone surrogate), which a store would not give back
+ * A session id that no store may take as given, the same for every store:
+ * empty, longer than 256 characters (`too-long`), with a control character
+ * such as NUL or a newline (`control-character`), or not well-formed Unicode
+ * (a lone surrogate, `malformed`), which a store would not give back
  * unchanged.
  *
  * @since 0.1.0
@@ -281,15 +284,13 @@ export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessi
  */
 export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>("@sessionflow/core/InvalidSessionId")(
   "InvalidSessionId",
-  { sessionId: Schema.String, reason: Schema.Literal("empty", "malformed") }
+  { sessionId: Schema.String, reason: Schema.Literal("empty", "too-long", "control-character", "malformed") }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return this.reason === "empty"
-      ? "A session id must not be empty"
-      : `Session id ${JSON.stringify(this.sessionId)} is not well-formed Unicode (it has a lone surrogate)`
+    return ids.describe("session", this.sessionId, this.reason)
   }
 }
 

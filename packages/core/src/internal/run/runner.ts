@@ -31,6 +31,7 @@ import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as events from "../events.js"
 import * as formatting from "../format.js"
+import * as ids from "../ids.js"
 import { jsonProblem } from "../json.js"
 import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
@@ -51,11 +52,10 @@ import { claim, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
 import { track } from "./track.js"
 
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
 /**
- * Checks a session id: not empty, well-formed Unicode (so that every store
- * gives it back unchanged).
+ * Checks a session id (`ids.problem`: not empty, at most 256 characters, no
+ * control characters, well-formed Unicode), so that every store takes it and
+ * gives it back unchanged.
  *
  * @internal
  */
@@ -64,12 +64,10 @@ export const checkSessionId = (sessionId: string): Effect.Effect<string, Workflo
   return invalid === undefined ? Effect.succeed(sessionId) : Effect.fail(invalid)
 }
 
-const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined =>
-  sessionId.length === 0
-    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "empty" })
-    : loneSurrogate.test(sessionId)
-    ? new WorkflowError.InvalidSessionId({ sessionId, reason: "malformed" })
-    : undefined
+const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined => {
+  const reason = ids.problem(sessionId)
+  return reason === undefined ? undefined : new WorkflowError.InvalidSessionId({ sessionId, reason })
+}
 
 // -----------------------------------------------------------------------------
 // one attempt
