@@ -324,19 +324,4 @@ WHERE application_name = ${applicationName} AND query LIKE 'LISTEN %'`.pipe(
       assert.strictEqual((yield* promptly(again)).version, 5)
       assert.strictEqual((yield* promptly(take)).version, 5)
     })), 60_000)
-
-  it.live("a session id too long for a notification's payload still wakes its watchers", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const schema = yield* freshSchema
-      const store = yield* Effect.map(
-        Layer.build(PgSessionStore.layer({ url: testUrl, schema })),
-        (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
-      )
-      const longId = "s".repeat(10_000)
-      const take = yield* notifiedWatcher(store, longId)
-      yield* Effect.sleep("500 millis")
-      yield* commitFirst(store, longId, { long: true })
-      const change = yield* take
-      assert.deepStrictEqual([change.sessionId.length, change.version, change.state], [10_000, 1, { long: true }])
-    })), 60_000)
 })

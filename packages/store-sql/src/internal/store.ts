@@ -61,14 +61,6 @@ const channelName = (sessions: string): string => {
   return `sessionflow_${hash.toString(16).padStart(8, "0")}`
 }
 
-/**
- * The payload of a commit's notification: the session id, or `*` ("some
- * session", every watcher reads) for an id too long for a payload.
- */
-const notificationPayload = (sessionId: string): string =>
-  Buffer.byteLength(sessionId, "utf8") < 7900 ? sessionId : anySession
-
-const anySession = "*"
 
 const makeError = (description: string, cause?: unknown) =>
   new WorkflowError.SessionStoreError({ method: "make", description, ...(cause === undefined ? {} : { cause }) })
@@ -264,7 +256,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
 
   /** Tells PostgreSQL watchers of a commit (delivered when its transaction commits); SQLite's poll. */
   const notify = (sessionId: string): Effect.Effect<void, SqlError> =>
-    dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${channel}, ${notificationPayload(sessionId)})`) : Effect.void
+    dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${channel}, ${sessionId})`) : Effect.void
 
   // -- reading -----------------------------------------------------------------------
 
@@ -386,7 +378,7 @@ WHERE ${checked} AND ${keepable} RETURNING version`
     return Effect.map(
       Effect.flatMap(
         sql`WITH ${ctes}
-SELECT version, pg_notify(${channel}, ${notificationPayload(commit.sessionId)}) FROM written`,
+SELECT version, pg_notify(${channel}, ${commit.sessionId}) FROM written`,
         decodeWritten
       ),
       (written) => written[0]?.version
@@ -741,7 +733,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
               )
             ),
             // "": listening (again), anything may have been committed before
-            Stream.filter((payload) => payload === sessionId || payload === anySession || payload === ""),
+            Stream.filter((payload) => payload === sessionId || payload === ""),
             Stream.mapError((error) =>
               new WorkflowError.SessionStoreError({
                 method: "watch",
