@@ -18,6 +18,25 @@ const tablesIn = (schema: string) =>
 const commitFirst = (store: SessionStore.Service, sessionId: string, state: unknown) =>
   store.commit({ sessionId, workflowName: "wf", expectedVersion: 0, state, run: run(sessionId, `r-${sessionId}`) })
 
+/**
+ * Another connection locks one row (`column = value` of `table`) until `release` completes; the
+ * fiber that holds it is `holder`.
+ */
+const holdRow = (table: string, column: string, value: string) =>
+  Effect.gen(function*() {
+    const locked = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const holder = yield* withClient((sql) =>
+      Effect.gen(function*() {
+        yield* sql`SELECT 1 FROM ${sql(table)} WHERE ${sql(column)} = ${value} FOR UPDATE`
+        yield* Deferred.succeed(locked, undefined)
+        yield* Deferred.await(release)
+      }).pipe(sql.withTransaction)
+    ).pipe(Effect.fork)
+    yield* Deferred.await(locked)
+    return { holder, release }
+  })
+
 describe("PgSessionStore", () => {
   it.scoped("a schema that does not exist yet is created with the tables", () =>
     Effect.gen(function*() {
@@ -164,16 +183,7 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       })
 
       // another connection holds the unfinished run's row: the commit updates the session, then waits there
-      const locked = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      const holder = yield* withClient((sql) =>
-        Effect.gen(function*() {
-          yield* sql`SELECT run_id FROM ${sql(`${schema}.sessionflow_sessions_active`)} WHERE run_id = 'r2' FOR UPDATE`
-          yield* Deferred.succeed(locked, undefined)
-          yield* Deferred.await(release)
-        }).pipe(sql.withTransaction)
-      ).pipe(Effect.fork)
-      yield* Deferred.await(locked)
+      const { holder, release } = yield* holdRow(`${schema}.sessionflow_sessions_active`, "run_id", "r2")
       const committing = yield* Effect.fork(commitR2)
       yield* withClient((sql) =>
         Effect.gen(function*() {
@@ -224,16 +234,7 @@ describe("PgSessionStore: a lost connection", () => {
       yield* runCounter
       for (let round = 1; round <= 3; round++) {
         // another connection holds the session's row: the run's commit waits for it
-        const locked = yield* Deferred.make<void>()
-        const release = yield* Deferred.make<void>()
-        const holder = yield* withClient((sql) =>
-          Effect.gen(function*() {
-            yield* sql`SELECT session_id FROM ${sql(`${schema}.sessionflow_sessions`)} WHERE session_id = 's1' FOR UPDATE`
-            yield* Deferred.succeed(locked, undefined)
-            yield* Deferred.await(release)
-          }).pipe(sql.withTransaction)
-        ).pipe(Effect.fork)
-        yield* Deferred.await(locked)
+        const { holder, release } = yield* holdRow(`${schema}.sessionflow_sessions`, "session_id", "s1")
         // the killed run, and at once (on the same pool) the next one
         const runs = yield* Effect.fork(Effect.zip(Effect.flip(runCounter), runCounter))
         yield* withClient((sql) =>
