@@ -882,6 +882,32 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(ids(yield* store.activeRuns({})), ["r3"])
       }))
 
+    // -- ids ------------------------------------------------------------------------
+
+    test("ids a store could not give back exactly (NUL, a lone surrogate, 300 characters) are refused by writes and found by no read", (store) =>
+      Effect.gen(function*() {
+        for (const bad of ["a\u0000b", "lone-\ud800", "x".repeat(300)]) {
+          const asSession = yield* Effect.flip(create(store, bad, { n: 1 }))
+          assert.instanceOf(asSession, WorkflowError.SessionStoreError)
+          assert.strictEqual(asSession.method, "commit")
+          const asRun = yield* Effect.flip(create(store, "fine", { n: 1 }, { run: run("fine", bad) }))
+          assert.instanceOf(asRun, WorkflowError.SessionStoreError)
+          const started = yield* Effect.flip(store.startRun(active(bad, "fine")))
+          assert.instanceOf(started, WorkflowError.SessionStoreError)
+          assert.isTrue(Option.isNone(yield* store.load(bad)))
+          assert.isTrue(Option.isNone(yield* store.info(bad)))
+          assert.isTrue(Option.isNone(yield* store.getRun(bad)))
+          assert.deepStrictEqual(yield* store.runs(bad, {}), [])
+          assert.strictEqual((yield* Effect.flip(store.claimRun(bad, { owner: "o", now: 1, leaseExpiresAt: 2 })))._tag, "RunNotFound")
+        }
+        // nothing was stored; the longest id every store takes, with astral characters, comes back exactly
+        assert.isTrue(Option.isNone(yield* store.info("fine")))
+        const longest = `${"é".repeat(SessionStore.maxIdLength - 2)}😀`
+        yield* create(store, longest, { n: 1 }, { run: run(longest, longest) })
+        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), [longest])
+        assert.deepStrictEqual((yield* store.runs(longest, {})).map((r) => r.runId), [longest])
+      }))
+
     // -- watching --------------------------------------------------------------
 
     test("watch emits the current version first, then every later commit in order, with the run that made it", (store) =>
@@ -899,23 +925,43 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "counter", version: 3, state: { n: 3 }, runId: "r3" })
       }).pipe(Effect.scoped))
 
-    test("watch: when commits land quickly, versions only increase and the latest always arrives", (store) =>
+    test("watch: a watcher is never silently behind: each change says how many versions it coalesced, and the latest always arrives", (store) =>
       Effect.gen(function*() {
         yield* create(store, "w1", { n: 1 })
         const watcher = yield* watching(store, "w1")
-        assert.strictEqual((yield* next(watcher)).version, 1)
+        const start = yield* next(watcher)
+        assert.deepStrictEqual([start.version, start.skipped], [1, 0])
         for (let n = 2; n <= 6; n++) {
           yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("w1", `r${n}`) })
         }
-        const versions: Array<number> = []
-        let last = yield* next(watcher)
-        versions.push(last.version)
+        const changes: Array<SessionStore.SessionChange> = []
+        let last = start
         while (last.version < 6) {
           last = yield* next(watcher)
-          versions.push(last.version)
+          changes.push(last)
         }
-        assert.isTrue(versions.every((version, i) => i === 0 || version > versions[i - 1]!), `not increasing: ${versions.join(", ")}`)
+        // each change follows the previous one by the versions it coalesced: together, every version
+        changes.reduce((previous, change) => {
+          assert.strictEqual(change.version - change.skipped - 1, previous, `after ${previous}: ${change.version} skipping ${change.skipped}`)
+          return change.version
+        }, 1)
+        assert.strictEqual(changes.reduce((sum, change) => sum + change.skipped + 1, 0), 5)
         assert.deepStrictEqual(seen(last), { sessionId: "w1", workflowName: "wf", version: 6, state: { n: 6 }, runId: "r6" })
+      }).pipe(Effect.scoped))
+
+    test("watch: versions committed after the watch began and before a session's first read are counted as skipped", (store) =>
+      Effect.gen(function*() {
+        const watcher = yield* watching(store, "late")
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "late", { n: 1 })
+        yield* store.commit({ sessionId: "late", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+        let change = yield* next(watcher)
+        let counted = change.skipped + 1
+        while (change.version < 2) {
+          change = yield* next(watcher)
+          counted += change.skipped + 1
+        }
+        assert.deepStrictEqual([change.version, counted], [2, 2])
       }).pipe(Effect.scoped))
 
     test("watch of a missing session emits nothing until it is created, then its version 1", (store) =>

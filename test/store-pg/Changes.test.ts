@@ -111,6 +111,13 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
     })), 60_000)
 })
 
+/** Back before migration 6: without its triggers (and their functions). */
+const dropTriggers = (sql: PgClient.PgClient, schema: string) =>
+  Effect.gen(function*() {
+    yield* sql`DROP FUNCTION ${sql(`${schema}.sessionflow_sessions_state_edited`)}() CASCADE`
+    yield* sql`DROP FUNCTION ${sql(`${schema}.sessionflow_sessions_changes_edited`)}() CASCADE`
+  })
+
 describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of kept changes)", () => {
   const record = (runId: string): SessionStore.RunRecord => ({
     runId,
@@ -123,7 +130,7 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
     completedAt: 2
   })
 
-  it.scoped("tables at migration 3 migrate to 5 and keep their data; their sessions then keep changes", () =>
+  it.scoped("tables at migration 3 migrate to the latest and keep their data; their sessions then keep changes", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema
       const sessionsTable = `${schema}.sessionflow_sessions`
@@ -135,6 +142,7 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
         )
       yield* withClient((sql) =>
         Effect.gen(function*() {
+          yield* dropTriggers(sql, schema)
           yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_changes`)}`
           yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN state_size, DROP COLUMN changes_size, DROP COLUMN base_size`
           yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 4`
@@ -142,13 +150,13 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
       )
 
       const behind = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
-      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 5`)
+      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 6`)
 
       const store = yield* openStore(schema)
       const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))
       const migrations = yield* sql<{ name: string }>`SELECT name FROM ${sql(`${schema}.sessionflow_sessions_migrations`)}
         ORDER BY migration_id`
-      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size"])
+      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version"])
       // the data is there; the state's size is not known (0) until its next whole state
       assert.deepStrictEqual(yield* loaded(store, "old"), { items })
       assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])
@@ -166,7 +174,7 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
       assert.deepStrictEqual(yield* loaded(store, "old"), { items })
     }))
 
-  it.scoped("tables at migration 4, whose sessions keep changes after the state column, migrate to 5 and read the same", () =>
+  it.scoped("tables at migration 4, whose sessions keep changes after the state column, migrate to the latest and read the same", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema
       const sessionsTable = `${schema}.sessionflow_sessions`
@@ -179,8 +187,9 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
       }).pipe(Effect.scoped)
       yield* withClient((sql) =>
         Effect.gen(function*() {
+          yield* dropTriggers(sql, schema)
           yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN base_size`
-          yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id = 5`
+          yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 5`
         })
       )
       const store = yield* openStore(schema)

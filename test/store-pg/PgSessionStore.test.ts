@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
 import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
@@ -17,6 +17,25 @@ const tablesIn = (schema: string) =>
 
 const commitFirst = (store: SessionStore.Service, sessionId: string, state: unknown) =>
   store.commit({ sessionId, workflowName: "wf", expectedVersion: 0, state, run: run(sessionId, `r-${sessionId}`) })
+
+/**
+ * Another connection locks one row (`column = value` of `table`) until `release` completes; the
+ * fiber that holds it is `holder`.
+ */
+const holdRow = (table: string, column: string, value: string) =>
+  Effect.gen(function*() {
+    const locked = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const holder = yield* withClient((sql) =>
+      Effect.gen(function*() {
+        yield* sql`SELECT 1 FROM ${sql(table)} WHERE ${sql(column)} = ${value} FOR UPDATE`
+        yield* Deferred.succeed(locked, undefined)
+        yield* Deferred.await(release)
+      }).pipe(sql.withTransaction)
+    ).pipe(Effect.fork)
+    yield* Deferred.await(locked)
+    return { holder, release }
+  })
 
 describe("PgSessionStore", () => {
   it.scoped("a schema that does not exist yet is created with the tables", () =>
@@ -164,16 +183,7 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       })
 
       // another connection holds the unfinished run's row: the commit updates the session, then waits there
-      const locked = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      const holder = yield* withClient((sql) =>
-        Effect.gen(function*() {
-          yield* sql`SELECT run_id FROM ${sql(`${schema}.sessionflow_sessions_active`)} WHERE run_id = 'r2' FOR UPDATE`
-          yield* Deferred.succeed(locked, undefined)
-          yield* Deferred.await(release)
-        }).pipe(sql.withTransaction)
-      ).pipe(Effect.fork)
-      yield* Deferred.await(locked)
+      const { holder, release } = yield* holdRow(`${schema}.sessionflow_sessions_active`, "run_id", "r2")
       const committing = yield* Effect.fork(commitR2)
       yield* withClient((sql) =>
         Effect.gen(function*() {
@@ -207,6 +217,47 @@ WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
     })), 60_000)
 })
 
+describe("PgSessionStore: a lost connection", () => {
+  const counter = Workflow.make({
+    name: "counter",
+    sessionState: { n: 0 },
+    steps: [Step.make("count", () => SessionState.update((s) => ({ n: (s.n as number) + 1 })).pipe(Effect.as("counted")))]
+  })
+
+  it.live("the run whose connection is killed mid-commit fails typed; the next run succeeds", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const applicationName = `sessionflow-${crypto.randomUUID()}`
+      const context = yield* Layer.build(PgSessionStore.layer({ url: testUrl, schema, applicationName }))
+      // untracked runs (no run id): the usual commit, one statement
+      const runCounter = Workflow.run(counter, "go", { sessionId: "s1" }).pipe(Effect.provide(context))
+      yield* runCounter
+      for (let round = 1; round <= 3; round++) {
+        // another connection holds the session's row: the run's commit waits for it
+        const { holder, release } = yield* holdRow(`${schema}.sessionflow_sessions`, "session_id", "s1")
+        // the killed run, and at once (on the same pool) the next one
+        const runs = yield* Effect.fork(Effect.zip(Effect.flip(runCounter), runCounter))
+        yield* withClient((sql) =>
+          Effect.gen(function*() {
+            const victim = yield* sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`.pipe(
+              Effect.flatMap((rows) => Option.fromNullable(rows[0])),
+              Effect.retry(Schedule.spaced("20 millis")),
+              Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the commit never waited for the lock") })
+            )
+            yield* sql`SELECT pg_terminate_backend(${victim.pid})`
+          })
+        )
+        yield* Effect.sleep("50 millis")
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        const [killed, next] = yield* Fiber.join(runs)
+        assert.strictEqual(killed._tag, "SessionStoreError")
+        assert.deepStrictEqual(next.state, { n: round + 1 })
+      }
+    })), 60_000)
+})
+
 describe("PgSessionStore.watch", () => {
   it.live("hears of another pool's commits through LISTEN/NOTIFY, without polling", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -228,18 +279,50 @@ describe("PgSessionStore.watch", () => {
       }
     })), 60_000)
 
-  it.live("a session id too long for a notification's payload still wakes its watchers", () =>
+  it.live("a watcher whose LISTEN connection is killed listens again: the versions committed meanwhile and later ones arrive at once, and a new watch works", () =>
     Effect.scoped(Effect.gen(function*() {
       const schema = yield* freshSchema
-      const store = yield* Effect.map(
-        Layer.build(PgSessionStore.layer({ url: testUrl, schema })),
-        (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+      const applicationName = `sessionflow-${crypto.randomUUID()}`
+      const open = (name: string) =>
+        Effect.map(
+          Layer.build(PgSessionStore.layer({ url: testUrl, schema, applicationName: name })),
+          (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+        )
+      const watching = yield* open(applicationName)
+      const writing = yield* open("sessionflow-test-writer")
+      const commit = (n: number) =>
+        writing.commit({ sessionId: "w", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("w", `r${n}`) })
+      yield* commit(1)
+      // the watchers poll once an hour: what arrives within seconds was notified
+      const promptly = <A, E>(take: Effect.Effect<A, E>) =>
+        take.pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no change arrived within 5 seconds") }))
+      const take = yield* notifiedWatcher(watching, "w")
+      assert.strictEqual((yield* take).version, 1)
+      yield* withClient((sql) =>
+        Effect.gen(function*() {
+          const listener = yield* sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+WHERE application_name = ${applicationName} AND query LIKE 'LISTEN %'`.pipe(
+            Effect.flatMap((rows) => Option.fromNullable(rows[0])),
+            Effect.retry(Schedule.spaced("20 millis")),
+            Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no LISTEN connection") })
+          )
+          yield* sql`SELECT pg_terminate_backend(${listener.pid})`
+        })
       )
-      const longId = "s".repeat(10_000)
-      const take = yield* notifiedWatcher(store, longId)
-      yield* Effect.sleep("500 millis")
-      yield* commitFirst(store, longId, { long: true })
-      const change = yield* take
-      assert.deepStrictEqual([change.sessionId.length, change.version, change.state], [10_000, 1, { long: true }])
+      // committed while the watcher has no connection: it arrives once it listens again
+      yield* commit(2)
+      const meanwhile = yield* promptly(take)
+      assert.deepStrictEqual([meanwhile.version, meanwhile.skipped, meanwhile.state], [2, 0, { n: 2 }])
+      for (let n = 3; n <= 4; n++) {
+        yield* commit(n)
+        assert.strictEqual((yield* promptly(take)).version, n)
+      }
+      // a new watch in the same process starts from the current version and hears of commits
+      const again = yield* notifiedWatcher(watching, "w")
+      assert.strictEqual((yield* promptly(again)).version, 4)
+      yield* Effect.sleep("200 millis")
+      yield* commit(5)
+      assert.strictEqual((yield* promptly(again)).version, 5)
+      assert.strictEqual((yield* promptly(take)).version, 5)
     })), 60_000)
 })

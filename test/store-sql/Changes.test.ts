@@ -174,10 +174,26 @@ for (const dialect of dialects) {
         assert.include(notFitting.description, "the stored changes do not fit the stored state")
         // the other session is fine; this one is still there to inspect, name or remove
         assert.deepStrictEqual(yield* loaded(store, "other"), { items: ["fine"] })
-        assert.strictEqual(Option.getOrThrow(yield* store.info("s")).version, 2)
+        // each edit of a kept change made a new version (2 + 2)
+        assert.strictEqual(Option.getOrThrow(yield* store.info("s")).version, 4)
         assert.isTrue(yield* store.remove("s"))
         assert.deepStrictEqual(yield* keptChanges("s"), [])
         assert.strictEqual((yield* keptChanges("other")).length, 1)
+      }))
+
+    it.scoped("a raw edit of a kept change is a new version: a process that cached the session runs on the edit", () =>
+      Effect.gen(function*() {
+        const { changesTable, keptChanges, sql, store } = yield* open(yield* dialect.fresh)
+        const runLog = (input: string) =>
+          Workflow.run(logWorkflow, input, { sessionId: "edited" }).pipe(Effect.provideService(SessionStore.SessionStore, store))
+        yield* runLog("a")
+        yield* runLog("b")
+        assert.strictEqual((yield* keptChanges("edited")).length, 1)
+        const fixed = JSON.stringify([{ op: "set", path: [], value: { counter: 100, items: ["fixed"] } }])
+        yield* sql`UPDATE ${changesTable} SET changes = ${fixed} WHERE session_id = 'edited'`
+        assert.strictEqual(Option.getOrThrow(yield* store.info("edited")).version, 3)
+        assert.deepStrictEqual((yield* runLog("c")).state, { counter: 101, items: ["fixed", "c"] })
+        assert.deepStrictEqual(yield* loaded(store, "edited"), { counter: 101, items: ["fixed", "c"] })
       }))
 
     it.scoped("a workflow's runs commit their changes; another store (another process) loads the state and goes on", () =>

@@ -104,7 +104,7 @@ for (const dialect of dialects) {
             sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(db.table("sessionflow_sessions_migrations"))}`,
             sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(db.table("race_migrations"))}`
           ])).pipe(Effect.provide(db.client))
-        assert.deepStrictEqual(counts.map(([row]) => Number(row!.n)), [5, 5])
+        assert.deepStrictEqual(counts.map(([row]) => Number(row!.n)), [6, 6])
       })), 60_000)
 
     it.scoped("migrate: false creates nothing and fails typed on missing tables, names the migration of tables behind, and opens migrated ones", () =>
@@ -124,7 +124,7 @@ for (const dialect of dialects) {
         yield* sql`DELETE FROM ${sql(db.table("sessionflow_sessions_migrations"))} WHERE migration_id >= 3`
         const behind = yield* Effect.flip(SqlSessionStore.make({ ...db.options, migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         assert.include(behind.message, "the tables of 'sessionflow_sessions'")
-        assert.include(behind.message, "are at migration 2 of 5: open them once with migrations on")
+        assert.include(behind.message, "are at migration 2 of 6: open them once with migrations on")
       }))
   })
 
@@ -265,10 +265,11 @@ for (const dialect of dialects) {
           assert.instanceOf(error, WorkflowError.StateDecodeError)
           assert.deepInclude(error, { sessionId: "broken", reason: "corrupt" })
           assert.include(error.message, "'broken'")
-          const failed = yield* Effect.flip(store.commit({ sessionId: "broken", workflowName: "wf", expectedVersion: 2, state: { id: "x" } }))
+          // the edit made a new version (2)
+          const failed = yield* Effect.flip(store.commit({ sessionId: "broken", workflowName: "wf", expectedVersion: 1, state: { id: "x" } }))
           assert.instanceOf(failed, WorkflowError.SessionConflict)
           const [row] = yield* sql<{ state: string; version: number }>`SELECT state, version FROM ${sessions} WHERE session_id = 'broken'`
-          assert.deepStrictEqual(row, { state: "{\"items\": [1, 2", version: 1 })
+          assert.deepStrictEqual(row, { state: "{\"items\": [1, 2", version: 2 })
           // other sessions, listing and history keep working
           assert.deepStrictEqual(Option.map(yield* store.load("good"), (s) => s.state), Option.some({ id: "good" }))
           assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId).sort(), ["broken", "good"])
@@ -331,17 +332,44 @@ for (const dialect of dialects) {
             const plain = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId }))
             assert.strictEqual(plain._tag, "StateDecodeError")
             const [row] = yield* sql<{ state: string; version: number }>`SELECT state, version FROM ${sessions} WHERE session_id = ${sessionId}`
-            assert.deepStrictEqual(row, { state: raw, version: 1 })
+            // the edit made version 2; nothing was committed over it
+            assert.deepStrictEqual(row, { state: raw, version: 2 })
             // both failed runs are recorded
             assert.deepStrictEqual((yield* Workflow.getRunHistory(untyped, sessionId)).map((r) => r.status), ["completed", "error", "error"])
           }
         })))
 
-    it.scoped("session ids that are not well-formed Unicode are refused before anything is stored", () =>
+    it.scoped("a raw edit of a state (an UPDATE that leaves the version alone) is a new version: a process that cached the session runs on the edit, and a corrupt edit is a StateDecodeError", () =>
       withStore(({ db, sql }) =>
         Effect.gen(function*() {
-          const error = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "bad-\ud800-x" }))
-          assert.strictEqual(error._tag, "InvalidSessionId")
+          const sessions = sql(db.table("sessionflow_sessions"))
+          const row = sql<{ state: string; version: number | string }>`SELECT state, version FROM ${sessions} WHERE session_id = 'edited'`
+          // the second run finds the session in this process's cache
+          yield* Workflow.run(v1, "first", { sessionId: "edited" })
+          yield* Workflow.run(v1, "second", { sessionId: "edited" })
+          yield* sql`UPDATE ${sessions} SET state = ${JSON.stringify({ items: ["fixed"] })} WHERE session_id = 'edited'`
+          assert.strictEqual(Number((yield* row)[0]!.version), 3)
+          assert.deepStrictEqual((yield* Workflow.run(v1, "third", { sessionId: "edited" })).state, { items: ["fixed", "new"] })
+          // an edit that does not fit the Schema fails the cached process's run as it would a fresh one's
+          yield* sql`UPDATE ${sessions} SET state = ${JSON.stringify({ items: [1] })} WHERE session_id = 'edited'`
+          const error = yield* Effect.flip(Workflow.run(v1, "fourth", { sessionId: "edited" }))
+          assert(error._tag === "StateDecodeError")
+          assert.deepInclude(error, { sessionId: "edited", reason: "schema" })
+          const [after] = yield* row
+          assert.deepStrictEqual([after!.state, Number(after!.version)], [JSON.stringify({ items: [1] }), 5])
+        })))
+
+    it.scoped("session and run ids a store could not give back exactly (a lone surrogate, NUL, 300 characters) are refused before anything is stored", () =>
+      withStore(({ db, sql }) =>
+        Effect.gen(function*() {
+          for (
+            const [sessionId, reason] of [["bad-\ud800-x", "malformed"], ["a\u0000b", "control-character"], ["x".repeat(300), "too-long"]] as const
+          ) {
+            const error = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId }))
+            assert.deepInclude(error, { _tag: "InvalidSessionId", reason })
+            const byRunId = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "fine", runId: sessionId }))
+            assert.strictEqual(byRunId._tag, "SessionStoreError")
+          }
           const [count] = yield* sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql(db.table("sessionflow_sessions"))}`
           assert.strictEqual(Number(count!.n), 0)
           // a well-formed id with astral characters round-trips exactly

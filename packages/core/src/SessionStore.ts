@@ -20,6 +20,7 @@ import type * as Stream from "effect/Stream"
 import { StepOutputSchema } from "./StepOutput.js"
 import * as ids from "./internal/ids.js"
 import * as json from "./internal/json.js"
+import * as idGuard from "./internal/store/idGuard.js"
 import * as memory from "./internal/store/memoryStore.js"
 import type { StateChange } from "./WorkflowEvent.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
@@ -425,6 +426,15 @@ export interface SessionChange {
   readonly workflowName: string
   /** the version after the commit (strictly increasing along one watch stream) */
   readonly version: number
+  /**
+   * How many committed versions this change stands for besides its own: the
+   * versions committed after the stream's previous change (or after it
+   * started, for its first change) that it did not emit, because they were
+   * committed before the store read the session. 0 for the starting point and
+   * whenever no version was coalesced; so `version - skipped - 1` is the
+   * previous version the stream emitted (0 before the first).
+   */
+  readonly skipped: number
   /** the committed state (parsed JSON, not decoded) */
   readonly state: unknown
   /** the run whose commit made this version; undefined for a state change outside a run (updateSessionState) */
@@ -563,10 +573,14 @@ export interface Backend {
    * store over the same database (another process).
    *
    * - The stream first emits the session's current version when the session
-   *   exists (a starting point), then every later committed version, in
-   *   order: versions are strictly increasing. When several commits land
-   *   between two reads of a polling backend, intermediate versions may be
-   *   skipped, but the latest committed version always arrives.
+   *   exists (a starting point), then the later committed versions, in order:
+   *   versions are strictly increasing, and a watcher is never silently
+   *   behind. Several commits that land before the store reads the session
+   *   arrive as one change, the latest, whose `skipped` says how many
+   *   versions it coalesced (the same rule on every store: the memory store
+   *   never coalesces, SQLite may between two polls, PostgreSQL when commits
+   *   come faster than its reads); the latest committed version always
+   *   arrives.
    * - A session that does not exist yet emits nothing until it is created:
    *   its first commit arrives as version 1. (A session created by a first
    *   run that failed or was cancelled arrives as version 1 with its initial
@@ -586,7 +600,10 @@ export interface Backend {
    * version changed; it fails with `SessionStoreError` at once for a
    * `pollInterval` that is not a positive, finite duration. The PostgreSQL
    * backend (`@sessionflow/store-pg`) is notified of each commit
-   * (`LISTEN`/`NOTIFY`) and reads the session then.
+   * (`LISTEN`/`NOTIFY`) and reads the session then; when its listening
+   * connection is lost it listens again on a new one and reads the session
+   * (so the versions committed meanwhile arrive, coalesced), and fails with
+   * `SessionStoreError` only when it cannot listen again.
    */
   readonly watch: (
     sessionId: string,
@@ -623,12 +640,17 @@ export class SessionStore extends Context.Tag("@sessionflow/core/SessionStore")<
 
 /**
  * Builds a store from a backend's primitives, adding per-session
- * serialisation within the process.
+ * serialisation within the process, and the one rule of ids for every
+ * backend: a session or run id outside {@link Id} (NUL, a lone surrogate,
+ * more than {@link maxIdLength} characters) is refused by a write or a watch
+ * with `SessionStoreError` and found by no read, so no store keeps an id it
+ * would not give back exactly.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (backend: Backend): Service => {
+export const make = (primitives: Backend): Service => {
+  const backend = idGuard.guard(primitives)
   const locks = new Map<string, SessionLock>()
   // the sessions whose lock the current fiber (or one of its ancestors) holds,
   // innermost first: taking such a lock again would wait for ever, so it is

@@ -653,6 +653,8 @@ export interface SessionUpdate<A> {
   readonly sessionId: string
   /** the session's version after the commit (strictly increasing along one watch) */
   readonly version: number
+  /** how many committed versions this update coalesced before its own (see `SessionStore.SessionChange`) */
+  readonly skipped: number
   /** the committed state, decoded with the workflow's state Schema */
   readonly state: A
   /** the run whose commit made this version; undefined for a change outside a run (`updateSessionState`) */

@@ -26,6 +26,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as connections from "./internal/connections.js"
 
 /**
  * The session table used when no `table` option is given.
@@ -106,9 +108,13 @@ export const defaultWatchInterval: Duration.Duration = SqlSessionStore.defaultNo
  */
 export const make = (
   options?: StoreOptions
-): Effect.Effect<SessionStore.Service, WorkflowError.SessionStoreError, PgClient.PgClient> =>
-  Effect.flatMap(PgClient.PgClient, (pg) =>
-    SqlSessionStore.make(options, { listen: pg.listen }).pipe(Effect.provideService(SqlClient.SqlClient, pg)))
+): Effect.Effect<SessionStore.Service, WorkflowError.SessionStoreError, PgClient.PgClient | Scope.Scope> =>
+  Effect.gen(function*() {
+    const pg = yield* PgClient.PgClient
+    // watchers listen on a connection of the store's own, made anew when it is lost
+    const listen = yield* connections.makeListen(pg.config)
+    return yield* SqlSessionStore.make(options, { listen }).pipe(Effect.provideService(SqlClient.SqlClient, pg))
+  })
 
 // -----------------------------------------------------------------------------
 // layers
@@ -123,7 +129,7 @@ export const make = (
 export const layerStore = (
   options?: StoreOptions
 ): Layer.Layer<SessionStore.SessionStore, WorkflowError.SessionStoreError, PgClient.PgClient> =>
-  Layer.effect(SessionStore.SessionStore, make(options))
+  Layer.scoped(SessionStore.SessionStore, make(options))
 
 const redacted = (value: string | Redacted.Redacted | undefined) =>
   value === undefined ? undefined : Redacted.isRedacted(value) ? value : Redacted.make(value)
@@ -145,17 +151,19 @@ const describeTarget = (options: Options): string => {
 /** The `PgClient` `layer` opens: a pool, checked with one query; failing to connect is a `SessionStoreError`. */
 const layerClient = (options: Options): Layer.Layer<PgClient.PgClient, WorkflowError.SessionStoreError> =>
   Layer.scopedContext(
-    PgClient.make({
-      url: redacted(options.url),
-      host: options.host,
-      port: options.port,
-      database: options.database,
-      username: options.username,
-      password: redacted(options.password),
-      ssl: options.ssl,
-      maxConnections: options.maxConnections,
-      connectTimeout: options.connectTimeout,
-      applicationName: options.applicationName ?? "sessionflow"
+    PgClient.fromPool({
+      acquire: connections.makePool({
+        url: redacted(options.url),
+        host: options.host,
+        port: options.port,
+        database: options.database,
+        username: options.username,
+        password: redacted(options.password),
+        ssl: options.ssl,
+        maxConnections: options.maxConnections,
+        connectTimeout: options.connectTimeout,
+        applicationName: options.applicationName ?? "sessionflow"
+      })
     }).pipe(
       Effect.map((client) => Context.make(PgClient.PgClient, client)),
       Effect.mapError((error: SqlError) =>

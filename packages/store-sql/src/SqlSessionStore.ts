@@ -149,10 +149,14 @@ export interface Driver {
    */
   readonly exclusiveConnection?: boolean | undefined
   /**
-   * PostgreSQL: the payloads of notifications on a channel (`PgClient`'s
-   * `listen`). Commits notify a channel of their store's with the session
-   * id; with `listen`, watchers read their session when notified and poll
-   * only as a safety net, else they poll.
+   * PostgreSQL: the payloads of notifications on a channel. Commits notify a
+   * channel of their store's with the session id; with `listen`, watchers
+   * read their session when notified and poll only as a safety net, else
+   * they poll. The stream emits an empty string each time it starts
+   * listening (watchers then read their session: anything may have been
+   * committed before), and fails when its connection is lost (watchers then
+   * listen again). `@sessionflow/store-pg` gives one that does; `PgClient`'s
+   * own `listen` goes quiet when its connection is lost.
    */
   readonly listen?: ((channel: string) => Stream.Stream<string, SqlError>) | undefined
 }

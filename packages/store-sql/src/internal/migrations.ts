@@ -4,7 +4,10 @@
  * and the check that they are there and fully migrated.
  *
  * Both dialects end at the same tables and the same columns (migration 5);
- * they got there by different numbers, which stay as they shipped.
+ * they got there by different numbers, which stay as they shipped. Migration
+ * 6 is the same on both: the triggers that make an edit from outside (an
+ * operator's `UPDATE` of a state or of a kept change that leaves the version
+ * alone) a new version, so that every cached copy is seen to be stale.
  *
  * @internal
  */
@@ -25,7 +28,24 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 5
+export const latestMigrationId = 6
+
+/**
+ * Migration 6: an edit of a session's state from outside the store — an
+ * `UPDATE` of the `state` column that changes it but neither the version nor
+ * `state_size` (the store writes the state's size with every state it
+ * writes, and a new version with every new state) — makes a new version (its
+ * size recomputed); so does an `UPDATE` of a kept change (the store only
+ * inserts and deletes change rows). A process that cached the session then
+ * finds it changed at its next load, and reads (and decodes) the edit.
+ */
+const editedState = (sql: SqlClient.SqlClient) =>
+  sql.literal(
+    sql.onDialectOrElse({
+      pg: () => "(NEW.version = OLD.version AND NEW.state_size = OLD.state_size AND NEW.state IS DISTINCT FROM OLD.state)",
+      orElse: () => "NEW.version = OLD.version AND NEW.state_size = OLD.state_size AND NEW.state IS NOT OLD.state"
+    })
+  )
 
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
   "0001_create_sessions": Effect.gen(function*() {
@@ -96,6 +116,21 @@ const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
   changes TEXT NOT NULL,
   PRIMARY KEY (session_id, version)
 ) WITHOUT ROWID`
+  }),
+  // see `editsBumpVersion`
+  "0006_edits_bump_version": Effect.gen(function*() {
+    yield* sql`CREATE TRIGGER ${sql(`${t.sessions}_state_edited`)} AFTER UPDATE OF state ON ${sql(t.sessions)}
+FOR EACH ROW WHEN ${editedState(sql)}
+BEGIN
+  UPDATE ${sql(t.sessions)} SET version = version + 1, state_size = length(NEW.state),
+    base_size = CASE WHEN base_size = state_size THEN length(NEW.state) ELSE base_size END
+  WHERE session_id = NEW.session_id;
+END`
+    yield* sql`CREATE TRIGGER ${sql(`${t.changes}_edited`)} AFTER UPDATE OF changes ON ${sql(t.changes)}
+FOR EACH ROW WHEN NEW.changes IS NOT OLD.changes
+BEGIN
+  UPDATE ${sql(t.sessions)} SET version = version + 1 WHERE session_id = NEW.session_id;
+END`
   })
 })
 
@@ -167,6 +202,30 @@ const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
   "0005_add_base_size": Effect.gen(function*() {
     yield* sql`ALTER TABLE ${sql(t.sessions)} ADD COLUMN base_size BIGINT NOT NULL DEFAULT 0`
     yield* sql`UPDATE ${sql(t.sessions)} SET base_size = state_size WHERE state_size <> 0`
+  }),
+  // see `editsBumpVersion`; the conditions are the triggers' WHEN clauses, checked without
+  // calling the functions, so the store's own commits pay one comparison of integers
+  "0006_edits_bump_version": Effect.gen(function*() {
+    yield* sql`CREATE FUNCTION ${sql(`${t.sessions}_state_edited`)}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.version := OLD.version + 1;
+  NEW.state_size := length(NEW.state);
+  IF OLD.base_size = OLD.state_size THEN
+    NEW.base_size := NEW.state_size;
+  END IF;
+  RETURN NEW;
+END
+$$`
+    yield* sql`CREATE TRIGGER ${sql(`${local(t.sessions)}_state_edited`)} BEFORE UPDATE OF state ON ${sql(t.sessions)}
+FOR EACH ROW WHEN ${editedState(sql)} EXECUTE FUNCTION ${sql(`${t.sessions}_state_edited`)}()`
+    yield* sql`CREATE FUNCTION ${sql(`${t.changes}_edited`)}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE ${sql(t.sessions)} SET version = version + 1 WHERE session_id = NEW.session_id;
+  RETURN NULL;
+END
+$$`
+    yield* sql`CREATE TRIGGER ${sql(`${local(t.changes)}_edited`)} AFTER UPDATE OF changes ON ${sql(t.changes)}
+FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${sql(`${t.changes}_edited`)}()`
   })
 })
 

@@ -346,7 +346,8 @@ export interface ChangeRow {
 }
 
 /**
- * A change, with its state parsed (`StateDecodeError` when it is not JSON text).
+ * A change, with its state parsed (`StateDecodeError` when it is not JSON text);
+ * `skipped` is 0 (the watch stream counts the versions it coalesced).
  */
 export const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
   Effect.map(
@@ -358,6 +359,7 @@ export const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChan
       sessionId: row.session_id,
       workflowName: row.workflow_name,
       version: row.version,
+      skipped: 0,
       state,
       runId: row.last_run_id ?? undefined,
       updatedAt: row.updated_at
@@ -402,7 +404,9 @@ export const pollInterval = (
 
 /**
  * A watch stream: reads the session (`read`, with the last version emitted)
- * at once and on every wake-up, and emits what it finds above that version.
+ * at once and on every wake-up, and emits what it finds above that version,
+ * with the versions in between that it did not emit counted as `skipped`
+ * (none for the first read's starting point).
  */
 export const watchStream = <E, R, E2, R2>(
   wakeUps: Stream.Stream<unknown, E2, R2>,
@@ -410,12 +414,18 @@ export const watchStream = <E, R, E2, R2>(
 ): Stream.Stream<SessionStore.SessionChange, E | E2, R | R2> =>
   Stream.suspend(() => {
     let last = 0
+    let first = true
     const poll = Effect.map(
       Effect.suspend(() => read(last)),
-      Option.map((change) => {
-        last = change.version
-        return change
-      })
+      (found) => {
+        const starting = first
+        first = false
+        return Option.map(found, (change) => {
+          const skipped = starting ? 0 : change.version - last - 1
+          last = change.version
+          return { ...change, skipped }
+        })
+      }
     )
     return Stream.concat(Stream.make(undefined), wakeUps).pipe(
       Stream.mapEffect(() => poll),

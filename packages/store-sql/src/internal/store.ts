@@ -31,6 +31,9 @@ export const defaultLockTimeout: Duration.Duration = Duration.seconds(5)
 
 export const defaultNotifiedPollInterval: Duration.Duration = Duration.seconds(5)
 
+/** How long a watcher tries to listen again after its listening connection was lost, before it fails. */
+const relistenTimeout: Duration.Duration = Duration.seconds(30)
+
 /** The busy timeout of a SQLite connection the store did not open, when it cannot read it back. */
 const defaultBusyTimeoutMillis = 5000
 
@@ -58,14 +61,6 @@ const channelName = (sessions: string): string => {
   return `sessionflow_${hash.toString(16).padStart(8, "0")}`
 }
 
-/**
- * The payload of a commit's notification: the session id, or `*` ("some
- * session", every watcher reads) for an id too long for a payload.
- */
-const notificationPayload = (sessionId: string): string =>
-  Buffer.byteLength(sessionId, "utf8") < 7900 ? sessionId : anySession
-
-const anySession = "*"
 
 const makeError = (description: string, cause?: unknown) =>
   new WorkflowError.SessionStoreError({ method: "make", description, ...(cause === undefined ? {} : { cause }) })
@@ -261,7 +256,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
 
   /** Tells PostgreSQL watchers of a commit (delivered when its transaction commits); SQLite's poll. */
   const notify = (sessionId: string): Effect.Effect<void, SqlError> =>
-    dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${channel}, ${notificationPayload(sessionId)})`) : Effect.void
+    dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${channel}, ${sessionId})`) : Effect.void
 
   // -- reading -----------------------------------------------------------------------
 
@@ -383,7 +378,7 @@ WHERE ${checked} AND ${keepable} RETURNING version`
     return Effect.map(
       Effect.flatMap(
         sql`WITH ${ctes}
-SELECT version, pg_notify(${channel}, ${notificationPayload(commit.sessionId)}) FROM written`,
+SELECT version, pg_notify(${channel}, ${commit.sessionId}) FROM written`,
         decodeWritten
       ),
       (written) => written[0]?.version
@@ -709,7 +704,11 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
    * driver's `listen`: PostgreSQL's LISTEN on the channel commits notify in
    * their transaction, with the session id as payload), it also reads when a
    * notification for the session arrives, and polls only as a safety net (by
-   * default every `defaultNotifiedPollInterval`).
+   * default every `defaultNotifiedPollInterval`). When the listening
+   * connection is lost, it listens again (the driver's stream starts with a
+   * wake-up, so the versions committed meanwhile are read), for
+   * `relistenTimeout` at most before the watch fails with a
+   * `SessionStoreError`.
    */
   const watch = (sessionId: string, options?: SessionStore.WatchOptions) => {
     const read = (last: number) =>
@@ -725,8 +724,25 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
       return rows.watchStream(
         listen === undefined ? polls : Stream.merge(
           listen(channel).pipe(
-            Stream.filter((payload) => payload === sessionId || payload === anySession),
-            Stream.mapError(storeError("watch"))
+            // the schedule starts again once the stream emits: after each new connection's wake-up
+            Stream.retry(
+              Schedule.exponential("50 millis", 2).pipe(
+                Schedule.union(Schedule.spaced("1 second")),
+                Schedule.jittered,
+                Schedule.upTo(relistenTimeout)
+              )
+            ),
+            // "": listening (again), anything may have been committed before
+            Stream.filter((payload) => payload === sessionId || payload === ""),
+            Stream.mapError((error) =>
+              new WorkflowError.SessionStoreError({
+                method: "watch",
+                description: `lost the connection that listens for commits, and could not listen again within ${
+                  Duration.format(relistenTimeout)
+                }: ${describeError(error)}`,
+                cause: error
+              })
+            )
           ),
           polls
         ).pipe(

@@ -31,6 +31,7 @@ import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as events from "../events.js"
 import * as formatting from "../format.js"
+import * as idRules from "../ids.js"
 import { jsonProblem } from "../json.js"
 import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
@@ -48,7 +49,6 @@ import {
   type Sink,
   type Start
 } from "./model.js"
-import * as idRules from "../ids.js"
 import { claim, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
 import { checkShape } from "./shape.js"

@@ -65,10 +65,11 @@ interface Published {
   readonly runId: string | undefined
 }
 
-const toChange = (published: Published): SessionStore.SessionChange => ({
+const toChange = (published: Published, skipped: number): SessionStore.SessionChange => ({
   sessionId: published.info.sessionId,
   workflowName: published.info.workflowName,
   version: published.info.version,
+  skipped,
   state: copyJson(published.state),
   runId: published.runId,
   updatedAt: published.info.updatedAt
@@ -241,17 +242,17 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
         // subscribed before the current version is read, so no commit falls in between
         const subscription = yield* PubSub.subscribe(changes)
         const current = sessions.get(sessionId)
-        let last = 0
+        // the last version emitted: the starting point's versions before it are not skipped ones
+        let last = current?.info.version ?? 0
         const later = (published: Published) => {
           if (published.info.sessionId !== sessionId || published.info.version <= last) return Option.none()
+          // every commit is published: none is coalesced (a session removed and made anew restarts below `last`)
+          const skipped = published.info.version - last - 1
           last = published.info.version
-          return Option.some(published)
+          return Option.some(toChange(published, skipped))
         }
-        const start = current === undefined
-          ? []
-          : [later({ info: current.info, state: current.state, runId: current.lastRunId })].flatMap(Option.toArray)
+        const start = current === undefined ? [] : [toChange({ info: current.info, state: current.state, runId: current.lastRunId }, 0)]
         return Stream.concat(Stream.fromIterable(start), Stream.fromQueue(subscription).pipe(Stream.filterMap(later)))
-          .pipe(Stream.map(toChange))
       })),
     startRun: (run) =>
       Effect.gen(function*() {

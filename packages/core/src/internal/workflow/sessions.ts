@@ -172,6 +172,7 @@ export const watch = <W extends Any>(
         return Option.some<SessionUpdate<State<W>>>({
           sessionId: id,
           version: change.version,
+          skipped: change.skipped,
           state,
           runId: change.runId,
           updatedAt: change.updatedAt

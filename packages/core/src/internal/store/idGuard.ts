@@ -1,0 +1,64 @@
+/**
+ * The ids a store is given, checked where every store passes
+ * (`SessionStore.make`), so that every store answers the same: a session or
+ * run id that no store could give back exactly (`ids.problem`: empty, longer
+ * than 256 characters, a control character such as NUL, a lone surrogate) is
+ * refused by a write or a watch with `SessionStoreError`; and since no store
+ * holds one, a read finds nothing.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type * as SessionStore from "../../SessionStore.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import * as ids from "../ids.js"
+
+/** The first id of `checked` that no store takes, described; undefined when all are fine. */
+const refusal = (checked: ReadonlyArray<readonly ["session" | "run", string | undefined]>): string | undefined => {
+  for (const [what, id] of checked) {
+    if (id === undefined) continue
+    const problem = ids.problem(id)
+    if (problem !== undefined) return ids.describe(what, id, problem)
+  }
+  return undefined
+}
+
+const refused = (method: string, description: string) => new WorkflowError.SessionStoreError({ method, description })
+
+/** @internal */
+export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
+  const bad = (id: string) => ids.problem(id) !== undefined
+  const noRun = (runId: string) => new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+  return {
+    ...backend,
+    load: (sessionId, options) => bad(sessionId) ? Effect.succeed(Option.none()) : backend.load(sessionId, options),
+    info: (sessionId) => bad(sessionId) ? Effect.succeed(Option.none()) : backend.info(sessionId),
+    runs: (sessionId, options) => bad(sessionId) ? Effect.succeed([]) : backend.runs(sessionId, options),
+    remove: (sessionId) => bad(sessionId) ? Effect.succeed(false) : backend.remove(sessionId),
+    setName: (sessionId, name) =>
+      bad(sessionId) ? Effect.fail(new WorkflowError.SessionNotFound({ sessionId })) : backend.setName(sessionId, name),
+    getRun: (runId) => bad(runId) ? Effect.succeed(Option.none()) : backend.getRun(runId),
+    activeRuns: (filter) =>
+      filter.sessionId !== undefined && bad(filter.sessionId) ? Effect.succeed([]) : backend.activeRuns(filter),
+    updateRun: (runId, owner, update) =>
+      bad(runId)
+        ? Effect.fail(new WorkflowError.RunLost({ runId, description: "no unfinished run has this id" }))
+        : backend.updateRun(runId, owner, update),
+    claimRun: (runId, claim) => bad(runId) ? Effect.fail(noRun(runId)) : backend.claimRun(runId, claim),
+    endRun: (runId, record, owner) => bad(runId) ? Effect.fail(noRun(runId)) : backend.endRun(runId, record, owner),
+    commit: (commit) => {
+      const description = refusal([["session", commit.sessionId], ["run", commit.run?.runId], ["run", commit.ends?.runId]])
+      return description === undefined ? backend.commit(commit) : Effect.fail(refused("commit", description))
+    },
+    startRun: (run) => {
+      const description = refusal([["session", run.sessionId], ["run", run.runId]])
+      return description === undefined ? backend.startRun(run) : Effect.fail(refused("startRun", description))
+    },
+    watch: (sessionId, options) => {
+      const description = refusal([["session", sessionId]])
+      return description === undefined ? backend.watch(sessionId, options) : Stream.fail(refused("watch", description))
+    }
+  }
+}

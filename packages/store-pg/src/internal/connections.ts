@@ -1,0 +1,190 @@
+/**
+ * The store's connections to PostgreSQL, where `@effect/sql-pg` 0.53's
+ * `PgClient` falls short:
+ *
+ * - the pool: a query that fails because its backend ended (terminated,
+ *   the server restarting) gives its client back to the pool as a healthy
+ *   one, and the next query is sent on the dead connection ("Connection
+ *   terminated unexpectedly"); here such a client is closed when it is given
+ *   back, so the pool opens a new one;
+ * - `LISTEN`: `PgClient.listen`'s shared connection is never made again once
+ *   it is lost (its listeners go quiet, and a later `listen` fails); here a
+ *   lost connection fails its listeners, so that they listen again, on a new
+ *   connection.
+ *
+ * @internal
+ */
+import { SqlError } from "@effect/sql/SqlError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as RcRef from "effect/RcRef"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Pg from "pg"
+
+/** What a connection is opened with (a URL or its parts). */
+export interface ConnectionOptions {
+  readonly url?: Redacted.Redacted | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly database?: string | undefined
+  readonly username?: string | undefined
+  readonly password?: Redacted.Redacted | undefined
+  readonly ssl?: Pg.ClientConfig["ssl"] | undefined
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  readonly applicationName?: string | undefined
+}
+
+const clientConfig = (options: ConnectionOptions): Pg.ClientConfig => ({
+  ...(options.url === undefined ? {} : { connectionString: Redacted.value(options.url) }),
+  ...(options.host === undefined ? {} : { host: options.host }),
+  ...(options.port === undefined ? {} : { port: options.port }),
+  ...(options.database === undefined ? {} : { database: options.database }),
+  ...(options.username === undefined ? {} : { user: options.username }),
+  ...(options.password === undefined ? {} : { password: Redacted.value(options.password) }),
+  ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
+  ...(options.connectTimeout === undefined
+    ? {}
+    : { connectionTimeoutMillis: Duration.toMillis(Duration.decode(options.connectTimeout)) }),
+  ...(options.applicationName === undefined ? {} : { application_name: options.applicationName })
+})
+
+/**
+ * Whether an error the server sent ends the connection: a `FATAL` or `PANIC`
+ * one (e.g. 57P01, the backend terminated), or a connection exception (08).
+ */
+const endsConnection = (message: { readonly severity?: string | undefined; readonly code?: string | undefined }) =>
+  message.severity === "FATAL" || message.severity === "PANIC" || message.code?.startsWith("57P") === true ||
+  message.code?.startsWith("08") === true
+
+/**
+ * A pool whose clients are closed, instead of kept, when they are given back
+ * after the server ended their connection: `PgClient` gives a client back
+ * without an error when only its query failed, and the pool would keep it
+ * until its socket's end is processed, handing it out again meanwhile.
+ */
+export const makePool = (
+  options: ConnectionOptions & { readonly maxConnections?: number | undefined }
+): Effect.Effect<Pg.Pool, SqlError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const pool = new Pg.Pool({
+        ...clientConfig(options),
+        ...(options.maxConnections === undefined ? {} : { max: options.maxConnections })
+      })
+      // an idle client's error is the pool's to handle (it drops the client)
+      pool.on("error", () => {})
+      const ended = new WeakSet<Pg.ClientBase>()
+      pool.on("connect", (client) => {
+        // before the client's own handler, which answers the query (and may give the client back)
+        clientConnection(client)?.prependListener("errorMessage", (message) => {
+          if (endsConnection(message)) ended.add(client)
+        })
+      })
+      pool.on("release", (error: Error | undefined, client: Pg.PoolClient) => {
+        // `end` marks the client as ending, so the pool removes it instead of keeping it
+        if (error === undefined && ended.has(client)) client.end().catch(() => {})
+      })
+      yield* Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: options.connectTimeout ?? Duration.seconds(5),
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        }),
+        Effect.tapError(() => Effect.promise(() => pool.end().catch(() => {})))
+      )
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end().catch(() => {})).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
+/** node-postgres's connection of a client (a public property its types do not declare). */
+const clientConnection = (
+  client: Pg.ClientBase
+): { prependListener(event: "errorMessage", f: (message: { severity?: string; code?: string }) => void): void } | undefined =>
+  (client as unknown as { readonly connection?: ReturnType<typeof clientConnection> }).connection
+
+/** A listening connection: its client, the channels it listens on (with their listeners' count), whether it is lost. */
+interface Listening {
+  readonly client: Pg.Client
+  readonly channels: Map<string, number>
+  readonly onLost: Set<(cause: unknown) => void>
+  lost: { readonly cause: unknown } | undefined
+}
+
+/**
+ * `LISTEN` on one connection shared by the store's watchers, opened when the
+ * first one listens and closed when the last one stops. The stream of a
+ * channel emits an empty string once it listens (anything may have been
+ * notified before), then each notification's payload; it fails when the
+ * connection is lost, and the connection is made anew for the next listener.
+ */
+export const makeListen = (
+  options: ConnectionOptions
+): Effect.Effect<(channel: string) => Stream.Stream<string, SqlError>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    // eslint-disable-next-line prefer-const -- the connection's handlers need the ref it is made by
+    let ref: RcRef.RcRef<Listening, SqlError> | undefined
+    const open = Effect.tryPromise({
+      try: async () => {
+        const client = new Pg.Client(clientConfig(options))
+        const listening: Listening = { client, channels: new Map(), onLost: new Set(), lost: undefined }
+        const lose = (cause: unknown) => {
+          if (listening.lost !== undefined) return
+          listening.lost = { cause }
+          if (ref !== undefined) Effect.runFork(RcRef.invalidate(ref))
+          for (const f of listening.onLost) f(cause)
+        }
+        client.on("error", lose)
+        client.on("end", () => lose(new Error("the listening connection ended")))
+        await client.connect()
+        return listening
+      },
+      catch: (cause) => new SqlError({ cause, message: "Failed to acquire connection for listen" })
+    })
+    ref = yield* RcRef.make({
+      acquire: Effect.acquireRelease(open, (listening) =>
+        Effect.promise(() => {
+          listening.lost ??= { cause: new Error("closed") }
+          return listening.client.end().catch(() => {})
+        }).pipe(Effect.interruptible, Effect.timeoutOption(1000)))
+    })
+    const rc = ref
+    return (channel: string) =>
+      Stream.asyncPush<string, SqlError>((emit) =>
+        Effect.gen(function*() {
+          const listening = yield* RcRef.get(rc)
+          const fail = (cause: unknown) => emit.fail(new SqlError({ cause, message: "Lost the connection that listens" }))
+          if (listening.lost !== undefined) {
+            fail(listening.lost.cause)
+            return
+          }
+          const onNotification = (message: Pg.Notification) => {
+            if (message.channel === channel) emit.single(message.payload ?? "")
+          }
+          listening.onLost.add(fail)
+          listening.client.on("notification", onNotification)
+          listening.channels.set(channel, (listening.channels.get(channel) ?? 0) + 1)
+          yield* Effect.addFinalizer(() =>
+            Effect.promise(async () => {
+              listening.onLost.delete(fail)
+              listening.client.off("notification", onNotification)
+              const left = (listening.channels.get(channel) ?? 1) - 1
+              if (left > 0) return listening.channels.set(channel, left)
+              listening.channels.delete(channel)
+              if (listening.lost === undefined) {
+                await listening.client.query(`UNLISTEN ${Pg.escapeIdentifier(channel)}`).catch(() => {})
+              }
+            })
+          )
+          yield* Effect.tryPromise({
+            try: () => listening.client.query(`LISTEN ${Pg.escapeIdentifier(channel)}`),
+            catch: (cause) => new SqlError({ cause, message: "Failed to listen" })
+          })
+          emit.single("")
+        })
+      )
+  })
