@@ -163,7 +163,7 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
         ends: { runId: "r2", owner: store.owner }
       })
 
-      // another connection holds the unfinished run's row: the commit updates the session, then waits there
+      // another connection holds the unfinished run's row: the commit waits there (its first write)
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
       const holder = yield* withClient((sql) =>
