@@ -6,27 +6,14 @@
  * processes are in `test/durabilityRules.ts` (`*.process.test.ts`).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
+import { SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Effect, Layer, Option, Ref, Schema, TestClock } from "effect"
 import { storeLayer as pgStoreLayer } from "../store-pg/pg.js"
+import { twoQuestions } from "../store-sqlite/fixtures/questions.js"
 import { tempFile } from "../store-sqlite/processes.js"
 
-class Answers extends SessionState.Tag("test/DurabilityAnswers")<Answers>()({ items: Schema.Array(Schema.String) }) {}
-
-const ask = (name: string) =>
-  Step.pause(name, {
-    payload: Schema.Struct({ question: Schema.String }),
-    response: Schema.Struct({ approved: Schema.Boolean }),
-    ask: () => Effect.succeed({ question: name }),
-    resume: ({ approved }) => Effect.as(Answers.update((s) => ({ items: [...s.items, `${name}:${approved}`] })), approved)
-  })
-
-/** A run that asks two questions, one after the other. */
-const twoQuestions = Workflow.make({ name: "two-questions", state: Answers, sessionState: { items: [] } }).pipe(
-  Workflow.andThen(ask("first")),
-  Workflow.andThen(ask("second"))
-)
+class Counted extends SessionState.Tag("test/DurabilityCounted")<Counted>()({ items: Schema.Array(Schema.String) }) {}
 
 const stores: ReadonlyArray<readonly [string, Layer.Layer<SessionStore.SessionStore, unknown>]> = [
   ["memory", SessionStore.layerMemory],
@@ -118,10 +105,10 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
   it.effect("a tracked run whose final commit fails is RunUnfinished with its id, stays unfinished, and recovery commits it once", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make(0)
-      const counted = Workflow.make({ name: "counted", state: Answers, sessionState: { items: [] } }).pipe(
+      const counted = Workflow.make({ name: "counted", state: Counted, sessionState: { items: [] } }).pipe(
         Workflow.andThen("count", () =>
           Effect.flatMap(Ref.updateAndGet(calls, (n) => n + 1), (n) =>
-            Effect.as(Answers.update((s) => ({ items: [...s.items, `call-${n}`] })), n)))
+            Effect.as(Counted.update((s) => ({ items: [...s.items, `call-${n}`] })), n)))
       )
       const failingCommit = altered((inner) =>
         Effect.succeed({

@@ -67,7 +67,7 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       expect(stdout).toContain(`◆ Workflow session state: {`)
       // no answer (the input ended): the run stays paused, and the way to continue it is printed
       const unanswered = yield* captured(Approval.main({ db, model: offlineModel }))
-      expect(unanswered.stdout).toMatch(/Continue it later with:\n {2}npm start -- runs continue \S+ --approve --db /)
+      expect(unanswered.stdout).toMatch(/Continue it later with:\n {2}npm start -- runs continue \S+ --pause '[^']+' --approve --db /)
       expect(unanswered.stdout).not.toContain("run completed")
     }))
 
@@ -80,17 +80,18 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       const paused = jsonEvents(first.stdout)
       const last = paused.at(-1)!
       expect(last._tag).toBe("RunPaused")
+      const key = last._tag === "RunPaused" ? last.key : ""
       expect(paused.filter((e) => e._tag === "ToolCallCompleted").map((e) => e._tag === "ToolCallCompleted" && e.result)).toEqual([
         "Recorded 'taxi to the airport': 35 EUR (total 35 EUR)."
       ])
       // the hint goes to stderr, so stdout stays JSON
-      expect(first.stderr).toContain(`npm start -- runs continue ${last.runId} --approve --db ${db}`)
+      expect(first.stderr).toContain(`npm start -- runs continue ${last.runId} --pause '${key}' --approve --db ${db}`)
 
       const listed = yield* captured(Cli.run(["runs", "list", "--db", db]))
       expect(listed.stdout).toContain(`⏸ paused    run ${last.runId}`)
       expect(listed.stdout).toContain(`"tool":"record_expense"`)
 
-      const second = yield* exec("npm", ["--silent", "start", "--", "runs", "continue", last.runId, "--approve", "--json", "--db", db], {
+      const second = yield* exec("npm", ["--silent", "start", "--", "runs", "continue", last.runId, "--pause", key, "--approve", "--json", "--db", db], {
         env: { OPENAI_API_KEY: undefined }
       })
       expect(second.code, second.stderr).toBe(0)
@@ -105,7 +106,7 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       expect((yield* stateIn(db, last.sessionId)).total).toBe(275)
 
       // the run is done: continuing it again is a clear error
-      const again = yield* Effect.flip(captured(Cli.run(["runs", "continue", last.runId, "--approve", "--json", "--db", db])))
+      const again = yield* Effect.flip(captured(Cli.run(["runs", "continue", last.runId, "--pause", key, "--approve", "--json", "--db", db])))
       expect(again).toBeInstanceOf(Cli.CommandError)
       expect((again as Cli.CommandError).message).toBe(`no paused run '${last.runId}' in ${db}: it has ended (completed)`)
     }))
@@ -117,7 +118,8 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       expect(first.code, first.stderr).toBe(0)
       const last = jsonEvents(first.stdout).at(-1)!
       expect(last._tag).toBe("RunPaused")
-      const second = yield* cli(["runs", "continue", last.runId, "--reject", "--reason", "over budget", "--json", "--db", db])
+      const key = last._tag === "RunPaused" ? last.key : ""
+      const second = yield* cli(["runs", "continue", last.runId, "--pause", key, "--reject", "--reason", "over budget", "--json", "--db", db])
       expect(second.code, second.stderr).toBe(0)
       const done = jsonEvents(second.stdout)
       expect(done.find((e) => e._tag === "ToolCallCompleted")).toMatchObject({
@@ -143,7 +145,7 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       expect(answered.stdout).toContain(`"total": 275`)
       // no stdin: the run stays paused; another process answers n (and a reason) on its stdin
       expect(unanswered.code, unanswered.stderr).toBe(0)
-      const runId = /runs continue (\S+) --approve/.exec(unanswered.stdout)?.[1]
+      const runId = /runs continue (\S+) --pause/.exec(unanswered.stdout)?.[1]
       expect(runId).toBeDefined()
       const continued = yield* cli(["runs", "continue", runId!, "--db", db], "n\nnot this month\n")
       expect(continued.code, continued.stderr).toBe(0)
@@ -159,6 +161,7 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       expect(yield* error(["runs", "continue"])).toContain("which run?")
       expect(yield* error(["runs", "continue", "r1", "--approve", "--reject", "--db", "x.db"])).toContain("one of --approve, --reject")
       expect(yield* error(["runs", "continue", "r1", "--json", "--db", "x.db"])).toContain("give the answer")
+      expect(yield* error(["runs", "continue", "r1", "--approve", "--json", "--db", "x.db"])).toContain("name the pause answered (--pause <key>")
       expect(yield* error(["runs", "continue", "r1", "--approve"])).toContain("--db <file> or --url <url> is required")
       expect(yield* error(["runs", "continue", "r1", "--response", "{nope", "--db", "x.db"])).toContain("not JSON")
       expect(yield* error(["runs", "continue", "r1", "--reason", "x", "--db", "x.db"])).toContain("--reason goes with")

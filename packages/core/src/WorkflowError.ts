@@ -515,6 +515,7 @@ export type RunError =
   | SessionPaused
   | RunInProgress
   | RunLost
+  | RunNotFound
   | RunUnfinished
 
 /**
