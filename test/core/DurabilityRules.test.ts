@@ -6,9 +6,9 @@
  * processes are in `test/durabilityRules.ts` (`*.process.test.ts`).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
+import { RunContext, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Effect, Layer, Option, Ref, Schema, TestClock } from "effect"
+import { Deferred, Effect, Layer, Option, Ref, Schema, TestClock } from "effect"
 import { storeLayer as pgStoreLayer } from "../store-pg/pg.js"
 import { twoQuestions } from "../store-sqlite/fixtures/questions.js"
 import { tempFile } from "../store-sqlite/processes.js"
@@ -29,6 +29,8 @@ const altered = <R>(
     Effect.flatMap(SessionStore.SessionStore, (inner) =>
       Effect.flatMap(change(inner), (changed) =>
         Effect.provideService(self, SessionStore.SessionStore, { ...inner, ...changed })))
+
+const gate = Effect.all({ reached: Deferred.make<void>(), proceed: Deferred.make<void>() })
 
 const pausedAt = (error: unknown) => {
   assert.instanceOf(error, WorkflowError.RunPaused)
@@ -136,6 +138,53 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       const replayed = yield* Workflow.run(counted, "go", { sessionId: "s", runId: "r" })
       assert.strictEqual(replayed.content, 2)
       assert.deepStrictEqual(replayed.state.items, ["call-2"])
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("a tracked run whose commit conflicts ends with the conflict: never left for recovery, and retryOnConflict runs it again under its id", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make(0)
+      const gates = { s1: yield* gate, s2: yield* gate }
+      const held = Workflow.make({ name: "held", state: Counted, sessionState: { items: [] } }).pipe(
+        Workflow.andThen("count", () =>
+          Effect.gen(function*() {
+            const n = yield* Ref.updateAndGet(calls, (n) => n + 1)
+            const { sessionId } = yield* RunContext.RunContext
+            const { proceed, reached } = gates[sessionId as "s1" | "s2"]
+            if (!(yield* Deferred.isDone(proceed))) {
+              yield* Deferred.succeed(reached, undefined)
+              yield* Deferred.await(proceed)
+            }
+            yield* Counted.update((s) => ({ items: [...s.items, `call-${n}`] }))
+            return n
+          }))
+      )
+      const seed = Workflow.make({ name: "held", state: Counted, sessionState: { items: [] } })
+      // another process commits to the session while the run's step runs (the run holds this process's session lock)
+      const otherCommit = (sessionId: "s1" | "s2") =>
+        Effect.gen(function*() {
+          yield* Deferred.await(gates[sessionId].reached)
+          const store = yield* SessionStore.SessionStore
+          yield* store.commit({ sessionId, workflowName: "held", expectedVersion: 1, state: { items: ["other"] } })
+          yield* Deferred.succeed(gates[sessionId].proceed, undefined)
+        })
+      for (const sessionId of ["s1", "s2"]) yield* Workflow.run(seed, "seed", { sessionId })
+      // without retries: SessionConflict, recorded, nothing left running
+      const [conflict] = yield* Effect.all([
+        Effect.flip(Workflow.run(held, "go", { sessionId: "s1", runId: "r1" })),
+        otherCommit("s1")
+      ], { concurrency: "unbounded" })
+      assert.strictEqual(conflict._tag, "SessionConflict")
+      assert.deepStrictEqual(yield* Workflow.unfinishedRuns(held), [])
+      const history = yield* Workflow.getRunHistory(held, "s1")
+      assert.strictEqual(history.find((r) => r.runId === "r1")?.status, "error")
+      // with retries: it runs again under its id, on the new state
+      const [retried] = yield* Effect.all([
+        Workflow.run(held, "go", { sessionId: "s2", runId: "r2", retryOnConflict: true }),
+        otherCommit("s2")
+      ], { concurrency: "unbounded" })
+      assert.deepStrictEqual(retried.state.items, ["other", "call-3"])
+      assert.strictEqual(retried.runId, "r2")
+      assert.deepStrictEqual((yield* Workflow.getRunHistory(held, "s2")).map((r) => [r.runId, r.status]).at(-1), ["r2", "completed"])
     }).pipe(Effect.provide(layer)))
 
   it.effect("a tracked run whose failure cannot be recorded is RunUnfinished too: it is not told failed while it stays unfinished", () =>

@@ -72,6 +72,9 @@ export function* settle(run: Opened, executed: Executed, restore: Restore): Phas
   return yield* Effect.failCause(exit.cause)
 }
 
+const endRefused = (run: Opened, error: unknown) =>
+  run.tracked ? Effect.asVoid(recordFailure(run, Cause.fail(error), Option.none(), run.version)) : Effect.void
+
 /** `RunUnfinished`: a tracked run whose outcome the store did not take. */
 const unfinishedRun = (run: Attempt, description: string) =>
   Effect.fail(new WorkflowError.RunUnfinished({ runId: run.ids.runId, sessionId: run.ids.sessionId, description }))
@@ -111,7 +114,13 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
       "SessionStoreError",
       (error): Effect.Effect<never, WorkflowError.SessionStoreError | WorkflowError.RunUnfinished> =>
         run.tracked ? unfinishedRun(run, `its final commit failed (${error.message})`) : Effect.fail(error)
-    )
+    ),
+    // a tracked run the store refused (the session moved on, or is another's
+    // or paused) ends here, recorded with the refusal: so that it is not left
+    // running for recovery, and `retryOnConflict` may start it again
+    Effect.tapErrorTag("SessionConflict", (error) => endRefused(run, error)),
+    Effect.tapErrorTag("SessionOwnershipError", (error) => endRefused(run, error)),
+    Effect.tapErrorTag("SessionPaused", (error) => endRefused(run, error))
   )
   if (run.cacheKey !== undefined && Option.isSome(run.stored)) {
     stateCache.put(store, sessionId, run.cacheKey, { version: committed, createdAt: run.stored.value.createdAt, state: encoded })
