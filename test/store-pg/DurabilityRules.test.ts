@@ -6,9 +6,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Workflow } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Deferred, Effect, Fiber, Layer, Option, Schedule } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import { assertUnfinishedThenRecovered, heldBeforeCommit } from "../durabilityRules.js"
-import { freshSchema, testUrl, withClient } from "./pg.js"
+import { freshSchema, terminateLockWaiter, testUrl, withClient } from "./pg.js"
 
 describe("durability rules (PostgreSQL, a backend terminated)", () => {
   it.live("a tracked run whose final commit loses its backend is RunUnfinished; stored unfinished; recovery elsewhere commits it once", () =>
@@ -36,18 +36,7 @@ describe("durability rules (PostgreSQL, a backend terminated)", () => {
       ).pipe(Effect.fork)
       yield* Deferred.await(locked)
       yield* Deferred.succeed(proceed, undefined)
-      yield* withClient((sql) =>
-        Effect.gen(function*() {
-          const blocked = sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
-WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
-          const victim = yield* blocked.pipe(
-            Effect.flatMap((rows) => Option.fromNullable(rows[0])),
-            Effect.retry(Schedule.spaced("20 millis")),
-            Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the commit never waited for the lock") })
-          )
-          yield* sql`SELECT pg_terminate_backend(${victim.pid})`
-        })
-      )
+      yield* terminateLockWaiter(applicationName)
       const told = yield* Fiber.join(run)
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)

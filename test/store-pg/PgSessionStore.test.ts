@@ -2,8 +2,8 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
-import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
+import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { clientLayer, freshSchema, notifiedWatcher, terminateLockWaiter, testUrl, withClient } from "./pg.js"
 import { run } from "../store-sql/dialects.js"
 
 /** The store on the test's own client (for assertions in SQL), in `schema`. */
@@ -175,18 +175,7 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       ).pipe(Effect.fork)
       yield* Deferred.await(locked)
       const committing = yield* Effect.fork(commitR2)
-      yield* withClient((sql) =>
-        Effect.gen(function*() {
-          const blocked = sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
-WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
-          const victim = yield* blocked.pipe(
-            Effect.flatMap((rows) => Option.fromNullable(rows[0])),
-            Effect.retry(Schedule.spaced("20 millis")),
-            Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the commit never waited for the lock") })
-          )
-          yield* sql`SELECT pg_terminate_backend(${victim.pid})`
-        })
-      )
+      yield* terminateLockWaiter(applicationName)
       const exit = yield* Fiber.await(committing)
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)
