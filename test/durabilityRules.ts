@@ -8,7 +8,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
-import { Deferred, Effect, type Layer, Ref, Schema, type Scope } from "effect"
+import { type Context, Deferred, Effect, type Layer, Ref, Schema, type Scope } from "effect"
 import { twoQuestions } from "./store-sqlite/fixtures/questions.js"
 import { lastJsonLine, spawnFixture } from "./store-sqlite/processes.js"
 import { storeLayer } from "./stores.js"
@@ -37,6 +37,15 @@ export const heldBeforeCommit = Effect.gen(function*() {
   )
   return { workflow, calls, reached, proceed }
 })
+
+/** Runs the held workflow as the tracked run `r` of session `s` (lease 1 s) on `store`, in a fiber: what it fails with. */
+export const forkHeldRun = (
+  workflow: Effect.Effect.Success<typeof heldBeforeCommit>["workflow"],
+  store: Context.Context<SessionStore.SessionStore>
+) =>
+  Effect.fork(
+    Workflow.run(workflow, "go", { sessionId: "s", runId: "r", leaseDuration: "1 second" }).pipe(Effect.flip, Effect.provide(store))
+  )
 
 /**
  * What a caller told `RunUnfinished` can rely on: the run is unfinished in the

@@ -4,10 +4,9 @@
  * waits for a row lock another connection holds.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Workflow } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { Deferred, Effect, Fiber, Layer } from "effect"
-import { assertUnfinishedThenRecovered, heldBeforeCommit } from "../durabilityRules.js"
+import { assertUnfinishedThenRecovered, forkHeldRun, heldBeforeCommit } from "../durabilityRules.js"
 import { freshSchema, terminateLockWaiter, testUrl, withClient } from "./pg.js"
 
 describe("durability rules (PostgreSQL, a backend terminated)", () => {
@@ -17,12 +16,7 @@ describe("durability rules (PostgreSQL, a backend terminated)", () => {
       const applicationName = `sessionflow-${crypto.randomUUID()}`
       const running = yield* Layer.build(PgSessionStore.layer({ url: testUrl, schema, applicationName }))
       const { proceed, reached, workflow } = yield* heldBeforeCommit
-      const run = yield* Effect.fork(
-        Workflow.run(workflow, "go", { sessionId: "s", runId: "r", leaseDuration: "1 second" }).pipe(
-          Effect.flip,
-          Effect.provide(running)
-        )
-      )
+      const run = yield* forkHeldRun(workflow, running)
       yield* Deferred.await(reached)
       // another connection holds the unfinished run's row: the commit waits there
       const locked = yield* Deferred.make<void>()

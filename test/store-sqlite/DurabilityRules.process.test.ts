@@ -4,10 +4,9 @@
  * makes its final commit.
  */
 import { describe, it } from "@effect/vitest"
-import { Workflow } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Deferred, Effect, Fiber, Layer } from "effect"
-import { assertUnfinishedThenRecovered, heldBeforeCommit } from "../durabilityRules.js"
+import { assertUnfinishedThenRecovered, forkHeldRun, heldBeforeCommit } from "../durabilityRules.js"
 import { spawnFixture, tempFile } from "./processes.js"
 
 describe("durability rules (SQLite, the write lock held elsewhere)", () => {
@@ -16,12 +15,7 @@ describe("durability rules (SQLite, the write lock held elsewhere)", () => {
       const filename = yield* tempFile
       const running = yield* Layer.build(SqliteSessionStore.layer({ filename, lockTimeout: "500 millis" }))
       const { proceed, reached, workflow } = yield* heldBeforeCommit
-      const run = yield* Effect.fork(
-        Workflow.run(workflow, "go", { sessionId: "s", runId: "r", leaseDuration: "1 second" }).pipe(
-          Effect.flip,
-          Effect.provide(running)
-        )
-      )
+      const run = yield* forkHeldRun(workflow, running)
       yield* Deferred.await(reached)
       const holder = yield* spawnFixture("lockHolder.ts", [filename, "20000"])
       yield* holder.ready
