@@ -30,17 +30,18 @@ describe("Approval across processes", () => {
       const paused = jsonEvents(first.stdout)
       const last = paused.at(-1)!
       expect(last._tag).toBe("RunPaused")
+      const key = last._tag === "RunPaused" ? last.key : ""
       expect(paused.filter((e) => e._tag === "ToolCallCompleted").map((e) => e._tag === "ToolCallCompleted" && e.result)).toEqual([
         "Recorded 'taxi to the airport': 35 EUR (total 35 EUR)."
       ])
       // the hint goes to stderr, so stdout stays JSON
-      expect(first.stderr).toContain(`npm start -- runs continue ${last.runId} --approve --db ${db}`)
+      expect(first.stderr).toContain(`npm start -- runs continue ${last.runId} --pause '${key}' --approve --db ${db}`)
 
       const listed = yield* captured(Cli.run(["runs", "list", "--db", db]))
       expect(listed.stdout).toContain(`⏸ paused    run ${last.runId}`)
       expect(listed.stdout).toContain(`"tool":"record_expense"`)
 
-      const second = yield* exec("npm", ["--silent", "start", "--", "runs", "continue", last.runId, "--approve", "--json", "--db", db], {
+      const second = yield* exec("npm", ["--silent", "start", "--", "runs", "continue", last.runId, "--pause", key, "--approve", "--json", "--db", db], {
         env: { OPENAI_API_KEY: undefined }
       })
       expect(second.code, second.stderr).toBe(0)
@@ -55,7 +56,7 @@ describe("Approval across processes", () => {
       expect((yield* stateIn(db, last.sessionId)).total).toBe(275)
 
       // the run is done: continuing it again is a clear error
-      const again = yield* Effect.flip(captured(Cli.run(["runs", "continue", last.runId, "--approve", "--json", "--db", db])))
+      const again = yield* Effect.flip(captured(Cli.run(["runs", "continue", last.runId, "--pause", key, "--approve", "--json", "--db", db])))
       expect(again).toBeInstanceOf(Cli.CommandError)
       expect((again as Cli.CommandError).message).toBe(`no paused run '${last.runId}' in ${db}: it has ended (completed)`)
     }))
@@ -67,7 +68,8 @@ describe("Approval across processes", () => {
       expect(first.code, first.stderr).toBe(0)
       const last = jsonEvents(first.stdout).at(-1)!
       expect(last._tag).toBe("RunPaused")
-      const second = yield* cli(["runs", "continue", last.runId, "--reject", "--reason", "over budget", "--json", "--db", db])
+      const key = last._tag === "RunPaused" ? last.key : ""
+      const second = yield* cli(["runs", "continue", last.runId, "--pause", key, "--reject", "--reason", "over budget", "--json", "--db", db])
       expect(second.code, second.stderr).toBe(0)
       const done = jsonEvents(second.stdout)
       expect(done.find((e) => e._tag === "ToolCallCompleted")).toMatchObject({
@@ -93,7 +95,7 @@ describe("Approval across processes", () => {
       expect(answered.stdout).toContain(`"total": 275`)
       // no stdin: the run stays paused; another process answers n (and a reason) on its stdin
       expect(unanswered.code, unanswered.stderr).toBe(0)
-      const runId = /runs continue (\S+) --approve/.exec(unanswered.stdout)?.[1]
+      const runId = /runs continue (\S+) --pause/.exec(unanswered.stdout)?.[1]
       expect(runId).toBeDefined()
       const continued = yield* cli(["runs", "continue", runId!, "--db", db], "n\nnot this month\n")
       expect(continued.code, continued.stderr).toBe(0)

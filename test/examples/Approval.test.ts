@@ -57,7 +57,7 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       expect(stdout).toContain(`◆ Workflow session state: {`)
       // no answer (the input ended): the run stays paused, and the way to continue it is printed
       const unanswered = yield* captured(Approval.main({ db, model: offlineModel }))
-      expect(unanswered.stdout).toMatch(/Continue it later with:\n {2}npm start -- runs continue \S+ --approve --db /)
+      expect(unanswered.stdout).toMatch(/Continue it later with:\n {2}npm start -- runs continue \S+ --pause '[^']+' --approve --db /)
       expect(unanswered.stdout).not.toContain("run completed")
     }))
 
@@ -68,6 +68,7 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       expect(yield* error(["runs", "continue"])).toContain("which run?")
       expect(yield* error(["runs", "continue", "r1", "--approve", "--reject", "--db", "x.db"])).toContain("one of --approve, --reject")
       expect(yield* error(["runs", "continue", "r1", "--json", "--db", "x.db"])).toContain("give the answer")
+      expect(yield* error(["runs", "continue", "r1", "--approve", "--json", "--db", "x.db"])).toContain("name the pause answered (--pause <key>")
       expect(yield* error(["runs", "continue", "r1", "--approve"])).toContain("--db <file> or --url <url> is required")
       expect(yield* error(["runs", "continue", "r1", "--response", "{nope", "--db", "x.db"])).toContain("not JSON")
       expect(yield* error(["runs", "continue", "r1", "--reason", "x", "--db", "x.db"])).toContain("--reason goes with")

@@ -10,8 +10,8 @@ describe("the commands the examples print", () => {
   })
 
   it("continue a paused run on the same database and schema", () => {
-    expect(Scenario.continueHint("r1", Scenario.databaseOption({ _tag: "Postgres", url: "postgres://db/app" }, "s"))).toBe(
-      "npm start -- runs continue r1 --approve --url postgres://db/app --schema s   (or --reject [--reason <text>])"
+    expect(Scenario.continueHint("r1", "0:approve", Scenario.databaseOption({ _tag: "Postgres", url: "postgres://db/app" }, "s"))).toBe(
+      "npm start -- runs continue r1 --pause '0:approve' --approve --url postgres://db/app --schema s   (or --reject [--reason <text>])"
     )
   })
 })

@@ -28,10 +28,12 @@ describe("a run that pauses", () => {
         status: "paused",
         runId: expect.any(String),
         sessionId: "p1",
+        pause: expect.any(String),
         path: ["approve"],
         payload: { note: "milk" }
       })
       const runId: string = paused.body.runId
+      const pause: string = paused.body.pause
       // nothing committed: the session does not exist yet
       expect((yield* request(`${url}/workflows/approvals/sessions/p1`)).status).toBe(404)
 
@@ -42,6 +44,7 @@ describe("a run that pauses", () => {
         sessionId: "p1",
         workflowName: "approvals",
         input: "milk",
+        pause,
         path: ["approve"],
         payload: { note: "milk" },
         startedAt: expect.any(Number),
@@ -65,7 +68,13 @@ describe("a run that pauses", () => {
       expect(bad.body.message).toContain("Expected boolean, actual \"yes\"")
       expect((yield* request(`${runs}/paused`)).body).toHaveLength(1)
 
-      const done = yield* post(`${runs}/${runId}/continue`, { response: { approved: true } })
+      // an answer to a pause the run does not wait at: 409, nothing taken, the run stays paused
+      const stale = yield* post(`${runs}/${runId}/continue`, { response: { approved: true }, pause: "an-earlier-pause" })
+      expect(stale.status).toBe(409)
+      expect(stale.body).toMatchObject({ _tag: "Conflict", reason: "pause-mismatch", runId, expected: "an-earlier-pause", current: pause })
+      expect((yield* request(`${runs}/paused`)).body).toHaveLength(1)
+
+      const done = yield* post(`${runs}/${runId}/continue`, { response: { approved: true }, pause })
       expect(done.status).toBe(200)
       expect(done.body).toMatchObject({
         runId,

@@ -57,6 +57,16 @@ const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError
   ],
   RunLost: [new WorkflowError.RunLost({ runId: "r", description: "cancelled" }), { _tag: "Conflict", reason: "run-lost", runId: "r" }, 409],
   RunNotFound: [new WorkflowError.RunNotFound({ runId: "r", description: "gone" }), { _tag: "NotFound", what: "run", id: "r" }, 404],
+  PauseMismatch: [
+    new WorkflowError.PauseMismatch({ runId: "r", expected: "0:approve", current: "1:approve" }),
+    { _tag: "Conflict", reason: "pause-mismatch", runId: "r", expected: "0:approve", current: "1:approve" },
+    409
+  ],
+  RunUnfinished: [
+    new WorkflowError.RunUnfinished({ runId: "r", sessionId: "s", description: "the commit failed" }),
+    { _tag: "Conflict", reason: "run-unfinished", runId: "r", sessionId: "s" },
+    409
+  ],
   WorkflowChanged: [
     new WorkflowError.WorkflowChanged({ runId: "r", workflowName: "w", recorded: "(v1)", current: "(v2)", difference: "step 1" }),
     { _tag: "Conflict", reason: "workflow-changed", runId: "r" },

@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
-import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
+import { clientLayer, freshSchema, notifiedWatcher, terminateLockWaiter, testUrl, withClient } from "./pg.js"
 import { run } from "../store-sql/dialects.js"
 
 /** The store on the test's own client (for assertions in SQL), in `schema`. */
@@ -182,21 +182,10 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
         ends: { runId: "r2", owner: store.owner }
       })
 
-      // another connection holds the unfinished run's row: the commit updates the session, then waits there
+      // another connection holds the unfinished run's row: the commit waits there (its first write)
       const { holder, release } = yield* holdRow(`${schema}.sessionflow_sessions_active`, "run_id", "r2")
       const committing = yield* Effect.fork(commitR2)
-      yield* withClient((sql) =>
-        Effect.gen(function*() {
-          const blocked = sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
-WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
-          const victim = yield* blocked.pipe(
-            Effect.flatMap((rows) => Option.fromNullable(rows[0])),
-            Effect.retry(Schedule.spaced("20 millis")),
-            Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the commit never waited for the lock") })
-          )
-          yield* sql`SELECT pg_terminate_backend(${victim.pid})`
-        })
-      )
+      yield* terminateLockWaiter(applicationName)
       const exit = yield* Fiber.await(committing)
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)
@@ -237,17 +226,7 @@ describe("PgSessionStore: a lost connection", () => {
         const { holder, release } = yield* holdRow(`${schema}.sessionflow_sessions`, "session_id", "s1")
         // the killed run, and at once (on the same pool) the next one
         const runs = yield* Effect.fork(Effect.zip(Effect.flip(runCounter), runCounter))
-        yield* withClient((sql) =>
-          Effect.gen(function*() {
-            const victim = yield* sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
-WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`.pipe(
-              Effect.flatMap((rows) => Option.fromNullable(rows[0])),
-              Effect.retry(Schedule.spaced("20 millis")),
-              Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the commit never waited for the lock") })
-            )
-            yield* sql`SELECT pg_terminate_backend(${victim.pid})`
-          })
-        )
+        yield* terminateLockWaiter(applicationName)
         yield* Effect.sleep("50 millis")
         yield* Deferred.succeed(release, undefined)
         yield* Fiber.join(holder)

@@ -8,7 +8,7 @@ import type { SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import type { SessionStore } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Context, Effect, Layer, Queue, Redacted, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Option, Queue, Redacted, Schedule, type Scope, Stream } from "effect"
 
 export const testUrl = process.env.SESSIONFLOW_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
@@ -54,3 +54,22 @@ export const notifiedWatcher = (store: SessionStore.Service, sessionId: string) 
       Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Error("no change arrived") })
     )
   })
+
+/**
+ * Terminates (`pg_terminate_backend`) the backend of the pool named
+ * `applicationName` that waits for a lock, once one does (failing after 20
+ * seconds without one): a connection lost mid-statement.
+ */
+export const terminateLockWaiter = (applicationName: string) =>
+  withClient((sql) =>
+    Effect.gen(function*() {
+      const blocked = sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
+      const victim = yield* blocked.pipe(
+        Effect.flatMap((rows) => Option.fromNullable(rows[0])),
+        Effect.retry(Schedule.spaced("20 millis")),
+        Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("no statement waited for the lock") })
+      )
+      yield* sql`SELECT pg_terminate_backend(${victim.pid})`
+    })
+  )

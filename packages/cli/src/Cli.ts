@@ -610,7 +610,9 @@ const needsCode = (name: "continue" | "resume") =>
   Command.make(name, { ...withDatabase, runId: Args.text({ name: "runId" }).pipe(Args.optional) }, () =>
     Effect.fail(
       new CommandError({
-        message: `runs ${name} needs the workflow's code: call Workflow.${name}(workflow, runId, …) in your app`
+        message: name === "continue"
+          ? "runs continue needs the workflow's code: call Workflow.continue(workflow, runId, response, { pause: key }) in your app (key: the pause's, see runs list)"
+          : `runs ${name} needs the workflow's code: call Workflow.${name}(workflow, runId, …) in your app`
       })
     )).pipe(Command.withDescription(`explains where to ${name} a run: Workflow.${name} in your app`))
 

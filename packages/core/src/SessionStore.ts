@@ -511,8 +511,9 @@ export interface Backend {
   >
   /**
    * Registers a run that starts, unless a run with its id is unfinished or
-   * has completed: then nothing is written and that run is returned (a record
-   * of a failed or cancelled run does not count: the run may be retried).
+   * has ended other than failed (completed, cancelled, abandoned): then
+   * nothing is written and that run is returned (a record of a failed run
+   * does not count: the caller may retry the run under its id).
    */
   readonly startRun: (run: ActiveRun) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError>
   /** The unfinished run with this id, else its record, else none. */
@@ -530,15 +531,27 @@ export interface Backend {
   /**
    * Takes over an unfinished run that is paused, or running with a lease that
    * expired before `now`: it becomes `running`, owned by `owner` until
-   * `leaseExpiresAt`. Exactly one of several concurrent claims wins; the others
-   * fail with `RunInProgress`. `RunNotFound` when there is no such run.
+   * `leaseExpiresAt`, in one conditional write. Exactly one of several
+   * concurrent claims wins; the others fail with `RunInProgress`. With
+   * `pause` (a continue answering that pause), only a run paused at exactly
+   * that pause (its `key`) is taken: a run paused elsewhere, or abandoned
+   * while running, fails with `PauseMismatch` and is left as it is.
+   * `RunNotFound` when there is no such run.
    */
   readonly claimRun: (
     runId: string,
-    claim: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }
+    claim: {
+      readonly owner: string
+      readonly now: number
+      readonly leaseExpiresAt: number
+      readonly pause?: string | undefined
+    }
   ) => Effect.Effect<
     ActiveRun,
-    WorkflowError.SessionStoreError | WorkflowError.RunInProgress | WorkflowError.RunNotFound
+    | WorkflowError.SessionStoreError
+    | WorkflowError.RunInProgress
+    | WorkflowError.RunNotFound
+    | WorkflowError.PauseMismatch
   >
   /** Unfinished runs, oldest first. */
   readonly activeRuns: (filter: ActiveFilter) => Effect.Effect<ReadonlyArray<ActiveRun>, WorkflowError.SessionStoreError>

@@ -351,6 +351,17 @@ export interface ContinueOptions {
   readonly retryOnConflict?: boolean | number | undefined
   /** the lease of the carried-on run (see `RunOptions.leaseDuration`) */
   readonly leaseDuration?: Duration.DurationInput | undefined
+  /**
+   * `continue`: the pause this answer is for (the `key` of the `RunPaused`
+   * error or event). The answer is taken only while the run waits at that
+   * pause: a run that went on (another answer was taken first, and it may
+   * wait at another question now) fails with `PauseMismatch` and is left as
+   * it is. Without it, the answer goes to the pause the run waits at when
+   * `continue` reads it — which, when several callers answer at once, may not
+   * be the question the caller saw: name the pause wherever an answer comes
+   * from a person or another process.
+   */
+  readonly pause?: string | undefined
 }
 
 /**
@@ -359,7 +370,11 @@ export interface ContinueOptions {
  * @since 0.1.0
  * @category models
  */
-export type ContinueError = RunError | WorkflowError.RunNotFound | WorkflowError.ResponseDecodeError
+export type ContinueError =
+  | RunError
+  | WorkflowError.RunNotFound
+  | WorkflowError.ResponseDecodeError
+  | WorkflowError.PauseMismatch
 
 /**
  * Carries on an abandoned run (its lease expired: the process running it

@@ -400,6 +400,11 @@ export class RunPaused extends Schema.TaggedError<RunPaused>("@sessionflow/core/
     sessionId: Schema.String,
     /** the path of the step that paused */
     path: Schema.Array(Schema.String),
+    /**
+     * the pause: `Workflow.continue` names it (`{ pause: key }`) so that its
+     * answer is taken by this pause only
+     */
+    key: Schema.String,
     payload: Schema.Unknown
   }
 ) {
@@ -408,6 +413,54 @@ export class RunPaused extends Schema.TaggedError<RunPaused>("@sessionflow/core/
   /** @since 0.1.0 */
   override get message(): string {
     return `Run '${this.runId}' paused at ${this.path.join(" > ")}, waiting for a response (Workflow.continue)`
+  }
+}
+
+/**
+ * A `continue` named a pause the run is no longer at (another answer was
+ * taken first and the run went on, or it pauses on another question now).
+ * Nothing was changed: the run still waits at `current` (undefined: it is
+ * running, or not paused).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PauseMismatch extends Schema.TaggedError<PauseMismatch>("@sessionflow/core/PauseMismatch")(
+  "PauseMismatch",
+  { runId: Schema.String, expected: Schema.String, current: Schema.optional(Schema.String) }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}' is not waiting at pause '${this.expected}' ${
+      this.current === undefined ? "(it is not paused)" : `(it waits at '${this.current}')`
+    }: the answer was not taken`
+  }
+}
+
+/**
+ * A tracked run (with a `runId`, or `durability: "step"`) whose steps ended
+ * but whose outcome could not be written (the store failed or timed out in
+ * the final commit). The run is not lost and is not failed: it is still
+ * unfinished in the store (or the commit did land), and `Workflow.recover`
+ * completes it after its lease. Wait for `runId` (a run with the same id
+ * replays the completed run) instead of starting the work again under a new
+ * id.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunUnfinished extends Schema.TaggedError<RunUnfinished>("@sessionflow/core/RunUnfinished")(
+  "RunUnfinished",
+  { runId: Schema.String, sessionId: Schema.String, description: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}' of session '${this.sessionId}' is unfinished: ${this.description}; ` +
+      "recovery completes it (wait for the run id, do not start it again under a new id)"
   }
 }
 
@@ -475,6 +528,8 @@ export type WorkflowError =
   | SessionPaused
   | ResponseDecodeError
   | WorkflowChanged
+  | PauseMismatch
+  | RunUnfinished
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -494,6 +549,8 @@ export type RunError =
   | RunInProgress
   | RunLost
   | WorkflowChanged
+  | RunNotFound
+  | RunUnfinished
 
 /**
  * @since 0.1.0
@@ -517,7 +574,9 @@ export const WorkflowError: Schema.Union<[
   typeof RunNotFound,
   typeof RunPaused,
   typeof SessionPaused,
-  typeof ResponseDecodeError
+  typeof ResponseDecodeError,
+  typeof PauseMismatch,
+  typeof RunUnfinished
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -536,7 +595,9 @@ export const WorkflowError: Schema.Union<[
   RunNotFound,
   RunPaused,
   SessionPaused,
-  ResponseDecodeError
+  ResponseDecodeError,
+  PauseMismatch,
+  RunUnfinished
 )
 
 /**

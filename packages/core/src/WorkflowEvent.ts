@@ -107,13 +107,18 @@ export type RunFailed = typeof RunFailed.Type
 /**
  * The run paused to wait for a person (see `Step.pause`): nothing of the
  * session is committed yet; `Workflow.continue` carries on. `stepPath` is the
- * path of the step that asked, `payload` what it asks. The run's stream ends
- * after this event.
+ * path of the step that asked, `payload` what it asks, `key` the pause itself
+ * (unique within the run: name it in `continue`'s `pause` option so that the
+ * answer is taken by this pause only). The run's stream ends after this event.
  *
  * @since 0.1.0
  * @category events
  */
-export const RunPaused = event("RunPaused", { stepPath: Schema.Array(Schema.String), payload: Schema.Unknown })
+export const RunPaused = event("RunPaused", {
+  stepPath: Schema.Array(Schema.String),
+  key: Schema.String,
+  payload: Schema.Unknown
+})
 /** @since 0.1.0 @category events */
 export type RunPaused = typeof RunPaused.Type
 

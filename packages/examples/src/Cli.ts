@@ -7,7 +7,7 @@
  * npm start -- list                          # the scenarios
  * npm start --silent -- run routers --json   # one scenario, events as JSON lines
  * npm start -- sessions show --db tmp/job_application_tracker.db job_tracker_demo
- * npm start -- runs continue <runId> --approve --db tmp/approval.db
+ * npm start -- runs continue <runId> --pause <key> --approve --db tmp/approval.db
  * ```
  *
  * The commands are declared with `@effect/cli`. `sessions …`, `state …` and
@@ -255,6 +255,10 @@ const continueRun = Command.make(
     reject: Options.boolean("reject").pipe(Options.withDescription("reject it")),
     reason: text("reason", "why (with --approve or --reject)"),
     response: text("response", "any other answer, as JSON"),
+    pause: text(
+      "pause",
+      "the pause answered (the RunPaused event's key, or see runs list): the answer is taken only while the run waits there; required with --json"
+    ),
     runId: Args.text({ name: "runId" }).pipe(
       Args.withDescription("the paused run (the RunPaused event's runId, or see runs list)"),
       Args.optional
@@ -273,6 +277,12 @@ const continueRun = Command.make(
       const response = yield* givenResponse(options)
       if (response === undefined && options.json) {
         return yield* new UsageError({ message: "runs continue --json: give the answer (--approve, --reject or --response <json>)", command })
+      }
+      if (options.pause === undefined && options.json) {
+        return yield* new UsageError({
+          message: "runs continue --json: name the pause answered (--pause <key>: the RunPaused event's key, or see runs list)",
+          command
+        })
       }
       const database = yield* Effect.mapError(
         SessionflowCli.chooseDatabase(options),
@@ -306,6 +316,8 @@ const continueRun = Command.make(
           return yield* new CommandError({ message: `run '${runId}' belongs to workflow '${run.workflowName}', which no example defines` })
         }
         const { scenario, workflow } = owner
+        // the pause named, else the one whose question is shown here
+        const pause = options.pause ?? run.pause?.key ?? ""
         let answer = response
         if (answer === undefined) {
           const asked = yield* Scenario.askApproval(run.pause?.payload)
@@ -315,7 +327,7 @@ const continueRun = Command.make(
         const given = answer
         // a scenario's workflows need its layer, a model and a store (the Scenario contract)
         const continued = Effect.flatMap(
-          Scenario.continueShown(workflow, runId, given),
+          Scenario.continueShown(workflow, runId, given, pause),
           (paused) => Scenario.answerPauses(workflow, paused, dbOption)
         ) as Effect.Effect<boolean, unknown, LanguageModel.LanguageModel | SessionStore.SessionStore>
         yield* continued.pipe(Scenario.withModel(scenario, { offline: options.offline }))
@@ -323,7 +335,7 @@ const continueRun = Command.make(
     }).pipe(Output.withConsole, eventsAsJson(options.json))
 ).pipe(
   Command.withDescription(
-    "continue a paused run: --approve or --reject [--reason <text>], or --response <json>; without them (and without --json) the question is asked on the terminal (y/n)"
+    "continue a paused run at a pause (--pause <key>, required with --json): --approve or --reject [--reason <text>], or --response <json>; without them (and without --json) the question is asked on the terminal (y/n) and the answer is for that question"
   )
 )
 
@@ -392,7 +404,7 @@ export const command = Command.make(
       "The database: --db <file> (a SQLite file), or --url <url> (PostgreSQL, with --schema <name>); without either, the URL in SESSIONFLOW_DATABASE_URL, else run and serve use tmp/<scenario>.db and tmp/server.db."
     ),
     HelpDoc.p(
-      "A run that pauses for approval (run approval) asks y/n on the terminal; with --json it ends with a RunPaused line (its runId), and any later process continues it: npm start -- runs continue <runId> --approve --db <file>."
+      "A run that pauses for approval (run approval) asks y/n on the terminal; with --json it ends with a RunPaused line (its runId), and any later process continues it: npm start -- runs continue <runId> --pause <key> --approve --db <file>."
     ),
     HelpDoc.p("For JSON on stdout without npm's banner: npm start --silent -- run team --json | jq ."),
     HelpDoc.p(

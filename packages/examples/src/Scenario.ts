@@ -149,8 +149,9 @@ export const storeLayer = (
 }
 
 /**
- * Continues a paused run with `response`, showing its events as they happen;
- * returns its next pause, if it paused again.
+ * Continues a paused run with `response` to `pause` (the key of the pause it
+ * answers: `PauseMismatch` when the run no longer waits there), showing its
+ * events as they happen; returns its next pause, if it paused again.
  *
  * @since 0.1.0
  * @category running
@@ -158,12 +159,13 @@ export const storeLayer = (
 export const continueShown = <W extends Workflow.Any>(
   workflow: W,
   runId: string,
-  response: unknown
+  response: unknown,
+  pause: string
 ): Effect.Effect<
   WorkflowEvent.RunPaused | undefined,
   Exclude<Workflow.Error<W> | Workflow.ContinueError, WorkflowError.RunPaused>,
   Workflow.Context<W> | SessionStore.SessionStore
-> => Output.print(Workflow.continueStream(workflow, runId, response))
+> => Output.print(Workflow.continueStream(workflow, runId, response, { pause }))
 
 /**
  * The question of a pause in a few words: "record_expense({…}) by Expense
@@ -223,8 +225,8 @@ export const databaseOption = (database: SessionflowCli.Database, schema: string
  * @since 0.1.0
  * @category running
  */
-export const continueHint = (runId: string, dbOption: string): string =>
-  `npm start -- runs continue ${runId} --approve ${dbOption}   (or --reject [--reason <text>])`
+export const continueHint = (runId: string, pause: string, dbOption: string): string =>
+  `npm start -- runs continue ${runId} --pause '${pause}' --approve ${dbOption}   (or --reject [--reason <text>])`
 
 /**
  * Answers a paused run's questions as long as it pauses: in pretty mode asks
@@ -250,10 +252,11 @@ export const answerPauses = <W extends Workflow.Any>(
     while (paused !== undefined) {
       const answer = output.mode === "json" ? Option.none() : yield* askApproval(paused.payload)
       if (Option.isNone(answer)) {
-        yield* Output.note(`The run waits for an answer. Continue it later with:\n  ${continueHint(paused.runId, dbOption)}`)
+        yield* Output.note(`The run waits for an answer. Continue it later with:\n  ${continueHint(paused.runId, paused.key, dbOption)}`)
         return false
       }
-      paused = yield* continueShown(workflow, paused.runId, answer.value)
+      // the answer is for the pause just shown: taken only while the run still waits there
+      paused = yield* continueShown(workflow, paused.runId, answer.value, paused.key)
     }
     return true
   })

@@ -95,7 +95,9 @@ export const ConflictReason = Schema.Literal(
   "run-paused",
   "run-lost",
   "other-workflow",
-  "workflow-changed"
+  "workflow-changed",
+  "pause-mismatch",
+  "run-unfinished"
 )
 
 /**
@@ -106,7 +108,11 @@ export const ConflictReason = Schema.Literal(
  * (`run-in-progress`) or waits for a response (`run-paused`, when streamed);
  * the run was taken over or cancelled meanwhile (`run-lost`); the session
  * belongs to another workflow (`other-workflow`); the run was started by a
- * workflow of another shape (`workflow-changed`: it is left as it was).
+ * workflow of another shape (`workflow-changed`: it is left as it was); the
+ * continue named a pause the run no longer waits at (`pause-mismatch`:
+ * `expected` the named one, `current` where it waits now, if it is paused);
+ * the run's final write failed and recovery will complete it
+ * (`run-unfinished`: wait for it by its `runId`, do not start it again).
  *
  * @since 0.1.0
  * @category errors
@@ -117,6 +123,8 @@ export class Conflict extends Schema.TaggedError<Conflict>("@sessionflow/server/
     reason: ConflictReason,
     sessionId: Schema.optional(Schema.String),
     runId: Schema.optional(Schema.String),
+    expected: Schema.optional(Schema.String),
+    current: Schema.optional(Schema.String),
     message: Schema.String
   },
   HttpApiSchema.annotations({ status: 409 })
@@ -314,6 +322,8 @@ export const PausedRunOutput = Schema.Struct({
   status: Schema.Literal("paused"),
   runId: Schema.String,
   sessionId: Schema.String,
+  /** the pause's key: a continuation names it (`ContinueRequest.pause`) */
+  pause: Schema.String,
   path: Schema.Array(Schema.String),
   payload: Schema.Unknown
 }).annotations({ identifier: "PausedRunOutput" })
@@ -337,6 +347,8 @@ export const PausedRun = Schema.Struct({
   userId: Schema.optional(Schema.String),
   /** the run's input */
   input: Schema.Unknown,
+  /** the pause's key: a continuation names it (`ContinueRequest.pause`) */
+  pause: Schema.String,
   /** the path of the step that asked */
   path: Schema.Array(Schema.String),
   /** what it asked */
@@ -356,13 +368,19 @@ export type PausedRun = typeof PausedRun.Type
 /**
  * The body of `POST …/runs/:runId/continue`: the answer to the paused run's
  * question, in the encoded form of the pausing step's response Schema (for an
- * agent's tool approval: `{ approved: boolean, reason?: string }`).
+ * agent's tool approval: `{ approved: boolean, reason?: string }`), and the
+ * key of the pause it answers (`pause`, as the 202 answer, the paused-run
+ * listing and the `RunPaused` event give it): an answer to a pause the run no
+ * longer waits at is a 409 `pause-mismatch` that changes nothing. Without
+ * `pause` the answer goes to whatever pause the run waits at when it is
+ * claimed, which another client may have answered and moved on from.
  *
  * @since 0.1.0
  * @category models
  */
 export const ContinueRequest = Schema.Struct({
-  response: Schema.Unknown
+  response: Schema.Unknown,
+  pause: Schema.optional(Schema.String)
 }).annotations({ identifier: "ContinueRequest" })
 
 /**

@@ -36,6 +36,7 @@ interface RunRecord {
 interface PausedRun {
   readonly runId: string
   readonly sessionId: string
+  readonly pause: string
   readonly userId?: string
   readonly input: unknown
   readonly path: ReadonlyArray<string>
@@ -444,7 +445,7 @@ const answer = async (run: PausedRun, response: unknown) => {
   for (const node of ui.paused.querySelectorAll("button")) node.disabled = true
   const separator = Object.assign(document.createElement("li"), { className: "separator", textContent: `— answered: ${preview(response)}` })
   ui.events.append(separator)
-  await streamEvents(`${workflowPath()}/runs/${encodeURIComponent(run.runId)}/continue`, { response })
+  await streamEvents(`${workflowPath()}/runs/${encodeURIComponent(run.runId)}/continue`, { response, pause: run.pause })
 }
 
 ui.form.addEventListener("submit", (submit) => {

@@ -54,6 +54,16 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       return new Api.Conflict({ reason: "run-lost", runId: error.runId, message: error.message })
     case "RunNotFound":
       return runNotFound(error.runId, error.message)
+    case "PauseMismatch":
+      return new Api.Conflict({
+        reason: "pause-mismatch",
+        runId: error.runId,
+        expected: error.expected,
+        ...(error.current === undefined ? {} : { current: error.current }),
+        message: error.message
+      })
+    case "RunUnfinished":
+      return new Api.Conflict({ reason: "run-unfinished", runId: error.runId, sessionId: error.sessionId, message: error.message })
     case "WorkflowChanged":
       return new Api.Conflict({ reason: "workflow-changed", runId: error.runId, message: error.message })
     case "ResponseDecodeError":

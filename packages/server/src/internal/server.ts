@@ -502,6 +502,7 @@ const pausedRun = (run: SessionStore.ActiveRun): Api.PausedRun => ({
   workflowName: run.workflowName,
   ...(run.userId === undefined ? {} : { userId: run.userId }),
   input: run.input,
+  pause: run.pause?.key ?? "",
   path: run.pause?.path ?? [],
   payload: run.pause?.payload,
   startedAt: run.startedAt,
@@ -564,8 +565,8 @@ const runJson = (
       )
     ).pipe(Effect.mapError(errors.runError(carriedState)))
     if (output._tag === "Paused") {
-      const { path, payload, runId, sessionId } = output.paused
-      return { status: "paused" as const, runId, sessionId, path, payload }
+      const { key, path, payload, runId, sessionId } = output.paused
+      return { status: "paused" as const, runId, sessionId, pause: key, path, payload }
     }
     const { content, runId, sessionId, state, stepOutputs, userId, workflowName } = output.output
     return {
@@ -713,7 +714,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
               })
             )
           }
-          const options: Workflow.ContinueOptions = { userId }
+          const options: Workflow.ContinueOptions = payload.pause === undefined ? { userId } : { userId, pause: payload.pause }
           return wantsEvents(headers.accept)
             ? runEvents(
               served,

@@ -723,15 +723,25 @@ export const runNotFound = (runId: string): WorkflowError.RunNotFound =>
   new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
 
 /**
- * Why a claim failed, given the unfinished run with that id now (if any):
- * `RunNotFound`, or `RunInProgress` naming its owner.
+ * Why a claim failed, given the unfinished run with that id now (if any) and
+ * the pause the claim answers (if it names one): `RunNotFound`,
+ * `PauseMismatch` (paused elsewhere, or not paused and not running), or
+ * `RunInProgress` naming its owner.
  */
 export const claimRejected = (
   runId: string,
-  existing: Option.Option<SessionStore.ActiveRun>
-): WorkflowError.RunNotFound | WorkflowError.RunInProgress =>
+  existing: Option.Option<SessionStore.ActiveRun>,
+  pause: string | undefined,
+  now: number
+): WorkflowError.RunNotFound | WorkflowError.RunInProgress | WorkflowError.PauseMismatch =>
   Option.isNone(existing)
     ? runNotFound(runId)
+    : pause !== undefined && (existing.value.status === "paused" || existing.value.leaseExpiresAt < now)
+    ? new WorkflowError.PauseMismatch({
+      runId,
+      expected: pause,
+      ...(existing.value.status === "paused" && existing.value.pause !== undefined ? { current: existing.value.pause.key } : {})
+    })
     : new WorkflowError.RunInProgress({
       runId,
       sessionId: existing.value.sessionId,

@@ -225,6 +225,11 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
 
   /** text compared by its bytes (SQLite's default; PostgreSQL's "C" collation) */
   const binary = sql.onDialectOrElse({ pg: () => sql.literal(` COLLATE "C"`), orElse: () => sql.literal("") })
+  /** the key of an unfinished run's pause (in its data column), null when it has none */
+  const pauseKey = sql.onDialectOrElse({
+    pg: () => sql.literal(`(data::jsonb #>> '{pause,key}')`),
+    orElse: () => sql.literal(`json_extract(data, '$.pause.key')`)
+  })
 
   /**
    * The changes kept after a session's whole state, as `rows.PendingChanges`: a
@@ -583,12 +588,12 @@ WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
 
   const startRun = Effect.fn("SqlSessionStore.startRun")(
     function*(run: SessionStore.ActiveRun) {
-      // one statement: inserted unless the id is unfinished or completed
+      // one statement: inserted unless the id is unfinished or ended other than failed
       const inserted = yield* sql`INSERT INTO ${activeTable}
   (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at)
 SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
   ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${rows.activeData(run)}, ${run.startedAt}, ${run.updatedAt}
-WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId} AND status = 'completed')
+WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId} AND status <> 'error')
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id`.pipe(writing("startRun"))
       if (inserted.length > 0) return Option.none<SessionStore.RunLookup>()
@@ -624,17 +629,24 @@ WHERE run_id = ${runId}`
   )
 
   const claimRun = Effect.fn("SqlSessionStore.claimRun")(
-    function*(runId: string, claim: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }) {
+    function*(
+      runId: string,
+      claim: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number; readonly pause?: string | undefined }
+    ) {
       // one conditional write: of several claims, exactly one finds the run claimable
-      // (PostgreSQL: a concurrent claim waits for the row lock, then finds it no longer is)
+      // (PostgreSQL: a concurrent claim waits for the row lock, then finds it no longer is);
+      // a continue takes the run only at the pause it answers
+      const claimable = claim.pause === undefined
+        ? sql`(status = 'paused' OR lease_expires_at < ${claim.now})`
+        : sql`status = 'paused' AND ${pauseKey} = ${claim.pause}`
       const claimed = yield* sql`UPDATE ${activeTable}
 SET status = 'running', owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, updated_at = ${claim.now}
-WHERE run_id = ${runId} AND (status = 'paused' OR lease_expires_at < ${claim.now})
+WHERE run_id = ${runId} AND ${claimable}
 RETURNING *`.pipe(writing("claimRun"))
       const [row] = yield* decodeActive(claimed)
       if (row !== undefined) return rows.toActiveRun(row)
       const existing = yield* selectActive(runId).pipe(waitForLock("claimRun"))
-      return yield* rows.claimRejected(runId, existing)
+      return yield* rows.claimRejected(runId, existing, claim.pause, claim.now)
     },
     Effect.catchTags({ SqlError: storeError("claimRun"), ParseError: storeError("claimRun") })
   )

@@ -8,7 +8,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type { YieldWrap } from "effect/Utils"
 import * as SessionStore from "../../SessionStore.js"
 import * as StepOutput from "../../StepOutput.js"
@@ -165,6 +165,28 @@ export const outputJson = (output: StepOutput.StepOutput) => ({
   ...(output.exhausted === undefined ? {} : { exhausted: output.exhausted })
 })
 
+/**
+ * `RunLost` for a run this process held that another write ended or took
+ * over, saying which.
+ *
+ * @internal
+ */
+export const lostRun = (store: SessionStore.Service, runId: string) =>
+  Effect.flatMap(
+    Effect.orElseSucceed(store.getRun(runId), () => Option.none<SessionStore.RunLookup>()),
+    (found) =>
+      Effect.fail(
+        new WorkflowError.RunLost({
+          runId,
+          description: Option.isNone(found)
+            ? "the run is no longer unfinished"
+            : found.value._tag === "Recorded"
+            ? `the run has ended elsewhere (${found.value.record.status})`
+            : `the run is now owned by ${found.value.run.owner === "" ? "nobody (paused)" : found.value.run.owner}`
+        })
+      )
+  )
+
 /** Another run with this id exists: it is running elsewhere (or waits), or it completed meanwhile. @internal */
 export const runTaken = (runId: string, sessionId: string, existing: SessionStore.RunLookup) =>
   existing._tag === "Active"
@@ -174,6 +196,7 @@ export const runTaken = (runId: string, sessionId: string, existing: SessionStor
           runId,
           sessionId,
           path: existing.run.pause?.path ?? [],
+          key: existing.run.pause?.key ?? "",
           payload: existing.run.pause?.payload
         })
       )
@@ -185,4 +208,18 @@ export const runTaken = (runId: string, sessionId: string, existing: SessionStor
           leaseExpiresAt: existing.run.leaseExpiresAt
         })
       )
-    : Effect.fail(new WorkflowError.RunLost({ runId, description: "a run with this id completed meanwhile" }))
+    : existing.record.status === "completed"
+    ? Effect.fail(new WorkflowError.RunLost({ runId, description: "a run with this id completed meanwhile" }))
+    : Effect.fail(endedRun(runId, existing.record))
+
+/**
+ * A run id whose run was cancelled or abandoned: it never runs again under
+ * that id.
+ *
+ * @internal
+ */
+export const endedRun = (runId: string, record: SessionStore.RunRecord) =>
+  new WorkflowError.RunNotFound({
+    runId,
+    description: `the run with this id was ${record.status}; it does not run again under its id`
+  })

@@ -20,7 +20,7 @@ import * as WorkflowError from "../../WorkflowError.js"
 import { copyJson, deepCopy, deepMerge } from "../json.js"
 import * as stateCache from "../store/stateCache.js"
 import { type Any, decodeInput, decodeState } from "../workflow/model.js"
-import { type Attempt, checkJson, type Opened, type Phase, type Restore } from "./model.js"
+import { type Attempt, checkJson, lostRun, type Opened, type Phase, type Restore } from "./model.js"
 import { recordFailure } from "./settle.js"
 
 /**
@@ -54,7 +54,10 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
       expectedVersion: attempt.claimed.baseVersion,
       actualVersion: version
     })
-    yield* recordFailure(attempt, Cause.fail(conflict), Option.none(), version)
+    // unless it is no longer this process's run: cancelled (which creates a new
+    // session's row, so the session looks moved on) or taken over meanwhile
+    const ended = yield* recordFailure(attempt, Cause.fail(conflict), Option.none(), version)
+    if (ended === "elsewhere") return yield* lostRun(attempt.store, runId)
     return yield* Effect.fail(conflict)
   }
   const prepared = yield* Effect.exit(restore(prepare(attempt, stored, hit)))
@@ -144,6 +147,14 @@ export const unfinished = (self: Any, runId: string, options: ContinueOptions | 
       return yield* new WorkflowError.RunNotFound({ runId, description: `the run belongs to workflow '${active.workflowName}'` })
     }
     if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
+    const named = options?.pause
+    if (answering && named !== undefined && (active.status !== "paused" || active.pause?.key !== named)) {
+      return yield* new WorkflowError.PauseMismatch({
+        runId,
+        expected: named,
+        ...(active.status === "paused" && active.pause !== undefined ? { current: active.pause.key } : {})
+      })
+    }
     if (answering && active.status !== "paused") {
       return yield* new WorkflowError.RunNotFound({ runId, description: "the run is not paused" })
     }
@@ -152,14 +163,24 @@ export const unfinished = (self: Any, runId: string, options: ContinueOptions | 
 
 /**
  * Claims an unfinished run for this store (one of several concurrent claims
- * wins), with a fresh lease.
+ * wins), with a fresh lease; a continue only at the pause it answers. A run
+ * that ended meanwhile (cancelled) is `RunNotFound` saying so.
  *
  * @internal
  */
-export const claim = (store: SessionStore.Service, runId: string, leaseMillis: number) =>
+export const claim = (store: SessionStore.Service, runId: string, leaseMillis: number, pause: string | undefined) =>
   Effect.flatMap(
     Clock.currentTimeMillis,
-    (now) => store.claimRun(runId, { owner: store.owner, now, leaseExpiresAt: now + leaseMillis })
+    (now) =>
+      store.claimRun(runId, { owner: store.owner, now, leaseExpiresAt: now + leaseMillis, pause }).pipe(
+        Effect.catchTag("RunNotFound", (error) =>
+          Effect.flatMap(store.getRun(runId), (found) =>
+            Effect.fail(
+              Option.isSome(found) && found.value._tag === "Recorded"
+                ? new WorkflowError.RunNotFound({ runId, description: `the run has ended (${found.value.record.status})` })
+                : error
+            )))
+      )
   )
 
 /** The decoded input and the state the steps start from (a claimed run's from its journal). */

@@ -39,6 +39,7 @@ import { execute } from "./execute.js"
 import {
   type Attempt,
   checkJson,
+  endedRun,
   type Ids,
   isConflict,
   isTagged,
@@ -298,7 +299,8 @@ const byId = (
       }
       return yield* replay(self, found.record)
     }
-    if (found._tag === "Recorded") return yield* fresh
+    // a failed run may be retried under its id; a cancelled or abandoned one never runs again
+    if (found._tag === "Recorded") return yield* (found.record.status === "error" ? fresh : endedRun(runId, found.record))
     const now = yield* Clock.currentTimeMillis
     // abandoned: carry on from its journal
     if (found.run.status === "running" && found.run.leaseExpiresAt < now) return yield* resumeRun(self, runId, options, sink, undefined)
@@ -319,21 +321,26 @@ export const resumeRun = <W extends Any>(
   runId: string,
   options: ContinueOptions | undefined,
   sink: Sink,
-  answer: ((run: SessionStore.ActiveRun) => Effect.Effect<Answer, WorkflowError.ResponseDecodeError>) | undefined
+  answer: ((run: SessionStore.ActiveRun) => Answer) | undefined
 ): Typed<W> =>
   atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     // refused before the run is claimed: it stays as it was
     yield* checkShape(self, active)
-    const given = answer === undefined ? undefined : yield* answer(active)
-    if (given !== undefined) yield* checkJson(active.sessionId, "answer", given.response)
+    const response = answer === undefined ? undefined : answer(active).response
+    if (answer !== undefined) yield* checkJson(active.sessionId, "answer", response)
+    // a continue answers one pause: the one named, else the one just read; the
+    // claim takes the run only while it waits there
+    const pause = answer === undefined ? undefined : options?.pause ?? active.pause?.key
     const reason = answer === undefined ? "resumed" as const : "continued" as const
     const ids = { runId, sessionId: active.sessionId, userId: active.userId }
     const leaseMillis = leaseMillisOf(options)
     const retries = retriesOf(options?.retryOnConflict)
     const body = Effect.gen(function*() {
-      const claimed = yield* claim(store, runId, leaseMillis)
+      const claimed = yield* claim(store, runId, leaseMillis, pause)
+      // the answer, and the state it continues from, are the claimed pause's
+      const given = answer === undefined ? undefined : answer(claimed)
       yield* WorkflowEvent.emit({ _tag: "RunResumed", workflowName: self.name, fromStep: claimed.journal?.next ?? 0, reason })
       return yield* store.withSessionLock(active.sessionId)(
         attempt(self, active.input, { ...options, sessionId: active.sessionId }, ids, {

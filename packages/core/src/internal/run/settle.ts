@@ -58,9 +58,26 @@ export function* settle(run: Opened, executed: Executed, restore: Restore): Phas
   // the run is someone else's now: nothing is recorded in its name
   if (Option.exists(failure, (error) => isTagged(error, "RunLost"))) return yield* Effect.failCause(exit.cause)
   // a new session is created with its initial state to hold the record
-  yield* recordFailure(run, exit.cause, Option.isNone(run.stored) ? Option.some(run.encodedInitial) : Option.none(), run.version)
+  const recorded = yield* recordFailure(
+    run,
+    exit.cause,
+    Option.isNone(run.stored) ? Option.some(run.encodedInitial) : Option.none(),
+    run.version
+  )
+  if (recorded === "unrecorded" && run.tracked && !Cause.isInterruptedOnly(exit.cause)) {
+    // the run is still unfinished in the store, and recovery carries it on:
+    // the caller is told so, not that it failed
+    return yield* unfinishedRun(run, `its failure could not be recorded (${formatting.causeMessage(exit.cause)})`)
+  }
   return yield* Effect.failCause(exit.cause)
 }
+
+const endRefused = (run: Opened, error: unknown) =>
+  run.tracked ? Effect.asVoid(recordFailure(run, Cause.fail(error), Option.none(), run.version)) : Effect.void
+
+/** `RunUnfinished`: a tracked run whose outcome the store did not take. */
+const unfinishedRun = (run: Attempt, description: string) =>
+  Effect.fail(new WorkflowError.RunUnfinished({ runId: run.ids.runId, sessionId: run.ids.sessionId, description }))
 
 /** Commits the state and the run record together (ending a tracked run's entry with them). */
 function* commit(run: Opened, executed: Executed, done: Done, restore: Restore): Phase<RunOutput<unknown, unknown>> {
@@ -87,7 +104,24 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
       completedAt: yield* Clock.currentTimeMillis
     },
     ends: run.tracked ? { runId, owner: store.owner } : undefined
-  })).pipe(Effect.catchTag("SessionNotFound", (error) => Effect.die(error)))
+  })).pipe(
+    Effect.catchTag("SessionNotFound", (error) => Effect.die(error)),
+    // a tracked run whose commit failed in the store (the connection died, a
+    // lock was held past the lock timeout) is still unfinished there, or its
+    // commit landed: either way it completes, by recovery if not here. The
+    // caller is told so, never that it failed.
+    Effect.catchTag(
+      "SessionStoreError",
+      (error): Effect.Effect<never, WorkflowError.SessionStoreError | WorkflowError.RunUnfinished> =>
+        run.tracked ? unfinishedRun(run, `its final commit failed (${error.message})`) : Effect.fail(error)
+    ),
+    // a tracked run the store refused (the session moved on, or is another's
+    // or paused) ends here, recorded with the refusal: so that it is not left
+    // running for recovery, and `retryOnConflict` may start it again
+    Effect.tapErrorTag("SessionConflict", (error) => endRefused(run, error)),
+    Effect.tapErrorTag("SessionOwnershipError", (error) => endRefused(run, error)),
+    Effect.tapErrorTag("SessionPaused", (error) => endRefused(run, error))
+  )
   if (run.cacheKey !== undefined && Option.isSome(run.stored)) {
     stateCache.put(store, sessionId, run.cacheKey, { version: committed, createdAt: run.stored.value.createdAt, state: encoded })
   }
@@ -125,18 +159,20 @@ function* wait(run: Opened, executed: Executed, pause: PauseSignal, restore: Res
       ? store.updateRun(runId, store.owner, { status: "paused", owner: "", leaseExpiresAt: 0, journal: journal.right, pause: waiting })
       : Effect.flatMap(
         store.startRun({ ...entry(run, "paused", pausedAt), journal: journal.right, pause: waiting }),
-        (existing): Effect.Effect<void, WorkflowError.RunError | WorkflowError.RunPaused> =>
+        (existing): Effect.Effect<void, WorkflowError.RunError | WorkflowError.RunPaused | WorkflowError.RunNotFound> =>
           Option.isNone(existing) ? Effect.void : runTaken(runId, sessionId, existing.value)
       )
   )
-  yield* WorkflowEvent.emit({ _tag: "RunPaused", stepPath: [...pause.path], payload: pause.payload })
-  return yield* new WorkflowError.RunPaused({ runId, sessionId, path: [...pause.path], payload: pause.payload })
+  yield* WorkflowEvent.emit({ _tag: "RunPaused", stepPath: [...pause.path], key: pause.key, payload: pause.payload })
+  return yield* new WorkflowError.RunPaused({ runId, sessionId, path: [...pause.path], key: pause.key, payload: pause.payload })
 }
 
 /**
  * Records a run that failed or was interrupted: on the session, with its
  * state left alone (`newSessionState`: the state a new session is created
- * with to hold the record).
+ * with to hold the record). Says whether it was recorded, or the run was
+ * ended or taken over elsewhere (a tracked run no longer this process's), or
+ * the store did not take the record.
  *
  * @internal
  */
@@ -161,18 +197,29 @@ export const recordFailure = (
     }
     const commit = (state: unknown) =>
       store.commit({ sessionId, workflowName: self.name, userId, expectedVersion: version, state, run: record })
-    const write: Effect.Effect<unknown, unknown> = run.tracked
-      ? store.endRun(runId, record, store.owner)
-      : commit(Option.getOrUndefined(newSessionState)).pipe(Effect.catchTag("SessionConflict", () => commit(undefined)))
+    const write: Effect.Effect<Recorded, unknown> = run.tracked
+      ? store.endRun(runId, record, store.owner).pipe(
+        Effect.as("recorded" as const),
+        Effect.catchTags({ RunLost: () => Effect.succeed("elsewhere" as const), RunNotFound: () => Effect.succeed("elsewhere" as const) })
+      )
+      : commit(Option.getOrUndefined(newSessionState)).pipe(
+        Effect.catchTag("SessionConflict", () => commit(undefined)),
+        Effect.as("recorded" as const)
+      )
     // The record waits for a store lock held elsewhere for `failedRunRecordTimeout`
     // at most, even when the run was interrupted (the caller waits for this):
     // then it is given up with a warning.
-    yield* write.pipe(
+    return yield* write.pipe(
       Effect.interruptible,
       Effect.timeout(failedRunRecordTimeout),
-      Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not record failed run ${runId}`, error))
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning(`sessionflow: could not record failed run ${runId}`, error), "unrecorded" as const)
+      )
     )
   })
+
+/** What became of a failed run's record (see {@link recordFailure}). @internal */
+export type Recorded = "recorded" | "elsewhere" | "unrecorded"
 
 /**
  * Records a run that gave up on a conflict (no retries left) on the session

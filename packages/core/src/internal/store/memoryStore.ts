@@ -260,7 +260,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
         const unfinished = activeRun(run.runId)
         if (unfinished !== undefined) return Option.some({ _tag: "Active" as const, run: unfinished })
         const record = recordOf(run.runId)
-        if (record !== undefined && record.status === "completed") {
+        if (record !== undefined && record.status !== "error") {
           return Option.some({ _tag: "Recorded" as const, record })
         }
         active.set(run.runId, json)
@@ -290,6 +290,9 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
         if (run === undefined) {
           return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
         }
+        if (claim.pause !== undefined && run.status === "paused" && run.pause?.key !== claim.pause) {
+          return yield* new WorkflowError.PauseMismatch({ runId, expected: claim.pause, current: run.pause?.key })
+        }
         if (run.status === "running" && run.leaseExpiresAt >= claim.now) {
           return yield* new WorkflowError.RunInProgress({
             runId,
@@ -297,6 +300,9 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
             owner: run.owner,
             leaseExpiresAt: run.leaseExpiresAt
           })
+        }
+        if (claim.pause !== undefined && run.status !== "paused") {
+          return yield* new WorkflowError.PauseMismatch({ runId, expected: claim.pause })
         }
         const next: SessionStore.ActiveRun = {
           ...run,

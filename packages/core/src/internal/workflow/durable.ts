@@ -43,9 +43,14 @@ export const continue_ = Effect.fn("Workflow.continue")(
 export const continueStream = <W extends Any>(self: W, runId: string, response: unknown, options?: ContinueOptions) =>
   runner.eventStream((sink) => runner.resumeRun(self, runId, options, sink, answerWith(self, runId, response)))
 
-/** The answer to a paused run's question: the response (the pausing step decodes it) and its checkpoint. */
-const answerWith = (_self: Any, _runId: string, response: unknown) => (active: SessionStore.ActiveRun) =>
-  Effect.succeed({ response, checkpoint: active.pause?.checkpoint })
+/**
+ * The answer to a paused run's question: the response (the pausing step
+ * decodes it) and the checkpoint of the pause it answers (the claimed run's).
+ */
+const answerWith = (_self: Any, _runId: string, response: unknown) => (claimed: SessionStore.ActiveRun) => ({
+  response,
+  checkpoint: claimed.pause?.checkpoint
+})
 
 /** @internal */
 export const cancel = Effect.fn("Workflow.cancel")(

@@ -1,0 +1,4 @@
+import { durabilityRaceSuite } from "../durabilityRules.js"
+import { tempFile } from "./processes.js"
+
+durabilityRaceSuite("SQLite file", tempFile)
