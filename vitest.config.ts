@@ -26,6 +26,9 @@ export default defineConfig(({ mode }) => ({
     globalSetup: ["./test/globalSetup.ts"],
     setupFiles: ["./vitest.setup.ts"],
     env: { NODE_OPTIONS: [process.env.NODE_OPTIONS, `--conditions=${source}`].filter(Boolean).join(" ") },
+    // the in-process tier's files share their workers' module cache (each still builds its own
+    // layers and stores): a third of the time; the tier that starts processes keeps isolation
+    isolate: mode === "slow" || mode === "all",
     testTimeout: 60_000,
     hookTimeout: 60_000
   }
