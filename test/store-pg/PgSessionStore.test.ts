@@ -89,7 +89,8 @@ describe("PgSessionStore", () => {
             ["PGHOST", url.hostname],
             ["PGPORT", url.port || "5432"],
             ["PGDATABASE", url.pathname.slice(1)],
-            ["PGUSER", decodeURIComponent(url.username)]
+            ["PGUSER", decodeURIComponent(url.username)],
+            ...(url.password === "" ? [] : [["PGPASSWORD", decodeURIComponent(url.password)] as const])
           ])
         )
       ]
