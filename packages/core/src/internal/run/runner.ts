@@ -328,8 +328,7 @@ export const resumeRun = <W extends Any>(
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     // refused before the run is claimed: it stays as it was
     yield* checkShape(self, active)
-    const response = answer === undefined ? undefined : answer(active).response
-    if (answer !== undefined) yield* checkJson(active.sessionId, "answer", response)
+    if (answer !== undefined) yield* checkJson(active.sessionId, "answer", answer(active).response)
     // a continue answers one pause: the one named, else the one just read; the
     // claim takes the run only while it waits there
     const pause = answer === undefined ? undefined : options?.pause ?? active.pause?.key
