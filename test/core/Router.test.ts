@@ -29,4 +29,19 @@ describe("Router", () => {
       expect(e2.reason).toBe("outside-choices")
       expect((yield* Workflow.getSessionState(itemsWorkflow([]), "r1")).items).toEqual([])
     }).pipe(memory))
+
+  it.effect("a selector may return its choice as a plain value: a step, a name or several", () =>
+    Effect.gen(function*() {
+      const a = append("a")
+      const b = append("b")
+      const plain = Router.make({ name: "r", choices: [a, b], selector: (input) => (`${input.input}` === "both" ? [b, a] : "a") })
+      expect((yield* Workflow.run(itemsWorkflow([plain]), "one")).state.items).toEqual(["a"])
+      expect((yield* Workflow.run(itemsWorkflow([plain]), "both")).state.items).toEqual(["b", "a"])
+      const byStep = Router.make({ name: "r", choices: [a, b], selector: (_input, choices) => choices[1] })
+      expect((yield* Workflow.run(itemsWorkflow([byStep]), "x")).state.items).toEqual(["b"])
+      const unknown = Router.make({ name: "r", choices: [a], selector: () => "nope" })
+      const error = yield* Effect.flip(Workflow.run(itemsWorkflow([unknown]), "x"))
+      assert(error._tag === "RouterChoiceError")
+      expect(error.reason).toBe("unknown-name")
+    }).pipe(memory))
 })

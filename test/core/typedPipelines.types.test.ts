@@ -96,6 +96,22 @@ const router = Router.make({
 expectTypeOf<Step.Output<typeof router>>().toEqualTypeOf<string | number>()
 // @ts-expect-error a selector returns one of the router's choices (or a name), not another step
 Router.make({ name: "r2", choices: [yieldsString], selector: () => Effect.succeed(needsNumber) })
+// a selector may return the choice as a plain value: no error and no requirement added
+const plainRouter = Router.make({ name: "r3", choices: [yieldsString, Step.make("n", () => Effect.succeed(1))], selector: () => "n" })
+expectTypeOf<Step.Output<typeof plainRouter>>().toEqualTypeOf<string | number>()
+expectTypeOf<Step.Error<typeof plainRouter>>().toEqualTypeOf<WorkflowError.RouterChoiceError>()
+expectTypeOf<Step.Context<typeof plainRouter>>().toEqualTypeOf<never>()
+// an Effect selector keeps its error and requirements
+class Picker extends Context.Tag("Picker")<Picker, { readonly pick: string }>() {}
+const effectRouter = Router.make({
+  name: "r4",
+  choices: [yieldsString],
+  selector: () => Effect.flatMap(Picker, (p) => p.pick === "" ? Effect.fail("empty" as const) : Effect.succeed(p.pick))
+})
+expectTypeOf<Step.Error<typeof effectRouter>>().toEqualTypeOf<"empty" | WorkflowError.RouterChoiceError>()
+expectTypeOf<Step.Context<typeof effectRouter>>().toEqualTypeOf<Picker>()
+// @ts-expect-error a plain selection is still one of the router's choices
+Router.make({ name: "r5", choices: [yieldsString], selector: () => needsNumber })
 
 // Parallel: a record by branch name
 const parallel = Parallel.make("p", [yieldsString, Step.make("n", () => Effect.succeed(1))])

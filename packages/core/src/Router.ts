@@ -1,9 +1,9 @@
 /**
- * Chooses which steps to run at run time. The selector (an Effect that may
- * read the session state and the run context) gets the step input and the
- * router's choices, and returns one choice (a step or its name) or several (a
- * sequence); every choice must be one of the router's `choices`, else the run
- * fails with `RouterChoiceError`.
+ * Chooses which steps to run at run time. The selector gets the step input and
+ * the router's choices, and returns one choice (a step or its name) or several
+ * (a sequence) — as a plain value, or as an Effect when it reads the session
+ * state, the run context or a service; every choice must be one of the
+ * router's `choices`, else the run fails with `RouterChoiceError`.
  *
  * @since 0.1.0
  */
@@ -46,6 +46,18 @@ export type Selection<S extends ReadonlyArray<Step.Any>> =
   | (Chainable<S> extends true ? ReadonlyArray<Choice<S>> : never)
 
 /**
+ * A selector: the choice made from the step input, as a plain
+ * {@link Selection} or an Effect of one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Selector<S extends ReadonlyArray<Step.Any>, P, I, E, R> = (
+  input: StepInput<P, I>,
+  choices: S
+) => Selection<S> | Effect.Effect<Selection<S>, E, R>
+
+/**
  * @since 0.1.0
  * @category constructors
  */
@@ -60,7 +72,7 @@ export const make = <
   readonly name: N
   readonly description?: string | undefined
   readonly choices: S & ReadonlyArray<Step.Step<any, any, any, P, I, string>>
-  readonly selector: (input: StepInput<P, I>, choices: S) => Effect.Effect<Selection<S>, E, R>
+  readonly selector: Selector<S, P, I, E, R>
 }): Step.Step<
   Step.Output<S[number]>,
   E | WorkflowError.RouterChoiceError | Step.Error<S[number]>,
@@ -74,7 +86,8 @@ export const make = <
     options.name,
     (input: StepInput<P, I>, runner) =>
       Effect.gen(function*() {
-        const selection = yield* options.selector({ ...input, previousStepOutputs: runner.outputs() }, options.choices)
+        const selected = options.selector({ ...input, previousStepOutputs: runner.outputs() }, options.choices)
+        const selection = Effect.isEffect(selected) ? yield* selected : selected
         const picked: ReadonlyArray<Step.Any> = yield* resolve(options.name, options.choices, selection)
         yield* WorkflowEvent.emit({ _tag: "RouterSelected", stepName: options.name, selected: picked.map((s) => s.name) })
         return yield* runner.sequence(picked, input)
