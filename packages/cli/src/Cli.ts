@@ -42,6 +42,7 @@ import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as CommandLine from "./CommandLine.js"
+import * as Dev from "./Dev.js"
 
 // -----------------------------------------------------------------------------
 // errors
@@ -618,6 +619,52 @@ const needsCode = (name: "continue" | "resume") =>
 
 const runsCommands = [runsListCommand, needsCode("continue"), needsCode("resume")] as const
 
+/**
+ * `dev <module>`: serves the workflows a module exports (the HTTP API and the
+ * session page) on a local port, and serves them again when a file under the
+ * module's folder changes (see `Dev`).
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const devCommand = Command.make(
+  "dev",
+  {
+    module: Args.text({ name: "module" }).pipe(
+      Args.withDescription(
+        "the module with your workflows (TypeScript or JavaScript): its exported workflows, or a default export array of them"
+      )
+    ),
+    port: Options.integer("port").pipe(
+      Options.withDescription("the port (0 picks a free one)"),
+      Options.withDefault(3000)
+    ),
+    host: Options.text("host").pipe(
+      Options.withDescription("the address to listen on (a loopback address: the server has no authentication)"),
+      Options.withDefault("127.0.0.1")
+    ),
+    ...databaseOptions
+  },
+  (options) =>
+    Effect.flatMap(
+      Effect.mapError(chooseDatabase(options), (error) => new UsageError({ message: error.message, command: "dev" })),
+      (database) =>
+        Dev.run({
+          module: options.module,
+          host: options.host,
+          port: options.port,
+          db: database?._tag === "Sqlite" ? database.filename : undefined,
+          url: database?._tag === "Postgres" ? database.url : undefined,
+          schema: options.schema,
+          table: options.table
+        }).pipe(Effect.mapError((error) => new CommandError({ message: error.message })))
+    )
+).pipe(
+  Command.withDescription(
+    `serve your workflows (the HTTP API and the session page) on a local port, reloading when their files change; sessions in ${Dev.defaultDb} unless --db or --url`
+  )
+)
+
 /** A command that only groups others: alone, it asks which of them. */
 const group = (name: string, description: string | HelpDoc.HelpDoc) =>
   Command.make(name, {}, () => Effect.fail(CommandLine.whichCommand(tree, name === "sessionflow" ? [] : [name]))).pipe(
@@ -647,6 +694,7 @@ export const command = group(
     group("sessions", "list, show, rename or delete sessions").pipe(Command.withSubcommands(sessionsCommands)),
     stateCommand,
     group("runs", "the unfinished runs").pipe(Command.withSubcommands(runsCommands)),
+    devCommand,
     CommandLine.helpCommand
   ])
 )
@@ -661,7 +709,7 @@ export const tree: CommandLine.Tree = {
   sessions: CommandLine.leaves(...sessionsCommands),
   ...CommandLine.leaves(stateCommand),
   runs: CommandLine.leaves(...runsCommands),
-  ...CommandLine.leaves(CommandLine.helpCommand)
+  ...CommandLine.leaves(devCommand, CommandLine.helpCommand)
 }
 
 /**
@@ -671,7 +719,7 @@ export const tree: CommandLine.Tree = {
  * @category commands
  */
 export const commandLineOptions = {
-  valueOptions: Object.keys(databaseOptions).map((name) => `--${name}`),
+  valueOptions: [...Object.keys(databaseOptions).map((name) => `--${name}`), "--port", "--host"],
   flags: ["--json", "--help"]
 }
 
