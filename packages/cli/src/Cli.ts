@@ -43,6 +43,7 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as CommandLine from "./CommandLine.js"
 import * as Dev from "./Dev.js"
+import * as Init from "./Init.js"
 
 // -----------------------------------------------------------------------------
 // errors
@@ -665,6 +666,42 @@ export const devCommand = Command.make(
   )
 )
 
+/**
+ * `init [dir]`: writes a minimal app (one typed workflow, its test, a strict
+ * tsconfig) into a new or empty folder (see `Init`).
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const initCommand = Command.make(
+  "init",
+  {
+    dir: Args.text({ name: "dir" }).pipe(
+      Args.withDescription("the app's folder, new or empty (default: the current one)"),
+      Args.withDefault(".")
+    ),
+    packs: value(
+      "packs",
+      "folder",
+      "install the @sessionflow packages from the tarballs in this folder (npm run pack writes them), not from the registry"
+    )
+  },
+  (options) =>
+    Init.run({ dir: options.dir, packs: options.packs, version }).pipe(
+      Effect.mapError((error) => new CommandError({ message: error.message })),
+      Effect.flatMap((written) =>
+        Effect.gen(function*() {
+          const dir = options.dir === "." ? undefined : options.dir
+          yield* say(`Wrote a sessionflow app${dir === undefined ? "" : ` to ${dir}`}: ${written.join(", ")}`)
+          yield* say(`\nNext:${dir === undefined ? "" : `\n  cd ${dir}`}`)
+          yield* say("  npm install")
+          yield* say("  npm test")
+          yield* say("  npx sessionflow dev src/workflows.ts   (or npm run dev)")
+        })
+      )
+    )
+).pipe(Command.withDescription("write a minimal app (one typed workflow, its test, a strict tsconfig) into a new or empty folder"))
+
 /** A command that only groups others: alone, it asks which of them. */
 const group = (name: string, description: string | HelpDoc.HelpDoc) =>
   Command.make(name, {}, () => Effect.fail(CommandLine.whichCommand(tree, name === "sessionflow" ? [] : [name]))).pipe(
@@ -695,6 +732,7 @@ export const command = group(
     stateCommand,
     group("runs", "the unfinished runs").pipe(Command.withSubcommands(runsCommands)),
     devCommand,
+    initCommand,
     CommandLine.helpCommand
   ])
 )
@@ -709,7 +747,7 @@ export const tree: CommandLine.Tree = {
   sessions: CommandLine.leaves(...sessionsCommands),
   ...CommandLine.leaves(stateCommand),
   runs: CommandLine.leaves(...runsCommands),
-  ...CommandLine.leaves(devCommand, CommandLine.helpCommand)
+  ...CommandLine.leaves(devCommand, initCommand, CommandLine.helpCommand)
 }
 
 /**
@@ -719,7 +757,7 @@ export const tree: CommandLine.Tree = {
  * @category commands
  */
 export const commandLineOptions = {
-  valueOptions: [...Object.keys(databaseOptions).map((name) => `--${name}`), "--port", "--host"],
+  valueOptions: [...Object.keys(databaseOptions).map((name) => `--${name}`), "--port", "--host", "--packs"],
   flags: ["--json", "--help"]
 }
 
