@@ -73,6 +73,10 @@ describe("sessionflow dev", () => {
       const one = yield* postRun(url!, "greet", { input: "Ann", sessionId: "s1" })
       expect(one.status).toBe(200)
       expect(one.body["content"]).toBe("Hello, Ann! (visit 1)")
+      // a run without the input the workflow declares is a bad request, not a run on null
+      const missing = yield* postRun(url!, "greet", { sessionId: "s2" })
+      expect(missing.status).toBe(400)
+      expect(missing.body).toMatchObject({ _tag: "BadRequest" })
       // the session page and its API docs are served
       const page = yield* Effect.promise(() => fetch(`${url}/`).then((r) => r.text()))
       expect(page).toContain("/assets/app.js")

@@ -10,19 +10,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { exec, type ProcessResult, root } from "../process.js"
-
-const readJson = (file: string): Record<string, unknown> => JSON.parse(fs.readFileSync(file, "utf8"))
+import { exec, root } from "../process.js"
+import { appEnv, ok, pack, readJson, scratch, sqlitePrebuilds, version } from "./app.js"
 
 /** The packages `npm run pack` packs: the workspaces that are not private. */
 const libraries = (readJson(path.join(root, "package.json"))["workspaces"] as ReadonlyArray<string>)
   .map((dir) => readJson(path.join(root, dir, "package.json")))
   .filter((manifest) => manifest["private"] !== true)
   .map((manifest) => manifest["name"] as string)
-
-const version = (pkg: string): string => readJson(path.join(root, "node_modules", pkg, "package.json"))["version"] as string
 
 /** The README's install line for the tarballs, as the arguments of `npm install`, the tarballs found in `packs`. */
 const readmeInstall = (packs: string): ReadonlyArray<string> => {
@@ -33,21 +29,6 @@ const readmeInstall = (packs: string): ReadonlyArray<string> => {
   const tarballs = fs.readdirSync(packs).filter((f) => f.endsWith(".tgz")).map((f) => path.join(packs, f))
   return [...tarballs, ...peers]
 }
-
-/**
- * The environment of the app's commands: none of the npm settings of the
- * `npm test` that runs this, and not the source condition the tests use.
- */
-const appEnv = (extra: Record<string, string> = {}): Record<string, string | undefined> => ({
-  ...Object.fromEntries(Object.keys(process.env).filter((k) => /^npm_/i.test(k)).map((k) => [k, undefined])),
-  NODE_OPTIONS: undefined,
-  ...extra
-})
-
-const ok = (what: string) => (result: ProcessResult) =>
-  result.code === 0
-    ? Effect.succeed(result)
-    : Effect.fail(new Error(`${what} exited with ${result.code}\n${result.stderr}\n${result.stdout}`))
 
 /** The README's "Use in your own project" example: the app's main module. */
 const readmeExample = (): string => {
@@ -128,10 +109,7 @@ const tsconfigs = {
 describe("the published packages", () => {
   it.scoped("install from their tarballs into a fresh app, compile strictly (NodeNext and Bundler) and run on plain node", () =>
     Effect.gen(function*() {
-      const work = yield* Effect.acquireRelease(
-        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-consumer-"))),
-        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-      )
+      const work = yield* scratch("sessionflow-consumer-")
       expect(path.relative(root, work).startsWith("..")).toBe(true)
       const packs = path.join(work, "packs")
       const app = path.join(work, "app")
@@ -139,14 +117,7 @@ describe("the published packages", () => {
       for (const dir of [packs, app, prebuilds]) fs.mkdirSync(dir)
 
       // npm run pack, as the README says (each package's prepack builds dist/ with tsc -b)
-      const packed = yield* exec("npm", ["run", "pack", "--silent", "--", packs, "--json"]).pipe(
-        Effect.flatMap(ok("npm run pack"))
-      )
-      const tarballs = JSON.parse(packed.stdout) as ReadonlyArray<{
-        readonly name: string
-        readonly filename: string
-        readonly files: ReadonlyArray<{ readonly path: string }>
-      }>
+      const tarballs = yield* pack(packs)
       expect(tarballs.map((t) => t.name)).toEqual(libraries)
       for (const tarball of tarballs) {
         const files = tarball.files.map((f) => f.path)
@@ -164,17 +135,9 @@ describe("the published packages", () => {
         expect(files.some((f) => f.endsWith(".tsbuildinfo")), tarball.name).toBe(false)
       }
 
-      // better-sqlite3's install script finds its native addon as a local
-      // prebuild (the one built for this repository: same version, same Node)
-      // instead of downloading it or compiling SQLite for a minute
+      // better-sqlite3's native addon, a local prebuild for the install
+      yield* sqlitePrebuilds(prebuilds)
       const sqliteVersion = version("better-sqlite3")
-      yield* exec("tar", [
-        "-czf",
-        path.join(prebuilds, `better-sqlite3-v${sqliteVersion}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`),
-        "-C",
-        path.join(root, "node_modules", "better-sqlite3"),
-        "build/Release/better_sqlite3.node"
-      ]).pipe(Effect.flatMap(ok("tar")))
 
       fs.writeFileSync(
         path.join(app, "package.json"),

@@ -12,6 +12,8 @@
  * sessionflow state           --db app.db <sessionId> --json
  * sessionflow runs list       --db app.db
  * sessionflow sessions list   --url postgres://app@db.internal:5432/app
+ * sessionflow dev src/workflows.ts   # serve your workflows, reloading on a change (see Dev)
+ * sessionflow init my-app            # write a new app (see Init)
  * ```
  *
  * The commands, options and help are declared with `@effect/cli`
@@ -710,7 +712,7 @@ const group = (name: string, description: string | HelpDoc.HelpDoc) =>
 
 /**
  * The `sessionflow` command, declared with `@effect/cli`: `sessions list |
- * show | rename | delete`, `state`, `runs list` and `help`.
+ * show | rename | delete`, `state`, `runs list`, `dev`, `init` and `help`.
  *
  * @since 0.1.0
  * @category commands
@@ -719,6 +721,9 @@ export const command = group(
   "sessionflow",
   HelpDoc.blocks([
     HelpDoc.p("Inspect the sessions a sessionflow app keeps in SQLite (--db <file>) or PostgreSQL (--url <url>)."),
+    HelpDoc.p(
+      "dev <module> serves your workflows (the HTTP API and the session page) and reloads when their files change; init [dir] writes a new app."
+    ),
     HelpDoc.p(
       "list, show, state and runs list open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named. No command creates or migrates a table."
     ),

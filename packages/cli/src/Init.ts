@@ -135,7 +135,7 @@ const tsconfig = {
   include: ["src", "test"]
 }
 
-const workflows = `import { SessionState, Step, Workflow } from "@sessionflow/core"
+const workflows = `import { SessionState, Workflow } from "@sessionflow/core"
 import { Schema } from "effect"
 
 // \`sessionflow dev src/workflows.ts\` serves every workflow this module exports
@@ -150,15 +150,15 @@ export const greet = Workflow.make({
   name: "greet",
   input: Schema.String,
   state: Greetings,
-  sessionState: { names: [] },
-  steps: [
-    Step.make("greet", ({ input }) =>
-      Greetings.modify((s) => [
-        s.names.includes(input) ? \`Welcome back, \${input}!\` : \`Hello, \${input}!\`,
-        { names: s.names.includes(input) ? s.names : [...s.names, input] }
-      ]))
-  ]
-})
+  sessionState: { names: [] }
+}).pipe(
+  Workflow.andThen("greet", ({ input }) =>
+    Greetings.modify((s) =>
+      s.names.includes(input)
+        ? [\`Welcome back, \${input}!\`, s]
+        : [\`Hello, \${input}!\`, { names: [...s.names, input] }]
+    ))
+)
 `
 
 const test = `import { describe, expect, it } from "@effect/vitest"
