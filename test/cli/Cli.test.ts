@@ -8,17 +8,7 @@ import { Effect, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-import { sampleDb } from "./utils.js"
-
-const inProcess = (argv: ReadonlyArray<string>) =>
-  Effect.suspend(() => {
-    let stdout = ""
-    let stderr = ""
-    return Cli.main(argv).pipe(
-      Cli.withWriters({ stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) }),
-      Effect.map((code) => ({ code, stdout, stderr }))
-    )
-  })
+import { inProcess, sampleDb } from "./utils.js"
 
 const tables = (filename: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ name: string }>`SELECT name FROM sqlite_master ORDER BY name`).pipe(

@@ -3,7 +3,7 @@
  * runs its test); `sessionflow dev` finds a module's workflows.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cli, Dev, Init } from "@sessionflow/cli"
+import { Dev, Init } from "@sessionflow/cli"
 import { Step, Workflow } from "@sessionflow/core"
 import { WorkflowServer } from "@sessionflow/server"
 import { Effect } from "effect"
@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { root } from "../process.js"
+import { inProcess } from "./utils.js"
 
 interface Manifest {
   readonly name: string
@@ -32,16 +33,6 @@ const tempDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-init-"))),
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
-
-const inProcess = (argv: ReadonlyArray<string>) =>
-  Effect.suspend(() => {
-    let stdout = ""
-    let stderr = ""
-    return Cli.main(argv).pipe(
-      Cli.withWriters({ stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) }),
-      Effect.map((code) => ({ code, stdout, stderr }))
-    )
-  })
 
 const listing = (dir: string): ReadonlyArray<string> =>
   fs.readdirSync(dir, { recursive: true, withFileTypes: true })

@@ -3,6 +3,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
+import { Cli } from "@sessionflow/cli"
 import { SessionStore } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Effect, TestClock } from "effect"
@@ -51,3 +52,14 @@ export const sampleDb = (table?: string) =>
   })
 
 /** Runs the command in this process; its exit code and output. */
+
+/** Runs the sessionflow command in this process, with what it prints and its exit code. */
+export const inProcess = (argv: ReadonlyArray<string>) =>
+  Effect.suspend(() => {
+    let stdout = ""
+    let stderr = ""
+    return Cli.main(argv).pipe(
+      Cli.withWriters({ stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) }),
+      Effect.map((code) => ({ code, stdout, stderr }))
+    )
+  })

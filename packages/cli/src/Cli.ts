@@ -639,10 +639,12 @@ export const devCommand = Command.make(
       )
     ),
     port: Options.integer("port").pipe(
+      Options.withPseudoName("number"),
       Options.withDescription("the port (0 picks a free one)"),
       Options.withDefault(3000)
     ),
     host: Options.text("host").pipe(
+      Options.withPseudoName("address"),
       Options.withDescription("the address to listen on (a loopback address: the server has no authentication)"),
       Options.withDefault("127.0.0.1")
     ),
