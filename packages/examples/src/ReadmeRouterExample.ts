@@ -15,8 +15,8 @@ export const desk = Workflow.make({
     Router.make({
       name: "triage",
       choices: [answer, escalate],
-      // The selector is an Effect (Effect.succeed for a choice made from the input alone), so it
-      // may read the state. It returns a step, a step's name, or several steps to run in order.
+      // This selector is an Effect, so it may read the state. It returns a step, a step's name,
+      // or several steps to run in order.
       selector: (input) =>
         Effect.map(Desk.get, (s) =>
           `${input.input}`.startsWith("urgent") && s.tickets.length === 0 ? [answer, escalate] : "answer")
