@@ -128,10 +128,48 @@ const freePort = (host: string): Effect.Effect<number, Error> =>
     })
   })
 
-/** A change to ignore: dependencies, dot-folders (the default database), SQLite files and their journals. */
+/** A change to ignore: dependencies, dot-files and folders (the default database, editors' swap files), SQLite files and their journals, backups (`~`). */
 const ignored = (file: string): boolean =>
   file.split(/[\\/]/).some((part) => part === "node_modules" || part.startsWith(".")) ||
-  /\.(db|sqlite|sqlite3)(-wal|-shm|-journal)?$/.test(file)
+  /\.(db|sqlite|sqlite3)(-wal|-shm|-journal)?$|~$/.test(file)
+
+/**
+ * Watches `root` and its folders (not `node_modules` nor dot-folders: a
+ * recursive `fs.watch` would watch every folder of `node_modules` too),
+ * calling `onChange` with the changed file's path relative to `root`; a new
+ * folder is watched as it appears.
+ */
+const watchTree = (root: string, onChange: (file: string) => void): { readonly close: () => void } => {
+  const watchers = new Map<string, fs.FSWatcher>()
+  const watch = (dir: string) => {
+    if (watchers.has(dir)) return
+    try {
+      const watcher = fs.watch(dir, (_event, name) => {
+        const file = name === null ? dir : path.join(dir, String(name))
+        const relative = path.relative(root, file)
+        if (ignored(relative)) return
+        if (fs.existsSync(file) && fs.statSync(file).isDirectory()) scan(file)
+        onChange(relative)
+      })
+      watcher.on("error", () => {
+        watcher.close()
+        watchers.delete(dir)
+      })
+      watchers.set(dir, watcher)
+    } catch {
+      // a folder removed meanwhile, or not readable: not watched
+    }
+  }
+  const scan = (dir: string): void => {
+    watch(dir)
+    const entries = fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }) : []
+    for (const entry of entries) {
+      if (entry.isDirectory() && !ignored(entry.name)) scan(path.join(dir, entry.name))
+    }
+  }
+  scan(root)
+  return { close: () => watchers.forEach((watcher) => watcher.close()) }
+}
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
 
@@ -219,10 +257,8 @@ export const run = (options: Options): Effect.Effect<never, Error> =>
           })
           previous.kill("SIGTERM")
         }
-        const watcher = fs.watch(folder, { recursive: true }, (_event, file) => {
-          const name = file === null ? "" : String(file)
-          if (name !== "" && ignored(name)) return
-          changed = name === "" ? undefined : name
+        const watcher = watchTree(folder, (file) => {
+          changed = file === "" ? undefined : file
           if (timer !== undefined) clearTimeout(timer)
           timer = setTimeout(restart, 150)
         })
