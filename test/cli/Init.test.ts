@@ -135,6 +135,24 @@ describe("sessionflow dev: the module's workflows", () => {
     expect(Dev.workflowsOf({ answer: 42 })).toMatch(/^it exports no workflow/)
   })
 
+  it.effect("dev refuses a host other machines reach (its server has no authentication), before loading anything", () =>
+    Effect.gen(function*() {
+      const refused = yield* inProcess(["dev", "no-such-module.ts", "--host", "0.0.0.0"])
+      expect(refused).toEqual({
+        code: 1,
+        stdout: "",
+        stderr:
+          "error: dev listens on a loopback address only (its server has no authentication): --host 127.0.0.1, ::1 or localhost, not 0.0.0.0\n"
+      })
+      expect(yield* inProcess(["dev", "no-such-module.ts"])).toEqual({ code: 1, stdout: "", stderr: "error: no module 'no-such-module.ts'\n" })
+      expect([Dev.isLoopback("127.0.0.1"), Dev.isLoopback("localhost"), Dev.isLoopback("::1"), Dev.isLoopback("192.168.1.2")]).toEqual([
+        true,
+        true,
+        true,
+        false
+      ])
+    }))
+
   it("the URL of an IPv6 host has brackets", () => {
     expect(Dev.urlOf("127.0.0.1", 3000)).toBe("http://127.0.0.1:3000")
     expect(Dev.urlOf("::1", 3000)).toBe("http://[::1]:3000")

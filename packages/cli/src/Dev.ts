@@ -174,6 +174,16 @@ const watchTree = (root: string, onChange: (file: string) => void): { readonly c
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
 
 /**
+ * Whether `dev` may listen on a host: a loopback address (`localhost`,
+ * `127.0.0.0/8`, `::1`), as the server without authentication requires.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const isLoopback = (host: string): boolean =>
+  host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host)
+
+/**
  * The URL a browser opens for `host` and `port`.
  *
  * @since 0.1.0
@@ -193,6 +203,13 @@ export const urlOf = (host: string, port: number): string =>
  */
 export const run = (options: Options): Effect.Effect<never, Error> =>
   Effect.gen(function*() {
+    if (!isLoopback(options.host)) {
+      return yield* Effect.fail(
+        new Error(
+          `dev listens on a loopback address only (its server has no authentication): --host 127.0.0.1, ::1 or localhost, not ${options.host}`
+        )
+      )
+    }
     const module = path.resolve(options.module)
     if (!fs.existsSync(module)) return yield* Effect.fail(new Error(`no module '${options.module}'`))
     const port = options.port === 0 ? yield* freePort(options.host) : options.port
