@@ -19,9 +19,10 @@
  * The commands, options and help are declared with `@effect/cli`
  * ({@link command}); {@link CommandLine.run} runs them with one-line errors.
  * `list`, `show`, `state` and `runs list` open the file read-only; `rename`
- * and `delete` change that one session. No command creates, migrates or
- * alters a table: an unknown `--table`, or a file without sessionflow tables,
- * is an error.
+ * and `delete` change that one session. No inspecting command creates,
+ * migrates or alters a table: an unknown `--table`, or a file without
+ * sessionflow tables, is an error. (`dev`, which runs your workflows, opens
+ * its store as your app does: creating the tables on first use.)
  *
  * @since 0.1.0
  */
@@ -727,7 +728,7 @@ export const command = group(
       "dev <module> serves your workflows (the HTTP API and the session page) and reloads when their files change; init [dir] writes a new app."
     ),
     HelpDoc.p(
-      "list, show, state and runs list open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named. No command creates or migrates a table."
+      "list, show, state and runs list open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named. No inspecting command creates or migrates a table (dev opens its store as an app does)."
     ),
     HelpDoc.p(
       "Exit status: 0 on success, 1 when a command fails, 2 for a usage mistake; errors are one line on stderr."
