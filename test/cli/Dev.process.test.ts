@@ -41,29 +41,34 @@ const appDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
 
+/** An app (its node_modules the repository's) with `src/workflows.ts` and `src/greeting.ts`, under `sessionflow dev`. */
+const devOn = (source: string) =>
+  Effect.gen(function*() {
+    const app = yield* appDir
+    fs.writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }))
+    fs.symlinkSync(path.join(root, "node_modules"), path.join(app, "node_modules"))
+    fs.mkdirSync(path.join(app, "src"))
+    const module = path.join(app, "src", "workflows.ts")
+    fs.writeFileSync(path.join(app, "src", "greeting.ts"), `export const greeting: string = "Hello"\n`)
+    fs.writeFileSync(module, source)
+    const dev = yield* start(process.execPath, [
+      "--import",
+      tsxLoader,
+      path.join(root, "packages", "cli", "src", "bin.ts"),
+      "dev",
+      "src/workflows.ts",
+      "--port",
+      "0",
+      "--db",
+      path.join(app, "dev.db")
+    ], { cwd: app })
+    return { app, module, dev }
+  })
+
 describe("sessionflow dev", () => {
   it.scoped("serves the module's workflows, reloads on a change to it or to a file it imports, survives a broken module", () =>
     Effect.gen(function*() {
-      const app = yield* appDir
-      fs.writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }))
-      fs.symlinkSync(path.join(root, "node_modules"), path.join(app, "node_modules"))
-      fs.mkdirSync(path.join(app, "src"))
-      const module = path.join(app, "src", "workflows.ts")
-      fs.writeFileSync(path.join(app, "src", "greeting.ts"), `export const greeting: string = "Hello"\n`)
-      fs.writeFileSync(module, workflows)
-      const db = path.join(app, "dev.db")
-
-      const dev = yield* start(process.execPath, [
-        "--import",
-        tsxLoader,
-        path.join(root, "packages", "cli", "src", "bin.ts"),
-        "dev",
-        "src/workflows.ts",
-        "--port",
-        "0",
-        "--db",
-        db
-      ], { cwd: app })
+      const { app, module, dev } = yield* devOn(workflows)
       const first = yield* dev.line("stdout", /^sessionflow dev: /)
       const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(first)?.[1]
       expect(first).toMatch(/^sessionflow dev: http:\/\/127\.0\.0\.1:\d+ {2}\(session page at \/, API docs at \/docs\)$/)
@@ -110,5 +115,18 @@ describe("sessionflow dev", () => {
       const refused = yield* Effect.promise(() => fetch(`${url}/`).then(() => "answered", () => "refused"))
       expect(refused).toBe("refused")
       expect(dev.stdout().trim().split("\n")).toHaveLength(4)
+    }), 240_000)
+
+  it.scoped("a module that does not load at first: its error, then the URL once it loads", () =>
+    Effect.gen(function*() {
+      const { dev, module } = yield* devOn(`export const answer = 42\n`)
+      expect(yield* dev.line("stderr", /^error: /)).toMatch(/^error: src\/workflows\.ts failed to load: it exports no workflow/)
+      expect(dev.stdout()).toBe("")
+      fs.writeFileSync(module, workflows)
+      const url = /(http:\/\/127\.0\.0\.1:\d+)/.exec(yield* dev.line("stdout", /^sessionflow dev: /))?.[1]
+      const run = yield* postRun(url!, "greet", { input: "Cy", sessionId: "s1" })
+      expect(run.body["content"]).toBe("Hello, Cy! (visit 1)")
+      expect(yield* dev.interrupt).toBe(130)
+      expect(dev.stdout()).not.toContain("reloaded")
     }), 240_000)
 })

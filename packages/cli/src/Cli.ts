@@ -662,7 +662,8 @@ export const devCommand = Command.make(
           db: database?._tag === "Sqlite" ? database.filename : undefined,
           url: database?._tag === "Postgres" ? database.url : undefined,
           schema: options.schema,
-          table: options.table
+          table: options.table,
+          label: database === undefined ? undefined : `${describeDatabase(database)}${options.schema === undefined ? "" : ` (schema ${options.schema})`}`
         }).pipe(Effect.mapError((error) => new CommandError({ message: error.message })))
     )
 ).pipe(

@@ -96,6 +96,8 @@ export interface Options {
   readonly url?: string | undefined
   readonly schema?: string | undefined
   readonly table?: string | undefined
+  /** how the PostgreSQL database is shown (its URL without the password) */
+  readonly label?: string | undefined
 }
 
 /**
@@ -224,11 +226,12 @@ export const run = (options: Options): Effect.Effect<never, Error> =>
       String(port),
       JSON.stringify({ db, url: options.url, schema: options.schema, table: options.table })
     ]
-    const where = db === undefined ? "PostgreSQL" : path.relative(process.cwd(), db) || db
+    const where = db === undefined ? options.label ?? "PostgreSQL" : path.relative(process.cwd(), db) || db
     return yield* Console.consoleWith((console) =>
       Effect.async<never, Error>(() => {
         let child: ChildProcess | undefined
-        let loads = 0
+        // the URL is printed by the first server that listens (the module may not load at first)
+        let announced = false
         let timer: ReturnType<typeof setTimeout> | undefined
         let changed: string | undefined
         let stopping = false
@@ -239,11 +242,13 @@ export const run = (options: Options): Effect.Effect<never, Error> =>
             stdio: ["ignore", "inherit", "inherit", "ipc"]
           })
           child = current
-          const load = loads++
+          let failed = false
           current.on("message", (message: Message) => {
             if (message._tag === "Failed") {
+              failed = true
               console.unsafe.error(`error: ${shown} failed to load: ${oneLine(message.message)} (waiting for a change)`)
-            } else if (load === 0) {
+            } else if (!announced) {
+              announced = true
               console.unsafe.log(`sessionflow dev: ${url}  (session page at /, API docs at /docs)`)
               console.unsafe.log(
                 `serving ${message.workflows.join(", ")} from ${shown}, sessions in ${where}; watching ${
@@ -256,8 +261,9 @@ export const run = (options: Options): Effect.Effect<never, Error> =>
           })
           current.on("exit", (code, signal) => {
             if (child === current) child = undefined
-            if (!stopping && code !== 0 && code !== 1 && signal === null) {
-              console.unsafe.error(`error: the server stopped (exit code ${code}); waiting for a change`)
+            // a server stopped by a change or Ctrl-C exits with 0; one that failed to load said why
+            if (!stopping && !failed && code !== 0) {
+              console.unsafe.error(`error: the server stopped (${signal ?? `exit code ${code}`}); waiting for a change`)
             }
           })
         }
