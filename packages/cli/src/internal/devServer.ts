@@ -47,9 +47,11 @@ const quiet = Logger.replace(
 const program = Effect.gen(function*() {
   const server = yield* Effect.tryPromise({
     try: () => import("@sessionflow/server"),
-    catch: () =>
+    catch: (error) =>
       new Error(
-        "sessionflow dev needs @sessionflow/server (and @effect/platform): npm install @sessionflow/server @effect/platform"
+        (error as { readonly code?: unknown } | null)?.code === "ERR_MODULE_NOT_FOUND"
+          ? "sessionflow dev needs @sessionflow/server: npm install @sessionflow/server @effect/platform@^0.97.2"
+          : `@sessionflow/server does not load: ${messageOf(error)}`
       )
   })
   const exports = yield* Effect.tryPromise({
