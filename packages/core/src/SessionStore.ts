@@ -277,7 +277,11 @@ export interface RunUpdate {
   readonly status?: ActiveStatus | undefined
   readonly owner?: string | undefined
   readonly leaseExpiresAt?: number | undefined
-  readonly journal?: Journal | undefined
+  /** a run that starts over on the session's new state (after a conflict) */
+  readonly baseVersion?: number | undefined
+  readonly shape?: WorkflowShape | undefined
+  /** `null` removes the journal */
+  readonly journal?: Journal | null | undefined
   /** `null` removes the pause */
   readonly pause?: Pause | null | undefined
 }
@@ -511,9 +515,9 @@ export interface Backend {
   >
   /**
    * Registers a run that starts, unless a run with its id is unfinished or
-   * has ended other than failed (completed, cancelled, abandoned): then
-   * nothing is written and that run is returned (a record of a failed run
-   * does not count: the caller may retry the run under its id).
+   * has ended (completed, failed, cancelled, abandoned: a run that ended
+   * never runs again under its id): then nothing is written and that run is
+   * returned.
    */
   readonly startRun: (run: ActiveRun) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError>
   /** The unfinished run with this id, else its record, else none. */

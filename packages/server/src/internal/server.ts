@@ -608,6 +608,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
           const served = yield* lookup(registry, path.name)
           const streamed = wantsEvents(headers.accept)
           const sessionId = yield* within(served, precheck(served, payload, userId, streamed)).pipe(
+            errors.withRetryAfter,
             Effect.mapError(errors.sessionError(false))
           )
           const options: Workflow.RunOptions<unknown> = {
@@ -622,7 +623,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             : yield* runJson(
               served,
               settings,
-              Workflow.run(served.workflow, payload.input, options),
+              Workflow.run(served.workflow, payload.input, options).pipe(errors.withRetryAfter),
               payload.sessionState !== undefined
             )
         }).pipe(errors.catchDefects))
@@ -722,7 +723,12 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
               Workflow.continueStream(served.workflow, path.runId, payload.response, options),
               run.sessionId
             )
-            : yield* runJson(served, settings, Workflow.continue(served.workflow, path.runId, payload.response, options), false)
+            : yield* runJson(
+              served,
+              settings,
+              Workflow.continue(served.workflow, path.runId, payload.response, options).pipe(errors.withRetryAfter),
+              false
+            )
         }).pipe(errors.catchDefects))
       .handle("cancel", ({ path }) =>
         onWorkflow(registry, path.name, (served, userId) =>

@@ -588,12 +588,12 @@ WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
 
   const startRun = Effect.fn("SqlSessionStore.startRun")(
     function*(run: SessionStore.ActiveRun) {
-      // one statement: inserted unless the id is unfinished or ended other than failed
+      // one statement: inserted unless the id is unfinished or ended
       const inserted = yield* sql`INSERT INTO ${activeTable}
   (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at)
 SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
   ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${rows.activeData(run)}, ${run.startedAt}, ${run.updatedAt}
-WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId} AND status <> 'error')
+WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId})
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id`.pipe(writing("startRun"))
       if (inserted.length > 0) return Option.none<SessionStore.RunLookup>()
@@ -621,7 +621,7 @@ WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`
         if (row === undefined) return yield* runLost(runId)
         const next = rows.applyRunUpdate(rows.toActiveRun(row), update, now)
         yield* sql`UPDATE ${activeTable} SET status = ${next.status}, owner = ${next.owner},
-  lease_expires_at = ${next.leaseExpiresAt}, data = ${rows.activeData(next)}
+  lease_expires_at = ${next.leaseExpiresAt}, base_version = ${next.baseVersion}, data = ${rows.activeData(next)}
 WHERE run_id = ${runId}`
       }).pipe(transaction("updateRun"))
     },

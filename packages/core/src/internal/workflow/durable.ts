@@ -68,7 +68,14 @@ const endUnfinished = (
 ) =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
+    yield* runner.checkRunId(runId)
     const found = yield* store.getRun(runId)
+    if (
+      Option.isSome(found) && found.value._tag === "Recorded" && found.value.record.workflowName === self.name &&
+      (found.value.record.userId === undefined || found.value.record.userId === (options?.userId ?? self.userId))
+    ) {
+      return yield* new WorkflowError.RunEnded({ runId, sessionId: found.value.record.sessionId, status: found.value.record.status })
+    }
     if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.workflowName !== self.name) {
       return yield* new WorkflowError.RunNotFound({ runId, description: `no unfinished run of workflow '${self.name}' has this id` })
     }
