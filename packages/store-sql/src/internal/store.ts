@@ -450,14 +450,16 @@ VALUES (${commit.sessionId}, ${version}, ${text})`
       })
 
     return Effect.gen(function*() {
-      const [written] = yield* Effect.flatMap(upsert, decodeWritten)
-      if (written === undefined) {
-        return yield* Effect.flatMap(selectOwner(commit.sessionId), (existing) => rows.rejected(commit, existing))
-      }
+      // the unfinished run first, then the session (the one lock order: see `endRun`); a run
+      // no longer this owner's is RunLost, whatever the session's version
       if (commit.ends !== undefined) {
         const ended = yield* sql`DELETE FROM ${activeTable}
 WHERE run_id = ${commit.ends.runId} AND owner = ${commit.ends.owner} RETURNING run_id`
         if (ended.length === 0) return yield* runLost(commit.ends.runId)
+      }
+      const [written] = yield* Effect.flatMap(upsert, decodeWritten)
+      if (written === undefined) {
+        return yield* Effect.flatMap(selectOwner(commit.sessionId), (existing) => rows.rejected(commit, existing))
       }
       if (commit.state !== undefined) {
         const paused = yield* sql<{ run_id: string }>`SELECT run_id FROM ${activeTable}
@@ -533,11 +535,13 @@ FROM ${sessions} WHERE ${sql.and(clauses)}`
 
   const remove = Effect.fn("SqlSessionStore.remove")(
     function*(sessionId: string) {
+      // in the one lock order: unfinished runs, the session, its changes, its records
       const deleted = yield* Effect.gen(function*() {
-        yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`
         yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`
+        const deleted = yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
         yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${sessionId}`
-        return yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
+        yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`
+        return deleted
       }).pipe(transaction("remove"))
       return deleted.length > 0
     },
@@ -669,6 +673,9 @@ RETURNING *`.pipe(writing("claimRun"))
     function*(runId: string, record: SessionStore.RunRecord, owner?: string) {
       const now = yield* Clock.currentTimeMillis
       const recordRow = yield* rows.toRunRow("endRun", record.sessionId, record)
+      // the unfinished run first, then the session, then its records: the one lock order of
+      // every write (a commit that ends a run takes them in the same order), so that a cancel
+      // and a commit never deadlock on PostgreSQL
       return yield* Effect.gen(function*() {
         const removed = yield* (owner === undefined
           ? sql`DELETE FROM ${activeTable} WHERE run_id = ${runId} RETURNING *`
