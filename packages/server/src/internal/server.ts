@@ -563,7 +563,11 @@ const runJson = (
         Effect.map((output) => ({ _tag: "Completed" as const, output })),
         Effect.catchIf(isRunPaused, (paused) => Effect.succeed({ _tag: "Paused" as const, paused }))
       )
-    ).pipe(Effect.mapError(errors.runError(carriedState)))
+    ).pipe(
+      // here, in the request's fiber (the timeout runs the run in another one)
+      errors.withRetryAfter,
+      Effect.mapError(errors.runError(carriedState))
+    )
     if (output._tag === "Paused") {
       const { key, path, payload, runId, sessionId } = output.paused
       return { status: "paused" as const, runId, sessionId, pause: key, path, payload }
@@ -623,7 +627,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             : yield* runJson(
               served,
               settings,
-              Workflow.run(served.workflow, payload.input, options).pipe(errors.withRetryAfter),
+              Workflow.run(served.workflow, payload.input, options),
               payload.sessionState !== undefined
             )
         }).pipe(errors.catchDefects))
@@ -726,7 +730,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             : yield* runJson(
               served,
               settings,
-              Workflow.continue(served.workflow, path.runId, payload.response, options).pipe(errors.withRetryAfter),
+              Workflow.continue(served.workflow, path.runId, payload.response, options),
               false
             )
         }).pipe(errors.catchDefects))
