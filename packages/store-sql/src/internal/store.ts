@@ -31,8 +31,8 @@ export const defaultLockTimeout: Duration.Duration = Duration.seconds(5)
 
 export const defaultNotifiedPollInterval: Duration.Duration = Duration.seconds(5)
 
-/** How long a watcher tries to listen again after its listening connection was lost, before it fails. */
-const relistenTimeout: Duration.Duration = Duration.seconds(30)
+/** How long a watcher tries to listen again after its listening connection was lost, before it fails (`relistenTimeout`). */
+export const defaultRelistenTimeout: Duration.Duration = Duration.seconds(30)
 
 /** The busy timeout of a SQLite connection the store did not open, when it cannot read it back. */
 const defaultBusyTimeoutMillis = 5000
@@ -149,6 +149,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
   // -- waiting for locks ---------------------------------------------------------
 
   const lockTimeout = Duration.decode(options?.lockTimeout ?? defaultLockTimeout)
+  const relistenTimeout = Duration.decode(options?.relistenTimeout ?? defaultRelistenTimeout)
 
   /**
    * SQLite: retries an operation that failed with SQLITE_BUSY (another
