@@ -620,7 +620,8 @@ export interface Backend {
    * (`LISTEN`/`NOTIFY`) and reads the session then; when its listening
    * connection is lost it listens again on a new one and reads the session
    * (so the versions committed meanwhile arrive, coalesced), and fails with
-   * `SessionStoreError` only when it cannot listen again.
+   * `SessionStoreError` only when it cannot listen again within its
+   * `relistenTimeout` (default 30 seconds).
    */
   readonly watch: (
     sessionId: string,

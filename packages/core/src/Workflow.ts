@@ -464,7 +464,8 @@ export const continueStream: <W extends Any>(
 /**
  * Ends an unfinished run (paused, or running here or elsewhere) without
  * committing anything: it is recorded as `cancelled`. A running run notices
- * at its next lease renewal or commit (`RunLost`) and stops.
+ * at its next lease renewal or commit (`RunLost`) and stops. A run that
+ * ended already (completed, failed, cancelled) is `RunEnded`.
  *
  * @since 0.1.0
  * @category durable runs
