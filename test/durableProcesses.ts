@@ -113,7 +113,8 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
         >
         assert.strictEqual(results.filter((r) => r.won).length, 1, JSON.stringify(results))
         const loser = results.find((r) => !r.won)!
-        assert.include(["RunInProgress", "RunNotFound"], loser.error)
+        // it lost the claim, or found the run completed by the winner
+        assert.include(["RunInProgress", "RunEnded"], loser.error)
         assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
         assert.deepStrictEqual(yield* committed(filename), ["1", "2", "3", "4"])
       })), 90_000)
