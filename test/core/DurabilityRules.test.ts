@@ -30,6 +30,14 @@ const altered = <R>(
       Effect.flatMap(change(inner), (changed) =>
         Effect.provideService(self, SessionStore.SessionStore, { ...inner, ...changed })))
 
+/** A one-step workflow whose step counts its calls in `calls` and appends `call-<n>` to the state. */
+const countedWorkflow = (calls: Ref.Ref<number>) =>
+  Workflow.make({ name: "counted", state: Counted, sessionState: { items: [] } }).pipe(
+    Workflow.andThen("count", () =>
+      Effect.flatMap(Ref.updateAndGet(calls, (n) => n + 1), (n) =>
+        Effect.as(Counted.update((s) => ({ items: [...s.items, `call-${n}`] })), n)))
+  )
+
 const gate = Effect.all({ reached: Deferred.make<void>(), proceed: Deferred.make<void>() })
 
 const pausedAt = (error: unknown) => {
@@ -107,11 +115,7 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
   it.effect("a tracked run whose final commit fails is RunUnfinished with its id, stays unfinished, and recovery commits it once", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make(0)
-      const counted = Workflow.make({ name: "counted", state: Counted, sessionState: { items: [] } }).pipe(
-        Workflow.andThen("count", () =>
-          Effect.flatMap(Ref.updateAndGet(calls, (n) => n + 1), (n) =>
-            Effect.as(Counted.update((s) => ({ items: [...s.items, `call-${n}`] })), n)))
-      )
+      const counted = countedWorkflow(calls)
       const failingCommit = altered((inner) =>
         Effect.succeed({
           commit: (commit) =>
@@ -244,11 +248,7 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
   it.effect("a conflict retry is the run's next attempt: a run cancelled between its attempts never comes back (RunLost)", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make(0)
-      const counted = Workflow.make({ name: "counted", state: Counted, sessionState: { items: [] } }).pipe(
-        Workflow.andThen("count", () =>
-          Effect.flatMap(Ref.updateAndGet(calls, (n) => n + 1), (n) =>
-            Effect.as(Counted.update((s) => ({ items: [...s.items, `call-${n}`] })), n)))
-      )
+      const counted = countedWorkflow(calls)
       yield* Workflow.run(counted, "seed", { sessionId: "s" })
       // the run's first commit finds the session moved on, and the run is cancelled before its next attempt
       const cancelledOnConflict = altered((inner) =>

@@ -278,6 +278,9 @@ export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessi
   }
 }
 
+/** Why an id cannot be stored as given (see `InvalidSessionId`, `InvalidRunId`). */
+const IdProblem = Schema.Literal("empty", "too-long", "control-character", "malformed")
+
 /**
  * A session id that no store may take as given, the same for every store:
  * empty, longer than 256 characters (`too-long`), with a control character
@@ -290,7 +293,7 @@ export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessi
  */
 export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>("@sessionflow/core/InvalidSessionId")(
   "InvalidSessionId",
-  { sessionId: Schema.String, reason: Schema.Literal("empty", "too-long", "control-character", "malformed") }
+  { sessionId: Schema.String, reason: IdProblem }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -310,7 +313,7 @@ export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>("@ses
  */
 export class InvalidRunId extends Schema.TaggedError<InvalidRunId>("@sessionflow/core/InvalidRunId")(
   "InvalidRunId",
-  { runId: Schema.String, reason: Schema.Literal("empty", "too-long", "control-character", "malformed") }
+  { runId: Schema.String, reason: IdProblem }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
