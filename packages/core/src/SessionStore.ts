@@ -37,8 +37,9 @@ export const maxIdLength: number = ids.maxLength
 /**
  * A session or run id as every store takes it: 1 to {@link maxIdLength}
  * characters of well-formed Unicode without control characters (no NUL, no
- * newline). Runs on a session id outside it fail with `InvalidSessionId`;
- * servers refuse such ids at their edge with this Schema.
+ * newline). Runs on a session id outside it fail with `InvalidSessionId`, and
+ * runs, continues, resumes and cancels of a run id outside it with
+ * `InvalidRunId`; servers refuse such ids at their edge with this Schema.
  *
  * @since 0.1.0
  * @category ids
@@ -517,9 +518,12 @@ export interface Backend {
    * Registers a run that starts, unless a run with its id is unfinished or
    * has ended (completed, failed, cancelled, abandoned: a run that ended
    * never runs again under its id): then nothing is written and that run is
-   * returned.
+   * returned. A run id outside {@link Id} is `InvalidRunId` (checked by
+   * {@link make} for every backend).
    */
-  readonly startRun: (run: ActiveRun) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError>
+  readonly startRun: (
+    run: ActiveRun
+  ) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError | WorkflowError.InvalidRunId>
   /** The unfinished run with this id, else its record, else none. */
   readonly getRun: (runId: string) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError>
   /**
@@ -661,8 +665,9 @@ export class SessionStore extends Context.Tag("@sessionflow/core/SessionStore")<
  * serialisation within the process, and the one rule of ids for every
  * backend: a session or run id outside {@link Id} (NUL, a lone surrogate,
  * more than {@link maxIdLength} characters) is refused by a write or a watch
- * with `SessionStoreError` and found by no read, so no store keeps an id it
- * would not give back exactly.
+ * with `SessionStoreError` (a run registered under a bad run id with
+ * `InvalidRunId`) and found by no read, so no store keeps an id it would not
+ * give back exactly.
  *
  * @since 0.1.0
  * @category constructors
