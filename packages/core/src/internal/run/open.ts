@@ -43,7 +43,10 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
     ? stored.value.pausedRunId
     : (yield* restore(store.activeRuns({ sessionId, status: "paused" })))[0]?.runId
   if (paused !== undefined && paused !== runId) {
-    return yield* new WorkflowError.SessionPaused({ sessionId, runId: paused })
+    const refused = new WorkflowError.SessionPaused({ sessionId, runId: paused })
+    // a run already tracked (the next attempt after a conflict) ends with the refusal
+    if (attempt.tracked) yield* recordFailure(attempt, Cause.fail(refused), Option.none(), stored.pipe(Option.map((s) => s.version), Option.getOrElse(() => 0)))
+    return yield* Effect.fail(refused)
   }
   const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
   if (attempt.claimed !== undefined && attempt.claimed.baseVersion !== version) {
