@@ -528,7 +528,8 @@ export interface Backend {
   readonly getRun: (runId: string) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError>
   /**
    * Changes an unfinished run owned by `owner` (its lease, journal, pause,
-   * status or owner). `RunLost` when it is not there (any more) with that
+   * status or owner; its base version and shape when it starts over after a
+   * conflict). `RunLost` when it is not there (any more) with that
    * owner: another process took it over, or it was cancelled.
    */
   readonly updateRun: (
