@@ -45,7 +45,10 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
   if (paused !== undefined && paused !== runId) {
     const refused = new WorkflowError.SessionPaused({ sessionId, runId: paused })
     // a run already tracked (the next attempt after a conflict) ends with the refusal
-    if (attempt.tracked) yield* recordFailure(attempt, Cause.fail(refused), Option.none(), stored.pipe(Option.map((s) => s.version), Option.getOrElse(() => 0)))
+    if (attempt.tracked) {
+      const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
+      yield* recordFailure(attempt, Cause.fail(refused), Option.none(), version)
+    }
     return yield* Effect.fail(refused)
   }
   const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
