@@ -9,6 +9,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { type Context, Deferred, Effect, type Layer, Ref, Schema, type Scope } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { twoQuestions } from "./store-sqlite/fixtures/questions.js"
 import { lastJsonLine, spawnFixture } from "./store-sqlite/processes.js"
 import { storeLayer } from "./stores.js"
@@ -146,7 +149,7 @@ export const durabilityRaceSuite = (name: string, location: Effect.Effect<string
           assert.strictEqual(outcomes[0]!.outcome, "Cancelled", JSON.stringify(outcomes))
           for (const o of outcomes.slice(1)) {
             // a continue taken before the cancel paused at the second question; the others were told why not
-            assert.include(["RunPaused", "RunLost", "RunNotFound", "PauseMismatch", "RunInProgress"], o.outcome, JSON.stringify(outcomes))
+            assert.include(["RunPaused", "RunLost", "RunEnded", "PauseMismatch", "RunInProgress"], o.outcome, JSON.stringify(outcomes))
           }
           const after = yield* Effect.gen(function*() {
             const history = yield* Workflow.getRunHistory(twoQuestions, sessionId)
@@ -155,7 +158,64 @@ export const durabilityRaceSuite = (name: string, location: Effect.Effect<string
             const state = yield* Workflow.getSessionState(twoQuestions, sessionId)
             return { history: history.map((r) => [r.runId, r.status]), unfinished: unfinished.length, again: again._tag, state }
           }).pipe(Effect.provide(storeLayer(store)))
-          assert.deepStrictEqual(after, { history: [[runId, "cancelled"]], unfinished: 0, again: "RunNotFound", state: { items: [] } })
+          assert.deepStrictEqual(after, { history: [[runId, "cancelled"]], unfinished: 0, again: "RunEnded", state: { items: [] } })
+        }
+      })), 300_000)
+
+    it.live("one lock order: cancels racing continues and their commits on many runs never deadlock, and each run has one outcome", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const store = yield* location
+        const layer = storeLayer(store)
+        const rounds = 16
+        // half the runs are their session's first (the commit and the cancel both create the session row),
+        // half run on a session that exists (both write its row)
+        const runs = yield* Effect.forEach(Array.from({ length: rounds }, (_, i) => `lock-${i}`), (sessionId, i) =>
+          Effect.gen(function*() {
+            if (i % 2 === 1) {
+              const seeded = yield* SessionStore.SessionStore
+              yield* seeded.commit({ sessionId, workflowName: twoQuestions.name, expectedVersion: 0, state: { items: [] } })
+            }
+            const paused = yield* Effect.flip(Workflow.run(twoQuestions, "go", { sessionId }))
+            assert.instanceOf(paused, WorkflowError.RunPaused)
+            return { runId: paused.runId, key: paused.key, sessionId }
+          })).pipe(Effect.provide(layer))
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-lock-"))),
+          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+        )
+        const runsFile = path.join(dir, "runs.json")
+        fs.writeFileSync(runsFile, JSON.stringify(runs))
+        const roles = ["cancel", "continue", "cancel", "continue"]
+        const spawned = yield* Effect.forEach(roles, (role) => spawnFixture("lockOrderWorker.ts", [store, runsFile, role]))
+        yield* Effect.forEach(spawned, (worker) => worker.ready, { concurrency: "unbounded" })
+        yield* Effect.forEach(spawned, (worker) => worker.start)
+        const outcomes = (yield* Effect.forEach(spawned, (worker) => worker.exit, { concurrency: "unbounded" })).map(lastJsonLine) as Array<
+          Record<string, string>
+        >
+        const stored = yield* Effect.forEach(runs, ({ runId, sessionId }) =>
+          Effect.gen(function*() {
+            const history = yield* Workflow.getRunHistory(twoQuestions, sessionId)
+            const state = yield* Workflow.getSessionState(twoQuestions, sessionId)
+            return { records: history.filter((r) => r.runId === runId).map((r) => r.status), state }
+          })).pipe(Effect.provide(layer))
+        assert.deepStrictEqual(yield* Workflow.unfinishedRuns(twoQuestions).pipe(Effect.provide(layer)), [])
+        for (const [i, { runId }] of runs.entries()) {
+          const told = roles.map((role, w) => [role, outcomes[w]![runId]!] as const)
+          const context = JSON.stringify({ runId, told, stored: stored[i] })
+          // no deadlock, no store error of any kind
+          for (const [, outcome] of told) {
+            assert.include(["Cancelled", "Success", "RunLost", "RunEnded", "RunInProgress", "PauseMismatch", "RunNotFound"], outcome, context)
+          }
+          const cancelled = told.filter(([, o]) => o === "Cancelled").length
+          const completed = told.filter(([, o]) => o === "Success").length
+          // one outcome: exactly one record, and what each caller was told agrees with it
+          assert.strictEqual(cancelled + completed, 1, context)
+          assert.deepStrictEqual(stored[i]!.records, [cancelled === 1 ? "cancelled" : "completed"], context)
+          assert.deepStrictEqual(
+            stored[i]!.state,
+            { items: cancelled === 1 ? [] : ["first:true", "second:true"] },
+            context
+          )
         }
       })), 300_000)
   })

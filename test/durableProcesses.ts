@@ -7,8 +7,8 @@
  * continued in another.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Workflow } from "@sessionflow/core"
-import { Effect, Schema, type Scope } from "effect"
+import { SessionState, Step, Workflow, WorkflowError } from "@sessionflow/core"
+import { Duration, Effect, Schema, type Scope } from "effect"
 import * as fs from "node:fs"
 import { lastJsonLine, processExists, spawnFixture } from "./store-sqlite/processes.js"
 import { storeLayer } from "./stores.js"
@@ -37,9 +37,28 @@ const committed = (store: string) =>
     Effect.provide(storeLayer(store))
   )
 
-const killAfterStep2 = (filename: string, effects: string) =>
+class Items extends SessionState.Tag("test/DurableProcessItems")<Items>()({ items: Schema.Array(Schema.String) }) {}
+
+/** The workflow of `durableWorker.ts` (the same steps, so the same shape), in this process: each step appends to `effects`. */
+const durableIn = (effects: string) =>
+  Workflow.make({
+    name: "durable",
+    state: Items,
+    sessionState: { items: [] },
+    durability: "step",
+    steps: [1, 2, 3, 4].map((n) =>
+      Step.make(`step-${n}`, () =>
+        Effect.gen(function*() {
+          fs.appendFileSync(effects, `step-${n}\n`)
+          yield* Items.update((s) => ({ items: [...s.items, String(n)] }))
+          return n
+        }))
+    )
+  })
+
+const killAfterStep2 = (filename: string, effects: string, lease?: string) =>
   Effect.gen(function*() {
-    const worker = yield* spawnFixture("durableWorker.ts", [filename, effects, "run", "r1", "stall"])
+    const worker = yield* spawnFixture("durableWorker.ts", [filename, effects, "run", "r1", "stall", ...(lease === undefined ? [] : [lease])])
     yield* waitFor(Effect.map(worker.stdout, (out) => out.includes("step-2\n")), "step 2")
     yield* worker.kill
     assert.isFalse(processExists(worker.pid))
@@ -62,6 +81,28 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
         assert.deepStrictEqual(yield* committed(filename), ["1", "2", "3", "4"])
       })), 90_000)
 
+    it.live("a crashed run's id is refused only until its lease expires (RunInProgress says when), then a run with the id carries it on from its journal", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { effects, store: filename } = yield* location
+        yield* killAfterStep2(filename, effects, "3 seconds")
+        const workflow = durableIn(effects)
+        const again = Workflow.run(workflow, "go", { sessionId: "durable", runId: "r1" }).pipe(Effect.provide(storeLayer(filename)))
+        // the dead process's lease still holds: refused, saying until when, and nothing runs
+        const refused = yield* Effect.flip(again)
+        assert.instanceOf(refused, WorkflowError.RunInProgress, String(refused))
+        const wait = refused.leaseExpiresAt - Date.now()
+        assert.isAbove(wait, 0)
+        assert.deepStrictEqual(lines(effects), ["step-1", "step-2"])
+        // after it, the same call carries the run on: steps 1-2 come from the journal
+        yield* Effect.sleep(Duration.millis(wait + 50))
+        const done = yield* again
+        assert.deepStrictEqual([done.runId, done.content, done.state.items], ["r1", 4, ["1", "2", "3", "4"]])
+        assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
+        // and once more: the completed run is replayed, nothing runs
+        assert.strictEqual((yield* again).content, 4)
+        assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
+      })), 90_000)
+
     it.live("two processes resuming one abandoned run: exactly one wins, the steps after the journal run once", () =>
       Effect.scoped(Effect.gen(function*() {
         const { effects, store: filename } = yield* location
@@ -72,7 +113,8 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
         >
         assert.strictEqual(results.filter((r) => r.won).length, 1, JSON.stringify(results))
         const loser = results.find((r) => !r.won)!
-        assert.include(["RunInProgress", "RunNotFound"], loser.error)
+        // it lost the claim, or found the run completed by the winner
+        assert.include(["RunInProgress", "RunEnded"], loser.error)
         assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
         assert.deepStrictEqual(yield* committed(filename), ["1", "2", "3", "4"])
       })), 90_000)

@@ -30,6 +30,14 @@ const altered = <R>(
       Effect.flatMap(change(inner), (changed) =>
         Effect.provideService(self, SessionStore.SessionStore, { ...inner, ...changed })))
 
+/** A one-step workflow whose step counts its calls in `calls` and appends `call-<n>` to the state. */
+const countedWorkflow = (calls: Ref.Ref<number>) =>
+  Workflow.make({ name: "counted", state: Counted, sessionState: { items: [] } }).pipe(
+    Workflow.andThen("count", () =>
+      Effect.flatMap(Ref.updateAndGet(calls, (n) => n + 1), (n) =>
+        Effect.as(Counted.update((s) => ({ items: [...s.items, `call-${n}`] })), n)))
+  )
+
 const gate = Effect.all({ reached: Deferred.make<void>(), proceed: Deferred.make<void>() })
 
 const pausedAt = (error: unknown) => {
@@ -97,21 +105,17 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       ])
       assert.deepStrictEqual(yield* Workflow.unfinishedRuns(twoQuestions), [])
       const again = yield* Effect.flip(Workflow.run(twoQuestions, "go", { sessionId: "s", runId: first.runId }))
-      assert.instanceOf(again, WorkflowError.RunNotFound)
-      assert.match(again.description, /cancelled/)
+      assert.instanceOf(again, WorkflowError.RunEnded)
+      assert.strictEqual(again.status, "cancelled")
       const continued = yield* Effect.flip(Workflow.continue(twoQuestions, first.runId, { approved: true }))
-      assert.instanceOf(continued, WorkflowError.RunNotFound)
+      assert.instanceOf(continued, WorkflowError.RunEnded)
       assert.deepStrictEqual(yield* Workflow.getSessionState(twoQuestions, "s"), { items: [] })
     }).pipe(Effect.provide(layer)))
 
   it.effect("a tracked run whose final commit fails is RunUnfinished with its id, stays unfinished, and recovery commits it once", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make(0)
-      const counted = Workflow.make({ name: "counted", state: Counted, sessionState: { items: [] } }).pipe(
-        Workflow.andThen("count", () =>
-          Effect.flatMap(Ref.updateAndGet(calls, (n) => n + 1), (n) =>
-            Effect.as(Counted.update((s) => ({ items: [...s.items, `call-${n}`] })), n)))
-      )
+      const counted = countedWorkflow(calls)
       const failingCommit = altered((inner) =>
         Effect.succeed({
           commit: (commit) =>
@@ -140,7 +144,7 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       assert.deepStrictEqual(replayed.state.items, ["call-2"])
     }).pipe(Effect.provide(layer)))
 
-  it.effect("a tracked run whose commit conflicts ends with the conflict: never left for recovery, and retryOnConflict runs it again under its id", () =>
+  it.effect("a tracked run whose commit conflicts ends with the conflict: never left for recovery, and retryOnConflict carries it on under its id without ending it", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make(0)
       const gates = { s1: yield* gate, s2: yield* gate }
@@ -177,6 +181,10 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       assert.deepStrictEqual(yield* Workflow.unfinishedRuns(held), [])
       const history = yield* Workflow.getRunHistory(held, "s1")
       assert.strictEqual(history.find((r) => r.runId === "r1")?.status, "error")
+      // it ended: its id never runs again
+      const ended = yield* Effect.flip(Workflow.run(held, "go", { sessionId: "s1", runId: "r1", retryOnConflict: true }))
+      assert.instanceOf(ended, WorkflowError.RunEnded)
+      assert.strictEqual(ended.status, "error")
       // with retries: it runs again under its id, on the new state
       const [retried] = yield* Effect.all([
         Workflow.run(held, "go", { sessionId: "s2", runId: "r2", retryOnConflict: true }),
@@ -184,7 +192,109 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       ], { concurrency: "unbounded" })
       assert.deepStrictEqual(retried.state.items, ["other", "call-3"])
       assert.strictEqual(retried.runId, "r2")
-      assert.deepStrictEqual((yield* Workflow.getRunHistory(held, "s2")).map((r) => [r.runId, r.status]).at(-1), ["r2", "completed"])
+      // one record of r2, completed: it was never recorded as failed in between
+      assert.deepStrictEqual(
+        (yield* Workflow.getRunHistory(held, "s2")).filter((r) => r.runId === "r2").map((r) => r.status),
+        ["completed"]
+      )
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("a run id that ended never runs again: a completed one replays, a failed or cancelled one is RunEnded and nothing runs", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make(0)
+      const flaky = Workflow.make({ name: "flaky", state: Counted, sessionState: { items: [] }, input: Schema.String }).pipe(
+        Workflow.andThen("count", ({ input }) =>
+          Effect.gen(function*() {
+            const n = yield* Ref.updateAndGet(calls, (n) => n + 1)
+            if (input === "fail") return yield* new WorkflowError.StepError({ step: "count", description: "boom" })
+            yield* Counted.update((s) => ({ items: [...s.items, `call-${n}`] }))
+            return n
+          }))
+      )
+      const done = yield* Workflow.run(flaky, "go", { sessionId: "s", runId: "done" })
+      const failed = yield* Effect.flip(Workflow.run(flaky, "fail", { sessionId: "s", runId: "failed" }))
+      assert.instanceOf(failed, WorkflowError.StepError)
+      const paused = pausedAt(yield* Effect.flip(Workflow.run(twoQuestions, "go", { sessionId: "q" })))
+      yield* Workflow.cancel(twoQuestions, paused.runId)
+      assert.strictEqual(yield* Ref.get(calls), 2)
+      // completed: replayed, nothing runs
+      const replayed = yield* Workflow.run(flaky, "go", { sessionId: "s", runId: "done" })
+      assert.deepStrictEqual([replayed.content, replayed.state.items], [done.content, ["call-1"]])
+      // failed: refused, whatever the input or retry option
+      for (const options of [{}, { retryOnConflict: true }, { durability: "step" as const }]) {
+        const again = yield* Effect.flip(Workflow.run(flaky, "go", { sessionId: "s", runId: "failed", ...options }))
+        assert.instanceOf(again, WorkflowError.RunEnded)
+        assert.deepStrictEqual([again.runId, again.sessionId, again.status], ["failed", "s", "error"])
+      }
+      // cancelled: refused by a run, a continue, a resume and another cancel
+      const refusals = yield* Effect.all([
+        Effect.flip(Workflow.run(twoQuestions, "go", { sessionId: "q", runId: paused.runId })),
+        Effect.flip(Workflow.continue(twoQuestions, paused.runId, { approved: true }, { pause: paused.key })),
+        Effect.flip(Workflow.resume(twoQuestions, paused.runId)),
+        Effect.flip(Workflow.cancel(twoQuestions, paused.runId))
+      ])
+      for (const refused of refusals) {
+        assert.instanceOf(refused, WorkflowError.RunEnded)
+        assert.strictEqual(refused.status, "cancelled")
+      }
+      assert.strictEqual(yield* Ref.get(calls), 2)
+      assert.deepStrictEqual((yield* Workflow.getRunHistory(flaky, "s")).map((r) => [r.runId, r.status]), [
+        ["done", "completed"],
+        ["failed", "error"]
+      ])
+      assert.deepStrictEqual(yield* Workflow.getSessionState(twoQuestions, "q"), { items: [] })
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("a conflict retry is the run's next attempt: a run cancelled between its attempts never comes back (RunLost)", () =>
+    Effect.gen(function*() {
+      const calls = yield* Ref.make(0)
+      const counted = countedWorkflow(calls)
+      yield* Workflow.run(counted, "seed", { sessionId: "s" })
+      // the run's first commit finds the session moved on, and the run is cancelled before its next attempt
+      const cancelledOnConflict = altered((inner) =>
+        Effect.map(Effect.sync(() => ({ current: false })), (conflicted) => ({
+          commit: (commit) =>
+            commit.ends === undefined || conflicted.current
+              ? inner.commit(commit)
+              : Effect.gen(function*() {
+                conflicted.current = true
+                yield* Effect.orDie(Effect.provideService(Workflow.cancel(counted, commit.ends!.runId), SessionStore.SessionStore, inner))
+                return yield* new WorkflowError.SessionConflict({ sessionId: "s", expectedVersion: 1, actualVersion: 2 })
+              })
+        }))
+      )
+      const lost = yield* Effect.flip(
+        Workflow.run(counted, "go", { sessionId: "s", runId: "r", retryOnConflict: 3 }).pipe(cancelledOnConflict)
+      )
+      assert.strictEqual(lost._tag, "RunLost", String(lost))
+      // the steps ran once (the first attempt), nothing was committed, the run is cancelled for good
+      assert.strictEqual(yield* Ref.get(calls), 2)
+      assert.deepStrictEqual((yield* Workflow.getSessionState(counted, "s")).items, ["call-1"])
+      assert.deepStrictEqual(
+        (yield* Workflow.getRunHistory(counted, "s")).filter((r) => r.runId === "r").map((r) => r.status),
+        ["cancelled"]
+      )
+      assert.deepStrictEqual(yield* Workflow.unfinishedRuns(counted), [])
+      assert.instanceOf(yield* Effect.flip(Workflow.run(counted, "go", { sessionId: "s", runId: "r", retryOnConflict: 3 })), WorkflowError.RunEnded)
+      assert.strictEqual(yield* Ref.get(calls), 2)
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("a run id outside the id rules is InvalidRunId for run, continue, resume and cancel, before any store sees it", () =>
+    Effect.gen(function*() {
+      for (const runId of ["", "a\u0000b", "line\nbreak", "x".repeat(SessionStore.maxIdLength + 1)]) {
+        const refused = yield* Effect.all([
+          Effect.flip(Workflow.run(twoQuestions, "go", { sessionId: "s", runId })),
+          Effect.flip(Workflow.continue(twoQuestions, runId, { approved: true })),
+          Effect.flip(Workflow.resume(twoQuestions, runId)),
+          Effect.flip(Workflow.cancel(twoQuestions, runId))
+        ])
+        for (const error of refused) {
+          assert.instanceOf(error, WorkflowError.InvalidRunId, String(error))
+          assert.strictEqual(error.runId, runId)
+        }
+      }
+      assert.deepStrictEqual(yield* Workflow.unfinishedRuns(twoQuestions), [])
+      assert.strictEqual(Option.isNone(yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.info("s"))), true)
     }).pipe(Effect.provide(layer)))
 
   it.effect("a tracked run whose failure cannot be recorded is RunUnfinished too: it is not told failed while it stays unfinished", () =>

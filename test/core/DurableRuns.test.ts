@@ -64,7 +64,7 @@ describe("durable runs", () => {
         expect(other._tag).toBe("RunNotFound")
       }).pipe(Effect.provide(SessionStore.layerMemory)))
 
-    it.effect("a run id whose run failed runs again, and its record is replaced", () =>
+    it.effect("a run id whose run failed never runs again: RunEnded, and its record stays", () =>
       Effect.gen(function*() {
         const attempts = yield* Ref.make(0)
         const flaky = Workflow.make({ name: "flaky", input: Schema.String }).pipe(
@@ -74,9 +74,10 @@ describe("durable runs", () => {
         )
         yield* Workflow.run(flaky, "x", { sessionId: "s", runId: "r" }).pipe(Effect.flip)
         expect((yield* Workflow.getRunHistory(flaky, "s")).map((r) => r.status)).toEqual(["error"])
-        const retried = yield* Workflow.run(flaky, "x", { sessionId: "s", runId: "r" })
-        expect(retried.content).toBe(2)
-        expect((yield* Workflow.getRunHistory(flaky, "s")).map((r) => [r.runId, r.status])).toEqual([["r", "completed"]])
+        const retried = yield* Effect.flip(Workflow.run(flaky, "x", { sessionId: "s", runId: "r" }))
+        expect(retried).toMatchObject({ _tag: "RunEnded", runId: "r", sessionId: "s", status: "error" })
+        expect(yield* Ref.get(attempts)).toBe(1)
+        expect((yield* Workflow.getRunHistory(flaky, "s")).map((r) => [r.runId, r.status])).toEqual([["r", "error"]])
       }).pipe(Effect.provide(SessionStore.layerMemory)))
 
     it.effect("while a run with that id runs elsewhere, RunInProgress", () =>
@@ -341,8 +342,8 @@ describe("durable runs", () => {
         const history = yield* Workflow.getRunHistory(wf, "s")
         expect(history.map((r) => r.status)).toEqual(["completed", "cancelled"])
         expect((yield* Workflow.getSessionState(wf, "s")).items).toEqual(["1"])
-        expect((yield* Effect.flip(Workflow.cancel(wf, paused.runId)))._tag).toBe("RunNotFound")
-        expect((yield* Effect.flip(Workflow.continue(wf, paused.runId, { approved: true })))._tag).toBe("RunNotFound")
+        expect((yield* Effect.flip(Workflow.cancel(wf, paused.runId)))._tag).toBe("RunEnded")
+        expect((yield* Effect.flip(Workflow.continue(wf, paused.runId, { approved: true })))._tag).toBe("RunEnded")
         yield* Workflow.run(okFirst, "next", { sessionId: "s" })
       }).pipe(Effect.provide(SessionStore.layerMemory)))
 

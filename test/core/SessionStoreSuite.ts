@@ -740,13 +740,20 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(yield* store.activeRuns({}), [])
       }))
 
-    test("a failed run's id may start again; its new record replaces the old one", (store) =>
+    test("an ended run's id does not start again, whatever it ended with (failed, cancelled, abandoned)", (store) =>
       Effect.gen(function*() {
-        yield* create(store, "s1", { n: 0 }, { run: run("s1", "r1", { status: "error", error: "boom" }) })
-        assert.isTrue(Option.isNone(yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))))
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
-        const runs = yield* store.runs("s1", {})
-        assert.deepStrictEqual(runs.map((r) => [r.runId, r.status]), [["r1", "completed"]])
+        const statuses = ["error", "cancelled", "abandoned"] as const
+        yield* create(store, "s1", { n: 0 }, { run: run("s1", "r-error", { status: "error", error: "boom" }) })
+        for (const status of statuses.slice(1)) {
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, run: run("s1", `r-${status}`, { status, error: status }) })
+        }
+        for (const status of statuses) {
+          const existing = yield* store.startRun(active(`r-${status}`, "s1", { baseVersion: 1 }))
+          assert(Option.isSome(existing) && existing.value._tag === "Recorded")
+          assert.strictEqual(existing.value.record.status, status)
+        }
+        assert.deepStrictEqual(yield* store.activeRuns({}), [])
+        assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => [r.runId, r.status]), statuses.map((s) => [`r-${s}`, s]))
       }))
 
     test("a record with an earlier record's run id, committed with a new state, replaces it and moves to the end", (store) =>
@@ -787,6 +794,20 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(unpaused.value.run.journal, journal)
         const gone = yield* Effect.flip(store.updateRun("missing", "owner-a", {}))
         assert.strictEqual(gone._tag, "RunLost")
+      }))
+
+    test("updateRun starts a run over at a new base version and shape, without its journal (journal: null)", (store) =>
+      Effect.gen(function*() {
+        yield* store.startRun(active("r1", "s1", { journal, shape: { fingerprint: "old", steps: ["a step"] } }))
+        const shape: SessionStore.WorkflowShape = { version: "v2", fingerprint: "new", steps: ["a step", "b step"] }
+        yield* store.updateRun("r1", "owner-a", { baseVersion: 3, shape, journal: null, leaseExpiresAt: 7_000 })
+        const found = yield* store.getRun("r1")
+        assert(Option.isSome(found) && found.value._tag === "Active")
+        const run = found.value.run
+        assert.deepStrictEqual([run.baseVersion, run.shape, run.journal, run.leaseExpiresAt], [3, shape, undefined, 7_000])
+        assert.isFalse("journal" in run)
+        // and it is read back the same by a listing
+        assert.deepStrictEqual((yield* store.activeRuns({ sessionId: "s1" }))[0], run)
       }))
 
     test("claimRun takes a paused run or an expired lease; a valid lease is RunInProgress; one claim wins", (store) =>
@@ -893,7 +914,9 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           const asRun = yield* Effect.flip(create(store, "fine", { n: 1 }, { run: run("fine", bad) }))
           assert.instanceOf(asRun, WorkflowError.SessionStoreError)
           const started = yield* Effect.flip(store.startRun(active(bad, "fine")))
-          assert.instanceOf(started, WorkflowError.SessionStoreError)
+          assert.instanceOf(started, WorkflowError.InvalidRunId)
+          assert.strictEqual(started.runId, bad)
+          assert.instanceOf(yield* Effect.flip(store.startRun(active("fine", bad))), WorkflowError.SessionStoreError)
           assert.isTrue(Option.isNone(yield* store.load(bad)))
           assert.isTrue(Option.isNone(yield* store.info(bad)))
           assert.isTrue(Option.isNone(yield* store.getRun(bad)))

@@ -207,6 +207,28 @@ describe("run ids", () => {
       expect((yield* post(runs, { input: "x", runId: "" })).status).toBe(400)
     }))
 
+  it.scoped("a failed or cancelled run id is a 409 run-ended, and nothing runs", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [notes, approvals] })
+      const runs = `${url}/workflows/notes/runs`
+      // a cancelled run
+      const asks = `${url}/workflows/approvals/runs`
+      const paused = yield* post(asks, { input: "tea", sessionId: "e1", runId: "e-1" })
+      expect(paused.status).toBe(202)
+      expect((yield* post(`${asks}/e-1/cancel`, {})).status).toBe(200)
+      for (const reply of [yield* post(asks, { input: "tea", sessionId: "e1", runId: "e-1" }), yield* post(asks, { input: "tea", runId: "e-1" })]) {
+        expect(reply.status).toBe(409)
+        expect(reply.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId: "e-1", sessionId: "e1" })
+        expect(reply.body.message).toContain("cancelled")
+      }
+      expect((yield* request(`${url}/workflows/approvals/sessions/e1/runs`)).body.map((r: { status: string }) => r.status)).toEqual([
+        "cancelled"
+      ])
+      // a run whose input does not fit is refused before it starts: the id stays free
+      expect((yield* post(runs, { input: 1, sessionId: "e2", runId: "e-2" })).status).toBe(400)
+      expect((yield* post(runs, { input: "milk", sessionId: "e2", runId: "e-2" })).status).toBe(200)
+    }))
+
   it.scoped("a run id that is running is a 409 (JSON and streamed); a paused one answers 202 again, or 409 when streamed", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
@@ -224,6 +246,9 @@ describe("run ids", () => {
       ]) {
         expect(reply.status).toBe(409)
         expect(reply.body).toMatchObject({ _tag: "Conflict", reason: "run-in-progress", sessionId: "g1", runId: "g-1" })
+        // when to try again: the whole seconds until the run's lease is past (10 s by default, from
+        // this test's clock at 0)
+        expect(reply.headers["retry-after"]).toBe("11")
       }
       // continuing a running run: 409 too
       const busy = yield* post(`${runs}/g-1/continue`, { response: {} })

@@ -72,6 +72,12 @@ const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError
     { _tag: "Conflict", reason: "workflow-changed", runId: "r" },
     409
   ],
+  RunEnded: [
+    new WorkflowError.RunEnded({ runId: "r", sessionId: "s", status: "cancelled" }),
+    { _tag: "Conflict", reason: "run-ended", runId: "r", sessionId: "s" },
+    409
+  ],
+  InvalidRunId: [new WorkflowError.InvalidRunId({ runId: "", reason: "empty" }), { _tag: "BadRequest", reason: "run-id" }, 400],
   ResponseDecodeError: [
     new WorkflowError.ResponseDecodeError({ runId: "r", description: "Expected boolean" }),
     { _tag: "BadRequest", reason: "response" },

@@ -26,6 +26,8 @@ export interface Reply {
   readonly contentType: string
   readonly body: any
   readonly text: string
+  /** the response's headers, by lower-case name */
+  readonly headers: Readonly<Record<string, string>>
 }
 
 /** One request; the body parsed as JSON when it is. */
@@ -44,7 +46,13 @@ export const request = (url: string, init: RequestInit & { readonly json?: unkno
     } catch {
       body = undefined
     }
-    return { status: response.status, contentType: response.headers.get("content-type") ?? "", body, text }
+    return {
+      status: response.status,
+      contentType: response.headers.get("content-type") ?? "",
+      body,
+      text,
+      headers: Object.fromEntries(response.headers)
+    }
   })
 
 export interface Frame {

@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
+import { Cause, Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Stream } from "effect"
 import { clientLayer, freshSchema, notifiedWatcher, terminateLockWaiter, testUrl, withClient } from "./pg.js"
 import { run } from "../store-sql/dialects.js"
 
@@ -304,5 +304,60 @@ WHERE application_name = ${applicationName} AND query LIKE 'LISTEN %'`.pipe(
       yield* commit(5)
       assert.strictEqual((yield* promptly(again)).version, 5)
       assert.strictEqual((yield* promptly(take)).version, 5)
+    })), 60_000)
+
+  it.live("a watcher that cannot listen again within relistenTimeout fails with a SessionStoreError: it neither hangs nor polls quietly", () =>
+    Effect.scoped(Effect.gen(function*() {
+      // a database of the test's own, which then refuses every connection
+      const database = `sf_watch_${process.pid}_${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`
+      yield* Effect.acquireRelease(
+        withClient((sql) => sql.unsafe(`CREATE DATABASE ${database}`)),
+        () =>
+          Effect.orDie(withClient((sql) =>
+            Effect.zipRight(
+              sql.unsafe(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`),
+              sql.unsafe(`DROP DATABASE ${database} WITH (FORCE)`)
+            )
+          ))
+      )
+      const url = new URL(testUrl)
+      url.pathname = `/${database}`
+      const store = yield* Effect.map(
+        Layer.build(PgSessionStore.layer({ url: url.href, relistenTimeout: "1 second" })),
+        (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+      )
+      yield* commitFirst(store, "w", { n: 1 })
+      const ended = yield* Deferred.make<Exit.Exit<void, unknown>>()
+      const seen = yield* Queue.unbounded<number>()
+      yield* Effect.forkScoped(
+        Stream.runForEach(store.watch("w", { pollInterval: "1 hour" }), (change) => Queue.offer(seen, change.version)).pipe(
+          Effect.exit,
+          Effect.flatMap((exit) => Deferred.succeed(ended, exit))
+        )
+      )
+      assert.strictEqual(yield* Queue.take(seen), 1)
+      // wait until it listens, then shut the database: no connection comes back
+      yield* withClient((sql) =>
+        Effect.gen(function*() {
+          yield* sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = ${database} AND query LIKE 'LISTEN %'`.pipe(
+            Effect.flatMap((rows) => Option.fromNullable(rows[0])),
+            Effect.retry(Schedule.spaced("20 millis")),
+            Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no LISTEN connection") })
+          )
+          yield* sql.unsafe(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`)
+          yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database}`
+        })
+      )
+      const exit = yield* Deferred.await(ended).pipe(
+        Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the watch neither failed nor ended") })
+      )
+      assert.isTrue(Exit.isFailure(exit), String(exit))
+      const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      assert.isTrue(Option.isSome(error) && error.value instanceof WorkflowError.SessionStoreError, String(exit))
+      const failure = (error as Option.Some<WorkflowError.SessionStoreError>).value
+      assert.strictEqual(failure.method, "watch")
+      assert.include(failure.description, "could not listen again within 1s")
+      // nothing arrived after the starting point
+      assert.strictEqual(yield* Queue.size(seen), 0)
     })), 60_000)
 })

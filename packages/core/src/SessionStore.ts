@@ -37,8 +37,9 @@ export const maxIdLength: number = ids.maxLength
 /**
  * A session or run id as every store takes it: 1 to {@link maxIdLength}
  * characters of well-formed Unicode without control characters (no NUL, no
- * newline). Runs on a session id outside it fail with `InvalidSessionId`;
- * servers refuse such ids at their edge with this Schema.
+ * newline). Runs on a session id outside it fail with `InvalidSessionId`, and
+ * runs, continues, resumes and cancels of a run id outside it with
+ * `InvalidRunId`; servers refuse such ids at their edge with this Schema.
  *
  * @since 0.1.0
  * @category ids
@@ -277,7 +278,11 @@ export interface RunUpdate {
   readonly status?: ActiveStatus | undefined
   readonly owner?: string | undefined
   readonly leaseExpiresAt?: number | undefined
-  readonly journal?: Journal | undefined
+  /** a run that starts over on the session's new state (after a conflict) */
+  readonly baseVersion?: number | undefined
+  readonly shape?: WorkflowShape | undefined
+  /** `null` removes the journal */
+  readonly journal?: Journal | null | undefined
   /** `null` removes the pause */
   readonly pause?: Pause | null | undefined
 }
@@ -511,16 +516,20 @@ export interface Backend {
   >
   /**
    * Registers a run that starts, unless a run with its id is unfinished or
-   * has ended other than failed (completed, cancelled, abandoned): then
-   * nothing is written and that run is returned (a record of a failed run
-   * does not count: the caller may retry the run under its id).
+   * has ended (completed, failed, cancelled, abandoned: a run that ended
+   * never runs again under its id): then nothing is written and that run is
+   * returned. A run id outside {@link Id} is `InvalidRunId` (checked by
+   * {@link make} for every backend).
    */
-  readonly startRun: (run: ActiveRun) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError>
+  readonly startRun: (
+    run: ActiveRun
+  ) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError | WorkflowError.InvalidRunId>
   /** The unfinished run with this id, else its record, else none. */
   readonly getRun: (runId: string) => Effect.Effect<Option.Option<RunLookup>, WorkflowError.SessionStoreError>
   /**
    * Changes an unfinished run owned by `owner` (its lease, journal, pause,
-   * status or owner). `RunLost` when it is not there (any more) with that
+   * status or owner; its base version and shape when it starts over after a
+   * conflict). `RunLost` when it is not there (any more) with that
    * owner: another process took it over, or it was cancelled.
    */
   readonly updateRun: (
@@ -616,7 +625,8 @@ export interface Backend {
    * (`LISTEN`/`NOTIFY`) and reads the session then; when its listening
    * connection is lost it listens again on a new one and reads the session
    * (so the versions committed meanwhile arrive, coalesced), and fails with
-   * `SessionStoreError` only when it cannot listen again.
+   * `SessionStoreError` only when it cannot listen again within its
+   * `relistenTimeout` (default 30 seconds).
    */
   readonly watch: (
     sessionId: string,
@@ -656,8 +666,9 @@ export class SessionStore extends Context.Tag("@sessionflow/core/SessionStore")<
  * serialisation within the process, and the one rule of ids for every
  * backend: a session or run id outside {@link Id} (NUL, a lone surrogate,
  * more than {@link maxIdLength} characters) is refused by a write or a watch
- * with `SessionStoreError` and found by no read, so no store keeps an id it
- * would not give back exactly.
+ * with `SessionStoreError` (a run registered under a bad run id with
+ * `InvalidRunId`) and found by no read, so no store keeps an id it would not
+ * give back exactly.
  *
  * @since 0.1.0
  * @category constructors

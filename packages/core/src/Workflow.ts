@@ -246,9 +246,11 @@ export interface RunOptions<I> {
    * completed on the session returns its recorded output without running
    * again (its `content` as stored, the session's current `state`, no
    * `stepOutputs`); while a run with that id runs elsewhere, `RunInProgress`;
-   * when it was abandoned (its process died), it resumes. A run id whose run
-   * failed or was cancelled runs again, and its record is replaced. This is
-   * how a client retries safely after a timeout or a dropped connection.
+   * when it was abandoned (its process died and its lease expired), it
+   * resumes from its journal. A run id whose run failed, was cancelled or
+   * abandoned is `RunEnded`: a run that ended never runs again under its id.
+   * This is how a client retries safely after a timeout or a dropped
+   * connection. An id outside `SessionStore.Id` is `InvalidRunId`.
    */
   readonly runId?: string | undefined
   /**
@@ -259,8 +261,9 @@ export interface RunOptions<I> {
   readonly durability?: "run" | "step" | undefined
   /**
    * How long a tracked run (one with a `runId`, or `durability: "step"`) holds
-   * its lease without renewing it (default 30 seconds; it renews every third
-   * of that). A run whose lease expired is abandoned: `Workflow.resume` or
+   * its lease without renewing it (default 10 seconds; it renews every third
+   * of that). While it is held, a run with the same id is `RunInProgress`
+   * (with `leaseExpiresAt`). A run whose lease expired is abandoned: `Workflow.resume` or
    * `Workflow.recover` carry it on.
    */
   readonly leaseDuration?: Duration.DurationInput | undefined
@@ -461,7 +464,8 @@ export const continueStream: <W extends Any>(
 /**
  * Ends an unfinished run (paused, or running here or elsewhere) without
  * committing anything: it is recorded as `cancelled`. A running run notices
- * at its next lease renewal or commit (`RunLost`) and stops.
+ * at its next lease renewal or commit (`RunLost`) and stops. A run that
+ * ended already (completed, failed, cancelled) is `RunEnded`.
  *
  * @since 0.1.0
  * @category durable runs
@@ -472,7 +476,12 @@ export const cancel: <W extends Any>(
   options?: SessionOptions
 ) => Effect.Effect<
   void,
-  WorkflowError.RunNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError | WorkflowError.RunLost,
+  | WorkflowError.RunNotFound
+  | WorkflowError.RunEnded
+  | WorkflowError.InvalidRunId
+  | WorkflowError.SessionOwnershipError
+  | WorkflowError.SessionStoreError
+  | WorkflowError.RunLost,
   SessionStore.SessionStore
 > = durable.cancel
 

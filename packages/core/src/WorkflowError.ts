@@ -278,6 +278,9 @@ export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessi
   }
 }
 
+/** Why an id cannot be stored as given (see `InvalidSessionId`, `InvalidRunId`). */
+const IdProblem = Schema.Literal("empty", "too-long", "control-character", "malformed")
+
 /**
  * A session id that no store may take as given, the same for every store:
  * empty, longer than 256 characters (`too-long`), with a control character
@@ -290,13 +293,59 @@ export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessi
  */
 export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>("@sessionflow/core/InvalidSessionId")(
   "InvalidSessionId",
-  { sessionId: Schema.String, reason: Schema.Literal("empty", "too-long", "control-character", "malformed") }
+  { sessionId: Schema.String, reason: IdProblem }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
     return ids.describe("session", this.sessionId, this.reason)
+  }
+}
+
+/**
+ * A run id that no store may take as given (the rules of session ids:
+ * empty, longer than 256 characters, a control character, not well-formed
+ * Unicode). Nothing was read or written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidRunId extends Schema.TaggedError<InvalidRunId>("@sessionflow/core/InvalidRunId")(
+  "InvalidRunId",
+  { runId: Schema.String, reason: IdProblem }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return ids.describe("run", this.runId, this.reason)
+  }
+}
+
+/**
+ * The run with this id has ended: it failed (`error`), was cancelled or
+ * abandoned, or (for a `continue`, `resume` or `cancel`) completed. A run
+ * that ended never runs again under its id: nothing was started. (A
+ * `Workflow.run` with the id of a completed run replays it instead.) Start
+ * the work again under a new id if it is wanted.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/RunEnded")(
+  "RunEnded",
+  {
+    runId: Schema.String,
+    sessionId: Schema.String,
+    status: Schema.Literal("completed", "error", "cancelled", "abandoned")
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}' of session '${this.sessionId}' has ended (${this.status}): it does not run again under its id`
   }
 }
 
@@ -530,6 +579,8 @@ export type WorkflowError =
   | WorkflowChanged
   | PauseMismatch
   | RunUnfinished
+  | InvalidRunId
+  | RunEnded
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -551,6 +602,8 @@ export type RunError =
   | WorkflowChanged
   | RunNotFound
   | RunUnfinished
+  | InvalidRunId
+  | RunEnded
 
 /**
  * @since 0.1.0
@@ -576,7 +629,9 @@ export const WorkflowError: Schema.Union<[
   typeof SessionPaused,
   typeof ResponseDecodeError,
   typeof PauseMismatch,
-  typeof RunUnfinished
+  typeof RunUnfinished,
+  typeof InvalidRunId,
+  typeof RunEnded
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -597,7 +652,9 @@ export const WorkflowError: Schema.Union<[
   SessionPaused,
   ResponseDecodeError,
   PauseMismatch,
-  RunUnfinished
+  RunUnfinished,
+  InvalidRunId,
+  RunEnded
 )
 
 /**

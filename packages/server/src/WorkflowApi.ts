@@ -42,7 +42,7 @@ import * as Schema from "effect/Schema"
 /**
  * Bad input: a body that is not JSON, a run input that does not fit the
  * workflow's input Schema, a state that does not fit its state Schema, a
- * malformed session id, a response to a paused run that does not fit the
+ * malformed session id (`session-id`) or run id (`run-id`), a response to a paused run that does not fit the
  * pausing step's response Schema (the run stays paused). (Requests that do not fit the endpoint's own Schemas
  * are `HttpApiDecodeError`s, also 400.)
  *
@@ -51,7 +51,7 @@ import * as Schema from "effect/Schema"
  */
 export class BadRequest extends Schema.TaggedError<BadRequest>("@sessionflow/server/BadRequest")(
   "BadRequest",
-  { reason: Schema.Literal("body", "input", "state", "session-id", "response", "cursor"), message: Schema.String },
+  { reason: Schema.Literal("body", "input", "state", "session-id", "run-id", "response", "cursor"), message: Schema.String },
   HttpApiSchema.annotations({ status: 400 })
 ) {}
 
@@ -97,7 +97,8 @@ export const ConflictReason = Schema.Literal(
   "other-workflow",
   "workflow-changed",
   "pause-mismatch",
-  "run-unfinished"
+  "run-unfinished",
+  "run-ended"
 )
 
 /**
@@ -112,7 +113,12 @@ export const ConflictReason = Schema.Literal(
  * continue named a pause the run no longer waits at (`pause-mismatch`:
  * `expected` the named one, `current` where it waits now, if it is paused);
  * the run's final write failed and recovery will complete it
- * (`run-unfinished`: wait for it by its `runId`, do not start it again).
+ * (`run-unfinished`: wait for it by its `runId`, do not start it again);
+ * the run with this id has ended — failed, cancelled or abandoned — and never
+ * runs again under its id (`run-ended`: start the work under a new id). A
+ * `run-in-progress` answer carries a `Retry-After` header: the seconds until
+ * the run's lease expires (after which the same request carries on the run
+ * if its process died).
  *
  * @since 0.1.0
  * @category errors

@@ -62,6 +62,14 @@ export interface StoreOptions {
    * migrated are a `SessionStoreError`.
    */
   readonly migrate?: boolean | undefined
+  /**
+   * How long a watcher tries to listen again after its listening connection
+   * was lost (the server restarted, the backend was terminated), before the
+   * watch fails with a `SessionStoreError` (default 30 seconds). Until then
+   * it neither fails nor falls back to polling; once it listens again, it
+   * reads its session, so the versions committed meanwhile arrive.
+   */
+  readonly relistenTimeout?: Duration.DurationInput | undefined
 }
 
 /**

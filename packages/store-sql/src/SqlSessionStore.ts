@@ -131,6 +131,14 @@ export interface Options {
    * running, and an interrupted wait has written nothing.
    */
   readonly lockTimeout?: Duration.DurationInput | undefined
+  /**
+   * PostgreSQL: how long a watcher tries to listen again after its listening
+   * connection was lost (retrying with a backoff), before the watch fails
+   * with a `SessionStoreError` (default 30 seconds). Until then it neither
+   * fails nor falls back to polling; once it listens again, it reads its
+   * session, so the versions committed meanwhile arrive.
+   */
+  readonly relistenTimeout?: Duration.DurationInput | undefined
 }
 
 /**

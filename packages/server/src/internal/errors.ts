@@ -4,7 +4,10 @@
  *
  * @internal
  */
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { WorkflowError } from "@sessionflow/core"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Api from "../WorkflowApi.js"
@@ -54,6 +57,10 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       return new Api.Conflict({ reason: "run-lost", runId: error.runId, message: error.message })
     case "RunNotFound":
       return runNotFound(error.runId, error.message)
+    case "RunEnded":
+      return new Api.Conflict({ reason: "run-ended", runId: error.runId, sessionId: error.sessionId, message: error.message })
+    case "InvalidRunId":
+      return new Api.BadRequest({ reason: "run-id", message: error.message })
     case "PauseMismatch":
       return new Api.Conflict({
         reason: "pause-mismatch",
@@ -89,6 +96,28 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       return undefined
   }
 }
+
+/**
+ * `self`, whose `RunInProgress` (a run with the id holds its lease) answers
+ * with a `Retry-After` header: the seconds until the lease expires (at least
+ * 1), after which a run with the id carries the run on if its process died.
+ *
+ * @internal
+ */
+export const withRetryAfter = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.tapError(self, (error) =>
+    WorkflowError.isWorkflowError(error) && error._tag === "RunInProgress"
+      ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        HttpApp.appendPreResponseHandler((_, response) =>
+          Effect.succeed(
+            HttpServerResponse.setHeader(response, "retry-after", String(retryAfterSeconds(error.leaseExpiresAt, now)))
+          )
+        ))
+      : Effect.void)
+
+/** Whole seconds from `now` until `leaseExpiresAt` is past, at least 1. @internal */
+export const retryAfterSeconds = (leaseExpiresAt: number, now: number): number =>
+  Math.max(1, Math.ceil((leaseExpiresAt + 1 - now) / 1000))
 
 /**
  * The API error of a session operation's failure.

@@ -563,7 +563,11 @@ const runJson = (
         Effect.map((output) => ({ _tag: "Completed" as const, output })),
         Effect.catchIf(isRunPaused, (paused) => Effect.succeed({ _tag: "Paused" as const, paused }))
       )
-    ).pipe(Effect.mapError(errors.runError(carriedState)))
+    ).pipe(
+      // here, in the request's fiber (the timeout runs the run in another one)
+      errors.withRetryAfter,
+      Effect.mapError(errors.runError(carriedState))
+    )
     if (output._tag === "Paused") {
       const { key, path, payload, runId, sessionId } = output.paused
       return { status: "paused" as const, runId, sessionId, pause: key, path, payload }
@@ -608,6 +612,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
           const served = yield* lookup(registry, path.name)
           const streamed = wantsEvents(headers.accept)
           const sessionId = yield* within(served, precheck(served, payload, userId, streamed)).pipe(
+            errors.withRetryAfter,
             Effect.mapError(errors.sessionError(false))
           )
           const options: Workflow.RunOptions<unknown> = {
@@ -722,7 +727,12 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
               Workflow.continueStream(served.workflow, path.runId, payload.response, options),
               run.sessionId
             )
-            : yield* runJson(served, settings, Workflow.continue(served.workflow, path.runId, payload.response, options), false)
+            : yield* runJson(
+              served,
+              settings,
+              Workflow.continue(served.workflow, path.runId, payload.response, options),
+              false
+            )
         }).pipe(errors.catchDefects))
       .handle("cancel", ({ path }) =>
         onWorkflow(registry, path.name, (served, userId) =>

@@ -462,24 +462,19 @@ export const activeData = (run: SessionStore.ActiveRun): string =>
   })
 
 /**
- * An unfinished run with `update` applied (`pause: null` removes its pause).
+ * An unfinished run with `update` applied (`pause: null` removes its pause, `journal: null` its journal).
  */
 export const applyRunUpdate = (
   current: SessionStore.ActiveRun,
   update: SessionStore.RunUpdate,
   now: number
 ): SessionStore.ActiveRun => {
-  const { pause, ...rest } = update
-  const next: SessionStore.ActiveRun = {
-    ...current,
-    ...Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)),
-    updatedAt: now
+  const next: Record<string, unknown> = { ...current, updatedAt: now }
+  for (const [key, value] of Object.entries(update)) {
+    if (value === null) delete next[key]
+    else if (value !== undefined) next[key] = value
   }
-  return pause === undefined
-    ? next
-    : pause === null
-    ? (({ pause: _, ...others }) => others)(next)
-    : { ...next, pause }
+  return next as SessionStore.ActiveRun
 }
 
 /**

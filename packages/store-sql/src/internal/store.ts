@@ -31,8 +31,8 @@ export const defaultLockTimeout: Duration.Duration = Duration.seconds(5)
 
 export const defaultNotifiedPollInterval: Duration.Duration = Duration.seconds(5)
 
-/** How long a watcher tries to listen again after its listening connection was lost, before it fails. */
-const relistenTimeout: Duration.Duration = Duration.seconds(30)
+/** How long a watcher tries to listen again after its listening connection was lost, before it fails (`relistenTimeout`). */
+export const defaultRelistenTimeout: Duration.Duration = Duration.seconds(30)
 
 /** The busy timeout of a SQLite connection the store did not open, when it cannot read it back. */
 const defaultBusyTimeoutMillis = 5000
@@ -149,6 +149,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
   // -- waiting for locks ---------------------------------------------------------
 
   const lockTimeout = Duration.decode(options?.lockTimeout ?? defaultLockTimeout)
+  const relistenTimeout = Duration.decode(options?.relistenTimeout ?? defaultRelistenTimeout)
 
   /**
    * SQLite: retries an operation that failed with SQLITE_BUSY (another
@@ -450,14 +451,16 @@ VALUES (${commit.sessionId}, ${version}, ${text})`
       })
 
     return Effect.gen(function*() {
-      const [written] = yield* Effect.flatMap(upsert, decodeWritten)
-      if (written === undefined) {
-        return yield* Effect.flatMap(selectOwner(commit.sessionId), (existing) => rows.rejected(commit, existing))
-      }
+      // the unfinished run first, then the session (the one lock order: see `endRun`); a run
+      // no longer this owner's is RunLost, whatever the session's version
       if (commit.ends !== undefined) {
         const ended = yield* sql`DELETE FROM ${activeTable}
 WHERE run_id = ${commit.ends.runId} AND owner = ${commit.ends.owner} RETURNING run_id`
         if (ended.length === 0) return yield* runLost(commit.ends.runId)
+      }
+      const [written] = yield* Effect.flatMap(upsert, decodeWritten)
+      if (written === undefined) {
+        return yield* Effect.flatMap(selectOwner(commit.sessionId), (existing) => rows.rejected(commit, existing))
       }
       if (commit.state !== undefined) {
         const paused = yield* sql<{ run_id: string }>`SELECT run_id FROM ${activeTable}
@@ -533,11 +536,13 @@ FROM ${sessions} WHERE ${sql.and(clauses)}`
 
   const remove = Effect.fn("SqlSessionStore.remove")(
     function*(sessionId: string) {
+      // in the one lock order: unfinished runs, the session, its changes, its records
       const deleted = yield* Effect.gen(function*() {
-        yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`
         yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`
+        const deleted = yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
         yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${sessionId}`
-        return yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
+        yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`
+        return deleted
       }).pipe(transaction("remove"))
       return deleted.length > 0
     },
@@ -588,12 +593,12 @@ WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
 
   const startRun = Effect.fn("SqlSessionStore.startRun")(
     function*(run: SessionStore.ActiveRun) {
-      // one statement: inserted unless the id is unfinished or ended other than failed
+      // one statement: inserted unless the id is unfinished or ended
       const inserted = yield* sql`INSERT INTO ${activeTable}
   (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at)
 SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
   ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${rows.activeData(run)}, ${run.startedAt}, ${run.updatedAt}
-WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId} AND status <> 'error')
+WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId})
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id`.pipe(writing("startRun"))
       if (inserted.length > 0) return Option.none<SessionStore.RunLookup>()
@@ -621,7 +626,7 @@ WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`
         if (row === undefined) return yield* runLost(runId)
         const next = rows.applyRunUpdate(rows.toActiveRun(row), update, now)
         yield* sql`UPDATE ${activeTable} SET status = ${next.status}, owner = ${next.owner},
-  lease_expires_at = ${next.leaseExpiresAt}, data = ${rows.activeData(next)}
+  lease_expires_at = ${next.leaseExpiresAt}, base_version = ${next.baseVersion}, data = ${rows.activeData(next)}
 WHERE run_id = ${runId}`
       }).pipe(transaction("updateRun"))
     },
@@ -669,6 +674,9 @@ RETURNING *`.pipe(writing("claimRun"))
     function*(runId: string, record: SessionStore.RunRecord, owner?: string) {
       const now = yield* Clock.currentTimeMillis
       const recordRow = yield* rows.toRunRow("endRun", record.sessionId, record)
+      // the unfinished run first, then the session, then its records: the one lock order of
+      // every write (a commit that ends a run takes them in the same order), so that a cancel
+      // and a commit never deadlock on PostgreSQL
       return yield* Effect.gen(function*() {
         const removed = yield* (owner === undefined
           ? sql`DELETE FROM ${activeTable} WHERE run_id = ${runId} RETURNING *`

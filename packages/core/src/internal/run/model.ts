@@ -23,8 +23,14 @@ import type { Any } from "../workflow/model.js"
 /** @internal */
 export type Durability = "run" | "step"
 
-/** The lease of a running run when none is given. @internal */
-export const defaultLeaseDuration: Duration.Duration = Duration.seconds(30)
+/**
+ * The lease of a running run when none is given: short, so that the id of a
+ * run whose process died is carried on (by a run with its id, `resume` or
+ * `recover`) soon after; a live run renews it every third of it.
+ *
+ * @internal
+ */
+export const defaultLeaseDuration: Duration.Duration = Duration.seconds(10)
 
 /** @internal */
 export const leaseMillisOf = (options: RunOptions<unknown> | ContinueOptions | undefined): number =>
@@ -35,7 +41,16 @@ export type Sink = ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>)
 
 /** How an attempt starts: fresh, or from an unfinished run this process just claimed. @internal */
 export type Start =
-  | { readonly _tag: "Fresh"; readonly tracked: boolean; readonly durability: Durability }
+  | {
+    readonly _tag: "Fresh"
+    readonly tracked: boolean
+    readonly durability: Durability
+    /**
+     * the next attempt of a tracked run after a conflict: its unfinished-run
+     * entry is still this store's, and the attempt takes it over anew
+     */
+    readonly retried?: boolean | undefined
+  }
   | {
     readonly _tag: "Claimed"
     readonly run: SessionStore.ActiveRun
@@ -87,6 +102,12 @@ export interface Attempt {
   readonly leaseMillis: number
   /** whether an unfinished-run entry exists for this run (so it has a lease and is ended with the commit) */
   readonly tracked: boolean
+  /**
+   * how many more attempts a conflict gets (`retryOnConflict`): while there
+   * are some, a tracked run's conflict is not recorded, its entry stays this
+   * store's for the next attempt, so the run does not end in between
+   */
+  readonly retriesLeft: number
 }
 
 /**
@@ -213,13 +234,10 @@ export const runTaken = (runId: string, sessionId: string, existing: SessionStor
     : Effect.fail(endedRun(runId, existing.record))
 
 /**
- * A run id whose run was cancelled or abandoned: it never runs again under
- * that id.
+ * A run id whose run ended (failed, cancelled, abandoned; or completed, to
+ * anything but a replay): it never runs again under that id.
  *
  * @internal
  */
 export const endedRun = (runId: string, record: SessionStore.RunRecord) =>
-  new WorkflowError.RunNotFound({
-    runId,
-    description: `the run with this id was ${record.status}; it does not run again under its id`
-  })
+  new WorkflowError.RunEnded({ runId, sessionId: record.sessionId, status: record.status })

@@ -20,7 +20,7 @@ import * as WorkflowError from "../../WorkflowError.js"
 import { copyJson, deepCopy, deepMerge } from "../json.js"
 import * as stateCache from "../store/stateCache.js"
 import { type Any, decodeInput, decodeState } from "../workflow/model.js"
-import { type Attempt, checkJson, lostRun, type Opened, type Phase, type Restore } from "./model.js"
+import { type Attempt, checkJson, endedRun, lostRun, type Opened, type Phase, type Restore } from "./model.js"
 import { recordFailure } from "./settle.js"
 
 /**
@@ -43,7 +43,13 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
     ? stored.value.pausedRunId
     : (yield* restore(store.activeRuns({ sessionId, status: "paused" })))[0]?.runId
   if (paused !== undefined && paused !== runId) {
-    return yield* new WorkflowError.SessionPaused({ sessionId, runId: paused })
+    const refused = new WorkflowError.SessionPaused({ sessionId, runId: paused })
+    // a run already tracked (the next attempt after a conflict) ends with the refusal
+    if (attempt.tracked) {
+      const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
+      yield* recordFailure(attempt, Cause.fail(refused), Option.none(), version)
+    }
+    return yield* Effect.fail(refused)
   }
   const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
   if (attempt.claimed !== undefined && attempt.claimed.baseVersion !== version) {
@@ -54,6 +60,9 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
       expectedVersion: attempt.claimed.baseVersion,
       actualVersion: version
     })
+    // With retries left it is not recorded: the run stays this store's, and its
+    // next attempt starts over on the new state (or finds it lost)
+    if (attempt.retriesLeft > 0) return yield* Effect.fail(conflict)
     // unless it is no longer this process's run: cancelled (which creates a new
     // session's row, so the session looks moved on) or taken over meanwhile
     const ended = yield* recordFailure(attempt, Cause.fail(conflict), Option.none(), version)
@@ -134,13 +143,14 @@ export const unfinished = (self: Any, runId: string, options: ContinueOptions | 
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     const found = yield* store.getRun(runId)
-    if (Option.isNone(found) || found.value._tag !== "Active") {
-      return yield* new WorkflowError.RunNotFound({
-        runId,
-        description: Option.isSome(found) && found.value._tag === "Recorded"
-          ? `the run has ended (${found.value.record.status})`
-          : "no unfinished run has this id"
-      })
+    if (Option.isNone(found)) return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+    if (found.value._tag === "Recorded") {
+      const record = found.value.record
+      if (record.workflowName !== self.name) {
+        return yield* new WorkflowError.RunNotFound({ runId, description: `the run belongs to workflow '${record.workflowName}'` })
+      }
+      if (record.userId !== undefined) yield* SessionStore.checkOwner(record.sessionId, record.userId, options?.userId ?? self.userId)
+      return yield* endedRun(runId, record)
     }
     const active = found.value.run
     if (active.workflowName !== self.name) {
@@ -164,7 +174,7 @@ export const unfinished = (self: Any, runId: string, options: ContinueOptions | 
 /**
  * Claims an unfinished run for this store (one of several concurrent claims
  * wins), with a fresh lease; a continue only at the pause it answers. A run
- * that ended meanwhile (cancelled) is `RunNotFound` saying so.
+ * that ended meanwhile (cancelled) is `RunEnded`.
  *
  * @internal
  */
@@ -176,9 +186,7 @@ export const claim = (store: SessionStore.Service, runId: string, leaseMillis: n
         Effect.catchTag("RunNotFound", (error) =>
           Effect.flatMap(store.getRun(runId), (found) =>
             Effect.fail(
-              Option.isSome(found) && found.value._tag === "Recorded"
-                ? new WorkflowError.RunNotFound({ runId, description: `the run has ended (${found.value.record.status})` })
-                : error
+              Option.isSome(found) && found.value._tag === "Recorded" ? endedRun(runId, found.value.record) : error
             )))
       )
   )

@@ -72,6 +72,17 @@ const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | u
   return reason === undefined ? undefined : new WorkflowError.InvalidSessionId({ sessionId, reason })
 }
 
+/**
+ * Checks a run id by the same rules as a session id (`InvalidRunId`), before
+ * any store sees it.
+ *
+ * @internal
+ */
+export const checkRunId = (runId: string): Effect.Effect<string, WorkflowError.InvalidRunId> => {
+  const reason = idRules.problem(runId)
+  return reason === undefined ? Effect.succeed(runId) : Effect.fail(new WorkflowError.InvalidRunId({ runId, reason }))
+}
+
 // -----------------------------------------------------------------------------
 // one attempt
 // -----------------------------------------------------------------------------
@@ -86,7 +97,8 @@ const attempt = (
   input: unknown,
   options: RunOptions<unknown> | undefined,
   ids: Ids,
-  start: Start
+  start: Start,
+  retriesLeft: number
 ): Untyped =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
@@ -105,7 +117,8 @@ const attempt = (
         storedInput: inputProblem === undefined ? jsonValue(input) : null,
         durability: claimed?.durability ?? (start._tag === "Fresh" ? start.durability : "run"),
         leaseMillis: leaseMillisOf(options),
-        tracked: claimed !== undefined
+        tracked: claimed !== undefined || (start._tag === "Fresh" && start.retried === true),
+        retriesLeft
       }
       const opened = yield* open(begun, restore)
       const run = yield* track(opened, restore)
@@ -248,6 +261,8 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
     const body = Effect.flatMap(SessionStore.SessionStore, (store) => {
       const invalid = invalidSessionId(ids.sessionId)
       if (invalid !== undefined) return Effect.fail(invalid)
+      const badRunId = idRules.problem(ids.runId)
+      if (badRunId !== undefined) return Effect.fail(new WorkflowError.InvalidRunId({ runId: ids.runId, reason: badRunId }))
       const fresh = freshRun(self, input, options, ids, store)
       return options?.runId === undefined ? fresh : byId(self, options, ids, sink, store, fresh)
     })
@@ -270,10 +285,38 @@ const freshRun = (
 ): Untyped => {
   const durability = options?.durability ?? self.durability
   const tracked = options?.runId !== undefined || durability === "step"
-  const retries = retriesOf(options?.retryOnConflict)
-  const once = store.withSessionLock(ids.sessionId)(attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability }))
-  return (retries === 0 ? once : Effect.retry(once, { times: retries, while: isConflict })).pipe(
-    Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
+  const attempts = attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability }, retriesOf(options?.retryOnConflict))
+  // a tracked run recorded its conflict when it ended (its last attempt's)
+  return tracked
+    ? attempts
+    : Effect.tapError(attempts, (error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
+}
+
+/**
+ * The attempts of a run under the session's lock: the first from `start`,
+ * then, after a conflict, up to `retries` more on the session's new state. A
+ * tracked run stays unfinished in between (its entry this store's, its
+ * conflict not recorded), so that it never ends and starts again: the next
+ * attempt takes its entry over anew, and fails with `RunLost` if the run was
+ * cancelled or taken over meanwhile.
+ */
+const attemptsOf = (
+  self: Any,
+  input: unknown,
+  options: RunOptions<unknown> | undefined,
+  ids: Ids,
+  store: SessionStore.Service,
+  start: Start,
+  retries: number
+): Untyped => {
+  const once = store.withSessionLock(ids.sessionId)(attempt(self, input, options, ids, start, retries))
+  if (retries === 0) return once
+  const tracked = start._tag === "Claimed" || start.tracked
+  const durability = start._tag === "Claimed" ? start.run.durability : start.durability
+  return Effect.catchIf(
+    once,
+    isConflict,
+    () => attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability, retried: tracked }, retries - 1)
   )
 }
 
@@ -299,8 +342,8 @@ const byId = (
       }
       return yield* replay(self, found.record)
     }
-    // a failed run may be retried under its id; a cancelled or abandoned one never runs again
-    if (found._tag === "Recorded") return yield* (found.record.status === "error" ? fresh : endedRun(runId, found.record))
+    // a failed, cancelled or abandoned run never runs again under its id
+    if (found._tag === "Recorded") return yield* endedRun(runId, found.record)
     const now = yield* Clock.currentTimeMillis
     // abandoned: carry on from its journal
     if (found.run.status === "running" && found.run.leaseExpiresAt < now) return yield* resumeRun(self, runId, options, sink, undefined)
@@ -325,6 +368,7 @@ export const resumeRun = <W extends Any>(
 ): Typed<W> =>
   atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
+    yield* checkRunId(runId)
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     // refused before the run is claimed: it stays as it was
     yield* checkShape(self, active)
@@ -341,28 +385,20 @@ export const resumeRun = <W extends Any>(
       // the answer, and the state it continues from, are the claimed pause's
       const given = answer === undefined ? undefined : answer(claimed)
       yield* WorkflowEvent.emit({ _tag: "RunResumed", workflowName: self.name, fromStep: claimed.journal?.next ?? 0, reason })
-      return yield* store.withSessionLock(active.sessionId)(
-        attempt(self, active.input, { ...options, sessionId: active.sessionId }, ids, {
-          _tag: "Claimed",
-          run: claimed,
-          reason,
-          answer: given
-        })
-      ).pipe(
-        Effect.catchIf(
-          (error) => isConflict(error) && retries > 0,
-          () =>
-            // the session moved on (the run was ended with the conflict): it starts
-            // over on the session's new state, under the same id
-            run(self, active.input, {
-              sessionId: active.sessionId,
-              userId: active.userId,
-              runId,
-              durability: active.durability,
-              retryOnConflict: retries - 1,
-              ...(active.additionalData === undefined ? {} : { additionalData: active.additionalData })
-            }, sink)
-        )
+      // on a conflict the run starts over on the session's new state, under the
+      // same id and entry (it does not end in between)
+      return yield* attemptsOf(
+        self,
+        active.input,
+        {
+          ...options,
+          sessionId: active.sessionId,
+          ...(active.additionalData === undefined ? {} : { additionalData: active.additionalData })
+        },
+        ids,
+        store,
+        { _tag: "Claimed", run: claimed, reason, answer: given },
+        retries
       )
     })
     return yield* withEvents(sink, ids, undefined, body)

@@ -116,9 +116,10 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
         run.tracked ? unfinishedRun(run, `its final commit failed (${error.message})`) : Effect.fail(error)
     ),
     // a tracked run the store refused (the session moved on, or is another's
-    // or paused) ends here, recorded with the refusal: so that it is not left
-    // running for recovery, and `retryOnConflict` may start it again
-    Effect.tapErrorTag("SessionConflict", (error) => endRefused(run, error)),
+    // or paused) ends here, recorded with the refusal, so that it is not left
+    // running for recovery; unless `retryOnConflict` has attempts left: the run
+    // then stays this store's, and its next attempt starts over on the new state
+    Effect.tapErrorTag("SessionConflict", (error) => run.retriesLeft > 0 ? Effect.void : endRefused(run, error)),
     Effect.tapErrorTag("SessionOwnershipError", (error) => endRefused(run, error)),
     Effect.tapErrorTag("SessionPaused", (error) => endRefused(run, error))
   )

@@ -3,8 +3,9 @@
  * (`SessionStore.make`), so that every store answers the same: a session or
  * run id that no store could give back exactly (`ids.problem`: empty, longer
  * than 256 characters, a control character such as NUL, a lone surrogate) is
- * refused by a write or a watch with `SessionStoreError`; and since no store
- * holds one, a read finds nothing.
+ * refused by a write or a watch with `SessionStoreError` (a run that starts
+ * under a bad run id with `InvalidRunId`); and since no store holds one, a
+ * read finds nothing.
  *
  * @internal
  */
@@ -53,7 +54,9 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
       return description === undefined ? backend.commit(commit) : Effect.fail(refused("commit", description))
     },
     startRun: (run) => {
-      const description = refusal([["session", run.sessionId], ["run", run.runId]])
+      const problem = ids.problem(run.runId)
+      if (problem !== undefined) return Effect.fail(new WorkflowError.InvalidRunId({ runId: run.runId, reason: problem }))
+      const description = refusal([["session", run.sessionId]])
       return description === undefined ? backend.startRun(run) : Effect.fail(refused("startRun", description))
     },
     watch: (sessionId, options) => {

@@ -260,7 +260,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
         const unfinished = activeRun(run.runId)
         if (unfinished !== undefined) return Option.some({ _tag: "Active" as const, run: unfinished })
         const record = recordOf(run.runId)
-        if (record !== undefined && record.status !== "error") {
+        if (record !== undefined) {
           return Option.some({ _tag: "Recorded" as const, record })
         }
         active.set(run.runId, json)
@@ -277,11 +277,12 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
       Effect.gen(function*() {
         const run = yield* checkRunOwner(runId, owner)
         const now = yield* Clock.currentTimeMillis
-        const { pause, ...rest } = update
-        const next: SessionStore.ActiveRun = Object.fromEntries(
-          Object.entries({ ...run, ...rest, pause: pause === null ? undefined : pause ?? run.pause, updatedAt: now })
-            .filter(([, value]) => value !== undefined)
-        ) as SessionStore.ActiveRun
+        // `null` removes a field (the pause, the journal), `undefined` leaves it
+        const next: Record<string, unknown> = { ...run, updatedAt: now }
+        for (const [key, value] of Object.entries(update)) {
+          if (value === null) delete next[key]
+          else if (value !== undefined) next[key] = value
+        }
         active.set(runId, yield* serialise("updateRun", "run", next))
       }),
     claimRun: (runId, claim) =>

@@ -68,7 +68,10 @@ const endUnfinished = (
 ) =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
+    yield* runner.checkRunId(runId)
     const found = yield* store.getRun(runId)
+    const ended = endedOf(self, runId, options, found)
+    if (ended !== undefined) return yield* ended
     if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.workflowName !== self.name) {
       return yield* new WorkflowError.RunNotFound({ runId, description: `no unfinished run of workflow '${self.name}' has this id` })
     }
@@ -85,8 +88,30 @@ const endUnfinished = (
       error: why,
       startedAt: active.startedAt,
       completedAt: now
-    })
+    }).pipe(
+      // it ended meanwhile (another cancel, its commit): `RunEnded`, saying how
+      Effect.catchTag("RunNotFound", (error) =>
+        Effect.flatMap(
+          store.getRun(runId),
+          (found): Effect.Effect<never, WorkflowError.RunEnded | WorkflowError.RunNotFound> =>
+            endedOf(self, runId, options, found) ?? Effect.fail(error)
+        ))
+    )
   })
+
+/** `RunEnded` when `found` is the record of a run of `self` the caller may see. */
+const endedOf = (
+  self: Any,
+  runId: string,
+  options: SessionOptions | undefined,
+  found: Option.Option<SessionStore.RunLookup>
+): Effect.Effect<never, WorkflowError.RunEnded> | undefined => {
+  if (Option.isNone(found) || found.value._tag !== "Recorded") return undefined
+  const record = found.value.record
+  if (record.workflowName !== self.name) return undefined
+  if (record.userId !== undefined && record.userId !== (options?.userId ?? self.userId)) return undefined
+  return Effect.fail(new WorkflowError.RunEnded({ runId, sessionId: record.sessionId, status: record.status }))
+}
 
 /** @internal */
 export const pausedRuns = Effect.fn(
