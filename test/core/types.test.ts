@@ -94,6 +94,11 @@ export const typedState: Effect.Effect<ReadonlyArray<string>, unknown, SessionSt
   (s) => s.items
 )
 
+// the WorkflowError Schema decodes every error the WorkflowError type names, and no other
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+export const errorSchemaCoversTheType: Same<Schema.Schema.Type<typeof WorkflowError.WorkflowError>, WorkflowError.WorkflowError> =
+  true
+
 describe("types", () => {
   it.effect("a provided requirement lets the workflow run", () =>
     Effect.gen(function*() {
@@ -104,4 +109,16 @@ describe("types", () => {
       )
       expect(out).toBe("recovered")
     }))
+
+  it("a WorkflowChanged error crosses the WorkflowError Schema", () => {
+    const error = new WorkflowError.WorkflowChanged({
+      runId: "r",
+      workflowName: "w",
+      recorded: "shape a",
+      current: "shape b",
+      difference: "step 2 renamed"
+    })
+    const encoded = Schema.encodeSync(WorkflowError.WorkflowError)(error)
+    expect(Schema.decodeUnknownSync(WorkflowError.WorkflowError)(encoded)).toStrictEqual(error)
+  })
 })
