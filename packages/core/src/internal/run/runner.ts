@@ -15,15 +15,11 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as EffectContext from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
 import type * as SessionState from "../../SessionState.js"
 import * as SessionStore from "../../SessionStore.js"
 import type { ContinueOptions, RunOptions, RunOutput } from "../../Workflow.js"
@@ -33,6 +29,8 @@ import * as events from "../events.js"
 import * as formatting from "../format.js"
 import * as idRules from "../ids.js"
 import { jsonProblem } from "../json.js"
+import * as tracing from "../tracing.js"
+import { usageAttributes } from "../usage.js"
 import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
 import { execute } from "./execute.js"
@@ -189,7 +187,8 @@ const replay = (self: Any, record: SessionStore.RunRecord) =>
       status: "completed" as const,
       content: record.content,
       stepOutputs: [],
-      state
+      state,
+      ...(record.usage === undefined ? {} : { usage: record.usage })
     }
   })
 
@@ -213,22 +212,33 @@ type Untyped = Effect.Effect<RunOutput<unknown, unknown>, unknown, unknown>
  */
 const atTypes = <W extends Any>(run: Untyped): Typed<W> => run as Typed<W>
 
-const nativeTracer = EffectContext.get(DefaultServices.liveServices, Tracer.Tracer)
-
 /**
- * `self` in a span named `name` when the fiber traces: a tracer other than
- * Effect's built-in one is installed and tracing is enabled. Without one the
- * span would be built and dropped on every run (a run is the hot path), so
- * it is not made.
- *
- * @internal
+ * A run in its span (when the fiber traces, see `tracing.ts`): its ids and
+ * durability, and how it ended, with the tokens it used.
  */
-export const withRunSpan = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime((fiber) =>
-    fiber.currentTracer === nativeTracer || !fiber.getFiberRef(FiberRef.currentTracerEnabled)
-      ? self
-      : Effect.withSpan(self, name)
+const runSpan = <E, R>(
+  self: Any,
+  ids: Ids,
+  durability: string,
+  body: Effect.Effect<RunOutput<unknown, unknown>, E, R>
+): Effect.Effect<RunOutput<unknown, unknown>, E, R> =>
+  tracing.traced(
+    Effect.onExit(body, (exit) => Effect.annotateCurrentSpan(runEnd(exit))),
+    "Workflow.run",
+    { ...tracing.runAttributes({ ...ids, workflowName: self.name }), [tracing.attr.durability]: durability }
   )
+
+const runEnd = (exit: Exit.Exit<RunOutput<unknown, unknown>, unknown>): tracing.Attributes => {
+  if (Exit.isSuccess(exit)) return { [tracing.attr.runOutcome]: "completed", ...usageAttributes(exit.value.usage) }
+  const failure = Cause.failureOption(exit.cause)
+  return {
+    [tracing.attr.runOutcome]: Option.exists(failure, (error) => isTagged(error, "RunPaused"))
+      ? "paused"
+      : Cause.isInterruptedOnly(exit.cause)
+      ? "cancelled"
+      : "error"
+  }
+}
 
 /**
  * Runs a workflow once; `sink` receives its events (none when undefined).
@@ -251,13 +261,13 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
       const fresh = freshRun(self, input, options, ids, store)
       return options?.runId === undefined ? fresh : byId(self, options, ids, sink, store, fresh)
     })
-    if (isQuiet(fiber, sink)) return body
-    return withSink(sink, ids, {
+    const events = isQuiet(fiber, sink) ? body : withSink(sink, ids, {
       _tag: "RunStarted",
       workflowName: self.name,
       input,
       ...(userId === undefined ? {} : { userId })
     }, body)
+    return tracing.isTracing(fiber) ? runSpan(self, ids, options?.durability ?? self.durability, events) : events
   }))
 
 /** A fresh attempt under the session's lock, again on a conflict when the run may retry. */
@@ -365,6 +375,9 @@ export const resumeRun = <W extends Any>(
         )
       )
     })
-    return yield* withEvents(sink, ids, undefined, body)
+    const events: Untyped = withEvents(sink, ids, undefined, body)
+    return yield* Effect.withFiberRuntime((fiber): Untyped =>
+      tracing.isTracing(fiber) ? runSpan(self, ids, active.durability, events) : events
+    )
   }))
 
