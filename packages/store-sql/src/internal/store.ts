@@ -241,17 +241,17 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
     }(c.changes, ',' ORDER BY c.version) || ']' FROM ${changesTable} c WHERE c.session_id = ${sessionId})`
 
   const runColumns = sql.literal(
-    "run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at"
+    "run_id, session_id, workflow_name, user_id, status, input, content, error, usage, started_at, completed_at"
   )
   /** A record's values, typed (a PostgreSQL `INSERT … SELECT` has no column types to infer them from). */
   const recordValues = (row: rows.RunRow) =>
     sql`${row.run_id}::text, ${row.session_id}::text, ${row.workflow_name}::text, ${row.user_id}::text,
-  ${row.status}::text, ${row.input}::text, ${row.content}::text, ${row.error}::text,
+  ${row.status}::text, ${row.input}::text, ${row.content}::text, ${row.error}::text, ${row.usage}::text,
   ${row.started_at}::bigint, ${row.completed_at}::bigint`
   /** A retried run's record replaces its earlier attempt's, and moves to the end (a new `seq`). */
   const replacingRecord = sql`ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id,
   workflow_name = EXCLUDED.workflow_name, user_id = EXCLUDED.user_id, status = EXCLUDED.status, input = EXCLUDED.input,
-  content = EXCLUDED.content, error = EXCLUDED.error, started_at = EXCLUDED.started_at,
+  content = EXCLUDED.content, error = EXCLUDED.error, usage = EXCLUDED.usage, started_at = EXCLUDED.started_at,
   completed_at = EXCLUDED.completed_at, seq = DEFAULT`
   const writeRecord = (row: rows.RunRow) =>
     sql.onDialectOrElse({
