@@ -235,7 +235,9 @@ export const fail = (error: AiError.AiError | string): Reply => ({
 
 /**
  * A text, tool-call or structured reply that reports `usage` (the tokens of
- * the call): summed over a run's model calls into `RunOutput.usage`.
+ * the call): summed over a run's model calls into `RunOutput.usage`. A failed
+ * or raw-parts reply throws a `TypeError` (a raw-parts reply says its usage in
+ * its own `finish` part).
  *
  * ```ts
  * TestModel.withUsage(TestModel.text("Hi!"), { inputTokens: 12, outputTokens: 3 })
@@ -245,9 +247,14 @@ export const fail = (error: AiError.AiError | string): Reply => ({
  * @category replies
  */
 export const withUsage: {
-  (usage: Usage): <R extends TextReply | ToolCallsReply | ObjectReply>(reply: R) => R
-  <R extends TextReply | ToolCallsReply | ObjectReply>(reply: R, usage: Usage): R
-} = dual(2, <R extends TextReply | ToolCallsReply | ObjectReply>(reply: R, usage: Usage): R => ({ ...reply, usage }))
+  (usage: Usage): (reply: Reply) => Reply
+  (reply: Reply, usage: Usage): Reply
+} = dual(2, (reply: Reply, usage: Usage): Reply => {
+  if (reply._tag === "Fail" || reply._tag === "Parts") {
+    throw new TypeError(`TestModel.withUsage: a ${reply._tag === "Fail" ? "failed" : "raw parts"} reply has no usage to report (give a parts reply its own finish part)`)
+  }
+  return { ...reply, usage }
+})
 
 /**
  * A reply made of raw response parts (as a provider would produce them).

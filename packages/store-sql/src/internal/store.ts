@@ -96,6 +96,10 @@ const { ActiveRow, ChangeRow, OwnerRow, RunRow, SessionInfoRow, SessionRow, Vers
 
 const isSqlError = (u: unknown): u is SqlError => Predicate.isTagged(u, "SqlError")
 
+/** The span attributes of the store's operations (as the workflow runs' spans name them). */
+const sessionAttribute = "sessionflow.session.id"
+const runAttribute = "sessionflow.run.id"
+
 export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Options, driver?: Driver) {
   // the tables' names are ours: never pass them through the client's name transforms
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -306,6 +310,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
 
   const load = Effect.fn("SqlSessionStore.load")(
     function*(sessionId: string, options?: SessionStore.LoadOptions) {
+      yield* Effect.annotateCurrentSpan(sessionAttribute, sessionId)
       const knownVersion = options?.knownVersion ?? null
       const row = yield* selectSession({ sessionId, knownVersion })
       if (Option.isNone(row)) return Option.none<SessionStore.StoredSession>()
@@ -494,6 +499,8 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
 
   const commit = Effect.fn("SqlSessionStore.commit")(
     function*(commit: SessionStore.Commit) {
+      yield* Effect.annotateCurrentSpan(sessionAttribute, commit.sessionId)
+      if (commit.run !== undefined) yield* Effect.annotateCurrentSpan(runAttribute, commit.run.runId)
       const now = yield* Clock.currentTimeMillis
       const changes = yield* rows.changesJson("commit", commit)
       const state = commit.state === undefined || changes !== null ? null : yield* rows.stateJson("commit", commit.state)
@@ -588,6 +595,7 @@ WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
 
   const startRun = Effect.fn("SqlSessionStore.startRun")(
     function*(run: SessionStore.ActiveRun) {
+      yield* Effect.annotateCurrentSpan(runAttribute, run.runId)
       // one statement: inserted unless the id is unfinished or ended other than failed
       const inserted = yield* sql`INSERT INTO ${activeTable}
   (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at)
@@ -604,6 +612,7 @@ RETURNING run_id`.pipe(writing("startRun"))
 
   const getRun = Effect.fn("SqlSessionStore.getRun")(
     function*(runId: string) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
       return yield* lookup(runId)
     },
     waitForLock("getRun"),
@@ -612,6 +621,7 @@ RETURNING run_id`.pipe(writing("startRun"))
 
   const updateRun = Effect.fn("SqlSessionStore.updateRun")(
     function*(runId: string, owner: string, update: SessionStore.RunUpdate) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
       const now = yield* Clock.currentTimeMillis
       return yield* Effect.gen(function*() {
         // the first statement writes (takes the lock) and checks the owner
@@ -633,6 +643,7 @@ WHERE run_id = ${runId}`
       runId: string,
       claim: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number; readonly pause?: string | undefined }
     ) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
       // one conditional write: of several claims, exactly one finds the run claimable
       // (PostgreSQL: a concurrent claim waits for the row lock, then finds it no longer is);
       // a continue takes the run only at the pause it answers
@@ -667,6 +678,7 @@ RETURNING *`.pipe(writing("claimRun"))
 
   const endRun = Effect.fn("SqlSessionStore.endRun")(
     function*(runId: string, record: SessionStore.RunRecord, owner?: string) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
       const now = yield* Clock.currentTimeMillis
       const recordRow = yield* rows.toRunRow("endRun", record.sessionId, record)
       return yield* Effect.gen(function*() {

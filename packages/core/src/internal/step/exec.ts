@@ -176,7 +176,7 @@ const stepSpan = <A, E, R>(self: Effect.Effect<StepOutput.StepOutput<A>, E, R>, 
         ...(Option.isSome(run) ? tracing.runAttributes(run.value) : {}),
         [tracing.attr.step]: node.name,
         [tracing.attr.stepKind]: node.kind,
-        [tracing.attr.stepPath]: path
+        [tracing.attr.stepPath]: JSON.stringify(path)
       }
     )
   })
