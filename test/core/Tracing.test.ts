@@ -7,14 +7,14 @@
  * output, its span and its stored record.
  */
 import { Tool, Toolkit } from "@effect/ai"
-import { NodeSdk } from "@effect/opentelemetry"
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Agent, Condition, SessionStore, Step, Team, TestModel, Workflow } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base"
 import { Chunk, Effect, Layer, Schema, Stream } from "effect"
+import { inMemoryTracing } from "../tracing.js"
 
 const Lookup = Tool.make("lookup", { parameters: { topic: Schema.String }, success: Schema.String })
 const ResearchTools = Toolkit.make(Lookup)
@@ -45,20 +45,6 @@ const script = [
   TestModel.withUsage(TestModel.toolCalls(["lookup", { topic: "otters" }]), { inputTokens: 100, outputTokens: 20 }),
   TestModel.withUsage(TestModel.text("Otters hold hands."), { inputTokens: 150, outputTokens: 30, reasoningTokens: 4 })
 ]
-
-/** An in-memory exporter that keeps its spans when the SDK shuts down (with the layer's scope). */
-class KeptSpans extends InMemorySpanExporter {
-  override shutdown(): Promise<void> {
-    return Promise.resolve()
-  }
-}
-
-/** Spans exported to memory, through `@effect/opentelemetry`'s SDK layer. */
-const inMemoryTracing = () => {
-  const exporter = new KeptSpans()
-  const layer = NodeSdk.layer(() => ({ resource: { serviceName: "sessionflow-test" }, spanProcessor: new SimpleSpanProcessor(exporter) }))
-  return { exporter, layer }
-}
 
 const sqliteFile = Effect.map(
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })),
