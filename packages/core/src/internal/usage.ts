@@ -1,12 +1,12 @@
 /**
  * The token usage of a run: every model call an agent makes inside a
  * workflow run (its team members' included) adds what the provider reported
- * to the run's counter, which the run keeps with its record.
+ * to the run's counter (found with the run's questions, `currentQuestions`),
+ * which the run keeps with its record.
  *
  * @internal
  */
 import type * as Response from "@effect/ai/Response"
-import * as FiberRef from "effect/FiberRef"
 import type * as SessionStore from "../SessionStore.js"
 
 /** A run's running totals (one object per attempt, shared by the fibers of its steps). @internal */
@@ -60,9 +60,6 @@ export const usageField = (counter: UsageCounter): { readonly usage?: SessionSto
 
 /** What a provider reports of one call (`Response.Usage`, decoded or encoded). @internal */
 export type UsageReport = Pick<Response.Usage, "inputTokens" | "outputTokens" | "totalTokens" | "reasoningTokens" | "cachedInputTokens">
-
-/** The counter of the current run (none outside of runs). @internal */
-export const currentUsage: FiberRef.FiberRef<UsageCounter | undefined> = FiberRef.unsafeMake<UsageCounter | undefined>(undefined)
 
 /** The span attributes of a usage (OpenTelemetry's GenAI names). @internal */
 export const usageAttributes = (usage: UsageReport | SessionStore.RunUsage | undefined): Record<string, number> => {

@@ -39,7 +39,7 @@ import * as events from "../events.js"
 import { errorText } from "../format.js"
 import { decodeResponse } from "../step/executors.js"
 import * as tracing from "../tracing.js"
-import { currentUsage, type UsageReport, usageAttributes } from "../usage.js"
+import { type UsageReport, usageAttributes } from "../usage.js"
 import { type Answer, ask, currentQuestions, latestAnswer, type Questions, startRun } from "../step/questions.js"
 
 // -----------------------------------------------------------------------------
@@ -511,8 +511,8 @@ const modelCall = <A, E, R>(
 ): Effect.Effect<A, E, R> =>
   tracing.span(
     Effect.tap(call, (a) =>
-      Effect.map(FiberRef.get(currentUsage), (counter) => {
-        counter?.add(reported(a).usage)
+      Effect.map(FiberRef.get(currentQuestions), (questions) => {
+        questions?.usage?.add(reported(a).usage)
       })),
     "Agent.modelCall",
     () => ({ "gen_ai.operation.name": method }),

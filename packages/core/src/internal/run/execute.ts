@@ -21,8 +21,7 @@ import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import { changesProblem, storedChanges } from "../json.js"
 import { type Cell, fromCell } from "../state.js"
-import { isTracing } from "../tracing.js"
-import { currentUsage, UsageCounter } from "../usage.js"
+import { UsageCounter } from "../usage.js"
 import * as stateCache from "../store/stateCache.js"
 import { type ExecContext, makeExecContext, nextInput, runFrom } from "../step/exec.js"
 import { currentQuestions, makeQuestions } from "../step/questions.js"
@@ -60,18 +59,16 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   const events = yield* WorkflowEvent.isEnabled
   const service = fromCell(cell, events)
   const first = journaled?.next ?? 0
-  // the run's token counter (from the journal's, for a run carried on), set
-  // for the steps and put back below, and whether the run is traced
+  // the run's token counter (from the journal's, for a run carried on): the
+  // agents of its steps find it with the run's questions
   const usage = new UsageCounter(journaled?.usage)
-  const outerUsage = yield* FiberRef.getAndSet(currentUsage, usage)
-  const traced = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(isTracing(fiber)))
   const exec = makeExecContext(
     events,
     makeQuestions(first, answersOf(run), {
       save: Effect.suspend(() => encodeState(self, run.ids.sessionId, cell.value)),
       restore: (encoded) => Effect.flatMap(decodeState(self, run.ids.sessionId, encoded), service.set)
-    }),
-    traced
+    }, usage),
+    run.traced
   )
   restoreOutputs(exec, journaled)
   const journal = new Journal(run, exec, cell, usage)
@@ -99,7 +96,6 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   )
   yield* FiberRef.set(FiberRef.currentContext, outerContext)
   yield* FiberRef.set(currentQuestions, outerQuestions)
-  yield* FiberRef.set(currentUsage, outerUsage)
   return { exit, exec, journal, usage }
 }
 

@@ -87,6 +87,8 @@ export interface Attempt {
   readonly leaseMillis: number
   /** whether an unfinished-run entry exists for this run (so it has a lease and is ended with the commit) */
   readonly tracked: boolean
+  /** whether the run is traced (a tracer is installed): its steps are then spans */
+  readonly traced: boolean
 }
 
 /**

@@ -84,7 +84,8 @@ const attempt = (
   input: unknown,
   options: RunOptions<unknown> | undefined,
   ids: Ids,
-  start: Start
+  start: Start,
+  traced: boolean
 ): Untyped =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
@@ -103,7 +104,8 @@ const attempt = (
         storedInput: inputProblem === undefined ? jsonValue(input) : null,
         durability: claimed?.durability ?? (start._tag === "Fresh" ? start.durability : "run"),
         leaseMillis: leaseMillisOf(options),
-        tracked: claimed !== undefined
+        tracked: claimed !== undefined,
+        traced
       }
       const opened = yield* open(begun, restore)
       const run = yield* track(opened, restore)
@@ -249,6 +251,7 @@ const runEnd = (exit: Exit.Exit<RunOutput<unknown, unknown>, unknown>): tracing.
  */
 export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<unknown> | undefined, sink: Sink): Typed<W> =>
   atTypes(Effect.withFiberRuntime((fiber): Untyped => {
+    const traced = tracing.isTracing(fiber)
     const userId = options?.userId ?? self.userId
     const ids: Ids = {
       runId: options?.runId ?? crypto.randomUUID(),
@@ -258,7 +261,7 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
     const body = Effect.flatMap(SessionStore.SessionStore, (store) => {
       const invalid = invalidSessionId(ids.sessionId)
       if (invalid !== undefined) return Effect.fail(invalid)
-      const fresh = freshRun(self, input, options, ids, store)
+      const fresh = freshRun(self, input, options, ids, store, traced)
       return options?.runId === undefined ? fresh : byId(self, options, ids, sink, store, fresh)
     })
     const events = isQuiet(fiber, sink) ? body : withSink(sink, ids, {
@@ -267,7 +270,7 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
       input,
       ...(userId === undefined ? {} : { userId })
     }, body)
-    return tracing.isTracing(fiber) ? runSpan(self, ids, options?.durability ?? self.durability, events) : events
+    return traced ? runSpan(self, ids, options?.durability ?? self.durability, events) : events
   }))
 
 /** A fresh attempt under the session's lock, again on a conflict when the run may retry. */
@@ -276,12 +279,13 @@ const freshRun = (
   input: unknown,
   options: RunOptions<unknown> | undefined,
   ids: Ids,
-  store: SessionStore.Service
+  store: SessionStore.Service,
+  traced: boolean
 ): Untyped => {
   const durability = options?.durability ?? self.durability
   const tracked = options?.runId !== undefined || durability === "step"
   const retries = retriesOf(options?.retryOnConflict)
-  const once = store.withSessionLock(ids.sessionId)(attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability }))
+  const once = store.withSessionLock(ids.sessionId)(attempt(self, input, options, ids, { _tag: "Fresh", tracked, durability }, traced))
   return (retries === 0 ? once : Effect.retry(once, { times: retries, while: isConflict })).pipe(
     Effect.tapError((error) => isConflict(error) ? recordConflict(self, input, ids, error) : Effect.void)
   )
@@ -335,6 +339,7 @@ export const resumeRun = <W extends Any>(
 ): Typed<W> =>
   atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
+    const traced = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(tracing.isTracing(fiber)))
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     // refused before the run is claimed: it stays as it was
     yield* checkShape(self, active)
@@ -357,7 +362,7 @@ export const resumeRun = <W extends Any>(
           run: claimed,
           reason,
           answer: given
-        })
+        }, traced)
       ).pipe(
         Effect.catchIf(
           (error) => isConflict(error) && retries > 0,
@@ -375,9 +380,7 @@ export const resumeRun = <W extends Any>(
         )
       )
     })
-    const events: Untyped = withEvents(sink, ids, undefined, body)
-    return yield* Effect.withFiberRuntime((fiber): Untyped =>
-      tracing.isTracing(fiber) ? runSpan(self, ids, active.durability, events) : events
-    )
+    const events = withEvents(sink, ids, undefined, body)
+    return yield* (traced ? runSpan(self, ids, active.durability, events) : events)
   }))
 
