@@ -19,7 +19,9 @@ const slow = ["test/**/*.process.test.ts", "test/**/*.browser.test.ts", "test/pa
 
 export default defineConfig(({ mode }) => ({
   resolve: { conditions: [source, ...defaultClientConditions] },
-  ssr: { resolve: { conditions: [source, ...defaultServerConditions] } },
+  // without "module": vitest passes these conditions on to Node, and the ESM build that
+  // condition picks in @opentelemetry/api 1.9 imports its files without extensions
+  ssr: { resolve: { conditions: [source, ...defaultServerConditions.filter((c) => c !== "module")] } },
   test: {
     include: mode === "slow" ? slow : ["test/**/*.test.ts"],
     exclude: mode === "slow" || mode === "all" ? configDefaults.exclude : [...configDefaults.exclude, ...slow],

@@ -112,6 +112,19 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(yield* store.runs("s1", {}), [r1])
       }))
 
+    test("a run record keeps its token usage; a record without one reads back without it", (store) =>
+      Effect.gen(function*() {
+        const usage = { inputTokens: 30, outputTokens: 12, totalTokens: 42, reasoningTokens: 5, modelCalls: 2 }
+        const r1 = run("s1", "r1", { usage })
+        yield* create(store, "s1", { count: 1 }, { run: r1 })
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { count: 2 }, run: run("s1", "r2") })
+        const [first, second] = yield* store.runs("s1", {})
+        assert.deepStrictEqual(first, r1)
+        assert.notProperty(second, "usage")
+        const found = Option.getOrUndefined(yield* store.getRun("r1"))
+        assert.deepStrictEqual(found?._tag === "Recorded" ? found.record.usage : undefined, usage)
+      }))
+
     test("a session created without a user has no owner", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { a: 1 })

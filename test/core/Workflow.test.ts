@@ -300,7 +300,7 @@ describe("Workflow", () => {
   })
 
   describe("tracing", () => {
-    it.effect("with a tracer installed, a run is a Workflow.run span, the parent of the spans its steps make", () =>
+    it.effect("with a tracer installed, a run is a Workflow.run span, each step a Workflow.step span under it", () =>
       Effect.gen(function*() {
         const native = yield* Effect.tracer
         const spans: Array<readonly [string, string | undefined]> = []
@@ -319,7 +319,8 @@ describe("Workflow", () => {
         const out = yield* Workflow.run(wf, "x").pipe(Effect.withTracer(tracer))
         expect(out.state.items).toEqual(["a"])
         expect(spans.map(([name]) => name)).toContain("Workflow.run")
-        expect(spans).toContainEqual(["step work", "Workflow.run"])
+        expect(spans).toContainEqual(["Workflow.step", "Workflow.run"])
+        expect(spans).toContainEqual(["step work", "Workflow.step"])
       }).pipe(memory))
   })
 

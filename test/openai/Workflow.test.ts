@@ -8,6 +8,7 @@ import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/
 import { OpenAIChat, OpenAIResponses } from "@sessionflow/openai"
 import { Cause, Chunk, type ConfigError, Effect, Exit, type Layer, Option, Schema, Stream } from "effect"
 import { CartToolsLive, shoppingWorkflow } from "./Shopping.js"
+import { inMemoryTracing } from "../tracing.js"
 import * as TestServer from "./TestServer.js"
 
 const JobApplication = Schema.Struct({
@@ -93,6 +94,45 @@ for (const kit of kits) {
         // the second request carries both tool results back to the model
         expect(bodyText(requests[1]!)).toContain("Added 'milk' to the shopping list.")
         expect(bodyText(requests[1]!)).toContain("Added 'bread' to the shopping list.")
+      }))
+
+    it.scoped("the token usage the server reports reaches the run: summed on its output, its record and its model calls' spans", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({
+          replies: [
+            TestServer.toolCalls([{ name: "add_item", arguments: { item: "milk" } }], { usage: { inputTokens: 11, outputTokens: 7 } }),
+            TestServer.text("I added milk.", { usage: { inputTokens: 21, outputTokens: 3 } })
+          ]
+        })
+        const { exporter, layer } = inMemoryTracing()
+        const result = yield* provide(
+          server,
+          Effect.gen(function*() {
+            const run = yield* Workflow.run(shoppingWorkflow, "add milk", { sessionId: "usage" })
+            return { run, history: yield* Workflow.getRunHistory(shoppingWorkflow, "usage") }
+          })
+        ).pipe(Effect.provide(layer))
+        const usage = { inputTokens: 32, outputTokens: 10, totalTokens: 42, modelCalls: 2 }
+        // (the Responses API also reports reasoning and cached tokens: 0 here)
+        expect(result.run.usage).toMatchObject(usage)
+        expect(result.history[0]!.usage).toEqual(result.run.usage)
+        const calls = exporter.getFinishedSpans().filter((span) => span.name === "Agent.modelCall")
+        expect(calls.map((call) => [call.attributes["gen_ai.usage.input_tokens"], call.attributes["gen_ai.usage.output_tokens"]]))
+          .toEqual([[11, 7], [21, 3]])
+        expect(calls.map((call) => call.attributes["gen_ai.response.model"])).toEqual(["gpt-test", "gpt-test"])
+      }))
+
+    it.scoped("a streamed run's usage (the stream's last chunk) reaches its record", () =>
+      Effect.gen(function*() {
+        const server = yield* TestServer.make({ replies: [TestServer.text("Hello there.", { usage: { inputTokens: 9, outputTokens: 4 } })] })
+        const history = yield* provide(
+          server,
+          Effect.zipRight(
+            Stream.runDrain(Workflow.stream(shoppingWorkflow, "hi", { sessionId: "streamed-usage" })),
+            Workflow.getRunHistory(shoppingWorkflow, "streamed-usage")
+          )
+        )
+        expect(history[0]!.usage).toMatchObject({ inputTokens: 9, outputTokens: 4, totalTokens: 13, modelCalls: 1 })
       }))
 
     it.scoped("tool arguments that are not JSON go back to the model as a tool error, and the loop recovers", () =>

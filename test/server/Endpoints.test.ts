@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import { conflictingStore, dying, failing, notes, spaced } from "./fixtures.js"
+import { conflictingStore, dying, failing, notes, spaced, summarising } from "./fixtures.js"
 import { parseEvents, request, start, streamRun } from "./utils.js"
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
@@ -81,6 +81,21 @@ describe("runs", () => {
       const echoed = yield* post(`${url}/workflows/${encodeURIComponent("Spaced Name Workflow")}/runs`, { input: { a: [1] } })
       expect(echoed.status).toBe(200)
       expect(echoed.body.content).toEqual({ a: [1] })
+    }))
+
+  it.scoped("a run that called a model answers its token usage, and so does GET /runs/:runId; a run that did not has none", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [summarising, notes] })
+      const run = yield* post(`${url}/workflows/summarising/runs`, { input: "a long text", sessionId: "u1" })
+      expect(run.status).toBe(200)
+      const usage = { inputTokens: 40, outputTokens: 8, totalTokens: 48, modelCalls: 1 }
+      expect(run.body).toMatchObject({ content: "A summary.", usage })
+      const got = yield* request(`${url}/runs/${run.body.runId}`)
+      expect(got.status).toBe(200)
+      expect(got.body).toMatchObject({ status: "completed", usage })
+      const plain = yield* post(`${url}/workflows/notes/runs`, { input: "milk" })
+      expect(plain.body).not.toHaveProperty("usage")
+      expect((yield* request(`${url}/runs/${plain.body.runId}`)).body).not.toHaveProperty("usage")
     }))
 
   it.scoped("bad input is a 400 with the Schema's message, and nothing is written", () =>

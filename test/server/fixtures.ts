@@ -1,7 +1,7 @@
 /**
  * Workflows the server tests serve.
  */
-import { SessionState, SessionStore, Step, type StepInput, Workflow, WorkflowError } from "@sessionflow/core"
+import { Agent, SessionState, SessionStore, Step, type StepInput, TestModel, Workflow, WorkflowError } from "@sessionflow/core"
 import { Data, Deferred, Effect, Layer, Schema } from "effect"
 
 export class Notes extends SessionState.Tag("test/server/Notes")<Notes>()({ notes: Schema.Array(Schema.String) }) {}
@@ -87,4 +87,16 @@ export const approvals = Workflow.make({
         ? Effect.as(Notes.update((s) => ({ notes: [...s.notes, input.input] })), `added ${input.input}`)
         : Effect.succeed("rejected")
   }))
+)
+
+/** An agent step whose own (scripted) model reports the tokens of its reply. */
+export const summarising = Workflow.make({ name: "summarising", input: Schema.String }).pipe(
+  Workflow.andThen(Step.agent(
+    "summarise",
+    Agent.make({
+      name: "summariser",
+      instructions: "Summarise.",
+      model: TestModel.layer([TestModel.withUsage(TestModel.text("A summary."), { inputTokens: 40, outputTokens: 8 })])
+    })
+  ))
 )

@@ -450,7 +450,7 @@ export const run = <A, E, R>(self: Agent<A, E, R>, message: unknown, options?: R
   runAny(self, message, options) as Effect.Effect<Result<A>, E, R>
 
 const runAny = Effect.fn("Agent.run")(function*(self: Any, message: unknown, options?: RunOptions) {
-  yield* Effect.annotateCurrentSpan("agent", self.name)
+  yield* Effect.annotateCurrentSpan("sessionflow.agent.name", self.name)
   return yield* internal.run(self, message, options)
 })
 

@@ -64,6 +64,31 @@ export const RunStatus = Schema.Literal("completed", "error", "cancelled", "aban
 export type RunStatus = typeof RunStatus.Type
 
 /**
+ * The tokens a run's model calls used, summed over every call of every agent
+ * (team members included), as the providers reported them (a count a
+ * provider did not report counts as 0).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunUsage = Schema.Struct({
+  inputTokens: Schema.Number,
+  outputTokens: Schema.Number,
+  totalTokens: Schema.Number,
+  /** when a provider reported them */
+  reasoningTokens: Schema.optional(Schema.Number),
+  cachedInputTokens: Schema.optional(Schema.Number),
+  /** how many model calls the run made */
+  modelCalls: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RunUsage = typeof RunUsage.Type
+
+/**
  * One run of a session, as kept in its history.
  *
  * @since 0.1.0
@@ -78,6 +103,8 @@ export const RunRecord = Schema.Struct({
   input: Schema.Unknown,
   content: Schema.optional(Schema.Unknown),
   error: Schema.optional(Schema.String),
+  /** the tokens its model calls used (a completed run that called a model) */
+  usage: Schema.optional(RunUsage),
   /** epoch milliseconds */
   startedAt: Schema.Number,
   /** epoch milliseconds */
@@ -160,7 +187,9 @@ export const Journal = Schema.Struct({
   /** the workflow's step outputs by name (what the next step sees as `previousStepOutputs`) */
   outputs: Schema.Record({ key: Schema.String, value: StepOutputSchema }),
   state: Schema.Unknown,
-  answers: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  answers: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** the tokens the run's model calls used so far */
+  usage: Schema.optional(RunUsage)
 })
 
 /**

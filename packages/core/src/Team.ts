@@ -194,7 +194,7 @@ export const make = <const O extends MakeOptions>(
  * @category running
  */
 export const run = <A, E, R>(self: Team<A, E, R>, message: unknown, options?: Agent.RunOptions): Effect.Effect<Agent.Result<A>, E, R> =>
-  Agent.run(self.leader, message, options).pipe(Effect.withSpan("Team.run", { attributes: { team: self.name } }))
+  Agent.run(self.leader, message, options).pipe(Effect.withSpan("Team.run", { attributes: { "sessionflow.team.name": self.name } }))
 
 /**
  * Runs the team and streams its leader's and members' text deltas and tool

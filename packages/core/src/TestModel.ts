@@ -32,6 +32,7 @@ import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as internal from "./internal/agent/agent.js"
@@ -55,6 +56,8 @@ export interface TextReply {
   readonly text: string
   /** the deltas of a streamed reply */
   readonly deltas: ReadonlyArray<string>
+  /** the tokens the reply reports (zeros when not given, see {@link withUsage}) */
+  readonly usage?: Usage | undefined
 }
 
 /**
@@ -66,6 +69,7 @@ export interface ToolCallsReply {
   readonly calls: ReadonlyArray<{ readonly name: string; readonly params: unknown }>
   /** text before the calls, if any */
   readonly text: string | undefined
+  readonly usage?: Usage | undefined
 }
 
 /**
@@ -75,6 +79,22 @@ export interface ToolCallsReply {
 export interface ObjectReply {
   readonly _tag: "Object"
   readonly value: unknown
+  readonly usage?: Usage | undefined
+}
+
+/**
+ * The token counts a scripted reply reports, as a provider would in its
+ * `finish` part (`totalTokens` defaults to input + output).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Usage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly totalTokens?: number | undefined
+  readonly reasoningTokens?: number | undefined
+  readonly cachedInputTokens?: number | undefined
 }
 
 /**
@@ -214,6 +234,29 @@ export const fail = (error: AiError.AiError | string): Reply => ({
 })
 
 /**
+ * A text, tool-call or structured reply that reports `usage` (the tokens of
+ * the call): summed over a run's model calls into `RunOutput.usage`. A failed
+ * or raw-parts reply throws a `TypeError` (a raw-parts reply says its usage in
+ * its own `finish` part).
+ *
+ * ```ts
+ * TestModel.withUsage(TestModel.text("Hi!"), { inputTokens: 12, outputTokens: 3 })
+ * ```
+ *
+ * @since 0.1.0
+ * @category replies
+ */
+export const withUsage: {
+  (usage: Usage): (reply: Reply) => Reply
+  (reply: Reply, usage: Usage): Reply
+} = dual(2, (reply: Reply, usage: Usage): Reply => {
+  if (reply._tag === "Fail" || reply._tag === "Parts") {
+    throw new TypeError(`TestModel.withUsage: a ${reply._tag === "Fail" ? "failed" : "raw parts"} reply has no usage to report (give a parts reply its own finish part)`)
+  }
+  return { ...reply, usage }
+})
+
+/**
  * A reply made of raw response parts (as a provider would produce them).
  *
  * @since 0.1.0
@@ -260,7 +303,20 @@ export const prompts: Effect.Effect<ReadonlyArray<Prompt.Prompt>, never, Recorde
   (rs) => rs.map((r) => r.prompt)
 )
 
-const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+const noUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+
+/** What a reply's `finish` part reports. */
+const usageOf = (reply: TextReply | ToolCallsReply | ObjectReply): typeof Response.Usage.Encoded => {
+  const usage = reply.usage
+  if (usage === undefined) return noUsage
+  return {
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    totalTokens: usage.totalTokens ?? usage.inputTokens + usage.outputTokens,
+    ...(usage.reasoningTokens === undefined ? {} : { reasoningTokens: usage.reasoningTokens }),
+    ...(usage.cachedInputTokens === undefined ? {} : { cachedInputTokens: usage.cachedInputTokens })
+  }
+}
 
 const splitWords = (s: string): ReadonlyArray<string> => {
   const words = s.match(/\s*\S+\s*/g)
@@ -328,11 +384,11 @@ const toParts = (reply: Reply, index: number): Effect.Effect<Array<Response.Part
     case "Parts":
       return Effect.succeed([...reply.parts])
     case "Text":
-      return Effect.succeed([{ type: "text", text: reply.text }, { type: "finish", reason: "stop", usage }])
+      return Effect.succeed([{ type: "text", text: reply.text }, { type: "finish", reason: "stop", usage: usageOf(reply) }])
     case "Object":
       return Effect.succeed([
         { type: "text", text: JSON.stringify(reply.value) },
-        { type: "finish", reason: "stop", usage }
+        { type: "finish", reason: "stop", usage: usageOf(reply) }
       ])
     case "ToolCalls":
       return Effect.succeed([
@@ -343,7 +399,7 @@ const toParts = (reply: Reply, index: number): Effect.Effect<Array<Response.Part
           name: call.name,
           params: call.params
         })),
-        { type: "finish", reason: "tool-calls", usage }
+        { type: "finish", reason: "tool-calls", usage: usageOf(reply) }
       ])
   }
 }
@@ -366,7 +422,7 @@ const toStream = (reply: Reply, index: number): Stream.Stream<Response.StreamPar
     case "Text":
       return Stream.fromChunks(
         ...textChunks(`text_${index}`, reply.deltas),
-        Chunk.of<Response.StreamPartEncoded>({ type: "finish", reason: "stop", usage })
+        Chunk.of<Response.StreamPartEncoded>({ type: "finish", reason: "stop", usage: usageOf(reply) })
       )
     default: {
       const chunks: Array<Chunk.Chunk<Response.StreamPartEncoded>> = []

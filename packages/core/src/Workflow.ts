@@ -287,6 +287,11 @@ export interface RunOutput<A, S> {
   readonly stepOutputs: ReadonlyArray<StepOutput.StepOutput>
   /** the committed state */
   readonly state: S
+  /**
+   * the tokens the run's model calls used, summed over its agents' calls
+   * (absent when the run called no model)
+   */
+  readonly usage?: SessionStore.RunUsage | undefined
 }
 
 /**
@@ -315,8 +320,8 @@ export const run: <W extends Any>(
   input,
   options
 ) =>
-  // the span of `Effect.fn("Workflow.run")`, made only when a tracer is installed
-  runner.run(self, input, options as RunOptions<unknown> | undefined, undefined).pipe(runner.withRunSpan("Workflow.run"))
+  // in a `Workflow.run` span when a tracer is installed (see `internal/tracing.ts`)
+  runner.run(self, input, options as RunOptions<unknown> | undefined, undefined)
 
 /**
  * Runs the workflow and streams its events as they happen, ending with

@@ -8,6 +8,7 @@
  * npm start --silent -- run routers --json   # one scenario, events as JSON lines
  * npm start -- sessions show --db tmp/job_application_tracker.db job_tracker_demo
  * npm start -- runs continue <runId> --pause <key> --approve --db tmp/approval.db
+ * npm start -- run team --trace console     # the run's spans, a tree on stderr
  * ```
  *
  * The commands are declared with `@effect/cli`. `sessions …`, `state …` and
@@ -38,6 +39,7 @@ import * as Scenario from "./Scenario.js"
 import * as Serve from "./Serve.js"
 import * as SessionNaming from "./SessionNaming.js"
 import * as ShoppingList from "./ShoppingList.js"
+import * as Tracing from "./Tracing.js"
 
 /**
  * The scenarios: the seven of the seed, in its order, then the approval
@@ -135,6 +137,18 @@ const scenarioOptions = (
     })
   )
 
+const trace = Options.choice("trace", ["console", "otlp"]).pipe(
+  Options.withDescription(
+    "export the runs' spans: console (a tree per trace on stderr) or otlp (to OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318)"
+  ),
+  Options.optional,
+  Options.map(Option.getOrUndefined)
+)
+
+/** Runs `self` with its spans exported (see `Tracing.ts`) when `--trace` was given. */
+const traced = (exporter: Tracing.Exporter | undefined) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  exporter === undefined ? self : Effect.provide(self, Tracing.layer({ exporter, serviceName: "sessionflow-examples" }))
+
 /** Runs `self` with the workflow events as JSON lines on stdout when `json`. */
 const eventsAsJson = (json: boolean) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
   json ? Effect.flatMap(Output.Output, (output) => Effect.provideService(self, Output.Output, { ...output, mode: "json" })) : self
@@ -160,6 +174,7 @@ const runScenario = Command.make(
     ...SessionflowCli.databaseOptions,
     json: events,
     offline,
+    trace,
     scenario: Args.text({ name: "scenario" }).pipe(Args.withDescription("a scenario's name, alias or number (1-8)"))
   },
   (options) =>
@@ -171,7 +186,7 @@ const runScenario = Command.make(
           command: "run"
         })
       }
-      yield* found.value.main(yield* scenarioOptions("run", options))
+      yield* found.value.main(yield* scenarioOptions("run", options)).pipe(traced(options.trace))
     }).pipe(eventsAsJson(options.json))
 ).pipe(Command.withDescription("run one scenario (default database: the SQLite file tmp/<scenario>.db)"))
 
@@ -197,7 +212,8 @@ const serve = Command.make(
     ),
     allowOpen: Options.boolean("allow-open").pipe(
       Options.withDescription("listen on a non-loopback --host without a token")
-    )
+    ),
+    trace
   },
   (options) =>
     Effect.gen(function*() {
@@ -213,7 +229,7 @@ const serve = Command.make(
         token: Option.getOrUndefined(options.token),
         allowOpen: options.allowOpen,
         ...database
-      })
+      }).pipe(traced(options.trace))
     })
 ).pipe(Command.withDescription("every example workflow over HTTP, with a session browser (default database: tmp/server.db)"))
 

@@ -77,3 +77,8 @@ export * as StreamingContentPlanning from "./StreamingContentPlanning.js"
  * @since 0.1.0
  */
 export * as TaskRouter from "./TaskRouter.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Tracing from "./Tracing.js"

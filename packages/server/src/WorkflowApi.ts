@@ -305,7 +305,9 @@ export const RunOutput = Schema.Struct({
   content: Schema.Unknown,
   stepOutputs: Schema.Array(StepOutput.StepOutputSchema),
   /** the committed state, encoded */
-  state: JsonObject
+  state: JsonObject,
+  /** the tokens the run's model calls used (absent when it called no model) */
+  usage: Schema.optional(SessionStore.RunUsage)
 }).annotations({ identifier: "RunOutput" })
 
 /**
@@ -488,7 +490,9 @@ export const RunInfo = Schema.Struct({
   /** epoch milliseconds */
   startedAt: Schema.Number,
   /** epoch milliseconds, once ended */
-  completedAt: Schema.optional(Schema.Number)
+  completedAt: Schema.optional(Schema.Number),
+  /** the tokens its model calls used so far (absent when it called no model) */
+  usage: Schema.optional(SessionStore.RunUsage)
 }).annotations({ identifier: "RunInfo" })
 
 /**

@@ -522,14 +522,16 @@ const runInfo = (known: SessionStore.RunLookup): Api.RunInfo => {
     startedAt: run.startedAt
   }
   if (known._tag === "Active") {
-    const pause = known.run.pause
-    return pause === undefined ? common : { ...common, pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt } }
+    const { journal, pause } = known.run
+    const usage = journal?.usage === undefined ? common : { ...common, usage: journal.usage }
+    return pause === undefined ? usage : { ...usage, pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt } }
   }
   const record = known.record
   return {
     ...common,
     ...(record.content === undefined ? {} : { content: record.content }),
     ...(record.error === undefined ? {} : { error: record.error }),
+    ...(record.usage === undefined ? {} : { usage: record.usage }),
     completedAt: record.completedAt
   }
 }
@@ -572,7 +574,7 @@ const runJson = (
       const { key, path, payload, runId, sessionId } = output.paused
       return { status: "paused" as const, runId, sessionId, pause: key, path, payload }
     }
-    const { content, runId, sessionId, state, stepOutputs, userId, workflowName } = output.output
+    const { content, runId, sessionId, state, stepOutputs, usage, userId, workflowName } = output.output
     return {
       runId,
       sessionId,
@@ -581,7 +583,8 @@ const runJson = (
       status: "completed" as const,
       content,
       stepOutputs,
-      state: yield* encodeState(served, sessionId, state)
+      state: yield* encodeState(served, sessionId, state),
+      ...(usage === undefined ? {} : { usage })
     }
   })
 

@@ -8,6 +8,7 @@
  * 6 is the same on both: the triggers that make an edit from outside (an
  * operator's `UPDATE` of a state or of a kept change that leaves the version
  * alone) a new version, so that every cached copy is seen to be stale.
+ * Migration 7 is the same on both: a run's token usage (`usage`, JSON).
  *
  * @internal
  */
@@ -28,7 +29,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 6
+export const latestMigrationId = 7
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -46,6 +47,21 @@ const editedState = (sql: SqlClient.SqlClient) =>
       orElse: () => "NEW.version = OLD.version AND NEW.state_size = OLD.state_size AND NEW.state IS NOT OLD.state"
     })
   )
+
+/**
+ * Migration 7: the tokens a run's model calls used, as JSON (NULL: none, or
+ * a run recorded before). A column that is there already (tables taken back
+ * to an earlier migration by hand) is kept.
+ */
+const addRunUsage = (sql: SqlClient.SqlClient, t: Tables) =>
+  sql.onDialectOrElse({
+    pg: () => Effect.asVoid(sql`ALTER TABLE ${sql(t.runs)} ADD COLUMN IF NOT EXISTS usage TEXT`),
+    orElse: () =>
+      Effect.flatMap(
+        sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${t.runs}) WHERE name = 'usage'`,
+        ([found]) => (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(t.runs)} ADD COLUMN usage TEXT`)
+      )
+  })
 
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
   "0001_create_sessions": Effect.gen(function*() {
@@ -131,7 +147,8 @@ FOR EACH ROW WHEN NEW.changes IS NOT OLD.changes
 BEGIN
   UPDATE ${sql(t.sessions)} SET version = version + 1 WHERE session_id = NEW.session_id;
 END`
-  })
+  }),
+  "0007_add_run_usage": addRunUsage(sql, t)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -226,7 +243,8 @@ END
 $$`
     yield* sql`CREATE TRIGGER ${sql(`${local(t.changes)}_edited`)} AFTER UPDATE OF changes ON ${sql(t.changes)}
 FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${sql(`${t.changes}_edited`)}()`
-  })
+  }),
+  "0007_add_run_usage": addRunUsage(sql, t)
 })
 
 /** The store's migrations on the client's dialect. */

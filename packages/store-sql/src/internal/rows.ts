@@ -150,6 +150,7 @@ export const rowSchemas = (() => {
     input: Schema.NullOr(Schema.String),
     content: Schema.NullOr(Schema.String),
     error: Schema.NullOr(Schema.String),
+    usage: Schema.NullOr(Schema.String),
     started_at: integer,
     completed_at: integer
   })
@@ -292,6 +293,8 @@ export type RunRow = {
   readonly input: string | null
   readonly content: string | null
   readonly error: string | null
+  /** the run's token usage (`SessionStore.RunUsage`) as JSON */
+  readonly usage: string | null
   readonly started_at: number
   readonly completed_at: number
 }
@@ -518,12 +521,15 @@ export const toRunRow = (
       input: yield* toJson(method, "run input", run.input),
       content: yield* toJson(method, "run content", run.content),
       error: run.error ?? null,
+      usage: run.usage === undefined ? null : JSON.stringify(run.usage),
       started_at: run.startedAt,
       completed_at: run.completedAt
     }
   })
 
 const fromJson = (text: string | null): unknown => (text === null ? undefined : JSON.parse(text))
+
+const decodeUsage = Schema.decodeSync(Schema.parseJson(SessionStore.RunUsage))
 
 const toRunRecord = (row: RunRow): SessionStore.RunRecord => {
   const content = fromJson(row.content)
@@ -536,6 +542,7 @@ const toRunRecord = (row: RunRow): SessionStore.RunRecord => {
     input: fromJson(row.input),
     ...(content === undefined ? {} : { content }),
     ...(row.error === null ? {} : { error: row.error }),
+    ...(row.usage === null ? {} : { usage: decodeUsage(row.usage) }),
     startedAt: row.started_at,
     completedAt: row.completed_at
   }

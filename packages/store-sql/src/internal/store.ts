@@ -96,6 +96,10 @@ const { ActiveRow, ChangeRow, OwnerRow, RunRow, SessionInfoRow, SessionRow, Vers
 
 const isSqlError = (u: unknown): u is SqlError => Predicate.isTagged(u, "SqlError")
 
+/** The span attributes of the store's operations (as the workflow runs' spans name them). */
+const sessionAttribute = "sessionflow.session.id"
+const runAttribute = "sessionflow.run.id"
+
 export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Options, driver?: Driver) {
   // the tables' names are ours: never pass them through the client's name transforms
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
@@ -242,17 +246,17 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
     }(c.changes, ',' ORDER BY c.version) || ']' FROM ${changesTable} c WHERE c.session_id = ${sessionId})`
 
   const runColumns = sql.literal(
-    "run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at"
+    "run_id, session_id, workflow_name, user_id, status, input, content, error, usage, started_at, completed_at"
   )
   /** A record's values, typed (a PostgreSQL `INSERT … SELECT` has no column types to infer them from). */
   const recordValues = (row: rows.RunRow) =>
     sql`${row.run_id}::text, ${row.session_id}::text, ${row.workflow_name}::text, ${row.user_id}::text,
-  ${row.status}::text, ${row.input}::text, ${row.content}::text, ${row.error}::text,
+  ${row.status}::text, ${row.input}::text, ${row.content}::text, ${row.error}::text, ${row.usage}::text,
   ${row.started_at}::bigint, ${row.completed_at}::bigint`
   /** A retried run's record replaces its earlier attempt's, and moves to the end (a new `seq`). */
   const replacingRecord = sql`ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id,
   workflow_name = EXCLUDED.workflow_name, user_id = EXCLUDED.user_id, status = EXCLUDED.status, input = EXCLUDED.input,
-  content = EXCLUDED.content, error = EXCLUDED.error, started_at = EXCLUDED.started_at,
+  content = EXCLUDED.content, error = EXCLUDED.error, usage = EXCLUDED.usage, started_at = EXCLUDED.started_at,
   completed_at = EXCLUDED.completed_at, seq = DEFAULT`
   const writeRecord = (row: rows.RunRow) =>
     sql.onDialectOrElse({
@@ -307,6 +311,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
 
   const load = Effect.fn("SqlSessionStore.load")(
     function*(sessionId: string, options?: SessionStore.LoadOptions) {
+      yield* Effect.annotateCurrentSpan(sessionAttribute, sessionId)
       const knownVersion = options?.knownVersion ?? null
       const row = yield* selectSession({ sessionId, knownVersion })
       if (Option.isNone(row)) return Option.none<SessionStore.StoredSession>()
@@ -497,6 +502,8 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
 
   const commit = Effect.fn("SqlSessionStore.commit")(
     function*(commit: SessionStore.Commit) {
+      yield* Effect.annotateCurrentSpan(sessionAttribute, commit.sessionId)
+      if (commit.run !== undefined) yield* Effect.annotateCurrentSpan(runAttribute, commit.run.runId)
       const now = yield* Clock.currentTimeMillis
       const changes = yield* rows.changesJson("commit", commit)
       const state = commit.state === undefined || changes !== null ? null : yield* rows.stateJson("commit", commit.state)
@@ -593,6 +600,7 @@ WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
 
   const startRun = Effect.fn("SqlSessionStore.startRun")(
     function*(run: SessionStore.ActiveRun) {
+      yield* Effect.annotateCurrentSpan(runAttribute, run.runId)
       // one statement: inserted unless the id is unfinished or ended
       const inserted = yield* sql`INSERT INTO ${activeTable}
   (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at)
@@ -609,6 +617,7 @@ RETURNING run_id`.pipe(writing("startRun"))
 
   const getRun = Effect.fn("SqlSessionStore.getRun")(
     function*(runId: string) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
       return yield* lookup(runId)
     },
     waitForLock("getRun"),
@@ -617,6 +626,7 @@ RETURNING run_id`.pipe(writing("startRun"))
 
   const updateRun = Effect.fn("SqlSessionStore.updateRun")(
     function*(runId: string, owner: string, update: SessionStore.RunUpdate) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
       const now = yield* Clock.currentTimeMillis
       return yield* Effect.gen(function*() {
         // the first statement writes (takes the lock) and checks the owner
@@ -638,6 +648,7 @@ WHERE run_id = ${runId}`
       runId: string,
       claim: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number; readonly pause?: string | undefined }
     ) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
       // one conditional write: of several claims, exactly one finds the run claimable
       // (PostgreSQL: a concurrent claim waits for the row lock, then finds it no longer is);
       // a continue takes the run only at the pause it answers
@@ -672,6 +683,7 @@ RETURNING *`.pipe(writing("claimRun"))
 
   const endRun = Effect.fn("SqlSessionStore.endRun")(
     function*(runId: string, record: SessionStore.RunRecord, owner?: string) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
       const now = yield* Clock.currentTimeMillis
       const recordRow = yield* rows.toRunRow("endRun", record.sessionId, record)
       // the unfinished run first, then the session, then its records: the one lock order of

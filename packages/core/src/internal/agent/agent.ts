@@ -38,6 +38,8 @@ import type * as WorkflowError from "../../WorkflowError.js"
 import * as events from "../events.js"
 import { errorText } from "../format.js"
 import { decodeResponse } from "../step/executors.js"
+import * as tracing from "../tracing.js"
+import { type UsageReport, usageAttributes } from "../usage.js"
 import { type Answer, ask, currentQuestions, latestAnswer, type Questions, startRun } from "../step/questions.js"
 
 // -----------------------------------------------------------------------------
@@ -433,9 +435,19 @@ export interface Reply {
   readonly providerResults: ReadonlyArray<Prompt.ToolResultPart>
   /** the first `error` part of a streamed reply */
   readonly error: Option.Option<unknown>
+  /** the tokens the call used (its `finish` part's), and the model that replied, when reported */
+  readonly usage: UsageReport | undefined
+  readonly model: string | undefined
 }
 
-const emptyReply: Reply = { text: "", toolCalls: [], providerResults: [], error: Option.none() }
+const emptyReply: Reply = {
+  text: "",
+  toolCalls: [],
+  providerResults: [],
+  error: Option.none(),
+  usage: undefined,
+  model: undefined
+}
 
 /**
  * A part of a response: decoded (from `generateText` and `streamText`), or as
@@ -473,9 +485,47 @@ const addPart = (reply: Reply, part: ResponsePart): Reply => {
     }
     case "error":
       return Option.isNone(reply.error) ? { ...reply, error: Option.some(part.error) } : reply
+    case "finish":
+      return { ...reply, usage: part.usage }
+    case "response-metadata": {
+      const model = modelIdOf(part)
+      return model === undefined ? reply : { ...reply, model }
+    }
     default:
       return reply
   }
+}
+
+/** The model a `response-metadata` part names (an `Option` once decoded). */
+const modelIdOf = (part: { readonly modelId?: Option.Option<string> | string | undefined }): string | undefined =>
+  typeof part.modelId === "string" ? part.modelId : part.modelId === undefined ? undefined : Option.getOrUndefined(part.modelId)
+
+/**
+ * One model call: counted in the run's token usage, and (when the run is
+ * traced) an `Agent.modelCall` span with the model and the tokens it used.
+ */
+const modelCall = <A, E, R>(
+  call: Effect.Effect<A, E, R>,
+  method: string,
+  reported: (a: A) => { readonly usage: UsageReport | undefined; readonly model: string | undefined }
+): Effect.Effect<A, E, R> =>
+  tracing.span(
+    Effect.tap(call, (a) =>
+      Effect.map(FiberRef.get(currentQuestions), (questions) => {
+        questions?.usage?.add(reported(a).usage)
+      })),
+    "Agent.modelCall",
+    () => ({ "gen_ai.operation.name": method }),
+    (a) => {
+      const { model, usage } = reported(a)
+      return { ...(model === undefined ? {} : { [tracing.attr.model]: model }), ...usageAttributes(usage) }
+    }
+  )
+
+const replyReport = (reply: Reply) => reply
+const objectReport = (response: LanguageModel.GenerateObjectResponse<Record<string, Tool.Any>, unknown>) => {
+  const metadata = response.content.find((part) => part.type === "response-metadata")
+  return { usage: response.usage, model: metadata === undefined ? undefined : modelIdOf(metadata) }
 }
 
 const publishDelta = (part: ResponsePart): Effect.Effect<void> =>
@@ -538,7 +588,7 @@ export const callModel = (
         return parts === undefined ? Effect.fail(error) : Effect.succeed(parts.reduce(addPart, emptyReply))
       })
     )
-  return Effect.flatMap(reply, (result) =>
+  return Effect.flatMap(modelCall(reply, streaming ? "streamText" : "generateText", replyReport), (result) =>
     Option.isSome(result.error)
       ? new AiError.UnknownError({
         module: "Agent",
@@ -765,13 +815,25 @@ export const runToolCall = (
   tools: Tools,
   call: ToolCall
 ): Effect.Effect<Prompt.ToolResultPart, WorkflowError.ResponseDecodeError, unknown> =>
-  Effect.zipRight(callStarted(call), Effect.flatMap(execute(tools, call), (outcome) => callCompleted(call, outcome)))
+  Effect.zipRight(callStarted(call), toolSpan(call, Effect.flatMap(execute(tools, call), (outcome) => callCompleted(call, outcome))))
 
 /** Makes (approved) or answers (rejected) a call a person decided on. */
 const decided = (tools: Tools, call: ToolCall, decision: typeof ApprovalResponse.Type) =>
-  Effect.flatMap(
-    decision.approved ? execute(tools, call) : Effect.succeed(rejected(decision.reason)),
-    (outcome) => callCompleted(call, outcome)
+  toolSpan(
+    call,
+    Effect.flatMap(
+      decision.approved ? execute(tools, call) : Effect.succeed(rejected(decision.reason)),
+      (outcome) => callCompleted(call, outcome)
+    )
+  )
+
+/** A tool call in its `Agent.toolCall` span (when the run is traced). */
+const toolSpan = <E, R>(call: ToolCall, self: Effect.Effect<Prompt.ToolResultPart, E, R>) =>
+  tracing.span(
+    self,
+    "Agent.toolCall",
+    () => ({ [tracing.attr.tool]: call.name, [tracing.attr.toolCallId]: call.id }),
+    (result) => ({ [tracing.attr.toolError]: result.isFailure })
   )
 
 /**
@@ -963,12 +1025,16 @@ export const structuredOutput = (
     }
     const name = objectName(schema, agent.name)
     const attempt = (conversation: Conversation): Effect.Effect<Attempt, AiError.AiError, unknown> =>
-      model.generateObject({
-        prompt: toPrompt(conversation),
-        schema,
-        ...(name === undefined ? {} : { objectName: name }),
-        ...(tools.toolkit === undefined ? {} : { ...requestOptions(tools), toolChoice: "none" as const })
-      }).pipe(
+      modelCall(
+        model.generateObject({
+          prompt: toPrompt(conversation),
+          schema,
+          ...(name === undefined ? {} : { objectName: name }),
+          ...(tools.toolkit === undefined ? {} : { ...requestOptions(tools), toolChoice: "none" as const })
+        }),
+        "generateObject",
+        objectReport
+      ).pipe(
         Effect.map((response): Attempt => ({ _tag: "Decoded", value: response.value, text: response.text })),
         Effect.catchIf(isReplyFailure, (error) => {
           const text = replyText(error)

@@ -21,6 +21,7 @@ import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import { changesProblem, storedChanges } from "../json.js"
 import { type Cell, fromCell } from "../state.js"
+import { UsageCounter } from "../usage.js"
 import * as stateCache from "../store/stateCache.js"
 import { type ExecContext, makeExecContext, nextInput, runFrom } from "../step/exec.js"
 import { currentQuestions, makeQuestions } from "../step/questions.js"
@@ -44,6 +45,8 @@ export interface Executed {
   readonly exit: Exit.Exit<Done, unknown>
   readonly exec: ExecContext
   readonly journal: Journal
+  /** the tokens the run's model calls used */
+  readonly usage: UsageCounter
 }
 
 /** @internal */
@@ -56,15 +59,19 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   const events = yield* WorkflowEvent.isEnabled
   const service = fromCell(cell, events)
   const first = journaled?.next ?? 0
+  // the run's token counter (from the journal's, for a run carried on): the
+  // agents of its steps find it with the run's questions
+  const usage = new UsageCounter(journaled?.usage)
   const exec = makeExecContext(
     events,
     makeQuestions(first, answersOf(run), {
       save: Effect.suspend(() => encodeState(self, run.ids.sessionId, cell.value)),
       restore: (encoded) => Effect.flatMap(decodeState(self, run.ids.sessionId, encoded), service.set)
-    })
+    }, usage),
+    run.traced
   )
   restoreOutputs(exec, journaled)
-  const journal = new Journal(run, exec, cell)
+  const journal = new Journal(run, exec, cell, usage)
   const additionalData = run.claimed?.additionalData ?? run.options?.additionalData ?? {}
   const steps = Effect.suspend(() =>
     runFrom(
@@ -89,7 +96,7 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   )
   yield* FiberRef.set(FiberRef.currentContext, outerContext)
   yield* FiberRef.set(currentQuestions, outerQuestions)
-  return { exit, exec, journal }
+  return { exit, exec, journal, usage }
 }
 
 /** The services a workflow provides its steps: the state (untyped, and its typed tag), the run context. */

@@ -13,6 +13,7 @@ import type { Cell } from "../state.js"
 import * as stateCache from "../store/stateCache.js"
 import { type ExecContext, outputsAt } from "../step/exec.js"
 import { advanceQuestions, type Answer } from "../step/questions.js"
+import { type UsageCounter, usageField } from "../usage.js"
 import { encodeState } from "../workflow/model.js"
 import { checkJson, type Opened, outputJson } from "./model.js"
 
@@ -74,7 +75,8 @@ export class Journal {
   constructor(
     private readonly run: Opened,
     private readonly exec: ExecContext,
-    private readonly cell: Cell<unknown>
+    private readonly cell: Cell<unknown>,
+    private readonly usage: UsageCounter
   ) {
     this.writes = run.tracked && run.durability === "step"
     this.lazy = !this.writes && stateCache.isJsonState(run.self.state?.schema)
@@ -108,7 +110,8 @@ export class Journal {
         completed: exec.done.map(outputJson),
         outputs: Object.fromEntries([...exec.byName].map(([name, output]) => [name, outputJson(output)])),
         state,
-        answers: {}
+        answers: {},
+        ...usageField(this.usage)
       }
       advanceQuestions(exec.questions, next)
       return this.writes
@@ -133,7 +136,7 @@ export class Journal {
 
   private current(): Effect.Effect<SessionStore.Journal, unknown> {
     const { exec, position } = this
-    if (position === undefined) return Effect.succeed({ ...this.point, answers: exec.questions.answers })
+    if (position === undefined) return Effect.succeed({ ...this.point, answers: exec.questions.answers, ...usageField(this.usage) })
     return Effect.map(encodeState(this.run.self, this.run.ids.sessionId, position.state), (state) => ({
       next: position.next,
       previous: position.previous,
@@ -142,7 +145,8 @@ export class Journal {
         Object.entries(outputsAt(exec, position.outputs)).map(([name, output]) => [name, outputJson(output)])
       ),
       state,
-      answers: exec.questions.answers
+      answers: exec.questions.answers,
+      ...usageField(this.usage)
     }))
   }
 }

@@ -108,6 +108,8 @@ export interface Attempt {
    * store's for the next attempt, so the run does not end in between
    */
   readonly retriesLeft: number
+  /** whether the run is traced (a tracer is installed): its steps are then spans */
+  readonly traced: boolean
 }
 
 /**

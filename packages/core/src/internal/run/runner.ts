@@ -15,15 +15,11 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as EffectContext from "effect/Context"
-import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
 import type * as SessionState from "../../SessionState.js"
 import * as SessionStore from "../../SessionStore.js"
 import type { ContinueOptions, RunOptions, RunOutput } from "../../Workflow.js"
@@ -33,6 +29,8 @@ import * as events from "../events.js"
 import * as formatting from "../format.js"
 import * as idRules from "../ids.js"
 import { jsonProblem } from "../json.js"
+import * as tracing from "../tracing.js"
+import { usageAttributes } from "../usage.js"
 import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
 import { execute } from "./execute.js"
@@ -98,7 +96,8 @@ const attempt = (
   options: RunOptions<unknown> | undefined,
   ids: Ids,
   start: Start,
-  retriesLeft: number
+  retriesLeft: number,
+  traced: boolean
 ): Untyped =>
   Effect.uninterruptibleMask((restore) =>
     Effect.gen(function*() {
@@ -118,7 +117,8 @@ const attempt = (
         durability: claimed?.durability ?? (start._tag === "Fresh" ? start.durability : "run"),
         leaseMillis: leaseMillisOf(options),
         tracked: claimed !== undefined || (start._tag === "Fresh" && start.retried === true),
-        retriesLeft
+        retriesLeft,
+        traced
       }
       const opened = yield* open(begun, restore)
       const run = yield* track(opened, restore)
@@ -202,7 +202,8 @@ const replay = (self: Any, record: SessionStore.RunRecord) =>
       status: "completed" as const,
       content: record.content,
       stepOutputs: [],
-      state
+      state,
+      ...(record.usage === undefined ? {} : { usage: record.usage })
     }
   })
 
@@ -226,22 +227,33 @@ type Untyped = Effect.Effect<RunOutput<unknown, unknown>, unknown, unknown>
  */
 const atTypes = <W extends Any>(run: Untyped): Typed<W> => run as Typed<W>
 
-const nativeTracer = EffectContext.get(DefaultServices.liveServices, Tracer.Tracer)
-
 /**
- * `self` in a span named `name` when the fiber traces: a tracer other than
- * Effect's built-in one is installed and tracing is enabled. Without one the
- * span would be built and dropped on every run (a run is the hot path), so
- * it is not made.
- *
- * @internal
+ * A run in its span (when the fiber traces, see `tracing.ts`): its ids and
+ * durability, and how it ended, with the tokens it used.
  */
-export const withRunSpan = (name: string) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime((fiber) =>
-    fiber.currentTracer === nativeTracer || !fiber.getFiberRef(FiberRef.currentTracerEnabled)
-      ? self
-      : Effect.withSpan(self, name)
+const runSpan = <E, R>(
+  self: Any,
+  ids: Ids,
+  durability: string,
+  body: Effect.Effect<RunOutput<unknown, unknown>, E, R>
+): Effect.Effect<RunOutput<unknown, unknown>, E, R> =>
+  tracing.traced(
+    Effect.onExit(body, (exit) => Effect.annotateCurrentSpan(runEnd(exit))),
+    "Workflow.run",
+    { ...tracing.runAttributes({ ...ids, workflowName: self.name }), [tracing.attr.durability]: durability }
   )
+
+const runEnd = (exit: Exit.Exit<RunOutput<unknown, unknown>, unknown>): tracing.Attributes => {
+  if (Exit.isSuccess(exit)) return { [tracing.attr.runOutcome]: "completed", ...usageAttributes(exit.value.usage) }
+  const failure = Cause.failureOption(exit.cause)
+  return {
+    [tracing.attr.runOutcome]: Option.exists(failure, (error) => isTagged(error, "RunPaused"))
+      ? "paused"
+      : Cause.isInterruptedOnly(exit.cause)
+      ? "cancelled"
+      : "error"
+  }
+}
 
 /**
  * Runs a workflow once; `sink` receives its events (none when undefined).
@@ -252,6 +264,7 @@ export const withRunSpan = (name: string) => <A, E, R>(self: Effect.Effect<A, E,
  */
 export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<unknown> | undefined, sink: Sink): Typed<W> =>
   atTypes(Effect.withFiberRuntime((fiber): Untyped => {
+    const traced = tracing.isTracing(fiber)
     const userId = options?.userId ?? self.userId
     const ids: Ids = {
       runId: options?.runId ?? crypto.randomUUID(),
@@ -263,16 +276,16 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
       if (invalid !== undefined) return Effect.fail(invalid)
       const badRunId = idRules.problem(ids.runId)
       if (badRunId !== undefined) return Effect.fail(new WorkflowError.InvalidRunId({ runId: ids.runId, reason: badRunId }))
-      const fresh = freshRun(self, input, options, ids, store)
+      const fresh = freshRun(self, input, options, ids, store, traced)
       return options?.runId === undefined ? fresh : byId(self, options, ids, sink, store, fresh)
     })
-    if (isQuiet(fiber, sink)) return body
-    return withSink(sink, ids, {
+    const events = isQuiet(fiber, sink) ? body : withSink(sink, ids, {
       _tag: "RunStarted",
       workflowName: self.name,
       input,
       ...(userId === undefined ? {} : { userId })
     }, body)
+    return traced ? runSpan(self, ids, options?.durability ?? self.durability, events) : events
   }))
 
 /** A fresh attempt under the session's lock, again on a conflict when the run may retry. */
@@ -281,11 +294,12 @@ const freshRun = (
   input: unknown,
   options: RunOptions<unknown> | undefined,
   ids: Ids,
-  store: SessionStore.Service
+  store: SessionStore.Service,
+  traced: boolean
 ): Untyped => {
   const durability = options?.durability ?? self.durability
   const tracked = options?.runId !== undefined || durability === "step"
-  const attempts = attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability }, retriesOf(options?.retryOnConflict))
+  const attempts = attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability }, retriesOf(options?.retryOnConflict), traced)
   // a tracked run recorded its conflict when it ended (its last attempt's)
   return tracked
     ? attempts
@@ -307,16 +321,17 @@ const attemptsOf = (
   ids: Ids,
   store: SessionStore.Service,
   start: Start,
-  retries: number
+  retries: number,
+  traced: boolean
 ): Untyped => {
-  const once = store.withSessionLock(ids.sessionId)(attempt(self, input, options, ids, start, retries))
+  const once = store.withSessionLock(ids.sessionId)(attempt(self, input, options, ids, start, retries, traced))
   if (retries === 0) return once
   const tracked = start._tag === "Claimed" || start.tracked
   const durability = start._tag === "Claimed" ? start.run.durability : start.durability
   return Effect.catchIf(
     once,
     isConflict,
-    () => attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability, retried: tracked }, retries - 1)
+    () => attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability, retried: tracked }, retries - 1, traced)
   )
 }
 
@@ -369,6 +384,7 @@ export const resumeRun = <W extends Any>(
   atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     yield* checkRunId(runId)
+    const traced = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(tracing.isTracing(fiber)))
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     // refused before the run is claimed: it stays as it was
     yield* checkShape(self, active)
@@ -398,9 +414,11 @@ export const resumeRun = <W extends Any>(
         ids,
         store,
         { _tag: "Claimed", run: claimed, reason, answer: given },
-        retries
+        retries,
+        traced
       )
     })
-    return yield* withEvents(sink, ids, undefined, body)
+    const events = withEvents(sink, ids, undefined, body)
+    return yield* (traced ? runSpan(self, ids, active.durability, events) : events)
   }))
 

@@ -18,6 +18,7 @@ import type { RunOutput } from "../../Workflow.js"
 import * as formatting from "../format.js"
 import * as stateCache from "../store/stateCache.js"
 import { type PauseSignal, pauseOf } from "../step/questions.js"
+import { usageField } from "../usage.js"
 import type { Any } from "../workflow/model.js"
 import type { Done, Executed } from "./execute.js"
 import { entry } from "./lease.js"
@@ -100,6 +101,7 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
       status: "completed",
       input: run.storedInput,
       content: jsonValue(output.content),
+      ...usageField(executed.usage),
       startedAt: run.startedAt,
       completedAt: yield* Clock.currentTimeMillis
     },
@@ -134,7 +136,8 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
     status: "completed",
     content: output.content,
     stepOutputs: executed.exec.done,
-    state
+    state,
+    ...usageField(executed.usage)
   }
 }
 

@@ -8,11 +8,16 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
 import type * as Schedule from "effect/Schedule"
+import * as RunContext from "../../RunContext.js"
 import type { StepInput } from "../../StepInput.js"
 import * as StepOutput from "../../StepOutput.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as formatting from "../format.js"
+import * as tracing from "../tracing.js"
 import type { Any, Chain, ChainOutput, Context, Error, Output, Previous, Runner, Step } from "./node.js"
 import { makeQuestions, pauseOf, type Questions } from "./questions.js"
 
@@ -39,7 +44,9 @@ export class ExecContext implements Runner {
     /** the questions asked (and answered) in the current top-level step */
     readonly questions: Questions,
     /** every completed step output of the run, in completion order */
-    readonly done: Array<StepOutput.StepOutput> = []
+    readonly done: Array<StepOutput.StepOutput> = [],
+    /** whether the run is traced: each step is then a span (see `tracing.ts`) */
+    readonly traced: boolean = false
   ) {}
   // fields, not methods: a container may take them apart (`const { run } = runner`)
   readonly run: Runner["run"] = (step, input) => runStep(step, input, this)
@@ -50,8 +57,11 @@ export class ExecContext implements Runner {
 }
 
 /** @internal */
-export const makeExecContext = (events: boolean, questions: Questions = makeQuestions(0, {})): ExecContext =>
-  new ExecContext(events, questions)
+export const makeExecContext = (
+  events: boolean,
+  questions: Questions = makeQuestions(0, {}),
+  traced = false
+): ExecContext => new ExecContext(events, questions, [], traced)
 
 /**
  * The context of a nested workflow run by `runner`: its own outputs by name,
@@ -62,7 +72,7 @@ export const makeExecContext = (events: boolean, questions: Questions = makeQues
  */
 export const nestedExecContext = (runner: Runner): ExecContext =>
   runner instanceof ExecContext
-    ? new ExecContext(runner.events, runner.questions, runner.done)
+    ? new ExecContext(runner.events, runner.questions, runner.done, runner.traced)
     : new ExecContext(false, makeQuestions(0, {}))
 
 /** A step's value as its output (built here without `StepOutput.make`'s option handling: this is per step). */
@@ -82,10 +92,10 @@ const record = (ctx: ExecContext, output: StepOutput.StepOutput): StepOutput.Ste
 /**
  * Whether running `step` is its Effect and the recording of its output, and
  * nothing else: nobody listens (no events, no step path), no retry schedule,
- * and a failure fails the step (no error policy to apply).
+ * a failure fails the step (no error policy to apply), and no span.
  */
 const isPlain = (step: Any, ctx: ExecContext): boolean =>
-  !ctx.events && step.onError === "fail" && step.retry === undefined
+  !ctx.events && step.onError === "fail" && step.retry === undefined && !ctx.traced
 
 /**
  * Runs one node: emits its started/completed/failed events at its path,
@@ -132,12 +142,44 @@ export const runStep = <S extends Any>(
       )
     }
   })
-  if (!ctx.events) return handled
-  return WorkflowEvent.withPathSegment(
-    Effect.zipRight(emit({ _tag: "StepStarted", stepName: node.name, kind: node.kind }), handled),
-    node.name
-  )
+  const evented = ctx.events
+    ? WorkflowEvent.withPathSegment(
+      Effect.zipRight(emit({ _tag: "StepStarted", stepName: node.name, kind: node.kind }), handled),
+      node.name
+    )
+    : handled
+  return ctx.traced ? stepSpan(evented, node) : evented
 }
+
+/** A step in its span, at its path (see `tracing.ts`), with how it ended. */
+const stepSpan = <A, E, R>(self: Effect.Effect<StepOutput.StepOutput<A>, E, R>, node: Any) =>
+  Effect.flatMap(Effect.zip(FiberRef.get(tracing.stepPath), Effect.serviceOption(RunContext.RunContext)), ([outer, run]) => {
+    const path = [...outer, node.name]
+    return tracing.traced(
+      Effect.locally(
+        Effect.onExit(self, (exit) =>
+          Effect.annotateCurrentSpan(
+            tracing.attr.stepOutcome,
+            Exit.isSuccess(exit)
+              ? (exit.value.success ? "completed" : "skipped")
+              : pauseOf(exit.cause) !== undefined
+              ? "paused"
+              : Cause.isInterruptedOnly(exit.cause)
+              ? "cancelled"
+              : "failed"
+          )),
+        tracing.stepPath,
+        path
+      ),
+      "Workflow.step",
+      {
+        ...(Option.isSome(run) ? tracing.runAttributes(run.value) : {}),
+        [tracing.attr.step]: node.name,
+        [tracing.attr.stepKind]: node.kind,
+        [tracing.attr.stepPath]: JSON.stringify(path)
+      }
+    )
+  })
 
 /**
  * The outputs of the current workflow by name as they were when `count`

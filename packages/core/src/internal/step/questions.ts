@@ -9,6 +9,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as events from "../events.js"
+import type { UsageCounter } from "../usage.js"
 
 /**
  * An answer to a question that paused a run, given to `Workflow.continue`:
@@ -36,6 +37,8 @@ export interface Questions {
   answers: Record<string, Answer>
   /** the run's state, for code that carries on from a question where it stood */
   readonly state: RunState | undefined
+  /** the run's token counter, which its agents' model calls add to */
+  readonly usage: UsageCounter | undefined
 }
 
 /**
@@ -50,12 +53,18 @@ export interface RunState {
 }
 
 /** @internal */
-export const makeQuestions = (topLevel: number, answers: Record<string, Answer>, state?: RunState): Questions => ({
+export const makeQuestions = (
+  topLevel: number,
+  answers: Record<string, Answer>,
+  state?: RunState,
+  usage?: UsageCounter
+): Questions => ({
   topLevel,
   counts: new Map(),
   runs: new Map(),
   answers,
-  state
+  state,
+  usage
 })
 
 /**
