@@ -657,6 +657,30 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(JSON.stringify(proto), `{"__proto__":{"x":1},"k":[1,{"v":null}]}`)
       }))
 
+    test("a kept change at a __proto__ key changes that key only, never a prototype", (store) =>
+      Effect.gen(function*() {
+        // a "__proto__" key the state has is kept and changed like any other
+        yield* create(store, "own", JSON.parse(`{"__proto__": {"x": 1}, "n": 1}`))
+        yield* commitChanges(store, "own", 1, JSON.parse(`{"__proto__": {"x": 2}, "n": 1}`), [
+          { op: "set", path: ["__proto__", "x"], value: 2 }
+        ])
+        const own = (yield* loadSome(store, "own")).state as Record<string, unknown>
+        assert.deepStrictEqual(JSON.stringify(own), `{"__proto__":{"x":2},"n":1}`)
+        assert.strictEqual(Object.getPrototypeOf(own), Object.prototype)
+        // one the state does not have is not the prototype: the change does not fit
+        yield* create(store, "none", { n: 1 })
+        const committed = yield* Effect.exit(commitChanges(store, "none", 1, { n: 1 }, [
+          { op: "set", path: ["__proto__", "polluted"], value: true }
+        ]))
+        const loaded = yield* Effect.exit(store.load("none"))
+        try {
+          assert.isFalse("polluted" in {}, "Object.prototype was changed")
+          assert.isTrue(Exit.isFailure(committed) || Exit.isFailure(loaded), "a change that does not fit was applied")
+        } finally {
+          delete (Object.prototype as Record<string, unknown>).polluted
+        }
+      }))
+
     test("run records are copies; a run whose input is not JSON is refused and nothing is written", (store) =>
       Effect.gen(function*() {
         const r1 = run("s1", "r1", { input: { list: ["a"] } })
