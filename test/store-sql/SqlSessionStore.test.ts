@@ -124,7 +124,7 @@ for (const dialect of dialects) {
         yield* sql`DELETE FROM ${sql(db.table("sessionflow_sessions_migrations"))} WHERE migration_id >= 3`
         const behind = yield* Effect.flip(SqlSessionStore.make({ ...db.options, migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         assert.include(behind.message, "the tables of 'sessionflow_sessions'")
-        assert.include(behind.message, "are at migration 2 of 6: open them once with migrations on")
+        assert.include(behind.message, "are at migration 2 of 7: open them once with migrations on")
       }))
   })
 

@@ -28,7 +28,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 6
+export const latestMigrationId = 7
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -39,6 +39,18 @@ export const latestMigrationId = 6
  * inserts and deletes change rows). A process that cached the session then
  * finds it changed at its next load, and reads (and decodes) the edit.
  */
+
+/**
+ * Migration 7 (the same on both dialects): the indexes a page of a
+ * workflow's listing reads from, a user's (or the ownerless) sessions by
+ * recency and runs by start, so that a page reads its own rows only.
+ */
+const listingIndexes = (sql: SqlClient.SqlClient, t: Tables, name: (table: string) => string) =>
+  Effect.gen(function*() {
+    yield* sql`CREATE INDEX ${sql(`${name(t.sessions)}_listing_idx`)} ON ${sql(t.sessions)} (workflow_name, user_id, updated_at DESC, session_id)`
+    yield* sql`CREATE INDEX ${sql(`${name(t.runs)}_listing_idx`)} ON ${sql(t.runs)} (workflow_name, user_id, started_at DESC, run_id)`
+    yield* sql`CREATE INDEX ${sql(`${name(t.active)}_listing_idx`)} ON ${sql(t.active)} (workflow_name, user_id, started_at DESC, run_id)`
+  })
 const editedState = (sql: SqlClient.SqlClient) =>
   sql.literal(
     sql.onDialectOrElse({
@@ -131,7 +143,8 @@ FOR EACH ROW WHEN NEW.changes IS NOT OLD.changes
 BEGIN
   UPDATE ${sql(t.sessions)} SET version = version + 1 WHERE session_id = NEW.session_id;
 END`
-  })
+  }),
+  "0007_listing_indexes": listingIndexes(sql, t, (table) => table)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -226,7 +239,8 @@ END
 $$`
     yield* sql`CREATE TRIGGER ${sql(`${local(t.changes)}_edited`)} AFTER UPDATE OF changes ON ${sql(t.changes)}
 FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${sql(`${t.changes}_edited`)}()`
-  })
+  }),
+  "0007_listing_indexes": listingIndexes(sql, t, local)
 })
 
 /** The store's migrations on the client's dialect. */
