@@ -47,9 +47,11 @@ export const latestMigrationId = 7
  */
 const listingIndexes = (sql: SqlClient.SqlClient, t: Tables, name: (table: string) => string) =>
   Effect.gen(function*() {
-    yield* sql`CREATE INDEX ${sql(`${name(t.sessions)}_listing_idx`)} ON ${sql(t.sessions)} (workflow_name, user_id, updated_at DESC, session_id)`
-    yield* sql`CREATE INDEX ${sql(`${name(t.runs)}_listing_idx`)} ON ${sql(t.runs)} (workflow_name, user_id, started_at DESC, run_id)`
-    yield* sql`CREATE INDEX ${sql(`${name(t.active)}_listing_idx`)} ON ${sql(t.active)} (workflow_name, user_id, started_at DESC, run_id)`
+    // ids in byte order, as listings order them (SQLite's default; PostgreSQL's "C" collation)
+    const binary = sql.literal(sql.onDialectOrElse({ pg: () => ` COLLATE "C"`, orElse: () => "" }))
+    yield* sql`CREATE INDEX ${sql(`${name(t.sessions)}_listing_idx`)} ON ${sql(t.sessions)} (workflow_name, user_id, updated_at DESC, session_id${binary})`
+    yield* sql`CREATE INDEX ${sql(`${name(t.runs)}_listing_idx`)} ON ${sql(t.runs)} (workflow_name, user_id, started_at DESC, run_id${binary})`
+    yield* sql`CREATE INDEX ${sql(`${name(t.active)}_listing_idx`)} ON ${sql(t.active)} (workflow_name, user_id, started_at DESC, run_id${binary})`
   })
 const editedState = (sql: SqlClient.SqlClient) =>
   sql.literal(

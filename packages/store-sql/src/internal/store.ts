@@ -521,11 +521,13 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
     userId === undefined ? [] : [userId === null ? sql`user_id IS NULL` : sql`user_id = ${userId}`]
   /**
    * The rows after a cursor in a listing's order (larger `at` first, then by
-   * id in byte order, which is code point order): one range of the index.
+   * id in byte order, which is code point order): the index is read from the
+   * cursor's `at` on (`at <= …`, a range), skipping the ties before it.
    */
   const afterKey = (at: string, id: string, cursor: readonly [number, string] | undefined) =>
     cursor === undefined ? [] : [
-      sql`(${sql.literal(at)} < ${cursor[0]} OR (${sql.literal(at)} = ${cursor[0]} AND ${sql.literal(id)}${binary} > ${cursor[1]}))`
+      sql`${sql.literal(at)} <= ${cursor[0]}`,
+      sql`(${sql.literal(at)} < ${cursor[0]} OR ${sql.literal(id)}${binary} > ${cursor[1]})`
     ]
   const keyOrder = (at: string, id: string) => sql.literal(`ORDER BY ${at} DESC, ${id}`)
   /** `LIMIT n + 1`: the row past the page says whether another page follows */
