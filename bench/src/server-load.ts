@@ -5,9 +5,13 @@
  * PostgreSQL (`SESSIONFLOW_TEST_DATABASE_URL`, else the local test database;
  * skipped when it does not answer). The server runs in this process with
  * `WorkflowServer.serve` on 127.0.0.1 (its defaults: the edge checks, the
- * security headers, Debug request logging off).
+ * security headers, Debug request logging off). Each store is warmed up
+ * first (`--warmup N` requests, default 500, not counted); beside each HTTP
+ * row, the same runs with `Workflow.run` in this process on the same store
+ * (`in-process`), so that a figure taken on a busy machine still tells what
+ * the server adds to the engine.
  *
- *   node --import tsx src/server-load.ts [--requests N]   (default 2,000 per case)
+ *   node --import tsx src/server-load.ts [--requests N] [--warmup N]   (default 2,000 per case)
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Context from "effect/Context"
@@ -16,19 +20,25 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { SessionStore } from "../../packages/core/src/index.ts"
+import { type SessionStore, Workflow } from "../../packages/core/src/index.ts"
 import { WorkflowServer } from "../../packages/server/src/index.ts"
 import { PgSessionStore } from "../../packages/store-pg/src/index.ts"
 import { SqliteSessionStore } from "../../packages/store-sqlite/src/index.ts"
 import { workflow } from "./w7-workflow.ts"
 
-const argIndex = process.argv.indexOf("--requests")
-const requests = argIndex > 0 ? Number(process.argv[argIndex + 1]) : 2000
+const arg = (name: string, fallback: number) => {
+  const index = process.argv.indexOf(name)
+  return index > 0 ? Number(process.argv[index + 1]) : fallback
+}
+const requests = arg("--requests", 2000)
+const warmup = arg("--warmup", 500)
 const clients = [1, 16, 64]
 const pgUrl = process.env.SESSIONFLOW_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
 interface Row {
   readonly store: string
+  /** over HTTP, or `Workflow.run` in this process */
+  readonly via: "http" | "in-process"
   readonly clients: number
   readonly requests: number
   readonly perSecond: number
@@ -39,32 +49,31 @@ interface Row {
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 
-/** `requests` runs, `concurrency` at a time, each timed. */
-const drive = async (url: string, tag: string, concurrency: number): Promise<Omit<Row, "store">> => {
+/** `count` runs of `call` (true: it succeeded), `concurrency` at a time, each timed. */
+const drive = async (
+  call: (i: number) => Promise<boolean>,
+  concurrency: number,
+  count = requests
+): Promise<Omit<Row, "store" | "via">> => {
   const latencies: Array<number> = []
   let failures = 0
   let next = 0
   const started = performance.now()
   await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < requests) {
+    while (next < count) {
       const i = next++
       const t0 = performance.now()
-      const response = await fetch(`${url}/workflows/bench/runs`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ input: null, sessionId: `${tag}-${concurrency}-${i}` })
-      })
-      await response.arrayBuffer()
+      const ok = await call(i)
       latencies.push(performance.now() - t0)
-      if (response.status !== 200) failures++
+      if (!ok) failures++
     }
   }))
   const seconds = (performance.now() - started) / 1000
   latencies.sort((a, b) => a - b)
   return {
     clients: concurrency,
-    requests,
-    perSecond: Math.round(requests / seconds),
+    requests: count,
+    perSecond: Math.round(count / seconds),
     p50Ms: Math.round(percentile(latencies, 0.5) * 10) / 10,
     p99Ms: Math.round(percentile(latencies, 0.99) * 10) / 10,
     failures
@@ -74,15 +83,45 @@ const drive = async (url: string, tag: string, concurrency: number): Promise<Omi
 const measure = (name: string, store: Layer.Layer<SessionStore.SessionStore, unknown>) =>
   Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(
-      WorkflowServer.serve({ workflows: [workflow], port: 0, page: false, docs: false }).pipe(Layer.provide(store))
+      WorkflowServer.serve({ workflows: [workflow], port: 0, page: false, docs: false }).pipe(Layer.provideMerge(store))
     )
     const address = Context.get(context, HttpServer.HttpServer).address
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("not a TCP server")
     const url = `http://127.0.0.1:${address.port}`
     const tag = crypto.randomUUID().slice(0, 8)
+    // a request that fails (a status other than 200, a connection reset) is counted, not fatal
+    const http = (prefix: string) => async (i: number) => {
+      try {
+        const response = await fetch(`${url}/workflows/bench/runs`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ input: null, sessionId: `${tag}-${prefix}-${i}` })
+        })
+        await response.arrayBuffer()
+        return response.status === 200
+      } catch {
+        return false
+      }
+    }
+    const inProcess = (prefix: string) => (i: number) =>
+      Effect.runPromise(
+        Workflow.run(workflow, null, { sessionId: `${tag}-${prefix}-${i}` }).pipe(
+          Effect.provide(context),
+          Effect.as(true),
+          Effect.orElseSucceed(() => false)
+        )
+      )
+    // JIT, lazily loaded modules, the store's first statements: not counted
+    yield* Effect.promise(() => drive(http("warm-http"), 16, warmup))
+    yield* Effect.promise(() => drive(inProcess("warm-run"), 16, warmup))
     const rows: Array<Row> = []
     for (const concurrency of clients) {
-      rows.push({ store: name, ...(yield* Effect.promise(() => drive(url, tag, concurrency))) })
+      rows.push({ store: name, via: "http", ...(yield* Effect.promise(() => drive(http(`h${concurrency}`), concurrency))) })
+      rows.push({
+        store: name,
+        via: "in-process",
+        ...(yield* Effect.promise(() => drive(inProcess(`p${concurrency}`), concurrency)))
+      })
     }
     return rows
   }))
@@ -100,9 +139,11 @@ const rows = await Effect.runPromise(Effect.gen(function*() {
 }))
 fs.rmSync(dir, { recursive: true, force: true })
 
-console.log("| store | clients | requests | req/s | p50 ms | p99 ms | failures |")
-console.log("|---|---|---|---|---|---|---|")
+const load = os.loadavg().map((l) => l.toFixed(1)).join(" ")
+console.log("| store | via | clients | requests | req/s | p50 ms | p99 ms | failures |")
+console.log("|---|---|---|---|---|---|---|---|")
 for (const r of rows) {
-  console.log(`| ${r.store} | ${r.clients} | ${r.requests} | ${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`)
+  console.log(`| ${r.store} | ${r.via} | ${r.clients} | ${r.requests} | ${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`)
 }
-console.log(JSON.stringify({ node: process.version, cpus: os.cpus().length, rows }))
+console.log(`load average at the end: ${load} (${os.cpus().length} cores)`)
+console.log(JSON.stringify({ node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg(), rows }))

@@ -328,6 +328,141 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["t-a", "t-b", "t-c", "s2", "s1", "s4", "s3"])
       }))
 
+    /** Every page of a listing from `after` on, each read with `limit`. */
+    const walk = <A, C>(
+      read: (after: C | undefined) => Effect.Effect<{ readonly items: ReadonlyArray<A>; readonly next?: C | undefined }, unknown>,
+      between: (page: number) => Effect.Effect<void, unknown> = () => Effect.void
+    ) =>
+      Effect.gen(function*() {
+        const pages: Array<ReadonlyArray<A>> = []
+        let after: C | undefined
+        do {
+          const page = yield* read(after)
+          pages.push(page.items)
+          after = page.next
+          yield* between(pages.length)
+        } while (after !== undefined && pages.length < 100)
+        return pages
+      })
+
+    test("list pages by keyset: a page of N holds N sessions, and the cursor walks the listing once, in order, while sessions are added", (store) =>
+      Effect.gen(function*() {
+        // 23 sessions over 8 update times (ties ordered by id), two owners and the ownerless, two workflows
+        const created: Array<string> = []
+        for (let i = 0; i < 23; i++) {
+          if (i % 3 === 0) yield* TestClock.adjust("1 second")
+          const sessionId = `p${String(i).padStart(2, "0")}`
+          yield* create(store, sessionId, { i }, {
+            workflowName: i % 5 === 4 ? "other" : "wf",
+            ...(i % 4 === 0 ? {} : { userId: i % 4 === 1 ? "ann" : "bob" })
+          })
+          created.push(sessionId)
+        }
+        const listed = (filter: SessionStore.ListFilter) =>
+          walk((after: SessionStore.SessionCursor | undefined) =>
+            Effect.map(store.list({ ...filter, after, limit: 4 }), (l) => ({ items: ids(l.sessions), next: l.next }))
+          )
+        for (
+          const filter of [{}, { workflowName: "wf" }, { workflowName: "wf", userId: "ann" }, { userId: null }, {
+            workflowName: "wf",
+            userId: null,
+            updatedSince: 3000
+          }] satisfies ReadonlyArray<SessionStore.ListFilter>
+        ) {
+          const whole = ids((yield* store.list(filter)).sessions)
+          const pages = yield* listed(filter)
+          // full pages but the last; every session once, in the listing's order
+          assert.deepStrictEqual(pages.map((p) => p.length), whole.map((_, i) => i).filter((i) => i % 4 === 0).map((i) => Math.min(4, whole.length - i)), JSON.stringify(filter))
+          assert.deepStrictEqual(pages.flat(), whole, JSON.stringify(filter))
+        }
+        assert.deepStrictEqual(ids((yield* store.list({ userId: null })).sessions), created.filter((_, i) => i % 4 === 0).reverse())
+
+        // sessions added (and one updated, to the front) between pages are not met on the way: the rest comes once, in order
+        const before = ids((yield* store.list({})).sessions)
+        const pages = yield* walk(
+          (after: SessionStore.SessionCursor | undefined) =>
+            Effect.map(store.list({ after, limit: 5 }), (l) => ({ items: ids(l.sessions), next: l.next })),
+          (page) =>
+            Effect.gen(function*() {
+              yield* TestClock.adjust("1 second")
+              yield* create(store, `new-${page}`, {})
+              if (page === 1) yield* store.setName(before[0]!, "renamed")
+            })
+        )
+        assert.deepStrictEqual(pages.flat(), before)
+        // a limit of 0 reads nothing; no limit reads all
+        assert.deepStrictEqual(yield* store.list({ limit: 0 }), { sessions: [], broken: [] })
+        assert.strictEqual((yield* store.list({})).next, undefined)
+      }))
+
+    test("ties in a listing are ordered by code point (as UTF-8 bytes), the same on every store", (store) =>
+      Effect.gen(function*() {
+        for (const sessionId of ["t-\u{1F600}", "t-\uFFFD", "t-z"]) yield* create(store, sessionId, {})
+        assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["t-z", "t-\uFFFD", "t-\u{1F600}"])
+        const first = yield* store.list({ limit: 2 })
+        assert.deepStrictEqual(ids(first.sessions), ["t-z", "t-\uFFFD"])
+        assert.deepStrictEqual(ids((yield* store.list({ limit: 2, after: first.next })).sessions), ["t-\u{1F600}"])
+      }))
+
+    test("listRuns pages a workflow's unfinished and recorded runs together, most recently started first, by user, status and session", (store) =>
+      Effect.gen(function*() {
+        const runIds = (listing: SessionStore.RunListing) =>
+          listing.runs.map((r) => r._tag === "Active" ? `${r.run.runId}:${r.run.status}` : `${r.record.runId}:${r.record.status}`)
+        const statuses = ["completed", "error", "cancelled"] as const
+        // 3 sessions (ann's, bob's, ownerless) with 6 records each, started 10 ms apart, two at each time
+        for (const [s, userId] of [["sa", "ann"], ["sb", "bob"], ["sn", undefined]] as const) {
+          for (let i = 0; i < 6; i++) {
+            const record = run(s, `${s}-r${i}`, { status: statuses[i % 3]!, startedAt: 1000 + 10 * Math.floor(i / 2), ...(userId === undefined ? {} : { userId }) })
+            yield* store.commit({ sessionId: s, workflowName: "wf", expectedVersion: i === 0 ? 0 : i, state: { i }, run: record, ...(userId === undefined ? {} : { userId }) })
+          }
+        }
+        // another workflow's run is never listed
+        yield* create(store, "so", {}, { workflowName: "other", run: run("so", "so-r0", { workflowName: "other", startedAt: 5000 }) })
+        // unfinished: ann's running and paused runs, and a failed run of hers retried (listed once, as running)
+        yield* store.startRun(active("sa-run", "sa", { userId: "ann", startedAt: 2000 }))
+        yield* store.startRun(active("sa-paused", "sa", { userId: "ann", status: "paused", owner: "", startedAt: 1015 }))
+        yield* store.startRun(active("sa-r1", "sa", { userId: "ann", startedAt: 3000 }))
+        const pagesOf = (filter: SessionStore.RunListFilter) =>
+          walk((after: SessionStore.RunCursor | undefined) =>
+            Effect.map(store.listRuns({ ...filter, after, limit: 3 }), (l) => ({ items: runIds(l), next: l.next }))
+          )
+        const ann = yield* pagesOf({ workflowName: "wf", userId: "ann" })
+        assert.deepStrictEqual(ann.flat(), [
+          "sa-r1:running",
+          "sa-run:running",
+          "sa-r4:error",
+          "sa-r5:cancelled",
+          "sa-paused:paused",
+          "sa-r2:cancelled",
+          "sa-r3:completed",
+          "sa-r0:completed"
+        ])
+        assert.deepStrictEqual(ann.map((p) => p.length), [3, 3, 2])
+        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: null })).flat(), [
+          "sn-r4:error",
+          "sn-r5:cancelled",
+          "sn-r2:cancelled",
+          "sn-r3:completed",
+          "sn-r0:completed",
+          "sn-r1:error"
+        ])
+        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "bob", status: "error" })).flat(), ["sb-r4:error", "sb-r1:error"])
+        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "running" })).flat(), ["sa-r1:running", "sa-run:running"])
+        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "error" })).flat(), ["sa-r4:error"])
+        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", sessionId: "sb" })).flat().length, 6)
+        assert.deepStrictEqual((yield* pagesOf({ workflowName: "other" })).flat(), ["so-r0:completed"])
+
+        // runs started between pages (later than the cursor) are not met on the way; the rest comes once
+        const whole = runIds(yield* store.listRuns({ workflowName: "wf" }))
+        const walked = yield* walk(
+          (after: SessionStore.RunCursor | undefined) =>
+            Effect.map(store.listRuns({ workflowName: "wf", after, limit: 4 }), (l) => ({ items: runIds(l), next: l.next })),
+          (page) => Effect.asVoid(store.startRun(active(`late-${page}`, "sb", { startedAt: 4000 + page })))
+        )
+        assert.deepStrictEqual(walked.flat(), whole)
+        assert.strictEqual(whole.length, 20)
+      }))
+
     test("remove deletes the session and its history", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { n: 1 }, { run: run("s1", "r1") })
@@ -668,6 +803,30 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(Object.keys(proto), ["__proto__", "k"])
         assert.strictEqual(Object.getPrototypeOf(proto), Object.prototype)
         assert.deepStrictEqual(JSON.stringify(proto), `{"__proto__":{"x":1},"k":[1,{"v":null}]}`)
+      }))
+
+    test("a kept change at a __proto__ key changes that key only, never a prototype", (store) =>
+      Effect.gen(function*() {
+        // a "__proto__" key the state has is kept and changed like any other
+        yield* create(store, "own", JSON.parse(`{"__proto__": {"x": 1}, "n": 1}`))
+        yield* commitChanges(store, "own", 1, JSON.parse(`{"__proto__": {"x": 2}, "n": 1}`), [
+          { op: "set", path: ["__proto__", "x"], value: 2 }
+        ])
+        const own = (yield* loadSome(store, "own")).state as Record<string, unknown>
+        assert.deepStrictEqual(JSON.stringify(own), `{"__proto__":{"x":2},"n":1}`)
+        assert.strictEqual(Object.getPrototypeOf(own), Object.prototype)
+        // one the state does not have is not the prototype: the change does not fit
+        yield* create(store, "none", { n: 1 })
+        const committed = yield* Effect.exit(commitChanges(store, "none", 1, { n: 1 }, [
+          { op: "set", path: ["__proto__", "polluted"], value: true }
+        ]))
+        const loaded = yield* Effect.exit(store.load("none"))
+        try {
+          assert.isFalse("polluted" in {}, "Object.prototype was changed")
+          assert.isTrue(Exit.isFailure(committed) || Exit.isFailure(loaded), "a change that does not fit was applied")
+        } finally {
+          delete (Object.prototype as Record<string, unknown>).polluted
+        }
       }))
 
     test("run records are copies; a run whose input is not JSON is refused and nothing is written", (store) =>

@@ -9,7 +9,7 @@
  * gives it.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
+import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { Effect, Ref, Schema } from "effect"
 import { freshStores } from "../stores.js"
 
@@ -38,6 +38,8 @@ const refused: ReadonlyArray<readonly [string, () => unknown, string | ((outer: 
   ["undefined in an array", () => [1, undefined], ".v[1]", "undefined in an array"],
   ["a bigint", () => 10n ** 20n, ".v", "bigint"],
   ["a circular value", circular, ".v.self", "circular"],
+  // JSON text keeps it, but an object keeps it only until it is assigned or spread
+  ["a __proto__ key", () => JSON.parse(`{"__proto__": {"x": 1}}`), ".v.__proto__", `"__proto__" key`],
   // the limit counts from the stored value's root
   ["a 5,000-deep value", () => deep(5000), (outer) => `.v${".d".repeat(999 - outer)}`, "deeper than 1000 levels"]
 ]
@@ -161,4 +163,42 @@ describe("durability rules: what a durable run stores is restored exactly or ref
         expect(continued).toStrictEqual({ v: json() })
       }).pipe(Effect.provide(layer)), 30_000)
   }
+
+  describe("a __proto__ key in a state is refused, so the process that ran and a fresh one read the same", () => {
+    /** A workflow whose step adds `extra` (JSON text) to the state. */
+    const adding = (persist: "state" | "changes", extra: string) =>
+      Workflow.make({
+        name: "values",
+        persist,
+        steps: [Step.make("add", () => SessionState.update((s) => ({ ...s, ...JSON.parse(extra) })))]
+      })
+    for (const [store, layer] of freshStores) {
+      it.effect(`${store}: a step's state, a run's sessionState, updateSessionState`, () =>
+        Effect.gen(function*() {
+          const stored = (sessionId: string) =>
+            Effect.map(Effect.flatMap(SessionStore.SessionStore, (s) => s.load(sessionId)), (s) => s._tag === "Some" ? s.value.state : undefined)
+          for (const persist of ["state", "changes"] as const) {
+            const sessionId = `${persist}-${store}`
+            yield* Workflow.run(adding(persist, `{"notes": ["a"]}`), "go", { sessionId })
+            for (const [extra, path] of [[`{"__proto__": {"x": 1}}`, ".__proto__"], [`{"o": {"__proto__": 1}}`, ".o.__proto__"]] as const) {
+              const error = yield* Effect.flip(Workflow.run(adding(persist, extra), "go", { sessionId }))
+              expectRefused(error, "state", path, `"__proto__" key`)
+              // what this process reads (its cache) and what another reads (the store) agree
+              expect(yield* Workflow.getSessionState(adding(persist, "{}"), sessionId)).toStrictEqual({ notes: ["a"] })
+              expect(yield* stored(sessionId)).toStrictEqual({ notes: ["a"] })
+            }
+            const updated = yield* Effect.flip(
+              Workflow.updateSessionState(adding(persist, "{}"), sessionId, (s) => ({ ...s, ...JSON.parse(`{"__proto__": {}}`) }))
+            )
+            expectRefused(updated, "state", ".__proto__", `"__proto__" key`)
+            expect(yield* stored(sessionId)).toStrictEqual({ notes: ["a"] })
+          }
+          const seeded = yield* Effect.flip(
+            Workflow.run(adding("state", "{}"), "go", { sessionId: `seeded-${store}`, sessionState: JSON.parse(`{"__proto__": {"x": 1}}`) })
+          )
+          expectRefused(seeded, "state", ".__proto__", `"__proto__" key`)
+          expect(yield* stored(`seeded-${store}`)).toBeUndefined()
+        }).pipe(Effect.provide(layer)), 30_000)
+    }
+  })
 })

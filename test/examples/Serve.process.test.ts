@@ -18,12 +18,12 @@ interface Served {
 }
 
 /** `npm start -- serve …` in its own process group (npm, tsx and node), stopped with the scope. */
-const serve = (args: ReadonlyArray<string>) =>
+const serve = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.acquireRelease(
     Effect.async<Served, Error>((resume) => {
       const child = spawn("npm", ["start", "--", "serve", ...args], {
         cwd: root,
-        env: { ...process.env, OPENAI_API_KEY: "", NO_COLOR: "1" },
+        env: { ...process.env, OPENAI_API_KEY: "", NO_COLOR: "1", SESSIONFLOW_TOKEN: "", ...env },
         stdio: ["ignore", "pipe", "pipe"],
         detached: true
       })
@@ -84,6 +84,23 @@ describe("npm start -- serve", () => {
       )
       expect(Option.map(stored, (s) => s.workflowName)).toEqual(Option.some(ShoppingList.shoppingWorkflow.name))
     }), 120_000)
+
+  it.scoped("with --token (or SESSIONFLOW_TOKEN) every request must send it; a non-loopback --host needs one", () =>
+    Effect.gen(function*() {
+      const sessions = (url: string, headers: Record<string, string>) =>
+        Effect.promise(() => fetch(`${url}/workflows/shopping-list/sessions`, { headers }).then((r) => r.status))
+      for (const [args, env] of [[["--token", "s3cret"], {}], [[], { SESSIONFLOW_TOKEN: "s3cret" }]] as const) {
+        const db = yield* tempDb("token.db")
+        const server = yield* serve(["--port", "0", "--db", db, ...args], env)
+        expect(server.output()).toContain("Authorization: Bearer")
+        expect(yield* sessions(server.url, {})).toBe(401)
+        expect(yield* sessions(server.url, { authorization: "Bearer wrong" })).toBe(401)
+        expect(yield* sessions(server.url, { authorization: "Bearer s3cret" })).toBe(200)
+      }
+      const db = yield* tempDb("open.db")
+      const refused = yield* Effect.flip(serve(["--port", "0", "--db", db, "--host", "0.0.0.0"]))
+      expect(refused.message).toContain("0.0.0.0")
+    }), 180_000)
 
   it.effect("refuses a port that is not a number", () =>
     Effect.gen(function*() {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { WorkflowServer } from "@sessionflow/server"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, TestClock } from "effect"
 import { approvals, failing, notes, spaced } from "./fixtures.js"
 import { request, start } from "./utils.js"
 
@@ -87,6 +87,79 @@ describe("session listings", () => {
       expect((yield* request(`${url}/workflows/notes/sessions?updatedSince=${Date.now() + 60_000}`)).body.sessions).toEqual([])
       expect((yield* request(`${url}/workflows/notes/sessions?limit=0`)).status).toBe(400)
     })))
+})
+
+describe("paging reads only a page", () => {
+  /** A memory store that records how many rows each listing read gave back. */
+  const spied = () => {
+    const backend = SessionStore.makeMemoryBackend()
+    const reads: Array<number> = []
+    const store = SessionStore.make({
+      ...backend,
+      list: (filter) => Effect.tap(backend.list(filter), (l) => Effect.sync(() => reads.push(l.sessions.length + l.broken.length))),
+      listRuns: (filter) => Effect.tap(backend.listRuns(filter), (l) => Effect.sync(() => reads.push(l.runs.length)))
+    })
+    return { reads, layer: Layer.succeed(SessionStore.SessionStore, store) }
+  }
+
+  /** Every page of `path` for a caller, `limit` at a time; `between` runs after each page. */
+  const walk = (url: string, path: string, headers: Record<string, string>, reads: Array<number>, between: (page: number) => Effect.Effect<void>) =>
+    Effect.gen(function*() {
+      const pages: Array<ReadonlyArray<any>> = []
+      let cursor: string | undefined
+      do {
+        const before = reads.length
+        const separator = path.includes("?") ? "&" : "?"
+        const page = yield* request(`${url}${path}${separator}limit=3${cursor === undefined ? "" : `&cursor=${cursor}`}`, { headers })
+        expect(page.status).toBe(200)
+        const items = page.body.sessions ?? page.body.runs
+        // one read of the store per page, which gave back the page (and no more)
+        expect(reads.slice(before)).toEqual([items.length])
+        expect(items.length).toBeLessThanOrEqual(3)
+        pages.push(items)
+        cursor = page.body.next
+        yield* between(pages.length)
+      } while (cursor !== undefined)
+      return pages
+    })
+
+  it.scoped("sessions and runs over HTTP: each page is read alone, the cursor walks the caller's rows once in order while rows are added", () =>
+    Effect.gen(function*() {
+      const { layer, reads } = spied()
+      const url = yield* start({ workflows: [notes], tokens }, layer)
+      const post = (sessionId: string, headers: Record<string, string>) =>
+        Effect.zipRight(
+          TestClock.adjust("1 second"),
+          request(`${url}/workflows/notes/runs`, { method: "POST", json: { input: sessionId, sessionId }, headers })
+        )
+      // alice's, bob's and anonymous sessions interleaved, one run each (alice's a1 two)
+      for (let i = 0; i < 8; i++) {
+        yield* post(`a${i}`, alice)
+        if (i % 2 === 0) yield* post(`b${i}`, bob)
+        if (i % 3 === 0) yield* post(`n${i}`, {})
+      }
+      yield* post("a1", alice)
+
+      const sessionPages = yield* walk(url, "/workflows/notes/sessions", alice, reads, (page) =>
+        // rows added between pages (the newest: before the cursor) are not met on the way
+        Effect.asVoid(Effect.zipRight(post(`a-new-${page}`, alice), post(`b-new-${page}`, bob))))
+      expect(sessionPages.map((p) => p.length)).toEqual([3, 3, 2])
+      expect(sessionPages.flat().map((s) => s.sessionId)).toEqual(["a1", "a7", "a6", "a5", "a4", "a3", "a2", "a0"])
+      expect(sessionPages.flat().every((s) => s.userId === "alice")).toBe(true)
+
+      const anonymous = yield* walk(url, "/workflows/notes/sessions", {}, reads, () => Effect.void)
+      expect(anonymous.flat().map((s) => s.sessionId)).toEqual(["n6", "n3", "n0"])
+
+      const runPages = yield* walk(url, "/workflows/notes/runs?status=completed", bob, reads, (page) =>
+        Effect.asVoid(Effect.zipRight(post(`b-late-${page}`, bob), post(`a-late-${page}`, alice))))
+      expect(runPages.flat().map((r) => r.input)).toEqual(["b-new-3", "b-new-2", "b-new-1", "b6", "b4", "b2", "b0"])
+      expect(runPages.flat().every((r) => r.userId === "bob" && r.status === "completed")).toBe(true)
+
+      const ofSession = yield* walk(url, "/workflows/notes/runs?sessionId=a1", alice, reads, () => Effect.void)
+      expect(ofSession.flat().map((r) => r.sessionId)).toEqual(["a1", "a1"])
+      // another user's session has no runs for the caller
+      expect((yield* walk(url, "/workflows/notes/runs?sessionId=a1", bob, reads, () => Effect.void)).flat()).toEqual([])
+    }))
 })
 
 describe("workflow ids", () => {

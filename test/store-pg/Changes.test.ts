@@ -111,9 +111,12 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
     })), 60_000)
 })
 
-/** Back before migration 6: without its triggers (and their functions). */
+/** Back before migration 6: without its triggers (and their functions), nor migration 7's indexes. */
 const dropTriggers = (sql: PgClient.PgClient, schema: string) =>
   Effect.gen(function*() {
+    for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs", "sessionflow_sessions_active"]) {
+      yield* sql`DROP INDEX ${sql(`${schema}.${table}_listing_idx`)}`
+    }
     yield* sql`DROP FUNCTION ${sql(`${schema}.sessionflow_sessions_state_edited`)}() CASCADE`
     yield* sql`DROP FUNCTION ${sql(`${schema}.sessionflow_sessions_changes_edited`)}() CASCADE`
   })
@@ -150,13 +153,13 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
       )
 
       const behind = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
-      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 7`)
+      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 8`)
 
       const store = yield* openStore(schema)
       const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))
       const migrations = yield* sql<{ name: string }>`SELECT name FROM ${sql(`${schema}.sessionflow_sessions_migrations`)}
         ORDER BY migration_id`
-      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage"])
+      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes"])
       // the data is there; the state's size is not known (0) until its next whole state
       assert.deepStrictEqual(yield* loaded(store, "old"), { items })
       assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])

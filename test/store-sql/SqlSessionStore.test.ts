@@ -104,7 +104,7 @@ for (const dialect of dialects) {
             sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(db.table("sessionflow_sessions_migrations"))}`,
             sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(db.table("race_migrations"))}`
           ])).pipe(Effect.provide(db.client))
-        assert.deepStrictEqual(counts.map(([row]) => Number(row!.n)), [7, 7])
+        assert.deepStrictEqual(counts.map(([row]) => Number(row!.n)), [8, 8])
       })), 60_000)
 
     it.scoped("migrate: false creates nothing and fails typed on missing tables, names the migration of tables behind, and opens migrated ones", () =>
@@ -124,7 +124,7 @@ for (const dialect of dialects) {
         yield* sql`DELETE FROM ${sql(db.table("sessionflow_sessions_migrations"))} WHERE migration_id >= 3`
         const behind = yield* Effect.flip(SqlSessionStore.make({ ...db.options, migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         assert.include(behind.message, "the tables of 'sessionflow_sessions'")
-        assert.include(behind.message, "are at migration 2 of 7: open them once with migrations on")
+        assert.include(behind.message, "are at migration 2 of 8: open them once with migrations on")
       }))
   })
 

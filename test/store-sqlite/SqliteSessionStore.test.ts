@@ -200,6 +200,9 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         yield* store.setName("old", "an old session")
         // back to the tables exactly as migration 3 left them
         const sql = yield* SqlClient.SqlClient
+        yield* sql`DROP INDEX sessionflow_sessions_listing_idx`
+        yield* sql`DROP INDEX sessionflow_sessions_runs_listing_idx`
+        yield* sql`DROP INDEX sessionflow_sessions_active_listing_idx`
         yield* sql`DROP TRIGGER sessionflow_sessions_state_edited`
         yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN last_run_id`
         yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN state_size`
@@ -210,12 +213,12 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
       // read-only, it is not migrated: an error that says what to do
       const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
-      assert.include(readonlyError.description, "are at migration 3 of 7")
+      assert.include(readonlyError.description, "are at migration 3 of 8")
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8])
         // the sizes the store keeps changes by: the existing state's, no changes
         const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
           SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`

@@ -366,12 +366,36 @@ export interface Commit {
 }
 
 /**
+ * Where a page of a session listing ends: its last session's `updatedAt`
+ * and id. The next page is the sessions after it in the listing's order, so
+ * pages hold still while sessions are added or updated.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SessionCursor {
+  readonly updatedAt: number
+  readonly sessionId: string
+}
+
+/**
+ * Which sessions a listing reads, in its order (most recently updated first,
+ * ties by session id in code point order), a page at a time with `limit`
+ * and `after`.
+ *
  * @since 0.1.0
  * @category models
  */
 export interface ListFilter {
   readonly workflowName?: string | undefined
-  readonly userId?: string | undefined
+  /** only this user's sessions; `null`: only the sessions without an owner */
+  readonly userId?: string | null | undefined
+  /** only sessions updated at or after this time (epoch milliseconds) */
+  readonly updatedSince?: number | undefined
+  /** only the sessions after this one in the listing's order (the `next` of the page before) */
+  readonly after?: SessionCursor | undefined
+  /** at most this many rows (sessions and broken ones); the listing's `next` then says where the rest starts */
+  readonly limit?: number | undefined
 }
 
 /**
@@ -388,7 +412,8 @@ export interface BrokenSession {
 
 /**
  * The sessions a listing found: the readable ones, most recently updated
- * first, and the broken ones.
+ * first, and the broken ones; with a `limit` that cut the listing short,
+ * `next`, where the rest starts.
  *
  * @since 0.1.0
  * @category models
@@ -396,6 +421,52 @@ export interface BrokenSession {
 export interface SessionListing {
   readonly sessions: ReadonlyArray<SessionInfo>
   readonly broken: ReadonlyArray<BrokenSession>
+  readonly next?: SessionCursor | undefined
+}
+
+/**
+ * Where a page of a run listing ends: its last run's `startedAt` and id.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export interface RunCursor {
+  readonly startedAt: number
+  readonly runId: string
+}
+
+/**
+ * Which runs {@link Backend.listRuns} reads: unfinished and recorded ones
+ * together, most recently started first, ties by run id in code point order,
+ * a page at a time with `limit` and `after`.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export interface RunListFilter {
+  readonly workflowName?: string | undefined
+  /** only this user's runs (the run's `userId`); `null`: only runs without a user */
+  readonly userId?: string | null | undefined
+  readonly sessionId?: string | undefined
+  /** only runs with this status: an unfinished one's (`running`, `paused`) or a record's */
+  readonly status?: ActiveStatus | RunStatus | undefined
+  /** only the runs after this one in the listing's order (the `next` of the page before) */
+  readonly after?: RunCursor | undefined
+  /** at most this many runs; the listing's `next` then says where the rest starts */
+  readonly limit?: number | undefined
+}
+
+/**
+ * A page of runs: each as {@link Backend.getRun} gives it (a run id that is
+ * unfinished is listed once, as unfinished, even when a failed attempt of it
+ * is recorded); with a `limit` that cut the listing short, `next`.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export interface RunListing {
+  readonly runs: ReadonlyArray<RunLookup>
+  readonly next?: RunCursor | undefined
 }
 
 /**
@@ -606,7 +677,12 @@ export interface Backend {
     record: RunRecord,
     owner?: string | undefined
   ) => Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost | WorkflowError.RunNotFound>
-  /** Most recently updated first; rows that cannot be read are listed apart, in `broken`. */
+  /**
+   * Most recently updated first, ties by session id (code point order); rows
+   * that cannot be read are listed apart, in `broken`. With `limit`, at most
+   * that many rows are read, and `next` is set when more follow; `after`
+   * starts after a session (keyset paging: a page reads only its rows).
+   */
   readonly list: (filter: ListFilter) => Effect.Effect<SessionListing, WorkflowError.SessionStoreError>
   /** The session, its name and its history; false when it did not exist. */
   readonly remove: (sessionId: string) => Effect.Effect<boolean, WorkflowError.SessionStoreError>
@@ -614,6 +690,11 @@ export interface Backend {
     sessionId: string,
     name: string
   ) => Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.SessionNotFound>
+  /**
+   * A page of a workflow's runs, unfinished and recorded, most recently
+   * started first (see {@link RunListFilter}); reads only the page's rows.
+   */
+  readonly listRuns: (filter: RunListFilter) => Effect.Effect<RunListing, WorkflowError.SessionStoreError>
   /** Oldest first. */
   readonly runs: (
     sessionId: string,
@@ -877,13 +958,25 @@ export const applyChanges = (
 export const makeMemoryBackend: () => Backend = memory.makeMemoryBackend
 
 /**
- * Most recently updated first; ties by session id.
+ * Orders session or run ids by code point: the order of their UTF-8 bytes,
+ * in which SQL stores compare them (`<` on strings orders by UTF-16 code unit,
+ * which differs where a character above U+FFFF meets one in U+E000–U+FFFF).
+ * Listings order ties by it.
+ *
+ * @since 0.1.0
+ * @category ordering
+ */
+export const compareIds: (a: string, b: string) => number = ids.compare
+
+/**
+ * Most recently updated first; ties by session id, in code point order (the
+ * order of UTF-8 bytes, as SQL stores compare ids).
  *
  * @since 0.1.0
  * @category ordering
  */
 export const byRecency = (a: SessionInfo, b: SessionInfo): number =>
-  b.updatedAt - a.updatedAt || (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0)
+  b.updatedAt - a.updatedAt || ids.compare(a.sessionId, b.sessionId)
 
 /**
  * A fresh in-memory store each time the layer is built.

@@ -607,7 +607,9 @@ export const getSessionState: <W extends Any>(
 /**
  * Changes the stored state of a session outside of a run (atomically, with
  * the same conflict check as a run). Returns the new state. A session with a
- * paused run refuses it (`SessionPaused`), as it refuses new runs.
+ * paused run refuses it (`SessionPaused`), as it refuses new runs; a state
+ * that a run would not store (not JSON that reads back the same, or with a
+ * `"__proto__"` key) is refused with `NotSerializable`.
  *
  * @since 0.1.0
  * @category sessions
@@ -619,7 +621,11 @@ export const updateSessionState: <W extends Any>(
   options?: SessionOptions
 ) => Effect.Effect<
   State<W>,
-  SessionError | WorkflowError.StateDecodeError | WorkflowError.SessionConflict | WorkflowError.SessionPaused,
+  | SessionError
+  | WorkflowError.StateDecodeError
+  | WorkflowError.SessionConflict
+  | WorkflowError.SessionPaused
+  | WorkflowError.NotSerializable,
   SessionStore.SessionStore
 > = sessions.updateSessionState
 

@@ -44,3 +44,24 @@ export const describe = (what: string, id: string, problem: Problem): string => 
       return `${what[0]!.toUpperCase()}${what.slice(1)} id ${JSON.stringify(id)} is not well-formed Unicode (it has a lone surrogate)`
   }
 }
+
+/**
+ * Orders ids by code point (what UTF-8 byte order, SQLite's `BINARY` and
+ * PostgreSQL's `"C"` collation give), not by UTF-16 code unit as `<` does:
+ * the two differ where a character above U+FFFF meets one in U+E000–U+FFFF.
+ *
+ * @internal
+ */
+export const compare = (a: string, b: string): number => {
+  if (a === b) return 0
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x !== y) return byCodePoint(x) - byCodePoint(y)
+  }
+  return a.length - b.length
+}
+
+/** A UTF-16 code unit moved so that surrogates (characters above U+FFFF) sort after U+E000–U+FFFF. */
+const byCodePoint = (unit: number): number => unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit

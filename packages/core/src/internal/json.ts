@@ -16,6 +16,20 @@ export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
 }
 
 /**
+ * Sets `object[key]` as an own property, also for the key `"__proto__"`
+ * (which an assignment would take as the object's prototype).
+ *
+ * @internal
+ */
+export const setOwn = (object: Record<string | number, unknown>, key: string | number, value: unknown): void => {
+  if (key === "__proto__") {
+    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true })
+  } else {
+    object[key] = value
+  }
+}
+
+/**
  * Deep-merges `patch` over `base`: plain objects merge key by key, arrays and
  * scalars in `patch` replace. Neither argument is mutated.
  *
@@ -28,7 +42,7 @@ export const deepMerge = (base: unknown, patch: unknown, depth = 0): unknown => 
   for (const key of Object.keys(patch)) {
     const value = patch[key]
     if (value === undefined) continue
-    out[key] = key in base ? deepMerge(base[key], value, depth + 1) : value
+    setOwn(out, key, Object.hasOwn(base, key) ? deepMerge(base[key], value, depth + 1) : value)
   }
   return out
 }
@@ -103,11 +117,7 @@ export const copyIfJson = (value: unknown): { readonly copy: unknown } | undefin
       const copied = go(u[key], false)
       if (copied === notJson) return notJson
       if (copied === undefined) continue
-      if (key === "__proto__") {
-        Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true })
-      } else {
-        out[key] = copied
-      }
+      setOwn(out, key, copied)
     }
     ancestors.delete(u)
     return out
@@ -133,11 +143,7 @@ const copy = (u: unknown): unknown => {
   for (const key of Object.keys(u)) {
     const value = (u as Record<string, unknown>)[key]
     if (value === undefined) continue
-    if (key === "__proto__") {
-      Object.defineProperty(out, key, { value: copy(value), enumerable: true, writable: true, configurable: true })
-    } else {
-      out[key] = copy(value)
-    }
+    setOwn(out, key, copy(value))
   }
   return out
 }
@@ -168,14 +174,14 @@ const walk = (prev: unknown, next: unknown, path: Array<string | number>, out: A
   }
   if (isPlainObject(prev) && isPlainObject(next)) {
     for (const key of Object.keys(next)) {
-      if (!(key in prev)) {
+      if (!Object.hasOwn(prev, key)) {
         out.push({ op: "set", path: [...path, key], value: next[key] })
       } else {
         walk(prev[key], next[key], [...path, key], out)
       }
     }
     for (const key of Object.keys(prev)) {
-      if (!(key in next)) out.push({ op: "delete", path: [...path, key], previous: prev[key] })
+      if (!Object.hasOwn(next, key)) out.push({ op: "delete", path: [...path, key], previous: prev[key] })
     }
     return
   }
@@ -213,7 +219,7 @@ export const sameJson = (a: unknown, b: unknown, depth = 0): boolean => {
   if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false
   const ka = Object.keys(a)
   if (ka.length !== Object.keys(b).length) return false
-  for (const k of ka) if (!(k in b) || !sameJson(a[k], b[k], depth + 1)) return false
+  for (const k of ka) if (!Object.hasOwn(b, k) || !sameJson(a[k], b[k], depth + 1)) return false
   return true
 }
 
@@ -221,8 +227,10 @@ export const sameJson = (a: unknown, b: unknown, depth = 0): boolean => {
  * Where a value stops being JSON that reads back as the same value, and why:
  * a function, symbol or bigint, a non-finite number or -0, `undefined` in an array,
  * an object that is not a plain object or an array (a `Date`, a `Map`, a
- * class instance), a circular reference, or nesting deeper than
- * {@link maxJsonDepth}. `undefined` object properties are fine (JSON leaves
+ * class instance), a circular reference, nesting deeper than
+ * {@link maxJsonDepth}, or a `"__proto__"` key (which JSON text keeps but
+ * an object keeps only as long as no code assigns or spreads it: a run
+ * refuses it, so that no copy of a stored value differs from another). `undefined` object properties are fine (JSON leaves
  * them out, which reads back the same). `undefined` on its own is fine too
  * (stored as `null`).
  *
@@ -278,6 +286,7 @@ export const jsonProblem = (value: unknown): { readonly path: string; readonly d
     ancestors.add(object)
     for (const key of Object.keys(object)) {
       keys.push(key)
+      if (key === "__proto__") return found(protoKey)
       const problem = check((object as Record<string, unknown>)[key], false)
       if (problem !== undefined) return problem
       keys.pop()
@@ -287,6 +296,8 @@ export const jsonProblem = (value: unknown): { readonly path: string; readonly d
   }
   return check(value, false)
 }
+
+const protoKey = "a \"__proto__\" key (an object does not keep it through every copy)"
 
 const pathSegment = (key: string | number): string =>
   typeof key === "number" ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`
@@ -320,6 +331,8 @@ export const changesProblem = (
   for (const change of changes) {
     const at = change.path.map(pathSegment).join("")
     if (change.op === "delete") continue
+    const proto = change.path.indexOf("__proto__")
+    if (proto >= 0) return { path: change.path.slice(0, proto + 1).map(pathSegment).join(""), description: protoKey }
     if (change.op === "append") {
       const problem = jsonProblem(change.items)
       if (problem === undefined) continue
@@ -339,9 +352,14 @@ export const changesProblem = (
   return undefined
 }
 
+/** `object[key]` when it is the object's own property (never its prototype's). */
+const ownValue = (object: Record<string | number, unknown>, key: string | number): unknown =>
+  Object.hasOwn(object, key) ? object[key] : undefined
+
 /**
  * Applies changes (as {@link diff} makes them) to a JSON value and returns
- * the result. With `copy: false` the value is changed in place (it must be
+ * the result. Paths name own properties only (a `"__proto__"` key is a key
+ * like any other, never the object's prototype). With `copy: false` the value is changed in place (it must be
  * the caller's own, e.g. just parsed); with `copy: true` the value is left as
  * it is: every object or array on a changed path is copied (once), the rest
  * is shared. The changes' values are put in as they are. A change whose path
@@ -373,30 +391,30 @@ export const applyChanges = (value: unknown, changes: ReadonlyArray<Change>, opt
     root = own(root)
     let parent = root as Record<string | number, unknown>
     for (let i = 0; i < path.length - 1; i++) {
-      const child = parent[path[i]!]
+      const child = ownValue(parent, path[i]!)
       if (typeof child !== "object" || child === null) {
         throw new Error(`cannot apply a change at ${path.map(pathSegment).join("")}: ${path.slice(0, i + 1).map(pathSegment).join("")} is not an object or array`)
       }
       const mine = own(child)
-      parent[path[i]!] = mine
+      setOwn(parent, path[i]!, mine)
       parent = mine as Record<string | number, unknown>
     }
     const key = path[path.length - 1]!
     switch (change.op) {
       case "set":
         if (change.value === undefined && !Array.isArray(parent)) delete parent[key]
-        else parent[key] = change.value
+        else setOwn(parent, key, change.value)
         break
       case "delete":
         if (Array.isArray(parent) && typeof key === "number") parent.splice(key, 1)
         else delete parent[key]
         break
       case "append": {
-        const target = parent[key]
+        const target = ownValue(parent, key)
         if (!Array.isArray(target)) throw new Error(`cannot append at ${path.map(pathSegment).join("")}: not an array`)
         const mine = own(target)
         for (const item of change.items) mine.push(item)
-        parent[key] = mine
+        setOwn(parent, key, mine)
         break
       }
     }

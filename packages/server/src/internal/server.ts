@@ -210,6 +210,9 @@ const effectiveUser = (served: Served, userId: string | undefined) => userId ?? 
 const mayUse = (served: Served, ownerId: string | undefined, userId: string | undefined) =>
   ownerId === effectiveUser(served, userId)
 
+/** The same rule as a store's listing filter: the caller's rows, or (`null`) the ownerless ones. */
+const ownerFilter = (served: Served, userId: string | undefined): string | null => effectiveUser(served, userId) ?? null
+
 /**
  * Fails unless the session exists, belongs to this workflow and may be used
  * by the caller; all three read as a missing session.
@@ -303,21 +306,42 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
       .handle("list", ({ path, urlParams }) =>
         onWorkflow(registry, path.name, (served, userId) =>
           Effect.gen(function*() {
-            const listing = yield* Workflow.listSessions(served.workflow)
+            const store = yield* SessionStore.SessionStore
+            const limit = urlParams.limit ?? paging.defaultLimit
             const q = urlParams.q?.toLowerCase()
-            const mine = listing.sessions.filter((s) =>
-              mayUse(served, s.userId, userId) &&
-              (urlParams.updatedSince === undefined || s.updatedAt >= urlParams.updatedSince) &&
-              (q === undefined || s.sessionId.toLowerCase().includes(q) || (s.name?.toLowerCase().includes(q) ?? false))
-            )
-            const page = yield* paging.page(mine, (s) => [s.updatedAt, s.sessionId], urlParams)
+            const matches = (s: SessionStore.SessionInfo) =>
+              q === undefined || s.sessionId.toLowerCase().includes(q) || (s.name?.toLowerCase().includes(q) ?? false)
+            const start = yield* paging.decode(urlParams.cursor)
+            let after: SessionStore.SessionCursor | undefined = start && { updatedAt: start[0], sessionId: start[1] }
+            const found: Array<SessionStore.SessionInfo> = []
+            const broken: Array<SessionStore.BrokenSession> = []
+            // the caller's sessions a page at a time (the store reads only the page); with `q`,
+            // its pages are read until `limit` sessions match or the listing ends
+            for (;;) {
+              const listing = yield* store.list({
+                workflowName: served.workflow.name,
+                userId: ownerFilter(served, userId),
+                updatedSince: urlParams.updatedSince,
+                after,
+                limit
+              })
+              broken.push(...listing.broken)
+              const room = limit - found.length
+              const matching = listing.sessions.filter(matches)
+              found.push(...matching.slice(0, room))
+              if (matching.length > room) {
+                const last = found[found.length - 1]!
+                after = { updatedAt: last.updatedAt, sessionId: last.sessionId }
+                break
+              }
+              after = listing.next
+              if (after === undefined || q === undefined || found.length === limit) break
+            }
             return {
-              sessions: page.items.map(sessionInfo),
-              // the rows the store cannot read: with the first page only
-              broken: urlParams.cursor === undefined
-                ? listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message }))
-                : [],
-              ...(page.next === undefined ? {} : { next: page.next })
+              sessions: found.map(sessionInfo),
+              // the rows the store cannot read, on the page they fall in
+              broken: broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message })),
+              ...(after === undefined ? {} : { next: paging.encode([after.updatedAt, after.sessionId]) })
             }
           })))
       .handle("get", ({ path }) =>
@@ -654,39 +678,20 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
         onWorkflow(registry, path.name, (served, userId) =>
           Effect.gen(function*() {
             const store = yield* SessionStore.SessionStore
-            const status = urlParams.status
-            const activeStatus = status === "running" || status === "paused" ? status : undefined
-            const runs = new Map<string, Api.RunInfo>()
-            if (status === undefined || activeStatus !== undefined) {
-              const active = yield* store.activeRuns({
-                workflowName: served.workflow.name,
-                sessionId: urlParams.sessionId,
-                status: activeStatus
-              })
-              for (const run of active) {
-                if (mayUse(served, run.userId, userId)) runs.set(run.runId, runInfo({ _tag: "Active", run }))
-              }
+            const after = yield* paging.decode(urlParams.cursor)
+            // the caller's runs only, a page at a time (the store reads only the page)
+            const listing = yield* store.listRuns({
+              workflowName: served.workflow.name,
+              userId: ownerFilter(served, userId),
+              sessionId: urlParams.sessionId,
+              status: urlParams.status,
+              after: after && { startedAt: after[0], runId: after[1] },
+              limit: urlParams.limit ?? paging.defaultLimit
+            })
+            return {
+              runs: listing.runs.map(runInfo),
+              ...(listing.next === undefined ? {} : { next: paging.encode([listing.next.startedAt, listing.next.runId]) })
             }
-            if (activeStatus === undefined) {
-              const recordedStatus = status as SessionStore.RunStatus | undefined
-              // each of the caller's sessions' history (or the one asked for)
-              const sessionIds = urlParams.sessionId !== undefined
-                ? [urlParams.sessionId]
-                : (yield* store.list({ workflowName: served.workflow.name })).sessions
-                  .filter((s) => mayUse(served, s.userId, userId)).map((s) => s.sessionId)
-              for (const sessionId of sessionIds) {
-                const info = yield* store.info(sessionId)
-                if (
-                  Option.isNone(info) || info.value.workflowName !== served.workflow.name ||
-                  !mayUse(served, info.value.userId, userId)
-                ) continue
-                for (const record of yield* store.runs(sessionId, { status: recordedStatus })) {
-                  if (!runs.has(record.runId)) runs.set(record.runId, runInfo({ _tag: "Recorded", record }))
-                }
-              }
-            }
-            const page = yield* paging.page(Array.from(runs.values()), (r) => [r.startedAt, r.runId], urlParams)
-            return { runs: page.items, ...(page.next === undefined ? {} : { next: page.next }) }
           })))
       .handle("paused", ({ path, urlParams }) =>
         onWorkflow(registry, path.name, (served, userId) =>

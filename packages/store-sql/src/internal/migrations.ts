@@ -40,6 +40,20 @@ export const latestMigrationId = 7
  * inserts and deletes change rows). A process that cached the session then
  * finds it changed at its next load, and reads (and decodes) the edit.
  */
+
+/**
+ * Migration 7 (the same on both dialects): the indexes a page of a
+ * workflow's listing reads from, a user's (or the ownerless) sessions by
+ * recency and runs by start, so that a page reads its own rows only.
+ */
+const listingIndexes = (sql: SqlClient.SqlClient, t: Tables, name: (table: string) => string) =>
+  Effect.gen(function*() {
+    // ids in byte order, as listings order them (SQLite's default; PostgreSQL's "C" collation)
+    const binary = sql.literal(sql.onDialectOrElse({ pg: () => ` COLLATE "C"`, orElse: () => "" }))
+    yield* sql`CREATE INDEX ${sql(`${name(t.sessions)}_listing_idx`)} ON ${sql(t.sessions)} (workflow_name, user_id, updated_at DESC, session_id${binary})`
+    yield* sql`CREATE INDEX ${sql(`${name(t.runs)}_listing_idx`)} ON ${sql(t.runs)} (workflow_name, user_id, started_at DESC, run_id${binary})`
+    yield* sql`CREATE INDEX ${sql(`${name(t.active)}_listing_idx`)} ON ${sql(t.active)} (workflow_name, user_id, started_at DESC, run_id${binary})`
+  })
 const editedState = (sql: SqlClient.SqlClient) =>
   sql.literal(
     sql.onDialectOrElse({
@@ -148,7 +162,8 @@ BEGIN
   UPDATE ${sql(t.sessions)} SET version = version + 1 WHERE session_id = NEW.session_id;
 END`
   }),
-  "0007_add_run_usage": addRunUsage(sql, t)
+  "0007_add_run_usage": addRunUsage(sql, t),
+  "0008_listing_indexes": listingIndexes(sql, t, (table) => table)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -244,7 +259,8 @@ $$`
     yield* sql`CREATE TRIGGER ${sql(`${local(t.changes)}_edited`)} AFTER UPDATE OF changes ON ${sql(t.changes)}
 FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${sql(`${t.changes}_edited`)}()`
   }),
-  "0007_add_run_usage": addRunUsage(sql, t)
+  "0007_add_run_usage": addRunUsage(sql, t),
+  "0008_listing_indexes": listingIndexes(sql, t, local)
 })
 
 /** The store's migrations on the client's dialect. */

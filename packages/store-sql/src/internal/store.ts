@@ -526,16 +526,41 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
 
   // -- sessions ----------------------------------------------------------------------
 
+  /** The clause of a user filter: a user's rows, or (`null`) the rows without one. */
+  const ofUser = (userId: string | null | undefined) =>
+    userId === undefined ? [] : [userId === null ? sql`user_id IS NULL` : sql`user_id = ${userId}`]
+  /**
+   * The rows after a cursor in a listing's order (larger `at` first, then by
+   * id in byte order, which is code point order): the index is read from the
+   * cursor's `at` on (`at <= …`, a range), skipping the ties before it.
+   */
+  const afterKey = (at: string, id: string, cursor: readonly [number, string] | undefined) =>
+    cursor === undefined ? [] : [
+      sql`${sql.literal(at)} <= ${cursor[0]}`,
+      sql`(${sql.literal(at)} < ${cursor[0]} OR ${sql.literal(id)}${binary} > ${cursor[1]})`
+    ]
+  const keyOrder = (at: string, id: string) => sql.literal(`ORDER BY ${at} DESC, ${id}`)
+  /** `LIMIT n + 1`: the row past the page says whether another page follows */
+  const pastPage = (limit: number | undefined) => limit === undefined ? sql.literal("") : sql` LIMIT ${limit + 1}`
+
   const list = Effect.fn("SqlSessionStore.list")(
     function*(filter: SessionStore.ListFilter) {
       const clauses = [
         ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
-        ...(filter.userId === undefined ? [] : [sql`user_id = ${filter.userId}`])
+        ...ofUser(filter.userId),
+        ...(filter.updatedSince === undefined ? [] : [sql`updated_at >= ${filter.updatedSince}`]),
+        ...afterKey("updated_at", "session_id", filter.after && [filter.after.updatedAt, filter.after.sessionId])
       ]
-      const found = yield* sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
-FROM ${sessions} WHERE ${sql.and(clauses)}`
-      // sorted in JS so that ties order exactly as in every other store, whatever the collation
-      return rows.toListing(found, SessionInfoRow)
+      const found = yield* sql<{ readonly session_id: unknown; readonly updated_at: unknown }>`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
+FROM ${sessions} WHERE ${sql.and(clauses)} ${keyOrder("updated_at", "session_id")}${binary}${pastPage(filter.limit)}`
+      const limit = filter.limit
+      const page = limit === undefined || found.length <= limit ? found : found.slice(0, limit)
+      const last = page[page.length - 1]
+      // sorted again in JS (the same order), so that the readable rows are apart from the broken ones
+      const listing = rows.toListing(page, SessionInfoRow)
+      return page.length < found.length && last !== undefined
+        ? { ...listing, next: { updatedAt: Number(last.updated_at), sessionId: String(last.session_id) } }
+        : listing
     },
     waitForLock("list"),
     Effect.catchTags({ SqlError: storeError("list") })
@@ -681,6 +706,48 @@ RETURNING *`.pipe(writing("claimRun"))
     Effect.catchTags({ SqlError: storeError("activeRuns"), ParseError: storeError("activeRuns") })
   )
 
+  const listRuns = Effect.fn("SqlSessionStore.listRuns")(
+    function*(filter: SessionStore.RunListFilter) {
+      const clauses = [
+        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
+        ...ofUser(filter.userId),
+        ...(filter.sessionId === undefined ? [] : [sql`session_id = ${filter.sessionId}`]),
+        ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+        ...afterKey("started_at", "run_id", filter.after && [filter.after.startedAt, filter.after.runId])
+      ]
+      const order = sql`${keyOrder("started_at", "run_id")}${binary}${pastPage(filter.limit)}`
+      const status = filter.status
+      // at most a page and one row from each table: the page is among them
+      const unfinished = status === undefined || status === "running" || status === "paused"
+        ? (yield* decodeActive(yield* sql`SELECT * FROM ${activeTable} WHERE ${sql.and(clauses)} ${order}`))
+          .map((row): SessionStore.RunLookup => ({ _tag: "Active", run: rows.toActiveRun(row) }))
+        : []
+      const recorded = status === "running" || status === "paused" ? [] : (yield* rows.toRunRecords(
+        "listRuns",
+        "a stored run",
+        yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: RunRow,
+          // a run id that is unfinished again (a failed run retried) is listed as unfinished
+          execute: () =>
+            sql`SELECT ${runColumns} FROM ${runsTable} AS r WHERE ${sql.and(clauses)}
+  AND NOT EXISTS (SELECT 1 FROM ${activeTable} AS a WHERE a.run_id = r.run_id) ${order}`
+        })(undefined)
+      )).map((record): SessionStore.RunLookup => ({ _tag: "Recorded", record }))
+      const key = (run: SessionStore.RunLookup) => run._tag === "Active" ? run.run : run.record
+      const all = [...unfinished, ...recorded].sort((a, b) =>
+        key(b).startedAt - key(a).startedAt || SessionStore.compareIds(key(a).runId, key(b).runId)
+      )
+      const limit = filter.limit
+      if (limit === undefined || all.length <= limit) return { runs: all }
+      const page = all.slice(0, limit)
+      const last = key(page[page.length - 1]!)
+      return { runs: page, next: { startedAt: last.startedAt, runId: last.runId } }
+    },
+    waitForLock("listRuns"),
+    Effect.catchTags({ SqlError: storeError("listRuns"), ParseError: storeError("listRuns") })
+  )
+
   const endRun = Effect.fn("SqlSessionStore.endRun")(
     function*(runId: string, record: SessionStore.RunRecord, owner?: string) {
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
@@ -800,6 +867,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     updateRun,
     claimRun,
     activeRuns,
+    listRuns,
     endRun
   })
 })

@@ -5,7 +5,8 @@
  * than 256 characters, a control character such as NUL, a lone surrogate) is
  * refused by a write or a watch with `SessionStoreError` (a run that starts
  * under a bad run id with `InvalidRunId`); and since no store holds one, a
- * read finds nothing.
+ * read finds nothing. A listing's cursor naming such an id is refused too,
+ * and its `limit` made a whole number (0: an empty page).
  *
  * @internal
  */
@@ -28,6 +29,13 @@ const refusal = (checked: ReadonlyArray<readonly ["session" | "run", string | un
 
 const refused = (method: string, description: string) => new WorkflowError.SessionStoreError({ method, description })
 
+/**
+ * A listing's `limit` as every backend gets it: a whole number from 1 up
+ * (0: nothing to read), undefined for no limit.
+ */
+const pageLimit = (limit: number | undefined): number | undefined =>
+  limit === undefined || Number.isNaN(limit) || limit === Infinity ? undefined : Math.max(0, Math.ceil(limit))
+
 /** @internal */
 export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
   const bad = (id: string) => ids.problem(id) !== undefined
@@ -41,6 +49,22 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
     setName: (sessionId, name) =>
       bad(sessionId) ? Effect.fail(new WorkflowError.SessionNotFound({ sessionId })) : backend.setName(sessionId, name),
     getRun: (runId) => bad(runId) ? Effect.succeed(Option.none()) : backend.getRun(runId),
+    list: (filter) => {
+      const limit = pageLimit(filter.limit)
+      return limit === 0
+        ? Effect.succeed({ sessions: [], broken: [] })
+        : filter.after !== undefined && bad(filter.after.sessionId)
+        ? Effect.fail(refused("list", "the listing's cursor names a session id no store takes"))
+        : backend.list({ ...filter, limit })
+    },
+    listRuns: (filter) => {
+      const limit = pageLimit(filter.limit)
+      return limit === 0 || (filter.sessionId !== undefined && bad(filter.sessionId))
+        ? Effect.succeed({ runs: [] })
+        : filter.after !== undefined && bad(filter.after.runId)
+        ? Effect.fail(refused("listRuns", "the listing's cursor names a run id no store takes"))
+        : backend.listRuns({ ...filter, limit })
+    },
     activeRuns: (filter) =>
       filter.sessionId !== undefined && bad(filter.sessionId) ? Effect.succeed([]) : backend.activeRuns(filter),
     updateRun: (runId, owner, update) =>

@@ -10,6 +10,7 @@ import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 import type * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
+import * as ids from "../ids.js"
 import { applyChanges, type Change, copyIfJson, copyJson } from "../json.js"
 
 interface MemorySession {
@@ -34,8 +35,25 @@ const serialise = (method: string, what: string, value: unknown) =>
 
 const parse = <A>(json: string): A => JSON.parse(json) as A
 
-const byRecency = (a: SessionStore.SessionInfo, b: SessionStore.SessionInfo): number =>
-  b.updatedAt - a.updatedAt || (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0)
+/** Larger `at` first, then by id in code point order: the order of every listing. */
+const byKey = (a: readonly [number, string], b: readonly [number, string]): number => b[0] - a[0] || ids.compare(a[1], b[1])
+
+/**
+ * The page of `items` (with their keys) after `after`, at most `limit` long,
+ * in the listing's order, and where the next page starts when one does.
+ */
+const pageOf = <A>(
+  items: ReadonlyArray<readonly [readonly [number, string], A]>,
+  after: readonly [number, string] | undefined,
+  limit: number | undefined
+): { readonly items: ReadonlyArray<A>; readonly next: readonly [number, string] | undefined } => {
+  const rest = items.filter(([key]) => after === undefined || byKey(key, after) > 0).sort((a, b) => byKey(a[0], b[0]))
+  const taken = limit === undefined ? rest : rest.slice(0, limit)
+  return { items: taken.map(([, item]) => item), next: taken.length < rest.length ? taken[taken.length - 1]![0] : undefined }
+}
+
+const owned = (userId: string | undefined, filter: string | null | undefined) =>
+  filter === undefined || userId === (filter ?? undefined)
 
 const checkOwner = (sessionId: string, ownerId: string | undefined, userId: string | undefined) =>
   ownerId === undefined || ownerId === userId
@@ -208,15 +226,49 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
         return existing.info.version
       }),
     list: (filter) =>
-      Effect.sync(() => ({
-        sessions: Array.from(sessions.values(), (s) => s.info)
-          .filter((info) =>
-            (filter.workflowName === undefined || info.workflowName === filter.workflowName) &&
-            (filter.userId === undefined || info.userId === filter.userId)
-          )
-          .sort(byRecency),
-        broken: []
-      })),
+      Effect.sync(() => {
+        const page = pageOf(
+          Array.from(sessions.values(), (s) => s.info)
+            .filter((info) =>
+              (filter.workflowName === undefined || info.workflowName === filter.workflowName) &&
+              owned(info.userId, filter.userId) &&
+              (filter.updatedSince === undefined || info.updatedAt >= filter.updatedSince)
+            )
+            .map((info) => [[info.updatedAt, info.sessionId], info] as const),
+          filter.after === undefined ? undefined : [filter.after.updatedAt, filter.after.sessionId],
+          filter.limit
+        )
+        return {
+          sessions: page.items,
+          broken: [],
+          ...(page.next === undefined ? {} : { next: { updatedAt: page.next[0], sessionId: page.next[1] } })
+        }
+      }),
+    listRuns: (filter) =>
+      Effect.sync(() => {
+        const matches = (run: { readonly workflowName: string; readonly userId?: string | undefined; readonly sessionId: string; readonly status: string }) =>
+          (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
+          owned(run.userId, filter.userId) &&
+          (filter.sessionId === undefined || run.sessionId === filter.sessionId) &&
+          (filter.status === undefined || run.status === filter.status)
+        const found: Array<readonly [readonly [number, string], SessionStore.RunLookup]> = []
+        for (const json of active.values()) {
+          const run = parse<SessionStore.ActiveRun>(json)
+          if (matches(run)) found.push([[run.startedAt, run.runId], { _tag: "Active", run }])
+        }
+        for (const session of sessions.values()) {
+          for (const [runId, json] of session.runs) {
+            if (active.has(runId)) continue
+            const record = parse<SessionStore.RunRecord>(json)
+            if (matches(record)) found.push([[record.startedAt, record.runId], { _tag: "Recorded", record }])
+          }
+        }
+        const page = pageOf(found, filter.after === undefined ? undefined : [filter.after.startedAt, filter.after.runId], filter.limit)
+        return {
+          runs: page.items,
+          ...(page.next === undefined ? {} : { next: { startedAt: page.next[0], runId: page.next[1] } })
+        }
+      }),
     remove: (sessionId) =>
       Effect.sync(() => {
         for (const [runId, json] of active) {

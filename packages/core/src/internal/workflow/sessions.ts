@@ -20,6 +20,7 @@ import type {
   WatchOptions
 } from "../../Workflow.js"
 import * as WorkflowError from "../../WorkflowError.js"
+import { checkJson } from "../run/model.js"
 import * as runner from "../run/runner.js"
 import * as internal from "./model.js"
 
@@ -76,6 +77,8 @@ export const updateSessionState = Effect.fn("Workflow.updateSessionState")(
       const stored = yield* loadSession(self, id, options)
       const next = f((yield* internal.decodeState(self, id, stored.state)) as State<W>)
       const encoded = yield* internal.encodeState(self, id, next)
+      // what a run would refuse to store is refused here too
+      yield* checkJson(id, "state", encoded)
       yield* store.commit({
         sessionId: id,
         workflowName: stored.workflowName,
