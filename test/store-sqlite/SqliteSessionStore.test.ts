@@ -106,7 +106,8 @@ describe("SqliteSessionStore", () => {
         { migration_id: 4 },
         { migration_id: 5 },
         { migration_id: 6 },
-        { migration_id: 7 }
+        { migration_id: 7 },
+        { migration_id: 8 }
       ])
     }), 60_000)
 

@@ -457,9 +457,9 @@ export interface RunListFilter {
 }
 
 /**
- * A page of runs: each as {@link Backend.getRun} gives it (a run id that is
- * unfinished is listed once, as unfinished, even when a failed attempt of it
- * is recorded); with a `limit` that cut the listing short, `next`.
+ * A page of runs: each as {@link Backend.getRun} gives it (a run id is
+ * unfinished or recorded, never both: a run that ended never starts again);
+ * with a `limit` that cut the listing short, `next`.
  *
  * @since 0.1.0
  * @category runs

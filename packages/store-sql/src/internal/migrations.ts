@@ -29,7 +29,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 7
+export const latestMigrationId = 8
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an

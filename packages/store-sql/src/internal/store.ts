@@ -728,10 +728,8 @@ RETURNING *`.pipe(writing("claimRun"))
         yield* SqlSchema.findAll({
           Request: Schema.Void,
           Result: RunRow,
-          // a run id that is unfinished again (a failed run retried) is listed as unfinished
-          execute: () =>
-            sql`SELECT ${runColumns} FROM ${runsTable} AS r WHERE ${sql.and(clauses)}
-  AND NOT EXISTS (SELECT 1 FROM ${activeTable} AS a WHERE a.run_id = r.run_id) ${order}`
+          // a run id is unfinished or recorded, never both (an ended run never starts again)
+          execute: () => sql`SELECT ${runColumns} FROM ${runsTable} WHERE ${sql.and(clauses)} ${order}`
         })(undefined)
       )).map((record): SessionStore.RunLookup => ({ _tag: "Recorded", record }))
       const key = (run: SessionStore.RunLookup) => run._tag === "Active" ? run.run : run.record

@@ -257,8 +257,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
           if (matches(run)) found.push([[run.startedAt, run.runId], { _tag: "Active", run }])
         }
         for (const session of sessions.values()) {
-          for (const [runId, json] of session.runs) {
-            if (active.has(runId)) continue
+          for (const json of session.runs.values()) {
             const record = parse<SessionStore.RunRecord>(json)
             if (matches(record)) found.push([[record.startedAt, record.runId], { _tag: "Recorded", record }])
           }
