@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { SessionStore, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
-import { collecting, commitChanges, nextOf } from "./utils.js"
+import { type Collecting, collecting, commitChanges, nextOf } from "./utils.js"
 
 type Store = SessionStore.Service
 
@@ -63,6 +63,9 @@ type Watcher = Effect.Effect.Success<ReturnType<typeof watching>>
 
 /** The next change a watcher receives (driving a polling backend with the TestClock). */
 const next = (watcher: Watcher) => nextOf(watcher, pollInterval)
+
+/** The next wake-up of a reader of an event log. */
+const woken = (wakes: Collecting<void, unknown>) => nextOf(wakes, pollInterval)
 
 /** The fields of a change a test compares (updatedAt depends on the clock). */
 const seen = (change: SessionStore.SessionChange) => ({
@@ -1115,9 +1118,9 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("event log: watchEvents wakes at once, then after each append of the run", (store) =>
       Effect.gen(function*() {
         const wakes = yield* collecting(store.watchEvents("r1", { pollInterval }))
-        yield* next(wakes)
+        yield* woken(wakes)
         yield* store.appendEvents("r1", logOf("r1", 0, 0), keep)
-        yield* next(wakes)
+        yield* woken(wakes)
         const ids = yield* Effect.flip(Effect.scoped(Effect.flatMap(collecting(store.watchEvents("bad\u0000id")), (c) => c.fiber.await.pipe(Effect.flatten))))
         assert.strictEqual(ids._tag, "SessionStoreError")
       }).pipe(Effect.scoped))
@@ -1128,12 +1131,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         Effect.gen(function*() {
           const [a, b] = yield* twoStores
           const wakes = yield* collecting(b.watchEvents("shared-run", { pollInterval }))
-          yield* next(wakes)
+          yield* woken(wakes)
           yield* a.appendEvents("shared-run", logOf("shared-run", 0, 2), keep)
-          yield* next(wakes)
+          yield* woken(wakes)
           assert.deepStrictEqual(seqs(yield* b.readEvents("shared-run")), [0, 1, 2])
           yield* a.appendEvents("shared-run", [endEvent("shared-run", 3)], keep)
-          yield* next(wakes)
+          yield* woken(wakes)
           assert.deepStrictEqual(seqs(yield* b.readEvents("shared-run", { after: 2 })), [3])
         }).pipe(Effect.scoped))
 
