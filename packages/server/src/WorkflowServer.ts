@@ -198,13 +198,14 @@ export interface Options<Entries extends ReadonlyArray<Entry>> {
    */
   readonly maxStreamBuffer?: number | undefined
   /**
-   * `"stored"` (default): the events of every run the server starts or
-   * continues are stored in the store's event log, so that
-   * `GET /workflows/:name/runs/:runId/events` replays and follows them (with
-   * `Last-Event-ID`), on this server or another over the same store; `"none"`:
-   * not stored (that route then finds no events)
+   * Which runs' events are stored in the store's event log, for
+   * `GET /workflows/:name/runs/:runId/events` (replayed and followed with
+   * `Last-Event-ID`, on this server or another over the same store):
+   * `"streamed"` (default) the runs started or continued with
+   * `Accept: text/event-stream`; `"all"` every run, JSON ones too; `"none"`
+   * none (that route then finds no events)
    */
-  readonly events?: "stored" | "none" | undefined
+  readonly events?: "streamed" | "all" | "none" | undefined
   /** mount everything under this path (e.g. `/sessionflow`); default: at the root */
   readonly prefix?: `/${string}` | undefined
   /** serve the session browser at `${prefix}/` (default true) */

@@ -601,6 +601,10 @@ const runEvents = (
     })
   ))
 
+/** Whether a run's events are stored: a streamed one unless `events: "none"`, a JSON one with `events: "all"`. */
+const storedEvents = (settings: Settings, streamed: boolean): "stored" | "none" =>
+  settings.events === "all" || (streamed && settings.events === "streamed") ? "stored" : "none"
+
 /**
  * `?cancelOnDisconnect=true` on a streamed run: a client that goes away
  * interrupts the run (else it goes on). Read from the request's URL, beside
@@ -640,7 +644,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             sessionState: payload.sessionState,
             overwriteDbSessionState: payload.overwriteDbSessionState,
             runId: payload.runId,
-            events: settings.events
+            events: storedEvents(settings, streamed)
           }
           return streamed
             ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), sessionId, yield* cancelOnDisconnect)
@@ -739,12 +743,13 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
               })
             )
           }
+          const streamed = wantsEvents(headers.accept)
           const options: Workflow.ContinueOptions = {
             userId,
-            events: settings.events,
+            events: storedEvents(settings, streamed),
             ...(payload.pause === undefined ? {} : { pause: payload.pause })
           }
-          return wantsEvents(headers.accept)
+          return streamed
             ? runEvents(
               served,
               settings,
@@ -852,8 +857,8 @@ interface Settings {
   readonly maxStreamBuffer: number
   /** the server's scope, where runs cut off from a slow client go on */
   readonly scope: Scope.Scope
-  /** whether the runs' events are stored */
-  readonly events: "stored" | "none"
+  /** which runs' events are stored */
+  readonly events: "streamed" | "all" | "none"
 }
 
 /** The package's version, the `info.version` of `/openapi.json` (from `src/internal` or `dist/internal`). */
@@ -871,7 +876,7 @@ export const layer = (options: Options) =>
       heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat),
       maxStreamBuffer: options.maxStreamBuffer ?? defaults.maxStreamBuffer,
       scope: yield* Effect.scope,
-      events: options.events ?? "stored"
+      events: options.events ?? "streamed"
     }
     const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
     const requireAuth = options.requireAuth === true
