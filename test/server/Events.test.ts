@@ -41,14 +41,21 @@ interface Seen {
 }
 
 /**
- * Reads a run's event stream until `max` events arrived (then goes away) or
- * it ends: the events it saw (whole frames only).
+ * Reads a run's event stream (a GET of its log, after `lastEventId`; or a
+ * request of its own, such as the POST that starts the run) until `max`
+ * events arrived (then goes away) or it ends: the events it saw (whole frames
+ * only).
  */
-const readSome = (url: string, lastEventId: string | undefined, max: number) =>
+const readSome = (url: string, lastEventId: string | undefined, max: number, init: RequestInit = {}) =>
   Effect.promise(async (): Promise<Seen> => {
     const controller = new AbortController()
     const response = await fetch(url, {
-      headers: { accept: "text/event-stream", ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) },
+      ...init,
+      headers: {
+        accept: "text/event-stream",
+        ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+        ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId })
+      },
       // a connection never outlives the test, whatever happens to it
       signal: AbortSignal.any([controller.signal, AbortSignal.timeout(30_000)])
     })
@@ -56,19 +63,19 @@ const readSome = (url: string, lastEventId: string | undefined, max: number) =>
     const reader = response.body!.getReader()
     const decoder = new TextDecoder()
     let text = ""
+    const complete = () => parseEvents(text.slice(0, text.lastIndexOf("\n\n") + 2))
     try {
       for (;;) {
         const { done, value } = await reader.read()
         if (done) return { events: parseEvents(text), ended: true, status: 200 }
         text += decoder.decode(value, { stream: true })
-        const complete = parseEvents(text.slice(0, text.lastIndexOf("\n\n") + 2))
-        if (complete.length >= max) {
+        if (complete().length >= max) {
           controller.abort()
-          return { events: complete.slice(0, max), ended: false, status: 200 }
+          return { events: complete().slice(0, max), ended: false, status: 200 }
         }
       }
     } catch {
-      return { events: parseEvents(text.slice(0, text.lastIndexOf("\n\n") + 2)).slice(0, max), ended: false, status: 200 }
+      return { events: complete().slice(0, max), ended: false, status: 200 }
     }
   })
 
@@ -141,28 +148,9 @@ describe("GET /workflows/:name/runs/:runId/events", () => {
       const gate = yield* Deferred.make<void>()
       const url = yield* start({ workflows: [gated(started, gate)] })
       // a streamed run that waits at its second step; the client takes two events and goes away
-      const seen = yield* Effect.promise(async () => {
-        const controller = new AbortController()
-        const response = await fetch(`${url}/workflows/gated/runs`, {
-          method: "POST",
-          headers: { "content-type": "application/json", accept: "text/event-stream" },
-          body: JSON.stringify({ input: "wait-1", sessionId: "g1", runId: "run-g1" }),
-          signal: controller.signal
-        })
-        const reader = response.body!.getReader()
-        const decoder = new TextDecoder()
-        let text = ""
-        try {
-          for (;;) {
-            const { done, value } = await reader.read()
-            if (done) break
-            text += decoder.decode(value, { stream: true })
-            if (parseEvents(text.slice(0, text.lastIndexOf("\n\n") + 2)).length >= 2) controller.abort()
-          }
-        } catch {
-          // gone
-        }
-        return parseEvents(text.slice(0, text.lastIndexOf("\n\n") + 2)).slice(0, 2)
+      const { events: seen } = yield* readSome(`${url}/workflows/gated/runs`, undefined, 2, {
+        method: "POST",
+        body: JSON.stringify({ input: "wait-1", sessionId: "g1", runId: "run-g1" })
       })
       expect(seqs(seen)).toEqual([0, 1])
       yield* Deferred.await(started)

@@ -17,6 +17,23 @@ const chatty = Workflow.make({
   steps: Array.from({ length: 200 }, (_, i) => Step.make(`s${i}`, () => Effect.succeed(big)))
 })
 
+/** A raw connection that posts a streamed run of `chatty` and then reads nothing (until resumed). */
+const silentClient = (port: string, body: string) =>
+  Effect.gen(function*() {
+    const socket = yield* Effect.acquireRelease(
+      Effect.async<net.Socket>((resume) => {
+        const socket = net.connect({ port: Number(port), host: "127.0.0.1" }, () => resume(Effect.succeed(socket)))
+      }),
+      (socket) => Effect.sync(() => socket.destroy())
+    )
+    socket.pause()
+    socket.write(
+      `POST /workflows/chatty/runs HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+        `Accept: text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+    )
+    return socket
+  })
+
 describe("a client that does not read", () => {
   it.scoped("is cut off past the bound, and its run completes without it", () =>
     Effect.gen(function*() {
@@ -24,17 +41,7 @@ describe("a client that does not read", () => {
       const { port } = new URL(url)
       const body = JSON.stringify({ input: "go", sessionId: "slow-1" })
       // a raw connection that sends the request and then reads nothing
-      const socket = yield* Effect.acquireRelease(
-        Effect.async<net.Socket>((resume) => {
-          const socket = net.connect({ port: Number(port), host: "127.0.0.1" }, () => resume(Effect.succeed(socket)))
-        }),
-        (socket) => Effect.sync(() => socket.destroy())
-      )
-      socket.pause()
-      socket.write(
-        `POST /workflows/chatty/runs HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
-          `Accept: text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
-      )
+      const socket = yield* silentClient(port, body)
 
       // the run completes although its client reads nothing
       const runs = `${url}/workflows/chatty/sessions/slow-1/runs`
@@ -65,17 +72,7 @@ describe("a client that does not read", () => {
       const url = yield* start({ workflows: [chatty], maxStreamBuffer: 256 * 1024 })
       const { port } = new URL(url)
       const body = JSON.stringify({ input: "go", sessionId: "slow-2", runId: "slow-run" })
-      const socket = yield* Effect.acquireRelease(
-        Effect.async<net.Socket>((resume) => {
-          const socket = net.connect({ port: Number(port), host: "127.0.0.1" }, () => resume(Effect.succeed(socket)))
-        }),
-        (socket) => Effect.sync(() => socket.destroy())
-      )
-      socket.pause()
-      socket.write(
-        `POST /workflows/chatty/runs HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
-          `Accept: text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
-      )
+      const socket = yield* silentClient(port, body)
       let status: string | undefined
       for (let i = 0; i < 200 && status !== "completed"; i++) {
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
