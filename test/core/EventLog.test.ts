@@ -129,6 +129,42 @@ describe("Workflow.events", () => {
       assert.deepStrictEqual(seqs(afterPause), range(paused.seq + 1, paused.seq + afterPause.length))
     }).pipe(memory))
 
+  it.effect("a run whose process died, run again by its id, goes on in the same log: one sequence, no seq twice", () =>
+    Effect.gen(function*() {
+      const { crash, make } = yield* processes
+      const [a, b] = [make(), make()]
+      const hold = yield* Deferred.make<void>()
+      const wf = Workflow.make({ name: "dying" }).pipe(
+        Workflow.andThen("first", () => Effect.as(WorkflowEvent.log("one"), 1)),
+        Workflow.andThen("second", () =>
+          Effect.gen(function*() {
+            yield* WorkflowEvent.log("two")
+            yield* Deferred.await(hold)
+            return 2
+          }))
+      )
+      // process A runs it with a step journal; its first events are written; then it dies
+      yield* Effect.forkDaemon(Workflow.run(wf, "go", { ...stored, runId: "dies", durability: "step" }).pipe(on(a)))
+      const written = yield* Effect.gen(function*() {
+        for (;;) {
+          yield* TestClock.adjust("100 millis")
+          const found = yield* b.readEvents("dies")
+          if (found.some((event) => event._tag === "Log" && event.message === "two")) return found
+        }
+      })
+      yield* crash(a)
+      yield* TestClock.adjust("31 seconds")
+      yield* Deferred.succeed(hold, undefined)
+      // run again by its id in process B: it resumes from its journal, its events after A's
+      const live = yield* collect(Workflow.stream(wf, "go", { ...stored, runId: "dies" }).pipe(onStream(b)))
+      const all = yield* collect(Workflow.events(wf, "dies").pipe(onStream(b)))
+      // the log is A's events, then exactly what B's stream gave
+      assert.deepStrictEqual(all, [...written, ...live])
+      assert.deepStrictEqual(seqs(all), range(0, all.length - 1))
+      assert.include(all.map((e) => e._tag), "RunResumed")
+      assert.strictEqual(all.at(-1)?._tag, "RunCompleted")
+    }).pipe(Effect.scoped))
+
   it.effect("events past the retention are gone: a reader asking for them is told so", () =>
     Effect.gen(function*() {
       const wf = steps(20)

@@ -60,12 +60,14 @@ const endsStream = (event: WorkflowEvent.WorkflowEvent): boolean =>
  * `flushInterval` millis after its first event (by a timer fiber). Batches
  * are written one at a time, in order. A batch the store refuses is kept and
  * written with the next (logged); the run goes on. Without
- * `events: "stored"`, `downstream` as it is.
+ * `events: "stored"`, or when `downstream` is already this run's log sink,
+ * `downstream` as it is.
  *
  * @internal
  */
 export const storing = (options: LogOptions | undefined, runId: string, known: boolean, downstream: Sink): Sink => {
-  if (options?.events !== "stored") return downstream
+  // a run carried on inside another (a run by id that resumes its abandoned run) keeps its log's sink
+  if (options?.events !== "stored" || (downstream !== undefined && storingSinks.get(downstream) === runId)) return downstream
   const retention = retentionOf(options)
   const lock = Effect.unsafeMakeSemaphore(1)
   let next: number | undefined = known ? undefined : 0
@@ -92,7 +94,7 @@ export const storing = (options: LogOptions | undefined, runId: string, known: b
     timer = undefined
     return running === undefined ? Effect.void : Fiber.interruptFork(running)
   })
-  return (event) =>
+  const sink = (event: WorkflowEvent.WorkflowEvent) =>
     Effect.gen(function*() {
       // the run's store (a run always has one: its sink is used inside the run)
       const found = yield* Effect.serviceOption(SessionStore.SessionStore)
@@ -122,7 +124,12 @@ export const storing = (options: LogOptions | undefined, runId: string, known: b
       }
       if (downstream !== undefined) yield* downstream(numbered)
     })
+  storingSinks.set(sink, runId)
+  return sink
 }
+
+/** The sinks `storing` made, with the run whose log each writes. */
+const storingSinks = new WeakMap<(event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>, string>()
 
 /**
  * A run's stored events after `after`, then the ones stored later, until the
