@@ -144,6 +144,7 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
         Effect.gen(function*() {
           yield* dropTriggers(sql, schema)
           yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_changes`)}`
+          yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_events`)}`
           yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN state_size, DROP COLUMN changes_size, DROP COLUMN base_size`
           yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 4`
         })
@@ -189,6 +190,7 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
         Effect.gen(function*() {
           yield* dropTriggers(sql, schema)
           yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN base_size`
+          yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_events`)}`
           yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 5`
         })
       )
