@@ -9,6 +9,8 @@
  * operator's `UPDATE` of a state or of a kept change that leaves the version
  * alone) a new version, so that every cached copy is seen to be stale.
  * Migration 7 is the same on both: a run's token usage (`usage`, JSON).
+ * Migration 8 is the same on both: the listing indexes. Migration 9
+ * (`create_events`, the same on both) adds the runs' event logs.
  *
  * @internal
  */
@@ -29,7 +31,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 8
+export const latestMigrationId = 9
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -42,7 +44,7 @@ export const latestMigrationId = 8
  */
 
 /**
- * Migration 7 (the same on both dialects): the indexes a page of a
+ * Migration 8 (the same on both dialects): the indexes a page of a
  * workflow's listing reads from, a user's (or the ownerless) sessions by
  * recency and runs by start, so that a page reads its own rows only.
  */
@@ -75,6 +77,28 @@ const addRunUsage = (sql: SqlClient.SqlClient, t: Tables) =>
         sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${t.runs}) WHERE name = 'usage'`,
         ([found]) => (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(t.runs)} ADD COLUMN usage TEXT`)
       )
+  })
+
+/**
+ * Migration 9: the runs' event logs, one row per event (its `WorkflowEvent`
+ * encoding as JSON text), keyed by run and `seq`; `final` marks the event that
+ * ended its run (so that the logs of runs ended long ago are found by an
+ * index of those rows only). Not tied to the session rows: a run's log starts
+ * before its session exists, and outlives a removed session until its retention.
+ */
+const createEvents = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const integer = sql.onDialectOrElse({ pg: () => sql.literal("BIGINT"), orElse: () => sql.literal("INTEGER") })
+    yield* sql`CREATE TABLE ${sql(t.events)} (
+  run_id TEXT NOT NULL,
+  seq ${integer} NOT NULL,
+  session_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  final INTEGER NOT NULL,
+  created_at ${integer} NOT NULL,
+  PRIMARY KEY (run_id, seq)
+)${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
+    yield* sql`CREATE INDEX ${sql(`${local(t.events)}_ended_idx`)} ON ${sql(t.events)} (created_at) WHERE final = 1`
   })
 
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -163,7 +187,8 @@ BEGIN
 END`
   }),
   "0007_add_run_usage": addRunUsage(sql, t),
-  "0008_listing_indexes": listingIndexes(sql, t, (table) => table)
+  "0008_listing_indexes": listingIndexes(sql, t, (table) => table),
+  "0009_create_events": createEvents(sql, t)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -260,7 +285,8 @@ $$`
 FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${sql(`${t.changes}_edited`)}()`
   }),
   "0007_add_run_usage": addRunUsage(sql, t),
-  "0008_listing_indexes": listingIndexes(sql, t, local)
+  "0008_listing_indexes": listingIndexes(sql, t, local),
+  "0009_create_events": createEvents(sql, t)
 })
 
 /** The store's migrations on the client's dialect. */

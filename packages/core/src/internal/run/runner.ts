@@ -33,6 +33,7 @@ import * as tracing from "../tracing.js"
 import { usageAttributes } from "../usage.js"
 import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
+import * as eventLog from "./eventLog.js"
 import { execute } from "./execute.js"
 import {
   type Attempt,
@@ -271,15 +272,16 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
       sessionId: options?.sessionId ?? self.sessionId ?? crypto.randomUUID(),
       userId
     }
+    const logged = eventLog.storing(options, ids.runId, options?.runId !== undefined, sink)
     const body = Effect.flatMap(SessionStore.SessionStore, (store) => {
       const invalid = invalidSessionId(ids.sessionId)
       if (invalid !== undefined) return Effect.fail(invalid)
       const badRunId = idRules.problem(ids.runId)
       if (badRunId !== undefined) return Effect.fail(new WorkflowError.InvalidRunId({ runId: ids.runId, reason: badRunId }))
       const fresh = freshRun(self, input, options, ids, store, traced)
-      return options?.runId === undefined ? fresh : byId(self, options, ids, sink, store, fresh)
+      return options?.runId === undefined ? fresh : byId(self, options, ids, logged, store, fresh)
     })
-    const events = isQuiet(fiber, sink) ? body : withSink(sink, ids, {
+    const events = isQuiet(fiber, logged) ? body : withSink(logged, ids, {
       _tag: "RunStarted",
       workflowName: self.name,
       input,
@@ -385,6 +387,7 @@ export const resumeRun = <W extends Any>(
     const store = yield* SessionStore.SessionStore
     yield* checkRunId(runId)
     const traced = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(tracing.isTracing(fiber)))
+    const logged = eventLog.storing(options, runId, true, sink)
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     // refused before the run is claimed: it stays as it was
     yield* checkShape(self, active)
@@ -418,7 +421,7 @@ export const resumeRun = <W extends Any>(
         traced
       )
     })
-    const events = withEvents(sink, ids, undefined, body)
+    const events = withEvents(logged, ids, undefined, body)
     return yield* (traced ? runSpan(self, ids, active.durability, events) : events)
   }))
 
