@@ -36,7 +36,7 @@ for (const [pkg, dep] of [["packages/core", "effect"], ["packages/store-sqlite",
   }
 }
 
-const { fullConfig, quickConfig, w1, w2, w2pg, w3, w3c, w4, w5, w5pg, w6 } = await import("./workloads.ts")
+const { fullConfig, quickConfig, w1, w2, w2e, w2pg, w3, w3c, w4, w5, w5pg, w6 } = await import("./workloads.ts")
 const Postgres = await import("./systems/postgres.ts")
 const { w7 } = await import("./w7.ts")
 const { log } = await import("./measure.ts")
@@ -46,7 +46,7 @@ type Figure = import("./measure.ts").Figure
 
 const base = args.quick ? quickConfig(args["langgraph-all"]) : fullConfig(args["langgraph-all"])
 const config = { ...base, reps: args.reps === undefined ? base.reps : Math.max(1, Number(args.reps)) }
-const workloads = { W1: w1, W2: w2, W3: w3, W3C: w3c, W4: w4, W5: w5, W6: w6, W7: w7, W2PG: w2pg, W5PG: w5pg } as const
+const workloads = { W1: w1, W2: w2, W2E: w2e, W3: w3, W3C: w3c, W4: w4, W5: w5, W6: w6, W7: w7, W2PG: w2pg, W5PG: w5pg } as const
 /** The workloads that need the PostgreSQL bench database (skipped, with the reason, when it is not reachable). */
 const onPostgres: ReadonlySet<string> = new Set(["W2PG", "W5PG"])
 const selected = (args.only?.split(",").map((s) => s.trim().toUpperCase()) ?? Object.keys(workloads)) as Array<

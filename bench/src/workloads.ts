@@ -191,6 +191,25 @@ export const w2 = (config: Config): Promise<Array<Figure>> =>
     }
   })
 
+/**
+ * W2 with and without the event log: sessionflow's runs as in W2, and the
+ * same runs with `events: "stored"` (each run's events, 33 of them, written to
+ * the store's event log in one batch at the run's end), beside the
+ * read+upsert floor.
+ */
+export const w2e = (config: Config): Promise<Array<Figure>> =>
+  persistedRuns(config, {
+    workload: "W2E persisted runs, events stored",
+    store: "SQLite",
+    systems: [Sys.sessionflow, Sys.sessionflowEvents, Sys.floorReadFull],
+    reference: Sys.readFloorFor,
+    notes: {
+      [Sys.SF]: "SqliteSessionStore.layer (FULL), events not stored (the default)",
+      [Sys.SF_EVENTS]: "the same, with events: \"stored\"",
+      [Sys.FLOOR_READ_FULL]: "SELECT + JSON.parse, the steps, JSON.stringify + upsert (synchronous=FULL)"
+    }
+  })
+
 /** W2 on PostgreSQL (the bench database; see systems/postgres.ts). */
 export const w2pg = (config: Config): Promise<Array<Figure>> =>
   persistedRuns(config, {

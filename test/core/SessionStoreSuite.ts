@@ -3,9 +3,9 @@
  * its own store from `layer`, so tests never see each other's sessions.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { SessionStore, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
-import { collecting, commitChanges, nextOf } from "./utils.js"
+import { type Collecting, collecting, commitChanges, nextOf } from "./utils.js"
 
 type Store = SessionStore.Service
 
@@ -64,6 +64,9 @@ type Watcher = Effect.Effect.Success<ReturnType<typeof watching>>
 /** The next change a watcher receives (driving a polling backend with the TestClock). */
 const next = (watcher: Watcher) => nextOf(watcher, pollInterval)
 
+/** The next wake-up of a reader of an event log. */
+const woken = (wakes: Collecting<void, unknown>) => nextOf(wakes, pollInterval)
+
 /** The fields of a change a test compares (updatedAt depends on the clock). */
 const seen = (change: SessionStore.SessionChange) => ({
   sessionId: change.sessionId,
@@ -72,6 +75,35 @@ const seen = (change: SessionStore.SessionChange) => ({
   state: change.state,
   runId: change.runId
 })
+
+/** A `Log` event of a run (session "s"). */
+const logEvent = (runId: string, seq: number): WorkflowEvent.WorkflowEvent => ({
+  _tag: "Log",
+  runId,
+  sessionId: "s",
+  seq,
+  path: [],
+  timestamp: 1000 + seq,
+  message: `line ${seq}`
+})
+
+/** The event that ends a run. */
+const endEvent = (runId: string, seq: number): WorkflowEvent.WorkflowEvent => ({
+  _tag: "RunCompleted",
+  runId,
+  sessionId: "s",
+  seq,
+  path: [],
+  timestamp: 1000 + seq,
+  content: { done: [1, "two"] }
+})
+
+const logOf = (runId: string, from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => logEvent(runId, from + i))
+
+const seqs = (events: ReadonlyArray<WorkflowEvent.WorkflowEvent>) => events.map((event) => event.seq)
+
+const keep = { maxEvents: 1000, keepFor: 60_000 }
 
 export interface SuiteOptions {
   /**
@@ -1030,8 +1062,84 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(seen(yield* next(a2)), { sessionId: "a", workflowName: "wf", version: 2, state: { n: 2 }, runId: undefined })
       }).pipe(Effect.scoped))
 
+    test("event log: appended events read back in order, after a seq, limited, or the latest", (store) =>
+      Effect.gen(function*() {
+        yield* store.appendEvents("r1", logOf("r1", 0, 4), keep)
+        yield* store.appendEvents("r1", [...logOf("r1", 5, 6), endEvent("r1", 7)], keep)
+        yield* store.appendEvents("other", logOf("other", 0, 2), keep)
+        const all = yield* store.readEvents("r1")
+        assert.deepStrictEqual(all, [...logOf("r1", 0, 6), endEvent("r1", 7)])
+        assert.deepStrictEqual(seqs(yield* store.readEvents("r1", { after: 4 })), [5, 6, 7])
+        assert.deepStrictEqual(seqs(yield* store.readEvents("r1", { after: 1, limit: 3 })), [2, 3, 4])
+        assert.deepStrictEqual(seqs(yield* store.readEvents("r1", { latest: true, limit: 2 })), [6, 7])
+        assert.deepStrictEqual(seqs(yield* store.readEvents("r1", { after: 7 })), [])
+        assert.deepStrictEqual(yield* store.readEvents("missing"), [])
+        // an event whose seq is stored already is dropped: the first one stays
+        yield* store.appendEvents("other", [{ ...logEvent("other", 2), timestamp: 5 }, logEvent("other", 3)], keep)
+        assert.deepStrictEqual(yield* store.readEvents("other"), logOf("other", 0, 3))
+      }))
+
+    test("event log: an event that is not JSON, or of another run, is refused and nothing is stored", (store) =>
+      Effect.gen(function*() {
+        const bad = { ...endEvent("r1", 0), content: { n: 1n } } as WorkflowEvent.WorkflowEvent
+        const refused = yield* Effect.flip(store.appendEvents("r1", [logEvent("r1", 0), bad], keep))
+        assert.strictEqual(refused._tag, "SessionStoreError")
+        const stranger = yield* Effect.flip(store.appendEvents("r1", [logEvent("r2", 0)], keep))
+        assert.strictEqual(stranger._tag, "SessionStoreError")
+        assert.deepStrictEqual(yield* store.readEvents("r1"), [])
+      }))
+
+    test("event log: a run keeps its latest maxEvents events", (store) =>
+      Effect.gen(function*() {
+        const retention = { maxEvents: 3, keepFor: 60_000 }
+        yield* store.appendEvents("r1", logOf("r1", 0, 1), retention)
+        assert.deepStrictEqual(seqs(yield* store.readEvents("r1")), [0, 1])
+        yield* store.appendEvents("r1", logOf("r1", 2, 5), retention)
+        assert.deepStrictEqual(seqs(yield* store.readEvents("r1")), [3, 4, 5])
+      }))
+
+    test("event log: the logs of runs that ended more than keepFor ago go when another run ends", (store) =>
+      Effect.gen(function*() {
+        const retention = { maxEvents: 100, keepFor: 60_000 }
+        yield* store.appendEvents("old", [logEvent("old", 0), endEvent("old", 1)], retention)
+        yield* store.appendEvents("paused", logOf("paused", 0, 1), retention)
+        yield* TestClock.adjust("30 seconds")
+        yield* store.appendEvents("recent", [endEvent("recent", 0)], retention)
+        // not yet past its retention
+        assert.deepStrictEqual(seqs(yield* store.readEvents("old")), [0, 1])
+        yield* TestClock.adjust("31 seconds")
+        yield* store.appendEvents("last", [endEvent("last", 0)], retention)
+        assert.deepStrictEqual(yield* store.readEvents("old"), [])
+        // a run that has not ended keeps its log; one that ended 31 seconds ago too
+        assert.deepStrictEqual(seqs(yield* store.readEvents("paused")), [0, 1])
+        assert.deepStrictEqual(seqs(yield* store.readEvents("recent")), [0])
+      }))
+
+    test("event log: watchEvents wakes at once, then after each append of the run", (store) =>
+      Effect.gen(function*() {
+        const wakes = yield* collecting(store.watchEvents("r1", { pollInterval }))
+        yield* woken(wakes)
+        yield* store.appendEvents("r1", logOf("r1", 0, 0), keep)
+        yield* woken(wakes)
+        const ids = yield* Effect.flip(Effect.scoped(Effect.flatMap(collecting(store.watchEvents("bad\u0000id")), (c) => c.fiber.await.pipe(Effect.flatten))))
+        assert.strictEqual(ids._tag, "SessionStoreError")
+      }).pipe(Effect.scoped))
+
     const twoStores = options.twoStores
     if (twoStores !== undefined) {
+      it.effect("event log: a run's events appended by one store are read and followed by another", () =>
+        Effect.gen(function*() {
+          const [a, b] = yield* twoStores
+          const wakes = yield* collecting(b.watchEvents("shared-run", { pollInterval }))
+          yield* woken(wakes)
+          yield* a.appendEvents("shared-run", logOf("shared-run", 0, 2), keep)
+          yield* woken(wakes)
+          assert.deepStrictEqual(seqs(yield* b.readEvents("shared-run")), [0, 1, 2])
+          yield* a.appendEvents("shared-run", [endEvent("shared-run", 3)], keep)
+          yield* woken(wakes)
+          assert.deepStrictEqual(seqs(yield* b.readEvents("shared-run", { after: 2 })), [3])
+        }).pipe(Effect.scoped))
+
       it.effect("watch: two stores over one database see each other's commits", () =>
         Effect.gen(function*() {
           const [a, b] = yield* twoStores

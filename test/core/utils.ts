@@ -36,7 +36,8 @@ export const processes = Effect.sync(() => {
           (...args: ReadonlyArray<unknown>) => guard((method as (...a: ReadonlyArray<unknown>) => Effect.Effect<unknown>)(...args))
         ])
       ),
-      watch: (sessionId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watch(sessionId, options)))
+      watch: (sessionId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watch(sessionId, options))),
+      watchEvents: (runId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watchEvents(runId, options)))
     } as SessionStore.Backend
     const store = SessionStore.make(wrapped)
     return store

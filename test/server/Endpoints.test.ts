@@ -287,6 +287,7 @@ describe("the API's description", () => {
         "/workflows/{name}/runs/paused",
         "/workflows/{name}/runs/{runId}/cancel",
         "/workflows/{name}/runs/{runId}/continue",
+        "/workflows/{name}/runs/{runId}/events",
         "/workflows/{name}/sessions",
         "/workflows/{name}/sessions/{sessionId}",
         "/workflows/{name}/sessions/{sessionId}/chat",

@@ -124,7 +124,7 @@ describe("server-sent events", () => {
 })
 
 describe("a client that disconnects", () => {
-  it.live("interrupts the run: nothing of it is committed, it is recorded as cancelled, and the session works on", () =>
+  it.live("with ?cancelOnDisconnect=true, interrupts the run: nothing of it is committed, it is recorded as cancelled, and the session works on", () =>
     Effect.scoped(Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
@@ -137,7 +137,7 @@ describe("a client that disconnects", () => {
       const controller = new AbortController()
       const seen = yield* Effect.promise(async () => {
         const tags: Array<string> = []
-        const response = await fetch(runs, {
+        const response = await fetch(`${runs}?cancelOnDisconnect=true`, {
           method: "POST",
           headers: { "content-type": "application/json", accept: "text/event-stream" },
           body: JSON.stringify({ input: "wait-b", sessionId: "d1" }),

@@ -48,6 +48,7 @@ describe("PgSessionStore", () => {
         "workflow_session",
         "workflow_session_active",
         "workflow_session_changes",
+        "workflow_session_events",
         "workflow_session_migrations",
         "workflow_session_runs"
       ])

@@ -37,13 +37,14 @@ for (const dialect of dialects) {
     })
 
   describe(`SqlSessionStore on ${dialect.name}: tables and migrations`, () => {
-    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs and changes tables and its own migrations table", () =>
+    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs and changes and event tables and its own migrations table", () =>
       withStore(({ db, sql }) =>
         Effect.gen(function*() {
           assert.deepStrictEqual(yield* db.tables(sql), [
             "sessionflow_sessions",
             "sessionflow_sessions_active",
             "sessionflow_sessions_changes",
+            "sessionflow_sessions_events",
             "sessionflow_sessions_migrations",
             "sessionflow_sessions_runs"
           ])
@@ -52,7 +53,7 @@ for (const dialect of dialects) {
           assert.deepStrictEqual(migrations, dialect.migrations.map((name, i) => ({ migration_id: i + 1, name })))
         })))
 
-    it.scoped("a custom table name (workflow_session) names all five tables", () =>
+    it.scoped("a custom table name (workflow_session) names all six tables", () =>
       withStore(({ db, store, sql }) =>
         Effect.gen(function*() {
           yield* commitFirst(store, "s1", { a: 1 })
@@ -60,6 +61,7 @@ for (const dialect of dialects) {
             "workflow_session",
             "workflow_session_active",
             "workflow_session_changes",
+            "workflow_session_events",
             "workflow_session_migrations",
             "workflow_session_runs"
           ])
@@ -124,7 +126,7 @@ for (const dialect of dialects) {
         yield* sql`DELETE FROM ${sql(db.table("sessionflow_sessions_migrations"))} WHERE migration_id >= 3`
         const behind = yield* Effect.flip(SqlSessionStore.make({ ...db.options, migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         assert.include(behind.message, "the tables of 'sessionflow_sessions'")
-        assert.include(behind.message, "are at migration 2 of 6: open them once with migrations on")
+        assert.include(behind.message, "are at migration 2 of 7: open them once with migrations on")
       }))
   })
 

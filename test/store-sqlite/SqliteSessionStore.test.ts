@@ -105,7 +105,8 @@ describe("SqliteSessionStore", () => {
         { migration_id: 3 },
         { migration_id: 4 },
         { migration_id: 5 },
-        { migration_id: 6 }
+        { migration_id: 6 },
+        { migration_id: 7 }
       ])
     }), 60_000)
 
@@ -209,7 +210,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
       // read-only, it is not migrated: an error that says what to do
       const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
-      assert.include(readonlyError.description, "are at migration 3 of 6")
+      assert.include(readonlyError.description, "are at migration 3 of 7")
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient

@@ -35,6 +35,7 @@ export const SF = "sessionflow"
 export const SF_UNTYPED = "sessionflow (untyped state)"
 export const SF_NORMAL = "sessionflow (synchronous=NORMAL)"
 export const SF_CHANGES = "sessionflow (persist: changes)"
+export const SF_EVENTS = "sessionflow (events stored)"
 export const LG = "LangGraph.js"
 export const LG_EXIT = "LangGraph.js (durability: exit)"
 export const MASTRA = "Mastra (no storage)"
@@ -64,6 +65,10 @@ export const sessionflowUntyped: System = {
 export const sessionflowNormal: System = {
   name: SF_NORMAL,
   open: (filename) => Sessionflow.make({ filename, typed: true, synchronous: "NORMAL" })
+}
+export const sessionflowEvents: System = {
+  name: SF_EVENTS,
+  open: (filename) => Sessionflow.make({ filename, typed: true, events: "stored" })
 }
 export const sessionflowChanges: System = {
   name: SF_CHANGES,

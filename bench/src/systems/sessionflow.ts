@@ -54,6 +54,8 @@ export interface Options {
   readonly steps?: number | undefined
   /** The workflow's `persist` option (typed state only; default `"state"`). */
   readonly persist?: "state" | "changes" | undefined
+  /** The runs' `events` option: `"stored"` writes each run's events to the store's event log. */
+  readonly events?: "stored" | undefined
 }
 
 export const make = async (options: Options): Promise<Runner> => {
@@ -71,7 +73,7 @@ export const make = async (options: Options): Promise<Runner> => {
   const wf: Workflow.Any = options.typed
     ? typedWorkflow(options.steps ?? STEPS, options.persist)
     : untypedWorkflow(options.steps ?? STEPS)
-  const runOnce = (sessionId: string) => Workflow.run(wf, "go", { sessionId })
+  const runOnce = (sessionId: string) => Workflow.run(wf, "go", { sessionId, events: options.events })
   return {
     run: (sessionId, runs) =>
       runtime.runPromise(Effect.gen(function*() {

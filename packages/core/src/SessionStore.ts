@@ -15,14 +15,16 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import { StepOutputSchema } from "./StepOutput.js"
 import * as ids from "./internal/ids.js"
 import * as json from "./internal/json.js"
 import * as idGuard from "./internal/store/idGuard.js"
 import * as memory from "./internal/store/memoryStore.js"
 import type { StateChange } from "./WorkflowEvent.js"
+import * as WorkflowEvent from "./WorkflowEvent.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
 import * as WorkflowError from "./WorkflowError.js"
 
@@ -479,6 +481,100 @@ export interface LoadOptions {
   readonly knownVersion?: number | undefined
 }
 
+// -----------------------------------------------------------------------------
+// event logs
+// -----------------------------------------------------------------------------
+
+/**
+ * How much of a run's event log a store keeps: at most `maxEvents` events per
+ * run (the oldest are dropped beyond it), and a run's events for `keepFor`
+ * milliseconds after the run ended (its `RunCompleted`, `RunFailed` or
+ * `RunCancelled` was stored; a paused run keeps its events until it ends).
+ * The writer of a log gives it with every append; a store removes what is
+ * past it when a run's log grows past `maxEvents` and when a run ends.
+ *
+ * @since 0.1.0
+ * @category event logs
+ */
+export interface EventRetention {
+  readonly maxEvents: number
+  /** milliseconds */
+  readonly keepFor: number
+}
+
+/**
+ * The retention of event logs when a run is given none: 10,000 events per
+ * run, kept for an hour after the run ended.
+ *
+ * @since 0.1.0
+ * @category event logs
+ */
+export const defaultEventRetention: EventRetention = { maxEvents: 10_000, keepFor: 60 * 60 * 1000 }
+
+/**
+ * @since 0.1.0
+ * @category event logs
+ */
+export interface ReadEventsOptions {
+  /** only events with a greater `seq` (default: from the first kept event) */
+  readonly after?: number | undefined
+  /** at most this many events (default 1,000) */
+  readonly limit?: number | undefined
+  /** the last `limit` events (still in order) instead of the first */
+  readonly latest?: boolean | undefined
+}
+
+/**
+ * The events that end a run's log: `RunCompleted`, `RunFailed`,
+ * `RunCancelled` at the run's top level (`RunPaused` ends the run's stream,
+ * not its log: a continue appends after it).
+ *
+ * @since 0.1.0
+ * @category event logs
+ */
+export const isFinalEvent = (event: WorkflowEvent.WorkflowEvent): boolean =>
+  event.path.length === 0 &&
+  (event._tag === "RunCompleted" || event._tag === "RunFailed" || event._tag === "RunCancelled")
+
+const EventJson = Schema.parseJson(WorkflowEvent.WorkflowEvent)
+const encodeEventJson = Schema.encode(EventJson)
+const decodeEventJson = Schema.decodeUnknown(EventJson)
+
+/**
+ * An event as a store keeps it: JSON text of its `WorkflowEvent` encoding.
+ * An event that does not fit the Schema, or holds a value JSON cannot say, is
+ * a `SessionStoreError`.
+ *
+ * @since 0.1.0
+ * @category event logs
+ */
+export const encodeEvent = (event: WorkflowEvent.WorkflowEvent): Effect.Effect<string, WorkflowError.SessionStoreError> =>
+  encodeEventJson(event).pipe(
+    Effect.catchAllDefect((cause) => Effect.fail(cause)),
+    Effect.mapError((cause) =>
+      new WorkflowError.SessionStoreError({
+        method: "appendEvents",
+        description: `cannot encode event ${event.seq} (${event._tag}) of run '${event.runId}' as JSON`,
+        cause
+      })
+    )
+  )
+
+/**
+ * A stored event's JSON text, decoded with the `WorkflowEvent` Schema; a row
+ * that does not decode is a `SessionStoreError`.
+ *
+ * @since 0.1.0
+ * @category event logs
+ */
+export const decodeEvent = (runId: string, text: unknown): Effect.Effect<WorkflowEvent.WorkflowEvent, WorkflowError.SessionStoreError> =>
+  Effect.mapError(decodeEventJson(text), (cause) =>
+    new WorkflowError.SessionStoreError({
+      method: "readEvents",
+      description: `a stored event of run '${runId}' is not a workflow event: ${cause.message}`,
+      cause
+    }))
+
 /**
  * The primitives a backend implements.
  *
@@ -622,6 +718,38 @@ export interface Backend {
     sessionId: string,
     options?: WatchOptions
   ) => Stream.Stream<SessionChange, WorkflowError.SessionStoreError | StateDecodeError>
+  /**
+   * Appends events to a run's log, in one write: their `seq`s follow the
+   * ones stored (an event whose run and `seq` are stored already replaces
+   * nothing and is dropped). Then removes what is past `retention`: the
+   * run's oldest events beyond `maxEvents`, and, when the batch ends the run
+   * (see {@link isFinalEvent}), the logs of runs that ended more than
+   * `keepFor` ago. Readers following the run are told (see `watchEvents`).
+   */
+  readonly appendEvents: (
+    runId: string,
+    events: ReadonlyArray<WorkflowEvent.WorkflowEvent>,
+    retention: EventRetention
+  ) => Effect.Effect<void, WorkflowError.SessionStoreError>
+  /** A run's stored events with a `seq` above `after`, in order, at most `limit`. */
+  readonly readEvents: (
+    runId: string,
+    options?: ReadEventsOptions
+  ) => Effect.Effect<ReadonlyArray<WorkflowEvent.WorkflowEvent>, WorkflowError.SessionStoreError>
+  /**
+   * Wake-ups for a reader following a run's log: one as soon as the store
+   * listens (the reader reads then), then one whenever events of the run may
+   * have been appended, by this store or another over the same database. A
+   * wake-up may find nothing new; after every append there is one. The memory
+   * backend is told of each append; the SQLite backend wakes every
+   * `pollInterval` (default {@link defaultPollInterval}); PostgreSQL is
+   * notified (`LISTEN`/`NOTIFY`) and also wakes every `pollInterval`
+   * (default 5 seconds) as a safety net. Never ends by itself.
+   */
+  readonly watchEvents: (
+    runId: string,
+    options?: WatchOptions
+  ) => Stream.Stream<void, WorkflowError.SessionStoreError>
 }
 
 /**
@@ -669,8 +797,23 @@ export const make = (primitives: Backend): Service => {
   // innermost first: taking such a lock again would wait for ever, so it is
   // refused instead
   const held = FiberRef.unsafeMake<HeldLocks | undefined>(undefined)
+  // the runs this store appended events to, for its own readers: they learn of
+  // them at once, whatever the backend's own wake-ups (a SQLite poll)
+  const appended = Effect.runSync(PubSub.unbounded<string>())
   return {
     ...backend,
+    appendEvents: (runId, events, retention) =>
+      events.length === 0
+        ? Effect.void
+        : Effect.zipRight(backend.appendEvents(runId, events, retention), PubSub.publish(appended, runId)),
+    watchEvents: (runId, options) =>
+      Stream.unwrapScoped(Effect.map(PubSub.subscribe(appended), (local) =>
+        // subscribed before the backend's first wake-up, after which the reader reads
+        Stream.merge(
+          backend.watchEvents(runId, options),
+          Stream.fromQueue(local).pipe(Stream.filter((id) => id === runId), Stream.as(undefined))
+        )
+      )),
     owner: `${typeof process === "object" ? process.pid : "?"}-${crypto.randomUUID()}`,
     withSessionLock: (sessionId) => (self) =>
       // Uninterruptible but for the wait and `self`; `Effect.exit` takes every

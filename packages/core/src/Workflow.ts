@@ -264,6 +264,28 @@ export interface RunOptions<I> {
    * `Workflow.recover` carry it on.
    */
   readonly leaseDuration?: Duration.DurationInput | undefined
+  /**
+   * `"stored"`: the run's events are written to the store's event log (in
+   * batches, with their `seq`), so that {@link events} can replay and follow
+   * them, from this process or another; default `"none"` (see the README's
+   * "Event log" for what it costs)
+   */
+  readonly events?: "stored" | "none" | undefined
+  /**
+   * How much of the run's event log is kept: `maxEvents` per run (default
+   * 10,000; the oldest go first), `keepFor` after the run ended (default 1
+   * hour). See `SessionStore.EventRetention`.
+   */
+  readonly eventRetention?: EventRetentionOptions | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface EventRetentionOptions {
+  readonly maxEvents?: number | undefined
+  readonly keepFor?: Duration.DurationInput | undefined
 }
 
 /**
@@ -351,6 +373,10 @@ export interface ContinueOptions {
   readonly retryOnConflict?: boolean | number | undefined
   /** the lease of the carried-on run (see `RunOptions.leaseDuration`) */
   readonly leaseDuration?: Duration.DurationInput | undefined
+  /** `"stored"`: the carried-on run's events go on in its event log (see `RunOptions.events`) */
+  readonly events?: "stored" | "none" | undefined
+  /** see `RunOptions.eventRetention` */
+  readonly eventRetention?: EventRetentionOptions | undefined
   /**
    * `continue`: the pause this answer is for (the `key` of the `RunPaused`
    * error or event). The answer is taken only while the run waits at that
@@ -550,6 +576,47 @@ export const recover: <W extends Any>(
   WorkflowError.SessionStoreError,
   Context<W> | SessionStore.SessionStore
 > = durable.recover
+
+// -----------------------------------------------------------------------------
+// event logs
+// -----------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category event logs
+ */
+export interface EventsOptions extends SessionOptions, SessionStore.WatchOptions {
+  /** only the events with a greater `seq` (a client's last seen event, e.g. `Last-Event-ID`); default: all */
+  readonly after?: number | undefined
+}
+
+/**
+ * The events of a run stored with `events: "stored"`, as a `Stream`: the
+ * stored ones with a `seq` above `after`, in order, then the later ones as
+ * they are stored, until the run ends (`RunCompleted`, `RunFailed`,
+ * `RunCancelled`) or pauses (`RunPaused`). It works from any process using
+ * the same store: in the process running the run, readers are told of each
+ * batch at once; in another, the store tells them (PostgreSQL: `NOTIFY`) or
+ * they poll it (SQLite: every `pollInterval`, default 250 millis). Events are
+ * read by `seq`: none twice, none skipped. A run whose process died (an
+ * abandoned run) is followed until it is resumed and ends.
+ *
+ * Fails with `RunNotFound` when the run is not one of this workflow (or not
+ * this user's), when it has no stored events, or when the events after `after`
+ * are no longer kept (see `eventRetention`).
+ *
+ * @since 0.1.0
+ * @category event logs
+ */
+export const events: <W extends Any>(
+  self: W,
+  runId: string,
+  options?: EventsOptions
+) => Stream.Stream<
+  WorkflowEvent.WorkflowEvent,
+  WorkflowError.RunNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
+  SessionStore.SessionStore
+> = durable.events
 
 // -----------------------------------------------------------------------------
 // sessions

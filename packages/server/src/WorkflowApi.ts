@@ -13,6 +13,7 @@
  * | `GET /workflows/:name/runs` | the caller's runs, a page at a time |
  * | `GET /workflows/:name/runs/paused` | the caller's paused runs, with their questions |
  * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question and carry it on (JSON or server-sent events) |
+ * | `GET /workflows/:name/runs/:runId/events` | a run's stored events after `Last-Event-ID`, then its new ones until it ends (server-sent events) |
  * | `POST /workflows/:name/runs/:runId/cancel` | end a paused (or running) run: its `cancelled` record |
  * | `GET /workflows/:name/sessions` | the caller's sessions, a page at a time |
  * | `GET /workflows/:name/sessions/:sessionId` | a session with its state |
@@ -51,7 +52,7 @@ import * as Schema from "effect/Schema"
  */
 export class BadRequest extends Schema.TaggedError<BadRequest>("@sessionflow/server/BadRequest")(
   "BadRequest",
-  { reason: Schema.Literal("body", "input", "state", "session-id", "response", "cursor"), message: Schema.String },
+  { reason: Schema.Literal("body", "input", "state", "session-id", "response", "cursor", "last-event-id"), message: Schema.String },
   HttpApiSchema.annotations({ status: 400 })
 ) {}
 
@@ -687,8 +688,10 @@ export class RunsGroup extends HttpApiGroup.make("runs")
         OpenApi.Description,
         "Returns the RunOutput as JSON (202 with the question when the run pauses for a person), or, with " +
           "`Accept: text/event-stream`, streams the run's events as they happen. A client that disconnects " +
-          "interrupts the run: it is recorded as cancelled and commits nothing. A session with a paused run takes " +
-          "no new run (409) until that run is continued or cancelled."
+          "from the stream does not stop the run: it goes on, and its events can be read again from " +
+          "`GET …/runs/:runId/events` (with `Last-Event-ID`); with `?cancelOnDisconnect=true` a client that " +
+          "disconnects interrupts the run instead (recorded as cancelled, nothing committed). A session with a " +
+          "paused run takes no new run (409) until that run is continued or cancelled."
       )
       .annotate(OpenApi.Transform, runEventsDoc)
   )
@@ -734,6 +737,28 @@ export class RunsGroup extends HttpApiGroup.make("runs")
           "`Accept: text/event-stream`, the carried-on run's events, starting with RunResumed."
       )
       .annotate(OpenApi.Transform, runEventsDoc)
+  )
+  .add(
+    HttpApiEndpoint.get("events", "/workflows/:name/runs/:runId/events")
+      .setPath(runPath)
+      .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(Schema.String) }))
+      .setUrlParams(Schema.Struct({ after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(-1))) }))
+      .addSuccess(Schema.String)
+      .annotate(OpenApi.Summary, "A run's stored events, then its new ones until it ends, as server-sent events, from every server")
+      .annotate(
+        OpenApi.Description,
+        "Replays the events of a run (stored by the server that runs it) after the client's last one — " +
+          "`Last-Event-ID`, else `?after=` (a seq), else from the first — then follows the new ones until the run " +
+          "ends or pauses, whichever server runs it over the same store (PostgreSQL: as they are stored; SQLite: " +
+          "polled). No event is sent twice or skipped. A client cut off (a dropped connection, a slow reader past " +
+          "the stream buffer) reconnects with the last id it saw."
+      )
+      .annotate(OpenApi.Transform, eventStreamDoc(
+        "Server-sent events: one per WorkflowEvent (`id:` its seq, `event:` its _tag, `data:` its JSON), ending " +
+          "with RunCompleted, RunFailed, RunCancelled or RunPaused; comments as heartbeats; an `EventsFailed` " +
+          "event (`data:` `{ error }`) ends the stream when the events asked for are no longer kept.",
+        true
+      ))
   )
   .add(
     HttpApiEndpoint.post("cancel", "/workflows/:name/runs/:runId/cancel")

@@ -197,6 +197,15 @@ export interface Options<Entries extends ReadonlyArray<Entry>> {
    * its run goes on without it; default 1 MiB
    */
   readonly maxStreamBuffer?: number | undefined
+  /**
+   * Which runs' events are stored in the store's event log, for
+   * `GET /workflows/:name/runs/:runId/events` (replayed and followed with
+   * `Last-Event-ID`, on this server or another over the same store):
+   * `"streamed"` (default) the runs started or continued with
+   * `Accept: text/event-stream`; `"all"` every run, JSON ones too; `"none"`
+   * none (that route then finds no events)
+   */
+  readonly events?: "streamed" | "all" | "none" | undefined
   /** mount everything under this path (e.g. `/sessionflow`); default: at the root */
   readonly prefix?: `/${string}` | undefined
   /** serve the session browser at `${prefix}/` (default true) */

@@ -80,6 +80,8 @@ export interface TableNames {
   readonly active: string
   /** the changes kept after a session's last whole state */
   readonly changes: string
+  /** the event logs of runs stored with `events: "stored"` */
+  readonly events: string
   readonly migrations: string
 }
 
@@ -104,7 +106,8 @@ export interface Options {
   /**
    * The session table (default `sessionflow_sessions`). The runs table is
    * `<table>_runs`, the unfinished runs `<table>_active`, the kept changes
-   * `<table>_changes` and the migrations table `<table>_migrations`. 1 to 48
+   * `<table>_changes`, the runs' event logs `<table>_events` and the
+   * migrations table `<table>_migrations`. 1 to 48
    * letters, digits and underscores, not starting with a digit or with the
    * database's reserved prefix (`sqlite_`, `pg_`); on PostgreSQL lowercase
    * letters only.

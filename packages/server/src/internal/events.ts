@@ -52,6 +52,8 @@ export interface StreamOptions {
   readonly scope: Scope.Scope
   /** the session id the request named, for a terminal event before `RunStarted` (never in practice) */
   readonly sessionId: string | undefined
+  /** whether a client that goes away interrupts the run (else the run goes on without it) */
+  readonly cancelOnDisconnect: boolean
 }
 
 /**
@@ -75,9 +77,10 @@ export const response = <E, R>(
     // what the client has not taken yet: bounded, so a client that does not read costs at most maxBuffered
     let buffered = 0
     let cutOff = false
+    let gone = false
     const send = (text: string) =>
       Effect.suspend(() => {
-        if (cutOff) return Effect.void
+        if (cutOff || gone) return Effect.void
         const bytes = encoder.encode(text)
         if (buffered + bytes.length > options.maxBuffered) {
           // too slow: the client is cut off (its response ends); the run goes on without it
@@ -140,10 +143,16 @@ export const response = <E, R>(
       ),
       Effect.ensuring(mailbox.end)
     )
-    // the run lives in the server's scope: a client that goes away interrupts it, one cut off for reading too
-    // slowly does not
+    // the run lives in the server's scope: a client that goes away interrupts it only with
+    // `cancelOnDisconnect` (else the run goes on, its events stored for a client that comes back); one cut
+    // off for reading too slowly never does
     const fiber = yield* Effect.forkIn(run, options.scope)
-    yield* Effect.addFinalizer(() => cutOff ? Effect.void : Fiber.interrupt(fiber))
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        gone = true
+        return cutOff || !options.cancelOnDisconnect ? Effect.void : Fiber.interrupt(fiber)
+      })
+    )
     yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(options.heartbeat), send(heartbeatFrame))))
     return Mailbox.toStream(mailbox).pipe(
       Stream.mapChunks((chunk) => {
@@ -159,6 +168,31 @@ export const eventStreamResponse = (body: Stream.Stream<Uint8Array>): HttpServer
     contentType: "text/event-stream",
     headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
   })
+
+/**
+ * The body of a run's stored events (`GET …/runs/:runId/events`): one
+ * server-sent event per `WorkflowEvent`, as a live run's stream frames them
+ * (`id:` its seq, so that a client that reconnects sends it back as
+ * `Last-Event-ID`), a comment every `heartbeat`; it ends after the run's
+ * terminal event (or its pause). When the events cannot be read (those after
+ * the client's last one are no longer kept), an `EventsFailed` event with
+ * `message` ends it.
+ *
+ * @internal
+ */
+export const logResponse = <E, R>(
+  events: Stream.Stream<WorkflowEvent.WorkflowEvent, E, R>,
+  options: { readonly heartbeat: Duration.Duration; readonly message: (error: E) => string }
+): Stream.Stream<Uint8Array, never, R> => {
+  const frames = events.pipe(
+    Stream.map(frame),
+    Stream.catchAll((error) => Stream.succeed(`event: EventsFailed\ndata: ${json({ error: options.message(error) })}\n\n`))
+  )
+  const heartbeats = Stream.repeatEffect(Effect.as(Effect.sleep(options.heartbeat), heartbeatFrame))
+  return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(
+    Stream.map((text) => encoder.encode(text))
+  )
+}
 
 /**
  * The body of a watched session: one `SessionUpdate` event per version (`id:`

@@ -586,7 +586,8 @@ const runEvents = (
   served: Served,
   settings: Settings,
   stream: Stream.Stream<WorkflowEvent.WorkflowEvent, unknown, any>,
-  sessionId: string | undefined
+  sessionId: string | undefined,
+  cancelOnDisconnect: boolean
 ) =>
   events.eventStreamResponse(withinStream(
     served,
@@ -595,9 +596,36 @@ const runEvents = (
       heartbeat: settings.heartbeat,
       sessionId,
       maxBuffered: settings.maxStreamBuffer,
-      scope: settings.scope
+      scope: settings.scope,
+      cancelOnDisconnect
     })
   ))
+
+/** Whether a run's events are stored: a streamed one unless `events: "none"`, a JSON one with `events: "all"`. */
+const storedEvents = (settings: Settings, streamed: boolean): "stored" | "none" =>
+  settings.events === "all" || (streamed && settings.events === "streamed") ? "stored" : "none"
+
+/**
+ * `?cancelOnDisconnect=true` on a streamed run: a client that goes away
+ * interrupts the run (else it goes on). Read from the request's URL, beside
+ * the endpoint's declared parameters.
+ */
+const cancelOnDisconnect = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const query = request.url.indexOf("?")
+  return query >= 0 && new URLSearchParams(request.url.slice(query + 1)).get("cancelOnDisconnect") === "true"
+})
+
+/**
+ * The `seq` a client of a run's event log has seen last: `Last-Event-ID`,
+ * else `?after=`, else none (-1).
+ */
+const lastSeen = (header: string | undefined, after: number | undefined): Effect.Effect<number, Api.BadRequest> => {
+  if (header === undefined || header.trim() === "") return Effect.succeed(after ?? -1)
+  const seq = Number(header.trim())
+  return Number.isSafeInteger(seq) && seq >= -1
+    ? Effect.succeed(seq)
+    : Effect.fail(new Api.BadRequest({ reason: "last-event-id", message: "Last-Event-ID is not the seq of an event" }))
+}
 
 const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
   HttpApiBuilder.group(api, "runs", (handlers) =>
@@ -615,10 +643,11 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             userId,
             sessionState: payload.sessionState,
             overwriteDbSessionState: payload.overwriteDbSessionState,
-            runId: payload.runId
+            runId: payload.runId,
+            events: storedEvents(settings, streamed)
           }
           return streamed
-            ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), sessionId)
+            ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), sessionId, yield* cancelOnDisconnect)
             : yield* runJson(
               served,
               settings,
@@ -714,15 +743,41 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
               })
             )
           }
-          const options: Workflow.ContinueOptions = payload.pause === undefined ? { userId } : { userId, pause: payload.pause }
-          return wantsEvents(headers.accept)
+          const streamed = wantsEvents(headers.accept)
+          const options: Workflow.ContinueOptions = {
+            userId,
+            events: storedEvents(settings, streamed),
+            ...(payload.pause === undefined ? {} : { pause: payload.pause })
+          }
+          return streamed
             ? runEvents(
               served,
               settings,
               Workflow.continueStream(served.workflow, path.runId, payload.response, options),
-              run.sessionId
+              run.sessionId,
+              yield* cancelOnDisconnect
             )
             : yield* runJson(served, settings, Workflow.continue(served.workflow, path.runId, payload.response, options), false)
+        }).pipe(errors.catchDefects))
+      .handle("events", ({ headers, path, urlParams }) =>
+        Effect.gen(function*() {
+          const { userId } = yield* Api.CurrentUser
+          const served = yield* lookup(registry, path.name)
+          const after = yield* lastSeen(headers["last-event-id"], urlParams.after)
+          const store = yield* SessionStore.SessionStore
+          const known = yield* within(served, store.getRun(path.runId)).pipe(Effect.mapError(errors.sessionError(false)))
+          const run = Option.map(known, (k) => k._tag === "Active" ? k.run : k.record)
+          // a run of another workflow, or of another user, does not exist
+          if (Option.isNone(run) || run.value.workflowName !== served.workflow.name || !mayUse(served, run.value.userId, userId)) {
+            return yield* Effect.fail(errors.runNotFound(path.runId))
+          }
+          return events.eventStreamResponse(withinStream(
+            served,
+            events.logResponse(
+              Workflow.events(served.workflow, path.runId, { after, userId: run.value.userId }),
+              { heartbeat: settings.heartbeat, message: (error) => errors.publicRunMessage(error, undefined) }
+            )
+          ))
         }).pipe(errors.catchDefects))
       .handle("cancel", ({ path }) =>
         onWorkflow(registry, path.name, (served, userId) =>
@@ -802,6 +857,8 @@ interface Settings {
   readonly maxStreamBuffer: number
   /** the server's scope, where runs cut off from a slow client go on */
   readonly scope: Scope.Scope
+  /** which runs' events are stored */
+  readonly events: "streamed" | "all" | "none"
 }
 
 /** The package's version, the `info.version` of `/openapi.json` (from `src/internal` or `dist/internal`). */
@@ -818,7 +875,8 @@ export const layer = (options: Options) =>
       runTimeout: Duration.decode(options.runTimeout ?? defaults.runTimeout),
       heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat),
       maxStreamBuffer: options.maxStreamBuffer ?? defaults.maxStreamBuffer,
-      scope: yield* Effect.scope
+      scope: yield* Effect.scope,
+      events: options.events ?? "streamed"
     }
     const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
     const requireAuth = options.requireAuth === true

@@ -8,6 +8,7 @@
  * 6 is the same on both: the triggers that make an edit from outside (an
  * operator's `UPDATE` of a state or of a kept change that leaves the version
  * alone) a new version, so that every cached copy is seen to be stale.
+ * Migration 7 (`create_events`, the same on both) adds the runs' event logs.
  *
  * @internal
  */
@@ -28,7 +29,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 6
+export const latestMigrationId = 7
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -46,6 +47,28 @@ const editedState = (sql: SqlClient.SqlClient) =>
       orElse: () => "NEW.version = OLD.version AND NEW.state_size = OLD.state_size AND NEW.state IS NOT OLD.state"
     })
   )
+
+/**
+ * Migration 7: the runs' event logs, one row per event (its `WorkflowEvent`
+ * encoding as JSON text), keyed by run and `seq`; `final` marks the event that
+ * ended its run (so that the logs of runs ended long ago are found by an
+ * index of those rows only). Not tied to the session rows: a run's log starts
+ * before its session exists, and outlives a removed session until its retention.
+ */
+const createEvents = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const integer = sql.onDialectOrElse({ pg: () => sql.literal("BIGINT"), orElse: () => sql.literal("INTEGER") })
+    yield* sql`CREATE TABLE ${sql(t.events)} (
+  run_id TEXT NOT NULL,
+  seq ${integer} NOT NULL,
+  session_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  final INTEGER NOT NULL,
+  created_at ${integer} NOT NULL,
+  PRIMARY KEY (run_id, seq)
+)${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
+    yield* sql`CREATE INDEX ${sql(`${local(t.events)}_ended_idx`)} ON ${sql(t.events)} (created_at) WHERE final = 1`
+  })
 
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
   "0001_create_sessions": Effect.gen(function*() {
@@ -131,7 +154,8 @@ FOR EACH ROW WHEN NEW.changes IS NOT OLD.changes
 BEGIN
   UPDATE ${sql(t.sessions)} SET version = version + 1 WHERE session_id = NEW.session_id;
 END`
-  })
+  }),
+  "0007_create_events": createEvents(sql, t)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -226,7 +250,8 @@ END
 $$`
     yield* sql`CREATE TRIGGER ${sql(`${local(t.changes)}_edited`)} AFTER UPDATE OF changes ON ${sql(t.changes)}
 FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${sql(`${t.changes}_edited`)}()`
-  })
+  }),
+  "0007_create_events": createEvents(sql, t)
 })
 
 /** The store's migrations on the client's dialect. */

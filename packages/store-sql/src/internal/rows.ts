@@ -73,6 +73,7 @@ export const tableNames = (
       runs: `${table}_runs`,
       active: `${table}_active`,
       changes: `${table}_changes`,
+      events: `${table}_events`,
       migrations: `${table}_migrations`
     })
   )

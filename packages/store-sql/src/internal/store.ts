@@ -13,7 +13,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { Fragment } from "@effect/sql/Statement"
-import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { SessionStore, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -88,6 +88,7 @@ export const resolveTables = (
       runs: qualify(names.runs),
       active: qualify(names.active),
       changes: qualify(names.changes),
+      events: qualify(names.events),
       migrations: qualify(names.migrations)
     }
   })
@@ -710,17 +711,60 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
 FROM ${sessions} WHERE session_id = ${sessionId}`
   })
 
+  const listen = dialect === "pg" ? driver?.listen : undefined
+
+  /**
+   * The wake-ups of a reader: every `pollInterval`, and, told of writes (the
+   * driver's `listen`), whenever `channel` carries `payload`, or the empty
+   * payload of a new listening connection (anything may have been written
+   * before). The first poll comes after one interval: a reader reads once
+   * before its first wake-up.
+   */
+  const wakeUps = (method: string, channel: string, payload: string, options?: SessionStore.WatchOptions) => {
+    const requested = options?.pollInterval ??
+      (listen === undefined ? SessionStore.defaultPollInterval : defaultNotifiedPollInterval)
+    return Stream.unwrap(Effect.map(rows.pollInterval(requested), (interval) => {
+      const polls = Stream.fromSchedule(Schedule.spaced(interval))
+      return listen === undefined ? polls : Stream.merge(
+        listen(channel).pipe(
+          // the schedule starts again once the stream emits: after each new connection's wake-up
+          Stream.retry(
+            Schedule.exponential("50 millis", 2).pipe(
+              Schedule.union(Schedule.spaced("1 second")),
+              Schedule.jittered,
+              Schedule.upTo(relistenTimeout)
+            )
+          ),
+          // "": listening (again), anything may have been written before
+          Stream.filter((heard) => heard === payload || heard === ""),
+          Stream.mapError((error) =>
+            new WorkflowError.SessionStoreError({
+              method,
+              description: `lost the connection that listens for commits, and could not listen again within ${
+                Duration.format(relistenTimeout)
+              }: ${describeError(error)}`,
+              cause: error
+            })
+          )
+        ),
+        polls
+      ).pipe(
+        // several wake-ups while a read is under way make one more read
+        Stream.buffer({ capacity: 1, strategy: "sliding" })
+      )
+    }))
+  }
+
   /**
    * Watching: the store reads the session's version every `pollInterval`,
-   * and the row only when the version went up. Told of commits (the
-   * driver's `listen`: PostgreSQL's LISTEN on the channel commits notify in
-   * their transaction, with the session id as payload), it also reads when a
-   * notification for the session arrives, and polls only as a safety net (by
-   * default every `defaultNotifiedPollInterval`). When the listening
-   * connection is lost, it listens again (the driver's stream starts with a
-   * wake-up, so the versions committed meanwhile are read), for
-   * `relistenTimeout` at most before the watch fails with a
-   * `SessionStoreError`.
+   * and the row only when the version went up. Told of commits (PostgreSQL's
+   * LISTEN on the channel commits notify in their transaction, with the
+   * session id as payload), it also reads when a notification for the
+   * session arrives, and polls only as a safety net (by default every
+   * `defaultNotifiedPollInterval`). When the listening connection is lost, it
+   * listens again (the driver's stream starts with a wake-up, so the versions
+   * committed meanwhile are read), for `relistenTimeout` at most before the
+   * watch fails with a `SessionStoreError`.
    */
   const watch = (sessionId: string, options?: SessionStore.WatchOptions) => {
     const read = (last: number) =>
@@ -728,46 +772,75 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
         waitForLock("watch"),
         Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") })
       )
-    const listen = dialect === "pg" ? driver?.listen : undefined
-    const requested = options?.pollInterval ??
-      (listen === undefined ? SessionStore.defaultPollInterval : defaultNotifiedPollInterval)
-    return Stream.unwrap(Effect.map(rows.pollInterval(requested), (interval) => {
-      const polls = Stream.fromSchedule(Schedule.spaced(interval))
-      return rows.watchStream(
-        listen === undefined ? polls : Stream.merge(
-          listen(channel).pipe(
-            // the schedule starts again once the stream emits: after each new connection's wake-up
-            Stream.retry(
-              Schedule.exponential("50 millis", 2).pipe(
-                Schedule.union(Schedule.spaced("1 second")),
-                Schedule.jittered,
-                Schedule.upTo(relistenTimeout)
-              )
-            ),
-            // "": listening (again), anything may have been committed before
-            Stream.filter((payload) => payload === sessionId || payload === ""),
-            Stream.mapError((error) =>
-              new WorkflowError.SessionStoreError({
-                method: "watch",
-                description: `lost the connection that listens for commits, and could not listen again within ${
-                  Duration.format(relistenTimeout)
-                }: ${describeError(error)}`,
-                cause: error
-              })
-            )
-          ),
-          polls
-        ).pipe(
-          // several wake-ups while a read is under way make one more read
-          Stream.buffer({ capacity: 1, strategy: "sliding" })
-        ),
-        read
-      )
-    })).pipe(Stream.withSpan("SqlSessionStore.watch"))
+    return rows.watchStream(wakeUps("watch", channel, sessionId, options), read).pipe(Stream.withSpan("SqlSessionStore.watch"))
   }
+
+  // -- event logs --------------------------------------------------------------------
+
+  const eventsTable = sql(t.events)
+  /** the channel appends to event logs are announced on (payload: the run id) */
+  const eventsChannel = channelName(`${t.sessions}_events`)
+
+  const appendEvents = Effect.fn("SqlSessionStore.appendEvents")(
+    function*(runId: string, events: ReadonlyArray<WorkflowEvent.WorkflowEvent>, retention: SessionStore.EventRetention) {
+      if (events.length === 0) return
+      const now = yield* Clock.currentTimeMillis
+      const values = yield* Effect.forEach(events, (event) =>
+        Effect.map(SessionStore.encodeEvent(event), (text) => ({
+          run_id: runId,
+          seq: event.seq,
+          session_id: event.sessionId,
+          event: text,
+          final: SessionStore.isFinalEvent(event) ? 1 : 0,
+          created_at: now
+        })))
+      const last = events.reduce((max, event) => Math.max(max, event.seq), -1)
+      const ends = values.some((row) => row.final === 1)
+      yield* Effect.gen(function*() {
+        yield* sql`INSERT INTO ${eventsTable} ${sql.insert(values)} ON CONFLICT (run_id, seq) DO NOTHING`
+        if (last >= retention.maxEvents) {
+          yield* sql`DELETE FROM ${eventsTable} WHERE run_id = ${runId} AND seq <= ${last - retention.maxEvents}`
+        }
+        if (ends) {
+          yield* sql`DELETE FROM ${eventsTable} WHERE run_id IN
+  (SELECT run_id FROM ${eventsTable} WHERE final = 1 AND created_at < ${now - retention.keepFor})`
+        }
+        if (dialect === "pg") yield* sql`SELECT pg_notify(${eventsChannel}, ${runId})`
+      }).pipe(transaction("appendEvents"))
+    },
+    Effect.catchTags({ SqlError: storeError("appendEvents") })
+  )
+
+  const decodeEventRows = Schema.decodeUnknown(Schema.Array(Schema.Struct({ event: Schema.String })))
+  const readEvents = Effect.fn("SqlSessionStore.readEvents")(
+    function*(runId: string, options?: SessionStore.ReadEventsOptions) {
+      const after = options?.after ?? -1
+      const limit = Math.max(0, Math.floor(options?.limit ?? 1000))
+      const found = yield* decodeEventRows(
+        options?.latest === true
+          ? yield* sql`SELECT seq, event FROM ${eventsTable} WHERE run_id = ${runId} AND seq > ${after}
+ORDER BY seq DESC LIMIT ${limit}`
+          : yield* sql`SELECT seq, event FROM ${eventsTable} WHERE run_id = ${runId} AND seq > ${after}
+ORDER BY seq LIMIT ${limit}`
+      )
+      const ordered = options?.latest === true ? [...found].reverse() : found
+      return yield* Effect.forEach(ordered, (row) => SessionStore.decodeEvent(runId, row.event))
+    },
+    waitForLock("readEvents"),
+    Effect.catchTags({ SqlError: storeError("readEvents"), ParseError: storeError("readEvents") })
+  )
+
+  const watchEvents = (runId: string, options?: SessionStore.WatchOptions): Stream.Stream<void, WorkflowError.SessionStoreError> =>
+    Stream.concat(Stream.make(undefined), wakeUps("watchEvents", eventsChannel, runId, options)).pipe(
+      Stream.as(undefined),
+      Stream.withSpan("SqlSessionStore.watchEvents")
+    )
 
   return SessionStore.make({
     watch,
+    appendEvents,
+    readEvents,
+    watchEvents,
     load,
     info,
     commit,

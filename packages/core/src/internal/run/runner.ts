@@ -35,6 +35,7 @@ import * as idRules from "../ids.js"
 import { jsonProblem } from "../json.js"
 import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
+import * as eventLog from "./eventLog.js"
 import { execute } from "./execute.js"
 import {
   type Attempt,
@@ -245,14 +246,15 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
       sessionId: options?.sessionId ?? self.sessionId ?? crypto.randomUUID(),
       userId
     }
+    const logged = eventLog.storing(options, ids.runId, options?.runId !== undefined, sink)
     const body = Effect.flatMap(SessionStore.SessionStore, (store) => {
       const invalid = invalidSessionId(ids.sessionId)
       if (invalid !== undefined) return Effect.fail(invalid)
       const fresh = freshRun(self, input, options, ids, store)
-      return options?.runId === undefined ? fresh : byId(self, options, ids, sink, store, fresh)
+      return options?.runId === undefined ? fresh : byId(self, options, ids, logged, store, fresh)
     })
-    if (isQuiet(fiber, sink)) return body
-    return withSink(sink, ids, {
+    if (isQuiet(fiber, logged)) return body
+    return withSink(logged, ids, {
       _tag: "RunStarted",
       workflowName: self.name,
       input,
@@ -325,6 +327,7 @@ export const resumeRun = <W extends Any>(
 ): Typed<W> =>
   atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
+    const logged = eventLog.storing(options, runId, true, sink)
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     // refused before the run is claimed: it stays as it was
     yield* checkShape(self, active)
@@ -361,10 +364,10 @@ export const resumeRun = <W extends Any>(
               durability: active.durability,
               retryOnConflict: retries - 1,
               ...(active.additionalData === undefined ? {} : { additionalData: active.additionalData })
-            }, sink)
+            }, logged)
         )
       )
     })
-    return yield* withEvents(sink, ids, undefined, body)
+    return yield* withEvents(logged, ids, undefined, body)
   }))
 

@@ -56,6 +56,19 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
       const description = refusal([["session", run.sessionId], ["run", run.runId]])
       return description === undefined ? backend.startRun(run) : Effect.fail(refused("startRun", description))
     },
+    readEvents: (runId, options) => bad(runId) ? Effect.succeed([]) : backend.readEvents(runId, options),
+    appendEvents: (runId, events, retention) => {
+      const description = refusal([["run", runId], ...events.map((event) => ["session", event.sessionId] as const)])
+      if (description !== undefined) return Effect.fail(refused("appendEvents", description))
+      const stranger = events.find((event) => event.runId !== runId)
+      return stranger === undefined
+        ? backend.appendEvents(runId, events, retention)
+        : Effect.fail(refused("appendEvents", `event ${stranger.seq} is of run '${stranger.runId}', not of run '${runId}'`))
+    },
+    watchEvents: (runId, options) => {
+      const description = refusal([["run", runId]])
+      return description === undefined ? backend.watchEvents(runId, options) : Stream.fail(refused("watchEvents", description))
+    },
     watch: (sessionId, options) => {
       const description = refusal([["session", sessionId]])
       return description === undefined ? backend.watch(sessionId, options) : Stream.fail(refused("watch", description))

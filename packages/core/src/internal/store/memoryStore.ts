@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
-import type * as SessionStore from "../../SessionStore.js"
+import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import { applyChanges, type Change, copyIfJson, copyJson } from "../json.js"
 
@@ -20,6 +20,12 @@ interface MemorySession {
   lastRunId: string | undefined
   /** run records as JSON text, like a database keeps them, by run id, in the order of the history */
   runs: Map<string, string>
+}
+
+/** A run's stored events (JSON text), in order, and when the run ended (epoch millis). */
+interface EventLog {
+  readonly events: Array<{ readonly seq: number; readonly json: string }>
+  endedAt: number | undefined
 }
 
 const serialise = (method: string, what: string, value: unknown) =>
@@ -83,6 +89,10 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
     PubSub.publish(changes, { info: session.info, state: session.state, runId: session.lastRunId })
   /** unfinished runs as JSON text, by run id */
   const active = new Map<string, string>()
+  /** the event logs of runs, by run id */
+  const logs = new Map<string, EventLog>()
+  /** the run ids events were appended to, for `watchEvents` */
+  const appended = Effect.runSync(PubSub.unbounded<string>())
 
   const recordOf = (runId: string): SessionStore.RunRecord | undefined => {
     for (const session of sessions.values()) {
@@ -254,6 +264,45 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
         const start = current === undefined ? [] : [toChange({ info: current.info, state: current.state, runId: current.lastRunId }, 0)]
         return Stream.concat(Stream.fromIterable(start), Stream.fromQueue(subscription).pipe(Stream.filterMap(later)))
       })),
+    appendEvents: (runId, events, retention) =>
+      Effect.gen(function*() {
+        if (events.length === 0) return
+        const encoded = yield* Effect.forEach(events, SessionStore.encodeEvent)
+        const now = yield* Clock.currentTimeMillis
+        const log: EventLog = logs.get(runId) ?? { events: [], endedAt: undefined }
+        logs.set(runId, log)
+        let last = log.events.at(-1)?.seq ?? -1
+        events.forEach((event, i) => {
+          if (event.seq <= last) return
+          last = event.seq
+          log.events.push({ seq: event.seq, json: encoded[i]! })
+          if (SessionStore.isFinalEvent(event)) log.endedAt = now
+        })
+        const beyond = log.events.length - retention.maxEvents
+        if (beyond > 0) log.events.splice(0, beyond)
+        if (log.endedAt === now && events.some(SessionStore.isFinalEvent)) {
+          for (const [id, other] of logs) {
+            if (other.endedAt !== undefined && other.endedAt < now - retention.keepFor) logs.delete(id)
+          }
+        }
+        yield* PubSub.publish(appended, runId)
+      }),
+    readEvents: (runId, options) =>
+      Effect.suspend(() => {
+        const after = options?.after ?? -1
+        const limit = options?.limit ?? 1000
+        const kept = logs.get(runId)?.events ?? []
+        const from = kept.findIndex((event) => event.seq > after)
+        const above = from < 0 ? [] : kept.slice(from)
+        const found = options?.latest === true ? above.slice(Math.max(0, above.length - limit)) : above.slice(0, limit)
+        return Effect.forEach(found, (event) => SessionStore.decodeEvent(runId, event.json))
+      }),
+    watchEvents: (runId) =>
+      Stream.unwrapScoped(Effect.map(PubSub.subscribe(appended), (subscription) =>
+        Stream.concat(
+          Stream.make(undefined),
+          Stream.fromQueue(subscription).pipe(Stream.filter((id) => id === runId), Stream.as(undefined))
+        ))),
     startRun: (run) =>
       Effect.gen(function*() {
         const json = yield* serialise("startRun", "run", run)

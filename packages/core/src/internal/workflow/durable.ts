@@ -8,10 +8,12 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as SessionStore from "../../SessionStore.js"
 import type {
   Any,
   ContinueOptions,
+  EventsOptions,
   Output,
   RecoverOptions,
   Recovered,
@@ -19,6 +21,7 @@ import type {
   State
 } from "../../Workflow.js"
 import * as WorkflowError from "../../WorkflowError.js"
+import * as eventLog from "../run/eventLog.js"
 import * as runner from "../run/runner.js"
 
 /** @internal */
@@ -123,3 +126,17 @@ export const recover = Effect.fn("Workflow.recover")(
     return out
   }
 )
+
+/** @internal */
+export const events = <W extends Any>(self: W, runId: string, options?: EventsOptions) =>
+  Stream.unwrap(Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const found = yield* store.getRun(runId)
+    const run = Option.map(found, (lookup) => lookup._tag === "Active" ? lookup.run : lookup.record)
+    if (Option.isNone(run) || run.value.workflowName !== self.name) {
+      return yield* new WorkflowError.RunNotFound({ runId, description: `no run of workflow '${self.name}' has this id` })
+    }
+    const { sessionId, userId } = run.value
+    if (userId !== undefined) yield* SessionStore.checkOwner(sessionId, userId, options?.userId ?? self.userId)
+    return eventLog.follow(store, runId, options?.after ?? -1, options?.pollInterval === undefined ? {} : { pollInterval: options.pollInterval })
+  })).pipe(Stream.withSpan("Workflow.events"))

@@ -1,0 +1,205 @@
+/**
+ * A run's event log: the sink that writes a run's events to the store, in
+ * batches, numbering them after the ones already stored, and the reader that
+ * replays a run's stored events, then follows the new ones until the run ends.
+ *
+ * @internal
+ */
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as SessionStore from "../../SessionStore.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import type * as WorkflowEvent from "../../WorkflowEvent.js"
+import type { Sink } from "./model.js"
+
+/**
+ * What a run is told about its event log (`RunOptions` and `ContinueOptions`).
+ *
+ * @internal
+ */
+export interface LogOptions {
+  readonly events?: "stored" | "none" | undefined
+  readonly eventRetention?: {
+    readonly maxEvents?: number | undefined
+    readonly keepFor?: Duration.DurationInput | undefined
+  } | undefined
+}
+
+/** How long a batch of events may wait before it is written, at most (checked as events arrive). */
+export const flushInterval = 100
+
+/** The most events of one batch. */
+export const maxBatch = 256
+
+/** The events a follower reads at once. */
+const page = 1000
+
+/** The retention a run's options ask for. */
+export const retentionOf = (options: LogOptions | undefined): SessionStore.EventRetention => ({
+  maxEvents: options?.eventRetention?.maxEvents ?? SessionStore.defaultEventRetention.maxEvents,
+  keepFor: options?.eventRetention?.keepFor === undefined
+    ? SessionStore.defaultEventRetention.keepFor
+    : Duration.toMillis(options.eventRetention.keepFor)
+})
+
+/** Whether an event ends a run's stream: a top-level terminal event, or its pause. */
+const endsStream = (event: WorkflowEvent.WorkflowEvent): boolean =>
+  SessionStore.isFinalEvent(event) || (event._tag === "RunPaused" && event.path.length === 0)
+
+/**
+ * The sink of a run whose events are stored (`events: "stored"`): each event
+ * is numbered after the run's stored ones (a continued or resumed run goes on
+ * from its log's last `seq`; `known` is false for a run id just made, whose
+ * log is empty), kept in a batch, and passed on to `downstream`. A batch is
+ * written when it ends the run's stream (its terminal event, its pause: the
+ * event is passed on once written), when it has `maxBatch` events, or
+ * `flushInterval` millis after its first event (by a timer fiber). Batches
+ * are written one at a time, in order. A batch the store refuses is kept and
+ * written with the next (logged); the run goes on. Without
+ * `events: "stored"`, or when `downstream` is already this run's log sink,
+ * `downstream` as it is.
+ *
+ * @internal
+ */
+export const storing = (options: LogOptions | undefined, runId: string, known: boolean, downstream: Sink): Sink => {
+  // a run carried on inside another (a run by id that resumes its abandoned run) keeps its log's sink
+  if (options?.events !== "stored" || (downstream !== undefined && storingSinks.get(downstream) === runId)) return downstream
+  const retention = retentionOf(options)
+  const lock = Effect.unsafeMakeSemaphore(1)
+  let next: number | undefined = known ? undefined : 0
+  let batch: Array<WorkflowEvent.WorkflowEvent> = []
+  let timer: Fiber.RuntimeFiber<void> | undefined
+  const write = (store: SessionStore.Service) =>
+    lock.withPermits(1)(Effect.suspend(() => {
+      const written = batch
+      batch = []
+      if (written.length === 0) return Effect.void
+      return store.appendEvents(runId, written, retention).pipe(
+        Effect.catchAll((error) =>
+          Effect.zipRight(
+            Effect.sync(() => {
+              batch = [...written, ...batch]
+            }),
+            Effect.logWarning(`sessionflow: could not store the events of run '${runId}' (kept for the next write)`, error)
+          )
+        )
+      )
+    })).pipe(Effect.uninterruptible)
+  const stopTimer = Effect.suspend(() => {
+    const running = timer
+    timer = undefined
+    return running === undefined ? Effect.void : Fiber.interruptFork(running)
+  })
+  const sink = (event: WorkflowEvent.WorkflowEvent) =>
+    Effect.gen(function*() {
+      // the run's store (a run always has one: its sink is used inside the run)
+      const found = yield* Effect.serviceOption(SessionStore.SessionStore)
+      if (Option.isNone(found)) return yield* Effect.dieMessage("a run's events were emitted outside of its store")
+      const store = found.value
+      if (next === undefined) {
+        const [last] = yield* store.readEvents(runId, { latest: true, limit: 1 }).pipe(
+          Effect.catchAll(() => Effect.succeed([]))
+        )
+        next = last === undefined ? 0 : last.seq + 1
+      }
+      const numbered = { ...event, seq: next++ } as WorkflowEvent.WorkflowEvent
+      batch.push(numbered)
+      if (endsStream(numbered) || batch.length >= maxBatch) {
+        yield* stopTimer
+        yield* write(store)
+      } else if (timer === undefined) {
+        timer = yield* Effect.forkDaemon(
+          Effect.zipRight(
+            Effect.sleep(flushInterval),
+            Effect.suspend(() => {
+              timer = undefined
+              return write(store)
+            })
+          )
+        )
+      }
+      if (downstream !== undefined) yield* downstream(numbered)
+    })
+  storingSinks.set(sink, runId)
+  return sink
+}
+
+/** The sinks `storing` made, with the run whose log each writes. */
+const storingSinks = new WeakMap<(event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>, string>()
+
+/**
+ * A run's stored events after `after`, then the ones stored later, until the
+ * run's stream ends: its terminal event or its pause, or, when the run has
+ * ended or paused without them in its log, once everything stored is read.
+ * Events are read by `seq`, so none is read twice and none is skipped: a
+ * first event above `after + 1` means the ones between are no longer kept
+ * (`RunNotFound`).
+ *
+ * @internal
+ */
+export const follow = (
+  store: SessionStore.Service,
+  runId: string,
+  after: number,
+  options: SessionStore.WatchOptions
+): Stream.Stream<WorkflowEvent.WorkflowEvent, WorkflowError.SessionStoreError | WorkflowError.RunNotFound> =>
+  Stream.suspend(() => {
+    let last = after
+    let checked = false
+    const expired = (first: number) =>
+      new WorkflowError.RunNotFound({
+        runId,
+        description: `its events after ${after} are no longer kept (the first kept one is ${first})`
+      })
+    // every stored event above `last`, page by page
+    const readAll: Effect.Effect<
+      Array<WorkflowEvent.WorkflowEvent>,
+      WorkflowError.SessionStoreError | WorkflowError.RunNotFound
+    > = Effect.gen(function*() {
+      const out: Array<WorkflowEvent.WorkflowEvent> = []
+      while (true) {
+        const found = yield* store.readEvents(runId, { after: last, limit: page })
+        if (found.length > 0) {
+          if (!checked && found[0]!.seq > after + 1) return yield* expired(found[0]!.seq)
+          checked = true
+          out.push(...found)
+          last = found[found.length - 1]!.seq
+        }
+        if (found.length < page) return out
+      }
+    })
+    const over = Effect.map(store.getRun(runId), (found) =>
+      Option.match(found, {
+        onNone: () => true,
+        onSome: (lookup) => lookup._tag === "Recorded" || lookup.run.status === "paused"
+      }))
+    const read = Effect.gen(function*() {
+      const events = yield* readAll
+      if (events.some(endsStream)) return { events, done: true }
+      if (events.length > 0) return { events, done: false }
+      // nothing new: the run may have ended without its terminal event in the log
+      if (!(yield* over)) return { events, done: false }
+      const rest = yield* readAll
+      if (rest.length === 0 && !checked && after < 0) {
+        return yield* new WorkflowError.RunNotFound({ runId, description: "it has no stored events (they were not stored, or are no longer kept)" })
+      }
+      return { events: rest, done: true }
+    })
+    return store.watchEvents(runId, options).pipe(
+      // several wake-ups while a read is under way make one more read
+      Stream.buffer({ capacity: 1, strategy: "sliding" }),
+      Stream.mapEffect(() => read),
+      Stream.takeUntil((result) => result.done),
+      Stream.mapConcatChunk((result) => Chunk.unsafeFromArray(truncate(result.events)))
+    )
+  })
+
+/** The events up to the first that ends the stream. */
+const truncate = (events: Array<WorkflowEvent.WorkflowEvent>): Array<WorkflowEvent.WorkflowEvent> => {
+  const end = events.findIndex(endsStream)
+  return end < 0 ? events : events.slice(0, end + 1)
+}
