@@ -1,0 +1,172 @@
+/**
+ * The page that shows a workflow, in Chromium under the server's
+ * Content-Security-Policy: its step tree drawn as a graph (every kind of
+ * container, a nested workflow; checked on the DOM, not on pixels), the run
+ * input form built from the input Schema and used with the keyboard only, the
+ * run's timeline (each step with its duration, output and state changes,
+ * marked on the graph), and the same timeline replayed from the run's stored
+ * events.
+ */
+import { expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { describeBrowser, launch } from "../chromium.js"
+import { shop } from "./shop.js"
+import { start } from "./utils.js"
+
+describeBrowser("the workflow page", () => {
+  it.live("draws the step tree, runs from the input form by keyboard, and shows the run's timeline", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* start({ workflows: [shop] })
+      const { page } = yield* launch({ viewport: { width: 1280, height: 900 } })
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => problems.push(String(error)))
+      page.on("console", (message) => {
+        if (message.type() === "error") problems.push(message.text())
+      })
+
+      const result = yield* Effect.promise(async () => {
+        await page.goto(`${url}/`)
+        await page.waitForSelector("body[data-ready=true]")
+        await page.waitForSelector("#graph li.node")
+        const nodes = await page.$$eval("#graph li.node", (items) =>
+          items.map((li) => `${li.getAttribute("data-kind")} ${li.getAttribute("data-path")}`))
+        // the structure: what is drawn inside what, and side by side
+        const structure = await page.evaluate<{ readonly [key: string]: unknown }>(`(() => {
+          const node = (path) => document.querySelector('#graph li.node[data-path="' + path + '"]')
+          const paths = (parent, selector) => Array.from(parent.querySelectorAll(selector), (li) => li.dataset.path)
+          const columns = (path) =>
+            Array.from(node(path).querySelectorAll(":scope > .branches > .branch"), (column) =>
+              column.dataset.branch + ": " + paths(column, "li.node").join(", "))
+          return {
+            top: paths(document, "#graph > ol[role=tree] > li.node"),
+            tabStops: Array.from(document.querySelectorAll("#graph li.node")).filter((li) => li.tabIndex === 0).length,
+            condition: columns("bulk?"),
+            router: columns("ship"),
+            parallel: columns("notify"),
+            loop: paths(node("pack"), "li.node"),
+            nested: paths(node("book"), "li.node")
+          }
+        })()`)
+        const form = {
+          fields: await page.$$eval("#input-fields [name]", (items) =>
+            items.map((i) => `${i.getAttribute("name")} ${i.getAttribute("type") ?? i.tagName.toLowerCase()}`)),
+          textareaHidden: await page.$eval("#input", (t) => t.hasAttribute("hidden"))
+        }
+
+        // the graph is one tab stop whose arrows move through the steps
+        await page.focus("#graph li.node[data-path=price]")
+        await page.keyboard.press("ArrowDown")
+        const afterArrow = await page.evaluate<string | undefined>("document.activeElement?.dataset.path")
+
+        // the keyboard only: Tab to the first field, fill the form, Tab to Run, Enter
+        await page.focus("#token")
+        let tabs = 0
+        const focused = () => page.evaluate<string | undefined>("document.activeElement?.id")
+        while ((await focused()) !== "input-field-item" && tabs < 60) {
+          await page.keyboard.press("Tab")
+          tabs++
+        }
+        await page.keyboard.type("apples")
+        await page.keyboard.press("Tab")
+        await page.keyboard.type("12")
+        await page.keyboard.press("Tab")
+        await page.keyboard.press("Space")
+        await page.keyboard.press("Tab")
+        const onRun = await focused()
+        await page.keyboard.press("Enter")
+        await page.waitForSelector("#events li[data-tag=RunCompleted]")
+        await page.waitForSelector("body[data-running=false]")
+
+        const readTimeline = () =>
+          page.$$eval("#timeline tr", (rows) =>
+            rows.map((row) => {
+              const cell = (name: string) => row.querySelector(`td.${name}`)?.textContent ?? ""
+              return {
+                path: row.getAttribute("data-path"),
+                status: cell("status"),
+                duration: cell("duration"),
+                output: cell("output"),
+                changes: Array.from(row.querySelectorAll("ul.diff li")).map((li: { readonly textContent: string | null }) => li.textContent)
+              }
+            }))
+        const live = await readTimeline()
+        const marked = await page.$$eval("#graph li.node", (items) =>
+          items.map((li) => `${li.getAttribute("data-path")}: ${li.getAttribute("data-status") ?? "-"}`))
+        const state = await page.textContent("#state")
+
+        // the same run, replayed from its stored events
+        await page.click("#runs tr button.show-timeline")
+        await page.waitForFunction(`document.querySelector("#timeline-title").textContent.includes("replayed") &&
+          document.querySelectorAll("#timeline tr[data-status=completed]").length === ${live.length}`)
+        const replayed = await readTimeline()
+        return { nodes, structure, form, afterArrow, tabs, onRun, live, marked, state, replayed, problems: [...problems] }
+      })
+
+      expect(result.nodes).toEqual([
+        "step price",
+        "condition bulk?",
+        "step bulk? › bulk discount",
+        "step bulk? › single price",
+        "router ship",
+        "step ship › courier",
+        "step ship › post",
+        "loop pack",
+        "step pack › box",
+        "parallel notify",
+        "step notify › email",
+        "step notify › sms",
+        "workflow book",
+        "step book › write"
+      ])
+      expect(result.structure).toEqual({
+        top: ["price", "bulk?", "ship", "pack", "notify", "book"],
+        tabStops: 1,
+        condition: ["then: bulk? › bulk discount", "else: bulk? › single price"],
+        router: ["choice: ship › courier", "choice: ship › post"],
+        parallel: ["branch: notify › email", "branch: notify › sms"],
+        loop: ["pack › box"],
+        nested: ["book › write"]
+      })
+      expect(result.form).toEqual({ fields: ["item text", "quantity number", "express checkbox"], textareaHidden: true })
+      expect(result.afterArrow).toBe("bulk?")
+      expect(result.tabs).toBeLessThan(60)
+      expect(result.onRun).toBe("send")
+
+      // every step that ran, in the order it started, each with a duration; the loop's body twice
+      expect(result.live.map((row) => row.path)).toEqual([
+        "price",
+        "bulk?",
+        "bulk? › bulk discount",
+        "ship",
+        "ship › courier",
+        "pack",
+        "pack › box",
+        "pack › box",
+        "notify",
+        "notify › email",
+        "notify › sms",
+        "book",
+        "book › write"
+      ])
+      for (const row of result.live) {
+        expect(row.status).toBe("completed")
+        expect(row.duration).toMatch(/^\d+ ms$/)
+      }
+      const row = (path: string) => result.live.find((r) => r.path === path)!
+      expect(row("price").changes).toEqual(["set total = 36"])
+      expect(row("price").output).toContain(`"item":"apples"`)
+      expect(row("ship › courier").changes.join(" ")).toContain("courier")
+      expect(row("book › write").changes.join(" ")).toContain("write")
+      expect(row("bulk?").changes).toEqual(["no change"])
+      expect(result.marked).toContain("bulk? › bulk discount: completed")
+      expect(result.marked).toContain("bulk? › single price: -")
+      expect(result.marked).toContain("ship › post: -")
+      expect(result.marked).toContain("book › write: completed")
+      expect(result.state).toContain("courier")
+
+      expect(result.replayed.map((r) => [r.path, r.status, r.changes])).toEqual(
+        result.live.map((r) => [r.path, r.status, r.changes])
+      )
+      expect(result.problems).toEqual([])
+    })), 90_000)
+})
