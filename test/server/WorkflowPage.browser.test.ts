@@ -86,7 +86,7 @@ describeBrowser("the workflow page", () => {
                 status: cell("status"),
                 duration: cell("duration"),
                 output: cell("output"),
-                changes: Array.from(row.querySelectorAll("ul.diff li")).map((li: { readonly textContent: string | null }) => li.textContent)
+                changes: Array.from(row.querySelectorAll("ul.diff li") as ArrayLike<{ readonly textContent: string | null }>, (li) => li.textContent)
               }
             }))
         const live = await readTimeline()
