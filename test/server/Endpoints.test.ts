@@ -283,6 +283,7 @@ describe("the API's description", () => {
         "/runs/{runId}",
         "/workflows",
         "/workflows/{name}",
+        "/workflows/{name}/graph",
         "/workflows/{name}/runs",
         "/workflows/{name}/runs/paused",
         "/workflows/{name}/runs/{runId}/cancel",
