@@ -8,10 +8,25 @@
  * events.
  */
 import { expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Step, Workflow } from "@sessionflow/core"
+import { Effect, Schema } from "effect"
 import { describeBrowser, launch } from "../chromium.js"
 import { shop } from "./shop.js"
 import { start } from "./utils.js"
+
+/** An input Schema with an identifier (a `$ref` in its JSON Schema), a choice of literals, an optional field and an integer. */
+const parcel = Workflow.make({
+  name: "parcel",
+  input: Schema.Struct({ size: Schema.Literal("S", "M", "L"), note: Schema.optional(Schema.String), count: Schema.Int })
+    .annotations({ identifier: "Parcel" }),
+  steps: [Step.make("echo", ({ input }) => Effect.succeed(input))]
+})
+
+const textual = Workflow.make({
+  name: "textual",
+  input: Schema.String,
+  steps: [Step.make("shout", ({ input }: { readonly input: string }) => Effect.succeed(input.toUpperCase()))]
+})
 
 describeBrowser("the workflow page", () => {
   it.live("draws the step tree, runs from the input form by keyboard, and shows the run's timeline", () =>
@@ -94,12 +109,25 @@ describeBrowser("the workflow page", () => {
           items.map((li) => `${li.getAttribute("data-path")}: ${li.getAttribute("data-status") ?? "-"}`))
         const state = await page.textContent("#state")
 
+        // drawn as a graph: a sequence top to bottom, branches side by side, children inside their container
+        const box = async (path: string) => (await page.locator(`#graph li.node[data-path="${path}"] > .box`).boundingBox())!
+        const [price, check, ship, yes, no, courier, post, pack, body] = await Promise.all(
+          ["price", "bulk?", "ship", "bulk? › bulk discount", "bulk? › single price", "ship › courier", "ship › post", "pack", "pack › box"].map(box)
+        )
+        const layout = {
+          sequence: price!.y < check!.y && check!.y < ship!.y,
+          conditionSideBySide: yes!.x + yes!.width <= no!.x && Math.abs(yes!.y - no!.y) < 2,
+          routerSideBySide: courier!.x + courier!.width <= post!.x && Math.abs(courier!.y - post!.y) < 2,
+          branchesBelow: yes!.y > check!.y + check!.height && yes!.y < ship!.y,
+          loopBodyInside: body!.x > pack!.x && body!.y > pack!.y + pack!.height
+        }
+
         // the same run, replayed from its stored events
         await page.click("#runs tr button.show-timeline")
         await page.waitForFunction(`document.querySelector("#timeline-title").textContent.includes("replayed") &&
           document.querySelectorAll("#timeline tr[data-status=completed]").length === ${live.length}`)
         const replayed = await readTimeline()
-        return { nodes, structure, form, afterArrow, tabs, onRun, live, marked, state, replayed, problems: [...problems] }
+        return { nodes, structure, form, afterArrow, tabs, onRun, live, marked, state, layout, replayed, problems: [...problems] }
       })
 
       expect(result.nodes).toEqual([
@@ -164,9 +192,47 @@ describeBrowser("the workflow page", () => {
       expect(result.marked).toContain("book › write: completed")
       expect(result.state).toContain("courier")
 
+      expect(result.layout).toEqual({
+        sequence: true,
+        conditionSideBySide: true,
+        routerSideBySide: true,
+        branchesBelow: true,
+        loopBodyInside: true
+      })
+
       expect(result.replayed.map((r) => [r.path, r.status, r.changes])).toEqual(
         result.live.map((r) => [r.path, r.status, r.changes])
       )
       expect(result.problems).toEqual([])
     })), 90_000)
+
+  it.live("builds the form from an input Schema with references, choices and optional fields; a text input keeps the text area", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* start({ workflows: [parcel, textual] })
+      const { page } = yield* launch()
+      const result = yield* Effect.promise(async () => {
+        await page.goto(`${url}/?workflow=parcel`)
+        await page.waitForSelector("body[data-ready=true]")
+        await page.waitForSelector("#input-fields [name=size]")
+        const fields = await page.$$eval("#input-fields [name]", (items) =>
+          items.map((i) => `${i.getAttribute("name")} ${i.getAttribute("type") ?? i.tagName.toLowerCase()}`))
+        const choices = await page.$$eval("#input-fields select[name=size] option", (options) => options.map((o) => o.textContent))
+        await page.selectOption("#input-fields select[name=size]", "M")
+        await page.fill("#input-fields [name=count]", "3")
+        await page.press("#input-fields [name=count]", "Enter")
+        await page.waitForSelector("#events li[data-tag=RunCompleted]")
+        const completed = await page.textContent("#events li[data-tag=RunCompleted]")
+        await page.selectOption("#workflow", "textual")
+        await page.waitForSelector("#graph li.node[data-path=shout]")
+        const text = {
+          fieldsHidden: await page.$eval("#input-fields", (d) => d.hasAttribute("hidden")),
+          textareaHidden: await page.$eval("#input", (t) => t.hasAttribute("hidden"))
+        }
+        return { fields, choices, completed, text }
+      })
+      expect(result.fields).toEqual(["size select", "note text", "count number"])
+      expect(result.choices).toEqual(["S", "M", "L"])
+      expect(result.completed).toContain(`{"size":"M","count":3}`)
+      expect(result.text).toEqual({ fieldsHidden: true, textareaHidden: false })
+    })), 60_000)
 })
