@@ -12,7 +12,7 @@
 import { fieldsOf, renderFields } from "./form.js"
 import { clearMarks, type Graph, renderGraph, type StepNode } from "./graph.js"
 import { readEvents } from "./sse.js"
-import { describeChange, Timeline } from "./timeline.js"
+import { describeChange, preview, Timeline } from "./timeline.js"
 import { renderTree } from "./tree.js"
 
 interface WorkflowInfo {
@@ -112,10 +112,6 @@ const api = async <A>(path: string, init: RequestInit = {}): Promise<A> => {
 }
 
 const time = (millis: number) => new Date(millis).toLocaleString()
-const preview = (value: unknown) => {
-  const text = typeof value === "string" ? value : JSON.stringify(value)
-  return text === undefined ? "" : text.length > 160 ? `${text.slice(0, 157)}…` : text
-}
 
 // -----------------------------------------------------------------------------
 // workflows and sessions

@@ -5,6 +5,8 @@
  * steps boxed inside their step. The nodes are a tree for the keyboard (one
  * tab stop; arrows move, Home / End jump); a run marks the nodes it ran.
  */
+import { el } from "./tree.js"
+
 export interface StepNode {
   readonly name: string
   readonly kind: string
@@ -13,13 +15,6 @@ export interface StepNode {
   readonly branch?: string
   readonly children?: ReadonlyArray<StepNode>
   readonly recursive?: true
-}
-
-const el = <K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string) => {
-  const node = document.createElement(tag)
-  if (className !== undefined) node.className = className
-  if (text !== undefined) node.textContent = text
-  return node
 }
 
 /** The key of a step path (names may hold any character). */

@@ -15,7 +15,8 @@ interface Change {
   readonly items?: unknown
 }
 
-const preview = (value: unknown) => {
+/** A value as one line of at most 160 characters. */
+export const preview = (value: unknown) => {
   const text = typeof value === "string" ? value : JSON.stringify(value)
   return text === undefined ? "" : text.length > 160 ? `${text.slice(0, 157)}…` : text
 }
