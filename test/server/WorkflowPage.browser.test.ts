@@ -5,7 +5,7 @@
  * input form built from the input Schema and used with the keyboard only, the
  * run's timeline (each step with its duration, output and state changes,
  * marked on the graph), and the same timeline replayed from the run's stored
- * events.
+ * events (a paused run's too).
  */
 import { expect, it } from "@effect/vitest"
 import { Step, Workflow } from "@sessionflow/core"
@@ -26,6 +26,20 @@ const textual = Workflow.make({
   name: "textual",
   input: Schema.String,
   steps: [Step.make("shout", ({ input }: { readonly input: string }) => Effect.succeed(input.toUpperCase()))]
+})
+
+/** Prepares, then asks before it sends. */
+const asking = Workflow.make({
+  name: "asking",
+  steps: [
+    Step.make("prepare", () => Effect.succeed("ready")),
+    Step.pause("confirm", {
+      payload: Schema.Struct({ question: Schema.String }),
+      response: Schema.Struct({ approved: Schema.Boolean }),
+      ask: () => Effect.succeed({ question: "send?" }),
+      resume: ({ approved }) => Effect.succeed(approved ? "sent" : "kept")
+    })
+  ]
 })
 
 describeBrowser("the workflow page", () => {
@@ -234,5 +248,42 @@ describeBrowser("the workflow page", () => {
       expect(result.choices).toEqual(["S", "M", "L"])
       expect(result.completed).toContain(`{"size":"M","count":3}`)
       expect(result.text).toEqual({ fieldsHidden: true, textareaHidden: false })
+    })), 60_000)
+
+  it.live("a paused run's timeline: the steps before the question, the asking step paused; continuing it completes the step", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const url = yield* start({ workflows: [asking] })
+      const { page } = yield* launch()
+      const rows = () =>
+        page.$$eval("#timeline tr", (items) =>
+          items.map((row) => `${row.getAttribute("data-path")} ${row.getAttribute("data-status")}`))
+      const result = yield* Effect.promise(async () => {
+        await page.goto(`${url}/?workflow=asking`)
+        await page.waitForSelector("body[data-ready=true]")
+        await page.fill("#input", "go")
+        await page.click("#send")
+        await page.waitForSelector("#events li[data-tag=RunPaused]")
+        await page.waitForSelector("body[data-running=false]")
+        const live = await rows()
+        const marked = await page.$eval("#graph li.node[data-path=confirm]", (li) => li.getAttribute("data-status"))
+        // a reload: the paused run's timeline, replayed from its stored events
+        await page.reload()
+        await page.waitForSelector("body[data-ready=true]")
+        // (a session whose first run waits is not stored yet: the paused list is the workflow's)
+        await page.click("#paused li button.show-timeline")
+        await page.waitForFunction(`document.querySelector("#timeline-title").textContent.includes("replayed") &&
+          document.querySelectorAll("#timeline tr[data-status=paused]").length === 1`)
+        const replayed = await rows()
+        await page.click("#paused li button.approve")
+        await page.waitForSelector("#events li[data-tag=RunCompleted]")
+        await page.waitForSelector("body[data-running=false]")
+        const continued = await rows()
+        return { live, marked, replayed, continued }
+      })
+      expect(result.live).toEqual(["prepare completed", "confirm paused"])
+      expect(result.marked).toBe("paused")
+      expect(result.replayed).toEqual(["prepare completed", "confirm paused"])
+      // the continued run asks its pausing step again, which completes now
+      expect(result.continued).toEqual(["prepare completed", "confirm paused", "confirm completed"])
     })), 60_000)
 })

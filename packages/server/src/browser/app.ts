@@ -279,7 +279,8 @@ const renderPaused = (runs: ReadonlyArray<PausedRun>) => {
     actions.append(
       button("Approve", "approve", () => void answer(run, withReason(true))),
       button("Reject", "reject", () => void answer(run, withReason(false))),
-      reason
+      reason,
+      button("Timeline", "show-timeline", () => void replay(run.runId))
     )
     // any other question: a response in the pausing step's response Schema, as JSON
     const other = document.createElement("details")

@@ -59,6 +59,14 @@ export class Timeline {
         return this.finished(event, "completed", preview(event["content"]))
       case "StepFailed":
         return this.finished(event, "failed", String(event["error"]))
+      case "RunPaused":
+      case "RunCancelled":
+      case "RunFailed":
+        // the steps still open wait for a response, or were cut off
+        for (const row of this.open.values()) {
+          if (!row.done) this.end(row, event._tag === "RunPaused" ? "paused" : "stopped", undefined, "")
+        }
+        return
       case "StateChanged": {
         const row = this.open.get(pathKey(event.path))
         if (row === undefined) return
@@ -94,13 +102,17 @@ export class Timeline {
   private finished(event: Event, status: string, output: string): void {
     const row = this.open.get(pathKey(event.path))
     if (row === undefined || row.done) return
+    this.end(row, status, Math.max(0, event.timestamp - row.started), output)
+  }
+
+  /** Ends a row: `millis` undefined for a step that did not finish (paused, cut off). */
+  private end(row: Row, status: string, millis: number | undefined, output: string): void {
     row.done = true
-    const millis = Math.max(0, event.timestamp - row.started)
     row.element.dataset["status"] = status
     row.status.textContent = status
-    row.duration.textContent = `${millis} ms`
+    row.duration.textContent = millis === undefined ? "" : `${millis} ms`
     row.output.textContent = output
     if (row.diff.childElementCount === 0) row.diff.append(Object.assign(document.createElement("li"), { className: "muted", textContent: "no change" }))
-    markNode(this.graph(), event.path, status, `${millis} ms`)
+    markNode(this.graph(), row.path, status, millis === undefined ? status : `${millis} ms`)
   }
 }

@@ -84,6 +84,7 @@ td.status-completed { color: var(--ok); } td.status-error, td.status-cancelled {
 #graph li.node[data-status="running"] > .box { border-color: #b35c00; background: #fff6e8; }
 #graph li.node[data-status="completed"] > .box { border-color: var(--ok); background: #eefaf2; }
 #graph li.node[data-status="failed"] > .box { border-color: var(--bad); background: #fdeeee; }
+#graph li.node[data-status="paused"] > .box { border-color: #b35c00; border-style: double; }
 #input-fields { flex: 1; display: grid; grid-template-columns: max-content 1fr; gap: .35rem .6rem; align-items: center; }
 #input-fields .field { display: contents; }
 #timeline td.step { font-weight: 600; }
