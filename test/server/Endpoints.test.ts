@@ -298,6 +298,7 @@ describe("the API's description", () => {
         "/runs/{runId}",
         "/workflows",
         "/workflows/{name}",
+        "/workflows/{name}/graph",
         "/workflows/{name}/runs",
         "/workflows/{name}/runs/paused",
         "/workflows/{name}/runs/{runId}/cancel",

@@ -74,6 +74,11 @@ export const make = <
         if (elseSteps === undefined) return StepOutput.make({ content: input.previousStepContent })
         return yield* runner.sequence(elseSteps, input)
       }),
-    { kind: "condition", description: options.description, children: [...steps, ...(elseSteps ?? [])] }
+    {
+      kind: "condition",
+      description: options.description,
+      children: [...steps, ...(elseSteps ?? [])],
+      branches: [...steps.map(() => "steps"), ...(elseSteps ?? []).map(() => "else")]
+    }
   )
 }

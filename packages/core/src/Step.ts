@@ -473,5 +473,11 @@ export const container: <const N extends string, X, E = never, R = never, P = un
      * and kind are
      */
     readonly children?: ReadonlyArray<Any> | undefined
+    /**
+     * the branch each of `children` belongs to (e.g. `"steps"`, `"else"`),
+     * when it runs one of several sequences: shown by
+     * `Workflow.describeSteps`
+     */
+    readonly branches?: ReadonlyArray<string> | undefined
   }
 ) => Step<StepOutput.Content<X>, E, R, P, I, N> = executors.container

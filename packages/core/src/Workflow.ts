@@ -18,10 +18,11 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import type * as Schema from "effect/Schema"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as stepInternal from "./internal/step/node.js"
 import * as runner from "./internal/run/runner.js"
+import * as shape from "./internal/run/shape.js"
 import * as durable from "./internal/workflow/durable.js"
 import * as sessions from "./internal/workflow/sessions.js"
 import * as internal from "./internal/workflow/model.js"
@@ -31,7 +32,7 @@ import type * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import type * as StepOutput from "./StepOutput.js"
 import * as WorkflowError from "./WorkflowError.js"
-import type * as WorkflowEvent from "./WorkflowEvent.js"
+import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
  * @since 0.1.0
@@ -206,6 +207,61 @@ export const andThen: {
     self: Workflow<Prev, E, R, In, St>
   ) => Workflow<stepInternal.Resolve<A, Prev>, E | E2, R | Exclude<R2, internal.Provided<St>>, In, St>
 } = internal.andThen
+
+/**
+ * A step of a workflow's step tree, as plain data (see {@link describeSteps}):
+ * its `name` and `kind`; its `path`, the names from the top level down (as in
+ * the `path` of its events); its `description`; the `branch` of its
+ * container it belongs to (a `Condition`'s `"steps"` or `"else"`); its
+ * `children` (a container's steps: a sequence, a loop's body, a router's
+ * choices, a parallel's branches, a nested workflow's steps); `recursive` for
+ * a container listed again inside itself, whose children are not repeated.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StepNode {
+  readonly name: string
+  readonly kind: WorkflowEvent.StepKind
+  readonly path: ReadonlyArray<string>
+  readonly description?: string
+  readonly branch?: string
+  readonly children?: ReadonlyArray<StepNode>
+  readonly recursive?: true
+}
+
+/**
+ * The Schema of a {@link StepNode} (recursive), for an API that serves a
+ * workflow's step tree.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const StepNode: Schema.Schema<StepNode> = Schema.Struct({
+  name: Schema.String,
+  kind: WorkflowEvent.StepKind,
+  path: Schema.Array(Schema.String),
+  description: Schema.optionalWith(Schema.String, { exact: true }),
+  branch: Schema.optionalWith(Schema.String, { exact: true }),
+  children: Schema.optionalWith(Schema.Array(Schema.suspend((): Schema.Schema<StepNode> => StepNode)), { exact: true }),
+  recursive: Schema.optionalWith(Schema.Literal(true), { exact: true })
+}).annotations({ identifier: "StepNode" })
+
+/**
+ * The step tree of a workflow as plain data: one {@link StepNode} per
+ * top-level step, containers with their children. It is the tree whose
+ * flattened lines are the workflow's shape (what a durable run is carried on
+ * under), computed once per workflow value.
+ *
+ * ```ts
+ * const tree = Workflow.describeSteps(orders)
+ * // [{ name: "parse", kind: "step", path: ["parse"] }, { name: "save", kind: "step", path: ["save"] }]
+ * ```
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const describeSteps: (self: Any) => ReadonlyArray<StepNode> = shape.treeOf
 
 /**
  * A deep-partial of a state, for the `sessionState` run option.

@@ -8,6 +8,7 @@
  * |---|---|
  * | `GET /workflows` | the served workflows |
  * | `GET /workflows/:name` | one workflow |
+ * | `GET /workflows/:name/graph` | its step tree |
  * | `POST /workflows/:name/runs` | run it: JSON `RunOutput` (202 `PausedRunOutput` when it pauses), or with `Accept: text/event-stream` its events as server-sent events |
  * | `GET /runs/:runId` | a run of the caller's: status, result or error, question |
  * | `GET /workflows/:name/runs` | the caller's runs, a page at a time |
@@ -32,7 +33,7 @@ import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { SessionStore, StepOutput } from "@sessionflow/core"
+import { SessionStore, StepOutput, Workflow } from "@sessionflow/core"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 
@@ -672,6 +673,18 @@ export class WorkflowsGroup extends HttpApiGroup.make("workflows")
       .setPath(workflowPath)
       .addSuccess(WorkflowInfo)
       .annotate(OpenApi.Summary, "One workflow")
+  )
+  .add(
+    HttpApiEndpoint.get("graph", "/workflows/:name/graph")
+      .setPath(workflowPath)
+      .addSuccess(Schema.Array(Workflow.StepNode))
+      .annotate(OpenApi.Summary, "The workflow's step tree")
+      .annotate(
+        OpenApi.Description,
+        "One StepNode per top-level step, containers with their children (a sequence's steps, a condition's " +
+          "`steps` and `else` branches, a router's choices, a loop's body, a parallel's branches, a nested " +
+          "workflow's steps); each node's `path` is the `path` of its events."
+      )
   )
 {}
 

@@ -1,12 +1,18 @@
 /**
- * The session browser: pick a workflow, list its sessions, look at a
- * session's state (a collapsible tree) and run history, and run the workflow
- * with an input while its events arrive (server-sent events). A run that
+ * The session browser: pick a workflow, see its step tree as a graph, list
+ * its sessions, look at a session's state (a collapsible tree) and run
+ * history, and run the workflow with an input (a form built from its input
+ * Schema) while its events arrive (server-sent events) and its timeline fills
+ * in (each step's duration, output and state changes, marked on the graph);
+ * a past run's timeline is replayed from its stored events. A run that
  * pauses for a person shows its question with Approve / Reject (the answer an
  * agent's tool approval takes) and a free JSON response; answering continues
  * the run, its events arriving the same way.
  */
+import { fieldsOf, renderFields } from "./form.js"
+import { clearMarks, type Graph, renderGraph, type StepNode } from "./graph.js"
 import { readEvents } from "./sse.js"
+import { describeChange, preview, Timeline } from "./timeline.js"
 import { renderTree } from "./tree.js"
 
 interface WorkflowInfo {
@@ -44,7 +50,9 @@ interface PausedRun {
   readonly pausedAt: number
 }
 
-type Event = { readonly _tag: string; readonly sessionId: string; readonly path: ReadonlyArray<string> } & Record<string, any>
+type Event =
+  & { readonly _tag: string; readonly runId: string; readonly sessionId: string; readonly path: ReadonlyArray<string>; readonly timestamp: number }
+  & Record<string, any>
 
 const base = document.querySelector<HTMLMetaElement>('meta[name="sessionflow-base"]')?.content ?? ""
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
@@ -59,6 +67,10 @@ const ui = {
   error: byId<HTMLParagraphElement>("error"),
   form: byId<HTMLFormElement>("run"),
   input: byId<HTMLTextAreaElement>("input"),
+  fields: byId<HTMLDivElement>("input-fields"),
+  graph: byId<HTMLDivElement>("graph"),
+  timeline: byId<HTMLTableSectionElement>("timeline"),
+  timelineTitle: byId<HTMLParagraphElement>("timeline-title"),
   send: byId<HTMLButtonElement>("send"),
   events: byId<HTMLOListElement>("events"),
   state: byId<HTMLDivElement>("state"),
@@ -69,6 +81,10 @@ const ui = {
 
 let workflows: ReadonlyArray<WorkflowInfo> = []
 let selected: string | undefined
+let graph: Graph | undefined
+/** reads the input form's fields, when the workflow's input Schema is an object of simple fields */
+let readFields: (() => Record<string, unknown>) | undefined
+const timeline = new Timeline(ui.timeline, () => graph)
 
 // the token lives in the field only: never in storage another script of the origin could read later
 localStorage.removeItem("sessionflow-token")
@@ -96,10 +112,6 @@ const api = async <A>(path: string, init: RequestInit = {}): Promise<A> => {
 }
 
 const time = (millis: number) => new Date(millis).toLocaleString()
-const preview = (value: unknown) => {
-  const text = typeof value === "string" ? value : JSON.stringify(value)
-  return text === undefined ? "" : text.length > 160 ? `${text.slice(0, 157)}…` : text
-}
 
 // -----------------------------------------------------------------------------
 // workflows and sessions
@@ -143,12 +155,16 @@ const renderRuns = (runs: ReadonlyArray<RunRecord>) => {
   ui.runs.replaceChildren(...runs.slice().reverse().map((run) => {
     const row = document.createElement("tr")
     const cells = [run.runId.slice(0, 8), run.status, preview(run.input), run.error ?? preview(run.content), time(run.completedAt)]
+    row.dataset["runId"] = run.runId
     row.append(...cells.map((text, i) => {
       const cell = document.createElement("td")
       cell.textContent = text
       if (i === 1) cell.className = `status-${run.status}`
       return cell
     }))
+    const show = document.createElement("td")
+    show.append(button("Timeline", "show-timeline", () => void replay(run.runId)))
+    row.append(show)
     return row
   }))
 }
@@ -263,7 +279,8 @@ const renderPaused = (runs: ReadonlyArray<PausedRun>) => {
     actions.append(
       button("Approve", "approve", () => void answer(run, withReason(true))),
       button("Reject", "reject", () => void answer(run, withReason(false))),
-      reason
+      reason,
+      button("Timeline", "show-timeline", () => void replay(run.runId))
     )
     // any other question: a response in the pausing step's response Schema, as JSON
     const other = document.createElement("details")
@@ -308,7 +325,8 @@ const refresh = async () => {
     showError("")
     const workflow = workflows.find((w) => w.id === ui.workflow.value)
     ui.description.textContent = workflow?.description ?? ""
-    await Promise.all([loadSessions(), loadSession()])
+    if (ui.graph.dataset["workflow"] !== ui.workflow.value) showWorkflow(workflow)
+    await Promise.all([loadSessions(), loadSession(), loadGraph()])
   } catch (error) {
     showError(String((error as Error).message))
   }
@@ -355,11 +373,7 @@ const describeEvent = (event: Event): string => {
     case "ToolCallCompleted":
       return `${at}${event["toolName"]} → ${preview(event["result"])}`
     case "StateChanged":
-      return `${at}state: ${
-        (event["changes"] as ReadonlyArray<{ op: string; path: ReadonlyArray<unknown>; value?: unknown; items?: unknown }>)
-          .map((c) => `${c.op} ${c.path.join(".")}${c.op === "append" ? ` ${preview(c.items)}` : c.op === "set" ? ` = ${preview(c.value)}` : ""}`)
-          .join(", ")
-      }`
+      return `${at}state: ${(event["changes"] as ReadonlyArray<Parameters<typeof describeChange>[0]>).map(describeChange).join(", ")}`
     case "ConditionEvaluated":
       return `${at}condition: ${event["result"]} (${event["branch"]})`
     case "RouterSelected":
@@ -391,6 +405,7 @@ const showEvent = (event: Event) => {
 
 /** The input as the workflow takes it: text, or JSON when its input Schema is not a string. */
 const runInput = (text: string): unknown => {
+  if (readFields !== undefined) return readFields()
   const schema = workflows.find((w) => w.id === ui.workflow.value)?.input
   if (schema === undefined || schema.type === "string") return text
   try {
@@ -422,7 +437,9 @@ const streamEvents = async (url: string, body: unknown) => {
     await readEvents(response.body, ({ data }) => {
       const event = JSON.parse(data) as Event
       if (event._tag === "RunStarted" && selected === undefined) selected = event.sessionId
+      if (event._tag === "RunStarted" || event._tag === "RunResumed") ui.timelineTitle.textContent = `Run ${event.runId.slice(0, 8)}`
       showEvent(event)
+      timeline.add(event)
     })
     return true
   } catch (error) {
@@ -451,6 +468,8 @@ const answer = async (run: PausedRun, response: unknown) => {
 ui.form.addEventListener("submit", (submit) => {
   submit.preventDefault()
   ui.events.replaceChildren()
+  timeline.clear()
+  clearMarks(graph)
   void streamEvents(`${workflowPath()}/runs`, {
     input: runInput(ui.input.value),
     ...(selected === undefined ? {} : { sessionId: selected })
@@ -458,6 +477,57 @@ ui.form.addEventListener("submit", (submit) => {
     if (ok) ui.input.value = ""
   })
 })
+
+// -----------------------------------------------------------------------------
+// the workflow: its step tree, its input form, a past run's timeline
+// -----------------------------------------------------------------------------
+
+/** The input form of `workflow`: its fields, or the text area. */
+const showWorkflow = (workflow: WorkflowInfo | undefined) => {
+  ui.fields.replaceChildren()
+  const fields = fieldsOf(workflow?.input)
+  readFields = fields === undefined ? undefined : renderFields(ui.fields, fields)
+  ui.fields.hidden = fields === undefined
+  ui.input.hidden = fields !== undefined
+  timeline.clear()
+  ui.timelineTitle.textContent = "No run shown yet."
+}
+
+const loadGraph = async () => {
+  const id = ui.workflow.value
+  if (ui.graph.dataset["workflow"] === id) return
+  const tree = await api<ReadonlyArray<StepNode>>(`${workflowPath()}/graph`)
+  if (ui.workflow.value !== id) return
+  graph = renderGraph(tree, `steps of ${workflows.find((w) => w.id === id)?.name ?? id}`)
+  ui.graph.replaceChildren(graph.element)
+  ui.graph.dataset["workflow"] = id
+}
+
+/** A past run's timeline, from its stored events (only the runs whose events the server stores have one). */
+const replay = async (runId: string) => {
+  showError("")
+  timeline.clear()
+  clearMarks(graph)
+  ui.timelineTitle.textContent = `Run ${runId.slice(0, 8)} (replayed from its stored events)`
+  let count = 0
+  try {
+    const response = await fetch(`${workflowPath()}/runs/${encodeURIComponent(runId)}/events`, {
+      headers: headers({ accept: "text/event-stream" })
+    })
+    if (!response.ok || response.body === null) {
+      const failure = await response.json().catch(() => undefined)
+      throw new Error(failure?.message ?? `${response.status} ${response.statusText}`)
+    }
+    await readEvents(response.body, ({ data, event }) => {
+      if (event === "EventsFailed") throw new Error(`The run's events are no longer kept: ${data}`)
+      count++
+      timeline.add(JSON.parse(data) as Event)
+    })
+    if (count === 0) ui.timelineTitle.textContent = `Run ${runId.slice(0, 8)}: no stored events`
+  } catch (error) {
+    showError(String((error as Error).message))
+  }
+}
 
 void (async () => {
   try {

@@ -2,7 +2,8 @@
  * A JSON value as a collapsible tree: objects and arrays are `<details>`
  * (open), leaves are `key: value` lines.
  */
-const el = <K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string) => {
+/** An element with a class and a text. */
+export const el = <K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string) => {
   const node = document.createElement(tag)
   if (className !== undefined) node.className = className
   if (text !== undefined) node.textContent = text

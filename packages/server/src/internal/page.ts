@@ -65,6 +65,32 @@ td.status-completed { color: var(--ok); } td.status-error, td.status-cancelled {
 #paused button.approve { color: #fff; background: var(--ok); border: 0; border-radius: 4px; padding: .3rem .8rem; }
 #paused button.reject { color: #fff; background: var(--bad); border: 0; border-radius: 4px; padding: .3rem .8rem; }
 #paused textarea { width: 100%; min-height: 3rem; font-family: ui-monospace, monospace; }
+#graph { overflow: auto; }
+#graph ol.seq { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; align-items: flex-start; gap: .9rem; }
+#graph li.node { position: relative; }
+#graph ol.seq > li.node + li.node::before { content: ""; position: absolute; top: -.9rem; left: 1.2rem; height: .9rem; border-left: 2px solid var(--line); }
+#graph li.node > .box { display: inline-flex; gap: .4rem; align-items: baseline; border: 1px solid var(--line); border-radius: 6px; padding: .25rem .55rem; background: #fff; }
+#graph li.node:focus { outline: none; }
+#graph li.node:focus > .box { outline: 2px solid var(--accent); outline-offset: 2px; }
+#graph .kind { font-size: .75em; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+#graph .name { font-weight: 600; }
+#graph .status { font-size: .8em; color: var(--muted); }
+#graph .repeat { color: var(--accent); }
+#graph li.node[data-kind="condition"] > .box, #graph li.node[data-kind="router"] > .box { border-style: dashed; }
+#graph li.node > ol.seq, #graph li.node > .branches { margin: .5rem 0 0 1.2rem; padding: .5rem; border: 1px dashed var(--line); border-radius: 6px; }
+#graph li.node[data-kind="loop"] > ol.seq { border-color: var(--accent); }
+#graph .branches { display: flex; gap: .8rem; align-items: flex-start; }
+#graph .branch-label { font-size: .75em; color: var(--muted); margin-bottom: .3rem; }
+#graph li.node[data-status="running"] > .box { border-color: #b35c00; background: #fff6e8; }
+#graph li.node[data-status="completed"] > .box { border-color: var(--ok); background: #eefaf2; }
+#graph li.node[data-status="failed"] > .box { border-color: var(--bad); background: #fdeeee; }
+#graph li.node[data-status="paused"] > .box { border-color: #b35c00; border-style: double; }
+#input-fields { flex: 1; display: grid; grid-template-columns: max-content 1fr; gap: .35rem .6rem; align-items: center; }
+#input-fields .field { display: contents; }
+#timeline td.step { font-weight: 600; }
+#timeline tr[data-status="failed"] td.status { color: var(--bad); }
+#timeline tr[data-status="completed"] td.status { color: var(--ok); }
+#timeline ul.diff { list-style: none; margin: 0; padding: 0; font-family: ui-monospace, monospace; font-size: 12px; color: #7a3e9d; }
 `
 
 const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
@@ -73,7 +99,7 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="sessionflow-base" content="${escapeHtml(prefix)}">
-<link rel="icon" href="data:,">
+<link rel="icon" type="image/svg+xml" href="${escapeHtml(prefix)}/favicon.svg">
 <title>sessionflow · sessions</title>
 <style>${style}</style>
 </head>
@@ -102,12 +128,22 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
       <ul id="paused"></ul>
     </section>
     <section class="panel">
+      <h3>Steps</h3>
+      <div id="graph"><span class="muted">No workflow selected.</span></div>
+    </section>
+    <section class="panel">
       <h3>Run</h3>
       <form id="run">
-        <textarea id="input" name="input" placeholder="Input for the workflow (text, or JSON for a structured input)"></textarea>
+        <div id="input-fields" hidden></div>
+        <textarea id="input" name="input" aria-label="Run input" placeholder="Input for the workflow (text, or JSON for a structured input)"></textarea>
         <button id="send" type="submit">Run</button>
       </form>
       <ol id="events"></ol>
+    </section>
+    <section class="panel">
+      <h3>Timeline</h3>
+      <p id="timeline-title" class="muted">No run shown yet.</p>
+      <table><thead><tr><th>step</th><th>kind</th><th>status</th><th>duration</th><th>output</th><th>state changes</th></tr></thead><tbody id="timeline"></tbody></table>
     </section>
     <section class="panel">
       <h3>State</h3>
@@ -115,7 +151,7 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
     </section>
     <section class="panel">
       <h3>Run history</h3>
-      <table><thead><tr><th>run</th><th>status</th><th>input</th><th>output</th><th>finished</th></tr></thead><tbody id="runs"></tbody></table>
+      <table><thead><tr><th>run</th><th>status</th><th>input</th><th>output</th><th>finished</th><th></th></tr></thead><tbody id="runs"></tbody></table>
     </section>
   </div>
 </main>
@@ -126,6 +162,16 @@ ${
 }
 </body>
 </html>
+`
+
+/** The page's icon: three steps, two of them side by side after the first. */
+export const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<rect width="32" height="32" rx="7" fill="#2f6fdf"/>
+<path d="M16 11v4M16 15l-7 5M16 15l7 5" stroke="#fff" stroke-width="2.2" fill="none" stroke-linecap="round"/>
+<rect x="11" y="4" width="10" height="7" rx="2" fill="#fff"/>
+<rect x="4" y="20" width="10" height="7" rx="2" fill="#fff"/>
+<rect x="18" y="20" width="10" height="7" rx="2" fill="#fff"/>
+</svg>
 `
 
 /** The compiled modules of the page, read once when the server starts. */
@@ -140,7 +186,8 @@ const readAssets = Effect.gen(function*() {
 })
 
 /**
- * The page at `${prefix}/` and its modules at `${prefix}/assets/<name>.js`.
+ * The page at `${prefix}/`, its modules at `${prefix}/assets/<name>.js` and
+ * its icon at `${prefix}/favicon.svg`.
  *
  * @internal
  */
@@ -154,6 +201,11 @@ export const layer = (prefix: "" | `/${string}`): Layer.Layer<never, never, Http
     })
     const at = (suffix: `/${string}`): `/${string}` => prefix === "" ? suffix : `${prefix}${suffix}`
     yield* router.add("GET", at("/"), Effect.succeed(page))
+    const icon = HttpServerResponse.text(favicon, {
+      contentType: "image/svg+xml",
+      headers: { "cache-control": "public, max-age=86400" }
+    })
+    yield* router.add("GET", at("/favicon.svg"), Effect.succeed(icon))
     yield* router.add("GET", at("/assets/:file"), (request) =>
       Effect.sync(() => {
         const name = new URL(request.url, "http://localhost").pathname.split("/").pop() ?? ""

@@ -270,7 +270,8 @@ const workflowsGroup = (api: Api, registry: Registry) =>
   HttpApiBuilder.group(api, "workflows", (handlers) =>
     handlers
       .handle("list", () => Effect.succeed(Array.from(registry.byId.values(), (served) => served.info)))
-      .handle("get", ({ path }) => Effect.map(lookup(registry, path.name), (served) => served.info)))
+      .handle("get", ({ path }) => Effect.map(lookup(registry, path.name), (served) => served.info))
+      .handle("graph", ({ path }) => Effect.map(lookup(registry, path.name), (served) => Workflow.describeSteps(served.workflow))))
 
 /** A workflow endpoint: the workflow, the caller (as authenticated), `f` in the workflow's context, errors mapped. */
 const onWorkflow = <A, E>(

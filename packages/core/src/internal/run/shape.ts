@@ -17,6 +17,63 @@ import type { Any } from "../workflow/model.js"
 const shapes = new WeakMap<Any, SessionStore.WorkflowShape>()
 
 /**
+ * A step of a workflow's step tree, as plain data (see `Workflow.StepNode`).
+ *
+ * @internal
+ */
+export interface StepNode {
+  readonly name: string
+  readonly kind: step.Any["kind"]
+  readonly path: ReadonlyArray<string>
+  readonly description?: string
+  readonly branch?: string
+  readonly children?: ReadonlyArray<StepNode>
+  readonly recursive?: true
+}
+
+/** Trees by workflow value, as shapes. */
+const trees = new WeakMap<Any, ReadonlyArray<StepNode>>()
+
+/**
+ * The step tree of `self`, from the top level down: each step's name, kind,
+ * path (the names from the top level down, as in the events' `path`), the
+ * branch it belongs to in its container, and its children (a container
+ * listed as its own descendant is not walked again: it is marked
+ * `recursive`). The shape is this tree, flattened.
+ *
+ * @internal
+ */
+export const treeOf = (self: Any): ReadonlyArray<StepNode> => {
+  const known = trees.get(self)
+  if (known !== undefined) return known
+  const open = new Set<step.Any>()
+  const walk = (nodes: ReadonlyArray<step.Any>, prefix: ReadonlyArray<string>, branches?: ReadonlyArray<string>) =>
+    nodes.map((node, i): StepNode => {
+      const path = [...prefix, node.name]
+      const branch = branches?.[i]
+      const recursive = node.children !== undefined && open.has(node)
+      let children: ReadonlyArray<StepNode> | undefined
+      if (node.children !== undefined && !recursive) {
+        open.add(node)
+        children = walk(node.children, path, node.branches)
+        open.delete(node)
+      }
+      return {
+        name: node.name,
+        kind: node.kind,
+        path,
+        ...(node.description === undefined ? {} : { description: node.description }),
+        ...(branch === undefined ? {} : { branch }),
+        ...(children === undefined ? {} : { children }),
+        ...(recursive ? { recursive: true as const } : {})
+      }
+    })
+  const tree = walk(self.steps, [])
+  trees.set(self, tree)
+  return tree
+}
+
+/**
  * The shape of `self`: one line per step, in order, `path kind` (the path of
  * names from the top level down, joined by `/`), a fingerprint of the lines,
  * and the workflow's version.
@@ -27,20 +84,13 @@ export const shapeOf = (self: Any): SessionStore.WorkflowShape => {
   const known = shapes.get(self)
   if (known !== undefined) return known
   const steps: Array<string> = []
-  // a container listed as its own child is not walked again
-  const open = new Set<step.Any>()
-  const walk = (nodes: ReadonlyArray<step.Any>, prefix: string): void => {
+  const flatten = (nodes: ReadonlyArray<StepNode>): void => {
     for (const node of nodes) {
-      const path = `${prefix}${node.name}`
-      steps.push(`${path} ${node.kind}`)
-      if (node.children !== undefined && !open.has(node)) {
-        open.add(node)
-        walk(node.children, `${path}/`)
-        open.delete(node)
-      }
+      steps.push(`${node.path.join("/")} ${node.kind}`)
+      if (node.children !== undefined) flatten(node.children)
     }
   }
-  walk(self.steps, "")
+  flatten(treeOf(self))
   const shape: SessionStore.WorkflowShape = {
     ...(self.version === undefined ? {} : { version: self.version }),
     fingerprint: fingerprint(steps.join("\n")),

@@ -81,6 +81,8 @@ export const container = <const N extends string, X, E = never, R = never, P = u
     readonly kind?: WorkflowEvent.StepKind | undefined
     /** the steps it runs, when known (see `Step.children`) */
     readonly children?: ReadonlyArray<Any> | undefined
+    /** the branch of each child, for a container running one of several sequences */
+    readonly branches?: ReadonlyArray<string> | undefined
   }
 ): Step<StepOutput.Content<X>, E, R, P, I, N> => makeStep({ ...options, name, kind: options?.kind ?? "container", execute })
 

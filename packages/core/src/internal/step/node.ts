@@ -65,6 +65,11 @@ export interface Step<out A = unknown, out E = never, out R = never, in P = unkn
    * container whose children are not known
    */
   readonly children: ReadonlyArray<Any> | undefined
+  /**
+   * the branch each of `children` belongs to, when a container runs one of
+   * several sequences (a `Condition`: `steps` or `else`); undefined otherwise
+   */
+  readonly branches: ReadonlyArray<string> | undefined
   /** runs the node once on `input`; a container runs its children with `runner` */
   readonly execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<unknown, E, R>
 }
@@ -179,6 +184,7 @@ export const makeStep = <A, E, R, P, I, N extends string>(
     readonly name: N
     readonly kind: WorkflowEvent.StepKind
     readonly children?: ReadonlyArray<Any> | undefined
+    readonly branches?: ReadonlyArray<string> | undefined
     readonly execute: (input: StepInput<P, I>, runner: Runner) => Effect.Effect<unknown, E, R>
   }
 ): Step<A, E, R, P, I, N> => {
@@ -190,6 +196,7 @@ export const makeStep = <A, E, R, P, I, N extends string>(
   step.onError = options.onError ?? "fail"
   step.retry = options.retry
   step.children = options.children
+  step.branches = options.branches
   step.execute = options.execute
   return step
 }
@@ -206,6 +213,7 @@ export const update = <A, E, R, P, I, N extends string, A2 = A, E2 = E, N2 exten
     onError: changes.onError ?? self.onError,
     retry: changes.retry ?? self.retry,
     children: self.children,
+    branches: self.branches,
     // the error type changes only where the engine's policy does (skipOnError)
     execute: self.execute as unknown as (input: StepInput<P, I>, runner: Runner) => Effect.Effect<unknown, E2, R>
   })
