@@ -158,13 +158,45 @@ describe("Workflow.events", () => {
       // run again by its id in process B: it resumes from its journal, its events after A's
       const live = yield* collect(Workflow.stream(wf, "go", { ...stored, runId: "dies" }).pipe(onStream(b)))
       const all = yield* collect(Workflow.events(wf, "dies").pipe(onStream(b)))
-      // the log is A's events, then exactly what B's stream gave, up to the run's end (a run by id that
-      // resumes its run streams the inner run's RunCompleted, then its own)
-      const end = live.findIndex((e) => e._tag === "RunCompleted")
-      assert.deepStrictEqual(all, [...written, ...live.slice(0, end + 1)])
+      // the log is A's events, then exactly what B's stream gave: it opens with RunResumed (no second
+      // RunStarted) and ends with one RunCompleted
+      assert.deepStrictEqual(all, [...written, ...live])
       assert.deepStrictEqual(seqs(all), range(0, all.length - 1))
-      assert.include(all.map((e) => e._tag), "RunResumed")
-      assert.strictEqual(all.at(-1)?._tag, "RunCompleted")
+      assert.strictEqual(live[0]?._tag, "RunResumed")
+      assert.deepStrictEqual(all.filter((e) => e._tag === "RunStarted").length, 1)
+      assert.deepStrictEqual(live.filter((e) => e._tag === "RunCompleted").length, 1)
+      assert.strictEqual(live.at(-1)?._tag, "RunCompleted")
+    }).pipe(Effect.scoped))
+
+  it.effect("without stored events, a run by id that resumes its run streams one opening, one end, seq rising", () =>
+    Effect.gen(function*() {
+      const { crash, make } = yield* processes
+      const [a, b] = [make(), make()]
+      const hold = yield* Deferred.make<void>()
+      const wf = Workflow.make({ name: "dying-unlogged" }).pipe(
+        Workflow.andThen("first", () => Effect.as(WorkflowEvent.log("one"), 1)),
+        Workflow.andThen("second", () =>
+          Effect.gen(function*() {
+            yield* WorkflowEvent.log("two")
+            yield* Deferred.await(hold)
+            return 2
+          }))
+      )
+      yield* Effect.forkDaemon(Workflow.run(wf, "go", { runId: "dies-unlogged", durability: "step" }).pipe(on(a)))
+      // A has journaled step 1 and waits in step 2; then it dies
+      yield* Effect.repeat(b.getRun("dies-unlogged"), {
+        until: (found) => found._tag === "Some" && found.value._tag === "Active" && (found.value.run.journal?.next ?? 0) >= 1
+      })
+      yield* crash(a)
+      yield* TestClock.adjust("31 seconds")
+      yield* Deferred.succeed(hold, undefined)
+      const live = yield* collect(Workflow.stream(wf, "go", { runId: "dies-unlogged" }).pipe(onStream(b)))
+      const tags = live.map((e) => e._tag)
+      assert.strictEqual(tags[0], "RunResumed")
+      assert.strictEqual(tags.filter((t) => t === "RunStarted" || t === "RunResumed").length, 1)
+      assert.strictEqual(tags.filter((t) => t === "RunCompleted").length, 1)
+      assert.strictEqual(tags.at(-1), "RunCompleted")
+      assert.deepStrictEqual(seqs(live), range(0, live.length - 1))
     }).pipe(Effect.scoped))
 
   it.effect("events past the retention are gone: a reader asking for them is told so", () =>

@@ -60,14 +60,12 @@ const endsStream = (event: WorkflowEvent.WorkflowEvent): boolean =>
  * `flushInterval` millis after its first event (by a timer fiber). Batches
  * are written one at a time, in order. A batch the store refuses is kept and
  * written with the next (logged); the run goes on. Without
- * `events: "stored"`, or when `downstream` is already this run's log sink,
- * `downstream` as it is.
+ * `events: "stored"`, `downstream` as it is.
  *
  * @internal
  */
 export const storing = (options: LogOptions | undefined, runId: string, known: boolean, downstream: Sink): Sink => {
-  // a run carried on inside another (a run by id that resumes its abandoned run) keeps its log's sink
-  if (options?.events !== "stored" || (downstream !== undefined && storingSinks.get(downstream) === runId)) return downstream
+  if (options?.events !== "stored") return downstream
   const retention = retentionOf(options)
   const lock = Effect.unsafeMakeSemaphore(1)
   let next: number | undefined = known ? undefined : 0
@@ -124,12 +122,8 @@ export const storing = (options: LogOptions | undefined, runId: string, known: b
       }
       if (downstream !== undefined) yield* downstream(numbered)
     })
-  storingSinks.set(sink, runId)
   return sink
 }
-
-/** The sinks `storing` made, with the run whose log each writes. */
-const storingSinks = new WeakMap<(event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>, string>()
 
 /**
  * A run's stored events after `after`, then the ones stored later, until the

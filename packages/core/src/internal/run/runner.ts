@@ -273,20 +273,31 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
       userId
     }
     const logged = eventLog.storing(options, ids.runId, options?.runId !== undefined, sink)
-    const body = Effect.flatMap(SessionStore.SessionStore, (store) => {
+    const opened = (body: Untyped): Untyped =>
+      isQuiet(fiber, logged) ? body : withSink(logged, ids, {
+        _tag: "RunStarted",
+        workflowName: self.name,
+        input,
+        ...(userId === undefined ? {} : { userId })
+      }, body)
+    const checked = Effect.suspend((): Effect.Effect<void, WorkflowError.InvalidSessionId | WorkflowError.InvalidRunId> => {
       const invalid = invalidSessionId(ids.sessionId)
       if (invalid !== undefined) return Effect.fail(invalid)
       const badRunId = idRules.problem(ids.runId)
-      if (badRunId !== undefined) return Effect.fail(new WorkflowError.InvalidRunId({ runId: ids.runId, reason: badRunId }))
-      const fresh = freshRun(self, input, options, ids, store, traced)
-      return options?.runId === undefined ? fresh : byId(self, options, ids, logged, store, fresh)
+      return badRunId === undefined
+        ? Effect.void
+        : Effect.fail(new WorkflowError.InvalidRunId({ runId: ids.runId, reason: badRunId }))
     })
-    const events = isQuiet(fiber, logged) ? body : withSink(logged, ids, {
-      _tag: "RunStarted",
-      workflowName: self.name,
-      input,
-      ...(userId === undefined ? {} : { userId })
-    }, body)
+    const events = Effect.flatMap(SessionStore.SessionStore, (store): Untyped => {
+      const fresh = freshRun(self, input, options, ids, store, traced)
+      if (options?.runId === undefined) return opened(Effect.zipRight(checked, fresh))
+      // a run by id opens as what it turns out to be: a resumed run with its own
+      // events (RunResumed, its end), anything else as a run that starts
+      return Effect.matchEffect(Effect.zipRight(checked, byId(self, options, ids, sink, store, fresh)), {
+        onFailure: (error) => opened(Effect.fail(error)),
+        onSuccess: (decided) => decided._tag === "Resumed" ? decided.run : opened(decided.run)
+      })
+    })
     return traced ? runSpan(self, ids, options?.durability ?? self.durability, events) : events
   }))
 
@@ -337,7 +348,11 @@ const attemptsOf = (
   )
 }
 
-/** A run with an id may have run before: replayed, resumed or refused; else `fresh`. */
+/**
+ * A run with an id may have run before: replayed, resumed or refused; else
+ * `fresh`. What to run: a resumed run emits its own events (from `sink`), the
+ * others are the caller's to open.
+ */
 const byId = (
   self: Any,
   options: RunOptions<unknown> | undefined,
@@ -345,10 +360,11 @@ const byId = (
   sink: Sink,
   store: SessionStore.Service,
   fresh: Untyped
-): Untyped =>
+): Effect.Effect<{ readonly _tag: "Resumed" | "Other"; readonly run: Untyped }, unknown> =>
   Effect.gen(function*() {
+    const other = (run: Untyped) => ({ _tag: "Other" as const, run })
     const known = yield* store.getRun(runId)
-    if (Option.isNone(known)) return yield* fresh
+    if (Option.isNone(known)) return other(fresh)
     const found = known.value
     if (found._tag === "Recorded" && found.record.status === "completed") {
       if (found.record.sessionId !== sessionId || found.record.workflowName !== self.name) {
@@ -357,13 +373,15 @@ const byId = (
           description: `the id was used by a run of workflow '${found.record.workflowName}' on session '${found.record.sessionId}'`
         })
       }
-      return yield* replay(self, found.record)
+      return other(replay(self, found.record))
     }
     // a failed, cancelled or abandoned run never runs again under its id
     if (found._tag === "Recorded") return yield* endedRun(runId, found.record)
     const now = yield* Clock.currentTimeMillis
     // abandoned: carry on from its journal
-    if (found.run.status === "running" && found.run.leaseExpiresAt < now) return yield* resumeRun(self, runId, options, sink, undefined)
+    if (found.run.status === "running" && found.run.leaseExpiresAt < now) {
+      return { _tag: "Resumed" as const, run: resumeRun(self, runId, options, sink, undefined) as Untyped }
+    }
     return yield* runTaken(runId, sessionId, found)
   })
 
