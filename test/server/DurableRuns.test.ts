@@ -87,11 +87,15 @@ describe("a run that pauses", () => {
       const history = yield* request(`${url}/workflows/approvals/sessions/p1/runs`)
       expect(history.body.map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([[runId, "completed"]])
 
-      // the run has ended: 404 for continuing or cancelling it again
+      // the run has ended: 409 run-ended for continuing or cancelling it again, nothing changed
       const again = yield* post(`${runs}/${runId}/continue`, { response: { approved: true } })
-      expect(again.status).toBe(404)
-      expect(again.body).toEqual({ _tag: "NotFound", what: "run", id: runId, message: `Run '${runId}' has ended (completed)` })
-      expect((yield* post(`${runs}/${runId}/cancel`, {})).status).toBe(404)
+      expect(again.status).toBe(409)
+      expect(again.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId, sessionId: "p1" })
+      expect(again.body.message).toContain("(completed)")
+      const cancelAgain = yield* post(`${runs}/${runId}/cancel`, {})
+      expect(cancelAgain.status).toBe(409)
+      expect(cancelAgain.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId, sessionId: "p1" })
+      expect((yield* request(`${url}/runs/${runId}`)).body).toMatchObject({ status: "completed" })
       // the session takes runs again
       expect((yield* post(runs, { input: "eggs", sessionId: "p1" })).status).toBe(202)
     }))
@@ -175,7 +179,16 @@ describe("a run that pauses", () => {
       expect((yield* request(`${url}/workflows/approvals/sessions/c1/state`)).body).toEqual({ state: { notes: [] } })
       const history = yield* request(`${url}/workflows/approvals/sessions/c1/runs`)
       expect(history.body.map((r: { status: string }) => r.status)).toEqual(["cancelled"])
-      expect((yield* post(`${runs}/${runId}/continue`, { response: { approved: true } })).status).toBe(404)
+      // a cancelled run is over: continuing or cancelling it again is a 409 run-ended
+      for (const reply of [
+        yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }),
+        yield* streamRun(`${runs}/${runId}/continue`, { response: { approved: true } }),
+        yield* post(`${runs}/${runId}/cancel`, {})
+      ]) {
+        expect(reply.status).toBe(409)
+        expect(reply.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId, sessionId: "c1" })
+        expect(reply.body.message).toContain("(cancelled)")
+      }
       // the session takes runs again
       expect((yield* post(runs, { input: "jam", sessionId: "c1" })).status).toBe(202)
     }))
@@ -307,5 +320,22 @@ describe("ownership of paused runs", () => {
       const done = yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }, alice)
       expect(done.status).toBe(200)
       expect(done.body.state).toEqual({ notes: ["first", "secret plan"] })
+      // once ended, it is a 409 run-ended for alice only: anyone else gets the 404 of a run that does not exist
+      for (const headers of [bob, {}]) {
+        for (const attempt of [
+          yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }, headers),
+          yield* post(`${runs}/${runId}/cancel`, {}, headers)
+        ]) {
+          expect(attempt.status).toBe(404)
+          expect(attempt.body).toEqual({ _tag: "NotFound", what: "run", id: runId, message: `Run '${runId}' does not exist` })
+        }
+      }
+      for (const attempt of [
+        yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }, alice),
+        yield* post(`${runs}/${runId}/cancel`, {}, alice)
+      ]) {
+        expect(attempt.status).toBe(409)
+        expect(attempt.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId, sessionId: "a1" })
+      }
     }))
 })

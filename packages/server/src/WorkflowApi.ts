@@ -117,7 +117,8 @@ export const ConflictReason = Schema.Literal(
  * the run's final write failed and recovery will complete it
  * (`run-unfinished`: wait for it by its `runId`, do not start it again);
  * the run with this id has ended — failed, cancelled or abandoned — and never
- * runs again under its id (`run-ended`: start the work under a new id). A
+ * runs again under its id (`run-ended`: start the work under a new id; a
+ * continue or cancel of a run that ended, completed too, is the same). A
  * `run-in-progress` answer carries a `Retry-After` header: the seconds until
  * the run's lease expires (after which the same request carries on the run
  * if its process died).

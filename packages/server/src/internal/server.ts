@@ -504,7 +504,8 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
 
 /**
  * Fails unless `runId` is an unfinished run of this workflow the caller may
- * see (404 otherwise, the same for all: another user's run stays invisible).
+ * see: 404 when it is not one the caller may see (the same for all: another
+ * user's run stays invisible), `RunEnded` (409 `run-ended`) when it has ended.
  */
 const visibleRun = (served: Served, runId: string, userId: string | undefined) =>
   Effect.gen(function*() {
@@ -516,7 +517,8 @@ const visibleRun = (served: Served, runId: string, userId: string | undefined) =
       return yield* Effect.fail(errors.runNotFound(runId))
     }
     if (known.value._tag === "Recorded") {
-      return yield* Effect.fail(errors.runNotFound(runId, `Run '${runId}' has ended (${known.value.record.status})`))
+      const { sessionId, status } = known.value.record
+      return yield* new WorkflowError.RunEnded({ runId, sessionId, status })
     }
     return known.value.run
   })
