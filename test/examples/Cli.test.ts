@@ -54,6 +54,15 @@ describe("sessionflow CLI", () => {
       expect(yield* mistake(["run", "team", "--db", "a.db", "--url", "postgres://localhost/app"])).toBe(
         "give --db <file> or --url <url>, not both"
       )
+      // the database options are the command's: one that reads no database refuses them, another
+      // option after them does not take them away from the command
+      expect(yield* mistake(["list", "--db", "x.db"])).toBe("list: no option --db here")
+      expect(yield* mistake(["--url", "postgres://localhost/app", "list"])).toBe("list: no option --url here")
+      expect(yield* mistake(["help", "--db", "x.db"])).toBe("help: no option --db here")
+      expect(yield* mistake(["sessions", "list", "--offline", "--db", "x.db"])).toBe("sessions list: no option --offline here")
+      expect(yield* mistake(["--db", "a.db", "runs", "list", "--url", "postgres://localhost/app"])).toBe(
+        "give --db <file> or --url <url>, not both"
+      )
       // --help prints the declared commands
       const help = yield* captured(Cli.run(["--help"]))
       for (const command of ["list", "run", "serve", "sessions list", "state", "runs list", "runs continue"]) {
@@ -84,6 +93,12 @@ describe("sessionflow CLI", () => {
       const session = JSON.parse(renamed.stdout)
       expect(session.name).toBe("Greeting demo")
       expect(session.runs.map((r: { status: string }) => r.status)).toEqual(["completed", "completed"])
+
+      // --db before the command is the command's too
+      const before = yield* captured(Cli.run(["--db", db, "sessions", "list"]))
+      expect(before.stdout).toContain("1 session in")
+      expect(before.stdout).toContain("user-123")
+      expect((yield* captured(Cli.run(["--db", db, "state", "user-123"]))).stdout).toContain(`"greeting_count": 1`)
 
       const deleted = yield* captured(Cli.run(["sessions", "delete", "--db", db, "user-123"]))
       expect(deleted.stdout).toContain("Deleted session user-123")

@@ -395,6 +395,19 @@ const version: string = createRequire(import.meta.url)("../package.json").versio
 const group = (name: string, description: string) =>
   Command.make(name, {}, () => Effect.fail(CommandLine.whichCommand(tree, [name]))).pipe(Command.withDescription(description))
 
+/** The commands under the top level. */
+const subcommands = [
+  list,
+  runScenario,
+  serve,
+  group("sessions", "list, show, rename or delete sessions (the sessionflow command)").pipe(
+    Command.withSubcommands(sessionsCommands)
+  ),
+  SessionflowCli.stateCommand,
+  group("runs", "the unfinished runs, and continuing a paused one").pipe(Command.withSubcommands(runsCommands)),
+  CommandLine.helpCommand
+] as const
+
 /**
  * The examples' command, declared with `@effect/cli`: without a command, the
  * guided demo (the shopping list); `list`, `run`, `serve`, the `sessionflow`
@@ -427,17 +440,7 @@ export const command = Command.make(
       "Environment: OPENAI_API_KEY uses real OpenAI models (without it: an offline scripted model); OPENAI_BASE_URL any OpenAI-compatible server; OPENAI_MODEL the model id (default gpt-4o-mini)."
     )
   ])),
-  Command.withSubcommands([
-    list,
-    runScenario,
-    serve,
-    group("sessions", "list, show, rename or delete sessions (the sessionflow command)").pipe(
-      Command.withSubcommands(sessionsCommands)
-    ),
-    SessionflowCli.stateCommand,
-    group("runs", "the unfinished runs, and continuing a paused one").pipe(Command.withSubcommands(runsCommands)),
-    CommandLine.helpCommand
-  ])
+  Command.withSubcommands(subcommands)
 )
 
 const tree: CommandLine.Tree = {
@@ -449,23 +452,56 @@ const tree: CommandLine.Tree = {
 }
 
 /**
+ * The same commands under a top level without options of its own: with a
+ * command given, its options (`--db`, `--url`, …) are that command's, and one
+ * it does not take is a mistake rather than the guided demo's option, unused.
+ */
+const commands = Command.make(program, {}, () => Effect.fail(CommandLine.whichCommand(tree, []))).pipe(
+  Command.withSubcommands(subcommands)
+)
+
+const valueOptions = [...SessionflowCli.commandLineOptions.valueOptions, "--port", "--reason", "--response"]
+
+/**
+ * `argv` with the options before its command moved after the command's
+ * words (`--db x sessions list` → `sessions list --db x`), or undefined when
+ * it names no command (the guided demo).
+ */
+const commandFirst = (argv: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+  let at = 0
+  while (at < argv.length && argv[at]!.startsWith("-") && argv[at] !== "--") {
+    at += valueOptions.includes(argv[at]!) ? 2 : 1
+  }
+  let node = tree
+  let end = at
+  while (end < argv.length && node[argv[end]!] !== undefined) node = node[argv[end++]!]!
+  return end === at ? undefined : [...argv.slice(at, end), ...argv.slice(0, at), ...argv.slice(end)]
+}
+
+/**
  * Runs the command line `argv` (without `node` and the script). Fails with
  * `UsageError` or `CommandError` for mistakes; other failures are the run's.
+ * The database options go to the command they are given with, before or
+ * after its name; a command that reads no database (`list`, `help`) refuses
+ * them.
  *
  * @since 0.1.0
  * @category running
  */
-export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown> =>
-  Output.withConsole(
-    CommandLine.run(command, {
-      name: program,
-      version,
-      tree,
-      valueOptions: [...SessionflowCli.commandLineOptions.valueOptions, "--port", "--reason", "--response"],
-      flags: [...SessionflowCli.commandLineOptions.flags, "--offline", "--approve", "--reject"],
-      unknownCommand: (word) => Option.isSome(findScenario(word)) ? `did you mean 'run ${word}'?` : undefined
-    })(argv)
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<void, unknown> => {
+  const given = commandFirst(argv)
+  const options: CommandLine.Options = {
+    name: program,
+    version,
+    tree,
+    valueOptions,
+    flags: [...SessionflowCli.commandLineOptions.flags, "--offline", "--approve", "--reject"],
+    unknownCommand: (word) => Option.isSome(findScenario(word)) ? `did you mean 'run ${word}'?` : undefined
+  }
+  return Output.withConsole(
+    given === undefined ? CommandLine.run(command, options)(argv) : CommandLine.run(commands, options)(given)
   )
+}
 
 /**
  * `run`, reporting mistakes as one line on stderr (a usage mistake with a
