@@ -21,6 +21,18 @@ const seqs = (events: ReadonlyArray<WorkflowEvent.WorkflowEvent>) => events.map(
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
+/** Two steps that log; the second waits for `hold` (its process may die meanwhile). */
+const dying = (name: string, hold: Deferred.Deferred<void>) =>
+  Workflow.make({ name }).pipe(
+    Workflow.andThen("first", () => Effect.as(WorkflowEvent.log("one"), 1)),
+    Workflow.andThen("second", () =>
+      Effect.gen(function*() {
+        yield* WorkflowEvent.log("two")
+        yield* Deferred.await(hold)
+        return 2
+      }))
+  )
+
 describe("Workflow.events", () => {
   it.effect("replays a stored run's events exactly as its stream gave them, then ends", () =>
     Effect.gen(function*() {
@@ -134,15 +146,7 @@ describe("Workflow.events", () => {
       const { crash, make } = yield* processes
       const [a, b] = [make(), make()]
       const hold = yield* Deferred.make<void>()
-      const wf = Workflow.make({ name: "dying" }).pipe(
-        Workflow.andThen("first", () => Effect.as(WorkflowEvent.log("one"), 1)),
-        Workflow.andThen("second", () =>
-          Effect.gen(function*() {
-            yield* WorkflowEvent.log("two")
-            yield* Deferred.await(hold)
-            return 2
-          }))
-      )
+      const wf = dying("dying", hold)
       // process A runs it with a step journal; its first events are written; then it dies
       yield* Effect.forkDaemon(Workflow.run(wf, "go", { ...stored, runId: "dies", durability: "step" }).pipe(on(a)))
       const written = yield* Effect.gen(function*() {
@@ -173,15 +177,7 @@ describe("Workflow.events", () => {
       const { crash, make } = yield* processes
       const [a, b] = [make(), make()]
       const hold = yield* Deferred.make<void>()
-      const wf = Workflow.make({ name: "dying-unlogged" }).pipe(
-        Workflow.andThen("first", () => Effect.as(WorkflowEvent.log("one"), 1)),
-        Workflow.andThen("second", () =>
-          Effect.gen(function*() {
-            yield* WorkflowEvent.log("two")
-            yield* Deferred.await(hold)
-            return 2
-          }))
-      )
+      const wf = dying("dying-unlogged", hold)
       yield* Effect.forkDaemon(Workflow.run(wf, "go", { runId: "dies-unlogged", durability: "step" }).pipe(on(a)))
       // A has journaled step 1 and waits in step 2; then it dies
       yield* Effect.repeat(b.getRun("dies-unlogged"), {
