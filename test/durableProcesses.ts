@@ -4,7 +4,9 @@
  * with SIGKILL after step 2 of 4 is resumed by a new process (steps 1–2 ran
  * once, 3–4 once after the resume, the state committed once); two processes
  * resuming one abandoned run (one wins); a run paused in one process and
- * continued in another.
+ * continued in another; and two processes running `DurableRuns.layer`: the
+ * run of a killed worker is resumed by one of them, on its own, shortly after
+ * its lease expires.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, Step, Workflow, WorkflowError } from "@sessionflow/core"
@@ -117,6 +119,34 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
         assert.include(["RunInProgress", "RunEnded"], loser.error)
         assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
         assert.deepStrictEqual(yield* committed(filename), ["1", "2", "3", "4"])
+      })), 90_000)
+
+    it.live("a worker killed mid-run is resumed by one of two supervising processes within 2 s of its lease expiring, every step once", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { effects, store: filename } = yield* location
+        // two live processes supervise the store
+        const supervisors = yield* Effect.forEach(["b", "c"], () => spawnFixture("durableWorker.ts", [filename, effects, "supervise", "-"]))
+        yield* Effect.forEach(supervisors, (s) => s.ready)
+        yield* killAfterStep2(filename, effects, "2 seconds")
+        // the dead run's lease as it last renewed it
+        const [dead] = yield* Workflow.unfinishedRuns(durableIn(effects)).pipe(Effect.provide(storeLayer(filename)))
+        assert.isDefined(dead)
+        yield* waitFor(Effect.sync(() => lines(effects).length === 4), "the resumed run")
+        // one of them resumed it: steps 3 and 4 ran there, once
+        const outputs = yield* Effect.forEach(supervisors, (s) => s.stdout)
+        const resumedAt = outputs.flatMap((out) => out.split("\n").filter((l) => l.startsWith("at-3 ")).map((l) => Number(l.slice(5))))
+        assert.strictEqual(resumedAt.length, 1, JSON.stringify(outputs))
+        const delay = resumedAt[0]! - dead!.leaseExpiresAt
+        console.log(`durable runs (${name}): resumed ${delay} ms after the lease expired`)
+        assert.isAtMost(delay, 2000)
+        assert.isAtLeast(delay, 0)
+        yield* waitFor(Effect.map(Effect.either(committed(filename)), (c) => c._tag === "Right" && c.right.length === 4), "the commit")
+        assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
+        assert.deepStrictEqual(yield* committed(filename), ["1", "2", "3", "4"])
+        // nothing is left unfinished, and the supervisors do not run it again
+        yield* Effect.sleep("3 seconds")
+        assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
+        assert.deepStrictEqual(yield* Workflow.unfinishedRuns(durableIn(effects)).pipe(Effect.provide(storeLayer(filename))), [])
       })), 90_000)
 
     it.live("a run paused in one process is continued in another", () =>

@@ -1,6 +1,7 @@
 /**
  * `npm start -- serve`: every example workflow over HTTP on a SQLite file,
- * offline, its URL printed; a run over HTTP is stored in the file.
+ * offline, its URL printed; a run over HTTP is stored in the file; a run in
+ * the file whose process died is resumed by the server.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@sessionflow/core"
@@ -84,6 +85,39 @@ describe("npm start -- serve", () => {
       )
       expect(Option.map(stored, (s) => s.workflowName)).toEqual(Option.some(ShoppingList.shoppingWorkflow.name))
     }), 120_000)
+
+  it.live("resumes a run in the --db file whose process died (its lease expired)", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const db = yield* tempDb("server.db")
+      const store = SqliteSessionStore.layer({ filename: db })
+      const now = Date.now()
+      yield* Effect.flatMap(SessionStore.SessionStore, (sessions) =>
+        sessions.startRun({
+          runId: "orphan-run",
+          sessionId: "orphaned",
+          workflowName: ShoppingList.shoppingWorkflow.name,
+          status: "running",
+          input: ShoppingList.inputs[0],
+          owner: "a-process-that-died",
+          leaseExpiresAt: now - 1000,
+          baseVersion: 0,
+          initialState: { shopping_list: [] },
+          durability: "step",
+          startedAt: now - 5000,
+          updatedAt: now - 5000
+        })).pipe(Effect.provide(store))
+      yield* serve(["--port", "0", "--db", db])
+      const record = yield* Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.getRun("orphan-run")).pipe(
+        Effect.provide(store),
+        Effect.map((found) => Option.isSome(found) && found.value._tag === "Recorded" ? found.value.record : undefined),
+        Effect.zipLeft(Effect.sleep("200 millis")),
+        Effect.repeat({ until: (record) => record !== undefined }),
+        Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("the orphaned run was never resumed") })
+      )
+      expect(record).toMatchObject({ runId: "orphan-run", status: "completed" })
+      const state = yield* Effect.flatMap(SessionStore.SessionStore, (sessions) => sessions.load("orphaned")).pipe(Effect.provide(store))
+      expect(Option.map(state, (s) => s.state)).toEqual(Option.some({ shopping_list: ["milk", "bread", "eggs"] }))
+    })), 120_000)
 
   it.scoped("with --token (or SESSIONFLOW_TOKEN) every request must send it; a non-loopback --host needs one", () =>
     Effect.gen(function*() {

@@ -5,7 +5,8 @@
  * and ownership of paused runs.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { SessionStore } from "@sessionflow/core"
+import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { approvals, gated, notes } from "./fixtures.js"
 import { parseEvents, parseFrames, request, start, streamRun } from "./utils.js"
 
@@ -337,5 +338,54 @@ describe("ownership of paused runs", () => {
         expect(attempt.status).toBe(409)
         expect(attempt.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId, sessionId: "a1" })
       }
+    }))
+})
+
+describe("abandoned runs", () => {
+  /** A server over a store that holds the entry of a `notes` run whose process died (its lease ran out 1 s ago). */
+  const withOrphan = (supervise: boolean | undefined) =>
+    Effect.gen(function*() {
+      const store = SessionStore.make(SessionStore.makeMemoryBackend())
+      yield* store.startRun({
+        runId: "orphan",
+        sessionId: "o1",
+        workflowName: "notes",
+        status: "running",
+        input: "from a dead process",
+        owner: "a-process-that-died",
+        leaseExpiresAt: 1000,
+        baseVersion: 0,
+        initialState: { notes: [] },
+        durability: "step",
+        startedAt: 0,
+        updatedAt: 0
+      })
+      const url = yield* start(
+        { workflows: [notes], ...(supervise === undefined ? {} : { supervise }) },
+        Layer.succeed(SessionStore.SessionStore, store)
+      )
+      yield* TestClock.adjust("2 seconds")
+      return { store, url }
+    })
+
+  const recordOf = (store: SessionStore.Service) =>
+    Effect.map(store.getRun("orphan"), (found) => Option.isSome(found) && found.value._tag === "Recorded" ? found.value.record : undefined)
+
+  it.scoped("are resumed by the server by default", () =>
+    Effect.gen(function*() {
+      const { store, url } = yield* withOrphan(undefined)
+      const record = yield* Effect.repeat(recordOf(store), { until: (record) => record !== undefined })
+      expect(record).toMatchObject({ runId: "orphan", status: "completed", content: 1 })
+      expect((yield* request(`${url}/workflows/notes/sessions/o1`)).body.state).toEqual({ notes: ["from a dead process"] })
+    }))
+
+  it.scoped("are left alone with supervise: false", () =>
+    Effect.gen(function*() {
+      const { store } = yield* withOrphan(false)
+      yield* Effect.repeatN(Effect.yieldNow(), 200)
+      yield* TestClock.adjust("10 seconds")
+      yield* Effect.repeatN(Effect.yieldNow(), 200)
+      expect(yield* recordOf(store)).toBeUndefined()
+      expect((yield* store.activeRuns({})).map((run) => run.owner)).toEqual(["a-process-that-died"])
     }))
 })

@@ -11,6 +11,11 @@ export * as Condition from "./Condition.js"
 /**
  * @since 0.1.0
  */
+export * as DurableRuns from "./DurableRuns.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Loop from "./Loop.js"
 
 /**

@@ -217,6 +217,26 @@ export interface Options<Entries extends ReadonlyArray<Entry>> {
    * the Effect logger; default `Debug`; `None` logs none
    */
   readonly requestLogLevel?: LogLevel.Literal | undefined
+  /**
+   * resume the served workflows' abandoned runs (their process died, their
+   * lease expired) in the background, with `DurableRuns.supervise` (default
+   * true); `false` leaves them to `Workflow.recover` or another process; an
+   * object sets the supervisor's options
+   */
+  readonly supervise?: boolean | SuperviseOptions | undefined
+}
+
+/**
+ * The supervisor's settings (see `DurableRuns.Options`).
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface SuperviseOptions {
+  readonly pollInterval?: Duration.DurationInput | undefined
+  readonly maxAttempts?: number | undefined
+  readonly concurrency?: number | undefined
+  readonly leaseDuration?: Duration.DurationInput | undefined
 }
 
 /**

@@ -13,7 +13,7 @@ import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpMethod from "@effect/platform/HttpMethod"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
+import { DurableRuns, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -886,6 +886,25 @@ interface Settings {
 const version: string = createRequire(import.meta.url)("../../package.json").version
 
 /** @internal */
+/**
+ * Resumes the abandoned runs of the served workflows in the background (see
+ * `DurableRuns`): one supervisor per context, so the workflows served over the
+ * server's store share one, and a mounted workflow (maybe with a store of its
+ * own) has its own.
+ */
+const supervise = (registry: Registry, settings: WorkflowServer.SuperviseOptions) =>
+  Effect.gen(function*() {
+    const byContext = new Map<Context.Context<never>, Array<Workflow.Any>>()
+    for (const served of registry.served.values()) {
+      byContext.set(served.context, [...(byContext.get(served.context) ?? []), served.workflow])
+    }
+    for (const [context, workflows] of byContext) {
+      yield* Effect.forkScoped(
+        Effect.provide(DurableRuns.supervise({ ...settings, workflows }), context) as Effect.Effect<never>
+      )
+    }
+  })
+
 export const layer = (options: Options) =>
   Layer.unwrapScoped(Effect.gen(function*() {
     const registry = yield* makeRegistry(options.workflows)
@@ -899,6 +918,7 @@ export const layer = (options: Options) =>
       scope: yield* Effect.scope,
       events: options.events ?? "streamed"
     }
+    if (options.supervise !== false) yield* supervise(registry, options.supervise === true ? {} : options.supervise ?? {})
     const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
     const requireAuth = options.requireAuth === true
     const routes = HttpLayerRouter.addHttpApi(api, { openapiPath: `${prefix}/openapi.json` }).pipe(

@@ -1,0 +1,182 @@
+/**
+ * Automatic recovery of durable runs: {@link layer} runs a supervisor in the
+ * background that finds the runs of its workflows whose process died (their
+ * lease expired) and resumes them, from their last journaled step. Several
+ * processes may run it over one store: each run is claimed by exactly one of
+ * them, the others leave it. A run whose resume keeps failing is ended after
+ * `maxAttempts`, recorded as `abandoned` with the reason.
+ *
+ * ```ts no-check
+ * const Recovery = DurableRuns.layer({ workflows: [orders, shopping] })
+ * // provide it (with a SessionStore and the workflows' requirements) next to your app
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as SessionStore from "./SessionStore.js"
+import * as Workflow from "./Workflow.js"
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface Options<W extends Workflow.Any> {
+  /** the workflows whose runs it resumes (runs of other workflows are left alone) */
+  readonly workflows: ReadonlyArray<W>
+  /**
+   * the longest wait between two looks at the store's unfinished runs (one
+   * query each); between them it wakes when the next known lease expires.
+   * Default 1 second
+   */
+  readonly pollInterval?: Duration.DurationInput | undefined
+  /** resumes of one run that may fail before it is ended as `abandoned`; default 3 */
+  readonly maxAttempts?: number | undefined
+  /** the most runs resumed at once by this process; default 4 */
+  readonly concurrency?: number | undefined
+  /** the lease of a resumed run (see `Workflow.RunOptions.leaseDuration`) */
+  readonly leaseDuration?: Duration.DurationInput | undefined
+}
+
+/**
+ * The defaults of {@link Options}.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const defaults = {
+  pollInterval: Duration.seconds(1),
+  maxAttempts: 3,
+  concurrency: 4
+} as const
+
+/** Errors of a resume that mean another process has (or had) the run: nothing to count. */
+const takenElsewhere = new Set(["RunInProgress", "RunLost", "RunEnded", "RunNotFound"])
+
+const tagOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string" ? error._tag : undefined
+
+/**
+ * The supervisor itself: runs until interrupted (see {@link layer}). A failed
+ * look at the store is logged and tried again after `pollInterval`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const supervise = <W extends Workflow.Any>(
+  options: Options<W>
+): Effect.Effect<never, never, SessionStore.SessionStore | Workflow.Context<W>> =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const byName = new Map<string, W>(options.workflows.map((workflow) => [workflow.name, workflow]))
+    const pollMillis = Duration.toMillis(Duration.decode(options.pollInterval ?? defaults.pollInterval))
+    const maxAttempts = Math.max(1, options.maxAttempts ?? defaults.maxAttempts)
+    const semaphore = yield* Effect.makeSemaphore(Math.max(1, options.concurrency ?? defaults.concurrency))
+    /** failed resumes per run id, with the last failure */
+    const failures = new Map<string, { readonly count: number; readonly last: string }>()
+    /** the runs this process is resuming or ending now */
+    const busy = new Set<string>()
+
+    const resume = (self: W, run: SessionStore.ActiveRun) =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(Workflow.resume(self, run.runId, {
+          userId: run.userId,
+          ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration })
+        }))
+        if (Exit.isSuccess(exit)) {
+          failures.delete(run.runId)
+          return yield* Effect.logInfo(`sessionflow: resumed run ${run.runId} of '${self.name}': completed`)
+        }
+        if (Cause.isInterruptedOnly(exit.cause)) return
+        const error = Cause.squash(exit.cause)
+        const tag = tagOf(error)
+        if (tag !== undefined && takenElsewhere.has(tag)) return
+        // the run may have ended (its steps failed, recorded) or paused: that is its outcome
+        const after = yield* Effect.orElseSucceed(store.getRun(run.runId), () => Option.none())
+        if (Option.isNone(after) || after.value._tag !== "Active" || after.value.run.status !== "running") {
+          failures.delete(run.runId)
+          const how = Option.isSome(after) && after.value._tag === "Active" ? "paused" : `ended (${tag ?? "failed"})`
+          return yield* Effect.logInfo(`sessionflow: resumed run ${run.runId} of '${self.name}': ${how}`)
+        }
+        const count = (failures.get(run.runId)?.count ?? 0) + 1
+        const last = error instanceof Error ? `${tag ?? error.name}: ${error.message}` : String(error)
+        failures.set(run.runId, { count, last })
+        yield* Effect.logWarning(`sessionflow: resuming run ${run.runId} of '${self.name}' failed (${count} of ${maxAttempts}): ${last}`)
+      })
+
+    /** ends a run whose resumes kept failing, if it is still the listed owner's (nobody took it meanwhile) */
+    const giveUp = (self: W, run: SessionStore.ActiveRun, failed: { readonly count: number; readonly last: string }) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const error = `abandoned: resuming it failed ${failed.count} times; last: ${failed.last}`
+        const ended = yield* Effect.exit(store.endRun(run.runId, {
+          runId: run.runId,
+          sessionId: run.sessionId,
+          workflowName: run.workflowName,
+          ...(run.userId === undefined ? {} : { userId: run.userId }),
+          status: "abandoned",
+          input: run.input,
+          error,
+          startedAt: run.startedAt,
+          completedAt: now
+        }, run.owner))
+        failures.delete(run.runId)
+        if (Exit.isSuccess(ended)) {
+          return yield* Effect.logWarning(`sessionflow: gave up run ${run.runId} of '${self.name}': ${error}`)
+        }
+        const tag = tagOf(Cause.squash(ended.cause))
+        if (tag === undefined || !takenElsewhere.has(tag)) {
+          yield* Effect.logWarning(`sessionflow: could not end run ${run.runId} of '${self.name}'`, ended.cause)
+        }
+      })
+
+    /** one look at the unfinished runs: starts what is due, returns when to look next */
+    const tick = Effect.gen(function*() {
+      const runs = yield* store.activeRuns({ status: "running" })
+      const now = yield* Clock.currentTimeMillis
+      let next = now + pollMillis
+      const listed = new Set<string>()
+      for (const run of runs) {
+        const self = byName.get(run.workflowName)
+        if (self === undefined || run.status !== "running") continue
+        listed.add(run.runId)
+        if (busy.has(run.runId)) continue
+        if (run.leaseExpiresAt >= now) {
+          next = Math.min(next, run.leaseExpiresAt + 1)
+          continue
+        }
+        const failed = failures.get(run.runId)
+        const work = failed !== undefined && failed.count >= maxAttempts ? giveUp(self, run, failed) : resume(self, run)
+        busy.add(run.runId)
+        yield* Effect.forkScoped(semaphore.withPermits(1)(work).pipe(Effect.ensuring(Effect.sync(() => busy.delete(run.runId)))))
+      }
+      for (const runId of failures.keys()) if (!listed.has(runId) && !busy.has(runId)) failures.delete(runId)
+      return next - now
+    })
+
+    const loop = tick.pipe(
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning("sessionflow: could not list the unfinished runs", error), pollMillis)
+      ),
+      Effect.flatMap((wait) => Effect.sleep(Duration.millis(Math.max(0, wait)))),
+      Effect.forever
+    )
+    return yield* Effect.scoped(loop)
+  }).pipe(Effect.annotateLogs("module", "DurableRuns")) as Effect.Effect<never, never, SessionStore.SessionStore | Workflow.Context<W>>
+
+/**
+ * Runs {@link supervise} in the background for the life of the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <W extends Workflow.Any>(
+  options: Options<W>
+): Layer.Layer<never, never, SessionStore.SessionStore | Workflow.Context<W>> =>
+  Layer.scopedDiscard(Effect.forkScoped(supervise(options)))

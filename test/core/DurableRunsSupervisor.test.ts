@@ -1,0 +1,150 @@
+/**
+ * `DurableRuns.layer`: the supervisor that resumes abandoned runs, on the
+ * memory store and on a SQLite file. An abandoned run is an unfinished-run
+ * entry of an owner that no longer renews its lease; "processes" are stores
+ * over one backend (or one file), each with its own owner.
+ */
+import { DurableRuns, SessionState, SessionStore, Workflow } from "@sessionflow/core"
+import { FileSystem } from "@effect/platform"
+import { NodeFileSystem } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
+import { Context, type Duration, Effect, Layer, Option, Ref, Schema, type Scope, TestClock } from "effect"
+import { on, processes } from "./utils.js"
+
+class Items extends SessionState.Tag("supervised/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
+
+/** A two-step workflow whose steps count their side effects. */
+const counting = (counts: Ref.Ref<ReadonlyArray<string>>, name = "supervised") =>
+  Workflow.make({ name, state: Items, sessionState: { items: [] }, input: Schema.String }).pipe(
+    Workflow.andThen("step-1", () => Effect.zipRight(Ref.update(counts, (c) => [...c, "step-1"]), Effect.succeed(1))),
+    Workflow.andThen("step-2", () =>
+      Effect.gen(function*() {
+        yield* Ref.update(counts, (c) => [...c, "step-2"])
+        yield* Items.update((s) => ({ items: [...s.items, "done"] }))
+        return 2
+      }))
+  )
+
+type Store = SessionStore.Service
+
+const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
+
+/** An unfinished-run entry of a process that died: its lease runs out in 2 seconds. */
+const orphan = (store: Store, runId: string, options?: {
+  readonly workflowName?: string
+  readonly status?: "running" | "paused"
+  readonly shape?: SessionStore.WorkflowShape
+}) =>
+  Effect.flatMap(currentTime, (now) =>
+    store.startRun({
+      runId,
+      sessionId: `session-${runId}`,
+      workflowName: options?.workflowName ?? "supervised",
+      status: options?.status ?? "running",
+      input: "go",
+      owner: options?.status === "paused" ? "" : "a-process-that-died",
+      leaseExpiresAt: options?.status === "paused" ? 0 : now + 2000,
+      baseVersion: 0,
+      initialState: { items: [] },
+      durability: "step",
+      ...(options?.shape === undefined ? {} : { shape: options.shape }),
+      startedAt: now,
+      updatedAt: now
+    }))
+
+/** Lets forked fibers (the supervisors and their resumes) run. */
+const flush = Effect.repeatN(Effect.yieldNow(), 200)
+
+/** Waits until the run has a record, moving the test clock by `step` between looks. */
+const recorded = (store: Store, runId: string, step: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 50; i++) {
+      const found = yield* store.getRun(runId)
+      if (Option.isSome(found) && found.value._tag === "Recorded") return found.value.record
+      yield* TestClock.adjust(step)
+      yield* flush
+    }
+    return yield* Effect.dieMessage(`run ${runId} was never recorded`)
+  })
+
+const supervised = (store: Store, options: DurableRuns.Options<Workflow.Any>) =>
+  Effect.forkScoped(DurableRuns.supervise(options).pipe(on(store)))
+
+/** Two or more processes over one store: the memory backend or a SQLite file. */
+type Processes = Effect.Effect<() => Effect.Effect<Store, unknown, Scope.Scope>, unknown, Scope.Scope>
+
+const memoryProcesses: Processes = Effect.map(processes, ({ make }) => () => Effect.sync(make))
+
+const sqliteProcesses: Processes = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const dir = yield* fs.makeTempDirectoryScoped({ prefix: "sessionflow-supervisor-" })
+  const filename = `${dir}/runs.db`
+  return () =>
+    Effect.map(Layer.build(SqliteSessionStore.layer({ filename })), (context) => Context.get(context, SessionStore.SessionStore))
+}).pipe(Effect.provide(NodeFileSystem.layer))
+
+for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sqliteProcesses]] as const) {
+  describe(`DurableRuns.layer (${name})`, () => {
+    it.scoped("two supervisors resume an abandoned run exactly once, after its lease expires", () =>
+      Effect.gen(function*() {
+        const make = yield* makeProcesses
+        const [a, b, c] = [yield* make(), yield* make(), yield* make()]
+        const counts = yield* Ref.make<ReadonlyArray<string>>([])
+        const wf = counting(counts)
+        yield* orphan(a, "r1")
+        yield* supervised(b, { workflows: [wf] })
+        yield* supervised(c, { workflows: [wf] })
+        yield* flush
+        // its lease holds: nobody takes it
+        yield* TestClock.adjust("1 second")
+        yield* flush
+        expect(yield* Ref.get(counts)).toEqual([])
+        const record = yield* recorded(b, "r1", "500 millis")
+        expect(record).toMatchObject({ status: "completed", runId: "r1" })
+        yield* TestClock.adjust("10 seconds")
+        yield* flush
+        expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
+        expect((yield* Workflow.getSessionState(wf, "session-r1").pipe(on(c))).items).toEqual(["done"])
+      }))
+
+    it.scoped("a run whose resume keeps failing is ended as abandoned after maxAttempts, with the reason", () =>
+      Effect.gen(function*() {
+        const make = yield* makeProcesses
+        const [a, b] = [yield* make(), yield* make()]
+        const counts = yield* Ref.make<ReadonlyArray<string>>([])
+        const wf = counting(counts)
+        // started by a workflow of another shape: every resume is WorkflowChanged
+        yield* orphan(a, "r2", { shape: { fingerprint: "another-shape", steps: ["elsewhere step"] } })
+        yield* supervised(b, { workflows: [wf], maxAttempts: 2, pollInterval: "1 second" })
+        const record = yield* recorded(b, "r2", "1 second")
+        expect(record.status).toBe("abandoned")
+        expect(record.error).toMatch(/^abandoned: resuming it failed 2 times; last: WorkflowChanged: /)
+        expect(yield* Ref.get(counts)).toEqual([])
+        expect(yield* Workflow.unfinishedRuns(wf).pipe(on(b))).toEqual([])
+      }))
+
+    it.scoped("paused runs and runs of workflows it does not know are left alone", () =>
+      Effect.gen(function*() {
+        const make = yield* makeProcesses
+        const [a, b] = [yield* make(), yield* make()]
+        const counts = yield* Ref.make<ReadonlyArray<string>>([])
+        const wf = counting(counts)
+        yield* orphan(a, "paused", { status: "paused" })
+        yield* orphan(a, "other", { workflowName: "not-supervised" })
+        yield* orphan(a, "mine")
+        yield* supervised(b, { workflows: [wf], maxAttempts: 1 })
+        expect(yield* recorded(b, "mine", "1 second")).toMatchObject({ status: "completed" })
+        for (let i = 0; i < 10; i++) {
+          yield* TestClock.adjust("1 second")
+          yield* flush
+        }
+        const left = yield* b.activeRuns({})
+        expect(left.map((run) => [run.runId, run.status, run.owner]).sort()).toEqual([
+          ["other", "running", "a-process-that-died"],
+          ["paused", "paused", ""]
+        ])
+        expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
+      }))
+  })
+}
