@@ -4,7 +4,7 @@
  * entry of an owner that no longer renews its lease; "processes" are stores
  * over one backend (or one file), each with its own owner.
  */
-import { DurableRuns, SessionState, SessionStore, Workflow } from "@sessionflow/core"
+import { DurableRuns, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
@@ -114,14 +114,35 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         const [a, b] = [yield* make(), yield* make()]
         const counts = yield* Ref.make<ReadonlyArray<string>>([])
         const wf = counting(counts)
-        // started by a workflow of another shape: every resume is WorkflowChanged
-        yield* orphan(a, "r2", { shape: { fingerprint: "another-shape", steps: ["elsewhere step"] } })
-        yield* supervised(b, { workflows: [wf], maxAttempts: 2, pollInterval: "1 second" })
+        yield* orphan(a, "r2")
+        // a process whose store refuses every claim: each resume fails, the run stays unfinished
+        const refusing: Store = {
+          ...b,
+          claimRun: () => Effect.fail(new WorkflowError.SessionStoreError({ method: "claimRun", description: "the database refuses writes" }))
+        }
+        yield* supervised(refusing, { workflows: [wf], maxAttempts: 2, pollInterval: "1 second" })
         const record = yield* recorded(b, "r2", "1 second")
         expect(record.status).toBe("abandoned")
-        expect(record.error).toMatch(/^abandoned: resuming it failed 2 times; last: WorkflowChanged: /)
+        expect(record.error).toMatch(/^abandoned: resuming it failed 2 times; last: SessionStoreError: /)
         expect(yield* Ref.get(counts)).toEqual([])
         expect(yield* Workflow.unfinishedRuns(wf).pipe(on(b))).toEqual([])
+      }))
+
+    it.scoped("a run started by another shape of its workflow is left alone, never abandoned (a rolling deploy)", () =>
+      Effect.gen(function*() {
+        const make = yield* makeProcesses
+        const [a, b] = [yield* make(), yield* make()]
+        const counts = yield* Ref.make<ReadonlyArray<string>>([])
+        const wf = counting(counts)
+        // started by a workflow of another shape: every resume here is WorkflowChanged
+        yield* orphan(a, "r3", { shape: { fingerprint: "another-shape", steps: ["elsewhere step"] } })
+        yield* supervised(b, { workflows: [wf], maxAttempts: 1, pollInterval: "1 second" })
+        for (let i = 0; i < 10; i++) {
+          yield* TestClock.adjust("1 second")
+          yield* flush
+        }
+        expect(yield* b.getRun("r3")).toMatchObject(Option.some({ _tag: "Active", run: { runId: "r3", status: "running" } }))
+        expect(yield* Ref.get(counts)).toEqual([])
       }))
 
     it.scoped("paused runs and runs of workflows it does not know are left alone", () =>

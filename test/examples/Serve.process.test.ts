@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@sessionflow/core"
 import { Cli, ShoppingList } from "@sessionflow/examples"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schedule } from "effect"
 import { spawn } from "node:child_process"
 import { root } from "../process.js"
 import { tempDb } from "./utils.js"
@@ -46,6 +46,13 @@ const serve = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
           // already gone
         }
       })
+  )
+
+/** The server's output once it has printed `text` (it goes on printing after its address): waited for, up to 10 s. */
+const printed = (server: Served, text: string) =>
+  Effect.suspend(() => server.output().includes(text) ? Effect.succeed(server.output()) : Effect.fail("not yet" as const)).pipe(
+    Effect.retry(Schedule.intersect(Schedule.spaced("50 millis"), Schedule.recurs(200))),
+    Effect.orElseSucceed(() => server.output())
   )
 
 describe("npm start -- serve", () => {
@@ -126,10 +133,11 @@ describe("npm start -- serve", () => {
       for (const [args, env] of [[["--token", "s3cret"], {}], [[], { SESSIONFLOW_TOKEN: "s3cret" }]] as const) {
         const db = yield* tempDb("token.db")
         const server = yield* serve(["--port", "0", "--db", db, ...args], env)
-        expect(server.output()).toContain("Authorization: Bearer")
         expect(yield* sessions(server.url, {})).toBe(401)
         expect(yield* sessions(server.url, { authorization: "Bearer wrong" })).toBe(401)
         expect(yield* sessions(server.url, { authorization: "Bearer s3cret" })).toBe(200)
+        // the hint is printed just after the address the test waited for
+        expect(yield* printed(server, "Authorization: Bearer")).toContain("Authorization: Bearer")
       }
       const db = yield* tempDb("open.db")
       const refused = yield* Effect.flip(serve(["--port", "0", "--db", db, "--host", "0.0.0.0"]))

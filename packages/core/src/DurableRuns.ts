@@ -4,7 +4,9 @@
  * lease expired) and resumes them, from their last journaled step. Several
  * processes may run it over one store: each run is claimed by exactly one of
  * them, the others leave it. A run whose resume keeps failing is ended after
- * `maxAttempts`, recorded as `abandoned` with the reason.
+ * `maxAttempts`, recorded as `abandoned` with the reason. A run started by
+ * another shape of its workflow (`WorkflowChanged`) is left alone, logged once:
+ * during a rolling deploy a process of the old version may still resume it.
  *
  * ```ts no-check
  * const Recovery = DurableRuns.layer({ workflows: [orders, shopping] })
@@ -82,6 +84,11 @@ export const supervise = <W extends Workflow.Any>(
     const failures = new Map<string, { readonly count: number; readonly last: string }>()
     /** the runs this process is resuming or ending now */
     const busy = new Set<string>()
+    /**
+     * the runs started by another shape of their workflow (`WorkflowChanged`):
+     * left to a process that runs that shape (a rolling deploy), never ended here
+     */
+    const foreign = new Set<string>()
 
     const resume = (self: W, run: SessionStore.ActiveRun) =>
       Effect.gen(function*() {
@@ -97,6 +104,13 @@ export const supervise = <W extends Workflow.Any>(
         const error = Cause.squash(exit.cause)
         const tag = tagOf(error)
         if (tag !== undefined && takenElsewhere.has(tag)) return
+        if (tag === "WorkflowChanged") {
+          foreign.add(run.runId)
+          return yield* Effect.logWarning(
+            `sessionflow: run ${run.runId} of '${self.name}' was started by another version of the workflow: left to a process that runs it (or to Workflow.recover)`,
+            error
+          )
+        }
         // the run may have ended (its steps failed, recorded) or paused: that is its outcome
         const after = yield* Effect.orElseSucceed(store.getRun(run.runId), () => Option.none())
         if (Option.isNone(after) || after.value._tag !== "Active" || after.value.run.status !== "running") {
@@ -146,7 +160,7 @@ export const supervise = <W extends Workflow.Any>(
         const self = byName.get(run.workflowName)
         if (self === undefined || run.status !== "running") continue
         listed.add(run.runId)
-        if (busy.has(run.runId)) continue
+        if (busy.has(run.runId) || foreign.has(run.runId)) continue
         if (run.leaseExpiresAt >= now) {
           next = Math.min(next, run.leaseExpiresAt + 1)
           continue
@@ -157,6 +171,7 @@ export const supervise = <W extends Workflow.Any>(
         yield* Effect.forkScoped(semaphore.withPermits(1)(work).pipe(Effect.ensuring(Effect.sync(() => busy.delete(run.runId)))))
       }
       for (const runId of failures.keys()) if (!listed.has(runId) && !busy.has(runId)) failures.delete(runId)
+      for (const runId of foreign) if (!listed.has(runId)) foreign.delete(runId)
       return next - now
     })
 

@@ -6,6 +6,7 @@
  * @internal
  */
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -34,6 +35,13 @@ export const flushInterval = 100
 
 /** The most events of one batch. */
 export const maxBatch = 256
+
+/**
+ * How long a follower waits for the last events of a run whose end is
+ * recorded (they are written just after), and how often it looks meanwhile.
+ */
+const endGrace = 5_000
+const endTick = Duration.millis(250)
 
 /** The events a follower reads at once. */
 const page = 1000
@@ -128,7 +136,9 @@ export const storing = (options: LogOptions | undefined, runId: string, known: b
 /**
  * A run's stored events after `after`, then the ones stored later, until the
  * run's stream ends: its terminal event or its pause, or, when the run has
- * ended or paused without them in its log, once everything stored is read.
+ * ended or paused without them in its log (its process died just after its
+ * end was recorded), once everything stored is read and `endGrace` has
+ * passed since that end.
  * Events are read by `seq`, so none is read twice and none is skipped: a
  * first event above `after + 1` means the ones between are no longer kept
  * (`RunNotFound`).
@@ -166,27 +176,53 @@ export const follow = (
         if (found.length < page) return out
       }
     })
-    const over = Effect.map(store.getRun(runId), (found) =>
+    // when the run ended or paused (0: it is gone), else undefined
+    const endedAt = Effect.map(store.getRun(runId), (found) =>
       Option.match(found, {
-        onNone: () => true,
-        onSome: (lookup) => lookup._tag === "Recorded" || lookup.run.status === "paused"
+        onNone: () => 0,
+        onSome: (lookup) =>
+          lookup._tag === "Recorded"
+            ? lookup.record.completedAt
+            : lookup.run.status === "paused"
+            ? lookup.run.updatedAt
+            : undefined
       }))
-    const read = Effect.gen(function*() {
-      const events = yield* readAll
-      if (events.some(endsStream)) return { events, done: true }
-      if (events.length > 0) return { events, done: false }
-      // nothing new: the run may have ended without its terminal event in the log
-      if (!(yield* over)) return { events, done: false }
-      const rest = yield* readAll
-      if (rest.length === 0 && !checked && after < 0) {
-        return yield* new WorkflowError.RunNotFound({ runId, description: "it has no stored events (they were not stored, or are no longer kept)" })
-      }
-      return { events: rest, done: true }
-    })
-    return store.watchEvents(runId, options).pipe(
-      // several wake-ups while a read is under way make one more read
-      Stream.buffer({ capacity: 1, strategy: "sliding" }),
-      Stream.mapEffect(() => read),
+    // whether the run was seen ended without its terminal event read: from then
+    // on the reader also wakes by itself, until the event comes or `endGrace` passed
+    let ending = false
+    const read = (wakeUp: "store" | "tick") =>
+      Effect.gen(function*() {
+        if (wakeUp === "tick" && !ending) return { events: [], done: false }
+        const events = yield* readAll
+        if (events.some(endsStream)) return { events, done: true }
+        if (events.length > 0) return { events, done: false }
+        // nothing new: the run may have ended without its terminal event in the log
+        const ended = yield* endedAt
+        if (ended === undefined) return { events, done: false }
+        const rest = yield* readAll
+        if (rest.length === 0 && !checked && after < 0) {
+          return yield* new WorkflowError.RunNotFound({ runId, description: "it has no stored events (they were not stored, or are no longer kept)" })
+        }
+        if (rest.some(endsStream)) return { events: rest, done: true }
+        // the log ends the stream before what was asked for (read after its end)
+        const [latest] = yield* store.readEvents(runId, { latest: true, limit: 1 })
+        if (latest !== undefined && endsStream(latest)) return { events: rest, done: true }
+        // the run's last events are written just after its end is recorded: they
+        // are waited for a while, and a run whose process died in between ends
+        // its stream without them
+        ending = true
+        const now = yield* Clock.currentTimeMillis
+        return { events: rest, done: now - ended >= endGrace }
+      })
+    return Stream.merge(
+      store.watchEvents(runId, options).pipe(
+        Stream.as("store" as const),
+        // several wake-ups while a read is under way make one more read
+        Stream.buffer({ capacity: 1, strategy: "sliding" })
+      ),
+      Stream.as(Stream.tick(endTick), "tick" as const)
+    ).pipe(
+      Stream.mapEffect(read),
       Stream.takeUntil((result) => result.done),
       Stream.mapConcatChunk((result) => Chunk.unsafeFromArray(truncate(result.events)))
     )
