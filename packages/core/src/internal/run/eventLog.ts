@@ -204,9 +204,9 @@ export const follow = (
           return yield* new WorkflowError.RunNotFound({ runId, description: "it has no stored events (they were not stored, or are no longer kept)" })
         }
         if (rest.some(endsStream)) return { events: rest, done: true }
-        // the log ends the stream before what was asked for (read after its end)
+        // the log ended the stream at or before what was asked for (read after its end)
         const [latest] = yield* store.readEvents(runId, { latest: true, limit: 1 })
-        if (latest !== undefined && endsStream(latest)) return { events: rest, done: true }
+        if (latest !== undefined && latest.seq <= last && endsStream(latest)) return { events: rest, done: true }
         // the run's last events are written just after its end is recorded: they
         // are waited for a while, and a run whose process died in between ends
         // its stream without them
