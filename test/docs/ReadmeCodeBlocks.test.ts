@@ -9,6 +9,7 @@
  * ```ts no-check and is not compiled.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Init } from "@sessionflow/cli"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Worker } from "node:worker_threads"
@@ -46,21 +47,8 @@ const blocks = (readme: string): ReadonlyArray<Block> => {
   return found
 }
 
-/** What a user compiles with: the strict settings the packages' types are checked under. */
-const options = {
-  strict: true,
-  exactOptionalPropertyTypes: true,
-  noUncheckedIndexedAccess: true,
-  noPropertyAccessFromIndexSignature: true,
-  skipLibCheck: false,
-  module: "NodeNext",
-  moduleResolution: "NodeNext",
-  moduleDetection: "force",
-  target: "ES2022",
-  lib: ["ES2022"],
-  types: ["node"],
-  noEmit: true
-}
+/** What a user compiles with: the strict settings of the app `sessionflow init` writes (each block a module). */
+const options = { ...Init.tsconfig.compilerOptions, moduleDetection: "force" }
 
 interface Diagnostic {
   readonly file?: string

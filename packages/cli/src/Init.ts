@@ -117,8 +117,14 @@ const packageName = (dir: string) =>
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`
 
-/** The strict settings the packages' types are checked under. */
-const tsconfig = {
+/**
+ * The `tsconfig.json` a new app gets: the strict settings the packages' types
+ * are checked under (the READMEs' code blocks are compiled with them too).
+ *
+ * @since 0.1.0
+ * @category files
+ */
+export const tsconfig = {
   compilerOptions: {
     strict: true,
     exactOptionalPropertyTypes: true,

@@ -62,13 +62,8 @@ import { track } from "./track.js"
  * @internal
  */
 export const checkSessionId = (sessionId: string): Effect.Effect<string, WorkflowError.InvalidSessionId> => {
-  const invalid = invalidSessionId(sessionId)
-  return invalid === undefined ? Effect.succeed(sessionId) : Effect.fail(invalid)
-}
-
-const invalidSessionId = (sessionId: string): WorkflowError.InvalidSessionId | undefined => {
   const reason = idRules.problem(sessionId)
-  return reason === undefined ? undefined : new WorkflowError.InvalidSessionId({ sessionId, reason })
+  return reason === undefined ? Effect.succeed(sessionId) : Effect.fail(new WorkflowError.InvalidSessionId({ sessionId, reason }))
 }
 
 /**
@@ -280,14 +275,7 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
         input,
         ...(userId === undefined ? {} : { userId })
       }, body)
-    const checked = Effect.suspend((): Effect.Effect<void, WorkflowError.InvalidSessionId | WorkflowError.InvalidRunId> => {
-      const invalid = invalidSessionId(ids.sessionId)
-      if (invalid !== undefined) return Effect.fail(invalid)
-      const badRunId = idRules.problem(ids.runId)
-      return badRunId === undefined
-        ? Effect.void
-        : Effect.fail(new WorkflowError.InvalidRunId({ runId: ids.runId, reason: badRunId }))
-    })
+    const checked = Effect.zipRight(checkSessionId(ids.sessionId), checkRunId(ids.runId))
     const events = Effect.flatMap(SessionStore.SessionStore, (store): Untyped => {
       const fresh = freshRun(self, input, options, ids, store, traced)
       if (options?.runId === undefined) return opened(Effect.zipRight(checked, fresh))
