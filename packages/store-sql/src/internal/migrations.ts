@@ -312,12 +312,13 @@ const pgCode = (error: unknown): string | undefined => {
 
 /**
  * Two PostgreSQL connections creating the same table, schema or migrations
- * row at once: one of them fails (duplicate table or schema, unique
+ * row at once: one of them fails (duplicate table or schema, the table's
+ * row type created by the other one — duplicate object —, unique
  * violation); trying again finds them created.
  */
 const isCreationRace = (error: unknown): boolean => {
   const code = pgCode(error)
-  return code === "42P07" || code === "42P06" || code === "23505"
+  return code === "42P07" || code === "42P06" || code === "42710" || code === "23505"
 }
 
 /**
