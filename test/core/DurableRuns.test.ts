@@ -259,7 +259,9 @@ describe("durable runs", () => {
         yield* TestClock.adjust("11 seconds")
         const exit = yield* Fiber.await(running)
         assert(Exit.isFailure(exit))
-        expect(JSON.stringify(exit.cause)).toContain("RunLost")
+        // its caller is told it was cancelled
+        expect(JSON.stringify(exit.cause)).toContain("RunEnded")
+        expect(JSON.stringify(exit.cause)).toContain("cancelled")
         const history = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(b))
         expect(history.map((r) => [r.runId, r.status])).toEqual([["r1", "cancelled"]])
         expect((yield* Workflow.getSessionState(counting(counts), "s").pipe(on(b))).items).toEqual([])

@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as stepInternal from "./internal/step/node.js"
 import * as runner from "./internal/run/runner.js"
@@ -550,9 +551,16 @@ export const continueStream: <W extends Any>(
 
 /**
  * Ends an unfinished run (paused, or running here or elsewhere) without
- * committing anything: it is recorded as `cancelled`. A running run notices
- * at its next lease renewal or commit (`RunLost`) and stops. A run that
- * ended already (completed, failed, cancelled) is `RunEnded`.
+ * committing anything: it is recorded as `cancelled` at once, so its commit
+ * can no longer land. A running run's steps are interrupted (their later
+ * effects never happen): at once when it runs in this process over the same
+ * store, at its next lease renewal (every third of its `leaseDuration`) when
+ * it runs in another process. The run's caller (a `Workflow.run`, `stream`,
+ * `resume` or `continue`) then fails with `RunEnded` (status `cancelled`),
+ * and its event stream ends with `RunCancelled`. Only tracked runs (with a
+ * `runId`, `durability: "step"`, or started with {@link start}) are known
+ * to the store and can be cancelled. A run that ended already (completed,
+ * failed, cancelled) is `RunEnded`.
  *
  * @since 0.1.0
  * @category durable runs
@@ -571,6 +579,173 @@ export const cancel: <W extends Any>(
   | WorkflowError.RunLost,
   SessionStore.SessionStore
 > = durable.cancel
+
+/**
+ * A run started in the background (see {@link start}).
+ *
+ * @since 0.1.0
+ * @category background runs
+ */
+export interface StartedRun {
+  readonly runId: string
+  readonly sessionId: string
+}
+
+/**
+ * Starts a run in the background and returns its id (and its session's) as
+ * soon as the run is registered in the store, so that a status read right
+ * after ({@link getRunStatus}) finds it; the run goes on in this process.
+ * A run refused before it is registered (a bad input, a paused session, a
+ * run id taken) fails `start` with that error instead. A run id whose run
+ * completed returns at once (the run is not run again).
+ *
+ * The run is a fiber forked into the caller's `Scope` (as `Effect.forkScoped`
+ * would): give it the scope of what owns the runs — a layer's scope
+ * (`Layer.scoped`), a server's, or the program's — not a short
+ * `Effect.scoped` around the call. When that scope closes (the process shuts
+ * down), the run is not cancelled: it is stopped and left unfinished, its
+ * lease given up at once, and recovery (`DurableRuns.layer`, or
+ * `Workflow.recover`) carries it on, here or in another process, as it
+ * does for a run whose process died. With `durability: "step"` it carries on
+ * from its last completed step, else from the start. `Workflow.cancel` ends
+ * it for good.
+ *
+ * It is tracked (a run id is made when none is given), holds a lease like any
+ * tracked run, and its outcome is read with {@link getRunStatus}, its events
+ * (with `events: "stored"`) with {@link events}.
+ *
+ * ```ts no-check
+ * const program = Effect.gen(function*() {
+ *   const { runId } = yield* Workflow.start(orders, "2 apples", { events: "stored" })
+ *   const status = yield* Workflow.getRunStatus(orders, runId) // { _tag: "Running", ... }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category background runs
+ */
+export const start: <W extends Any>(
+  self: W,
+  input: Input<W>,
+  options?: RunOptions<StateEncoded<W>>
+) => Effect.Effect<
+  StartedRun,
+  RunError | WorkflowError.RunPaused,
+  Context<W> | SessionStore.SessionStore | Scope.Scope
+> = (self, input, options) =>
+  durable.start(self, input, options as RunOptions<unknown> | undefined) as Effect.Effect<
+    StartedRun,
+    RunError | WorkflowError.RunPaused,
+    never
+  >
+
+const runFields = {
+  runId: Schema.String,
+  sessionId: Schema.String,
+  workflowName: Schema.String,
+  userId: Schema.optionalWith(Schema.String, { exact: true }),
+  /** the run input, as recorded (null when it was not JSON) */
+  input: Schema.Unknown,
+  /** epoch milliseconds */
+  startedAt: Schema.Number
+}
+
+const usageField = { usage: Schema.optionalWith(SessionStore.RunUsage, { exact: true }) }
+
+/**
+ * Where a run stands (see {@link getRunStatus}, and the run lifecycle in the
+ * README), one case per state:
+ *
+ * - `Running`: an owner (a store, in some process) runs it and holds its
+ *   lease until `leaseExpiresAt`; `leaseExpired` when that passed (its
+ *   process died): recovery carries it on;
+ * - `Paused`: waiting for a person's answer (`pause`: its question);
+ * - `Completed`: committed, with its `content`;
+ * - `Failed`: a step (or its commit) failed; nothing was committed (`error`);
+ * - `Cancelled`: cancelled (`Workflow.cancel`, a client that went away, a
+ *   timeout); nothing was committed;
+ * - `Abandoned`: given up by recovery; nothing was committed (`reason`).
+ *
+ * `usage`: the tokens its model calls used (so far, while unfinished).
+ *
+ * @since 0.1.0
+ * @category background runs
+ */
+export const RunStatus = Schema.Union(
+  Schema.TaggedStruct("Running", {
+    ...runFields,
+    owner: Schema.String,
+    /** epoch milliseconds */
+    leaseExpiresAt: Schema.Number,
+    leaseExpired: Schema.Boolean,
+    ...usageField
+  }),
+  Schema.TaggedStruct("Paused", {
+    ...runFields,
+    pause: Schema.Struct({
+      path: Schema.Array(Schema.String),
+      key: Schema.String,
+      payload: Schema.Unknown,
+      /** epoch milliseconds */
+      pausedAt: Schema.Number
+    }),
+    ...usageField
+  }),
+  Schema.TaggedStruct("Completed", { ...runFields, content: Schema.Unknown, ...usageField, completedAt: Schema.Number }),
+  Schema.TaggedStruct("Failed", { ...runFields, error: Schema.String, completedAt: Schema.Number }),
+  Schema.TaggedStruct("Cancelled", {
+    ...runFields,
+    reason: Schema.optionalWith(Schema.String, { exact: true }),
+    completedAt: Schema.Number
+  }),
+  Schema.TaggedStruct("Abandoned", {
+    ...runFields,
+    reason: Schema.optionalWith(Schema.String, { exact: true }),
+    completedAt: Schema.Number
+  })
+).annotations({ identifier: "RunStatus" })
+
+/**
+ * A {@link RunStatus}, a completed run's `content` typed as the workflow's
+ * output `A` (as stored: the JSON of the last step's content).
+ *
+ * @since 0.1.0
+ * @category background runs
+ */
+export type RunStatus<A = unknown> =
+  | Exclude<typeof RunStatus.Type, { readonly _tag: "Completed" }>
+  | (Omit<Extract<typeof RunStatus.Type, { readonly _tag: "Completed" }>, "content"> & { readonly content: A })
+
+/**
+ * Where a run of this workflow stands, from any process using the same
+ * store: running, paused (with its question), completed (with its output),
+ * failed, cancelled or abandoned. `RunNotFound` when no run of this workflow
+ * has the id (or it is a plain run, which the store does not know until it
+ * ends); `SessionOwnershipError` when it is another user's.
+ *
+ * @since 0.1.0
+ * @category background runs
+ */
+export const getRunStatus: <W extends Any>(
+  self: W,
+  runId: string,
+  options?: SessionOptions
+) => Effect.Effect<
+  RunStatus<Output<W>>,
+  | WorkflowError.RunNotFound
+  | WorkflowError.InvalidRunId
+  | WorkflowError.SessionOwnershipError
+  | WorkflowError.SessionStoreError,
+  SessionStore.SessionStore
+> = (self, runId, options) =>
+  durable.getRunStatus(self, runId, options) as Effect.Effect<
+    RunStatus<never>,
+    | WorkflowError.RunNotFound
+    | WorkflowError.InvalidRunId
+    | WorkflowError.SessionOwnershipError
+    | WorkflowError.SessionStoreError,
+    SessionStore.SessionStore
+  >
 
 /**
  * An unfinished run, as listed by {@link pausedRuns} and {@link unfinishedRuns}.

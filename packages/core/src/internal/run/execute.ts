@@ -26,6 +26,7 @@ import * as stateCache from "../store/stateCache.js"
 import { type ExecContext, makeExecContext, nextInput, runFrom } from "../step/exec.js"
 import { currentQuestions, makeQuestions } from "../step/questions.js"
 import { decodeState, encodeState } from "../workflow/model.js"
+import { currentBackground } from "./background.js"
 import { answersOf, Journal, restoreOutputs } from "./journal.js"
 import { leased } from "./lease.js"
 import { checkJson, type Opened, type Phase, type Restore } from "./model.js"
@@ -90,12 +91,15 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   const context = servicesOf(run, service)
   const outerContext = yield* FiberRef.getAndUpdate(FiberRef.currentContext, (outer) => EffectContext.merge(outer, context))
   const outerQuestions = yield* FiberRef.getAndSet(currentQuestions, exec.questions)
+  // a run inside a step is not the background run this one may be
+  const outerBackground = yield* FiberRef.getAndSet(currentBackground, undefined)
   const exit = yield* Effect.map(
     Effect.exit(restore(steps.pipe(leased(run), Effect.flatMap((output) => finish(run, cell.value, output))))),
     (exit) => (self.persist === "changes" ? explainFrozen(exit) : exit)
   )
   yield* FiberRef.set(FiberRef.currentContext, outerContext)
   yield* FiberRef.set(currentQuestions, outerQuestions)
+  yield* FiberRef.set(currentBackground, outerBackground)
   return { exit, exec, journal, usage }
 }
 

@@ -18,6 +18,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import type * as SessionState from "../../SessionState.js"
@@ -33,6 +34,7 @@ import * as tracing from "../tracing.js"
 import { usageAttributes } from "../usage.js"
 import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
+import { currentBackground, registered } from "./background.js"
 import * as eventLog from "./eventLog.js"
 import { execute } from "./execute.js"
 import {
@@ -52,6 +54,7 @@ import {
 import { claim, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
 import { checkShape } from "./shape.js"
+import { isCancellation } from "./lease.js"
 import { track } from "./track.js"
 
 /**
@@ -156,8 +159,15 @@ const withSink = <A, E, R>(
     const output = yield* body.pipe(
       Effect.onExit((exit) => {
         if (Exit.isSuccess(exit)) return Effect.void
-        if (Cause.isInterruptedOnly(exit.cause)) return WorkflowEvent.emit({ _tag: "RunCancelled" })
+        if (Cause.isInterruptedOnly(exit.cause)) {
+          // a background run stopped with its scope is not cancelled: recovery carries it on
+          return Effect.flatMap(
+            FiberRef.get(currentBackground),
+            (background) => background === undefined ? WorkflowEvent.emit({ _tag: "RunCancelled" }) : Effect.void
+          )
+        }
         const failure = Cause.failureOption(exit.cause)
+        if (Option.isSome(failure) && isCancellation(failure.value)) return WorkflowEvent.emit({ _tag: "RunCancelled" })
         // a pause already said so with RunPaused
         if (Option.isSome(failure) && isTagged(failure.value, "RunPaused")) return Effect.void
         return WorkflowEvent.emit({ _tag: "RunFailed", error: formatting.causeMessage(exit.cause) })
@@ -245,7 +255,7 @@ const runEnd = (exit: Exit.Exit<RunOutput<unknown, unknown>, unknown>): tracing.
   return {
     [tracing.attr.runOutcome]: Option.exists(failure, (error) => isTagged(error, "RunPaused"))
       ? "paused"
-      : Cause.isInterruptedOnly(exit.cause)
+      : Cause.isInterruptedOnly(exit.cause) || Option.exists(failure, isCancellation)
       ? "cancelled"
       : "error"
   }
@@ -407,6 +417,7 @@ export const resumeRun = <W extends Any>(
     const retries = retriesOf(options?.retryOnConflict)
     const body = Effect.gen(function*() {
       const claimed = yield* claim(store, runId, leaseMillis, pause)
+      yield* registered
       // the answer, and the state it continues from, are the claimed pause's
       const given = answer === undefined ? undefined : answer(claimed)
       yield* WorkflowEvent.emit({ _tag: "RunResumed", workflowName: self.name, fromStep: claimed.journal?.next ?? 0, reason })

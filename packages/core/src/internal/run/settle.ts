@@ -10,6 +10,7 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
@@ -21,7 +22,8 @@ import { type PauseSignal, pauseOf } from "../step/questions.js"
 import { usageField } from "../usage.js"
 import type { Any } from "../workflow/model.js"
 import type { Done, Executed } from "./execute.js"
-import { entry } from "./lease.js"
+import { currentBackground } from "./background.js"
+import { entry, isCancellation, lostOrCancelled } from "./lease.js"
 import {
   type Attempt,
   failedRunRecordTimeout,
@@ -56,8 +58,20 @@ export function* settle(run: Opened, executed: Executed, restore: Restore): Phas
     }))
     return yield* Effect.failCause(exit.cause)
   }
-  // the run is someone else's now: nothing is recorded in its name
-  if (Option.exists(failure, (error) => isTagged(error, "RunLost"))) return yield* Effect.failCause(exit.cause)
+  // the run is someone else's now, or was cancelled (and recorded so): nothing is recorded in its name
+  if (Option.isSome(failure) && isCancellation(failure.value)) return yield* Effect.failCause(exit.cause)
+  if (Option.isSome(failure) && isTagged(failure.value, "RunLost")) {
+    return yield* lostOrCancelled(run.store, run.ids.runId, failure.value as WorkflowError.RunLost)
+  }
+  if (run.tracked && Cause.isInterruptedOnly(exit.cause) && (yield* FiberRef.get(currentBackground)) !== undefined) {
+    // a background run stopped with its scope (its process shuts down) is not
+    // cancelled: it stays unfinished, its lease given up, for recovery
+    yield* run.store.updateRun(run.ids.runId, run.store.owner, { leaseExpiresAt: 0 }).pipe(
+      Effect.timeout(failedRunRecordTimeout),
+      Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not give up the lease of run ${run.ids.runId}`, error))
+    )
+    return yield* Effect.failCause(exit.cause)
+  }
   // a new session is created with its initial state to hold the record
   const recorded = yield* recordFailure(
     run,
@@ -108,6 +122,8 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
     ends: run.tracked ? { runId, owner: store.owner } : undefined
   })).pipe(
     Effect.catchTag("SessionNotFound", (error) => Effect.die(error)),
+    // ended meanwhile by a cancel (then its caller is told so), or taken over
+    Effect.catchTag("RunLost", (error) => lostOrCancelled(store, runId, error)),
     // a tracked run whose commit failed in the store (the connection died, a
     // lock was held past the lock timeout) is still unfinished there, or its
     // commit landed: either way it completes, by recovery if not here. The

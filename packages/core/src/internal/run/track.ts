@@ -10,6 +10,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Option from "effect/Option"
+import { registered } from "./background.js"
 import { entry } from "./lease.js"
 import { type Opened, type Phase, type Restore, runTaken } from "./model.js"
 import { shapeOf } from "./shape.js"
@@ -32,5 +33,6 @@ export function* track(run: Opened, restore: Restore): Phase<Opened> {
   }
   const existing = yield* restore(run.store.startRun(entry(run, "running", now)))
   if (Option.isSome(existing)) return yield* runTaken(run.ids.runId, run.ids.sessionId, existing.value)
+  yield* registered
   return { ...run, tracked: true }
 }

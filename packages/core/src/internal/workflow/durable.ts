@@ -6,8 +6,11 @@
  * @internal
  */
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SessionStore from "../../SessionStore.js"
 import type {
@@ -17,11 +20,16 @@ import type {
   Output,
   RecoverOptions,
   Recovered,
+  RunOptions,
+  RunStatus,
   SessionOptions,
+  StartedRun,
   State
 } from "../../Workflow.js"
 import * as WorkflowError from "../../WorkflowError.js"
+import { currentBackground } from "../run/background.js"
 import * as eventLog from "../run/eventLog.js"
+import { stopHere } from "../run/lease.js"
 import * as runner from "../run/runner.js"
 
 /** @internal */
@@ -100,6 +108,8 @@ const endUnfinished = (
             endedOf(self, runId, options, found) ?? Effect.fail(error)
         ))
     )
+    // a cancelled run this store runs here stops at once (elsewhere: at its next lease renewal)
+    if (status === "cancelled") yield* stopHere(store, runId)
   })
 
 /** `RunEnded` when `found` is the record of a run of `self` the caller may see. */
@@ -165,3 +175,86 @@ export const events = <W extends Any>(self: W, runId: string, options?: EventsOp
     if (userId !== undefined) yield* SessionStore.checkOwner(sessionId, userId, options?.userId ?? self.userId)
     return eventLog.follow(store, runId, options?.after ?? -1, options?.pollInterval === undefined ? {} : { pollInterval: options.pollInterval })
   })).pipe(Stream.withSpan("Workflow.events"))
+
+/**
+ * Starts a run in the background: the run is forked into the caller's
+ * `Scope`, and its id returned once it is registered in the store (or the
+ * run's error, when it is refused before that).
+ *
+ * @internal
+ */
+export const start = (self: Any, input: unknown, options: RunOptions<unknown> | undefined) =>
+  Effect.gen(function*() {
+    const runId = options?.runId ?? crypto.randomUUID()
+    const sessionId = options?.sessionId ?? self.sessionId ?? crypto.randomUUID()
+    const registered = yield* Deferred.make<void, unknown>()
+    const scope = yield* Scope.Scope
+    yield* runner.run(self, input, { ...options, runId, sessionId }, undefined).pipe(
+      Effect.exit,
+      // refused before it was registered (or replayed: it had completed): the starter is told
+      Effect.flatMap((exit) => Deferred.done(registered, Exit.asVoid(exit))),
+      Effect.locally(currentBackground, { registered }),
+      Effect.forkIn(scope)
+    )
+    yield* Deferred.await(registered)
+    const started: StartedRun = { runId, sessionId }
+    return started
+  }).pipe(Effect.withSpan("Workflow.start"))
+
+/** @internal */
+export const getRunStatus = Effect.fn("Workflow.getRunStatus")(
+  function*<W extends Any>(self: W, runId: string, options?: SessionOptions) {
+    yield* runner.checkRunId(runId)
+    const store = yield* SessionStore.SessionStore
+    const found = yield* store.getRun(runId)
+    const run = Option.map(found, (lookup) => lookup._tag === "Active" ? lookup.run : lookup.record)
+    if (Option.isNone(found) || Option.isNone(run) || run.value.workflowName !== self.name) {
+      return yield* new WorkflowError.RunNotFound({ runId, description: `no run of workflow '${self.name}' has this id` })
+    }
+    const { sessionId, userId } = run.value
+    if (userId !== undefined) yield* SessionStore.checkOwner(sessionId, userId, options?.userId ?? self.userId)
+    return statusOf(found.value, yield* Clock.currentTimeMillis)
+  }
+)
+
+/** What the store knows of a run, as a `RunStatus`. */
+const statusOf = (lookup: SessionStore.RunLookup, now: number): RunStatus => {
+  const run = lookup._tag === "Active" ? lookup.run : lookup.record
+  const common = {
+    runId: run.runId,
+    sessionId: run.sessionId,
+    workflowName: run.workflowName,
+    ...(run.userId === undefined ? {} : { userId: run.userId }),
+    input: run.input,
+    startedAt: run.startedAt
+  }
+  if (lookup._tag === "Active") {
+    const { journal, leaseExpiresAt, owner, pause, status } = lookup.run
+    const usage = journal?.usage === undefined ? {} : { usage: journal.usage }
+    if (status === "paused") {
+      return {
+        _tag: "Paused",
+        ...common,
+        pause: {
+          path: pause?.path ?? [],
+          key: pause?.key ?? "",
+          payload: pause?.payload,
+          pausedAt: pause?.pausedAt ?? lookup.run.updatedAt
+        },
+        ...usage
+      }
+    }
+    return { _tag: "Running", ...common, owner, leaseExpiresAt, leaseExpired: leaseExpiresAt < now, ...usage }
+  }
+  const { completedAt, content, error, status, usage } = lookup.record
+  switch (status) {
+    case "completed":
+      return { _tag: "Completed", ...common, content, ...(usage === undefined ? {} : { usage }), completedAt }
+    case "error":
+      return { _tag: "Failed", ...common, error: error ?? "", completedAt }
+    case "cancelled":
+      return { _tag: "Cancelled", ...common, ...(error === undefined ? {} : { reason: error }), completedAt }
+    case "abandoned":
+      return { _tag: "Abandoned", ...common, ...(error === undefined ? {} : { reason: error }), completedAt }
+  }
+}

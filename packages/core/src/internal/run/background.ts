@@ -1,0 +1,36 @@
+/**
+ * A run started in the background (`Workflow.start`): its starter waits only
+ * until the run is registered in the store, and a run stopped because the
+ * scope it was forked in closed (the process shuts down) is not cancelled:
+ * it is left unfinished, with its lease given up, for recovery to carry on.
+ *
+ * @internal
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+
+/** @internal */
+export interface Background {
+  /** done once the run is registered in the store (or ended before) */
+  readonly registered: Deferred.Deferred<void, unknown>
+}
+
+/**
+ * The background run the current fiber runs, if any (a run's steps do not
+ * see it: a run inside a step is not the background run).
+ *
+ * @internal
+ */
+export const currentBackground: FiberRef.FiberRef<Background | undefined> = FiberRef.unsafeMake<Background | undefined>(undefined)
+
+/**
+ * Tells a background run's starter that the run is registered (its entry is
+ * in the store, running).
+ *
+ * @internal
+ */
+export const registered: Effect.Effect<void> = Effect.flatMap(
+  FiberRef.get(currentBackground),
+  (background) => background === undefined ? Effect.void : Deferred.succeed(background.registered, undefined)
+)
