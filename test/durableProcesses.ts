@@ -6,7 +6,8 @@
  * resuming one abandoned run (one wins); a run paused in one process and
  * continued in another; and two processes running `DurableRuns.layer`: the
  * run of a killed worker is resumed by one of them, on its own, shortly after
- * its lease expires.
+ * its lease expires; and a run blocked in a step in one process, cancelled
+ * from another (this test's): it stops within one lease renewal.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, Step, Workflow, WorkflowError } from "@sessionflow/core"
@@ -147,6 +148,33 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
         yield* Effect.sleep("3 seconds")
         assert.deepStrictEqual(lines(effects), ["step-1", "step-2", "step-3", "step-4"])
         assert.deepStrictEqual(yield* Workflow.unfinishedRuns(durableIn(effects)).pipe(Effect.provide(storeLayer(filename))), [])
+      })), 90_000)
+
+    it.live("a run blocked in a step in one process is cancelled from another: it ends cancelled within one lease renewal, nothing committed, the step's later effects never happen", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { effects, store: filename } = yield* location
+        const workflow = durableIn(effects)
+        // renewed every 500 ms
+        const worker = yield* spawnFixture("durableWorker.ts", [filename, effects, "block", "r1", "-", "1500 millis"])
+        yield* waitFor(Effect.map(worker.stdout, (out) => out.includes("step-3-start\n")), "step 3")
+        const cancelledAt = Date.now()
+        yield* Workflow.cancel(workflow, "r1").pipe(Effect.provide(storeLayer(filename)))
+        const ended = yield* waitFor(Effect.map(worker.stdout, (out) => out.includes("\"at\"")), "the run's end").pipe(
+          Effect.zipRight(worker.stdout),
+          Effect.map((out) => JSON.parse(out.trim().split("\n").find((l) => l.includes("\"at\""))!) as { error?: string; status?: string; at: number })
+        )
+        // its caller was told it was cancelled, within one renewal (and a little)
+        assert.deepStrictEqual([ended.error, ended.status], ["RunEnded", "cancelled"])
+        console.log(`cancel (${name}): the run stopped ${ended.at - cancelledAt} ms after the cancel`)
+        assert.isAtMost(ended.at - cancelledAt, 1000)
+        // the worker stays alive past the step's 3 seconds: its late effect never happens
+        yield* worker.exit
+        assert.deepStrictEqual(lines(effects), ["step-1", "step-2"])
+        const status = yield* Workflow.getRunStatus(workflow, "r1").pipe(Effect.provide(storeLayer(filename)))
+        assert.strictEqual(status._tag, "Cancelled")
+        // the cancel created the session to hold the record: nothing of the run is in it
+        assert.deepStrictEqual(yield* committed(filename), [])
+        assert.deepStrictEqual(yield* Workflow.unfinishedRuns(workflow).pipe(Effect.provide(storeLayer(filename))), [])
       })), 90_000)
 
     it.live("a run paused in one process is continued in another", () =>
