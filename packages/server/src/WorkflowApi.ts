@@ -9,8 +9,9 @@
  * | `GET /workflows` | the served workflows |
  * | `GET /workflows/:name` | one workflow |
  * | `GET /workflows/:name/graph` | its step tree |
- * | `POST /workflows/:name/runs` | run it: JSON `RunOutput` (202 `PausedRunOutput` when it pauses), or with `Accept: text/event-stream` its events as server-sent events |
+ * | `POST /workflows/:name/runs` | run it: JSON `RunOutput` (202 `PausedRunOutput` when it pauses), or with `Accept: text/event-stream` its events as server-sent events, or with `Prefer: respond-async` in the background (202 `StartedRun`, `Location` its status) |
  * | `GET /runs/:runId` | a run of the caller's: status, result or error, question |
+ * | `GET /workflows/:name/runs/:runId` | the same, for a run of this workflow (where a background run's `Location` points) |
  * | `GET /workflows/:name/runs` | the caller's runs, a page at a time |
  * | `GET /workflows/:name/runs/paused` | the caller's paused runs, with their questions |
  * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question and carry it on (JSON or server-sent events) |
@@ -320,6 +321,27 @@ export const RunOutput = Schema.Struct({
 export type RunOutput = typeof RunOutput.Type
 
 /**
+ * A run started in the background (the 202 answer of `POST
+ * /workflows/:name/runs` with `Prefer: respond-async`): it is registered and
+ * goes on in the server; the answer's `Location` header is its status, `GET
+ * /workflows/:name/runs/:runId`, and its events are at `…/runs/:runId/events`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const StartedRun = Schema.Struct({
+  status: Schema.Literal("started"),
+  runId: Schema.String,
+  sessionId: Schema.String
+}).annotations({ identifier: "StartedRun" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StartedRun = typeof StartedRun.Type
+
+/**
  * A run that paused to ask a person (the 202 answer of a run or a
  * continuation): `payload` is the question (the pausing step's payload
  * Schema, encoded), `path` the step that asked. `POST
@@ -627,6 +649,11 @@ const positiveInt = Schema.NumberFromString.pipe(Schema.int(), Schema.positive()
 /** a page's size: 1 to 1,000 (default 100) */
 const pageLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))
 const acceptHeader = Schema.Struct({ accept: Schema.optional(Schema.String) })
+const startHeaders = Schema.Struct({
+  accept: Schema.optional(Schema.String),
+  /** `respond-async`: run in the background (202 `StartedRun` with a `Location`) */
+  prefer: Schema.optional(Schema.String)
+})
 
 /**
  * The event stream of a run, as documented in the OpenAPI spec.
@@ -690,7 +717,8 @@ export class WorkflowsGroup extends HttpApiGroup.make("workflows")
 {}
 
 /**
- * Runs of a workflow: start one; list, continue and cancel paused ones.
+ * Runs of a workflow: start one (or start it in the background); read one;
+ * list, continue and cancel them.
  *
  * @since 0.1.0
  * @category groups
@@ -702,16 +730,22 @@ export class RunsGroup extends HttpApiGroup.make("runs")
     HttpApiEndpoint.post("start", "/workflows/:name/runs")
       .setPath(workflowPath)
       .setPayload(RunRequest)
-      .setHeaders(acceptHeader)
+      .setHeaders(startHeaders)
       .addSuccess(RunOutput)
       .addSuccess(PausedRunOutput, { status: 202 })
+      .addSuccess(StartedRun, { status: 202 })
       .addError(RunFailed)
       .addError(RunTimeout)
       .annotate(OpenApi.Summary, "Run the workflow on a session")
       .annotate(
         OpenApi.Description,
         "Returns the RunOutput as JSON (202 with the question when the run pauses for a person), or, with " +
-          "`Accept: text/event-stream`, streams the run's events as they happen. A client that disconnects " +
+          "`Accept: text/event-stream`, streams the run's events as they happen. With `Prefer: respond-async` " +
+          "the run goes on in the background: 202 with a StartedRun (`status: \"started\"`, its `runId` and " +
+          "`sessionId`) as soon as the run is registered, a `Location` header pointing at its status " +
+          "(`GET /workflows/:name/runs/:runId`) and `Preference-Applied: respond-async`; its events are stored " +
+          "(unless the server stores none) for `GET …/runs/:runId/events`. A background run is not bound by the " +
+          "server's run timeout; `POST …/runs/:runId/cancel` stops it. A client that disconnects " +
           "from the stream does not stop the run: it goes on, and its events can be read again from " +
           "`GET …/runs/:runId/events` (with `Last-Event-ID`); with `?cancelOnDisconnect=true` a client that " +
           "disconnects interrupts the run instead (recorded as cancelled, nothing committed). A session with a " +
@@ -724,6 +758,18 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       .setPath(Schema.Struct({ runId: SessionStore.Id }))
       .addSuccess(RunInfo)
       .annotate(OpenApi.Summary, "A run: its status, its result or error, its question while paused (the caller's only)")
+  )
+  .add(
+    HttpApiEndpoint.get("status", "/workflows/:name/runs/:runId")
+      .setPath(runPath)
+      .addSuccess(RunInfo)
+      .annotate(OpenApi.Summary, "A run of this workflow: its status, its result or error, its question while paused (the caller's only)")
+      .annotate(
+        OpenApi.Description,
+        "Where a run stands — `running`, `paused` (with its question), `completed` (with its `content`), `error` " +
+          "(failed, with its `error`), `cancelled` or `abandoned` — from any server over the same store. A run of " +
+          "another user, or of another workflow, is a 404. (A run whose id is `paused` is read at `GET /runs/:runId`.)"
+      )
   )
   .add(
     HttpApiEndpoint.get("list", "/workflows/:name/runs")
@@ -789,6 +835,12 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       .setPath(runPath)
       .addSuccess(SessionStore.RunRecord)
       .annotate(OpenApi.Summary, "End a paused or running run without committing anything: its cancelled record")
+      .annotate(
+        OpenApi.Description,
+        "The run is recorded as cancelled at once, so nothing of it can be committed. A running run's steps are " +
+          "interrupted: at once on the server that runs it, else at that server's next lease renewal (a third of the " +
+          "lease). Its caller (a JSON or streamed run) gets a 409 `run-ended`, its event stream ends with RunCancelled."
+      )
   )
 {}
 

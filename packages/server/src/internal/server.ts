@@ -12,6 +12,7 @@ import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpMethod from "@effect/platform/HttpMethod"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { DurableRuns, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import * as Clock from "effect/Clock"
@@ -22,7 +23,7 @@ import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { createRequire } from "node:module"
@@ -503,6 +504,24 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
   })
 
 /**
+ * What the store knows of `runId`, a run (unfinished or ended) of this
+ * workflow the caller may see; else 404 (a run of another workflow, or of
+ * another user, does not exist).
+ */
+const visibleRunOf = (served: Served, runId: string, userId: string | undefined) =>
+  Effect.gen(function*() {
+    const known = yield* (yield* SessionStore.SessionStore).getRun(runId)
+    const run = Option.map(known, (k) => k._tag === "Active" ? k.run : k.record)
+    if (
+      Option.isNone(known) || Option.isNone(run) || run.value.workflowName !== served.workflow.name ||
+      !mayUse(served, run.value.userId, userId)
+    ) {
+      return yield* Effect.fail(errors.runNotFound(runId))
+    }
+    return known.value
+  })
+
+/**
  * Fails unless `runId` is an unfinished run of this workflow the caller may
  * see: 404 when it is not one the caller may see (the same for all: another
  * user's run stays invisible), `RunEnded` (409 `run-ended`) when it has ended.
@@ -615,6 +634,53 @@ const runJson = (
     }
   })
 
+/** Whether a request's `Prefer` header asks for an asynchronous answer (RFC 7240 `respond-async`). */
+const prefersAsync = (prefer: string | undefined) =>
+  prefer !== undefined && prefer.split(",").some((preference) => preference.split(";")[0]!.trim().toLowerCase() === "respond-async")
+
+/**
+ * A run started in the background, in the server's scope (`Workflow.start`):
+ * 202 with its ids once it is registered, `Location` its status. Its events
+ * are stored unless the server stores none. A run refused before it is
+ * registered answers as a run would (a run id that waits for a response: 202
+ * with the question).
+ */
+const startInBackground = (
+  served: Served,
+  settings: Settings,
+  payload: Api.RunRequest,
+  options: Workflow.RunOptions<unknown>
+) =>
+  Effect.gen(function*() {
+    const started = yield* within(
+      served,
+      Workflow.start(served.workflow, payload.input, {
+        ...options,
+        runId: options.runId ?? crypto.randomUUID(),
+        events: settings.events === "none" ? "none" : "stored"
+      }).pipe(
+        Effect.provideService(Scope.Scope, settings.scope),
+        Effect.map((run) => ({ _tag: "Started" as const, run })),
+        Effect.catchIf(isRunPaused, (paused) => Effect.succeed({ _tag: "Paused" as const, paused }))
+      )
+    ).pipe(errors.withRetryAfter, Effect.mapError(errors.runError(payload.sessionState !== undefined)))
+    if (started._tag === "Paused") {
+      const { key, path, payload: question, runId, sessionId } = started.paused
+      return HttpServerResponse.unsafeJson(
+        { status: "paused", runId, sessionId, pause: key, path, payload: question } satisfies Api.PausedRunOutput,
+        { status: 202 }
+      )
+    }
+    const { runId, sessionId } = started.run
+    return HttpServerResponse.unsafeJson({ status: "started", runId, sessionId } satisfies Api.StartedRun, {
+      status: 202,
+      headers: {
+        location: `${settings.prefix}/workflows/${served.info.id}/runs/${encodeURIComponent(runId)}`,
+        "preference-applied": "respond-async"
+      }
+    })
+  })
+
 /** A run's events as a server-sent event response. */
 const runEvents = (
   served: Served,
@@ -668,7 +734,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
           const served = yield* lookup(registry, path.name)
-          const streamed = wantsEvents(headers.accept)
+          const streamed = wantsEvents(headers.accept) && !prefersAsync(headers.prefer)
           const sessionId = yield* within(served, precheck(served, payload, userId, streamed)).pipe(
             errors.withRetryAfter,
             Effect.mapError(errors.sessionError(false))
@@ -681,6 +747,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             runId: payload.runId,
             events: storedEvents(settings, streamed)
           }
+          if (prefersAsync(headers.prefer)) return yield* startInBackground(served, settings, payload, options)
           return streamed
             ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), sessionId, yield* cancelOnDisconnect)
             : yield* runJson(
@@ -690,6 +757,8 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
               payload.sessionState !== undefined
             )
         }).pipe(errors.catchDefects))
+      .handle("status", ({ path }) =>
+        onWorkflow(registry, path.name, (served, userId) => Effect.map(visibleRunOf(served, path.runId, userId), runInfo)))
       .handle("get", ({ path }) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
@@ -785,17 +854,12 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
           const { userId } = yield* Api.CurrentUser
           const served = yield* lookup(registry, path.name)
           const after = yield* lastSeen(headers["last-event-id"], urlParams.after)
-          const store = yield* SessionStore.SessionStore
-          const known = yield* within(served, store.getRun(path.runId)).pipe(Effect.mapError(errors.sessionError(false)))
-          const run = Option.map(known, (k) => k._tag === "Active" ? k.run : k.record)
-          // a run of another workflow, or of another user, does not exist
-          if (Option.isNone(run) || run.value.workflowName !== served.workflow.name || !mayUse(served, run.value.userId, userId)) {
-            return yield* Effect.fail(errors.runNotFound(path.runId))
-          }
+          const known = yield* within(served, visibleRunOf(served, path.runId, userId)).pipe(Effect.mapError(errors.sessionError(false)))
+          const run = known._tag === "Active" ? known.run : known.record
           return events.eventStreamResponse(withinStream(
             served,
             events.logResponse(
-              Workflow.events(served.workflow, path.runId, { after, userId: run.value.userId }),
+              Workflow.events(served.workflow, path.runId, { after, userId: run.userId }),
               { heartbeat: settings.heartbeat, message: (error) => errors.publicRunMessage(error, undefined) }
             )
           ))
@@ -880,6 +944,8 @@ interface Settings {
   readonly scope: Scope.Scope
   /** which runs' events are stored */
   readonly events: "streamed" | "all" | "none"
+  /** the path the API is mounted under ("" at the root) */
+  readonly prefix: string
 }
 
 /** The package's version, the `info.version` of `/openapi.json` (from `src/internal` or `dist/internal`). */
@@ -916,7 +982,8 @@ export const layer = (options: Options) =>
       heartbeat: Duration.decode(options.heartbeat ?? defaults.heartbeat),
       maxStreamBuffer: options.maxStreamBuffer ?? defaults.maxStreamBuffer,
       scope: yield* Effect.scope,
-      events: options.events ?? "streamed"
+      events: options.events ?? "streamed",
+      prefix
     }
     if (options.supervise !== false) yield* supervise(registry, options.supervise === true ? {} : options.supervise ?? {})
     const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
