@@ -8,7 +8,8 @@
  */
 import { SessionState, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Ref, Schema, Scope, Stream } from "effect"
+import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Ref, Schema, SchemaAST, Scope, Stream } from "effect"
+import * as fs from "node:fs"
 import { freshStores } from "../stores.js"
 
 class Items extends SessionState.Tag("background/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
@@ -201,4 +202,32 @@ describe("cancel across stores (another process)", () => {
       const state = yield* Workflow.getSessionState(wf, "x").pipe(Effect.provideService(SessionStore.SessionStore, b))
       assert.deepStrictEqual(state.items, [])
     }), 30_000)
+})
+
+/** The tags of `Workflow.RunStatus`, checked both ways at compile time. */
+type StatusTag = Workflow.RunStatus["_tag"]
+type Expected = "Running" | "Paused" | "Completed" | "Failed" | "Cancelled" | "Abandoned"
+const exactly: [StatusTag] extends [Expected] ? [Expected] extends [StatusTag] ? true : false : false = true
+
+describe("the run lifecycle", () => {
+  it("RunStatus has exactly the states of the core README's lifecycle table, each with its tag", () => {
+    assert.isTrue(exactly)
+    const schemaTags = Workflow.RunStatus.members.map((member) => {
+      const ast = member.fields._tag.ast
+      return ast._tag === "PropertySignatureDeclaration" && SchemaAST.isLiteral(ast.type) ? ast.type.literal : undefined
+    })
+    const readme = fs.readFileSync(new URL("../../packages/core/README.md", import.meta.url), "utf8")
+    const section = readme.slice(readme.indexOf("### The run lifecycle"), readme.indexOf("### Background runs"))
+    const rows = section.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| state") && !line.startsWith("|---"))
+    const tableTags = rows.map((row) => row.split("|")[2]!.trim()).filter((tag) => tag !== "—").map((tag) => tag.replaceAll("`", ""))
+    assert.deepStrictEqual(tableTags, schemaTags)
+    const states: ReadonlyArray<Expected> = ["Running", "Paused", "Completed", "Failed", "Cancelled", "Abandoned"]
+    assert.deepStrictEqual(schemaTags, states)
+    // and the states still to come are listed, without a tag
+    assert.deepStrictEqual(rows.filter((row) => row.split("|")[2]!.trim() === "—").map((row) => row.split("|")[1]!.trim()), [
+      "queued",
+      "sleeping",
+      "waiting"
+    ])
+  })
 })
