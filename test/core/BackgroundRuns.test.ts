@@ -221,7 +221,7 @@ describe("the run lifecycle", () => {
     const rows = section.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| state") && !line.startsWith("|---"))
     const tableTags = rows.map((row) => row.split("|")[2]!.trim()).filter((tag) => tag !== "—").map((tag) => tag.replaceAll("`", ""))
     assert.deepStrictEqual(tableTags, schemaTags)
-    const states: ReadonlyArray<Expected> = ["Running", "Paused", "Completed", "Failed", "Cancelled", "Abandoned"]
+    const states: Array<Expected> = ["Running", "Paused", "Completed", "Failed", "Cancelled", "Abandoned"]
     assert.deepStrictEqual(schemaTags, states)
     // and the states still to come are listed, without a tag
     assert.deepStrictEqual(rows.filter((row) => row.split("|")[2]!.trim() === "—").map((row) => row.split("|")[1]!.trim()), [

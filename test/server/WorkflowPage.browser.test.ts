@@ -5,14 +5,16 @@
  * input form built from the input Schema and used with the keyboard only, the
  * run's timeline (each step with its duration, output and state changes,
  * marked on the graph), and the same timeline replayed from the run's stored
- * events (a paused run's too).
+ * events (a paused run's too); and a run started in the background, shown as
+ * running in its session's runs until it completes.
  */
 import { expect, it } from "@effect/vitest"
 import { Step, Workflow } from "@sessionflow/core"
-import { Effect, Schema } from "effect"
+import { Deferred, Effect, Schema } from "effect"
+import { gated } from "./fixtures.js"
 import { describeBrowser, launch } from "../chromium.js"
 import { shop } from "./shop.js"
-import { start } from "./utils.js"
+import { request, start } from "./utils.js"
 
 /** An input Schema with an identifier (a `$ref` in its JSON Schema), a choice of literals, an optional field and an integer. */
 const parcel = Workflow.make({
@@ -285,5 +287,42 @@ describeBrowser("the workflow page", () => {
       expect(result.replayed).toEqual(["prepare completed", "confirm paused"])
       // the continued run asks its pausing step again, which completes now
       expect(result.continued).toEqual(["prepare completed", "confirm paused", "confirm completed"])
+    })), 60_000)
+
+  it.live("a run started in the background shows as running in its session's runs, then as completed", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const url = yield* start({ workflows: [gated(started, gate)] })
+      const runs = `${url}/workflows/gated/runs`
+      const json = (body: unknown, headers: Record<string, string> = {}) => request(runs, { method: "POST", json: body, headers })
+      // the session exists (one run), then a second run goes on in the background
+      expect((yield* json({ input: "first", sessionId: "bg-page" })).status).toBe(200)
+      expect((yield* json({ input: "wait", sessionId: "bg-page" }, { prefer: "respond-async" })).status).toBe(202)
+      yield* Deferred.await(started)
+      const { page } = yield* launch()
+      const statuses = () => page.$$eval("#runs tr", (rows) => rows.map((r) => r.children[1]?.textContent ?? ""))
+      // (the page's CSP allows no evaluated strings: the rows are polled)
+      const rowsUntil = async (done: (shown: ReadonlyArray<string>) => boolean) => {
+        for (let attempt = 0; attempt < 200; attempt++) {
+          const shown = await statuses()
+          if (done(shown)) return shown
+          await page.waitForTimeout(50)
+        }
+        return statuses()
+      }
+      const running = yield* Effect.promise(async () => {
+        await page.goto(`${url}/?workflow=gated`)
+        await page.waitForSelector("body[data-ready=true]")
+        await page.click("#sessions li button[data-session-id=bg-page]")
+        return rowsUntil((shown) => shown.length === 2)
+      })
+      expect(running).toEqual(["running", "completed"])
+      yield* Deferred.succeed(gate, undefined)
+      // its commit reaches the page (the session's watch), with the run's new status
+      const done = yield* Effect.promise(async () => {
+        return rowsUntil((shown) => shown.every((status) => status === "completed"))
+      })
+      expect(done).toEqual(["completed", "completed"])
     })), 60_000)
 })

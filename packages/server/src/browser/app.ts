@@ -30,13 +30,14 @@ interface SessionInfo {
   readonly updatedAt: number
 }
 
+/** A run of the session as `GET …/runs?sessionId=` lists it: unfinished (running, paused) or ended. */
 interface RunRecord {
   readonly runId: string
   readonly status: string
   readonly input: unknown
   readonly content?: unknown
   readonly error?: string
-  readonly completedAt: number
+  readonly completedAt?: number
 }
 
 interface PausedRun {
@@ -151,10 +152,17 @@ const loadSessions = async () => {
   renderSessions(listing.sessions)
 }
 
-const renderRuns = (runs: ReadonlyArray<RunRecord>) => {
-  ui.runs.replaceChildren(...runs.slice().reverse().map((run) => {
+/** The session's runs, most recently started first: a run in the background shows as running (or paused) until it ends. */
+const renderRuns = (page: { readonly runs: ReadonlyArray<RunRecord> }) => {
+  ui.runs.replaceChildren(...page.runs.map((run) => {
     const row = document.createElement("tr")
-    const cells = [run.runId.slice(0, 8), run.status, preview(run.input), run.error ?? preview(run.content), time(run.completedAt)]
+    const cells = [
+      run.runId.slice(0, 8),
+      run.status,
+      preview(run.input),
+      run.error ?? preview(run.content),
+      run.completedAt === undefined ? "" : time(run.completedAt)
+    ]
     row.dataset["runId"] = run.runId
     row.append(...cells.map((text, i) => {
       const cell = document.createElement("td")
@@ -205,13 +213,16 @@ const watchSelected = (sessionId: string) => {
         if (update.version <= shownVersion) return
         shownVersion = update.version
         ui.state.replaceChildren(renderTree(update.state))
-        void api<ReadonlyArray<RunRecord>>(`${path}/runs`).then(renderRuns, () => {})
+        void api<{ runs: ReadonlyArray<RunRecord> }>(runsOf(sessionId)).then(renderRuns, () => {})
       })
     } catch {
       // aborted, or the server went away: the page works on without live updates
     }
   })()
 }
+
+/** The runs of a session, unfinished ones too (the session's own history lists the ended ones only). */
+const runsOf = (sessionId: string) => `${workflowPath()}/runs?sessionId=${encodeURIComponent(sessionId)}`
 
 const muted = (text: string) => Object.assign(document.createElement("span"), { className: "muted", textContent: text })
 
@@ -235,7 +246,7 @@ const loadSession = async () => {
   }
   const [session, runs] = await Promise.all([
     api<SessionInfo & { state: unknown }>(path),
-    api<ReadonlyArray<RunRecord>>(`${path}/runs`)
+    api<{ runs: ReadonlyArray<RunRecord> }>(runsOf(selected))
   ])
   ui.title.textContent = `Session ${session.name ?? session.sessionId}`
   if (session.version >= shownVersion || watched?.sessionId !== session.sessionId) {

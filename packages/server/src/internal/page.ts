@@ -53,7 +53,7 @@ form#run textarea { flex: 1; min-height: 2.6rem; }
 #events li[data-tag="StateChanged"] { color: #7a3e9d; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 td, th { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-td.status-completed { color: var(--ok); } td.status-error, td.status-cancelled { color: var(--bad); }
+td.status-completed { color: var(--ok); } td.status-error, td.status-cancelled, td.status-abandoned { color: var(--bad); } td.status-running { font-style: italic; }
 #error { color: var(--bad); white-space: pre-wrap; }
 #events li[data-tag="RunPaused"] { color: #b35c00; font-weight: 600; }
 #events li.separator { list-style: none; color: var(--muted); }
