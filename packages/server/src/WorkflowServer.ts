@@ -187,7 +187,11 @@ export interface Options<Entries extends ReadonlyArray<Entry>> {
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
   /** the largest request body, in bytes (413 above it); default 1 MiB */
   readonly maxBodySize?: number | undefined
-  /** a run taking longer is interrupted (recorded as cancelled, nothing committed): 504, or `RunCancelled` when streamed; default 10 minutes */
+  /**
+   * a run taking longer is interrupted (recorded as cancelled, nothing
+   * committed): 504, or `RunCancelled` when streamed; default 10 minutes. A
+   * run started in the background (`Prefer: respond-async`) is not bound by it
+   */
   readonly runTimeout?: Duration.DurationInput | undefined
   /** a comment line on a quiet event stream, so that proxies keep it open; default 15 seconds */
   readonly heartbeat?: Duration.DurationInput | undefined
@@ -202,7 +206,8 @@ export interface Options<Entries extends ReadonlyArray<Entry>> {
    * `GET /workflows/:name/runs/:runId/events` (replayed and followed with
    * `Last-Event-ID`, on this server or another over the same store):
    * `"streamed"` (default) the runs started or continued with
-   * `Accept: text/event-stream`; `"all"` every run, JSON ones too; `"none"`
+   * `Accept: text/event-stream` and those started in the background
+   * (`Prefer: respond-async`); `"all"` every run, JSON ones too; `"none"`
    * none (that route then finds no events)
    */
   readonly events?: "streamed" | "all" | "none" | undefined
