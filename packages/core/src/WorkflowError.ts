@@ -330,6 +330,10 @@ export class InvalidRunId extends Schema.TaggedError<InvalidRunId>("@sessionflow
  * `Workflow.run` with the id of a completed run replays it instead.) Start
  * the work again under a new id if it is wanted.
  *
+ * It is also what the caller of a run gets when the run is cancelled while
+ * it runs (`Workflow.cancel`, here or in another process; status
+ * `cancelled`): its steps were stopped and nothing of it was committed.
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -372,7 +376,9 @@ export class RunInProgress extends Schema.TaggedError<RunInProgress>("@sessionfl
 
 /**
  * A run this process was running was taken over by another process (its
- * lease had expired), or cancelled: it commits nothing.
+ * lease had expired), or cancelled when it was not running its steps (as it
+ * opened the session, or paused; a run cancelled while its steps run, or at
+ * its commit, is `RunEnded`, cancelled): it commits nothing.
  *
  * @since 0.1.0
  * @category errors
