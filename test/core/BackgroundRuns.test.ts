@@ -6,11 +6,12 @@
  * store, at the next lease renewal through another) and commits nothing. On
  * memory, a SQLite file and PostgreSQL.
  */
-import { SessionState, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
+import { DurableRuns, SessionState, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Deferred, Effect, Exit, Fiber, Layer, Ref, Schema, SchemaAST, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import { freshStores } from "../stores.js"
+import { processes } from "./utils.js"
 
 class Items extends SessionState.Tag("background/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
 
@@ -201,6 +202,53 @@ describe("cancel across stores (another process)", () => {
       assert.deepStrictEqual(yield* Ref.get(effects), [])
       const state = yield* Workflow.getSessionState(wf, "x").pipe(Effect.provideService(SessionStore.SessionStore, b))
       assert.deepStrictEqual(state.items, [])
+    }), 30_000)
+})
+
+describe("a supervisor that stops (a shutdown)", () => {
+  it.live("leaves the run it was resuming unfinished, its lease given up, instead of cancelling it; the next supervisor completes it", () =>
+    Effect.gen(function*() {
+      const { crash, make } = yield* processes
+      const [a, b, c] = [make(), make(), make()]
+      // (the dead process's step is never released: only the resumed one's effects count)
+      const { started, wf } = yield* fixture
+      const { effects, release } = yield* fixture
+      // a run whose process dies in its slow step: abandoned after its short lease
+      yield* Effect.fork(
+        Workflow.run(wf, "go", { sessionId: "sup", runId: "r-sup", durability: "step", leaseDuration: "200 millis" }).pipe(
+          Effect.provideService(SessionStore.SessionStore, a)
+        )
+      )
+      yield* Deferred.await(started)
+      yield* crash(a)
+      // b's supervisor resumes it; its slow step blocks, and b shuts down
+      const startedAgain = yield* Deferred.make<void>()
+      const supervised = slowWorkflow(effects, startedAgain, release)
+      const scope = yield* Scope.make()
+      yield* Layer.buildWithScope(
+        DurableRuns.layer({ workflows: [supervised], pollInterval: "50 millis", leaseDuration: "1 minute" }).pipe(
+          Layer.provide(Layer.succeed(SessionStore.SessionStore, b))
+        ),
+        scope
+      )
+      yield* Deferred.await(startedAgain).pipe(Effect.timeout("10 seconds"))
+      yield* Scope.close(scope, Exit.void)
+      const left = yield* Workflow.getRunStatus(wf, "r-sup").pipe(Effect.provideService(SessionStore.SessionStore, c))
+      assert(left._tag === "Running", left._tag)
+      assert.strictEqual(left.leaseExpired, true)
+      // the next process's supervisor carries it on at once, and it completes
+      yield* Deferred.succeed(release, undefined)
+      yield* Layer.launch(DurableRuns.layer({ workflows: [supervised], pollInterval: "50 millis" })).pipe(
+        Effect.provideService(SessionStore.SessionStore, c),
+        Effect.race(
+          eventually(Effect.map(Workflow.getRunStatus(wf, "r-sup"), (s) => s._tag === "Completed")).pipe(
+            Effect.provideService(SessionStore.SessionStore, c)
+          )
+        )
+      )
+      assert.deepStrictEqual(yield* Ref.get(effects), ["late"])
+      const state = yield* Workflow.getSessionState(wf, "sup").pipe(Effect.provideService(SessionStore.SessionStore, c))
+      assert.deepStrictEqual(state.items, ["1", "2"])
     }), 30_000)
 })
 

@@ -7,6 +7,8 @@
  * `maxAttempts`, recorded as `abandoned` with the reason. A run started by
  * another shape of its workflow (`WorkflowChanged`) is left alone, logged once:
  * during a rolling deploy a process of the old version may still resume it.
+ * A run it is resuming when it stops (its layer's scope closes) is not
+ * cancelled: it is left unfinished, its lease given up, for another process.
  *
  * ```ts no-check
  * const Recovery = DurableRuns.layer({ workflows: [orders, shopping] })
@@ -17,11 +19,13 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { currentBackground } from "./internal/run/background.js"
 import * as SessionStore from "./SessionStore.js"
 import * as Workflow from "./Workflow.js"
 
@@ -92,10 +96,12 @@ export const supervise = <W extends Workflow.Any>(
 
     const resume = (self: W, run: SessionStore.ActiveRun) =>
       Effect.gen(function*() {
+        // stopped with the supervisor (a shutdown), the run is not cancelled: it is
+        // left unfinished, its lease given up, for the next supervisor (as a background run)
         const exit = yield* Effect.exit(Workflow.resume(self, run.runId, {
           userId: run.userId,
           ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration })
-        }))
+        }).pipe(Effect.locally(currentBackground, { registered: yield* Deferred.make<void, unknown>() })))
         if (Exit.isSuccess(exit)) {
           failures.delete(run.runId)
           return yield* Effect.logInfo(`sessionflow: resumed run ${run.runId} of '${self.name}': completed`)

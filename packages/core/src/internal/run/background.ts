@@ -1,8 +1,9 @@
 /**
- * A run started in the background (`Workflow.start`): its starter waits only
- * until the run is registered in the store, and a run stopped because the
- * scope it was forked in closed (the process shuts down) is not cancelled:
- * it is left unfinished, with its lease given up, for recovery to carry on.
+ * A run started in the background (`Workflow.start`), or resumed by a
+ * supervisor (`DurableRuns`): its starter waits only until the run is
+ * registered in the store, and a run stopped because the scope it was forked
+ * in closed (the process shuts down) is not cancelled: it is left unfinished,
+ * with its lease given up, for recovery to carry on.
  *
  * @internal
  */
