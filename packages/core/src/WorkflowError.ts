@@ -350,6 +350,38 @@ export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/Ru
 }
 
 /**
+ * A recorded run replayed differently against the current workflow (see
+ * `Replay.replay`): `at` is the first difference — a step that started,
+ * completed or failed (`step`), a step's output or the run's content
+ * (`output`), a condition's or router's choice (`decision`), the model calls
+ * (`model`), how the run ended (`outcome`) or the state it committed
+ * (`state`) — with what the recording holds (`expected`) and what the replay
+ * did (`actual`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("@sessionflow/core/ReplayMismatch")(
+  "ReplayMismatch",
+  {
+    runId: Schema.String,
+    workflowName: Schema.String,
+    kind: Schema.Literal("step", "output", "decision", "model", "outcome", "state"),
+    /** where: a step path (`a/b`), `model call #n`, `run` or `state.a.b` */
+    at: Schema.String,
+    expected: Schema.String,
+    actual: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}' of workflow '${this.workflowName}' replays differently (${this.kind}) at ${this.at}: recorded ${this.expected}, replayed ${this.actual}`
+  }
+}
+
+/**
  * A run with this id is running elsewhere (another fiber or process holds its
  * lease). Nothing was started.
  *
@@ -632,7 +664,8 @@ export const WorkflowError: Schema.Union<[
   typeof PauseMismatch,
   typeof RunUnfinished,
   typeof InvalidRunId,
-  typeof RunEnded
+  typeof RunEnded,
+  typeof ReplayMismatch
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -656,7 +689,8 @@ export const WorkflowError: Schema.Union<[
   PauseMismatch,
   RunUnfinished,
   InvalidRunId,
-  RunEnded
+  RunEnded,
+  ReplayMismatch
 )
 
 /**
