@@ -350,6 +350,26 @@ export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/Ru
 }
 
 /**
+ * `Workflow.prune` was asked nothing it can do: neither `olderThan` nor
+ * `keepLast`, a `keepLast` that is not a whole number from 0, or an
+ * `olderThan` that is not a finite duration. Nothing was removed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidPruneOptions extends Schema.TaggedError<InvalidPruneOptions>("@sessionflow/core/InvalidPruneOptions")(
+  "InvalidPruneOptions",
+  { workflowName: Schema.String, description: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Workflow.prune of '${this.workflowName}': ${this.description}`
+  }
+}
+
+/**
  * A recorded run replayed differently against the current workflow (see
  * `Replay.replay`): `at` is the first difference — a step that started,
  * completed or failed (`step`), a step's output or the run's content
@@ -613,6 +633,8 @@ export type WorkflowError =
   | RunUnfinished
   | InvalidRunId
   | RunEnded
+  | ReplayMismatch
+  | InvalidPruneOptions
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -665,7 +687,8 @@ export const WorkflowError: Schema.Union<[
   typeof RunUnfinished,
   typeof InvalidRunId,
   typeof RunEnded,
-  typeof ReplayMismatch
+  typeof ReplayMismatch,
+  typeof InvalidPruneOptions
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -690,7 +713,8 @@ export const WorkflowError: Schema.Union<[
   RunUnfinished,
   InvalidRunId,
   RunEnded,
-  ReplayMismatch
+  ReplayMismatch,
+  InvalidPruneOptions
 )
 
 /**
