@@ -1,6 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { Effect, Layer, Option, TestClock } from "effect"
+import { freshStores } from "../stores.js"
 
 const counter = Workflow.make({
   name: "counter",
@@ -10,19 +11,22 @@ const counter = Workflow.make({
 const history = (sessionId: string) =>
   Effect.map(Workflow.getRunHistory(counter, sessionId), (runs) => runs.map((run) => run.input))
 
-describe("Workflow.prune", () => {
+describe.each(freshStores)("Workflow.prune on the %s store", (_name, storeLayer) => {
   it.effect("removes run records by age and by count, with their stored events; sessions stay", () =>
     Effect.gen(function*() {
       for (let i = 1; i <= 4; i++) {
-        yield* Workflow.run(counter, i, { sessionId: "a", events: "stored", runId: `a${i}` })
+        yield* Workflow.run(counter, i, { sessionId: "a", events: "stored", eventRetention: { keepFor: "30 days" }, runId: `a${i}` })
         yield* TestClock.adjust("1 day")
       }
       yield* Workflow.run(counter, 1, { sessionId: "b" })
       // a: runs ended 4, 3, 2 and 1 days ago; b: one just now
-      expect(yield* Workflow.prune(counter, { olderThan: "36 hours" })).toMatchObject({ runs: 3, abandoned: 0 })
+      const store = yield* SessionStore.SessionStore
+      const logged = (yield* store.readEvents("a1")).length
+      assert.isAbove(logged, 0)
+      // each of a1, a2, a3 logged as many events
+      expect(yield* Workflow.prune(counter, { olderThan: "36 hours" })).toEqual({ runs: 3, events: 3 * logged, abandoned: 0 })
       expect(yield* history("a")).toEqual([4])
       expect(yield* history("b")).toEqual([1])
-      const store = yield* SessionStore.SessionStore
       assert.deepStrictEqual(yield* store.readEvents("a1"), [])
       assert.isAbove((yield* store.readEvents("a4")).length, 0)
       yield* Workflow.run(counter, 2, { sessionId: "b" })
@@ -30,8 +34,10 @@ describe("Workflow.prune", () => {
       expect(yield* history("b")).toEqual([2])
       expect(yield* history("a")).toEqual([4])
       expect(yield* Workflow.getSessionState(counter, "a")).toEqual({})
-    }).pipe(Effect.provide(SessionStore.layerMemory)))
+    }).pipe(Effect.provide(storeLayer)), 60_000)
+})
 
+describe("Workflow.prune", () => {
   it.effect("ends abandoned runs idle for olderThan (their journals go), leaving paused and running ones", () =>
     Effect.gen(function*() {
       const store = yield* SessionStore.SessionStore

@@ -1,7 +1,8 @@
 import { Tool, Toolkit } from "@effect/ai"
-import { Agent, Replay, SessionState, SessionStore, Step, TestModel, Workflow, WorkflowError } from "@sessionflow/core"
+import { Agent, Replay, Router, SessionState, SessionStore, Step, TestModel, Workflow, WorkflowError } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Schema } from "effect"
+import { freshStores } from "../stores.js"
 
 class Cart extends SessionState.Tag("test/ReplayCart")<Cart>()({
   items: Schema.Array(Schema.String),
@@ -31,7 +32,7 @@ const cart = (steps: ReadonlyArray<Step.Any>) =>
 const recorded = cart([count, manage, summary])
 
 /** Two recorded runs of `recorded` on one session, read back from the store. */
-const record = Effect.gen(function*() {
+const recordIn = (store: Layer.Layer<SessionStore.SessionStore, unknown>) => Effect.gen(function*() {
   const sessionId = `replay-${crypto.randomUUID()}`
   yield* Workflow.run(recorded, "add milk", { sessionId, events: "stored" }).pipe(Replay.record)
   yield* Workflow.run(recorded, "add bread", { sessionId, events: "stored" }).pipe(Replay.record)
@@ -40,7 +41,7 @@ const record = Effect.gen(function*() {
   return yield* Replay.fromStore(recorded, { sessionId })
 }).pipe(
   Effect.provide(Layer.mergeAll(
-    SessionStore.layerMemory,
+    store,
     TestModel.layer([
       TestModel.withUsage(TestModel.toolCalls(["add_item", { item: "milk" }]), { inputTokens: 10, outputTokens: 2 }),
       TestModel.text("Added milk."),
@@ -51,6 +52,8 @@ const record = Effect.gen(function*() {
   )),
   Effect.provide(ToolsLive)
 )
+
+const record = recordIn(SessionStore.layerMemory)
 
 const mismatchOf = <A>(exit: Exit.Exit<A, WorkflowError.ReplayMismatch>): WorkflowError.ReplayMismatch => {
   assert(Exit.isFailure(exit))
@@ -135,6 +138,21 @@ describe("Replay", () => {
       expect(error).toMatchObject({ kind: "model", at: "model call #3", expected: "2 model calls" })
     }))
 
+  it.effect("a router that picks another route fails as a decision", () =>
+    Effect.gen(function*() {
+      const a = Step.make("a", () => Effect.succeed("A"))
+      const b = Step.make("b", () => Effect.succeed("B"))
+      const routed = (pick: "a" | "b") =>
+        Workflow.make({ name: "routed", steps: [Router.make({ name: "route", choices: [a, b], selector: () => Effect.succeed(pick) })] })
+      const [run] = yield* Effect.gen(function*() {
+        yield* Workflow.run(routed("a"), "x", { sessionId: "r", events: "stored" }).pipe(Replay.record)
+        return yield* Replay.fromStore(routed("a"), { sessionId: "r" })
+      }).pipe(Effect.provide(SessionStore.layerMemory))
+      yield* Replay.replay(routed("a"), run!)
+      const error = mismatchOf(yield* Effect.exit(Replay.replay(routed("b"), run!)))
+      expect(error).toMatchObject({ kind: "decision", at: "route", expected: "router selected a", actual: "router selected b" })
+    }))
+
   it.effect("a run of another workflow is a mismatch, not a replay", () =>
     Effect.gen(function*() {
       const runs = yield* record
@@ -142,4 +160,16 @@ describe("Replay", () => {
       const error = mismatchOf(yield* Effect.exit(Replay.replay(other, runs[0]!)))
       expect(error).toMatchObject({ kind: "outcome", expected: "a run of workflow 'cart'" })
     }))
+})
+
+describe.each(freshStores)("Replay from the %s store", (_name, store) => {
+  it.effect("recorded runs are read back from the store and replay; a renamed step fails", () =>
+    Effect.gen(function*() {
+      const runs = yield* recordIn(store)
+      expect(runs.map((r) => r.input)).toEqual(["add milk", "add bread"])
+      yield* Replay.replayAll(recorded, runs).pipe(Effect.provide(ToolsLive))
+      const renamed = cart([count, manage, Step.make("total", summary.execute as never)])
+      const error = mismatchOf(yield* Effect.exit(Replay.replay(renamed, runs[1]!).pipe(Effect.provide(ToolsLive))))
+      expect(error).toMatchObject({ kind: "step", at: "summary" })
+    }), 60_000)
 })
