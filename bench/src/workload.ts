@@ -20,10 +20,30 @@ export const item = (n: number): string => `item-${String(n).padStart(15, "0")}`
  * increment the counter. Immutable (a new object and a new array), which is
  * what sessionflow asks of state updates and what LangGraph nodes return.
  */
-export const advance = (s: BenchState): BenchState => ({
-  counter: s.counter + 1,
-  items: [...s.items, item(s.counter)]
-})
+export const advance = (s: BenchState): BenchState =>
+  ring === undefined ? { counter: s.counter + 1, items: [...s.items, item(s.counter)] } : ringStep(s, ring)
+
+/** The bounded variant of the workload (the storage bench's), when set: items kept in a ring of this size. */
+let ring: number | undefined
+
+/**
+ * Switches every system's steps to the bounded workload (before the systems
+ * are opened): the state holds at most `size` items, and once full each step
+ * replaces the oldest slot (`items[counter % size]`) instead of appending, so
+ * the state stays the same size and each step changes one 20-character item
+ * and the counter.
+ */
+export const useRing = (size: number | undefined): void => {
+  ring = size
+}
+
+const ringStep = (s: BenchState, size: number): BenchState => {
+  const next = item(s.counter)
+  return {
+    counter: s.counter + 1,
+    items: s.items.length < size ? [...s.items, next] : s.items.map((x, i) => (i === s.counter % size ? next : x))
+  }
+}
 
 /** A state already holding `n` items. */
 export const prefilled = (n: number): BenchState => ({

@@ -1,5 +1,5 @@
 import { SessionStore } from "@sessionflow/core"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { suite } from "./SessionStoreSuite.js"
 
 suite("SessionStore.layerMemory", SessionStore.layerMemory, {
@@ -7,5 +7,6 @@ suite("SessionStore.layerMemory", SessionStore.layerMemory, {
   twoStores: Effect.sync(() => {
     const backend = SessionStore.makeMemoryBackend()
     return [SessionStore.make(backend), SessionStore.make(backend)] as const
-  })
+  }),
+  keepingRuns: (keepRuns) => Layer.sync(SessionStore.SessionStore, () => SessionStore.make(SessionStore.makeMemoryBackend({ keepRuns })))
 })

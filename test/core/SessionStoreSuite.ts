@@ -111,12 +111,32 @@ export interface SuiteOptions {
    * them; without it those tests are left out.
    */
   readonly twoStores?: Effect.Effect<readonly [Store, Store], unknown, Scope.Scope> | undefined
+  /** The store made with a `keepRuns` option, for the test of the bound on a session's records. */
+  readonly keepingRuns?: ((keepRuns: number) => Layer.Layer<SessionStore.SessionStore, unknown>) | undefined
 }
 
 export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore, unknown>, options: SuiteOptions = {}) =>
   describe(name, () => {
     const test = (title: string, body: (store: Store) => Effect.Effect<void, unknown>, timeout?: number) =>
       it.effect(title, () => Effect.flatMap(SessionStore.SessionStore, body).pipe(Effect.provide(layer)), timeout)
+
+    const keepingRuns = options.keepingRuns
+    if (keepingRuns !== undefined) {
+      it.effect("keepRuns: every 100th state commit of a session trims its records to the most recent keepRuns, with their events", () =>
+        Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          for (let i = 1; i <= 99; i++) {
+            yield* store.commit({ sessionId: "k", workflowName: "wf", expectedVersion: i - 1, state: { n: i }, run: run("k", `k${i}`) })
+          }
+          yield* store.appendEvents("k1", logOf("k1", 0, 2), keep)
+          yield* store.appendEvents("k99", logOf("k99", 0, 2), keep)
+          assert.strictEqual((yield* store.runs("k", {})).length, 99)
+          yield* store.commit({ sessionId: "k", workflowName: "wf", expectedVersion: 99, state: { n: 100 }, run: run("k", "k100") })
+          assert.deepStrictEqual((yield* store.runs("k", {})).map((r) => r.runId), ["k98", "k99", "k100"])
+          assert.deepStrictEqual(yield* store.readEvents("k1"), [])
+          assert.deepStrictEqual(seqs(yield* store.readEvents("k99")), [0, 1, 2])
+        }).pipe(Effect.provide(keepingRuns(3))), 60_000)
+    }
 
     test("load of a missing session is None", (store) =>
       Effect.gen(function*() {
@@ -1256,6 +1276,60 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(seen(yield* next(a1)), { sessionId: "a", workflowName: "wf", version: 2, state: { n: 2 }, runId: undefined })
         assert.deepStrictEqual(seen(yield* next(a2)), { sessionId: "a", workflowName: "wf", version: 2, state: { n: 2 }, runId: undefined })
       }).pipe(Effect.scoped))
+
+    /** A session with `n` runs (each its own state commit), ending at `completedAt` 100, 200, …; r<i>'s log has i+1 events. */
+    const history = (store: Store, sessionId: string, n: number, workflowName = "wf") =>
+      Effect.gen(function*() {
+        for (let i = 1; i <= n; i++) {
+          const runId = `${sessionId}-r${i}`
+          yield* store.commit({
+            sessionId,
+            workflowName,
+            expectedVersion: i - 1,
+            state: { n: i },
+            run: run(sessionId, runId, { workflowName, completedAt: i * 100 })
+          })
+          yield* store.appendEvents(runId, logOf(runId, 0, i), keep)
+        }
+      })
+    const runIds = (store: Store, sessionId: string) => Effect.map(store.runs(sessionId, {}), (runs) => runs.map((r) => r.runId))
+
+    test("prune: keepLast keeps each session's most recent records of the workflow, removing the others with their events", (store) =>
+      Effect.gen(function*() {
+        yield* history(store, "p1", 5)
+        yield* history(store, "p2", 2)
+        yield* history(store, "p3", 3, "other")
+        const pruned = yield* store.prune({ workflowName: "wf", keepLast: 2 })
+        // p1 loses r1, r2, r3 (2 + 3 + 4 events)
+        assert.deepStrictEqual(pruned, { runs: 3, events: 9 })
+        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
+        assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1", "p2-r2"])
+        assert.deepStrictEqual(yield* runIds(store, "p3"), ["p3-r1", "p3-r2", "p3-r3"])
+        assert.deepStrictEqual(yield* store.readEvents("p1-r3"), [])
+        assert.deepStrictEqual(seqs(yield* store.readEvents("p1-r4")), [0, 1, 2, 3, 4])
+        assert.isTrue(Option.isNone(yield* store.getRun("p1-r1")))
+        // the sessions and their states stay
+        assert.deepStrictEqual((yield* loadSome(store, "p1")).state, { n: 5 })
+        // keepLast 0 of one session: all of its records
+        assert.deepStrictEqual(yield* store.prune({ sessionId: "p2", keepLast: 0 }), { runs: 2, events: 5 })
+        assert.deepStrictEqual(yield* runIds(store, "p2"), [])
+        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
+      }))
+
+    test("prune: endedBefore removes the records of runs that ended before it; a record either rule names goes", (store) =>
+      Effect.gen(function*() {
+        yield* history(store, "p1", 5)
+        yield* history(store, "p2", 1)
+        assert.deepStrictEqual(yield* store.prune({}), { runs: 0, events: 0 })
+        assert.deepStrictEqual(yield* store.prune({ sessionId: "p1", endedBefore: 300 }), { runs: 2, events: 5 })
+        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r3", "p1-r4", "p1-r5"])
+        assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1"])
+        // r3 by age, r4 by count
+        assert.deepStrictEqual(yield* store.prune({ workflowName: "wf", endedBefore: 350, keepLast: 1 }), { runs: 3, events: 11 })
+        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r5"])
+        assert.deepStrictEqual(yield* runIds(store, "p2"), [])
+        assert.deepStrictEqual(yield* store.prune({ workflowName: "missing", keepLast: 0 }), { runs: 0, events: 0 })
+      }))
 
     test("event log: appended events read back in order, after a seq, limited, or the latest", (store) =>
       Effect.gen(function*() {

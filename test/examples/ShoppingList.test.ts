@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { SessionStore, Workflow } from "@sessionflow/core"
+import { Replay, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { Cli, ShoppingList } from "@sessionflow/examples"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { captured, tempDb, withState } from "./utils.js"
 
 const { ShoppingTools, ShoppingToolsLive, inputs, offlineModel, shoppingWorkflow } = ShoppingList
@@ -67,6 +67,39 @@ describe("ShoppingList (state_with_agent)", () => {
       yield* Workflow.run(shoppingWorkflow, "Remove tea from the list.", { sessionId: "t" })
       expect(yield* Workflow.getSessionState(shoppingWorkflow, "t")).toEqual({ shopping_list: ["coffee"] })
     }).pipe(Effect.provide(Layer.mergeAll(offlineModel, ShoppingToolsLive, SessionStore.layerMemory))))
+
+  it.effect("the four recorded runs replay against the workflow; a renamed step fails at that step", () =>
+    Effect.gen(function*() {
+      // recorded: the scripted model's replies and each run's start state go to the stored events
+      const recorded = yield* Effect.gen(function*() {
+        for (const input of inputs) {
+          yield* Workflow.run(shoppingWorkflow, input, { sessionId: "recorded", events: "stored" }).pipe(Replay.record)
+        }
+        return yield* Replay.fromStore(shoppingWorkflow, { sessionId: "recorded" })
+      }).pipe(Effect.provide(Layer.mergeAll(offlineModel, SessionStore.layerMemory)))
+      expect(recorded.map((run) => run.input)).toEqual([...inputs])
+      expect(recorded[2]!.state).toEqual({ shopping_list: ["milk", "bread", "eggs", "apples", "bananas"] })
+
+      // replayed with the recorded replies (no model layer given): the same steps, outputs and state
+      const replayed = yield* Replay.replayAll(shoppingWorkflow, recorded)
+      expect(replayed.map((run) => run.steps)).toEqual([2, 2, 2, 2])
+
+      // a change that is not compatible: the second step renamed
+      const renamed = Workflow.make({
+        name: shoppingWorkflow.name,
+        state: ShoppingList.ShoppingList,
+        sessionState: { shopping_list: [] },
+        steps: [
+          Step.agent("manage_items", ShoppingList.shoppingAssistant),
+          Step.agent("show_list", ShoppingList.listManager)
+        ]
+      })
+      const exit = yield* Effect.exit(Replay.replayAll(renamed, recorded))
+      expect(exit).toMatchObject({ _tag: "Failure", cause: { _tag: "Fail" } })
+      const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+      expect(error).toBeInstanceOf(WorkflowError.ReplayMismatch)
+      expect(error).toMatchObject({ runId: recorded[0]!.runId, kind: "step", at: "view_list" })
+    }).pipe(Effect.provide(ShoppingToolsLive)))
 
   it.scoped("main announces offline mode first, prints each run and the state after it, and persists to SQLite", () =>
     Effect.gen(function*() {

@@ -14,7 +14,7 @@ const twoStores = Effect.gen(function*() {
   return [yield* open, yield* open] as const
 })
 
-suite("PgSessionStore.layer (fresh schema)", storeLayer(), { twoStores })
+suite("PgSessionStore.layer (fresh schema)", storeLayer(), { twoStores, keepingRuns: (keepRuns) => storeLayer({ keepRuns }) })
 suite(
   "PgSessionStore.layerStore (own PgClient, fresh schema, table workflow_session)",
   Layer.unwrapScoped(

@@ -185,7 +185,7 @@ for (const dialect of dialects) {
         assert.isTrue(Option.isNone(yield* store.load("s1")))
       }))
 
-    it.scoped("run history is one row per run: 2,000 runs never grow the session row", () =>
+    it.scoped("run history is one row per run: 2,000 runs never grow the session row, and the records stay bounded", () =>
       withStore(({ db, store, sql }) =>
         Effect.gen(function*() {
           const sessions = sql(db.table("sessionflow_sessions"))
@@ -198,8 +198,10 @@ for (const dialect of dialects) {
               ? store.commit({ sessionId: "big", workflowName: "wf", expectedVersion: i / 10, state: { counter: i }, run: run("big", `run-${i}`) })
               : store.commit({ sessionId: "big", workflowName: "wf", expectedVersion: 0, run: run("big", `run-${i}`) })
           }
+          // the default bound (keepRuns 1,000): trimmed to the newest 1,000 at the session's 200th state
+          // commit (run 1,990), and the 10 runs since
           const [count] = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${runsTable} WHERE session_id = 'big'`
-          assert.strictEqual(Number(count!.n), 2000)
+          assert.strictEqual(Number(count!.n), 1010)
           const [row] = yield* sql<{ state: string; version: number; bytes: number | string }>`
             SELECT state, version,
               length(session_id) + length(workflow_name) + length(state) + coalesce(length(session_name), 0) AS bytes
@@ -210,10 +212,10 @@ for (const dialect of dialects) {
           // runs are ordered by their sequence, and limit reads the newest
           assert.deepStrictEqual((yield* store.runs("big", { limit: 3 })).map((r) => r.runId), ["run-1998", "run-1999", "run-2000"])
           const all = yield* store.runs("big", {})
-          assert.strictEqual(all.length, 2000)
-          assert.strictEqual(all[0]!.runId, "run-1")
+          assert.strictEqual(all.length, 1010)
+          assert.strictEqual(all[0]!.runId, "run-991")
           assert.deepStrictEqual((yield* store.runs("small", {})).map((r) => r.runId), ["s-1"])
-          // removing the session removes its 2,000 run rows
+          // removing the session removes its run rows
           assert.isTrue(yield* store.remove("big"))
           const [left] = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${runsTable}`
           assert.strictEqual(Number(left!.n), 1)

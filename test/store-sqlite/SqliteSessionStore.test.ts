@@ -37,7 +37,9 @@ const twoStores = (open: (filename: string) => Layer.Layer<SessionStore.SessionS
 suite("SqliteSessionStore.layer (temp file)", tempFileLayer(), {
   twoStores: twoStores((filename) => SqliteSessionStore.layer({ filename }))
 })
-suite("SqliteSessionStore.layer (:memory:)", SqliteSessionStore.layer({ filename: ":memory:" }))
+suite("SqliteSessionStore.layer (:memory:)", SqliteSessionStore.layer({ filename: ":memory:" }), {
+  keepingRuns: (keepRuns) => SqliteSessionStore.layer({ filename: ":memory:", keepRuns })
+})
 suite("SqliteSessionStore.layer (synchronous NORMAL)", SqliteSessionStore.layer({ filename: ":memory:", synchronous: "NORMAL" }))
 suite(
   "SqliteSessionStore.layerStore (table workflow_session)",

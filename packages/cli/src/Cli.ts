@@ -31,12 +31,13 @@ import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import { SessionStore, WorkflowError, WorkflowEvent } from "@sessionflow/core"
+import { Replay, SessionStore, Workflow, WorkflowError, WorkflowEvent } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { dual } from "effect/Function"
@@ -524,6 +525,85 @@ const listRuns = (target: Target) =>
   }).pipe(withStore(target, "read"))
 
 // -----------------------------------------------------------------------------
+// history: prune and export
+// -----------------------------------------------------------------------------
+
+/** A workflow as the commands on its history name it: by name alone (they need none of its code). */
+const named = (name: string) => Workflow.make({ name })
+
+/**
+ * What `prune` is asked: the workflow, and by age (`--older-than`), count
+ * (`--keep-last`) or both, optionally of one session.
+ *
+ * @since 0.1.0
+ * @category history
+ */
+export interface PruneRequest {
+  readonly workflow: string
+  readonly olderThan: string | undefined
+  readonly keepLast: number | undefined
+  readonly sessionId: string | undefined
+}
+
+const pruneHistory = (target: Target, request: PruneRequest) =>
+  Effect.gen(function*() {
+    const olderThan = request.olderThan === undefined ? undefined : Duration.decodeUnknown(request.olderThan)
+    if (olderThan !== undefined && Option.isNone(olderThan)) {
+      return yield* new UsageError({
+        message: `prune: --older-than takes a duration such as "30 days" or "12 hours" (got ${JSON.stringify(request.olderThan)})`,
+        command: target.command
+      })
+    }
+    const pruned = yield* Workflow.prune(named(request.workflow), {
+      olderThan: olderThan === undefined ? undefined : olderThan.value,
+      keepLast: request.keepLast,
+      sessionId: request.sessionId
+    }).pipe(
+      Effect.catchTags({
+        InvalidPruneOptions: (error) => Effect.fail(new UsageError({ message: `prune: ${error.description}`, command: target.command })),
+        InvalidSessionId: (error) => Effect.fail(new CommandError({ message: error.message }))
+      }),
+      withStore(target, "write")
+    )
+    if (target.json) return yield* json({ workflowName: request.workflow, ...pruned })
+    yield* say(
+      `Removed ${plural(pruned.runs, "run record")} and ${plural(pruned.events, "stored event")} of workflow '${request.workflow}'${
+        pruned.abandoned === 0 ? "" : `; ended ${plural(pruned.abandoned, "abandoned run")}`
+      }.`
+    )
+  })
+
+/**
+ * What `export-runs` is asked: the workflow, optionally one session, the
+ * number of most recent runs looked at, and the file written (else stdout).
+ *
+ * @since 0.1.0
+ * @category history
+ */
+export interface ExportRequest {
+  readonly workflow: string
+  readonly sessionId: string | undefined
+  readonly limit: number | undefined
+  readonly out: string | undefined
+}
+
+const exportRuns = (target: Target, request: ExportRequest) =>
+  Effect.gen(function*() {
+    const runs = yield* Replay.fromStore(named(request.workflow), { sessionId: request.sessionId, limit: request.limit })
+    const file = JSON.stringify(Replay.encodeFile(request.workflow, runs, yield* Clock.currentTimeMillis), null, 2)
+    if (request.out === undefined) return yield* say(file)
+    yield* Effect.try({
+      try: () => fs.writeFileSync(request.out!, `${file}\n`),
+      catch: (cause) => new CommandError({ message: `cannot write '${request.out}': ${cause instanceof Error ? cause.message : String(cause)}` })
+    })
+    yield* Console.error(
+      `Wrote ${plural(runs.length, "recorded run")} of workflow '${request.workflow}' to ${request.out}${
+        runs.length === 0 ? " (runs record with Replay.record and events: \"stored\")" : ""
+      }.`
+    )
+  }).pipe(withStore(target, "read"))
+
+// -----------------------------------------------------------------------------
 // the commands
 // -----------------------------------------------------------------------------
 
@@ -622,6 +702,79 @@ const needsCode = (name: "continue" | "resume") =>
     )).pipe(Command.withDescription(`explains where to ${name} a run: Workflow.${name} in your app`))
 
 const runsCommands = [runsListCommand, needsCode("continue"), needsCode("resume")] as const
+
+const workflowOption = Options.text("workflow").pipe(
+  Options.withPseudoName("name"),
+  Options.withDescription("the workflow whose history it is (its name)")
+)
+const sessionOption = value("session", "id", "only this session")
+
+/**
+ * `prune --workflow <name> [--older-than <duration>] [--keep-last <n>]
+ * [--session <id>]`: removes run records and their stored events by age or
+ * count (see `Workflow.prune`).
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const pruneCommand = Command.make(
+  "prune",
+  {
+    ...withDatabase,
+    workflow: workflowOption,
+    olderThan: value("older-than", "duration", "remove the records of runs that ended longer ago, e.g. \"30 days\""),
+    keepLast: Options.integer("keep-last").pipe(
+      Options.withPseudoName("n"),
+      Options.withDescription("keep only each session's n most recent run records"),
+      Options.optional,
+      Options.map(Option.getOrUndefined)
+    ),
+    session: sessionOption
+  },
+  (options) =>
+    Effect.flatMap(target("prune", options), (t) =>
+      pruneHistory(t, {
+        workflow: options.workflow,
+        olderThan: options.olderThan,
+        keepLast: options.keepLast,
+        sessionId: options.session
+      }))
+).pipe(
+  Command.withDescription(
+    "remove a workflow's run records and their stored events by age (--older-than) or count (--keep-last); abandoned runs idle for --older-than are ended"
+  )
+)
+
+/**
+ * `export-runs --workflow <name> [--session <id>] [--limit <n>] [--out
+ * <file>]`: writes the workflow's recorded runs (see `Replay`) as a file of
+ * recorded runs (`Replay.RecordedRuns`), for replay tests.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const exportRunsCommand = Command.make(
+  "export-runs",
+  {
+    ...withDatabase,
+    workflow: workflowOption,
+    session: sessionOption,
+    limit: Options.integer("limit").pipe(
+      Options.withPseudoName("n"),
+      Options.withDescription("look at the n most recent runs (default 100)"),
+      Options.optional,
+      Options.map(Option.getOrUndefined)
+    ),
+    out: value("out", "file", "the file to write (default: stdout)")
+  },
+  (options) =>
+    Effect.flatMap(target("export-runs", options), (t) =>
+      exportRuns(t, { workflow: options.workflow, sessionId: options.session, limit: options.limit, out: options.out }))
+).pipe(
+  Command.withDescription(
+    "write a workflow's recorded runs (Replay.record with events: \"stored\") to a JSON file that Replay.replayAll replays in tests"
+  )
+)
 
 /**
  * `dev <module>`: serves the workflows a module exports (the HTTP API and the
@@ -740,6 +893,8 @@ export const command = group(
     group("sessions", "list, show, rename or delete sessions").pipe(Command.withSubcommands(sessionsCommands)),
     stateCommand,
     group("runs", "the unfinished runs").pipe(Command.withSubcommands(runsCommands)),
+    pruneCommand,
+    exportRunsCommand,
     devCommand,
     initCommand,
     CommandLine.helpCommand
@@ -756,7 +911,7 @@ export const tree: CommandLine.Tree = {
   sessions: CommandLine.leaves(...sessionsCommands),
   ...CommandLine.leaves(stateCommand),
   runs: CommandLine.leaves(...runsCommands),
-  ...CommandLine.leaves(devCommand, initCommand, CommandLine.helpCommand)
+  ...CommandLine.leaves(pruneCommand, exportRunsCommand, devCommand, initCommand, CommandLine.helpCommand)
 }
 
 /**
@@ -766,7 +921,18 @@ export const tree: CommandLine.Tree = {
  * @category commands
  */
 export const commandLineOptions = {
-  valueOptions: [...Object.keys(databaseOptions).map((name) => `--${name}`), "--port", "--host", "--packs"],
+  valueOptions: [
+    ...Object.keys(databaseOptions).map((name) => `--${name}`),
+    "--port",
+    "--host",
+    "--packs",
+    "--workflow",
+    "--older-than",
+    "--keep-last",
+    "--session",
+    "--limit",
+    "--out"
+  ],
   flags: ["--json", "--help"]
 }
 

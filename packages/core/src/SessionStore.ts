@@ -680,6 +680,99 @@ export const decodeEvent = (runId: string, text: unknown): Effect.Effect<Workflo
       cause
     }))
 
+// -----------------------------------------------------------------------------
+// pruning
+// -----------------------------------------------------------------------------
+
+/**
+ * What {@link Backend.prune} removes: the run records (with their stored
+ * events) of a workflow's sessions (or of one session) that ended before
+ * `endedBefore`, or that are beyond the `keepLast` most recent records of
+ * their session — a record either rule names goes. Without either rule,
+ * nothing is removed. Sessions, their states and unfinished runs stay.
+ *
+ * @since 0.1.0
+ * @category pruning
+ */
+export interface PruneRequest {
+  readonly workflowName?: string | undefined
+  readonly sessionId?: string | undefined
+  /** epoch milliseconds: records of runs that ended (`completedAt`) before it go */
+  readonly endedBefore?: number | undefined
+  /** each session keeps its most recent `keepLast` records (0: none) */
+  readonly keepLast?: number | undefined
+}
+
+/**
+ * What a prune removed, by kind of row. A store that keeps more kinds of
+ * history may prune them with the same request and say so in more fields.
+ *
+ * @since 0.1.0
+ * @category pruning
+ */
+export interface PruneResult {
+  /** run records */
+  readonly runs: number
+  /** stored events of those runs */
+  readonly events: number
+}
+
+/**
+ * How many run records a session keeps when its store is given no
+ * `keepRuns`: the 1,000 most recent. A store removes the older ones (with
+ * their stored events) at every {@link keepRunsEvery}th state commit of the
+ * session (its version a multiple of it), in one indexed `DELETE` of the
+ * session's oldest records: so a session holds at most 1,000 records plus
+ * those of the runs since its last such commit (99 completed runs, and any
+ * failed or cancelled ones, which commit no state). `Workflow.prune` removes
+ * more, by age or count.
+ *
+ * @since 0.1.0
+ * @category pruning
+ */
+export const defaultKeepRuns = 1000
+
+/**
+ * How often (in state commits of a session) a store trims the session's
+ * records to its `keepRuns`.
+ *
+ * @since 0.1.0
+ * @category pruning
+ */
+export const keepRunsEvery = 100
+
+/**
+ * Whether a state commit that made `version` of a session trims its records
+ * to `keepRuns` (a number; `"all"` never trims).
+ *
+ * @since 0.1.0
+ * @category pruning
+ */
+export const trimsAt = (keepRuns: number | "all", version: number): boolean =>
+  keepRuns !== "all" && version % keepRunsEvery === 0
+
+/**
+ * A store's `keepRuns` option checked: a whole number from 1, or `"all"`
+ * (default {@link defaultKeepRuns}); anything else is a `SessionStoreError`.
+ *
+ * @since 0.1.0
+ * @category pruning
+ */
+export const checkKeepRuns = (
+  method: string,
+  keepRuns: number | "all" | undefined
+): Effect.Effect<number | "all", WorkflowError.SessionStoreError> =>
+  keepRuns === undefined
+    ? Effect.succeed(defaultKeepRuns)
+    : keepRuns === "all" || (Number.isSafeInteger(keepRuns) && keepRuns >= 1)
+    ? Effect.succeed(keepRuns)
+    : Effect.fail(
+      new WorkflowError.SessionStoreError({
+        method,
+        description: `keepRuns must be a whole number from 1, or "all" (got ${String(keepRuns)})`
+      })
+    )
+
 /**
  * The primitives a backend implements.
  *
@@ -870,6 +963,12 @@ export interface Backend {
     runId: string,
     options?: WatchOptions
   ) => Stream.Stream<void, WorkflowError.SessionStoreError>
+  /**
+   * Removes run records and their stored events, as the request says (see
+   * {@link PruneRequest}), in batches (a prune of many rows does not hold a
+   * lock for long); returns how many rows of each kind went.
+   */
+  readonly prune: (request: PruneRequest) => Effect.Effect<PruneResult, WorkflowError.SessionStoreError>
 }
 
 /**
@@ -1098,7 +1197,16 @@ export const applyChanges = (
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemoryBackend: () => Backend = memory.makeMemoryBackend
+export const makeMemoryBackend: (options?: MemoryOptions) => Backend = memory.makeMemoryBackend
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export interface MemoryOptions {
+  /** the run records each session keeps (default {@link defaultKeepRuns}; `"all"`: every one) */
+  readonly keepRuns?: number | "all" | undefined
+}
 
 /**
  * Orders session or run ids by code point: the order of their UTF-8 bytes,

@@ -823,6 +823,66 @@ export const recover: <W extends Any>(
 > = durable.recover
 
 // -----------------------------------------------------------------------------
+// pruning
+// -----------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category pruning
+ */
+export interface PruneOptions {
+  /** remove the records of runs that ended longer ago than this */
+  readonly olderThan?: Duration.DurationInput | undefined
+  /** keep only each session's most recent `keepLast` run records (0: none) */
+  readonly keepLast?: number | undefined
+  /** only this session's runs (default: every session of the workflow) */
+  readonly sessionId?: string | undefined
+}
+
+/**
+ * What {@link prune} removed: run records, their stored events, and the
+ * abandoned runs it ended.
+ *
+ * @since 0.1.0
+ * @category pruning
+ */
+export interface Pruned extends SessionStore.PruneResult {
+  /** abandoned runs (their lease expired) idle for `olderThan`, ended with their journals, recorded as abandoned */
+  readonly abandoned: number
+}
+
+/**
+ * Removes the run history of this workflow's sessions (or of one session)
+ * by age or count: the records of runs that ended more than `olderThan` ago,
+ * and those beyond each session's `keepLast` most recent (a record either
+ * rule names goes), with their stored events. With `olderThan`, abandoned
+ * runs (their lease expired) not updated for that long are ended first
+ * (recorded as `abandoned`, their journals removed); paused runs and running
+ * ones are left alone. Sessions and their states stay. Without a rule, or
+ * with one out of range, `InvalidPruneOptions` and nothing is removed.
+ *
+ * Stores also bound each session's records on their own (see
+ * `SessionStore.defaultKeepRuns`); `prune` is for a tighter bound or for age.
+ *
+ * ```ts
+ * Workflow.prune(orders, { olderThan: "30 days", keepLast: 100 })
+ * ```
+ *
+ * @since 0.1.0
+ * @category pruning
+ */
+export const prune: <W extends Any>(
+  self: W,
+  options: PruneOptions
+) => Effect.Effect<
+  Pruned,
+  | WorkflowError.InvalidPruneOptions
+  | WorkflowError.InvalidSessionId
+  | WorkflowError.SessionStoreError,
+  SessionStore.SessionStore
+> = durable.prune
+
+// -----------------------------------------------------------------------------
 // event logs
 // -----------------------------------------------------------------------------
 

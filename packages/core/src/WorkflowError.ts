@@ -354,6 +354,58 @@ export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/Ru
 }
 
 /**
+ * `Workflow.prune` was asked nothing it can do: neither `olderThan` nor
+ * `keepLast`, a `keepLast` that is not a whole number from 0, or an
+ * `olderThan` that is not a finite duration. Nothing was removed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidPruneOptions extends Schema.TaggedError<InvalidPruneOptions>("@sessionflow/core/InvalidPruneOptions")(
+  "InvalidPruneOptions",
+  { workflowName: Schema.String, description: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Workflow.prune of '${this.workflowName}': ${this.description}`
+  }
+}
+
+/**
+ * A recorded run replayed differently against the current workflow (see
+ * `Replay.replay`): `at` is the first difference — a step that started,
+ * completed or failed (`step`), a step's output or the run's content
+ * (`output`), a condition's or router's choice (`decision`), the model calls
+ * (`model`), how the run ended (`outcome`) or the state it committed
+ * (`state`) — with what the recording holds (`expected`) and what the replay
+ * did (`actual`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("@sessionflow/core/ReplayMismatch")(
+  "ReplayMismatch",
+  {
+    runId: Schema.String,
+    workflowName: Schema.String,
+    kind: Schema.Literal("step", "output", "decision", "model", "outcome", "state"),
+    /** where: a step path (`a/b`), `model call #n`, `run` or `state.a.b` */
+    at: Schema.String,
+    expected: Schema.String,
+    actual: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Run '${this.runId}' of workflow '${this.workflowName}' replays differently (${this.kind}) at ${this.at}: recorded ${this.expected}, replayed ${this.actual}`
+  }
+}
+
+/**
  * A run with this id is running elsewhere (another fiber or process holds its
  * lease). Nothing was started.
  *
@@ -587,6 +639,8 @@ export type WorkflowError =
   | RunUnfinished
   | InvalidRunId
   | RunEnded
+  | ReplayMismatch
+  | InvalidPruneOptions
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -638,7 +692,9 @@ export const WorkflowError: Schema.Union<[
   typeof PauseMismatch,
   typeof RunUnfinished,
   typeof InvalidRunId,
-  typeof RunEnded
+  typeof RunEnded,
+  typeof ReplayMismatch,
+  typeof InvalidPruneOptions
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -662,7 +718,9 @@ export const WorkflowError: Schema.Union<[
   PauseMismatch,
   RunUnfinished,
   InvalidRunId,
-  RunEnded
+  RunEnded,
+  ReplayMismatch,
+  InvalidPruneOptions
 )
 
 /**

@@ -227,6 +227,72 @@ export const ToolCallCompleted = event("ToolCallCompleted", { ...toolCall, resul
 export type ToolCallCompleted = typeof ToolCallCompleted.Type
 
 /**
+ * The usage a recorded model reply reported (see {@link ModelReplied}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RecordedUsage = Schema.Struct({
+  inputTokens: Schema.Number,
+  outputTokens: Schema.Number,
+  totalTokens: Schema.optional(Schema.Number),
+  reasoningTokens: Schema.optional(Schema.Number),
+  cachedInputTokens: Schema.optional(Schema.Number)
+})
+
+/**
+ * What a model replied to one call of a recorded run, as a `TestModel`
+ * reply can say it again: text (a structured output reply is its JSON
+ * text), tool calls (with the text before them), or a failure (its
+ * description). Provider-executed tool calls are not recorded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RecordedReply = Schema.Union(
+  Schema.TaggedStruct("Text", { text: Schema.String, usage: Schema.optional(RecordedUsage) }),
+  Schema.TaggedStruct("ToolCalls", {
+    text: Schema.optional(Schema.String),
+    calls: Schema.Array(Schema.Struct({ name: Schema.String, params: Schema.Unknown })),
+    usage: Schema.optional(RecordedUsage)
+  }),
+  Schema.TaggedStruct("Fail", { error: Schema.String })
+).annotations({ identifier: "RecordedReply" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type RecordedReply = typeof RecordedReply.Type
+
+/**
+ * A recorded run starts an attempt (see `Replay.record`): `state` is the
+ * session state it starts from (encoded, as stored). Emitted only by runs
+ * that record.
+ *
+ * @since 0.1.0
+ * @category events
+ */
+export const RunRecording = event("RunRecording", { state: Schema.Unknown })
+/** @since 0.1.0 @category events */
+export type RunRecording = typeof RunRecording.Type
+
+/**
+ * A model replied to a call of a recorded run (see `Replay.record`): the
+ * `agent` that called it and the `reply`, which a replay gives back to the
+ * same call. Emitted only by runs that record.
+ *
+ * @since 0.1.0
+ * @category events
+ */
+export const ModelReplied = event("ModelReplied", {
+  agent: Schema.optional(Schema.String),
+  reply: RecordedReply
+})
+/** @since 0.1.0 @category events */
+export type ModelReplied = typeof ModelReplied.Type
+
+/**
  * A line of text a step, condition, router or tool wants to show in the run's
  * transcript (see {@link log}).
  *
@@ -263,7 +329,9 @@ export const WorkflowEvent = Schema.Union(
   TextDelta,
   ToolCallStarted,
   ToolCallCompleted,
-  Log
+  Log,
+  RunRecording,
+  ModelReplied
 )
 
 /**

@@ -24,6 +24,14 @@ export * as Loop from "./Loop.js"
 export * as Parallel from "./Parallel.js"
 
 /**
+ * Replay tests: re-execute recorded runs against the current workflow code
+ * with the models' recorded replies.
+ *
+ * @since 0.1.0
+ */
+export * as Replay from "./Replay.js"
+
+/**
  * @since 0.1.0
  */
 export * as Router from "./Router.js"

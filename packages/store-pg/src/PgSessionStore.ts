@@ -70,6 +70,13 @@ export interface StoreOptions {
    * reads its session, so the versions committed meanwhile arrive.
    */
   readonly relistenTimeout?: Duration.DurationInput | undefined
+  /**
+   * The run records each session keeps: its most recent `keepRuns` (default
+   * `SessionStore.defaultKeepRuns`, 1,000), the older ones removed with their
+   * stored events at every 100th state commit of the session; `"all"` keeps
+   * every record (prune them with `Workflow.prune`).
+   */
+  readonly keepRuns?: number | "all" | undefined
 }
 
 /**

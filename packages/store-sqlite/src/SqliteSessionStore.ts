@@ -92,6 +92,13 @@ export interface StoreOptions {
    * migrated are a `SessionStoreError`.
    */
   readonly migrate?: boolean | undefined
+  /**
+   * The run records each session keeps: its most recent `keepRuns` (default
+   * `SessionStore.defaultKeepRuns`, 1,000), the older ones removed with their
+   * stored events at every 100th state commit of the session; `"all"` keeps
+   * every record (prune them with `Workflow.prune`).
+   */
+  readonly keepRuns?: number | "all" | undefined
 }
 
 /**
@@ -254,6 +261,7 @@ export const layer = (options: Options): Layer.Layer<SessionStore.SessionStore, 
       {
         table: options.table,
         lockTimeout: options.lockTimeout,
+        keepRuns: options.keepRuns,
         migrate: options.readonly !== true && options.migrate !== false
       },
       // the connection is the store's own: nobody else waits on its busy timeout

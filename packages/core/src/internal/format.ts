@@ -275,6 +275,14 @@ const eventLines = (
       return event.changes.map((change) => [1, `${p("state", "Δ")} ${p("state", oneLine(formatChange(change), 150))}`])
     case "ToolCallStarted":
       return [[1, `${p("tool", "🔧")} ${p("tool", event.toolName)}${p("dim", `(${argumentsText(event.arguments)})`)}`]]
+    case "RunRecording":
+      return [[1, p("dim", "● recording for replay")]]
+    case "ModelReplied":
+      return [[2, p("dim", `● model replied${event.agent === undefined ? "" : ` to ${event.agent}`}: ${
+        event.reply._tag === "Fail" ? `failed: ${event.reply.error}` : event.reply._tag === "ToolCalls"
+        ? `call ${event.reply.calls.map((call) => call.name).join(", ")}`
+        : oneLine(event.reply.text, 80)
+      }`)]]
     case "ToolCallCompleted":
       return options.streamed === true && !event.isError
         ? [[2, p("dim", "→ (the reply above)")]]

@@ -115,11 +115,13 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
   const storeError = (method: string) => (error: rows.StoreFailure) =>
     new WorkflowError.SessionStoreError({ method, description: describeError(error), cause: error })
 
+  const keepRuns = yield* SessionStore.checkKeepRuns("make", options?.keepRuns)
   const t = yield* resolveTables(dialect, options)
   const sessions = sql(t.sessions)
   const runsTable = sql(t.runs)
   const activeTable = sql(t.active)
   const changesTable = sql(t.changes)
+  const eventsTable = sql(t.events)
   const channel = channelName(t.sessions)
   /** where the tables are, for messages */
   const location = dialect === "pg"
@@ -501,6 +503,37 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
     }).pipe(transaction("commit"))
   }
 
+  /**
+   * A session's records beyond its most recent `keep`, with their events,
+   * removed: the cut found on the session's index of records, then two
+   * indexed deletes.
+   */
+  const trimRecords = (sessionId: string, keep: number) =>
+    Effect.gen(function*() {
+      const [cut] = yield* sql<{ seq: number | string }>`SELECT seq FROM ${runsTable} WHERE session_id = ${sessionId}
+ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
+      if (cut === undefined) return
+      yield* sql`DELETE FROM ${eventsTable} WHERE run_id IN
+  (SELECT run_id FROM ${runsTable} WHERE session_id = ${sessionId} AND seq <= ${Number(cut.seq)})`
+      yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId} AND seq <= ${Number(cut.seq)}`
+    }).pipe(transaction("commit"))
+
+  /**
+   * The default bound on a session's records, after a state commit that made
+   * a version where it applies (see `SessionStore.defaultKeepRuns`). The
+   * commit has happened: a trim that fails is logged and done again at the
+   * session's next such commit.
+   */
+  const bounded = (sessionId: string, version: number) =>
+    keepRuns === "all" || !SessionStore.trimsAt(keepRuns, version)
+      ? Effect.succeed(version)
+      : trimRecords(sessionId, keepRuns).pipe(
+        Effect.catchAll((error) =>
+          Effect.logWarning(`SqlSessionStore: could not trim the run records of session '${sessionId}' to ${keepRuns}`, error)
+        ),
+        Effect.as(version)
+      )
+
   const commit = Effect.fn("SqlSessionStore.commit")(
     function*(commit: SessionStore.Commit) {
       yield* Effect.annotateCurrentSpan(sessionAttribute, commit.sessionId)
@@ -517,10 +550,11 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
           : undefined
         if (write !== undefined) {
           const version = yield* commitInOneStatement(commit, write, runRow, now)
-          if (version !== undefined) return version
+          if (version !== undefined) return yield* bounded(commit.sessionId, version)
         }
       }
-      return yield* commitInTransaction(commit, changes, state, runRow, now)
+      const version = yield* commitInTransaction(commit, changes, state, runRow, now)
+      return commit.state === undefined ? version : yield* bounded(commit.sessionId, version)
     },
     Effect.catchTags({ SqlError: storeError("commit"), ParseError: storeError("commit") })
   )
@@ -862,7 +896,6 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
 
   // -- event logs --------------------------------------------------------------------
 
-  const eventsTable = sql(t.events)
   /** the channel appends to event logs are announced on (payload: the run id) */
   const eventsChannel = channelName(`${t.sessions}_events`)
 
@@ -921,7 +954,45 @@ ORDER BY seq LIMIT ${limit}`
       Stream.withSpan("SqlSessionStore.watchEvents")
     )
 
+  /** How many rows a prune removes per transaction. */
+  const pruneBatch = 500
+  const prune = Effect.fn("SqlSessionStore.prune")(
+    function*(request: SessionStore.PruneRequest) {
+      let runs = 0
+      let events = 0
+      if (request.endedBefore === undefined && request.keepLast === undefined) return { runs, events }
+      const filters = [
+        ...(request.workflowName === undefined ? [] : [sql`workflow_name = ${request.workflowName}`]),
+        ...(request.sessionId === undefined ? [] : [sql`session_id = ${request.sessionId}`])
+      ]
+      const where = filters.length === 0 ? sql.literal("") : sql`WHERE ${sql.and(filters)}`
+      const rules = sql.or([
+        ...(request.endedBefore === undefined ? [] : [sql`completed_at < ${request.endedBefore}`]),
+        ...(request.keepLast === undefined ? [] : [sql`recency > ${Math.max(0, Math.floor(request.keepLast))}`])
+      ])
+      while (true) {
+        // a batch of the records either rule names, each session's ranked from its most recent
+        const removed = yield* Effect.gen(function*() {
+          const victims = yield* sql<{ run_id: string }>`SELECT run_id FROM (
+  SELECT run_id, completed_at, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY seq DESC) AS recency
+  FROM ${runsTable} ${where}
+) AS ranked WHERE ${rules} LIMIT ${pruneBatch}`
+          if (victims.length === 0) return { runs: 0, events: 0 }
+          const ids = victims.map((row) => row.run_id)
+          const gone = yield* sql`DELETE FROM ${eventsTable} WHERE ${sql.in("run_id", ids)} RETURNING seq`
+          const records = yield* sql`DELETE FROM ${runsTable} WHERE ${sql.in("run_id", ids)} RETURNING run_id`
+          return { runs: records.length, events: gone.length }
+        }).pipe(transaction("prune"))
+        runs += removed.runs
+        events += removed.events
+        if (removed.runs < pruneBatch) return { runs, events }
+      }
+    },
+    Effect.catchTags({ SqlError: storeError("prune") })
+  )
+
   return SessionStore.make({
+    prune,
     watch,
     appendEvents,
     readEvents,

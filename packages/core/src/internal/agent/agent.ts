@@ -35,7 +35,9 @@ import type * as Agent from "../../Agent.js"
 import * as RunContext from "../../RunContext.js"
 import { contentText } from "../../StepOutput.js"
 import type * as WorkflowError from "../../WorkflowError.js"
+import type * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as events from "../events.js"
+import * as record from "../record.js"
 import { errorText } from "../format.js"
 import { decodeResponse } from "../step/executors.js"
 import * as tracing from "../tracing.js"
@@ -528,6 +530,28 @@ const objectReport = (response: LanguageModel.GenerateObjectResponse<Record<stri
   return { usage: response.usage, model: metadata === undefined ? undefined : modelIdOf(metadata) }
 }
 
+/** What a reply of the tool loop is as a recorded one (`ModelReplied`, when the run records). */
+const recordedReply = (call: Effect.Effect<Reply, AiError.AiError>): Effect.Effect<Reply, AiError.AiError> =>
+  Effect.flatMap(FiberRef.get(currentAgent), (agent) =>
+    call.pipe(
+      Effect.tap((reply) =>
+        record.reply(agent, (): WorkflowEvent.RecordedReply => {
+          if (Option.isSome(reply.error)) return { _tag: "Fail", error: errorText(reply.error.value) }
+          const usage = record.usageOf(reply.usage)
+          const calls = reply.toolCalls.filter((call) => !call.providerExecuted)
+          return calls.length === 0
+            ? { _tag: "Text", text: reply.text, ...(usage === undefined ? {} : { usage }) }
+            : {
+              _tag: "ToolCalls",
+              calls: calls.map((call) => ({ name: call.name, params: call.params })),
+              ...(reply.text.length === 0 ? {} : { text: reply.text }),
+              ...(usage === undefined ? {} : { usage })
+            }
+        })
+      ),
+      Effect.tapError((error) => record.reply(agent, () => ({ _tag: "Fail", error: error.message })))
+    ))
+
 const publishDelta = (part: ResponsePart): Effect.Effect<void> =>
   part.type === "text-delta" && part.delta.length > 0 ? events.emit({ _tag: "TextDelta", delta: part.delta }) : Effect.void
 
@@ -588,7 +612,7 @@ export const callModel = (
         return parts === undefined ? Effect.fail(error) : Effect.succeed(parts.reduce(addPart, emptyReply))
       })
     )
-  return Effect.flatMap(modelCall(reply, streaming ? "streamText" : "generateText", replyReport), (result) =>
+  return Effect.flatMap(recordedReply(modelCall(reply, streaming ? "streamText" : "generateText", replyReport)), (result) =>
     Option.isSome(result.error)
       ? new AiError.UnknownError({
         module: "Agent",
@@ -1035,6 +1059,18 @@ export const structuredOutput = (
         "generateObject",
         objectReport
       ).pipe(
+        Effect.tap((response) =>
+          record.reply(agent.name, () => {
+            const usage = record.usageOf(response.usage)
+            return { _tag: "Text", text: response.text, ...(usage === undefined ? {} : { usage }) }
+          })
+        ),
+        Effect.tapError((error) =>
+          record.reply(agent.name, () => {
+            const text = isReplyFailure(error) ? replyText(error) : undefined
+            return text === undefined ? { _tag: "Fail", error: error.message } : { _tag: "Text", text }
+          })
+        ),
         Effect.map((response): Attempt => ({ _tag: "Decoded", value: response.value, text: response.text })),
         Effect.catchIf(isReplyFailure, (error) => {
           const text = replyText(error)
@@ -1086,11 +1122,14 @@ const withModel = <A, E, R>(
   agent: Agent.Any,
   f: (model: LanguageModel.Service) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, unknown, unknown> =>
-  agent.model === undefined
-    ? Effect.flatMap(LanguageModel.LanguageModel, f)
-    : Effect.scoped(
-      Effect.flatMap(Layer.build(agent.model), (context) => f(EffectContext.get(context, LanguageModel.LanguageModel)))
-    )
+  Effect.flatMap(FiberRef.get(record.modelOverride), (replayed) =>
+    replayed !== undefined
+      ? f(replayed)
+      : agent.model === undefined
+      ? Effect.flatMap(LanguageModel.LanguageModel, f)
+      : Effect.scoped(
+        Effect.flatMap(Layer.build(agent.model), (context) => f(EffectContext.get(context, LanguageModel.LanguageModel)))
+      ))
 
 /**
  * Runs an agent on a message: the tool loop (unless it has an output Schema

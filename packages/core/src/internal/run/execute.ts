@@ -20,6 +20,7 @@ import type * as StepOutput from "../../StepOutput.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import { changesProblem, storedChanges } from "../json.js"
+import * as record from "../record.js"
 import { type Cell, fromCell } from "../state.js"
 import { UsageCounter } from "../usage.js"
 import * as stateCache from "../store/stateCache.js"
@@ -59,6 +60,11 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   const cell: Cell<unknown> = { value: run.initial }
   const events = yield* WorkflowEvent.isEnabled
   const service = fromCell(cell, events)
+  if (events && (yield* FiberRef.get(record.recording))) {
+    // a run recorded for replay starts with the state it starts from
+    const start = yield* Effect.option(encodeState(self, run.ids.sessionId, cell.value))
+    if (Option.isSome(start)) yield* WorkflowEvent.emit({ _tag: "RunRecording", state: start.value })
+  }
   const first = journaled?.next ?? 0
   // the run's token counter (from the journal's, for a run carried on): the
   // agents of its steps find it with the run's questions

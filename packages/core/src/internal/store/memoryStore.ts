@@ -100,7 +100,10 @@ const toChange = (published: Published, skipped: number): SessionStore.SessionCh
 })
 
 /** @internal */
-export const makeMemoryBackend = (): SessionStore.Backend => {
+export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): SessionStore.Backend => {
+  const keepRuns = Effect.runSync(Effect.either(SessionStore.checkKeepRuns("makeMemoryBackend", options?.keepRuns)))
+  if (keepRuns._tag === "Left") throw new RangeError(keepRuns.left.description)
+  const keep = keepRuns.right
   const sessions = new Map<string, MemorySession>()
   const changes = Effect.runSync(PubSub.unbounded<Published>())
   const publish = (session: MemorySession) =>
@@ -135,6 +138,20 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
     session.runs.delete(runId)
     session.runs.set(runId, json)
   }
+  /** removes records (oldest first) and their event logs; how many of each went */
+  const removeRecords = (session: MemorySession, runIds: Iterable<string>) => {
+    let runs = 0
+    let events = 0
+    for (const runId of [...runIds]) {
+      if (!session.runs.delete(runId)) continue
+      runs++
+      events += logs.get(runId)?.events.length ?? 0
+      logs.delete(runId)
+    }
+    return { runs, events }
+  }
+  /** the records of a session beyond its most recent `keep`, oldest first */
+  const beyond = (session: MemorySession, keep: number) => [...session.runs.keys()].slice(0, Math.max(0, session.runs.size - keep))
   const lost = (runId: string, description: string) => Effect.fail(new WorkflowError.RunLost({ runId, description }))
   const checkRunOwner = (runId: string, owner: string) => {
     const run = activeRun(runId)
@@ -231,6 +248,9 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
           existing.info = { ...existing.info, updatedAt: now }
         }
         if (run !== undefined) append(existing, commit.run!.runId, run)
+        if (state !== undefined && keep !== "all" && SessionStore.trimsAt(keep, existing.info.version)) {
+          removeRecords(existing, beyond(existing, keep))
+        }
         if (commit.ends !== undefined) active.delete(commit.ends.runId)
         if (state !== undefined) yield* publish(existing)
         return existing.info.version
@@ -425,6 +445,28 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
           )
           .sort((a, b) => a.startedAt - b.startedAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
       ),
+    prune: (request) =>
+      Effect.sync(() => {
+        let runs = 0
+        let events = 0
+        if (request.endedBefore === undefined && request.keepLast === undefined) return { runs, events }
+        for (const session of sessions.values()) {
+          if (request.sessionId !== undefined && session.info.sessionId !== request.sessionId) continue
+          // the workflow's records of the session, oldest first
+          const records = Array.from(session.runs.values(), (json) => parse<SessionStore.RunRecord>(json))
+            .filter((record) => request.workflowName === undefined || record.workflowName === request.workflowName)
+          const removed = removeRecords(
+            session,
+            records.filter((record, i) =>
+              (request.keepLast !== undefined && i < records.length - request.keepLast) ||
+              (request.endedBefore !== undefined && record.completedAt < request.endedBefore)
+            ).map((record) => record.runId)
+          )
+          runs += removed.runs
+          events += removed.events
+        }
+        return { runs, events }
+      }),
     endRun: (runId, record, owner) =>
       Effect.gen(function*() {
         const run = activeRun(runId)

@@ -7,6 +7,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -18,6 +19,7 @@ import type {
   ContinueOptions,
   EventsOptions,
   Output,
+  PruneOptions,
   RecoverOptions,
   Recovered,
   RunOptions,
@@ -159,6 +161,44 @@ export const recover = Effect.fn("Workflow.recover")(
       out.push({ runId: run.runId, sessionId: run.sessionId, outcome: outcome as Recovered<Output<W>, State<W>>["outcome"] })
     }
     return out
+  }
+)
+
+/** @internal */
+export const prune = Effect.fn("Workflow.prune")(
+  function*<W extends Any>(self: W, options: PruneOptions) {
+    const store = yield* SessionStore.SessionStore
+    const invalid = (description: string) => new WorkflowError.InvalidPruneOptions({ workflowName: self.name, description })
+    if (options.olderThan === undefined && options.keepLast === undefined) {
+      return yield* invalid("give olderThan, keepLast or both: what to remove")
+    }
+    if (options.keepLast !== undefined && !(Number.isSafeInteger(options.keepLast) && options.keepLast >= 0)) {
+      return yield* invalid(`keepLast must be a whole number from 0 (got ${String(options.keepLast)})`)
+    }
+    const age = options.olderThan === undefined ? undefined : Duration.decodeUnknown(options.olderThan)
+    if (age !== undefined && (Option.isNone(age) || !Duration.isFinite(age.value))) {
+      return yield* invalid(`olderThan must be a finite duration (got ${String(options.olderThan)})`)
+    }
+    if (options.sessionId !== undefined) yield* runner.checkSessionId(options.sessionId)
+    const now = yield* Clock.currentTimeMillis
+    const endedBefore = age === undefined ? undefined : now - Duration.toMillis(age.value as Duration.Duration)
+    // abandoned runs left that long end first (their journals go), recorded as abandoned
+    let abandoned = 0
+    if (endedBefore !== undefined) {
+      const runs = yield* store.activeRuns({ workflowName: self.name, sessionId: options.sessionId, status: "running" })
+      for (const run of runs) {
+        if (run.leaseExpiresAt >= now || run.updatedAt >= endedBefore) continue
+        const ended = yield* Effect.exit(endUnfinished(self, run.runId, { userId: run.userId }, "abandoned", "abandoned: pruned"))
+        if (ended._tag === "Success") abandoned++
+      }
+    }
+    const removed = yield* store.prune({
+      workflowName: self.name,
+      sessionId: options.sessionId,
+      endedBefore,
+      keepLast: options.keepLast
+    })
+    return { ...removed, abandoned }
   }
 )
 
