@@ -15,13 +15,17 @@ import { sessionRows } from "../store-sql/dialects.js"
 import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
 
 /** A store on a pool of its own (as an app server) in `schema`. */
-const openStore = (schema: string) =>
-  Effect.map(Layer.build(PgSessionStore.layer({ url: testUrl, schema })), Context.get(SessionStore.SessionStore))
+const openStore = (schema: string, history?: SessionStore.HistoryOptions) =>
+  Effect.map(Layer.build(PgSessionStore.layer({ url: testUrl, schema, history })), Context.get(SessionStore.SessionStore))
 
-/** A fresh schema, a store in it, and the test's own client for assertions in SQL. */
+/**
+ * A fresh schema, a store in it, and the test's own client for assertions in
+ * SQL. The store keeps no versions: a commit that keeps them reads the kept
+ * ones, in a transaction of several statements.
+ */
 const open = Effect.gen(function*() {
   const schema = yield* freshSchema
-  const store = yield* openStore(schema)
+  const store = yield* openStore(schema, { keep: "none" })
   const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))
   return { schema, store, sql }
 })

@@ -70,6 +70,12 @@ export interface StoreOptions {
    * reads its session, so the versions committed meanwhile arrive.
    */
   readonly relistenTimeout?: Duration.DurationInput | undefined
+  /**
+   * The versions kept of a session whose workflow does not say (see
+   * `SessionStore.HistoryOptions`; default `SessionStore.defaultHistory`,
+   * the last 20).
+   */
+  readonly history?: SessionStore.HistoryOptions | undefined
 }
 
 /**
