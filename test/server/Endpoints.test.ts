@@ -286,6 +286,43 @@ describe("sessions", () => {
     }))
 })
 
+describe("versions and forks", () => {
+  it.scoped("a session's versions, the state at one, a fork that goes its own way; what is refused", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [notes] })
+      const session = `${url}/workflows/notes/sessions/v1`
+      for (const note of ["milk", "eggs", "jam"]) yield* post(`${url}/workflows/notes/runs`, { input: note, sessionId: "v1" })
+      const versions = yield* request(`${session}/versions`)
+      expect(versions.status).toBe(200)
+      expect(versions.body.map((v: { version: number; changed: Array<string> }) => [v.version, v.changed])).toEqual([
+        [1, ["notes"]],
+        [2, ["notes"]],
+        [3, ["notes"]]
+      ])
+      expect(versions.body[0].runId).toEqual(expect.any(String))
+      const second = yield* request(`${session}/versions/2`)
+      expect(second.body).toEqual({ version: 2, state: { notes: ["milk", "eggs"] } })
+      const missing = yield* request(`${session}/versions/9`)
+      expect(missing.status).toBe(404)
+      expect(missing.body).toMatchObject({ _tag: "NotFound", what: "version", id: "v1@9" })
+      expect((yield* request(`${session}/versions/zero`)).status).toBe(400)
+
+      const fork = yield* post(`${session}/fork`, { atVersion: 2, newSessionId: "v1-alt" })
+      expect(fork.status).toBe(201)
+      expect(fork.body).toEqual({ sessionId: "v1-alt", version: 2 })
+      yield* post(`${url}/workflows/notes/runs`, { input: "tea", sessionId: "v1-alt" })
+      expect((yield* request(`${url}/workflows/notes/sessions/v1-alt/state`)).body.state).toEqual({ notes: ["milk", "eggs", "tea"] })
+      expect((yield* request(`${session}/state`)).body.state).toEqual({ notes: ["milk", "eggs", "jam"] })
+
+      const taken = yield* post(`${session}/fork`, { newSessionId: "v1-alt" })
+      expect(taken.status).toBe(409)
+      expect(taken.body).toMatchObject({ _tag: "Conflict", reason: "session-exists", sessionId: "v1-alt" })
+      expect((yield* post(`${session}/fork`, { atVersion: 0 })).status).toBe(400)
+      expect((yield* post(`${session}/fork`, { atVersion: 7 })).status).toBe(404)
+      expect((yield* post(`${url}/workflows/notes/sessions/nope/fork`, {})).status).toBe(404)
+    }))
+})
+
 describe("the API's description", () => {
   it.scoped("/openapi.json describes every endpoint, bearer authentication and the event stream; /docs serves it", () =>
     Effect.gen(function*() {
@@ -307,9 +344,12 @@ describe("the API's description", () => {
         "/workflows/{name}/sessions",
         "/workflows/{name}/sessions/{sessionId}",
         "/workflows/{name}/sessions/{sessionId}/chat",
+        "/workflows/{name}/sessions/{sessionId}/fork",
         "/workflows/{name}/sessions/{sessionId}/name",
         "/workflows/{name}/sessions/{sessionId}/runs",
         "/workflows/{name}/sessions/{sessionId}/state",
+        "/workflows/{name}/sessions/{sessionId}/versions",
+        "/workflows/{name}/sessions/{sessionId}/versions/{version}",
         "/workflows/{name}/sessions/{sessionId}/watch"
       ])
       const start_ = spec.body.paths["/workflows/{name}/runs"].post
