@@ -37,7 +37,7 @@ describeBrowser("the session page: versions, forks and tokens", () => {
         await page.waitForSelector("#versions tr[data-version='3']")
         const rows = await page.$$eval("#versions tr", (rows) =>
           rows.map((row) => [...row.querySelectorAll("td")].slice(0, 4).map((cell) => cell.textContent)))
-        const pickers = await page.$$eval("#diff-from, #diff-to", (selects) => selects.map((s) => (s as HTMLSelectElement).value))
+        const pickers = [await page.inputValue("#diff-from"), await page.inputValue("#diff-to")]
 
         // the state at version 1
         await enter("#versions tr[data-version='1'] button.show-version")
@@ -59,12 +59,9 @@ describeBrowser("the session page: versions, forks and tokens", () => {
 
         // a fork at version 2: the page selects it
         await enter("#versions tr[data-version='2'] button.fork-version")
-        await page.waitForFunction(() => {
-          const current = document.querySelector("#sessions button[aria-current=true]") as HTMLElement | null
-          return current !== null && current.dataset["sessionId"] !== "n1"
-        })
+        await page.waitForSelector("#sessions button[aria-current=true]:not([data-session-id=n1])")
         await page.waitForSelector("#versions tr[data-version='2']")
-        const forkedId = await page.$eval("#sessions button[aria-current=true]", (b) => (b as HTMLElement).dataset["sessionId"])
+        const forkedId = await page.getAttribute("#sessions button[aria-current=true]", "data-session-id")
         const fork = {
           id: forkedId,
           title: await page.textContent("#session-title"),
@@ -78,9 +75,8 @@ describeBrowser("the session page: versions, forks and tokens", () => {
         await page.waitForSelector("#sessions li button[data-session-id=u1]")
         await enter("#sessions li button[data-session-id=u1]")
         await page.waitForSelector("#runs td.tokens")
-        const tokens = await page.$eval("#runs td.tokens", (cell) => [cell.textContent, (cell as HTMLElement).title])
-        const header = await page.$$eval("#runs", (bodies) =>
-          [...bodies[0]!.closest("table")!.querySelectorAll("th")].map((th) => th.textContent))
+        const tokens = [await page.textContent("#runs td.tokens"), await page.getAttribute("#runs td.tokens", "title")]
+        const header = await page.$$eval("table:has(#runs) th", (cells) => cells.map((th) => th.textContent))
         return { rows, pickers, atOne, differences, fork, tokens, header, error: await page.textContent("#error") }
       })
 
