@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import { conflictingStore, dying, failing, notes, spaced, summarising } from "./fixtures.js"
+import { approvals, conflictingStore, dying, failing, notes, spaced, summarising } from "./fixtures.js"
 import { parseEvents, request, start, streamRun } from "./utils.js"
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
@@ -320,6 +320,26 @@ describe("versions and forks", () => {
       expect((yield* post(`${session}/fork`, { atVersion: 0 })).status).toBe(400)
       expect((yield* post(`${session}/fork`, { atVersion: 7 })).status).toBe(404)
       expect((yield* post(`${url}/workflows/notes/sessions/nope/fork`, {})).status).toBe(404)
+    }))
+
+  it.scoped("a fork at a paused run's point: the fork's copy of the run takes another answer than the original", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [approvals] })
+      const runs = `${url}/workflows/approvals/runs`
+      const first = yield* post(runs, { input: "tea", sessionId: "p1" })
+      yield* post(`${runs}/${first.body.runId}/continue`, { response: { approved: true } })
+      const asked = yield* post(runs, { input: "cake", sessionId: "p1" })
+      expect(asked.status).toBe(202)
+      const fork = yield* post(`${url}/workflows/approvals/sessions/p1/fork`, { atRun: asked.body.runId, newSessionId: "p1-b" })
+      expect(fork.status).toBe(201)
+      expect(fork.body).toMatchObject({ sessionId: "p1-b", version: 1, runId: expect.any(String) })
+      const approved = yield* post(`${runs}/${fork.body.runId}/continue`, { response: { approved: true } })
+      expect(approved.body.state).toEqual({ notes: ["tea", "cake"] })
+      const rejected = yield* post(`${runs}/${asked.body.runId}/continue`, { response: { approved: false } })
+      expect(rejected.body.state).toEqual({ notes: ["tea"] })
+      const unknown = yield* post(`${url}/workflows/approvals/sessions/p1/fork`, { atRun: asked.body.runId })
+      expect(unknown.status).toBe(404)
+      expect(unknown.body.what).toBe("run")
     }))
 })
 
