@@ -18,14 +18,10 @@ import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "
 const openStore = (schema: string, history?: SessionStore.HistoryOptions) =>
   Effect.map(Layer.build(PgSessionStore.layer({ url: testUrl, schema, history })), Context.get(SessionStore.SessionStore))
 
-/**
- * A fresh schema, a store in it, and the test's own client for assertions in
- * SQL. The store keeps no versions: a commit that keeps them reads the kept
- * ones, in a transaction of several statements.
- */
+/** A fresh schema, a store in it, and the test's own client for assertions in SQL. */
 const open = Effect.gen(function*() {
   const schema = yield* freshSchema
-  const store = yield* openStore(schema, { keep: "none" })
+  const store = yield* openStore(schema)
   const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))
   return { schema, store, sql }
 })
@@ -42,7 +38,7 @@ const loaded = (store: SessionStore.Service, sessionId: string) =>
   Effect.map(store.load(sessionId), (session) => Option.getOrThrow(session).state)
 
 describe("PgSessionStore: commits with changes", () => {
-  it.scoped("a commit with changes is one statement: the version, the kept changes, the record and the notification", () =>
+  it.scoped("a commit with changes is one statement: the version, the kept changes, the kept version, the record and the notification", () =>
     Effect.gen(function*() {
       const { schema, sql, store } = yield* open
       yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items: [] } })
@@ -50,7 +46,7 @@ describe("PgSessionStore: commits with changes", () => {
       yield* sql.unsafe(`CREATE TABLE ${schema}.written (what TEXT, at TIMESTAMPTZ)`)
       yield* sql.unsafe(`CREATE FUNCTION ${schema}.note() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME, statement_timestamp()); RETURN NEW; END $$`)
-      for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs", "sessionflow_sessions_changes"]) {
+      for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs", "sessionflow_sessions_changes", "sessionflow_sessions_versions"]) {
         yield* sql.unsafe(`CREATE TRIGGER note AFTER INSERT OR UPDATE ON ${schema}.${table}
 FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       }
@@ -77,16 +73,23 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       })
       assert.strictEqual(version, 2)
       const one = yield* notes
-      assert.deepStrictEqual(one.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_changes", "sessionflow_sessions_runs"])
+      assert.deepStrictEqual(one.map((r) => r.what), [
+        "sessionflow_sessions",
+        "sessionflow_sessions_changes",
+        "sessionflow_sessions_runs",
+        "sessionflow_sessions_versions"
+      ])
       assert.strictEqual(new Set(one.map((r) => r.at.getTime())).size, 1)
       // the commit that outweighs the state is a transaction of more statements: after the version, the
       // whole state is written as the one change row
       yield* append(store, "s", 2, ["a"], "b".repeat(70_000))
       const compaction = yield* notes
+      // (the version is kept whole too: its changes outweigh the last whole state kept)
       assert.deepStrictEqual(compaction.map((r) => r.what), [
         "sessionflow_sessions",
         "sessionflow_sessions",
-        "sessionflow_sessions_changes"
+        "sessionflow_sessions_changes",
+        "sessionflow_sessions_versions"
       ])
       assert.isAbove(new Set(compaction.map((r) => r.at.getTime())).size, 1)
       assert.deepStrictEqual(yield* keptChanges(sql, schema, "s"), [[3, [{ op: "set", path: [], value: { items: ["a", "b".repeat(70_000)] } }]]])

@@ -116,7 +116,7 @@ describe("PgSessionStore", () => {
       }
     }))
 
-  // a store that keeps versions commits in a transaction (it reads the kept versions first)
+  // a store that keeps versions commits a whole state in a transaction (it reads the version before)
   it.scoped("a run's commit that keeps no versions is one statement: its state (a new session's too), its record and the notification", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema

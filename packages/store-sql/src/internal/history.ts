@@ -222,7 +222,67 @@ ORDER BY version`,
 SELECT ${to}, version, run_id, committed_at, changed, state, changes, listed FROM ${versions}
 WHERE session_id = ${from} AND version <= ${version}`
 
-  return { stateAt, list, keep, clear, copy }
+  /**
+   * PostgreSQL's one-statement commit of changes (see the store's
+   * `commitInOneStatement`), keeping the version they make: `before`, a CTE
+   * reading the rows since the last whole state; `condition`, which the
+   * session's write adds to its checks — the version before is kept, on
+   * contiguous rows, and these changes stay light (`SessionStore.versionNeedsWholeState`
+   * says no); else the statement writes nothing, and the transactional commit
+   * keeps the version as a whole state; `after`, the CTEs that insert the row
+   * and drop what is past `keep`, run only with the write (`written`). A
+   * commit that keeps no versions drops those kept before.
+   */
+  const inOneStatement = (entry: {
+    readonly sessionId: string
+    readonly expectedVersion: number
+    readonly runId: string | null
+    readonly committedAt: number
+    readonly keep: number
+    readonly changes: ReadonlyArray<WorkflowEvent.StateChange>
+    readonly changesText: string
+  }) => {
+    const id = entry.sessionId
+    const done = sql`EXISTS (SELECT 1 FROM written)`
+    if (entry.keep <= 0) {
+      return { before: [], condition: sql`TRUE`, after: [sql`cleared AS (DELETE FROM ${versions} WHERE session_id = ${id} AND ${done})`] }
+    }
+    const chain = sql`chain AS (
+  SELECT b.base AS base, COUNT(v.version) AS n, MAX(v.version) AS last,
+    COALESCE(SUM(CASE WHEN v.version = b.base THEN length(v.state) END), 0) AS base_size,
+    COALESCE(SUM(CASE WHEN v.version > b.base THEN length(COALESCE(v.state, v.changes, '')) END), 0) AS pending
+  FROM (SELECT MAX(version) AS base FROM ${versions} WHERE session_id = ${id} AND state IS NOT NULL) b
+  JOIN ${versions} v ON v.session_id = ${id} AND v.version >= b.base
+  GROUP BY b.base
+)`
+    const light = entry.keep === Infinity ? sql`TRUE` : sql`n < ${entry.keep}`
+    const condition = sql`EXISTS (SELECT 1 FROM chain WHERE last = ${entry.expectedVersion}
+  AND n = ${entry.expectedVersion} - base + 1 AND ${light}
+  AND pending + ${entry.changesText.length} <= GREATEST(base_size, 256))`
+    const changed = SessionStore.changedKeys(entry.changes)
+    const inserted = sql`versioned AS (INSERT INTO ${versions}
+  (session_id, version, run_id, committed_at, changed, state, changes, listed)
+SELECT ${id}::text, version, ${entry.runId}::text, ${entry.committedAt}::bigint,
+  ${changed === undefined ? null : JSON.stringify(changed)}::text, NULL, ${entry.changesText}::text, 1 FROM written)`
+    const oldest = entry.expectedVersion + 2 - entry.keep
+    if (entry.keep === Infinity || oldest <= 1) return { before: [chain], condition, after: [inserted] }
+    // the rows before the last whole state at or below the oldest kept version go; those
+    // from it to the oldest kept one stay, unlisted (two CTEs never touch the same row)
+    const base = sql`(SELECT COALESCE(MAX(version), ${oldest}) FROM ${versions}
+  WHERE session_id = ${id} AND version <= ${oldest} AND state IS NOT NULL)`
+    return {
+      before: [chain],
+      condition,
+      after: [
+        inserted,
+        sql`pruned AS (DELETE FROM ${versions} WHERE session_id = ${id} AND version < ${base} AND ${done})`,
+        sql`unlisted AS (UPDATE ${versions} SET listed = 0 WHERE session_id = ${id} AND version < ${oldest} AND listed = 1
+  AND version >= ${base} AND ${done})`
+      ]
+    }
+  }
+
+  return { stateAt, list, keep, clear, copy, inOneStatement }
 }
 
 /** The `history` of a store's option, checked. */

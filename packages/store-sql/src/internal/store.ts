@@ -339,9 +339,10 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   // -- committing --------------------------------------------------------------------
 
   /**
-   * PostgreSQL's usual commit — a run's new state, or its changes while they
-   * stay within the state's weight (and do not set the whole state), with its
-   * record, no unfinished run to end — as one statement, so one round trip
+   * PostgreSQL's usual commit — a run's new state (of a session that keeps no
+   * versions), or its changes while they stay within the state's weight (and
+   * do not set the whole state; with the version they make, see
+   * `history.inOneStatement`), with its record, no unfinished run to end — as one statement, so one round trip
    * and its own transaction: the session row is written only at the expected
    * version (created only if it does not exist, for 0), by its owner, with no
    * paused run on it; a whole state drops the changes kept before it,
@@ -360,6 +361,15 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     const userId = commit.userId ?? null
     const lastRunId = commit.run?.runId ?? null
     const size = write.json.length
+    const history = versions.inOneStatement({
+      sessionId: commit.sessionId,
+      expectedVersion: commit.expectedVersion,
+      runId: lastRunId,
+      committedAt: now,
+      keep: keepOf(commit),
+      changes: commit.changes ?? [],
+      changesText: write.json
+    })
     const notPaused = sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
     const checked = sql`session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId}) AND ${notPaused}`
@@ -382,19 +392,17 @@ SET state = ${write.json}, state_size = ${size}, base_size = ${size}, changes_si
 WHERE ${checked} RETURNING version`
       : sql`UPDATE ${sessions}
 SET version = version + 1, changes_size = changes_size + ${size}, last_run_id = ${lastRunId}, updated_at = ${now}
-WHERE ${checked} AND ${keepable} RETURNING version`
+WHERE ${checked} AND ${keepable} AND ${history.condition} RETURNING version`
     const alongside = commit.expectedVersion === 0
       ? []
       : write._tag === "state"
       ? [sql`dropped AS (DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`]
       : [sql`kept AS (INSERT INTO ${changesTable} (session_id, version, changes)
   SELECT ${commit.sessionId}::text, version, ${write.json}::text FROM written)`]
-    // used only by a session that keeps no versions: any it kept before go
-    const cleared = sql`cleared AS (DELETE FROM ${sql(t.versions)} WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`
     const recorded = runRow === undefined ? [] : [sql`recorded AS (
   INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(runRow)} FROM written ${replacingRecord}
 )`]
-    const ctes = sql.join(",\n", false)([sql`written AS (${written})`, ...alongside, cleared, ...recorded])
+    const ctes = sql.join(",\n", false)([...history.before, sql`written AS (${written})`, ...alongside, ...history.after, ...recorded])
     return Effect.map(
       Effect.flatMap(
         sql`WITH ${ctes}
@@ -530,11 +538,14 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
       const changes = yield* rows.changesJson("commit", commit)
       const state = commit.state === undefined || changes !== null ? null : yield* rows.stateJson("commit", commit.state)
       const runRow = commit.run === undefined ? undefined : yield* rows.toRunRow("commit", commit.sessionId, commit.run)
-      // a commit that keeps versions reads them: the transactional commit
-      if (dialect === "pg" && commit.ends === undefined && keepOf(commit) === 0) {
-        const write = state !== null
+      // a commit of its whole state that keeps versions compares it with the version before:
+      // the transactional commit; so does a commit whose changes replace the whole state
+      const keeps = keepOf(commit) > 0
+      if (dialect === "pg" && commit.ends === undefined) {
+        const write = state !== null && !keeps
           ? { _tag: "state" as const, json: state }
-          : changes !== null && !rows.setsWholeState(commit.changes!)
+          : changes !== null && !rows.setsWholeState(commit.changes!) &&
+              (!keeps || commit.changes!.every((change) => change.path.length > 0))
           ? { _tag: "changes" as const, json: changes }
           : undefined
         if (write !== undefined) {
