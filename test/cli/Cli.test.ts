@@ -64,6 +64,37 @@ describe("sessionflow (in process)", () => {
       expect(json.stdout).toBe(`{"items":["milk","eggs","bread"]}\n`)
     }))
 
+  it.scoped("versions lists a session's kept versions; state --at prints one; fork writes a new session from one", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      const versions = yield* inProcess(["versions", "--db", filename, "alice-1"])
+      expect(versions.code, versions.stderr).toBe(0)
+      expect(versions.stdout).toContain("Session alice-1: 2 kept versions (current: 2)")
+      expect(versions.stdout).toContain("  v1  2025-01-01 12:00:00  run alice-1-run-1  changed: items")
+      expect(versions.stdout).toContain("  v2  2025-01-01 12:01:00  run alice-1-run-2  changed: items")
+      const listed = JSON.parse((yield* inProcess(["versions", "--db", filename, "--json", "alice-1"])).stdout)
+      expect(listed.map((v: SessionStore.VersionInfo) => v.version)).toEqual([1, 2])
+
+      const first = yield* inProcess(["state", "--db", filename, "--json", "--at", "1", "alice-1"])
+      expect(first.stdout).toBe(`{"items":["milk","eggs"]}\n`)
+      const never = yield* inProcess(["state", "--db", filename, "--at", "5", "alice-1"])
+      expect(never.code).toBe(1)
+      expect(never.stderr).toBe(
+        `error: Session 'alice-1' has no version 5 (its versions are 1 to 2) (see: sessionflow versions --db ${filename} alice-1)\n`
+      )
+
+      const forked = yield* inProcess(["fork", "--db", filename, "--at", "1", "--to", "alice-2", "alice-1"])
+      expect(forked.code, forked.stderr).toBe(0)
+      expect(forked.stdout).toBe("Forked session alice-1 at version 1 into alice-2.\n")
+      const copy = JSON.parse((yield* inProcess(["sessions", "show", "--db", filename, "--json", "alice-2"])).stdout)
+      expect([copy.state, copy.version, copy.userId, copy.runs]).toEqual([{ items: ["milk", "eggs"] }, 1, "alice", []])
+      // the original is as it was
+      expect((yield* inProcess(["state", "--db", filename, "--json", "alice-1"])).stdout).toBe(`{"items":["milk","eggs","bread"]}\n`)
+      const taken = yield* inProcess(["fork", "--db", filename, "--to", "alice-2", "alice-1"])
+      expect(taken).toEqual({ code: 1, stdout: "", stderr: "error: Session 'alice-2' exists already: give another id with --to\n" })
+      expect((yield* inProcess(["fork", "--db", filename, "--at", "0", "alice-1"])).code).toBe(2)
+    }))
+
   it.scoped("a custom --table, rename and delete (with --json)", () =>
     Effect.gen(function*() {
       const { filename } = yield* sampleDb("app_sessions")
@@ -274,7 +305,7 @@ describe("sessionflow: user errors", () => {
       expect(help.code, help.stderr).toBe(0)
       expect(short).toEqual(help)
       expect(word).toEqual(help)
-      for (const line of ["sessions list", "sessions show", "sessions rename", "sessions delete", "state", "runs list"]) {
+      for (const line of ["sessions list", "sessions show", "sessions rename", "sessions delete", "versions", "runs list"]) {
         expect(help.stdout).toContain(`  - ${line} [--db file] [--url url] [--schema name] [--table name] [--json]`)
       }
       // captured output has no colours

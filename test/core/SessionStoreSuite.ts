@@ -189,6 +189,161 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(after.state, { a: 2 })
       }))
 
+    // -- kept versions -----------------------------------------------------------
+
+    const commitState = (store: Store, sessionId: string, expectedVersion: number, state: unknown, extra: Partial<SessionStore.Commit> = {}) =>
+      store.commit({ sessionId, workflowName: "wf", expectedVersion, state, ...extra })
+    const versionOf = (store: Store, sessionId: string, version: number) =>
+      Effect.map(store.loadVersion(sessionId, version), Option.getOrUndefined)
+
+    test("versions: every commit of a state is kept, with its run, time and the top-level keys it changed", (store) =>
+      Effect.gen(function*() {
+        yield* TestClock.adjust("1 second")
+        yield* create(store, "v1", { count: 1, items: [] }, { run: run("v1", "r1") })
+        yield* TestClock.adjust("1 second")
+        yield* commitState(store, "v1", 1, { count: 2, items: [] }, { run: run("v1", "r2") })
+        yield* commitChanges(store, "v1", 2, { count: 2, items: ["a"], note: "n" }, [
+          { op: "append", path: ["items"], items: ["a"] },
+          { op: "set", path: ["note"], value: "n" }
+        ])
+        yield* commitState(store, "v1", 3, { items: ["a"], note: "n" })
+        assert.deepStrictEqual(yield* store.versions("v1"), [
+          { version: 1, runId: "r1", committedAt: 1000, changed: ["count", "items"] },
+          { version: 2, runId: "r2", committedAt: 2000, changed: ["count"] },
+          { version: 3, committedAt: 2000, changed: ["items", "note"] },
+          { version: 4, committedAt: 2000, changed: ["count"] }
+        ])
+        assert.deepStrictEqual(yield* versionOf(store, "v1", 1), { count: 1, items: [] })
+        assert.deepStrictEqual(yield* versionOf(store, "v1", 2), { count: 2, items: [] })
+        assert.deepStrictEqual(yield* versionOf(store, "v1", 3), { count: 2, items: ["a"], note: "n" })
+        assert.deepStrictEqual(yield* versionOf(store, "v1", 4), { items: ["a"], note: "n" })
+        // never committed, or of a session that does not exist
+        assert.isUndefined(yield* versionOf(store, "v1", 5))
+        assert.isUndefined(yield* versionOf(store, "v1", 0))
+        assert.isUndefined(yield* versionOf(store, "missing", 1))
+        assert.deepStrictEqual(yield* store.versions("missing"), [])
+        // a commit that leaves the state alone makes no version
+        yield* store.commit({ sessionId: "v1", workflowName: "wf", expectedVersion: 4, run: run("v1", "r5", { status: "error" }) })
+        assert.strictEqual((yield* store.versions("v1")).length, 4)
+      }))
+
+    test("versions: keep N keeps the last N, each readable as committed, whatever the mix of states and changes", (store) =>
+      Effect.gen(function*() {
+        const history = { keep: 3 }
+        yield* store.commit({ sessionId: "kn", workflowName: "wf", expectedVersion: 0, state: { items: [] as Array<string> }, history })
+        const items: Array<string> = []
+        for (let version = 1; version <= 12; version++) {
+          const item = `i${version}`
+          const next = { items: [...items, item] }
+          yield* version % 4 === 0
+            ? commitState(store, "kn", version, next, { history })
+            : store.commit({
+              sessionId: "kn",
+              workflowName: "wf",
+              expectedVersion: version,
+              state: next,
+              changes: [{ op: "append", path: ["items"], items: [item] }],
+              history
+            })
+          items.push(item)
+        }
+        assert.deepStrictEqual((yield* store.versions("kn")).map((info) => info.version), [11, 12, 13])
+        for (const version of [11, 12, 13]) {
+          assert.deepStrictEqual(yield* versionOf(store, "kn", version), { items: items.slice(0, version - 1) })
+        }
+        assert.isUndefined(yield* versionOf(store, "kn", 10))
+        assert.isUndefined(yield* versionOf(store, "kn", 1))
+        // the session itself is as committed
+        assert.deepStrictEqual((yield* loadSome(store, "kn")).state, { items })
+      }))
+
+    test("versions: keep none keeps none, and drops those kept before; keep all keeps every one", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "kx", { n: 0 })
+        yield* commitState(store, "kx", 1, { n: 1 })
+        assert.strictEqual((yield* store.versions("kx")).length, 2)
+        yield* commitState(store, "kx", 2, { n: 2 }, { history: { keep: "none" } })
+        assert.deepStrictEqual(yield* store.versions("kx"), [])
+        assert.isUndefined(yield* versionOf(store, "kx", 3))
+        for (let version = 3; version < 40; version++) {
+          yield* commitChanges(store, "kx", version, { n: version }, [{ op: "set", path: ["n"], value: version }])
+        }
+        // the default keeps the last 20; the first version after none were kept names its keys
+        // only from its changes
+        const kept = yield* store.versions("kx")
+        assert.deepStrictEqual(kept.map((info) => info.version), Array.from({ length: 20 }, (_, i) => 21 + i))
+        assert.isTrue(kept.every((info) => info.changed?.join() === "n"))
+        for (let version = 40; version < 70; version++) {
+          yield* commitState(store, "kx", version, { n: version }, { history: { keep: "all" } })
+        }
+        const all = yield* store.versions("kx")
+        assert.deepStrictEqual([all[0]?.version, all.at(-1)?.version, all.length], [21, 70, 50])
+        assert.deepStrictEqual(yield* versionOf(store, "kx", 21), { n: 20 })
+        assert.deepStrictEqual(yield* versionOf(store, "kx", 55), { n: 54 })
+        // a whole state after a version not kept: what it changed is not known
+        yield* commitState(store, "kx", 70, { n: 70 }, { history: { keep: "none" } })
+        yield* commitState(store, "kx", 71, { n: 71 })
+        assert.deepStrictEqual(yield* store.versions("kx"), [{ version: 72, committedAt: 0 }])
+      }))
+
+    test("versions: removing a session removes its versions", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "gone", { a: 1 })
+        yield* commitState(store, "gone", 1, { a: 2 })
+        assert.isTrue(yield* store.remove("gone"))
+        assert.deepStrictEqual(yield* store.versions("gone"), [])
+        yield* create(store, "gone", { b: 1 })
+        assert.deepStrictEqual((yield* store.versions("gone")).map((info) => info.version), [1])
+        assert.isUndefined(yield* versionOf(store, "gone", 2))
+      }))
+
+    test("fork: a new session from a kept version, with the versions up to it; commits on either leave the other alone", (store) =>
+      Effect.gen(function*() {
+        yield* create(store, "orig", { items: ["a"] }, { userId: "alice", run: run("orig", "r1", { userId: "alice" }) })
+        yield* store.commit({ sessionId: "orig", workflowName: "wf", userId: "alice", expectedVersion: 1, state: { items: ["a", "b"] } })
+        yield* store.commit({ sessionId: "orig", workflowName: "wf", userId: "alice", expectedVersion: 2, state: { items: ["a", "b", "c"] } })
+        yield* TestClock.adjust("3 seconds")
+        const info = yield* store.fork({ sessionId: "orig", version: 2, newSessionId: "copy", userId: "alice" })
+        assert.deepStrictEqual(
+          [info.sessionId, info.workflowName, info.userId, info.version, info.createdAt],
+          ["copy", "wf", "alice", 2, 3000]
+        )
+        const copy = yield* loadSome(store, "copy")
+        assert.deepStrictEqual([copy.version, copy.state], [2, { items: ["a", "b"] }])
+        assert.deepStrictEqual((yield* store.versions("copy")).map((v) => v.version), [1, 2])
+        assert.deepStrictEqual(yield* store.runs("copy", {}), [])
+        // the fork goes on from its version; the original is untouched
+        yield* store.commit({ sessionId: "copy", workflowName: "wf", userId: "alice", expectedVersion: 2, state: { items: ["a", "b", "x"] } })
+        assert.deepStrictEqual((yield* loadSome(store, "orig")).state, { items: ["a", "b", "c"] })
+        assert.deepStrictEqual(yield* versionOf(store, "orig", 3), { items: ["a", "b", "c"] })
+        assert.deepStrictEqual(yield* versionOf(store, "copy", 3), { items: ["a", "b", "x"] })
+        yield* store.commit({ sessionId: "orig", workflowName: "wf", userId: "alice", expectedVersion: 3, state: { items: [] } })
+        assert.deepStrictEqual((yield* loadSome(store, "copy")).state, { items: ["a", "b", "x"] })
+        assert.strictEqual((yield* loadSome(store, "copy")).version, 3)
+        // what a fork refuses
+        const refused = (request: SessionStore.ForkRequest) => Effect.flip(store.fork(request))
+        assert.strictEqual((yield* refused({ sessionId: "orig", version: 2, newSessionId: "copy" }))._tag, "SessionExists")
+        assert.strictEqual((yield* refused({ sessionId: "nope", version: 1, newSessionId: "c2" }))._tag, "SessionNotFound")
+        const missing = yield* refused({ sessionId: "orig", version: 9, newSessionId: "c2" })
+        assert.deepStrictEqual(
+          missing._tag === "VersionNotFound" ? [missing.reason, missing.latest] : missing._tag,
+          ["missing", 4]
+        )
+        assert.isTrue(Option.isNone(yield* store.load("c2")))
+      }))
+
+    test("fork: a version no longer kept is VersionNotFound (not-kept)", (store) =>
+      Effect.gen(function*() {
+        const history = { keep: 1 }
+        yield* store.commit({ sessionId: "short", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, history })
+        yield* commitState(store, "short", 1, { n: 2 }, { history })
+        const error = yield* Effect.flip(store.fork({ sessionId: "short", version: 1, newSessionId: "short-copy" }))
+        assert.deepStrictEqual(error._tag === "VersionNotFound" ? [error.reason, error.latest] : error._tag, ["not-kept", 2])
+        const info = yield* store.fork({ sessionId: "short", version: 2, newSessionId: "short-copy" })
+        assert.isUndefined(info.userId)
+        assert.deepStrictEqual((yield* loadSome(store, "short-copy")).state, { n: 2 })
+      }))
+
     test("a commit with state bumps the version and replaces the state", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { count: 1 }, { run: run("s1", "r1") })

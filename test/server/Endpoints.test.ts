@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import { conflictingStore, dying, failing, notes, spaced, summarising } from "./fixtures.js"
+import { approvals, conflictingStore, dying, failing, notes, spaced, summarising } from "./fixtures.js"
 import { parseEvents, request, start, streamRun } from "./utils.js"
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
@@ -286,6 +286,63 @@ describe("sessions", () => {
     }))
 })
 
+describe("versions and forks", () => {
+  it.scoped("a session's versions, the state at one, a fork that goes its own way; what is refused", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [notes] })
+      const session = `${url}/workflows/notes/sessions/v1`
+      for (const note of ["milk", "eggs", "jam"]) yield* post(`${url}/workflows/notes/runs`, { input: note, sessionId: "v1" })
+      const versions = yield* request(`${session}/versions`)
+      expect(versions.status).toBe(200)
+      expect(versions.body.map((v: { version: number; changed: Array<string> }) => [v.version, v.changed])).toEqual([
+        [1, ["notes"]],
+        [2, ["notes"]],
+        [3, ["notes"]]
+      ])
+      expect(versions.body[0].runId).toEqual(expect.any(String))
+      const second = yield* request(`${session}/versions/2`)
+      expect(second.body).toEqual({ version: 2, state: { notes: ["milk", "eggs"] } })
+      const missing = yield* request(`${session}/versions/9`)
+      expect(missing.status).toBe(404)
+      expect(missing.body).toMatchObject({ _tag: "NotFound", what: "version", id: "v1@9" })
+      expect((yield* request(`${session}/versions/zero`)).status).toBe(400)
+
+      const fork = yield* post(`${session}/fork`, { atVersion: 2, newSessionId: "v1-alt" })
+      expect(fork.status).toBe(201)
+      expect(fork.body).toEqual({ sessionId: "v1-alt", version: 2 })
+      yield* post(`${url}/workflows/notes/runs`, { input: "tea", sessionId: "v1-alt" })
+      expect((yield* request(`${url}/workflows/notes/sessions/v1-alt/state`)).body.state).toEqual({ notes: ["milk", "eggs", "tea"] })
+      expect((yield* request(`${session}/state`)).body.state).toEqual({ notes: ["milk", "eggs", "jam"] })
+
+      const taken = yield* post(`${session}/fork`, { newSessionId: "v1-alt" })
+      expect(taken.status).toBe(409)
+      expect(taken.body).toMatchObject({ _tag: "Conflict", reason: "session-exists", sessionId: "v1-alt" })
+      expect((yield* post(`${session}/fork`, { atVersion: 0 })).status).toBe(400)
+      expect((yield* post(`${session}/fork`, { atVersion: 7 })).status).toBe(404)
+      expect((yield* post(`${url}/workflows/notes/sessions/nope/fork`, {})).status).toBe(404)
+    }))
+
+  it.scoped("a fork at a paused run's point: the fork's copy of the run takes another answer than the original", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [approvals] })
+      const runs = `${url}/workflows/approvals/runs`
+      const first = yield* post(runs, { input: "tea", sessionId: "p1" })
+      yield* post(`${runs}/${first.body.runId}/continue`, { response: { approved: true } })
+      const asked = yield* post(runs, { input: "cake", sessionId: "p1" })
+      expect(asked.status).toBe(202)
+      const fork = yield* post(`${url}/workflows/approvals/sessions/p1/fork`, { atRun: asked.body.runId, newSessionId: "p1-b" })
+      expect(fork.status).toBe(201)
+      expect(fork.body).toMatchObject({ sessionId: "p1-b", version: 1, runId: expect.any(String) })
+      const approved = yield* post(`${runs}/${fork.body.runId}/continue`, { response: { approved: true } })
+      expect(approved.body.state).toEqual({ notes: ["tea", "cake"] })
+      const rejected = yield* post(`${runs}/${asked.body.runId}/continue`, { response: { approved: false } })
+      expect(rejected.body.state).toEqual({ notes: ["tea"] })
+      const unknown = yield* post(`${url}/workflows/approvals/sessions/p1/fork`, { atRun: asked.body.runId })
+      expect(unknown.status).toBe(404)
+      expect(unknown.body.what).toBe("run")
+    }))
+})
+
 describe("the API's description", () => {
   it.scoped("/openapi.json describes every endpoint, bearer authentication and the event stream; /docs serves it", () =>
     Effect.gen(function*() {
@@ -308,9 +365,12 @@ describe("the API's description", () => {
         "/workflows/{name}/sessions",
         "/workflows/{name}/sessions/{sessionId}",
         "/workflows/{name}/sessions/{sessionId}/chat",
+        "/workflows/{name}/sessions/{sessionId}/fork",
         "/workflows/{name}/sessions/{sessionId}/name",
         "/workflows/{name}/sessions/{sessionId}/runs",
         "/workflows/{name}/sessions/{sessionId}/state",
+        "/workflows/{name}/sessions/{sessionId}/versions",
+        "/workflows/{name}/sessions/{sessionId}/versions/{version}",
         "/workflows/{name}/sessions/{sessionId}/watch"
       ])
       const start_ = spec.body.paths["/workflows/{name}/runs"].post

@@ -15,8 +15,8 @@ import { sessionRows } from "../store-sql/dialects.js"
 import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
 
 /** A store on a pool of its own (as an app server) in `schema`. */
-const openStore = (schema: string) =>
-  Effect.map(Layer.build(PgSessionStore.layer({ url: testUrl, schema })), Context.get(SessionStore.SessionStore))
+const openStore = (schema: string, history?: SessionStore.HistoryOptions) =>
+  Effect.map(Layer.build(PgSessionStore.layer({ url: testUrl, schema, history })), Context.get(SessionStore.SessionStore))
 
 /** A fresh schema, a store in it, and the test's own client for assertions in SQL. */
 const open = Effect.gen(function*() {
@@ -38,7 +38,7 @@ const loaded = (store: SessionStore.Service, sessionId: string) =>
   Effect.map(store.load(sessionId), (session) => Option.getOrThrow(session).state)
 
 describe("PgSessionStore: commits with changes", () => {
-  it.scoped("a commit with changes is one statement: the version, the kept changes, the record and the notification", () =>
+  it.scoped("a commit with changes is one statement: the version, the kept changes, the kept version, the record and the notification", () =>
     Effect.gen(function*() {
       const { schema, sql, store } = yield* open
       yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items: [] } })
@@ -46,7 +46,7 @@ describe("PgSessionStore: commits with changes", () => {
       yield* sql.unsafe(`CREATE TABLE ${schema}.written (what TEXT, at TIMESTAMPTZ)`)
       yield* sql.unsafe(`CREATE FUNCTION ${schema}.note() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME, statement_timestamp()); RETURN NEW; END $$`)
-      for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs", "sessionflow_sessions_changes"]) {
+      for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs", "sessionflow_sessions_changes", "sessionflow_sessions_versions"]) {
         yield* sql.unsafe(`CREATE TRIGGER note AFTER INSERT OR UPDATE ON ${schema}.${table}
 FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       }
@@ -73,16 +73,23 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       })
       assert.strictEqual(version, 2)
       const one = yield* notes
-      assert.deepStrictEqual(one.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_changes", "sessionflow_sessions_runs"])
+      assert.deepStrictEqual(one.map((r) => r.what), [
+        "sessionflow_sessions",
+        "sessionflow_sessions_changes",
+        "sessionflow_sessions_runs",
+        "sessionflow_sessions_versions"
+      ])
       assert.strictEqual(new Set(one.map((r) => r.at.getTime())).size, 1)
       // the commit that outweighs the state is a transaction of more statements: after the version, the
       // whole state is written as the one change row
       yield* append(store, "s", 2, ["a"], "b".repeat(70_000))
       const compaction = yield* notes
+      // (the version is kept whole too: its changes outweigh the last whole state kept)
       assert.deepStrictEqual(compaction.map((r) => r.what), [
         "sessionflow_sessions",
         "sessionflow_sessions",
-        "sessionflow_sessions_changes"
+        "sessionflow_sessions_changes",
+        "sessionflow_sessions_versions"
       ])
       assert.isAbove(new Set(compaction.map((r) => r.at.getTime())).size, 1)
       assert.deepStrictEqual(yield* keptChanges(sql, schema, "s"), [[3, [{ op: "set", path: [], value: { items: ["a", "b".repeat(70_000)] } }]]])
@@ -148,19 +155,20 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
           yield* dropTriggers(sql, schema)
           yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_changes`)}`
           yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_events`)}`
+          yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_versions`)}`
           yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN state_size, DROP COLUMN changes_size, DROP COLUMN base_size`
           yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 4`
         })
       )
 
       const behind = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
-      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 9`)
+      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 13`)
 
       const store = yield* openStore(schema)
       const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))
       const migrations = yield* sql<{ name: string }>`SELECT name FROM ${sql(`${schema}.sessionflow_sessions_migrations`)}
         ORDER BY migration_id`
-      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events"])
+      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_versions"])
       // the data is there; the state's size is not known (0) until its next whole state
       assert.deepStrictEqual(yield* loaded(store, "old"), { items })
       assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])
@@ -194,6 +202,7 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
           yield* dropTriggers(sql, schema)
           yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN base_size`
           yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_events`)}`
+          yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_versions`)}`
           yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 5`
         })
       )

@@ -50,7 +50,8 @@ describe("PgSessionStore", () => {
         "workflow_session_changes",
         "workflow_session_events",
         "workflow_session_migrations",
-        "workflow_session_runs"
+        "workflow_session_runs",
+        "workflow_session_versions"
       ])
     }))
 
@@ -115,7 +116,8 @@ describe("PgSessionStore", () => {
       }
     }))
 
-  it.scoped("a run's commit is one statement: its state (a new session's too), its record and the notification", () =>
+  // a store that keeps versions commits a whole state in a transaction (it reads the version before)
+  it.scoped("a run's commit that keeps no versions is one statement: its state (a new session's too), its record and the notification", () =>
     Effect.gen(function*() {
       const schema = yield* freshSchema
       yield* Effect.gen(function*() {
@@ -151,7 +153,7 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
         const again = yield* Effect.flip(commitFirst(store, "s2", { n: 9 }))
         assert.strictEqual(again._tag, "SessionConflict")
         assert.strictEqual((yield* sql`SELECT 1 FROM ${sql(`${schema}.written`)}`).length, 2)
-      }).pipe(Effect.provide(storeWithClient(schema)))
+      }).pipe(Effect.provide(storeWithClient(schema, { history: { keep: "none" } })))
     }))
 
   it.live("losing the connection mid-commit (its backend terminated) fails typed, writes nothing, and the next commit works", () =>

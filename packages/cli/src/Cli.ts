@@ -10,6 +10,9 @@
  * sessionflow sessions rename --db app.db <sessionId> <name>
  * sessionflow sessions delete --db app.db <sessionId>
  * sessionflow state           --db app.db <sessionId> --json
+ * sessionflow state           --db app.db <sessionId> --at 3
+ * sessionflow versions        --db app.db <sessionId>
+ * sessionflow fork            --db app.db <sessionId> --at 3 --to <newSessionId>
  * sessionflow runs list       --db app.db
  * sessionflow sessions list   --url postgres://app@db.internal:5432/app
  * sessionflow dev src/workflows.ts   # serve your workflows, reloading on a change (see Dev)
@@ -18,8 +21,9 @@
  *
  * The commands, options and help are declared with `@effect/cli`
  * ({@link command}); {@link CommandLine.run} runs them with one-line errors.
- * `list`, `show`, `state` and `runs list` open the file read-only; `rename`
- * and `delete` change that one session. No inspecting command creates,
+ * `list`, `show`, `state`, `versions` and `runs list` open the file
+ * read-only; `rename` and `delete` change that one session, `fork` writes
+ * the new one. No inspecting command creates,
  * migrates or alters a table: an unknown `--table`, or a file without
  * sessionflow tables, is an error. (`dev`, which runs your workflows, opens
  * its store as your app does: creating the tables on first use.)
@@ -224,6 +228,17 @@ const value = (name: string, pseudoName: string, description: string) =>
     Options.map(Option.getOrUndefined)
   )
 
+/** `--at <version>`: a session's version, a whole number from 1. */
+const atOption = (description: string) =>
+  Options.integer("at").pipe(
+    Options.withPseudoName("version"),
+    Options.withDescription(description),
+    Options.mapEffect((n) =>
+      n >= 1 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--at is a version: 1 or more")))
+    ),
+    Options.optional
+  )
+
 /**
  * The options naming a database, shared by every command that opens one:
  * `--db <file>`, `--url <url>`, `--schema <name>` and `--table <name>`.
@@ -425,13 +440,70 @@ const deleteSession = (target: Target, id: string) =>
     yield* target.json ? json({ sessionId: id, deleted: true }) : say(`Deleted session ${id} and its run history.`)
   }).pipe(withStore(target, "write"))
 
-const printState = (target: Target, sessionId: string) =>
+const printState = (target: Target, sessionId: string, at: Option.Option<number>) =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
+    if (Option.isSome(at)) {
+      const info = yield* infoOrFail(target, sessionId)
+      const found = yield* store.loadVersion(sessionId, at.value)
+      if (Option.isNone(found)) return yield* versionMissing(target, SessionStore.versionNotFound(sessionId, at.value, info.version))
+      return yield* say(JSON.stringify(found.value, null, target.json ? undefined : 2))
+    }
     const loaded = yield* store.load(sessionId)
     if (Option.isNone(loaded)) return yield* notFound(target, sessionId)
     yield* say(JSON.stringify(loaded.value.state, null, target.json ? undefined : 2))
   }).pipe(withStore(target, "read"))
+
+/** A version a session does not keep, with the command that lists those it keeps. */
+const versionMissing = (target: Target, error: WorkflowError.VersionNotFound) =>
+  new CommandError({
+    message: `${error.message} (see: sessionflow versions${
+      target.database === undefined ? "" : ` ${databaseOption(target.database)}`
+    } ${error.sessionId})`
+  })
+
+const listVersions = (target: Target, sessionId: string) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const info = yield* infoOrFail(target, sessionId)
+    const versions = yield* store.versions(sessionId)
+    if (target.json) return yield* json(versions)
+    if (versions.length === 0) {
+      return yield* say(`Session ${sessionId} is at version ${info.version} and keeps no earlier versions.`)
+    }
+    yield* say(`Session ${sessionId}: ${plural(versions.length, "kept version")} (current: ${info.version})
+`)
+    for (const v of versions) {
+      yield* say(
+        `  v${v.version}  ${date(v.committedAt)}  ${v.runId === undefined ? "(no run)" : `run ${v.runId}`}  changed: ${
+          v.changed === undefined ? "(whole state)" : v.changed.length === 0 ? "(nothing)" : v.changed.join(", ")
+        }`
+      )
+    }
+  }).pipe(withStore(target, "read"))
+
+const forkSession = (target: Target, sessionId: string, at: Option.Option<number>, to: string | undefined) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const info = yield* infoOrFail(target, sessionId)
+    const newSessionId = to ?? crypto.randomUUID()
+    const forked = yield* store.fork({
+      sessionId,
+      version: Option.getOrElse(at, () => info.version),
+      newSessionId,
+      // the fork belongs to whoever the original belongs to
+      userId: info.userId
+    }).pipe(
+      Effect.catchTags({
+        SessionNotFound: () => Effect.fail(notFound(target, sessionId)),
+        VersionNotFound: (error) => Effect.fail(versionMissing(target, error)),
+        SessionExists: (error) => Effect.fail(new CommandError({ message: `${error.message}: give another id with --to` }))
+      })
+    )
+    yield* target.json
+      ? json({ sessionId: forked.sessionId, version: forked.version, from: sessionId })
+      : say(`Forked session ${sessionId} at version ${forked.version} into ${forked.sessionId}.`)
+  }).pipe(withStore(target, "write"))
 
 // -----------------------------------------------------------------------------
 // runs
@@ -672,7 +744,44 @@ const sessionsCommands = [sessionsListCommand, sessionsShowCommand, sessionsRena
  * @since 0.1.0
  * @category commands
  */
-export const stateCommand = onSession("state", "state", "a session's state alone (one JSON line with --json)", printState)
+export const stateCommand = Command.make(
+  "state",
+  { ...withDatabase, sessionId, at: atOption("the state as committed at this kept version (see: versions)") },
+  (options) => Effect.flatMap(target("state", options), (t) => printState(t, options.sessionId, options.at))
+).pipe(Command.withDescription("a session's state alone (one JSON line with --json); --at <version>: as it was then"))
+
+/**
+ * `versions <sessionId>`: a session's kept versions, oldest first: when, by
+ * which run, and the top-level keys each changed.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const versionsCommand = onSession(
+  "versions",
+  "versions",
+  "a session's kept versions: when, by which run, the keys each changed",
+  listVersions
+)
+
+/**
+ * `fork <sessionId> [--at <version>] [--to <newSessionId>]`: a new session
+ * from a kept version of one (default: its current version), owned by the
+ * same user; runs on it leave the original alone.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const forkCommand = Command.make(
+  "fork",
+  {
+    ...withDatabase,
+    sessionId,
+    at: atOption("the kept version to fork from (default: the current one)"),
+    to: value("to", "newSessionId", "the new session's id (default: a new UUID)")
+  },
+  (options) => Effect.flatMap(target("fork", options), (t) => forkSession(t, options.sessionId, options.at, options.to))
+).pipe(Command.withDescription("a new session from a kept version of a session (default: its current one)"))
 
 /**
  * `runs list`: the paused, running and abandoned runs, oldest first.
@@ -869,7 +978,8 @@ const group = (name: string, description: string | HelpDoc.HelpDoc) =>
 
 /**
  * The `sessionflow` command, declared with `@effect/cli`: `sessions list |
- * show | rename | delete`, `state`, `runs list`, `dev`, `init` and `help`.
+ * show | rename | delete`, `state`, `versions`, `fork`, `runs list`, `dev`,
+ * `init` and `help`.
  *
  * @since 0.1.0
  * @category commands
@@ -882,7 +992,7 @@ export const command = group(
       "dev <module> serves your workflows (the HTTP API and the session page) and reloads when their files change; init [dir] writes a new app."
     ),
     HelpDoc.p(
-      "list, show, state and runs list open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named. No inspecting command creates or migrates a table (dev opens its store as an app does)."
+      "list, show, state, versions and runs list open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named, fork writes only the new session. No inspecting command creates or migrates a table (dev opens its store as an app does)."
     ),
     HelpDoc.p(
       "Exit status: 0 on success, 1 when a command fails, 2 for a usage mistake; errors are one line on stderr."
@@ -892,6 +1002,8 @@ export const command = group(
   Command.withSubcommands([
     group("sessions", "list, show, rename or delete sessions").pipe(Command.withSubcommands(sessionsCommands)),
     stateCommand,
+    versionsCommand,
+    forkCommand,
     group("runs", "the unfinished runs").pipe(Command.withSubcommands(runsCommands)),
     pruneCommand,
     exportRunsCommand,
@@ -909,7 +1021,7 @@ export const command = group(
  */
 export const tree: CommandLine.Tree = {
   sessions: CommandLine.leaves(...sessionsCommands),
-  ...CommandLine.leaves(stateCommand),
+  ...CommandLine.leaves(stateCommand, versionsCommand, forkCommand),
   runs: CommandLine.leaves(...runsCommands),
   ...CommandLine.leaves(pruneCommand, exportRunsCommand, devCommand, initCommand, CommandLine.helpCommand)
 }
@@ -931,7 +1043,9 @@ export const commandLineOptions = {
     "--keep-last",
     "--session",
     "--limit",
-    "--out"
+    "--out",
+    "--at",
+    "--to"
   ],
   flags: ["--json", "--help"]
 }

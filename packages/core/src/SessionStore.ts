@@ -365,6 +365,12 @@ export interface Commit {
   readonly changes?: ReadonlyArray<StateChange> | undefined
   readonly run?: RunRecord | undefined
   readonly ends?: { readonly runId: string; readonly owner: string } | undefined
+  /**
+   * How many versions of the session the store keeps (see
+   * {@link HistoryOptions}); default: the store's own (`history` option),
+   * else {@link defaultHistory}
+   */
+  readonly history?: HistoryOptions | undefined
 }
 
 /**
@@ -517,6 +523,164 @@ export const chatHistory = (
       store.runs(sessionId, { status: "completed", limit: options?.lastRuns }),
       (runs) => runs.map((run) => ({ runId: run.runId, input: run.input, output: run.content, completedAt: run.completedAt }))
     )
+
+// -----------------------------------------------------------------------------
+// versions
+// -----------------------------------------------------------------------------
+
+/**
+ * How many committed versions of a session a store keeps, to read the state
+ * as it was at one of them or to fork the session from it: `"none"`, `"all"`,
+ * or the last N (a whole number from 1). A store keeps each version as the
+ * changes from the version before (so its cost grows with what a commit
+ * changed, not with the state), and the whole state now and then: at the
+ * session's first kept version, when the changes since the last whole state
+ * outweigh it, and at least once every N versions, so that dropping the
+ * versions older than the last N never needs more than the rows kept. A
+ * session keeps at most 2N rows, one whole state among the newest N.
+ *
+ * @since 0.1.0
+ * @category versions
+ */
+export type HistoryKeep = "none" | "all" | number
+
+/**
+ * @since 0.1.0
+ * @category versions
+ */
+export interface HistoryOptions {
+  readonly keep: HistoryKeep
+}
+
+/**
+ * The history a store keeps when neither the workflow nor the store says:
+ * the last 20 versions of each session. Its cost: per commit, one row with the
+ * changes the commit made (a commit that sends its whole state, `persist:
+ * "state"`, is compared with the version before it, which the store reads
+ * first), and about one whole state per 20 commits; so a session holds at
+ * most two whole states and the changes of its last 40 commits.
+ *
+ * @since 0.1.0
+ * @category versions
+ */
+export const defaultHistory: HistoryOptions = { keep: 20 }
+
+/**
+ * The number of versions to keep (`Infinity` for all, 0 for none): a number
+ * below 1 keeps none, a fraction is rounded down, `NaN` is the default.
+ *
+ * @since 0.1.0
+ * @category versions
+ */
+export const keptVersions = (history: HistoryOptions | undefined): number => {
+  const keep = (history ?? defaultHistory).keep
+  if (keep === "none") return 0
+  if (keep === "all") return Infinity
+  if (Number.isNaN(keep)) return keptVersions(defaultHistory)
+  return Math.max(0, Math.floor(keep))
+}
+
+/**
+ * A kept version of a session: the run whose commit made it (undefined for a
+ * change outside a run, or the session's creation by a run that did not
+ * complete), when, and a summary of the change: the top-level keys of the
+ * state it changed (undefined when the store cannot tell: the whole state
+ * was replaced by one that is not an object, or the version before is not kept).
+ *
+ * @since 0.1.0
+ * @category versions
+ */
+export const VersionInfo = Schema.Struct({
+  version: Schema.Number,
+  runId: Schema.optional(Schema.String),
+  /** epoch milliseconds */
+  committedAt: Schema.Number,
+  changed: Schema.optional(Schema.Array(Schema.String))
+}).annotations({ identifier: "VersionInfo" })
+
+/**
+ * @since 0.1.0
+ * @category versions
+ */
+export type VersionInfo = typeof VersionInfo.Type
+
+/**
+ * A new session made from a kept version of another one (see
+ * {@link Backend.fork}).
+ *
+ * @since 0.1.0
+ * @category versions
+ */
+export interface ForkRequest {
+  readonly sessionId: string
+  readonly version: number
+  readonly newSessionId: string
+  /** the new session's owner */
+  readonly userId?: string | undefined
+}
+
+/**
+ * The changes from one state to another as a store keeps them for a version
+ * (without the values they replace).
+ *
+ * @since 0.1.0
+ * @category versions
+ */
+export const diffStates: (prev: unknown, next: unknown) => ReadonlyArray<StateChange> = json.storedChanges
+
+/**
+ * The summary of a version: the top-level keys its changes touch, in the
+ * order they first appear; undefined when a change replaces the whole state.
+ *
+ * @since 0.1.0
+ * @category versions
+ */
+export const changedKeys = (changes: ReadonlyArray<StateChange>): ReadonlyArray<string> | undefined => {
+  const keys = new Set<string>()
+  for (const change of changes) {
+    const first = change.path[0]
+    if (first === undefined) return undefined
+    keys.add(String(first))
+  }
+  return [...keys]
+}
+
+/**
+ * `VersionNotFound` for a version a session (now at `latest`) does not keep:
+ * `missing` when it was never committed, else `not-kept`.
+ *
+ * @since 0.1.0
+ * @category versions
+ */
+export const versionNotFound = (sessionId: string, version: number, latest: number): WorkflowError.VersionNotFound =>
+  new WorkflowError.VersionNotFound({
+    sessionId,
+    version,
+    latest,
+    reason: Number.isInteger(version) && version >= 1 && version <= latest ? "not-kept" : "missing"
+  })
+
+/**
+ * Whether a version row holding changes should hold the whole state
+ * instead: the changes since the last whole state (`pendingSize` characters
+ * over `pendingCount` versions, this one's `size` not included) would
+ * outweigh it (`baseSize`), or the rows since it reach the number kept, or
+ * the changes replace the whole state.
+ *
+ * @since 0.1.0
+ * @category versions
+ */
+export const versionNeedsWholeState = (options: {
+  readonly keep: number
+  readonly baseSize: number
+  readonly pendingSize: number
+  readonly pendingCount: number
+  readonly size: number
+  readonly changes: ReadonlyArray<StateChange>
+}): boolean =>
+  options.changes.some((change) => change.path.length === 0) ||
+  options.pendingCount + 1 >= options.keep ||
+  options.pendingSize + options.size > Math.max(options.baseSize, 256)
 
 // -----------------------------------------------------------------------------
 // watching
@@ -890,6 +1054,38 @@ export interface Backend {
     options: RunsOptions
   ) => Effect.Effect<ReadonlyArray<RunRecord>, WorkflowError.SessionStoreError>
   /**
+   * The kept versions of a session (see {@link HistoryOptions}), oldest
+   * first; none for a session that does not exist or keeps none.
+   */
+  readonly versions: (sessionId: string) => Effect.Effect<ReadonlyArray<VersionInfo>, WorkflowError.SessionStoreError>
+  /**
+   * The state (parsed JSON, not decoded) of a session as committed at a
+   * kept version; none when the version is not kept (or never was).
+   */
+  readonly loadVersion: (
+    sessionId: string,
+    version: number
+  ) => Effect.Effect<Option.Option<unknown>, WorkflowError.SessionStoreError | StateDecodeError>
+  /**
+   * Creates a session from a kept version of another, in one write: its
+   * state is the state at that version, its version that version, its
+   * workflow the other's, and its kept versions the other's up to that one
+   * (so its history starts where the other's was); no run record is copied.
+   * `SessionNotFound` when the session does not exist, `VersionNotFound`
+   * when the version is not kept, `SessionExists` when the new id is taken.
+   * Returns what the store knows of the new session.
+   */
+  readonly fork: (
+    request: ForkRequest
+  ) => Effect.Effect<
+    SessionInfo,
+    | WorkflowError.SessionStoreError
+    | WorkflowError.SessionNotFound
+    | WorkflowError.VersionNotFound
+    | WorkflowError.SessionExists
+    | StateDecodeError
+  >
+  /**
    * The committed changes to a session, from this store and from every other
    * store over the same database (another process).
    *
@@ -1206,6 +1402,8 @@ export const makeMemoryBackend: (options?: MemoryOptions) => Backend = memory.ma
 export interface MemoryOptions {
   /** the run records each session keeps (default {@link defaultKeepRuns}; `"all"`: every one) */
   readonly keepRuns?: number | "all" | undefined
+  /** the versions kept of a session whose workflow does not say (default {@link defaultHistory}) */
+  readonly history?: HistoryOptions | undefined
 }
 
 /**
@@ -1236,3 +1434,13 @@ export const byRecency = (a: SessionInfo, b: SessionInfo): number =>
  * @category layers
  */
 export const layerMemory: Layer.Layer<SessionStore> = Layer.sync(SessionStore, () => make(makeMemoryBackend()))
+
+/**
+ * A fresh in-memory store each time the layer is built, with options (e.g.
+ * the history it keeps of sessions whose workflow does not say).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemoryWith = (options: MemoryOptions): Layer.Layer<SessionStore> =>
+  Layer.sync(SessionStore, () => make(makeMemoryBackend(options)))

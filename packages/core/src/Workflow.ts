@@ -950,17 +950,140 @@ export type SessionError =
   | WorkflowError.SessionStoreError
 
 /**
+ * @since 0.1.0
+ * @category options
+ */
+export interface StateOptions extends SessionOptions {
+  /**
+   * the state as committed at this version of the session (one it keeps: see
+   * {@link sessionVersions}), instead of the current one
+   */
+  readonly version?: number | undefined
+}
+
+/**
  * The stored state of a session (the workflow's `sessionId` when none is
- * given), decoded with the workflow's state Schema.
+ * given), decoded with the workflow's state Schema; with `version`, the state
+ * as committed at that version, when the session keeps it (see the
+ * workflow's `history` option), else `VersionNotFound` (`missing`: never
+ * committed; `not-kept`: dropped by the retention).
+ *
+ * ```ts
+ * const versions = yield* Workflow.sessionVersions(orders, "s1")
+ * const before = yield* Workflow.getSessionState(orders, "s1", { version: versions[0]!.version })
+ * ```
  *
  * @since 0.1.0
  * @category sessions
  */
-export const getSessionState: <W extends Any>(
+export const getSessionState: {
+  <W extends Any>(
+    self: W,
+    sessionId: string | undefined,
+    options: StateOptions & { readonly version: number }
+  ): Effect.Effect<
+    State<W>,
+    SessionError | WorkflowError.StateDecodeError | WorkflowError.VersionNotFound,
+    SessionStore.SessionStore
+  >
+  <W extends Any>(
+    self: W,
+    sessionId?: string | undefined,
+    options?: SessionOptions & { readonly version?: undefined }
+  ): Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore>
+  <W extends Any>(
+    self: W,
+    sessionId?: string | undefined,
+    options?: StateOptions
+  ): Effect.Effect<
+    State<W>,
+    SessionError | WorkflowError.StateDecodeError | WorkflowError.VersionNotFound,
+    SessionStore.SessionStore
+  >
+} = sessions.getSessionState as typeof sessions.getSessionState & (<W extends Any>(
+  self: W,
+  sessionId?: string | undefined,
+  options?: SessionOptions & { readonly version?: undefined }
+) => Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore>)
+
+/**
+ * The kept versions of a session, oldest first: each with the run whose
+ * commit made it, when, and the top-level keys of the state it changed (see
+ * `SessionStore.VersionInfo`). How many are kept is the workflow's `history`
+ * option (else the store's, else the last 20).
+ *
+ * @since 0.1.0
+ * @category sessions
+ */
+export const sessionVersions: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> = sessions.getSessionState
+) => Effect.Effect<ReadonlyArray<SessionStore.VersionInfo>, SessionError, SessionStore.SessionStore> =
+  sessions.sessionVersions
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export interface ForkOptions extends SessionOptions {
+  /** the version to fork from (a kept one); default: the session's current version */
+  readonly atVersion?: number | undefined
+  /** the new session's id (default: a new UUID); `SessionExists` when it is taken */
+  readonly newSessionId?: string | undefined
+  /**
+   * a paused run of the session: the fork starts from the version that run
+   * started from, and gets a copy of the run, paused at the same question
+   * under a new id (the result's `runId`), to continue differently from the
+   * original
+   */
+  readonly atRun?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ForkResult {
+  readonly sessionId: string
+  /** the new session's version: the version it was forked from */
+  readonly version: number
+  /** with `atRun`: the id of the fork's copy of the paused run */
+  readonly runId?: string | undefined
+}
+
+/**
+ * Creates a new session from a kept version of a session: its state is the
+ * state at that version, its version that number, its kept versions the
+ * original's up to it; it belongs to the caller (`userId`, else the
+ * workflow's). Runs on the fork never touch the original, nor runs on the
+ * original the fork. With `atRun`, the fork starts where a paused run started,
+ * with a copy of that run, paused at the same question (continue it with
+ * `Workflow.continue` and the result's `runId`); the fork is made first, then
+ * the copy of the run is registered.
+ *
+ * ```ts
+ * const { sessionId } = yield* Workflow.fork(orders, "s1", { atVersion: 3, newSessionId: "s1-retry" })
+ * yield* Workflow.run(orders, "another order", { sessionId })
+ * ```
+ *
+ * @since 0.1.0
+ * @category sessions
+ */
+export const fork: <W extends Any>(
+  self: W,
+  sessionId: string | undefined,
+  options?: ForkOptions
+) => Effect.Effect<
+  ForkResult,
+  | SessionError
+  | WorkflowError.VersionNotFound
+  | WorkflowError.SessionExists
+  | WorkflowError.StateDecodeError
+  | WorkflowError.RunNotFound
+  | WorkflowError.InvalidRunId,
+  SessionStore.SessionStore
+> = sessions.fork
 
 /**
  * Changes the stored state of a session outside of a run (atomically, with

@@ -610,6 +610,47 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
 }
 
 /**
+ * A version of a session that the store does not have: never committed
+ * (`missing`: above the session's version, or below 1), or no longer kept
+ * (`not-kept`: older than the session's history keeps, see
+ * `SessionStore.HistoryOptions`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class VersionNotFound extends Schema.TaggedError<VersionNotFound>("@sessionflow/core/VersionNotFound")(
+  "VersionNotFound",
+  { sessionId: Schema.String, version: Schema.Number, reason: Schema.Literal("missing", "not-kept"), latest: Schema.Number }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return this.reason === "missing"
+      ? `Session '${this.sessionId}' has no version ${this.version} (its versions are 1 to ${this.latest})`
+      : `Version ${this.version} of session '${this.sessionId}' is no longer kept (see the workflow's history option)`
+  }
+}
+
+/**
+ * A session id that is taken already, given for a new session (a fork's).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionExists extends Schema.TaggedError<SessionExists>("@sessionflow/core/SessionExists")(
+  "SessionExists",
+  { sessionId: Schema.String }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Session '${this.sessionId}' exists already`
+  }
+}
+
+/**
  * Every error of this module.
  *
  * @since 0.1.0
@@ -641,6 +682,8 @@ export type WorkflowError =
   | RunEnded
   | ReplayMismatch
   | InvalidPruneOptions
+  | VersionNotFound
+  | SessionExists
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -694,7 +737,9 @@ export const WorkflowError: Schema.Union<[
   typeof InvalidRunId,
   typeof RunEnded,
   typeof ReplayMismatch,
-  typeof InvalidPruneOptions
+  typeof InvalidPruneOptions,
+  typeof VersionNotFound,
+  typeof SessionExists
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -720,7 +765,9 @@ export const WorkflowError: Schema.Union<[
   InvalidRunId,
   RunEnded,
   ReplayMismatch,
-  InvalidPruneOptions
+  InvalidPruneOptions,
+  VersionNotFound,
+  SessionExists
 )
 
 /**

@@ -24,6 +24,9 @@
  * | `DELETE /workflows/:name/sessions/:sessionId` | delete it with its history |
  * | `GET /workflows/:name/sessions/:sessionId/runs` | its run history |
  * | `GET /workflows/:name/sessions/:sessionId/chat` | its chat history |
+ * | `GET /workflows/:name/sessions/:sessionId/versions` | its kept versions: run, time, the keys each changed |
+ * | `GET /workflows/:name/sessions/:sessionId/versions/:version` | the state as committed at a kept version |
+ * | `POST /workflows/:name/sessions/:sessionId/fork` | a new session from a kept version (or a paused run's point) |
  *
  * @since 0.1.0
  */
@@ -72,7 +75,8 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("@sessionflow
 
 /**
  * An unknown workflow; a session that does not exist, belongs to another
- * workflow or belongs to another user; or a run id that names no unfinished
+ * workflow or belongs to another user; a version of a session it does not
+ * keep (`version`, its id `<sessionId>@<version>`); or a run id that names no unfinished
  * run of this workflow that the caller may see (never told apart, so a
  * session or run of another user stays invisible).
  *
@@ -81,7 +85,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("@sessionflow
  */
 export class NotFound extends Schema.TaggedError<NotFound>("@sessionflow/server/NotFound")(
   "NotFound",
-  { what: Schema.Literal("workflow", "session", "run"), id: Schema.String, message: Schema.String },
+  { what: Schema.Literal("workflow", "session", "run", "version"), id: Schema.String, message: Schema.String },
   HttpApiSchema.annotations({ status: 404 })
 ) {}
 
@@ -101,7 +105,8 @@ export const ConflictReason = Schema.Literal(
   "workflow-changed",
   "pause-mismatch",
   "run-unfinished",
-  "run-ended"
+  "run-ended",
+  "session-exists"
 )
 
 /**
@@ -119,7 +124,8 @@ export const ConflictReason = Schema.Literal(
  * (`run-unfinished`: wait for it by its `runId`, do not start it again);
  * the run with this id has ended — failed, cancelled or abandoned — and never
  * runs again under its id (`run-ended`: start the work under a new id; a
- * continue or cancel of a run that ended, completed too, is the same). A
+ * continue or cancel of a run that ended, completed too, is the same); a
+ * fork named a new session id that is taken (`session-exists`). A
  * `run-in-progress` answer carries a `Retry-After` header: the seconds until
  * the run's lease expires (after which the same request carries on the run
  * if its process died).
@@ -567,6 +573,59 @@ export type Session = typeof Session.Type
 export const StateBody = Schema.Struct({ state: JsonObject }).annotations({ identifier: "StateBody" })
 
 /**
+ * The state of a session as committed at a version.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const VersionState = Schema.Struct({ version: Schema.Number, state: JsonObject }).annotations({ identifier: "VersionState" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type VersionState = typeof VersionState.Type
+
+/**
+ * The body of `POST …/fork`: the version to fork from (default: the
+ * current one) or a paused run to fork at (`atRun`), and the new session's
+ * id (default: a new UUID).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ForkRequest = Schema.Struct({
+  atVersion: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  newSessionId: Schema.optional(SessionStore.Id),
+  atRun: Schema.optional(SessionStore.Id)
+}).annotations({ identifier: "ForkRequest" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ForkRequest = typeof ForkRequest.Type
+
+/**
+ * The new session of a fork: its id, its version (the one it was forked
+ * from) and, forked at a paused run, the id of its copy of that run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ForkResult = Schema.Struct({
+  sessionId: Schema.String,
+  version: Schema.Number,
+  runId: Schema.optional(Schema.String)
+}).annotations({ identifier: "ForkResult" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ForkResult = typeof ForkResult.Type
+
+/**
  * The body of `PUT …/name`: a name, or `{ autogenerate: true }`.
  *
  * @since 0.1.0
@@ -645,6 +704,11 @@ export class RequestLimits extends HttpApiMiddleware.Tag<RequestLimits>()("@sess
 const workflowPath = Schema.Struct({ name: Schema.String })
 const sessionPath = Schema.Struct({ name: Schema.String, sessionId: SessionStore.Id })
 const runPath = Schema.Struct({ name: Schema.String, runId: SessionStore.Id })
+const versionPath = Schema.Struct({
+  name: Schema.String,
+  sessionId: SessionStore.Id,
+  version: Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
+})
 const positiveInt = Schema.NumberFromString.pipe(Schema.int(), Schema.positive())
 /** a page's size: 1 to 1,000 (default 100) */
 const pageLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))
@@ -950,6 +1014,32 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
       .setUrlParams(Schema.Struct({ lastRuns: Schema.optional(positiveInt) }))
       .addSuccess(Schema.Array(ChatTurn))
       .annotate(OpenApi.Summary, "A session's conversation: the input and output of its completed runs")
+  )
+  .add(
+    HttpApiEndpoint.get("versions", "/workflows/:name/sessions/:sessionId/versions")
+      .setPath(sessionPath)
+      .addSuccess(Schema.Array(SessionStore.VersionInfo))
+      .annotate(OpenApi.Summary, "A session's kept versions, oldest first: the run that made each, when, and the keys it changed")
+  )
+  .add(
+    HttpApiEndpoint.get("version", "/workflows/:name/sessions/:sessionId/versions/:version")
+      .setPath(versionPath)
+      .addSuccess(VersionState)
+      .annotate(OpenApi.Summary, "A session's state as committed at a kept version (404 for a version not kept)")
+  )
+  .add(
+    HttpApiEndpoint.post("fork", "/workflows/:name/sessions/:sessionId/fork")
+      .setPath(sessionPath)
+      .setPayload(ForkRequest)
+      .addSuccess(ForkResult, { status: 201 })
+      .annotate(OpenApi.Summary, "Fork a session: a new session of the caller's from a kept version, or from a paused run's point")
+      .annotate(
+        OpenApi.Description,
+        "The new session's state is the state at `atVersion` (default: the current version), its kept versions the " +
+          "original's up to it. With `atRun` (a paused run of the session) it starts where that run started, with a copy " +
+          "of the run paused at the same question (`runId` in the answer): continue it to take another path. Runs on " +
+          "the fork never change the original."
+      )
   )
 {}
 

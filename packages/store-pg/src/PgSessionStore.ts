@@ -77,6 +77,12 @@ export interface StoreOptions {
    * every record (prune them with `Workflow.prune`).
    */
   readonly keepRuns?: number | "all" | undefined
+  /**
+   * The versions kept of a session whose workflow does not say (see
+   * `SessionStore.HistoryOptions`; default `SessionStore.defaultHistory`,
+   * the last 20).
+   */
+  readonly history?: SessionStore.HistoryOptions | undefined
 }
 
 /**

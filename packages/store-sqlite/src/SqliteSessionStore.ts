@@ -99,6 +99,12 @@ export interface StoreOptions {
    * every record (prune them with `Workflow.prune`).
    */
   readonly keepRuns?: number | "all" | undefined
+  /**
+   * The versions kept of a session whose workflow does not say (see
+   * `SessionStore.HistoryOptions`; default `SessionStore.defaultHistory`,
+   * the last 20).
+   */
+  readonly history?: SessionStore.HistoryOptions | undefined
 }
 
 /**
@@ -262,7 +268,8 @@ export const layer = (options: Options): Layer.Layer<SessionStore.SessionStore, 
         table: options.table,
         lockTimeout: options.lockTimeout,
         keepRuns: options.keepRuns,
-        migrate: options.readonly !== true && options.migrate !== false
+        migrate: options.readonly !== true && options.migrate !== false,
+        history: options.history
       },
       // the connection is the store's own: nobody else waits on its busy timeout
       { location: options.filename, exclusiveConnection: true }

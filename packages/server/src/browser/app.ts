@@ -7,13 +7,17 @@
  * a past run's timeline is replayed from its stored events. A run that
  * pauses for a person shows its question with Approve / Reject (the answer an
  * agent's tool approval takes) and a free JSON response; answering continues
- * the run, its events arriving the same way.
+ * the run, its events arriving the same way. A session's kept versions are
+ * listed (when, by which run, the keys each changed): the state at one, the
+ * differences between two, and a fork of the session from one (or from a
+ * paused run's point); each run shows the tokens its model calls used.
  */
 import { fieldsOf, renderFields } from "./form.js"
 import { clearMarks, type Graph, renderGraph, type StepNode } from "./graph.js"
 import { readEvents } from "./sse.js"
 import { describeChange, preview, Timeline } from "./timeline.js"
 import { renderTree } from "./tree.js"
+import { diff, renderDiff, renderVersions, type VersionInfo } from "./versions.js"
 
 interface WorkflowInfo {
   readonly id: string
@@ -37,6 +41,7 @@ interface RunRecord {
   readonly input: unknown
   readonly content?: unknown
   readonly error?: string
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly totalTokens: number; readonly modelCalls: number }
   readonly completedAt?: number
 }
 
@@ -77,7 +82,13 @@ const ui = {
   state: byId<HTMLDivElement>("state"),
   runs: byId<HTMLTableSectionElement>("runs"),
   pausedPanel: byId<HTMLElement>("paused-panel"),
-  paused: byId<HTMLUListElement>("paused")
+  paused: byId<HTMLUListElement>("paused"),
+  versions: byId<HTMLTableSectionElement>("versions"),
+  diffFrom: byId<HTMLSelectElement>("diff-from"),
+  diffTo: byId<HTMLSelectElement>("diff-to"),
+  compare: byId<HTMLButtonElement>("compare"),
+  versionTitle: byId<HTMLParagraphElement>("version-title"),
+  versionView: byId<HTMLDivElement>("version-view")
 }
 
 let workflows: ReadonlyArray<WorkflowInfo> = []
@@ -156,11 +167,13 @@ const loadSessions = async () => {
 const renderRuns = (page: { readonly runs: ReadonlyArray<RunRecord> }) => {
   ui.runs.replaceChildren(...page.runs.map((run) => {
     const row = document.createElement("tr")
+    const tokens = run.usage === undefined ? "—" : String(run.usage.totalTokens)
     const cells = [
       run.runId.slice(0, 8),
       run.status,
       preview(run.input),
       run.error ?? preview(run.content),
+      tokens,
       run.completedAt === undefined ? "" : time(run.completedAt)
     ]
     row.dataset["runId"] = run.runId
@@ -168,6 +181,13 @@ const renderRuns = (page: { readonly runs: ReadonlyArray<RunRecord> }) => {
       const cell = document.createElement("td")
       cell.textContent = text
       if (i === 1) cell.className = `status-${run.status}`
+      if (i === 4) {
+        cell.className = "tokens"
+        if (run.usage !== undefined) {
+          const { inputTokens, modelCalls, outputTokens } = run.usage
+          cell.title = `${inputTokens} in, ${outputTokens} out, ${modelCalls} model call${modelCalls === 1 ? "" : "s"}`
+        }
+      }
       return cell
     }))
     const show = document.createElement("td")
@@ -214,6 +234,7 @@ const watchSelected = (sessionId: string) => {
         shownVersion = update.version
         ui.state.replaceChildren(renderTree(update.state))
         void api<{ runs: ReadonlyArray<RunRecord> }>(runsOf(sessionId)).then(renderRuns, () => {})
+        void loadVersions(sessionId).catch(() => {})
       })
     } catch {
       // aborted, or the server went away: the page works on without live updates
@@ -226,6 +247,70 @@ const runsOf = (sessionId: string) => `${workflowPath()}/runs?sessionId=${encode
 
 const muted = (text: string) => Object.assign(document.createElement("span"), { className: "muted", textContent: text })
 
+// -----------------------------------------------------------------------------
+// versions: the state at each kept one, the differences between two, forks
+// -----------------------------------------------------------------------------
+
+const sessionPath = (sessionId: string) => `${workflowPath()}/sessions/${encodeURIComponent(sessionId)}`
+
+const clearVersions = () => {
+  ui.versions.replaceChildren()
+  ui.diffFrom.replaceChildren()
+  ui.diffTo.replaceChildren()
+  ui.versionView.replaceChildren()
+  ui.versionTitle.textContent = "Pick a version to see its state, or two to compare."
+}
+
+const loadVersions = async (sessionId: string) => {
+  const versions = await api<ReadonlyArray<VersionInfo>>(`${sessionPath(sessionId)}/versions`)
+  if (selected !== sessionId) return
+  renderVersions(ui.versions, [ui.diffFrom, ui.diffTo], versions, { show: showVersion, fork: (v) => void fork({ atVersion: v }) }, time)
+  if (versions.length === 0) ui.versionTitle.textContent = "This session keeps no versions."
+}
+
+const stateAt = (sessionId: string, version: number) =>
+  api<{ readonly state: unknown }>(`${sessionPath(sessionId)}/versions/${version}`).then((found) => found.state)
+
+const showVersion = (version: number) => {
+  const sessionId = selected
+  if (sessionId === undefined) return
+  void stateAt(sessionId, version).then((state) => {
+    ui.versionTitle.textContent = `State at version ${version}`
+    ui.versionView.replaceChildren(renderTree(state))
+    ui.versionView.dataset["shows"] = `v${version}`
+  }, (error: Error) => showError(error.message))
+}
+
+ui.compare.addEventListener("click", () => {
+  const sessionId = selected
+  const [from, to] = [Number(ui.diffFrom.value), Number(ui.diffTo.value)]
+  if (sessionId === undefined || !(from > 0) || !(to > 0)) return
+  void Promise.all([stateAt(sessionId, from), stateAt(sessionId, to)]).then(([before, after]) => {
+    ui.versionTitle.textContent = `From version ${from} to version ${to}`
+    ui.versionView.replaceChildren(renderDiff(diff(before, after)))
+    ui.versionView.dataset["shows"] = `v${from}..v${to}`
+  }, (error: Error) => showError(error.message))
+})
+
+/** Forks the selected session (at a version, or at a paused run's point) and selects the fork. */
+const fork = async (request: { readonly atVersion?: number; readonly atRun?: string }) => {
+  const sessionId = selected
+  if (sessionId === undefined) return
+  try {
+    showError("")
+    const forked = await api<{ readonly sessionId: string; readonly version: number }>(`${sessionPath(sessionId)}/fork`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(request)
+    })
+    await loadSessions()
+    await select(forked.sessionId)
+    ui.versionTitle.textContent = `Forked from session ${sessionId} at version ${forked.version}`
+  } catch (error) {
+    showError(String((error as Error).message))
+  }
+}
+
 const loadSession = async () => {
   await loadPaused()
   if (selected === undefined) {
@@ -233,6 +318,7 @@ const loadSession = async () => {
     ui.title.textContent = "New session"
     ui.state.replaceChildren(muted("The next run starts a new session."))
     ui.runs.replaceChildren()
+    clearVersions()
     return
   }
   const path = `${workflowPath()}/sessions/${encodeURIComponent(selected)}`
@@ -242,6 +328,7 @@ const loadSession = async () => {
     ui.title.textContent = `Session ${selected}`
     ui.state.replaceChildren(muted("Nothing stored yet: the session is created when its first run completes."))
     ui.runs.replaceChildren()
+    clearVersions()
     return
   }
   const [session, runs] = await Promise.all([
@@ -254,6 +341,11 @@ const loadSession = async () => {
     ui.state.replaceChildren(renderTree(session.state))
     renderRuns(runs)
   }
+  if (ui.versionView.dataset["session"] !== session.sessionId) {
+    clearVersions()
+    ui.versionView.dataset["session"] = session.sessionId
+  }
+  await loadVersions(session.sessionId)
   watchSelected(session.sessionId)
 }
 
@@ -291,7 +383,14 @@ const renderPaused = (runs: ReadonlyArray<PausedRun>) => {
       button("Approve", "approve", () => void answer(run, withReason(true))),
       button("Reject", "reject", () => void answer(run, withReason(false))),
       reason,
-      button("Timeline", "show-timeline", () => void replay(run.runId))
+      button("Timeline", "show-timeline", () => void replay(run.runId)),
+      // a copy of the session and of this run, waiting at the same question: answer it another way there
+      button("Fork here", "fork-run", () => {
+        void (async () => {
+          if (selected !== run.sessionId) await select(run.sessionId)
+          await fork({ atRun: run.runId })
+        })()
+      })
     )
     // any other question: a response in the pausing step's response Schema, as JSON
     const other = document.createElement("details")

@@ -84,6 +84,10 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       return carriedState && error.reason === "schema"
         ? new Api.BadRequest({ reason: "state", message: error.message })
         : new Api.InternalError({ message: error.message })
+    case "VersionNotFound":
+      return new Api.NotFound({ what: "version", id: `${error.sessionId}@${error.version}`, message: error.message })
+    case "SessionExists":
+      return new Api.Conflict({ reason: "session-exists", sessionId: error.sessionId, message: error.message })
     case "SessionStoreError":
       return new Api.InternalError({ message: error.message })
     case "NotSerializable":

@@ -90,6 +90,10 @@ td.status-completed { color: var(--ok); } td.status-error, td.status-cancelled, 
 #timeline td.step { font-weight: 600; }
 #timeline tr[data-status="failed"] td.status { color: var(--bad); }
 #timeline tr[data-status="completed"] td.status { color: var(--ok); }
+#versions-panel .compare { display: flex; gap: .6rem; align-items: center; margin: .6rem 0; }
+#versions-panel td.actions { display: flex; gap: .4rem; }
+#version-view ul.diff { list-style: none; margin: 0; padding: 0; }
+#version-view li.op-added { color: var(--ok); } #version-view li.op-removed { color: var(--bad); } #version-view li.op-changed { color: #b35c00; }
 #timeline ul.diff { list-style: none; margin: 0; padding: 0; font-family: ui-monospace, monospace; font-size: 12px; color: #7a3e9d; }
 `
 
@@ -151,7 +155,18 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
     </section>
     <section class="panel">
       <h3>Run history</h3>
-      <table><thead><tr><th>run</th><th>status</th><th>input</th><th>output</th><th>finished</th><th></th></tr></thead><tbody id="runs"></tbody></table>
+      <table><thead><tr><th>run</th><th>status</th><th>input</th><th>output</th><th>tokens</th><th>finished</th><th></th></tr></thead><tbody id="runs"></tbody></table>
+    </section>
+    <section class="panel" id="versions-panel">
+      <h3>Versions</h3>
+      <table><thead><tr><th>version</th><th>committed</th><th>run</th><th>changed</th><th></th></tr></thead><tbody id="versions"></tbody></table>
+      <div class="compare">
+        <label>From <select id="diff-from"></select></label>
+        <label>to <select id="diff-to"></select></label>
+        <button id="compare" type="button">Compare</button>
+      </div>
+      <p id="version-title" class="muted" aria-live="polite">Pick a version to see its state, or two to compare.</p>
+      <div id="version-view" class="tree"></div>
     </section>
   </div>
 </main>

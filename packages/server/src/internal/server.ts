@@ -406,6 +406,29 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
               { heartbeat: settings.heartbeat, message: (error) => errors.publicRunMessage(error, undefined) }
             )
           )))))
+      .handle("versions", ({ path }) =>
+        onSession(registry, path, (served, userId) => Workflow.sessionVersions(served.workflow, path.sessionId, { userId })))
+      .handle("version", ({ path }) =>
+        onSession(registry, path, (served, userId) =>
+          Effect.gen(function*() {
+            const state = yield* Workflow.getSessionState(served.workflow, path.sessionId, { userId, version: path.version })
+            return { version: path.version, state: yield* encodeState(served, path.sessionId, state) }
+          })))
+      .handle("fork", ({ path, payload }) =>
+        onSession(registry, path, (served, userId) =>
+          Effect.map(
+            Workflow.fork(served.workflow, path.sessionId, {
+              userId,
+              atVersion: payload.atVersion,
+              newSessionId: payload.newSessionId,
+              atRun: payload.atRun
+            }),
+            (forked): Api.ForkResult => ({
+              sessionId: forked.sessionId,
+              version: forked.version,
+              ...(forked.runId === undefined ? {} : { runId: forked.runId })
+            })
+          )))
       .handle("chat", ({ path, urlParams }) =>
         onSession(registry, path, (served, userId) =>
           Workflow.getChatHistory(served.workflow, {

@@ -10,7 +10,8 @@
  * alone) a new version, so that every cached copy is seen to be stale.
  * Migration 7 is the same on both: a run's token usage (`usage`, JSON).
  * Migration 8 is the same on both: the listing indexes. Migration 9
- * (`create_events`, the same on both) adds the runs' event logs.
+ * (`create_events`, the same on both) adds the runs' event logs. Migration 13
+ * (`create_versions`, the same on both) adds the sessions' kept versions.
  *
  * @internal
  */
@@ -31,7 +32,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 9
+export const latestMigrationId = 13
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -99,6 +100,29 @@ const createEvents = (sql: SqlClient.SqlClient, t: Tables) =>
   PRIMARY KEY (run_id, seq)
 )${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
     yield* sql`CREATE INDEX ${sql(`${local(t.events)}_ended_idx`)} ON ${sql(t.events)} (created_at) WHERE final = 1`
+  })
+
+/**
+ * Migration 13: the kept versions of sessions (see `./history.ts`), one row
+ * per version: the whole state or the changes from the version before, the
+ * run that made it, when, the top-level keys it changed (JSON), and whether
+ * it is listed (0: older than the session keeps, there only as the base of
+ * later rows).
+ */
+const createVersions = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const integer = sql.onDialectOrElse({ pg: () => sql.literal("BIGINT"), orElse: () => sql.literal("INTEGER") })
+    yield* sql`CREATE TABLE ${sql(t.versions)} (
+  session_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  run_id TEXT,
+  committed_at ${integer} NOT NULL,
+  changed TEXT,
+  state TEXT,
+  changes TEXT,
+  listed INTEGER NOT NULL,
+  PRIMARY KEY (session_id, version)
+)${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
   })
 
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -188,7 +212,8 @@ END`
   }),
   "0007_add_run_usage": addRunUsage(sql, t),
   "0008_listing_indexes": listingIndexes(sql, t, (table) => table),
-  "0009_create_events": createEvents(sql, t)
+  "0009_create_events": createEvents(sql, t),
+  "0013_create_versions": createVersions(sql, t)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -286,7 +311,8 @@ FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${
   }),
   "0007_add_run_usage": addRunUsage(sql, t),
   "0008_listing_indexes": listingIndexes(sql, t, local),
-  "0009_create_events": createEvents(sql, t)
+  "0009_create_events": createEvents(sql, t),
+  "0013_create_versions": createVersions(sql, t)
 })
 
 /** The store's migrations on the client's dialect. */

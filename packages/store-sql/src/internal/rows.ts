@@ -74,6 +74,7 @@ export const tableNames = (
       active: `${table}_active`,
       changes: `${table}_changes`,
       events: `${table}_events`,
+      versions: `${table}_versions`,
       migrations: `${table}_migrations`
     })
   )

@@ -24,6 +24,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Driver, Options } from "../SqlSessionStore.js"
+import * as history from "./history.js"
 import * as migrations from "./migrations.js"
 import * as rows from "./rows.js"
 
@@ -89,6 +90,7 @@ export const resolveTables = (
       active: qualify(names.active),
       changes: qualify(names.changes),
       events: qualify(names.events),
+      versions: qualify(names.versions),
       migrations: qualify(names.migrations)
     }
   })
@@ -117,6 +119,10 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
 
   const keepRuns = yield* SessionStore.checkKeepRuns("make", options?.keepRuns)
   const t = yield* resolveTables(dialect, options)
+  yield* history.checkHistory(options?.history)
+  const versions = history.make(sql, t.versions)
+  const keepOf = (commit: { readonly history?: SessionStore.HistoryOptions | undefined }) =>
+    SessionStore.keptVersions(commit.history ?? options?.history)
   const sessions = sql(t.sessions)
   const runsTable = sql(t.runs)
   const activeTable = sql(t.active)
@@ -335,9 +341,10 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   // -- committing --------------------------------------------------------------------
 
   /**
-   * PostgreSQL's usual commit — a run's new state, or its changes while they
-   * stay within the state's weight (and do not set the whole state), with its
-   * record, no unfinished run to end — as one statement, so one round trip
+   * PostgreSQL's usual commit — a run's new state (of a session that keeps no
+   * versions), or its changes while they stay within the state's weight (and
+   * do not set the whole state; with the version they make, see
+   * `history.inOneStatement`), with its record, no unfinished run to end — as one statement, so one round trip
    * and its own transaction: the session row is written only at the expected
    * version (created only if it does not exist, for 0), by its owner, with no
    * paused run on it; a whole state drops the changes kept before it,
@@ -356,6 +363,15 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     const userId = commit.userId ?? null
     const lastRunId = commit.run?.runId ?? null
     const size = write.json.length
+    const history = versions.inOneStatement({
+      sessionId: commit.sessionId,
+      expectedVersion: commit.expectedVersion,
+      runId: lastRunId,
+      committedAt: now,
+      keep: keepOf(commit),
+      changes: commit.changes ?? [],
+      changesText: write.json
+    })
     const notPaused = sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
     const checked = sql`session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId}) AND ${notPaused}`
@@ -378,7 +394,7 @@ SET state = ${write.json}, state_size = ${size}, base_size = ${size}, changes_si
 WHERE ${checked} RETURNING version`
       : sql`UPDATE ${sessions}
 SET version = version + 1, changes_size = changes_size + ${size}, last_run_id = ${lastRunId}, updated_at = ${now}
-WHERE ${checked} AND ${keepable} RETURNING version`
+WHERE ${checked} AND ${keepable} AND ${history.condition} RETURNING version`
     const alongside = commit.expectedVersion === 0
       ? []
       : write._tag === "state"
@@ -388,7 +404,7 @@ WHERE ${checked} AND ${keepable} RETURNING version`
     const recorded = runRow === undefined ? [] : [sql`recorded AS (
   INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(runRow)} FROM written ${replacingRecord}
 )`]
-    const ctes = sql.join(",\n", false)([sql`written AS (${written})`, ...alongside, ...recorded])
+    const ctes = sql.join(",\n", false)([...history.before, sql`written AS (${written})`, ...alongside, ...history.after, ...recorded])
     return Effect.map(
       Effect.flatMap(
         sql`WITH ${ctes}
@@ -496,6 +512,19 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
         yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId}`
         yield* sql`UPDATE ${sessions} SET changes_size = 0 WHERE session_id = ${commit.sessionId}`
       }
+      if (commit.state !== undefined) {
+        yield* versions.keep({
+          sessionId: commit.sessionId,
+          version: written.version,
+          runId: lastRunId,
+          committedAt: now,
+          keep: keepOf(commit),
+          state: commit.state,
+          stateText: state === null ? rows.stateJson("commit", commit.state) : Effect.succeed(state),
+          changes: commit.changes,
+          changesText: changes
+        })
+      }
       // a retried run's record replaces the one of its earlier attempt
       if (runRow !== undefined) yield* writeRecord(runRow)
       if (commit.state !== undefined) yield* notify(commit.sessionId)
@@ -542,10 +571,14 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
       const changes = yield* rows.changesJson("commit", commit)
       const state = commit.state === undefined || changes !== null ? null : yield* rows.stateJson("commit", commit.state)
       const runRow = commit.run === undefined ? undefined : yield* rows.toRunRow("commit", commit.sessionId, commit.run)
+      // a commit of its whole state that keeps versions compares it with the version before:
+      // the transactional commit; so does a commit whose changes replace the whole state
+      const keeps = keepOf(commit) > 0
       if (dialect === "pg" && commit.ends === undefined) {
-        const write = state !== null
+        const write = state !== null && !keeps
           ? { _tag: "state" as const, json: state }
-          : changes !== null && !rows.setsWholeState(commit.changes!)
+          : changes !== null && !rows.setsWholeState(commit.changes!) &&
+              (!keeps || commit.changes!.every((change) => change.path.length > 0))
           ? { _tag: "changes" as const, json: changes }
           : undefined
         if (write !== undefined) {
@@ -608,6 +641,7 @@ FROM ${sessions} WHERE ${sql.and(clauses)} ${keyOrder("updated_at", "session_id"
         yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`
         const deleted = yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
         yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${sessionId}`
+        yield* versions.clear(sessionId)
         yield* sql`DELETE FROM ${runsTable} WHERE session_id = ${sessionId}`
         return deleted
       }).pipe(transaction("remove"))
@@ -647,6 +681,61 @@ WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
     },
     waitForLock("runs"),
     Effect.catchTags({ SqlError: storeError("runs"), ParseError: storeError("runs") })
+  )
+
+  // -- versions ----------------------------------------------------------------------
+
+  const listVersions = Effect.fn("SqlSessionStore.versions")(
+    function*(sessionId: string) {
+      yield* Effect.annotateCurrentSpan(sessionAttribute, sessionId)
+      return yield* versions.list(sessionId)
+    },
+    waitForLock("versions"),
+    Effect.catchTags({ SqlError: storeError("versions"), ParseError: storeError("versions") })
+  )
+
+  const loadVersion = Effect.fn("SqlSessionStore.loadVersion")(
+    function*(sessionId: string, version: number) {
+      yield* Effect.annotateCurrentSpan(sessionAttribute, sessionId)
+      return yield* versions.stateAt(sessionId, version)
+    },
+    waitForLock("loadVersion"),
+    Effect.catchTags({ SqlError: storeError("loadVersion"), ParseError: storeError("loadVersion") })
+  )
+
+  const fork = Effect.fn("SqlSessionStore.fork")(
+    function*(request: SessionStore.ForkRequest) {
+      yield* Effect.annotateCurrentSpan(sessionAttribute, request.sessionId)
+      const now = yield* Clock.currentTimeMillis
+      return yield* Effect.gen(function*() {
+        const source = yield* selectInfo(request.sessionId)
+        if (Option.isNone(source)) return yield* new WorkflowError.SessionNotFound({ sessionId: request.sessionId })
+        const found = yield* versions.stateAt(request.sessionId, request.version)
+        if (Option.isNone(found)) {
+          return yield* SessionStore.versionNotFound(request.sessionId, request.version, Number(source.value.version))
+        }
+        const state = yield* rows.stateJson("fork", found.value)
+        const [at] = (yield* versions.list(request.sessionId)).filter((info) => info.version === request.version)
+        const created = yield* sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
+VALUES (${request.newSessionId}, ${source.value.workflow_name}, ${request.userId ?? null}, NULL, ${state}, ${state.length},
+  ${state.length}, ${request.version}, ${at?.runId ?? null}, ${now}, ${now})
+ON CONFLICT (session_id) DO NOTHING RETURNING version`
+        if (created.length === 0) return yield* new WorkflowError.SessionExists({ sessionId: request.newSessionId })
+        yield* versions.copy(request.sessionId, request.newSessionId, request.version)
+        yield* notify(request.newSessionId)
+        return rows.toInfo({
+          ...source.value,
+          session_id: request.newSessionId,
+          user_id: request.userId ?? null,
+          session_name: null,
+          version: request.version,
+          created_at: now,
+          updated_at: now
+        })
+      }).pipe(transaction("fork"))
+    },
+    Effect.catchTags({ SqlError: storeError("fork"), ParseError: storeError("fork") })
   )
 
   // -- unfinished runs ---------------------------------------------------------------
@@ -800,12 +889,26 @@ RETURNING *`.pipe(writing("claimRun"))
         }
         const run = rows.toActiveRun(row)
         const initial = yield* rows.stateJson("endRun", run.initialState ?? {})
+        const existed = (yield* sql`SELECT 1 AS found FROM ${sessions} WHERE session_id = ${run.sessionId}`).length > 0
         // a run of a new session ends with the session created (from its initial state) to hold the record
         yield* sql`INSERT INTO ${sessions}
   (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
 VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, ${initial.length},
   1, NULL, ${now}, ${now})
 ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
+        if (!existed) {
+          yield* versions.keep({
+            sessionId: run.sessionId,
+            version: 1,
+            runId: null,
+            committedAt: now,
+            keep: keepOf({}),
+            state: JSON.parse(initial) as unknown,
+            stateText: Effect.succeed(initial),
+            changes: undefined,
+            changesText: null
+          })
+        }
         yield* writeRecord({ ...recordRow, session_id: run.sessionId })
         // the session may have been created (a watcher then sees its version 1)
         yield* notify(run.sessionId)
@@ -1004,6 +1107,9 @@ ORDER BY seq LIMIT ${limit}`
     remove,
     setName,
     runs,
+    versions: listVersions,
+    loadVersion,
+    fork,
     startRun,
     getRun,
     updateRun,

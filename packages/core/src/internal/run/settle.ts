@@ -107,6 +107,7 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
     expectedVersion: run.version,
     state: encoded,
     changes,
+    history: self.history,
     run: {
       runId,
       sessionId,

@@ -48,6 +48,13 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
     remove: (sessionId) => bad(sessionId) ? Effect.succeed(false) : backend.remove(sessionId),
     setName: (sessionId, name) =>
       bad(sessionId) ? Effect.fail(new WorkflowError.SessionNotFound({ sessionId })) : backend.setName(sessionId, name),
+    versions: (sessionId) => bad(sessionId) ? Effect.succeed([]) : backend.versions(sessionId),
+    loadVersion: (sessionId, version) => bad(sessionId) ? Effect.succeed(Option.none()) : backend.loadVersion(sessionId, version),
+    fork: (request) => {
+      if (bad(request.sessionId)) return Effect.fail(new WorkflowError.SessionNotFound({ sessionId: request.sessionId }))
+      const description = refusal([["session", request.newSessionId]])
+      return description === undefined ? backend.fork(request) : Effect.fail(refused("fork", description))
+    },
     getRun: (runId) => bad(runId) ? Effect.succeed(Option.none()) : backend.getRun(runId),
     list: (filter) => {
       const limit = pageLimit(filter.limit)

@@ -21,6 +21,13 @@ interface MemorySession {
   lastRunId: string | undefined
   /** run records as JSON text, like a database keeps them, by run id, in the order of the history */
   runs: Map<string, string>
+  /** the kept versions, oldest first (their states are committed states: never mutated) */
+  versions: Array<MemoryVersion>
+}
+
+interface MemoryVersion {
+  readonly info: SessionStore.VersionInfo
+  readonly state: unknown
 }
 
 /** A run's stored events (JSON text), in order, and when the run ended (epoch millis). */
@@ -99,11 +106,56 @@ const toChange = (published: Published, skipped: number): SessionStore.SessionCh
   updatedAt: published.info.updatedAt
 })
 
+/** The summary of a new session's first version: the keys of its state. */
+const createdKeys = (state: unknown) => SessionStore.changedKeys(SessionStore.diffStates({}, state))
+
+/** The info of a version, without the fields it does not have. */
+const versionInfo = (
+  version: number,
+  runId: string | undefined,
+  committedAt: number,
+  changed: ReadonlyArray<string> | undefined
+): SessionStore.VersionInfo => ({
+  version,
+  ...(runId === undefined ? {} : { runId }),
+  committedAt,
+  ...(changed === undefined ? {} : { changed })
+})
+
+/**
+ * Adds a session's new version (its current state) to its kept versions and
+ * drops those past `keep`; the summary comes from `changes` when they name
+ * their keys, else from the version before, when it is kept.
+ */
+const keepVersion = (
+  session: MemorySession,
+  keep: number,
+  committedAt: number,
+  changes: ReadonlyArray<Change> | undefined,
+  previous: MemoryVersion | undefined
+) => {
+  const version = session.info.version
+  if (keep > 0) {
+    const named = changes === undefined ? undefined : SessionStore.changedKeys(changes)
+    const changed = version === 1
+      ? createdKeys(session.state)
+      : named ?? (previous === undefined ? undefined : SessionStore.changedKeys(SessionStore.diffStates(previous.state, session.state)))
+    session.versions.push({ info: versionInfo(version, session.lastRunId, committedAt, changed), state: session.state })
+  }
+  const oldest = version - keep + 1
+  if (session.versions.length > 0 && session.versions[0]!.info.version < oldest) {
+    session.versions = session.versions.filter((kept) => kept.info.version >= oldest)
+  }
+}
+
 /** @internal */
 export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): SessionStore.Backend => {
   const keepRuns = Effect.runSync(Effect.either(SessionStore.checkKeepRuns("makeMemoryBackend", options?.keepRuns)))
   if (keepRuns._tag === "Left") throw new RangeError(keepRuns.left.description)
   const keep = keepRuns.right
+  const storeHistory = options?.history
+  const keepOf = (commit: { readonly history?: SessionStore.HistoryOptions | undefined }) =>
+    SessionStore.keptVersions(commit.history ?? storeHistory)
   const sessions = new Map<string, MemorySession>()
   const changes = Effect.runSync(PubSub.unbounded<Published>())
   const publish = (session: MemorySession) =>
@@ -225,8 +277,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
             },
             state,
             lastRunId: commit.run?.runId,
-            runs: run === undefined ? new Map() : new Map([[commit.run!.runId, run]])
+            runs: run === undefined ? new Map() : new Map([[commit.run!.runId, run]]),
+            versions: []
           }
+          keepVersion(created, keepOf(commit), now, undefined, undefined)
           sessions.set(commit.sessionId, created)
           if (commit.ends !== undefined) active.delete(commit.ends.runId)
           yield* publish(created)
@@ -241,9 +295,17 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           })
         }
         if (state !== undefined) {
+          const previous = existing.versions.at(-1)
           existing.state = state
           existing.lastRunId = commit.run?.runId
           existing.info = { ...existing.info, version: existing.info.version + 1, updatedAt: now }
+          keepVersion(
+            existing,
+            keepOf(commit),
+            now,
+            commit.changes,
+            previous?.info.version === commit.expectedVersion ? previous : undefined
+          )
         } else {
           existing.info = { ...existing.info, updatedAt: now }
         }
@@ -317,6 +379,41 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         const all = Array.from(sessions.get(sessionId)?.runs.values() ?? [], (json) => parse<SessionStore.RunRecord>(json))
         const runs = options.status === undefined ? all : all.filter((run) => run.status === options.status)
         return options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
+      }),
+    versions: (sessionId) => Effect.sync(() => (sessions.get(sessionId)?.versions ?? []).map((kept) => kept.info)),
+    loadVersion: (sessionId, version) =>
+      Effect.sync(() => {
+        const kept = sessions.get(sessionId)?.versions.find((row) => row.info.version === version)
+        return kept === undefined ? Option.none() : Option.some(copyJson(kept.state))
+      }),
+    fork: (request) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const source = sessions.get(request.sessionId)
+        if (source === undefined) return yield* new WorkflowError.SessionNotFound({ sessionId: request.sessionId })
+        const at = source.versions.find((row) => row.info.version === request.version)
+        if (at === undefined) return yield* SessionStore.versionNotFound(request.sessionId, request.version, source.info.version)
+        if (sessions.has(request.newSessionId)) {
+          return yield* new WorkflowError.SessionExists({ sessionId: request.newSessionId })
+        }
+        const forked: MemorySession = {
+          info: {
+            sessionId: request.newSessionId,
+            workflowName: source.info.workflowName,
+            userId: request.userId,
+            name: undefined,
+            version: request.version,
+            createdAt: now,
+            updatedAt: now
+          },
+          state: at.state,
+          lastRunId: at.info.runId,
+          runs: new Map(),
+          versions: source.versions.filter((row) => row.info.version <= request.version)
+        }
+        sessions.set(request.newSessionId, forked)
+        yield* publish(forked)
+        return forked.info
       }),
     watch: (sessionId) =>
       Stream.unwrapScoped(Effect.gen(function*() {
@@ -490,8 +587,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
             },
             state: yield* store("endRun", run.initialState ?? {}),
             lastRunId: undefined,
-            runs: new Map()
+            runs: new Map(),
+            versions: []
           }
+          keepVersion(session, keepOf({}), now, undefined, undefined)
           sessions.set(run.sessionId, session)
           append(session, runId, json)
           active.delete(runId)

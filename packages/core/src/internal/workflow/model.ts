@@ -9,6 +9,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as RunContext from "../../RunContext.js"
 import * as SessionState from "../../SessionState.js"
+import type * as SessionStore from "../../SessionStore.js"
 import type { StepInput } from "../../StepInput.js"
 import type * as StepOutput from "../../StepOutput.js"
 import * as WorkflowError from "../../WorkflowError.js"
@@ -57,6 +58,8 @@ export interface Workflow<
   readonly durability: "run" | "step"
   /** what a run's commit writes: the whole state (default) or its changes */
   readonly persist: "state" | "changes"
+  /** the versions of a session its commits keep (undefined: the store's choice) */
+  readonly history: SessionStore.HistoryOptions | undefined
   /** the version of the workflow's steps a durable run records, if given */
   readonly version: string | undefined
   /** the recorded versions (or fingerprints) of runs this workflow may carry on despite a different shape */
@@ -137,6 +140,15 @@ export type MakeOptions<S extends ReadonlyArray<step.Any>, In extends InputSchem
      */
     readonly persist?: "state" | "changes" | undefined
     /**
+     * How many committed versions of each session are kept, to read the state
+     * as it was (`Workflow.getSessionState` with `version`,
+     * `Workflow.sessionVersions`) or fork a session from one
+     * (`Workflow.fork`): `{ keep: "none" }`, `{ keep: "all" }` or the last N
+     * (`{ keep: 50 }`); default: the store's `history` option, else the last
+     * 20 (see `SessionStore.defaultHistory` for what it costs).
+     */
+    readonly history?: SessionStore.HistoryOptions | undefined
+    /**
      * The version of the workflow's steps, recorded with every unfinished
      * (journaled or paused) run together with the fingerprint of its step
      * tree (names, kinds, nesting). Carrying a run on (`Workflow.resume`,
@@ -176,6 +188,7 @@ interface Fields {
   readonly userId: string | undefined
   readonly durability: "run" | "step"
   readonly persist: "state" | "changes"
+  readonly history: SessionStore.HistoryOptions | undefined
   readonly version: string | undefined
   readonly resumes: ReadonlyArray<string>
 }
@@ -203,6 +216,7 @@ export const fromOptions = <W extends Any>(options: MakeOptions<ReadonlyArray<st
     userId: options.userId,
     durability: options.durability ?? "run",
     persist: options.persist ?? "state",
+    history: options.history,
     version: options.version,
     resumes: options.resumes ?? []
   })

@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -13,6 +14,9 @@ import * as SessionStore from "../../SessionStore.js"
 import type {
   Any,
   ChatHistoryOptions,
+  ForkOptions,
+  ForkResult,
+  StateOptions,
   SessionOptions,
   SessionUpdate,
   State,
@@ -56,12 +60,84 @@ const sessionInfo = (self: Any, sessionId: string, options: SessionOptions | und
 export const getSessionState = Effect.fn(
   "Workflow.getSessionState"
 )(
-  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
+  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: StateOptions) {
     const id = yield* resolveSessionId(self, sessionId, "getSessionState")
-    const stored = yield* loadSession(self, id, options)
-    return (yield* internal.decodeState(self, id, stored.state)) as State<W>
+    if (options?.version === undefined) {
+      const stored = yield* loadSession(self, id, options)
+      return (yield* internal.decodeState(self, id, stored.state)) as State<W>
+    }
+    return (yield* stateAt(self, id, options.version, options)).state as State<W>
   }
 )
+
+/** The decoded state of a kept version of a session, for its owner. */
+const stateAt = (self: Any, sessionId: string, version: number, options: SessionOptions | undefined) =>
+  Effect.gen(function*() {
+    const info = yield* sessionInfo(self, sessionId, options)
+    const found = yield* (yield* SessionStore.SessionStore).loadVersion(sessionId, version)
+    if (Option.isNone(found)) return yield* SessionStore.versionNotFound(sessionId, version, info.version)
+    return { info, state: yield* internal.decodeState(self, sessionId, found.value) }
+  })
+
+/** @internal */
+export const sessionVersions = Effect.fn("Workflow.sessionVersions")(
+  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions) {
+    const id = yield* resolveSessionId(self, sessionId, "sessionVersions")
+    yield* sessionInfo(self, id, options)
+    return yield* (yield* SessionStore.SessionStore).versions(id)
+  }
+)
+
+/** @internal */
+export const fork = Effect.fn("Workflow.fork")(
+  function*<W extends Any>(self: W, sessionId: string | undefined, options?: ForkOptions) {
+    const id = yield* resolveSessionId(self, sessionId, "fork")
+    const newSessionId = yield* runner.checkSessionId(options?.newSessionId ?? crypto.randomUUID())
+    const userId = options?.userId ?? self.userId
+    const store = yield* SessionStore.SessionStore
+    const info = yield* sessionInfo(self, id, options)
+    const paused = options?.atRun === undefined ? undefined : yield* pausedRunOf(self, id, options.atRun)
+    const version = paused?.baseVersion ?? options?.atVersion ?? info.version
+    if (paused !== undefined && options?.atVersion !== undefined && options.atVersion !== paused.baseVersion) {
+      return yield* new WorkflowError.RunNotFound({
+        runId: paused.runId,
+        description: `the paused run started from version ${paused.baseVersion}, not ${options.atVersion}: fork at its version`
+      })
+    }
+    const forked = yield* store.fork({ sessionId: id, version, newSessionId, userId })
+    if (paused === undefined) return { sessionId: forked.sessionId, version: forked.version } satisfies ForkResult
+    // the paused run, carried over: the fork's copy waits at the same question, under a new id
+    const now = yield* Clock.currentTimeMillis
+    const runId = crypto.randomUUID()
+    yield* store.startRun({
+      ...paused,
+      runId,
+      sessionId: newSessionId,
+      ...(userId === undefined ? { userId: undefined } : { userId }),
+      status: "paused",
+      owner: "",
+      leaseExpiresAt: 0,
+      baseVersion: forked.version,
+      startedAt: now,
+      updatedAt: now
+    })
+    return { sessionId: forked.sessionId, version: forked.version, runId } satisfies ForkResult
+  }
+)
+
+/** The paused run `runId` of this workflow on the session, else `RunNotFound`. */
+const pausedRunOf = (self: Any, sessionId: string, runId: string) =>
+  Effect.gen(function*() {
+    const found = yield* (yield* SessionStore.SessionStore).getRun(runId)
+    const run = Option.isSome(found) && found.value._tag === "Active" ? found.value.run : undefined
+    if (run === undefined || run.sessionId !== sessionId || run.workflowName !== self.name || run.status !== "paused") {
+      return yield* new WorkflowError.RunNotFound({
+        runId,
+        description: `no paused run of workflow '${self.name}' on session '${sessionId}' has this id`
+      })
+    }
+    return run
+  })
 
 /** @internal */
 export const updateSessionState = Effect.fn("Workflow.updateSessionState")(
@@ -84,7 +160,8 @@ export const updateSessionState = Effect.fn("Workflow.updateSessionState")(
         workflowName: stored.workflowName,
         userId: options?.userId ?? self.userId,
         expectedVersion: stored.version,
-        state: encoded
+        state: encoded,
+        history: self.history
       }).pipe(Effect.catchTag("RunLost", (error) => Effect.die(error)))
       return next
     }))

@@ -1,0 +1,295 @@
+/**
+ * The kept versions of sessions (see `SessionStore.HistoryOptions`): one row
+ * per version in the versions table, holding either the whole state
+ * (`state`) or the changes from the version before (`changes`), the run that
+ * made it, when, and the top-level keys it changed (`changed`, JSON). A
+ * version's state is its last whole state before it with the changes after
+ * it applied. Rows older than the versions a session keeps stay only while a
+ * kept version is built on them, unlisted (`listed = 0`); so dropping
+ * versions by count is one `DELETE` and one `UPDATE`, and never rewrites a row.
+ *
+ * Every statement here runs inside the caller's transaction.
+ *
+ * @internal
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { SessionStore, type WorkflowEvent, WorkflowError } from "@sessionflow/core"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as rows from "./rows.js"
+
+const ChainRow = Schema.Struct({
+  version: rows.Integer,
+  state: Schema.NullOr(Schema.String),
+  changes: Schema.NullOr(Schema.String),
+  listed: rows.Integer
+})
+const decodeChain = Schema.decodeUnknown(Schema.Array(ChainRow))
+
+const SizeRow = Schema.Struct({ version: rows.Integer, whole: rows.Integer, size: rows.Integer })
+const decodeSizes = Schema.decodeUnknown(Schema.Array(SizeRow))
+
+const InfoRow = Schema.Struct({
+  version: rows.Integer,
+  run_id: Schema.NullOr(Schema.String),
+  committed_at: rows.Integer,
+  changed: Schema.NullOr(Schema.String)
+})
+const decodeInfos = Schema.decodeUnknown(Schema.Array(InfoRow))
+
+const corrupt = (sessionId: string, description: string, cause?: unknown) =>
+  new WorkflowError.StateDecodeError({
+    sessionId,
+    reason: "corrupt",
+    description,
+    ...(cause === undefined ? {} : { cause })
+  })
+
+const parseJson = <A>(sessionId: string, what: string, text: string) =>
+  Effect.try({
+    try: () => JSON.parse(text) as A,
+    catch: (cause) => corrupt(sessionId, `the kept ${what} is not valid JSON`, cause)
+  })
+
+/** The state a chain of rows (a whole state, then changes, version after version) ends at. */
+const fold = (sessionId: string, chain: ReadonlyArray<typeof ChainRow.Type>) =>
+  Effect.gen(function*() {
+    const [base, ...rest] = chain
+    if (base === undefined || base.state === null) return yield* corrupt(sessionId, "a kept version has no whole state before it")
+    let state = yield* parseJson<unknown>(sessionId, "state", base.state)
+    for (const row of rest) {
+      if (row.state !== null) state = yield* parseJson<unknown>(sessionId, "state", row.state)
+      else if (row.changes !== null) {
+        const changes = yield* parseJson<ReadonlyArray<WorkflowEvent.StateChange>>(sessionId, "changes", row.changes)
+        state = yield* SessionStore.applyChanges(sessionId, state, changes)
+      }
+    }
+    return state
+  })
+
+/** What a commit tells the history of the version it made. */
+export interface NewVersion {
+  readonly sessionId: string
+  readonly version: number
+  readonly runId: string | null
+  readonly committedAt: number
+  /** the versions to keep (0: none, `Infinity`: all) */
+  readonly keep: number
+  /** the committed state and its JSON text (computed when needed) */
+  readonly state: unknown
+  readonly stateText: Effect.Effect<string, WorkflowError.SessionStoreError>
+  /** the commit's changes and their JSON text, when it sent them */
+  readonly changes: ReadonlyArray<WorkflowEvent.StateChange> | undefined
+  readonly changesText: string | null
+}
+
+/** @internal */
+export const make = (sql: SqlClient.SqlClient, table: string) => {
+  const versions = sql(table)
+
+  /** The rows a version's state is built from (its last whole state up to it), oldest first. */
+  const chainTo = (sessionId: string, version: number) =>
+    Effect.flatMap(
+      sql`SELECT version, state, changes, listed FROM ${versions}
+WHERE session_id = ${sessionId} AND version <= ${version} AND version >= COALESCE(
+  (SELECT MAX(version) FROM ${versions} WHERE session_id = ${sessionId} AND version <= ${version} AND state IS NOT NULL),
+  ${version + 1})
+ORDER BY version`,
+      decodeChain
+    )
+
+  /** The state at a kept version (listed, and built on contiguous rows), else none. */
+  const stateAt = (sessionId: string, version: number) =>
+    Effect.gen(function*() {
+      if (!Number.isSafeInteger(version) || version < 1) return Option.none<unknown>()
+      const chain = yield* chainTo(sessionId, version)
+      const last = chain.at(-1)
+      if (last === undefined || last.version !== version || last.listed !== 1) return Option.none<unknown>()
+      if (chain.length !== version - chain[0]!.version + 1) return Option.none<unknown>()
+      return Option.some(yield* fold(sessionId, chain))
+    })
+
+  const list = (sessionId: string) =>
+    Effect.flatMap(
+      Effect.flatMap(
+        sql`SELECT version, run_id, committed_at, changed FROM ${versions}
+WHERE session_id = ${sessionId} AND listed = 1 ORDER BY version`,
+        decodeInfos
+      ),
+      (found) =>
+        Effect.forEach(found, (row) =>
+          Effect.map(
+            row.changed === null
+              ? Effect.succeed(undefined)
+              : Effect.orElseSucceed(parseJson<ReadonlyArray<string>>(sessionId, "summary", row.changed), () => undefined),
+            (changed): SessionStore.VersionInfo => ({
+              version: row.version,
+              ...(row.run_id === null ? {} : { runId: row.run_id }),
+              committedAt: row.committed_at,
+              ...(changed === undefined ? {} : { changed })
+            })
+          ))
+    )
+
+  const clear = (sessionId: string) => sql`DELETE FROM ${versions} WHERE session_id = ${sessionId}`
+
+  /** Drops the versions older than the last `keep` (the rows later ones are built on stay, unlisted). */
+  const retain = (sessionId: string, latest: number, keep: number) =>
+    Effect.gen(function*() {
+      const oldest = latest - keep + 1
+      if (oldest <= 1) return
+      yield* sql`DELETE FROM ${versions} WHERE session_id = ${sessionId} AND version < COALESCE(
+  (SELECT MAX(version) FROM ${versions} WHERE session_id = ${sessionId} AND version <= ${oldest} AND state IS NOT NULL),
+  ${oldest})`
+      yield* sql`UPDATE ${versions} SET listed = 0 WHERE session_id = ${sessionId} AND version < ${oldest} AND listed = 1`
+    })
+
+  const insert = (
+    entry: NewVersion,
+    body: { readonly state: string | null; readonly changes: string | null },
+    changed: ReadonlyArray<string> | undefined
+  ) =>
+    sql`INSERT INTO ${versions} (session_id, version, run_id, committed_at, changed, state, changes, listed)
+VALUES (${entry.sessionId}, ${entry.version}, ${entry.runId}, ${entry.committedAt},
+  ${changed === undefined ? null : JSON.stringify(changed)}, ${body.state}, ${body.changes}, 1)
+ON CONFLICT (session_id, version) DO NOTHING`
+
+  /**
+   * Keeps the version a commit made: as the changes from the version before
+   * when that one is kept and the changes stay light (see
+   * `SessionStore.versionNeedsWholeState`), else as the whole state; then
+   * drops what is past `keep`. A commit that sent its whole state is compared
+   * with the version before (read from these rows) for its changes.
+   */
+  const keep = (entry: NewVersion) =>
+    Effect.gen(function*() {
+      if (entry.keep <= 0) {
+        yield* clear(entry.sessionId)
+        return
+      }
+      if (entry.version === 1) {
+        yield* insert(
+          entry,
+          { state: yield* entry.stateText, changes: null },
+          SessionStore.changedKeys(SessionStore.diffStates({}, entry.state))
+        )
+        return
+      }
+      // the rows since the last whole state, with their sizes
+      const sizes = yield* Effect.flatMap(
+        sql`SELECT version, CASE WHEN state IS NULL THEN 0 ELSE 1 END AS whole,
+  length(COALESCE(state, changes, '')) AS size FROM ${versions}
+WHERE session_id = ${entry.sessionId} AND version >= COALESCE(
+  (SELECT MAX(version) FROM ${versions} WHERE session_id = ${entry.sessionId} AND state IS NOT NULL), ${entry.version})
+ORDER BY version`,
+        decodeSizes
+      )
+      const previousKept = sizes.length > 0 && sizes[0]!.whole === 1 && sizes.at(-1)!.version === entry.version - 1 &&
+        sizes.length === entry.version - sizes[0]!.version
+      const named = entry.changes !== undefined && entry.changes.every((change) => change.path.length > 0)
+        ? entry.changes
+        : undefined
+      let changes = named
+      let changesText = named === undefined ? null : entry.changesText
+      if (changes === undefined && previousKept) {
+        // a kept version that does not read back is left behind: this one is whole
+        const previous = yield* Effect.option(
+          Effect.flatMap(chainTo(entry.sessionId, entry.version - 1), (chain) => fold(entry.sessionId, chain))
+        )
+        if (Option.isSome(previous)) {
+          changes = SessionStore.diffStates(previous.value, entry.state)
+          changesText = JSON.stringify(changes)
+        }
+      }
+      const changed = changes === undefined ? undefined : SessionStore.changedKeys(changes)
+      const whole = !previousKept || changes === undefined || changesText === null ||
+        SessionStore.versionNeedsWholeState({
+          keep: entry.keep,
+          baseSize: sizes[0]!.size,
+          pendingSize: sizes.slice(1).reduce((sum, row) => sum + row.size, 0),
+          pendingCount: sizes.length - 1,
+          size: changesText.length,
+          changes
+        })
+      yield* insert(entry, whole ? { state: yield* entry.stateText, changes: null } : { state: null, changes: changesText }, changed)
+      if (entry.keep !== Infinity) yield* retain(entry.sessionId, entry.version, entry.keep)
+    })
+
+  /** Copies the rows a session's versions up to `version` are built on to another session. */
+  const copy = (from: string, to: string, version: number) =>
+    sql`INSERT INTO ${versions} (session_id, version, run_id, committed_at, changed, state, changes, listed)
+SELECT ${to}, version, run_id, committed_at, changed, state, changes, listed FROM ${versions}
+WHERE session_id = ${from} AND version <= ${version}`
+
+  /**
+   * PostgreSQL's one-statement commit of changes (see the store's
+   * `commitInOneStatement`), keeping the version they make: `before`, a CTE
+   * reading the rows since the last whole state; `condition`, which the
+   * session's write adds to its checks — the version before is kept, on
+   * contiguous rows, and these changes stay light (`SessionStore.versionNeedsWholeState`
+   * says no); else the statement writes nothing, and the transactional commit
+   * keeps the version as a whole state; `after`, the CTEs that insert the row
+   * and drop what is past `keep`, run only with the write (`written`). A
+   * commit that keeps no versions drops those kept before.
+   */
+  const inOneStatement = (entry: {
+    readonly sessionId: string
+    readonly expectedVersion: number
+    readonly runId: string | null
+    readonly committedAt: number
+    readonly keep: number
+    readonly changes: ReadonlyArray<WorkflowEvent.StateChange>
+    readonly changesText: string
+  }) => {
+    const id = entry.sessionId
+    const done = sql`EXISTS (SELECT 1 FROM written)`
+    if (entry.keep <= 0) {
+      return { before: [], condition: sql`TRUE`, after: [sql`cleared AS (DELETE FROM ${versions} WHERE session_id = ${id} AND ${done})`] }
+    }
+    const chain = sql`chain AS (
+  SELECT b.base AS base, COUNT(v.version) AS n, MAX(v.version) AS last,
+    COALESCE(SUM(CASE WHEN v.version = b.base THEN length(v.state) END), 0) AS base_size,
+    COALESCE(SUM(CASE WHEN v.version > b.base THEN length(COALESCE(v.state, v.changes, '')) END), 0) AS pending
+  FROM (SELECT MAX(version) AS base FROM ${versions} WHERE session_id = ${id} AND state IS NOT NULL) b
+  JOIN ${versions} v ON v.session_id = ${id} AND v.version >= b.base
+  GROUP BY b.base
+)`
+    const light = entry.keep === Infinity ? sql`TRUE` : sql`n < ${entry.keep}`
+    const condition = sql`EXISTS (SELECT 1 FROM chain WHERE last = ${entry.expectedVersion}
+  AND n = ${entry.expectedVersion} - base + 1 AND ${light}
+  AND pending + ${entry.changesText.length} <= GREATEST(base_size, 256))`
+    const changed = SessionStore.changedKeys(entry.changes)
+    const inserted = sql`versioned AS (INSERT INTO ${versions}
+  (session_id, version, run_id, committed_at, changed, state, changes, listed)
+SELECT ${id}::text, version, ${entry.runId}::text, ${entry.committedAt}::bigint,
+  ${changed === undefined ? null : JSON.stringify(changed)}::text, NULL, ${entry.changesText}::text, 1 FROM written)`
+    const oldest = entry.expectedVersion + 2 - entry.keep
+    if (entry.keep === Infinity || oldest <= 1) return { before: [chain], condition, after: [inserted] }
+    // the rows before the last whole state at or below the oldest kept version go; those
+    // from it to the oldest kept one stay, unlisted (two CTEs never touch the same row)
+    const base = sql`(SELECT COALESCE(MAX(version), ${oldest}) FROM ${versions}
+  WHERE session_id = ${id} AND version <= ${oldest} AND state IS NOT NULL)`
+    return {
+      before: [chain],
+      condition,
+      after: [
+        inserted,
+        sql`pruned AS (DELETE FROM ${versions} WHERE session_id = ${id} AND version < ${base} AND ${done})`,
+        sql`unlisted AS (UPDATE ${versions} SET listed = 0 WHERE session_id = ${id} AND version < ${oldest} AND listed = 1
+  AND version >= ${base} AND ${done})`
+      ]
+    }
+  }
+
+  return { stateAt, list, keep, clear, copy, inOneStatement }
+}
+
+/** The `history` of a store's option, checked. */
+export const checkHistory = (history: SessionStore.HistoryOptions | undefined) =>
+  history === undefined || history.keep === "none" || history.keep === "all" ||
+    (typeof history.keep === "number" && !Number.isNaN(history.keep))
+    ? Effect.void
+    : Effect.fail(
+      new WorkflowError.SessionStoreError({ method: "make", description: "history.keep is \"none\", \"all\" or a number" })
+    )
