@@ -26,6 +26,11 @@ export * as Parallel from "./Parallel.js"
 /**
  * @since 0.1.0
  */
+export * as Placement from "./Placement.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Router from "./Router.js"
 
 /**
