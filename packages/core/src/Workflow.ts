@@ -588,30 +588,26 @@ export const cancel: <W extends Any>(
   self: W,
   runId: string,
   options?: SessionOptions
-) => Effect.Effect<
-  void,
+) => Effect.Effect<void, CancelError, SessionStore.SessionStore> = (self, runId, options) =>
+  Effect.flatMap(Placement.Placement, (placement) =>
+    placement._tag === "Local"
+      ? durable.cancel(self, runId, options)
+      : placement.cancel(self, runId, options) as Effect.Effect<void, CancelError>)
+
+/**
+ * The errors of {@link cancel}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CancelError =
   | WorkflowError.RunNotFound
   | WorkflowError.RunEnded
   | WorkflowError.InvalidRunId
   | WorkflowError.SessionOwnershipError
   | WorkflowError.SessionStoreError
   | WorkflowError.RunLost
-  | WorkflowError.PlacementError,
-  SessionStore.SessionStore
-> = (self, runId, options) =>
-  Effect.flatMap(Placement.Placement, (placement) =>
-    placement._tag === "Local"
-      ? durable.cancel(self, runId, options)
-      : placement.cancel(self, runId, options) as Effect.Effect<
-        void,
-        | WorkflowError.RunNotFound
-        | WorkflowError.RunEnded
-        | WorkflowError.InvalidRunId
-        | WorkflowError.SessionOwnershipError
-        | WorkflowError.SessionStoreError
-        | WorkflowError.RunLost
-        | WorkflowError.PlacementError
-      >)
+  | WorkflowError.PlacementError
 
 /**
  * An unfinished run, as listed by {@link pausedRuns} and {@link unfinishedRuns}.
