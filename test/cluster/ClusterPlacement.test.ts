@@ -192,6 +192,9 @@ describe.each(placements)("placement: %s", (name, layer) => {
       expect(bad._tag).toBe("ResponseDecodeError")
       const done = yield* Workflow.continue(approvals, paused.runId, { approved: true })
       expect(done.content).toBe("approved")
+      // the paused run's id, sent again: its recorded output now, not the old pause
+      const again = yield* Workflow.run(approvals, "laptop", { sessionId, runId: paused.runId })
+      expect(again.content).toBe("approved")
 
       const other = unique("pause")
       const streamed = yield* Workflow.stream(approvals, "desk", { sessionId: other }).pipe(

@@ -74,14 +74,16 @@ export const RunOutput = Schema.Struct({
 
 // `Run`, `Continue` and `Cancel` are persisted: stored before they are
 // delivered, delivered again to the session's next owner when its runner dies
-// before replying.
+// before replying. They have no primary key: a run sent again with the same id
+// is a message of its own, answered by the engine's own idempotency (after the
+// first, in the session's mailbox) as in one process, rather than with the
+// first message's stored reply (which may be stale: a `RunPaused` since continued).
 
 /** @internal */
 export const Run = Rpc.make("Run", {
   payload: RunPayload,
   success: RunOutput,
-  error: WorkflowError.WorkflowError,
-  primaryKey: ({ runId }) => runId
+  error: WorkflowError.WorkflowError
 }).annotate(ClusterSchema.Persisted, true)
 
 /** @internal */
