@@ -79,35 +79,25 @@ export const RunOutput = Schema.Struct({
 // first, in the session's mailbox) as in one process, rather than with the
 // first message's stored reply (which may be stale: a `RunPaused` since continued).
 
-/** @internal */
-export const Run = Rpc.make("Run", {
-  payload: RunPayload,
-  success: RunOutput,
-  error: WorkflowError.WorkflowError
-}).annotate(ClusterSchema.Persisted, true)
+/** A persisted operation answered with a run's output. */
+const answered = <const Tag extends string, Payload extends Schema.Struct.Fields>(tag: Tag, payload: Payload) =>
+  Rpc.make(tag, { payload, success: RunOutput, error: WorkflowError.WorkflowError }).annotate(ClusterSchema.Persisted, true)
+
+/** An operation answered with the run's events as they happen (not persisted). */
+const streamed = <const Tag extends string, Payload extends Schema.Struct.Fields>(tag: Tag, payload: Payload) =>
+  Rpc.make(tag, { payload, success: WorkflowEvent.WorkflowEvent, error: WorkflowError.WorkflowError, stream: true })
 
 /** @internal */
-export const StreamRun = Rpc.make("StreamRun", {
-  payload: RunPayload,
-  success: WorkflowEvent.WorkflowEvent,
-  error: WorkflowError.WorkflowError,
-  stream: true
-})
+export const Run = answered("Run", RunPayload)
 
 /** @internal */
-export const Continue = Rpc.make("Continue", {
-  payload: ContinuePayload,
-  success: RunOutput,
-  error: WorkflowError.WorkflowError
-}).annotate(ClusterSchema.Persisted, true)
+export const StreamRun = streamed("StreamRun", RunPayload)
 
 /** @internal */
-export const StreamContinue = Rpc.make("StreamContinue", {
-  payload: ContinuePayload,
-  success: WorkflowEvent.WorkflowEvent,
-  error: WorkflowError.WorkflowError,
-  stream: true
-})
+export const Continue = answered("Continue", ContinuePayload)
+
+/** @internal */
+export const StreamContinue = streamed("StreamContinue", ContinuePayload)
 
 /** @internal */
 export const Cancel = Rpc.make("Cancel", {
