@@ -129,6 +129,17 @@ describe.each(placements)("placement: %s", (name, layer) => {
       expect((yield* Workflow.getSessionState(counter, sessionId)).count).toBe(n)
     }).pipe(Effect.provide(layer)))
 
+  it.live("run options cross as they are: the user (owner checks), a state merged over the stored one", () =>
+    Effect.gen(function*() {
+      const sessionId = unique("opts")
+      const first = yield* Workflow.run(counter, `${sessionId}:a`, { sessionId, userId: "alice", sessionState: { count: 10 } })
+      expect(first.userId).toBe("alice")
+      expect(first.state.count).toBe(11)
+      const other = yield* Effect.flip(Workflow.run(counter, `${sessionId}:b`, { sessionId, userId: "bob" }))
+      expect(other._tag).toBe("SessionOwnershipError")
+      expect((yield* Workflow.getSession(counter, sessionId, { userId: "alice" })).userId).toBe("alice")
+    }).pipe(Effect.provide(layer)))
+
   it.live("a run given a completed run's id returns its recorded output without running again", () =>
     Effect.gen(function*() {
       const sessionId = unique("idem")

@@ -146,18 +146,31 @@ const retentionFromWire = (retention: typeof EventRetention.Type | undefined): W
     keepFor: retention.keepForMillis === undefined ? undefined : Duration.millis(retention.keepForMillis)
   }
 
+/** What runs and continues share: their owner, their retries, their lease and their event log. */
+const sharedToWire = (options: Workflow.ContinueOptions) => ({
+  userId: options.userId,
+  retryOnConflict: options.retryOnConflict,
+  leaseMillis: millis(options.leaseDuration),
+  events: options.events,
+  eventRetention: retentionToWire(options.eventRetention)
+})
+
+const sharedFromWire = (options: typeof ContinueOptions.Type): Workflow.ContinueOptions => ({
+  userId: options.userId,
+  retryOnConflict: options.retryOnConflict,
+  leaseDuration: options.leaseMillis === undefined ? undefined : Duration.millis(options.leaseMillis),
+  events: options.events,
+  eventRetention: retentionFromWire(options.eventRetention)
+})
+
 /** @internal */
 export const runOptionsToWire = (options: Workflow.RunOptions<unknown> | undefined): typeof RunOptions.Type =>
   options === undefined ? {} : defined({
-    userId: options.userId,
+    ...sharedToWire(options),
     sessionState: options.sessionState,
     overwriteDbSessionState: options.overwriteDbSessionState,
     additionalData: options.additionalData,
-    retryOnConflict: options.retryOnConflict,
-    durability: options.durability,
-    leaseMillis: millis(options.leaseDuration),
-    events: options.events,
-    eventRetention: retentionToWire(options.eventRetention)
+    durability: options.durability
   })
 
 /** @internal */
@@ -166,37 +179,22 @@ export const runOptionsFromWire = (
   sessionId: string,
   runId: string
 ): Workflow.RunOptions<unknown> => ({
+  ...sharedFromWire(options),
   sessionId,
   runId,
-  userId: options.userId,
   sessionState: options.sessionState,
   overwriteDbSessionState: options.overwriteDbSessionState,
   additionalData: options.additionalData,
-  retryOnConflict: options.retryOnConflict,
-  durability: options.durability,
-  leaseDuration: options.leaseMillis === undefined ? undefined : Duration.millis(options.leaseMillis),
-  events: options.events,
-  eventRetention: retentionFromWire(options.eventRetention)
+  durability: options.durability
 })
 
 /** @internal */
 export const continueOptionsToWire = (options: Workflow.ContinueOptions | undefined): typeof ContinueOptions.Type =>
-  options === undefined ? {} : defined({
-    userId: options.userId,
-    retryOnConflict: options.retryOnConflict,
-    leaseMillis: millis(options.leaseDuration),
-    events: options.events,
-    eventRetention: retentionToWire(options.eventRetention),
-    pause: options.pause
-  })
+  options === undefined ? {} : defined({ ...sharedToWire(options), pause: options.pause })
 
 /** @internal */
 export const continueOptionsFromWire = (options: typeof ContinueOptions.Type): Workflow.ContinueOptions => ({
-  userId: options.userId,
-  retryOnConflict: options.retryOnConflict,
-  leaseDuration: options.leaseMillis === undefined ? undefined : Duration.millis(options.leaseMillis),
-  events: options.events,
-  eventRetention: retentionFromWire(options.eventRetention),
+  ...sharedFromWire(options),
   pause: options.pause
 })
 
