@@ -6,7 +6,9 @@
  * published types (`dist/*.d.ts`, built by `npm run build` and by the `tsc -b`
  * that `npm test` starts with), the other imports to the repository's
  * node_modules. A block that is a fragment, not a module, is fenced
- * ```ts no-check and is not compiled.
+ * ```ts no-check and is not compiled. A block fenced ```ts dom is compiled with
+ * the DOM library added (`lib: ["ES2022", "DOM"]`): the declarations of
+ * `@effect/rpc`, under `@effect/cluster`, name DOM's `Transferable`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Init } from "@sessionflow/cli"
@@ -30,6 +32,7 @@ interface Block {
   readonly line: number
   readonly code: string
   readonly checked: boolean
+  readonly dom: boolean
 }
 
 const blocks = (readme: string): ReadonlyArray<Block> => {
@@ -41,7 +44,7 @@ const blocks = (readme: string): ReadonlyArray<Block> => {
     const end = lines.findIndex((l, j) => j > i && l.startsWith("```"))
     if (end < 0) throw new Error(`${readme}:${i + 1}: a code block that is never closed`)
     const words = (open[2] ?? "").trim().split(/\s+/)
-    found.push({ readme, line: i + 2, code: lines.slice(i + 1, end).join("\n") + "\n", checked: !words.includes("no-check") })
+    found.push({ readme, line: i + 2, code: lines.slice(i + 1, end).join("\n") + "\n", checked: !words.includes("no-check"), dom: words.includes("dom") })
     i = end
   }
   return found
@@ -49,6 +52,9 @@ const blocks = (readme: string): ReadonlyArray<Block> => {
 
 /** What a user compiles with: the strict settings of the app `sessionflow init` writes (each block a module). */
 const options = { ...Init.tsconfig.compilerOptions, moduleDetection: "force" }
+
+/** The same, with the DOM library (for the blocks fenced ```ts dom). */
+const domOptions = { ...options, lib: [...Init.tsconfig.compilerOptions.lib, "DOM"] }
 
 interface Diagnostic {
   readonly file?: string
@@ -59,7 +65,7 @@ interface Diagnostic {
 }
 
 /** The diagnostics of one TypeScript program over `files`. */
-const check = (files: ReadonlyArray<string>): Promise<ReadonlyArray<Diagnostic>> =>
+const check = (files: ReadonlyArray<string>, options: object): Promise<ReadonlyArray<Diagnostic>> =>
   new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./compile.worker.mjs", import.meta.url), { workerData: { files, options } })
     worker.once("message", resolve)
@@ -87,7 +93,9 @@ describe("README code blocks", () => {
         fs.writeFileSync(file, block.code)
         files.set(file, block)
       }
-      const errors = (await check([...files.keys()])).map((d) => {
+      const [plain, dom] = [false, true].map((withDom) => [...files].filter(([, b]) => b.dom === withDom).map(([file]) => file))
+      const diagnostics = [...await check(plain!, options), ...(dom!.length === 0 ? [] : await check(dom!, domOptions))]
+      const errors = diagnostics.map((d) => {
         if (d.file === undefined) return `TS${d.code}: ${d.message}`
         const block = files.get(path.resolve(d.file))
         const where = block === undefined

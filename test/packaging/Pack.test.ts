@@ -90,6 +90,35 @@ const program = Effect.gen(function*() {
 Effect.runPromise(Effect.scoped(program)).then(console.log)
 `
 
+/**
+ * The cluster placement on plain node from the tarball: one process as a
+ * whole cluster, 8 runs at once on one session. Compiled on its own with the
+ * DOM library added (`@effect/rpc`'s declarations, under `@effect/cluster`,
+ * name DOM's `Transferable`; see the cluster package's README).
+ */
+const clusterApp = `import { SqliteClient } from "@effect/sql-sqlite-node"
+import { ClusterPlacement } from "@sessionflow/cluster"
+import { SessionState, SessionStore, Workflow } from "@sessionflow/core"
+import { Effect, Layer, Schema } from "effect"
+
+class Count extends SessionState.Tag("app/ClusterCount")<Count>()({ n: Schema.Number }) {}
+const count = Workflow.make({ name: "count", state: Count, sessionState: { n: 0 } }).pipe(
+  Workflow.andThen("inc", () => Count.modify((s) => [s.n + 1, { n: s.n + 1 }]))
+)
+const Placed = ClusterPlacement.layerSingleRunner({ workflows: [count], runnerStorage: "memory" }).pipe(
+  Layer.provideMerge(SessionStore.layerMemory),
+  Layer.provide(SqliteClient.layer({ filename: ":memory:" }))
+)
+const program = Effect.forEach([1, 2, 3, 4, 5, 6, 7, 8], () => Workflow.run(count, null, { sessionId: "s" }), {
+  concurrency: "unbounded"
+}).pipe(
+  Effect.map((outputs) => outputs.map((o) => o.content).sort((a, b) => a - b).join(",")),
+  Effect.provide(Placed)
+)
+
+Effect.runPromise(program).then(console.log)
+`
+
 const strict = {
   strict: true,
   exactOptionalPropertyTypes: true,
@@ -157,6 +186,15 @@ describe("the published packages", () => {
       fs.writeFileSync(path.join(app, "src", "main.ts"), readmeExample())
       fs.writeFileSync(path.join(app, "src", "others.ts"), others)
       fs.writeFileSync(path.join(app, "src", "server.ts"), serverApp)
+      fs.mkdirSync(path.join(app, "src-cluster"))
+      fs.writeFileSync(path.join(app, "src-cluster", "cluster.ts"), clusterApp)
+      fs.writeFileSync(
+        path.join(app, "tsconfig.cluster.json"),
+        JSON.stringify({
+          compilerOptions: { ...strict, ...tsconfigs.nodenext, lib: [...strict.lib, "DOM"], outDir: "out-cluster" },
+          include: ["src-cluster"]
+        }, null, 2)
+      )
       for (const [name, resolution] of Object.entries(tsconfigs)) {
         fs.writeFileSync(
           path.join(app, `tsconfig.${name}.json`),
@@ -194,7 +232,7 @@ describe("the published packages", () => {
       // compile with the strict settings, both resolutions
       const tsc = path.join(app, "node_modules", "typescript", "bin", "tsc")
       yield* Effect.all(
-        Object.keys(tsconfigs).map((name) =>
+        [...Object.keys(tsconfigs), "cluster"].map((name) =>
           exec(process.execPath, [tsc, "-p", `tsconfig.${name}.json`], { cwd: app, env: appEnv() }).pipe(
             Effect.flatMap(ok(`tsc (${name})`))
           )
@@ -212,6 +250,9 @@ describe("the published packages", () => {
       const served = (yield* node("out-nodenext/server.js")).stdout.trimEnd().split("\n")
       expect(served.at(-1)).toBe('{"n":1} true 200')
       expect(served.slice(0, -1).join("\n")).toMatch(/sessionflow server listening on http:\/\/127\.0\.0\.1:\d+/)
+
+      // the cluster placement: the runs on one session one after the other, none conflicting
+      expect((yield* node("out-cluster/cluster.js")).stdout.trimEnd().split("\n").at(-1)).toBe("1,2,3,4,5,6,7,8")
 
       // the installed command reads it back
       const bin = path.join(app, "node_modules", ".bin", "sessionflow")

@@ -27,6 +27,7 @@ import * as shape from "./internal/run/shape.js"
 import * as durable from "./internal/workflow/durable.js"
 import * as sessions from "./internal/workflow/sessions.js"
 import * as internal from "./internal/workflow/model.js"
+import * as Placement from "./Placement.js"
 import type * as SessionState from "./SessionState.js"
 import * as SessionStore from "./SessionStore.js"
 import type * as Step from "./Step.js"
@@ -399,8 +400,14 @@ export const run: <W extends Any>(
   input,
   options
 ) =>
-  // in a `Workflow.run` span when a tracer is installed (see `internal/tracing.ts`)
-  runner.run(self, input, options as RunOptions<unknown> | undefined, undefined)
+  Effect.flatMap(Placement.Placement, (placement) =>
+    placement._tag === "Local"
+      // in a `Workflow.run` span when a tracer is installed (see `internal/tracing.ts`)
+      ? runner.run(self, input, options as RunOptions<unknown> | undefined, undefined)
+      : placement.run(self, input, options as RunOptions<unknown> | undefined) as Effect.Effect<
+        RunOutput<Output<typeof self>, State<typeof self>>,
+        Error<typeof self> | RunError
+      >)
 
 /**
  * Runs the workflow and streams its events as they happen, ending with
@@ -421,7 +428,13 @@ export const stream: <W extends Any>(
   Exclude<Error<W> | RunError, WorkflowError.RunPaused>,
   Context<W> | SessionStore.SessionStore
 > = (self, input, options) =>
-  runner.eventStream((sink) => runner.run(self, input, options as RunOptions<unknown> | undefined, sink))
+  Stream.unwrap(Effect.map(Placement.Placement, (placement) =>
+    placement._tag === "Local"
+      ? runner.eventStream((sink) => runner.run(self, input, options as RunOptions<unknown> | undefined, sink))
+      : placement.stream(self, input, options as RunOptions<unknown> | undefined) as Stream.Stream<
+        WorkflowEvent.WorkflowEvent,
+        Exclude<Error<typeof self> | RunError, WorkflowError.RunPaused>
+      >))
 
 /**
  * @since 0.1.0
@@ -522,7 +535,14 @@ export const continue_: <W extends Any>(
   runId: string,
   response: unknown,
   options?: ContinueOptions
-) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = durable.continue_
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = (self, runId, response, options) =>
+  Effect.flatMap(Placement.Placement, (placement) =>
+    placement._tag === "Local"
+      ? durable.continue_(self, runId, response, options)
+      : placement.continue(self, runId, response, options) as Effect.Effect<
+        RunOutput<Output<typeof self>, State<typeof self>>,
+        Error<typeof self> | ContinueError
+      >)
 
 export {
   /**
@@ -547,7 +567,14 @@ export const continueStream: <W extends Any>(
   WorkflowEvent.WorkflowEvent,
   Exclude<Error<W> | ContinueError, WorkflowError.RunPaused>,
   Context<W> | SessionStore.SessionStore
-> = durable.continueStream
+> = (self, runId, response, options) =>
+  Stream.unwrap(Effect.map(Placement.Placement, (placement) =>
+    placement._tag === "Local"
+      ? durable.continueStream(self, runId, response, options)
+      : placement.continueStream(self, runId, response, options) as Stream.Stream<
+        WorkflowEvent.WorkflowEvent,
+        Exclude<Error<typeof self> | ContinueError, WorkflowError.RunPaused>
+      >))
 
 /**
  * Ends an unfinished run (paused, or running here or elsewhere) without
@@ -569,16 +596,26 @@ export const cancel: <W extends Any>(
   self: W,
   runId: string,
   options?: SessionOptions
-) => Effect.Effect<
-  void,
+) => Effect.Effect<void, CancelError, SessionStore.SessionStore> = (self, runId, options) =>
+  Effect.flatMap(Placement.Placement, (placement) =>
+    placement._tag === "Local"
+      ? durable.cancel(self, runId, options)
+      : placement.cancel(self, runId, options) as Effect.Effect<void, CancelError>)
+
+/**
+ * The errors of {@link cancel}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CancelError =
   | WorkflowError.RunNotFound
   | WorkflowError.RunEnded
   | WorkflowError.InvalidRunId
   | WorkflowError.SessionOwnershipError
   | WorkflowError.SessionStoreError
-  | WorkflowError.RunLost,
-  SessionStore.SessionStore
-> = durable.cancel
+  | WorkflowError.RunLost
+  | WorkflowError.PlacementError
 
 /**
  * A run started in the background (see {@link start}).

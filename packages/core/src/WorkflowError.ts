@@ -651,6 +651,38 @@ export class SessionExists extends Schema.TaggedError<SessionExists>("@sessionfl
 }
 
 /**
+ * The run could not be handed to where it executes, or its outcome could not
+ * be brought back: with a cluster placement, the cluster refused or lost the
+ * message (`reason: "delivery"`), or the run failed with an error of a step
+ * that has no Schema to carry it between processes (`reason: "remote"`; the
+ * error's tag and message are in `description`). Nothing of a run that
+ * failed to be delivered was committed; a `"remote"` failure was recorded
+ * like any failed run.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PlacementError extends Schema.TaggedError<PlacementError>("@sessionflow/core/PlacementError")(
+  "PlacementError",
+  {
+    reason: Schema.Literal("delivery", "remote"),
+    workflowName: Schema.String,
+    sessionId: Schema.String,
+    description: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return this.reason === "delivery"
+      ? `A run of workflow '${this.workflowName}' on session '${this.sessionId}' could not be delivered: ${this.description}`
+      : `A run of workflow '${this.workflowName}' on session '${this.sessionId}' failed where it ran: ${this.description}`
+  }
+}
+
+
+/**
  * Every error of this module.
  *
  * @since 0.1.0
@@ -684,6 +716,7 @@ export type WorkflowError =
   | InvalidPruneOptions
   | VersionNotFound
   | SessionExists
+  | PlacementError
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -707,6 +740,7 @@ export type RunError =
   | RunUnfinished
   | InvalidRunId
   | RunEnded
+  | PlacementError
 
 /**
  * @since 0.1.0
@@ -739,7 +773,8 @@ export const WorkflowError: Schema.Union<[
   typeof ReplayMismatch,
   typeof InvalidPruneOptions,
   typeof VersionNotFound,
-  typeof SessionExists
+  typeof SessionExists,
+  typeof PlacementError
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -767,7 +802,8 @@ export const WorkflowError: Schema.Union<[
   ReplayMismatch,
   InvalidPruneOptions,
   VersionNotFound,
-  SessionExists
+  SessionExists,
+  PlacementError
 )
 
 /**

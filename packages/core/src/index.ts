@@ -34,6 +34,11 @@ export * as Replay from "./Replay.js"
 /**
  * @since 0.1.0
  */
+export * as Placement from "./Placement.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Router from "./Router.js"
 
 /**

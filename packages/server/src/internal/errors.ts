@@ -90,6 +90,9 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       return new Api.Conflict({ reason: "session-exists", sessionId: error.sessionId, message: error.message })
     case "SessionStoreError":
       return new Api.InternalError({ message: error.message })
+    case "PlacementError":
+      // "remote": a step's own error, brought back from the runner that ran it
+      return error.reason === "delivery" ? new Api.InternalError({ message: error.message }) : undefined
     case "NotSerializable":
       return error.what === "input"
         ? new Api.BadRequest({ reason: "input", message: error.message })
@@ -140,7 +143,14 @@ export const sessionError = (carriedState: boolean) => (error: unknown): CommonE
 export const runError = (carriedState: boolean) => (error: unknown): CommonError | Api.RunFailed | Api.RunTimeout =>
   error instanceof Api.RunTimeout || error instanceof Api.RunFailed
     ? error
-    : fromWorkflowError(error, carriedState) ?? new Api.RunFailed({ message: WorkflowError.format(error) })
+    : fromWorkflowError(error, carriedState) ?? new Api.RunFailed({ message: stepErrorMessage(error) })
+
+/**
+ * A step's own error as one process formats it; one brought back from a
+ * cluster runner (`PlacementError`, `"remote"`) was formatted there already.
+ */
+const stepErrorMessage = (error: unknown): string =>
+  WorkflowError.isWorkflowError(error) && error._tag === "PlacementError" ? error.description : WorkflowError.format(error)
 
 /**
  * The message a client may see for a run's failure: ownership errors read as
