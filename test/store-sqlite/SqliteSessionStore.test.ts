@@ -108,7 +108,8 @@ describe("SqliteSessionStore", () => {
         { migration_id: 6 },
         { migration_id: 7 },
         { migration_id: 8 },
-        { migration_id: 9 }
+        { migration_id: 9 },
+        { migration_id: 11 }
       ])
     }), 60_000)
 
@@ -216,7 +217,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
       // read-only, it is not migrated: an error that says what to do
       const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
-      assert.include(readonlyError.description, "are at migration 3 of 9")
+      assert.include(readonlyError.description, "are at migration 3 of 11")
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient

@@ -8,6 +8,13 @@
  * another shape of its workflow (`WorkflowChanged`) is left alone, logged once:
  * during a rolling deploy a process of the old version may still resume it.
  *
+ * It also wakes the paused runs of its workflows whose time has come: a
+ * durable sleep that ended (`Step.sleep`), a question or a wait for a signal
+ * whose timeout passed, a wait whose signal was stored as the run paused.
+ * Each is carried on by exactly one process (the one whose claim of the run
+ * at its pause wins), at most `pollInterval` after its time (sooner when it
+ * knew the time at its last look).
+ *
  * ```ts no-check
  * const Recovery = DurableRuns.layer({ workflows: [orders, shopping] })
  * // provide it (with a SessionStore and the workflows' requirements) next to your app
@@ -22,6 +29,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as durable from "./internal/workflow/durable.js"
 import * as SessionStore from "./SessionStore.js"
 import * as Workflow from "./Workflow.js"
 
@@ -59,7 +67,7 @@ export const defaults = {
 } as const
 
 /** Errors of a resume that mean another process has (or had) the run: nothing to count. */
-const takenElsewhere = new Set(["RunInProgress", "RunLost", "RunEnded", "RunNotFound"])
+const takenElsewhere = new Set(["RunInProgress", "RunLost", "RunEnded", "RunNotFound", "PauseMismatch"])
 
 const tagOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string" ? error._tag : undefined
@@ -90,15 +98,18 @@ export const supervise = <W extends Workflow.Any>(
      */
     const foreign = new Set<string>()
 
+    const leaseOption = options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration }
+    /** an abandoned run resumed, or a paused one that is due woken */
     const resume = (self: W, run: SessionStore.ActiveRun) =>
       Effect.gen(function*() {
-        const exit = yield* Effect.exit(Workflow.resume(self, run.runId, {
-          userId: run.userId,
-          ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration })
-        }))
+        const exit = yield* Effect.exit<unknown, unknown, SessionStore.SessionStore | Workflow.Context<W>>(
+          run.status === "paused"
+            ? durable.wake(self, run, leaseOption)
+            : Workflow.resume(self, run.runId, { userId: run.userId, ...leaseOption })
+        )
         if (Exit.isSuccess(exit)) {
           failures.delete(run.runId)
-          return yield* Effect.logInfo(`sessionflow: resumed run ${run.runId} of '${self.name}': completed`)
+          return yield* Effect.logInfo(`sessionflow: ${run.status === "paused" ? "woke" : "resumed"} run ${run.runId} of '${self.name}': completed`)
         }
         if (Cause.isInterruptedOnly(exit.cause)) return
         const error = Cause.squash(exit.cause)
@@ -111,9 +122,12 @@ export const supervise = <W extends Workflow.Any>(
             error
           )
         }
-        // the run may have ended (its steps failed, recorded) or paused: that is its outcome
+        // the run may have ended (its steps failed, recorded) or paused (again): that is its outcome
         const after = yield* Effect.orElseSucceed(store.getRun(run.runId), () => Option.none())
-        if (Option.isNone(after) || after.value._tag !== "Active" || after.value.run.status !== "running") {
+        const stuck = Option.isSome(after) && after.value._tag === "Active" && (run.status === "paused"
+          ? after.value.run.status === "paused" && after.value.run.pause?.key === run.pause?.key
+          : after.value.run.status === "running")
+        if (!stuck) {
           failures.delete(run.runId)
           const how = Option.isSome(after) && after.value._tag === "Active" ? "paused" : `ended (${tag ?? "failed"})`
           return yield* Effect.logInfo(`sessionflow: resumed run ${run.runId} of '${self.name}': ${how}`)
@@ -152,17 +166,24 @@ export const supervise = <W extends Workflow.Any>(
 
     /** one look at the unfinished runs: starts what is due, returns when to look next */
     const tick = Effect.gen(function*() {
-      const runs = yield* store.activeRuns({ status: "running" })
+      const running = yield* store.activeRuns({ status: "running" })
       const now = yield* Clock.currentTimeMillis
+      // the paused runs due before the next look, so that it looks again when they are
+      const waking = yield* store.activeRuns({ status: "paused", dueBy: now + pollMillis })
       let next = now + pollMillis
       const listed = new Set<string>()
-      for (const run of runs) {
+      for (const run of [...running, ...waking]) {
         const self = byName.get(run.workflowName)
-        if (self === undefined || run.status !== "running") continue
+        if (self === undefined) continue
         listed.add(run.runId)
         if (busy.has(run.runId) || foreign.has(run.runId)) continue
-        if (run.leaseExpiresAt >= now) {
+        if (run.status === "running" && run.leaseExpiresAt >= now) {
           next = Math.min(next, run.leaseExpiresAt + 1)
+          continue
+        }
+        const wakeAt = run.pause?.wakeAt
+        if (run.status === "paused" && (wakeAt === undefined || wakeAt > now)) {
+          if (wakeAt !== undefined) next = Math.min(next, wakeAt)
           continue
         }
         const failed = failures.get(run.runId)

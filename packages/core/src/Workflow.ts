@@ -511,7 +511,9 @@ export const resumeStream: <W extends Any>(
  * answered), in this process, days later or not. It may pause again. A
  * response that is not JSON (see `NotSerializable`) is refused and the run
  * stays paused; a run started by a workflow of another shape is
- * `WorkflowChanged` (see {@link resume}).
+ * `WorkflowChanged` (see {@link resume}). A run that sleeps or waits for a
+ * signal asks no question: it is refused with `RunNotFound` (send a signal
+ * with {@link signal}).
  *
  * @since 0.1.0
  * @category durable runs
@@ -547,6 +549,48 @@ export const continueStream: <W extends Any>(
   Exclude<Error<W> | ContinueError, WorkflowError.RunPaused>,
   Context<W> | SessionStore.SessionStore
 > = durable.continueStream
+
+/**
+ * What {@link signal} did with a signal: `Kept` (stored with the run, whose
+ * next wait for it takes it), or `Delivered` to the run that waited for it,
+ * which was carried on in this process to its end (`output`).
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export type SignalResult<A, S> = durable.SignalResult<RunOutput<A, S>>
+
+/**
+ * Sends the signal `name` to an unfinished run (see `Step.waitFor`). `value`
+ * is the signal's encoded form: it is decoded with the Schema of the
+ * workflow's `Step.waitFor` steps named `name` and refused with
+ * `SignalDecodeError` when it does not fit (or when no step waits for such a
+ * signal); nothing is stored then. Else it is stored with the run:
+ *
+ * - when the run waits for this signal now, it is given the signal and
+ *   carried on in this process, like {@link continue} (it may pause, sleep
+ *   or wait again: `RunPaused`); the result is `Delivered` with its output;
+ * - otherwise (it runs, sleeps, or waits elsewhere) the signal is `Kept`:
+ *   the run's next wait for it takes it at once, in whichever process runs
+ *   it. Signals are taken in the order they were sent, each by one wait.
+ *
+ * A run that ended takes no signal (`RunEnded`); a run of another workflow
+ * or none is `RunNotFound`; another user's run `SessionOwnershipError`.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const signal: <W extends Any>(
+  self: W,
+  runId: string,
+  name: string,
+  value: unknown,
+  options?: ContinueOptions
+) => Effect.Effect<
+  SignalResult<Output<W>, State<W>>,
+  Error<W> | ContinueError | WorkflowError.SignalDecodeError,
+  Context<W> | SessionStore.SessionStore
+> = durable.signal
 
 /**
  * Ends an unfinished run (paused, or running here or elsewhere) without
@@ -634,6 +678,11 @@ export interface Recovered<A, S> {
  * the process running them died) and resumes them one after the other (or,
  * with `mode: "abandon"`, ends them as `abandoned`). Returns what happened to
  * each; a run another process took first is reported with `RunInProgress`.
+ *
+ * It also wakes the paused runs that are due (in `"resume"` mode): a sleep
+ * that ended (`Step.sleep`), a question or wait whose timeout passed, a wait
+ * whose signal was stored as the run paused. `DurableRuns` does all of this
+ * by itself, in the background; `recover` is the same, once, in the caller.
  *
  * @since 0.1.0
  * @category durable runs

@@ -10,7 +10,9 @@
  * alone) a new version, so that every cached copy is seen to be stale.
  * Migration 7 is the same on both: a run's token usage (`usage`, JSON).
  * Migration 8 is the same on both: the listing indexes. Migration 9
- * (`create_events`, the same on both) adds the runs' event logs.
+ * (`create_events`, the same on both) adds the runs' event logs. Migration 11
+ * (`create_signals`, the same on both) adds the wake-up time of paused runs
+ * and the signals sent to unfinished runs.
  *
  * @internal
  */
@@ -31,7 +33,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 9
+export const latestMigrationId = 11
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -99,6 +101,29 @@ const createEvents = (sql: SqlClient.SqlClient, t: Tables) =>
   PRIMARY KEY (run_id, seq)
 )${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
     yield* sql`CREATE INDEX ${sql(`${local(t.events)}_ended_idx`)} ON ${sql(t.events)} (created_at) WHERE final = 1`
+  })
+
+/**
+ * Migration 11: when a paused run is due to wake by itself (`wake_at`, epoch
+ * milliseconds: the end of a durable sleep, a timeout; NULL for a run that
+ * runs, or waits with no time), indexed for the supervisor's look at the
+ * runs due; and the signals sent to unfinished runs, one row per signal (its
+ * value as JSON text), keyed by run and `seq`, removed with the run when it
+ * ends.
+ */
+const createSignals = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const integer = sql.onDialectOrElse({ pg: () => sql.literal("BIGINT"), orElse: () => sql.literal("INTEGER") })
+    yield* sql`ALTER TABLE ${sql(t.active)} ADD COLUMN wake_at ${integer}`
+    yield* sql`CREATE INDEX ${sql(`${local(t.active)}_wake_idx`)} ON ${sql(t.active)} (wake_at) WHERE wake_at IS NOT NULL`
+    yield* sql`CREATE TABLE ${sql(t.signals)} (
+  run_id TEXT NOT NULL,
+  seq ${integer} NOT NULL,
+  name TEXT NOT NULL,
+  value TEXT NOT NULL,
+  created_at ${integer} NOT NULL,
+  PRIMARY KEY (run_id, seq)
+)${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
   })
 
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -188,7 +213,8 @@ END`
   }),
   "0007_add_run_usage": addRunUsage(sql, t),
   "0008_listing_indexes": listingIndexes(sql, t, (table) => table),
-  "0009_create_events": createEvents(sql, t)
+  "0009_create_events": createEvents(sql, t),
+  "0011_create_signals": createSignals(sql, t)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -286,7 +312,8 @@ FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${
   }),
   "0007_add_run_usage": addRunUsage(sql, t),
   "0008_listing_indexes": listingIndexes(sql, t, local),
-  "0009_create_events": createEvents(sql, t)
+  "0009_create_events": createEvents(sql, t),
+  "0011_create_signals": createSignals(sql, t)
 })
 
 /** The store's migrations on the client's dialect. */

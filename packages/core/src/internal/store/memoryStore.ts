@@ -109,6 +109,13 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
   const active = new Map<string, string>()
   /** the event logs of runs, by run id */
   const logs = new Map<string, EventLog>()
+  /** the signals of unfinished runs (values as JSON text), by run id, in `seq` order */
+  const signals = new Map<string, Array<{ readonly seq: number; readonly name: string; readonly json: string; readonly createdAt: number }>>()
+  /** removes an unfinished run, with its signals */
+  const endActive = (runId: string) => {
+    active.delete(runId)
+    signals.delete(runId)
+  }
   /** the run ids events were appended to, for `watchEvents` */
   const appended = Effect.runSync(PubSub.unbounded<string>())
 
@@ -211,7 +218,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
             runs: run === undefined ? new Map() : new Map([[commit.run!.runId, run]])
           }
           sessions.set(commit.sessionId, created)
-          if (commit.ends !== undefined) active.delete(commit.ends.runId)
+          if (commit.ends !== undefined) endActive(commit.ends.runId)
           yield* publish(created)
           return 1
         }
@@ -231,7 +238,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
           existing.info = { ...existing.info, updatedAt: now }
         }
         if (run !== undefined) append(existing, commit.run!.runId, run)
-        if (commit.ends !== undefined) active.delete(commit.ends.runId)
+        if (commit.ends !== undefined) endActive(commit.ends.runId)
         if (state !== undefined) yield* publish(existing)
         return existing.info.version
       }),
@@ -281,7 +288,7 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
     remove: (sessionId) =>
       Effect.sync(() => {
         for (const [runId, json] of active) {
-          if (parse<SessionStore.ActiveRun>(json).sessionId === sessionId) active.delete(runId)
+          if (parse<SessionStore.ActiveRun>(json).sessionId === sessionId) endActive(runId)
         }
         return sessions.delete(sessionId)
       }),
@@ -421,9 +428,30 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
           .filter((run) =>
             (filter.sessionId === undefined || run.sessionId === filter.sessionId) &&
             (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
-            (filter.status === undefined || run.status === filter.status)
+            (filter.status === undefined || run.status === filter.status) &&
+            (filter.dueBy === undefined ||
+              (run.status === "paused" && run.pause?.wakeAt !== undefined && run.pause.wakeAt <= filter.dueBy))
           )
           .sort((a, b) => a.startedAt - b.startedAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
+      ),
+    addSignal: (runId, name, value) =>
+      Effect.gen(function*() {
+        const json = yield* serialise("addSignal", "signal value", value)
+        if (!active.has(runId)) {
+          return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+        }
+        const now = yield* Clock.currentTimeMillis
+        const kept = signals.get(runId) ?? []
+        signals.set(runId, kept)
+        const seq = (kept.at(-1)?.seq ?? 0) + 1
+        kept.push({ seq, name, json, createdAt: now })
+        return seq
+      }),
+    signals: (runId, options) =>
+      Effect.sync(() =>
+        (signals.get(runId) ?? [])
+          .filter((signal) => options?.name === undefined || signal.name === options.name)
+          .map((signal) => ({ runId, seq: signal.seq, name: signal.name, value: parse<unknown>(signal.json), createdAt: signal.createdAt }))
       ),
     endRun: (runId, record, owner) =>
       Effect.gen(function*() {
@@ -452,13 +480,13 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
           }
           sessions.set(run.sessionId, session)
           append(session, runId, json)
-          active.delete(runId)
+          endActive(runId)
           // a new session: its version 1 is a state change (without a run that made it)
           yield* publish(session)
         } else {
           session.info = { ...session.info, updatedAt: now }
           append(session, runId, json)
-          active.delete(runId)
+          endActive(runId)
         }
       })
   }
