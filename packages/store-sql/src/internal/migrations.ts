@@ -109,14 +109,22 @@ const createEvents = (sql: SqlClient.SqlClient, t: Tables) =>
  * runs, or waits with no time), indexed for the supervisor's look at the
  * runs due; and the signals sent to unfinished runs, one row per signal (its
  * value as JSON text), keyed by run and `seq`, removed with the run when it
- * ends.
+ * ends. What is there already (tables taken back to an earlier migration by
+ * hand) is kept.
  */
 const createSignals = (sql: SqlClient.SqlClient, t: Tables) =>
   Effect.gen(function*() {
     const integer = sql.onDialectOrElse({ pg: () => sql.literal("BIGINT"), orElse: () => sql.literal("INTEGER") })
-    yield* sql`ALTER TABLE ${sql(t.active)} ADD COLUMN wake_at ${integer}`
-    yield* sql`CREATE INDEX ${sql(`${local(t.active)}_wake_idx`)} ON ${sql(t.active)} (wake_at) WHERE wake_at IS NOT NULL`
-    yield* sql`CREATE TABLE ${sql(t.signals)} (
+    yield* sql.onDialectOrElse({
+      pg: () => Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN IF NOT EXISTS wake_at BIGINT`),
+      orElse: () =>
+        Effect.flatMap(
+          sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${t.active}) WHERE name = 'wake_at'`,
+          ([found]) => (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN wake_at INTEGER`)
+        )
+    })
+    yield* sql`CREATE INDEX IF NOT EXISTS ${sql(`${local(t.active)}_wake_idx`)} ON ${sql(t.active)} (wake_at) WHERE wake_at IS NOT NULL`
+    yield* sql`CREATE TABLE IF NOT EXISTS ${sql(t.signals)} (
   run_id TEXT NOT NULL,
   seq ${integer} NOT NULL,
   name TEXT NOT NULL,
