@@ -50,7 +50,8 @@ describe("PgSessionStore", () => {
         "workflow_session_changes",
         "workflow_session_events",
         "workflow_session_migrations",
-        "workflow_session_runs"
+        "workflow_session_runs",
+        "workflow_session_signals"
       ])
     }))
 

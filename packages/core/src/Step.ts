@@ -459,7 +459,16 @@ export interface WaitForOptions extends Options {
  * @since 0.1.0
  * @category constructors
  */
-export const waitFor: {
+export const waitFor: WaitFor = executors.waitFor as WaitFor
+
+/**
+ * The type of {@link waitFor}: with a `timeout`, its content is `Received`
+ * or `TimedOut`; without, the decoded value.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export interface WaitFor {
   <const N extends string, A, AI>(
     name: N,
     schema: Schema.Schema<A, AI>,
@@ -470,7 +479,7 @@ export const waitFor: {
     schema: Schema.Schema<A, AI>,
     options?: Options
   ): Step<A, WorkflowError.RunPaused | WorkflowError.SignalDecodeError, never, unknown, unknown, N>
-} = executors.waitFor as any
+}
 
 /**
  * Retries the step (its whole execution) on failure with `schedule`; when the

@@ -203,9 +203,9 @@ export const andThen: {
   ) => Workflow<StepOutput.Content<X>, E | E2, R | Exclude<R2, internal.Provided<St>>, In, St>
   <Prev, In extends InputSchema, St extends SessionState.Any, A, E2, R2>(
     step: Step.Step<A, E2, R2, Prev, Schema.Schema.Type<In>, string>
-  ): <E, R>(
-    self: Workflow<Prev, E, R, In, St>
-  ) => Workflow<stepInternal.Resolve<A, Prev>, E | E2, R | Exclude<R2, internal.Provided<St>>, In, St>
+  ): <E, R, A0 extends Prev>(
+    self: Workflow<A0, E, R, In, St>
+  ) => Workflow<stepInternal.Resolve<A, A0>, E | E2, R | Exclude<R2, internal.Provided<St>>, In, St>
 } = internal.andThen
 
 /**
