@@ -5,13 +5,11 @@
  * `Workflow.signal` (a bad value, a signal kept before the wait, a timeout),
  * the timeout of `Step.pause`, and `Workflow.recover` waking what is due.
  */
-import { FileSystem } from "@effect/platform"
-import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { DurableRuns, SessionState, SessionStore, Step, Workflow, type WorkflowError } from "@sessionflow/core"
-import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Context, type Duration, Effect, Layer, Option, Ref, Schema, type Scope, TestClock } from "effect"
-import { on, processes } from "./utils.js"
+import { type Duration, Effect, Option, Ref, Schema, TestClock } from "effect"
+import { flush, memoryProcesses, sqliteProcesses } from "./storeProcesses.js"
+import { on } from "./utils.js"
 
 class Log extends SessionState.Tag("durableTime/Log")<Log>()({ entries: Schema.Array(Schema.String) }) {}
 
@@ -68,8 +66,6 @@ const approving = Workflow.make({ name: "approving", state: Log, sessionState: {
 
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 
-/** Lets forked fibers (the supervisors and their wake-ups) run. */
-const flush = Effect.repeatN(Effect.yieldNow(), 200)
 
 /** The run's record once it has one, moving the test clock by `step` between looks (at most `times`). */
 const recorded = (store: Store, runId: string, step: Duration.DurationInput, times = 50) =>
@@ -95,18 +91,6 @@ const paused = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     return tagged._tag === "RunPaused" ? Effect.succeed(error as WorkflowError.RunPaused) : Effect.dieMessage(`expected RunPaused, got ${String(error)}`)
   })
 
-/** Two or more processes over one store: the memory backend or a SQLite file. */
-type Processes = Effect.Effect<() => Effect.Effect<Store, unknown, Scope.Scope>, unknown, Scope.Scope>
-
-const memoryProcesses: Processes = Effect.map(processes, ({ make }) => () => Effect.sync(make))
-
-const sqliteProcesses: Processes = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const dir = yield* fs.makeTempDirectoryScoped({ prefix: "sessionflow-time-" })
-  const filename = `${dir}/runs.db`
-  return () =>
-    Effect.map(Layer.build(SqliteSessionStore.layer({ filename })), (context) => Context.get(context, SessionStore.SessionStore))
-}).pipe(Effect.provide(NodeFileSystem.layer))
 
 for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sqliteProcesses]] as const) {
   describe(`durable time and signals (${name})`, () => {

@@ -251,16 +251,24 @@ export const decodeSignal = <A, I>(
   value: unknown,
   runId?: string
 ): Effect.Effect<A, WorkflowError.SignalDecodeError> =>
+  decodeOr(schema, value, (current, description, cause) =>
+    new WorkflowError.SignalDecodeError({ runId: runId ?? current, signal, description, cause }))
+
+/**
+ * Decodes `value` with `schema`; one that does not fit fails with `refuse`'s
+ * error, given the current run's id ("" outside a run) and the Schema's
+ * message.
+ */
+const decodeOr = <A, I, E>(
+  schema: Schema.Schema<A, I>,
+  value: unknown,
+  refuse: (runId: string, description: string, cause: ParseResult.ParseError) => E
+): Effect.Effect<A, E> =>
   Schema.decodeUnknown(schema)(value).pipe(
     Effect.catchAll((error) =>
       Effect.flatMap(Effect.serviceOption(RunContext.RunContext), (run) =>
         Effect.fail(
-          new WorkflowError.SignalDecodeError({
-            runId: runId ?? Option.match(run, { onNone: () => "", onSome: (r) => r.runId }),
-            signal,
-            description: ParseResult.TreeFormatter.formatErrorSync(error),
-            cause: error
-          })
+          refuse(Option.match(run, { onNone: () => "", onSome: (r) => r.runId }), ParseResult.TreeFormatter.formatErrorSync(error), error)
         ))
     )
   )
@@ -298,15 +306,4 @@ export const decodeResponse = <A, I>(
   schema: Schema.Schema<A, I>,
   response: unknown
 ): Effect.Effect<A, WorkflowError.ResponseDecodeError> =>
-  Schema.decodeUnknown(schema)(response).pipe(
-    Effect.catchAll((error) =>
-      Effect.flatMap(Effect.serviceOption(RunContext.RunContext), (run) =>
-        Effect.fail(
-          new WorkflowError.ResponseDecodeError({
-            runId: Option.match(run, { onNone: () => "", onSome: (r) => r.runId }),
-            description: ParseResult.TreeFormatter.formatErrorSync(error),
-            cause: error
-          })
-        ))
-    )
-  )
+  decodeOr(schema, response, (runId, description, cause) => new WorkflowError.ResponseDecodeError({ runId, description, cause }))
