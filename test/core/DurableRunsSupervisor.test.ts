@@ -6,8 +6,8 @@
  */
 import { DurableRuns, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Option, Ref, Schema, TestClock } from "effect"
-import { flush, memoryProcesses, sqliteProcesses } from "./storeProcesses.js"
+import { Effect, Option, Ref, Schema, TestClock } from "effect"
+import { flush, memoryProcesses, recorded, sqliteProcesses } from "./storeProcesses.js"
 import { on } from "./utils.js"
 
 class Items extends SessionState.Tag("supervised/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
@@ -52,17 +52,6 @@ const orphan = (store: Store, runId: string, options?: {
     }))
 
 
-/** Waits until the run has a record, moving the test clock by `step` between looks. */
-const recorded = (store: Store, runId: string, step: Duration.DurationInput) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 50; i++) {
-      const found = yield* store.getRun(runId)
-      if (Option.isSome(found) && found.value._tag === "Recorded") return found.value.record
-      yield* TestClock.adjust(step)
-      yield* flush
-    }
-    return yield* Effect.dieMessage(`run ${runId} was never recorded`)
-  })
 
 const supervised = (store: Store, options: DurableRuns.Options<Workflow.Any>) =>
   Effect.forkScoped(DurableRuns.supervise(options).pipe(on(store)))

@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { DurableRuns, SessionState, SessionStore, Step, Workflow, type WorkflowError } from "@sessionflow/core"
-import { type Duration, Effect, Option, Ref, Schema, TestClock } from "effect"
-import { flush, memoryProcesses, sqliteProcesses } from "./storeProcesses.js"
+import { Effect, Option, Ref, Schema, TestClock } from "effect"
+import { flush, memoryProcesses, recorded, sqliteProcesses } from "./storeProcesses.js"
 import { on } from "./utils.js"
 
 class Log extends SessionState.Tag("durableTime/Log")<Log>()({ entries: Schema.Array(Schema.String) }) {}
@@ -67,17 +67,6 @@ const approving = Workflow.make({ name: "approving", state: Log, sessionState: {
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 
 
-/** The run's record once it has one, moving the test clock by `step` between looks (at most `times`). */
-const recorded = (store: Store, runId: string, step: Duration.DurationInput, times = 50) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < times; i++) {
-      yield* flush
-      const found = yield* store.getRun(runId)
-      if (Option.isSome(found) && found.value._tag === "Recorded") return found.value.record
-      yield* TestClock.adjust(step)
-    }
-    return yield* Effect.dieMessage(`run ${runId} was never recorded`)
-  })
 
 const unfinished = (store: Store, runId: string) =>
   Effect.map(store.getRun(runId), (found) => Option.isSome(found) && found.value._tag === "Active" ? found.value.run : undefined)

@@ -7,7 +7,7 @@ import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { SessionStore } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Context, type Duration, Effect, Layer, Option, type Scope, TestClock } from "effect"
 import { processes } from "./utils.js"
 
 type Store = SessionStore.Service
@@ -27,3 +27,15 @@ export const sqliteProcesses: Processes = Effect.gen(function*() {
 
 /** Lets forked fibers (supervisors, the runs they resume or wake) run. */
 export const flush = Effect.repeatN(Effect.yieldNow(), 200)
+
+/** The run's record once it has one, moving the test clock by `step` between looks (at most `times`). */
+export const recorded = (store: Store, runId: string, step: Duration.DurationInput, times = 50) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < times; i++) {
+      yield* flush
+      const found = yield* store.getRun(runId)
+      if (Option.isSome(found) && found.value._tag === "Recorded") return found.value.record
+      yield* TestClock.adjust(step)
+    }
+    return yield* Effect.dieMessage(`run ${runId} was never recorded`)
+  })
