@@ -5,12 +5,10 @@
  * over one backend (or one file), each with its own owner.
  */
 import { DurableRuns, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
-import { FileSystem } from "@effect/platform"
-import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Context, type Duration, Effect, Layer, Option, Ref, Schema, type Scope, TestClock } from "effect"
-import { on, processes } from "./utils.js"
+import { Effect, Option, Ref, Schema, TestClock } from "effect"
+import { flush, memoryProcesses, recorded, sqliteProcesses } from "./storeProcesses.js"
+import { on } from "./utils.js"
 
 class Items extends SessionState.Tag("supervised/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
 
@@ -53,36 +51,11 @@ const orphan = (store: Store, runId: string, options?: {
       updatedAt: now
     }))
 
-/** Lets forked fibers (the supervisors and their resumes) run. */
-const flush = Effect.repeatN(Effect.yieldNow(), 200)
 
-/** Waits until the run has a record, moving the test clock by `step` between looks. */
-const recorded = (store: Store, runId: string, step: Duration.DurationInput) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 50; i++) {
-      const found = yield* store.getRun(runId)
-      if (Option.isSome(found) && found.value._tag === "Recorded") return found.value.record
-      yield* TestClock.adjust(step)
-      yield* flush
-    }
-    return yield* Effect.dieMessage(`run ${runId} was never recorded`)
-  })
 
 const supervised = (store: Store, options: DurableRuns.Options<Workflow.Any>) =>
   Effect.forkScoped(DurableRuns.supervise(options).pipe(on(store)))
 
-/** Two or more processes over one store: the memory backend or a SQLite file. */
-type Processes = Effect.Effect<() => Effect.Effect<Store, unknown, Scope.Scope>, unknown, Scope.Scope>
-
-const memoryProcesses: Processes = Effect.map(processes, ({ make }) => () => Effect.sync(make))
-
-const sqliteProcesses: Processes = Effect.gen(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const dir = yield* fs.makeTempDirectoryScoped({ prefix: "sessionflow-supervisor-" })
-  const filename = `${dir}/runs.db`
-  return () =>
-    Effect.map(Layer.build(SqliteSessionStore.layer({ filename })), (context) => Context.get(context, SessionStore.SessionStore))
-}).pipe(Effect.provide(NodeFileSystem.layer))
 
 for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sqliteProcesses]] as const) {
   describe(`DurableRuns.layer (${name})`, () => {

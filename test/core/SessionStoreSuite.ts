@@ -1148,6 +1148,69 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.state), Option.some({ n: 2 }))
       }))
 
+    test("activeRuns with dueBy lists the paused runs whose wake time has come, by a start, an update and a claim", (store) =>
+      Effect.gen(function*() {
+        const sleeping = (wakeAt: number): SessionStore.Pause => ({
+          path: ["nap"],
+          key: "0:nap#1",
+          payload: null,
+          pausedAt: 100,
+          kind: "sleep",
+          wakeAt
+        })
+        yield* store.startRun(active("early", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(1_000) }))
+        yield* store.startRun(active("late", "s2", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(5_000) }))
+        // a question without a timeout never wakes by itself; a running run is not due
+        yield* store.startRun(active("asks", "s3", { status: "paused", owner: "", leaseExpiresAt: 0, pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 100 } }))
+        yield* store.startRun(active("runs", "s4"))
+        const due = (by: number) => Effect.map(store.activeRuns({ dueBy: by }), (runs) => runs.map((r) => r.runId).sort())
+        assert.deepStrictEqual(yield* due(999), [])
+        assert.deepStrictEqual(yield* due(1_000), ["early"])
+        assert.deepStrictEqual(yield* due(10_000), ["early", "late"])
+        const found = yield* store.getRun("early")
+        assert(Option.isSome(found) && found.value._tag === "Active")
+        assert.deepStrictEqual(found.value.run.pause, sleeping(1_000))
+        // a claim makes the run running: no longer due; pausing it again with a later time makes it due then
+        yield* store.claimRun("early", { owner: "owner-b", now: 1_000, leaseExpiresAt: 2_000, pause: "0:nap#1" })
+        assert.deepStrictEqual(yield* due(10_000), ["late"])
+        yield* store.updateRun("early", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(7_000) })
+        assert.deepStrictEqual(yield* due(6_999), ["late"])
+        assert.deepStrictEqual(yield* due(7_000), ["early", "late"])
+        // removing the pause removes its wake time
+        yield* store.updateRun("late", "", { pause: null })
+        assert.deepStrictEqual(yield* due(10_000), ["early"])
+      }))
+
+    test("addSignal numbers a run's signals; signals reads them by name; they go when the run ends", (store) =>
+      Effect.gen(function*() {
+        yield* store.startRun(active("r1", "s1"))
+        yield* store.startRun(active("r2", "s2"))
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* store.addSignal("r1", "paid", { amount: 5 }), 1)
+        assert.strictEqual(yield* store.addSignal("r1", "shipped", "today"), 2)
+        assert.strictEqual(yield* store.addSignal("r1", "paid", { amount: 7 }), 3)
+        assert.strictEqual(yield* store.addSignal("r2", "paid", null), 1)
+        assert.deepStrictEqual(yield* store.signals("r1", { name: "paid" }), [
+          { runId: "r1", seq: 1, name: "paid", value: { amount: 5 }, createdAt: 1000 },
+          { runId: "r1", seq: 3, name: "paid", value: { amount: 7 }, createdAt: 1000 }
+        ])
+        assert.deepStrictEqual((yield* store.signals("r1")).map((signal) => [signal.seq, signal.name, signal.value]), [
+          [1, "paid", { amount: 5 }],
+          [2, "shipped", "today"],
+          [3, "paid", { amount: 7 }]
+        ])
+        assert.deepStrictEqual(yield* store.signals("r2"), [{ runId: "r2", seq: 1, name: "paid", value: null, createdAt: 1000 }])
+        // a run that is not unfinished takes no signal
+        assert.strictEqual((yield* Effect.flip(store.addSignal("missing", "paid", 1)))._tag, "RunNotFound")
+        // ended by its commit, or by endRun: its signals are gone, another run's stay
+        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+        assert.deepStrictEqual(yield* store.signals("r1"), [])
+        assert.strictEqual((yield* Effect.flip(store.addSignal("r1", "paid", 1)))._tag, "RunNotFound")
+        assert.strictEqual((yield* store.signals("r2")).length, 1)
+        yield* store.endRun("r2", run("s2", "r2", { status: "cancelled", error: "cancelled" }))
+        assert.deepStrictEqual(yield* store.signals("r2"), [])
+      }))
+
     test("updateRun changes a run of its owner only; RunLost for another owner or a run that ended", (store) =>
       Effect.gen(function*() {
         yield* store.startRun(active("r1", "s1"))

@@ -99,6 +99,28 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 export const errorSchemaCoversTheType: Same<Schema.Schema.Type<typeof WorkflowError.WorkflowError>, WorkflowError.WorkflowError> =
   true
 
+// durable time: a wait with a timeout gives Received | TimedOut, without one the value; a sleep passes its content on
+const withTimeout = Step.waitFor("paid", Schema.Struct({ amount: Schema.Number }), { timeout: "1 day" })
+export const receivedOrTimedOut: Same<
+  Step.Output<typeof withTimeout>,
+  Step.Received<{ readonly amount: number }> | Step.TimedOut
+> = true
+export const decodedValue: Same<Step.Output<ReturnType<typeof Step.waitFor<"paid", number, string>>>, number> = true
+const slept = Workflow.make({ name: "slept", input: Schema.String }).pipe(
+  Workflow.andThen(Step.sleep("nap", "1 hour")),
+  Workflow.andThen("after", ({ previousStepContent }) => Effect.succeed(previousStepContent.length))
+)
+export const sleepPassesItsContentOn: Same<Workflow.Output<typeof slept>, number> = true
+// a pause with a timeout: the content is resume's or onTimeout's
+const timedPause = Step.pause("approve", {
+  payload: Schema.Null,
+  response: Schema.Boolean,
+  ask: () => Effect.succeed(null),
+  resume: (approved) => Effect.succeed(approved ? "yes" as const : "no" as const),
+  timeout: { after: "1 day", onTimeout: () => Effect.succeed(0 as const) }
+})
+export const pauseOrTimeout: Same<Step.Output<typeof timedPause>, "yes" | "no" | 0> = true
+
 describe("types", () => {
   it.effect("a provided requirement lets the workflow run", () =>
     Effect.gen(function*() {

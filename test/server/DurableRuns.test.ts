@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@sessionflow/core"
 import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
-import { approvals, gated, notes } from "./fixtures.js"
+import { approvals, gated, notes, payments } from "./fixtures.js"
 import { parseEvents, parseFrames, request, start, streamRun } from "./utils.js"
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
@@ -16,6 +16,39 @@ const post = (url: string, json: unknown, headers: Record<string, string> = {}) 
 const tokens = { "token-of-alice": "alice", "token-of-bob": "bob" }
 const alice = { authorization: "Bearer token-of-alice" }
 const bob = { authorization: "Bearer token-of-bob" }
+
+describe("signals over HTTP", () => {
+  it.scoped("a run waiting for a signal is a 202; a bad value is a 400 that stores nothing; a signal it does not wait for yet is kept (202), the one it waits for carries it on", () =>
+    Effect.gen(function*() {
+      const url = yield* start({ workflows: [payments], tokens })
+      const runs = `${url}/workflows/payments/runs`
+      const waiting = yield* post(runs, { input: "order-1", sessionId: "pay" }, alice)
+      expect(waiting.status).toBe(202)
+      expect(waiting.body).toMatchObject({ status: "paused", sessionId: "pay", path: ["paid"] })
+      const runId: string = waiting.body.runId
+      const signal = (name: string, value: unknown, headers = alice) => post(`${runs}/${runId}/signals/${name}`, { value }, headers)
+
+      const bad = yield* signal("paid", { amount: "ten" })
+      expect(bad.status).toBe(400)
+      expect(bad.body).toMatchObject({ _tag: "BadRequest", reason: "signal" })
+      expect(bad.body.message).toContain("Expected number")
+      const unknown = yield* signal("refunded", {})
+      expect(unknown.status).toBe(400)
+      expect(unknown.body.message).toContain("no Step.waitFor for this signal")
+      // another user's run does not exist
+      expect((yield* signal("paid", { amount: 10 }, bob)).status).toBe(404)
+
+      const kept = yield* signal("shipped", "by train")
+      expect(kept.status).toBe(202)
+      expect(kept.body).toEqual({ status: "kept", runId, signal: "shipped", seq: 1 })
+      const done = yield* signal("paid", { amount: 10 })
+      expect(done.status).toBe(200)
+      expect(done.body).toMatchObject({ runId, status: "completed", content: "order-1 shipped by train", state: { notes: ["order-1: shipped by train"] } })
+      const ended = yield* signal("paid", { amount: 10 })
+      expect(ended.status).toBe(409)
+      expect(ended.body).toMatchObject({ reason: "run-ended", runId })
+    }))
+})
 
 describe("a run that pauses", () => {
   it.scoped("is a 202 with its question; the session takes no new run; a bad response is a 400; continuing completes it", () =>

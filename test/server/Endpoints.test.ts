@@ -362,6 +362,7 @@ describe("the API's description", () => {
         "/workflows/{name}/runs/{runId}/cancel",
         "/workflows/{name}/runs/{runId}/continue",
         "/workflows/{name}/runs/{runId}/events",
+        "/workflows/{name}/runs/{runId}/signals/{signal}",
         "/workflows/{name}/sessions",
         "/workflows/{name}/sessions/{sessionId}",
         "/workflows/{name}/sessions/{sessionId}/chat",
@@ -380,6 +381,9 @@ describe("the API's description", () => {
       expect(Object.keys(continue_.responses["200"].content)).toEqual(["application/json", "text/event-stream"])
       expect(continue_.responses["202"].content["application/json"].schema.properties.status).toEqual({ type: "string", enum: ["paused"] })
       expect(spec.body.paths["/workflows/{name}/runs/{runId}/cancel"].post.responses["200"]).toBeDefined()
+      const signal = spec.body.paths["/workflows/{name}/runs/{runId}/signals/{signal}"].post
+      expect(Object.keys(signal.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "404", "409"]))
+      expect(signal.requestBody.content["application/json"].schema).toBeDefined()
       expect(spec.body.paths["/workflows/{name}/runs/paused"].get.parameters.map((p: { name: string }) => p.name)).toContain("sessionId")
       expect(start_.security).toEqual([{ bearer: [] }])
       expect(spec.body.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })

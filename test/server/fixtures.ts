@@ -89,6 +89,19 @@ export const approvals = Workflow.make({
   }))
 )
 
+/** Waits for the signal "paid", then for "shipped", and notes both. */
+export const payments = Workflow.make({
+  name: "payments",
+  input: Schema.String,
+  state: Notes,
+  sessionState: { notes: [] }
+}).pipe(
+  Workflow.andThen(Step.waitFor("paid", Schema.Struct({ amount: Schema.Number }))),
+  Workflow.andThen(Step.waitFor("shipped", Schema.String)),
+  Workflow.andThen("note", ({ input, previousStepContent: shipped }) =>
+    Effect.as(Notes.update((s) => ({ notes: [...s.notes, `${input}: shipped ${shipped}`] })), `${input} shipped ${shipped}`))
+)
+
 /** An agent step whose own (scripted) model reports the tokens of its reply. */
 export const summarising = Workflow.make({ name: "summarising", input: Schema.String }).pipe(
   Workflow.andThen(Step.agent(

@@ -51,6 +51,7 @@ describe("PgSessionStore", () => {
         "workflow_session_events",
         "workflow_session_migrations",
         "workflow_session_runs",
+        "workflow_session_signals",
         "workflow_session_versions"
       ])
     }))

@@ -11,6 +11,9 @@ import { SqlSessionStore } from "@sessionflow/store-sql"
 import { type Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { type Database, dialects, run, type StoreOptions } from "./dialects.js"
 
+/** the ids of the migrations after the ninth, by name */
+const laterMigrations: Readonly<Record<string, number>> = { create_signals: 11, create_versions: 13 }
+
 const storeOf = (layer: Layer.Layer<SessionStore.SessionStore, unknown>) =>
   Effect.map(Layer.build(layer), (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service)
 
@@ -37,7 +40,7 @@ for (const dialect of dialects) {
     })
 
   describe(`SqlSessionStore on ${dialect.name}: tables and migrations`, () => {
-    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs, changes, event and version tables and its own migrations table", () =>
+    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs, changes, event, signal and version tables and its own migrations table", () =>
       withStore(({ db, sql }) =>
         Effect.gen(function*() {
           assert.deepStrictEqual(yield* db.tables(sql), [
@@ -47,11 +50,12 @@ for (const dialect of dialects) {
             "sessionflow_sessions_events",
             "sessionflow_sessions_migrations",
             "sessionflow_sessions_runs",
+            "sessionflow_sessions_signals",
             "sessionflow_sessions_versions"
           ])
           const migrations = yield* sql<{ migration_id: number; name: string }>`
             SELECT migration_id, name FROM ${sql(db.table("sessionflow_sessions_migrations"))} ORDER BY migration_id`
-          assert.deepStrictEqual(migrations, dialect.migrations.map((name, i) => ({ migration_id: i < 9 ? i + 1 : 13, name })))
+          assert.deepStrictEqual(migrations, dialect.migrations.map((name, i) => ({ migration_id: i < 9 ? i + 1 : laterMigrations[name], name })))
         })))
 
     it.scoped("a custom table name (workflow_session) names all seven tables", () =>
@@ -65,6 +69,7 @@ for (const dialect of dialects) {
             "workflow_session_events",
             "workflow_session_migrations",
             "workflow_session_runs",
+            "workflow_session_signals",
             "workflow_session_versions"
           ])
           const rows = yield* sql<{ session_id: string; state: string; version: number }>`

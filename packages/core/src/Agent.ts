@@ -38,6 +38,7 @@ import type * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FiberRef from "effect/FiberRef"
 import type * as Layer from "effect/Layer"
@@ -259,15 +260,21 @@ export interface ApprovalTool {
  * without the mark (the annotation stays). A provider-defined tool (run by
  * the provider itself) cannot wait: it is a `TypeError`.
  *
+ * With `timeout`, a call nobody approves or rejects within it is rejected:
+ * the run wakes by itself (`DurableRuns`, or `Workflow.recover`) and the
+ * model gets the rejection ("nobody approved the call in time"). The
+ * `RunPaused` of the question says when (`timeoutAt`).
+ *
  * @since 0.1.0
  * @category approvals
  */
 export const needsApproval = <T extends Tool.Any>(
   tool: T,
-  when: true | ((params: Tool.Parameters<T>) => boolean) = true
+  when: true | ((params: Tool.Parameters<T>) => boolean) = true,
+  options?: { readonly timeout?: Duration.DurationInput | undefined }
 ): T & ApprovalTool =>
   // the annotated copy is the same kind of tool, marked
-  internal.needsApproval(tool, when as ApprovalPolicy) as T & ApprovalTool
+  internal.needsApproval(tool, when as ApprovalPolicy, options?.timeout) as T & ApprovalTool
 
 /**
  * The question an agent asks about a tool call (the `payload` of its

@@ -10,6 +10,13 @@
  * A run it is resuming when it stops (its layer's scope closes) is not
  * cancelled: it is left unfinished, its lease given up, for another process.
  *
+ * It also wakes the paused runs of its workflows whose time has come: a
+ * durable sleep that ended (`Step.sleep`), a question or a wait for a signal
+ * whose timeout passed, a wait whose signal was stored as the run paused.
+ * Each is carried on by exactly one process (the one whose claim of the run
+ * at its pause wins), at most `pollInterval` after its time (sooner when it
+ * knew the time at its last look).
+ *
  * ```ts no-check
  * const Recovery = DurableRuns.layer({ workflows: [orders, shopping] })
  * // provide it (with a SessionStore and the workflows' requirements) next to your app
@@ -26,6 +33,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { currentBackground } from "./internal/run/background.js"
+import * as durable from "./internal/workflow/durable.js"
 import * as SessionStore from "./SessionStore.js"
 import * as Workflow from "./Workflow.js"
 
@@ -63,7 +71,7 @@ export const defaults = {
 } as const
 
 /** Errors of a resume that mean another process has (or had) the run: nothing to count. */
-const takenElsewhere = new Set(["RunInProgress", "RunLost", "RunEnded", "RunNotFound"])
+const takenElsewhere = new Set(["RunInProgress", "RunLost", "RunEnded", "RunNotFound", "PauseMismatch"])
 
 const tagOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string" ? error._tag : undefined
@@ -94,17 +102,20 @@ export const supervise = <W extends Workflow.Any>(
      */
     const foreign = new Set<string>()
 
+    const leaseOption = options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration }
+    /** an abandoned run resumed, or a paused one that is due woken */
     const resume = (self: W, run: SessionStore.ActiveRun) =>
       Effect.gen(function*() {
         // stopped with the supervisor (a shutdown), the run is not cancelled: it is
         // left unfinished, its lease given up, for the next supervisor (as a background run)
-        const exit = yield* Effect.exit(Workflow.resume(self, run.runId, {
-          userId: run.userId,
-          ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration })
-        }).pipe(Effect.locally(currentBackground, { registered: yield* Deferred.make<void, unknown>() })))
+        const registered = yield* Deferred.make<void, unknown>()
+        const attempt: Effect.Effect<unknown, unknown, SessionStore.SessionStore | Workflow.Context<W>> = run.status === "paused"
+          ? durable.wake(self, run, leaseOption)
+          : Workflow.resume(self, run.runId, { userId: run.userId, ...leaseOption })
+        const exit = yield* Effect.exit(attempt.pipe(Effect.locally(currentBackground, { registered })))
         if (Exit.isSuccess(exit)) {
           failures.delete(run.runId)
-          return yield* Effect.logInfo(`sessionflow: resumed run ${run.runId} of '${self.name}': completed`)
+          return yield* Effect.logInfo(`sessionflow: ${run.status === "paused" ? "woke" : "resumed"} run ${run.runId} of '${self.name}': completed`)
         }
         if (Cause.isInterruptedOnly(exit.cause)) return
         const error = Cause.squash(exit.cause)
@@ -117,9 +128,12 @@ export const supervise = <W extends Workflow.Any>(
             error
           )
         }
-        // the run may have ended (its steps failed, recorded) or paused: that is its outcome
+        // the run may have ended (its steps failed, recorded) or paused (again): that is its outcome
         const after = yield* Effect.orElseSucceed(store.getRun(run.runId), () => Option.none())
-        if (Option.isNone(after) || after.value._tag !== "Active" || after.value.run.status !== "running") {
+        const stuck = Option.isSome(after) && after.value._tag === "Active" && (run.status === "paused"
+          ? after.value.run.status === "paused" && after.value.run.pause?.key === run.pause?.key
+          : after.value.run.status === "running")
+        if (!stuck) {
           failures.delete(run.runId)
           const how = Option.isSome(after) && after.value._tag === "Active" ? "paused" : `ended (${tag ?? "failed"})`
           return yield* Effect.logInfo(`sessionflow: resumed run ${run.runId} of '${self.name}': ${how}`)
@@ -158,17 +172,24 @@ export const supervise = <W extends Workflow.Any>(
 
     /** one look at the unfinished runs: starts what is due, returns when to look next */
     const tick = Effect.gen(function*() {
-      const runs = yield* store.activeRuns({ status: "running" })
+      const running = yield* store.activeRuns({ status: "running" })
       const now = yield* Clock.currentTimeMillis
+      // the paused runs due before the next look, so that it looks again when they are
+      const waking = yield* store.activeRuns({ status: "paused", dueBy: now + pollMillis })
       let next = now + pollMillis
       const listed = new Set<string>()
-      for (const run of runs) {
+      for (const run of [...running, ...waking]) {
         const self = byName.get(run.workflowName)
-        if (self === undefined || run.status !== "running") continue
+        if (self === undefined) continue
         listed.add(run.runId)
         if (busy.has(run.runId) || foreign.has(run.runId)) continue
-        if (run.leaseExpiresAt >= now) {
+        if (run.status === "running" && run.leaseExpiresAt >= now) {
           next = Math.min(next, run.leaseExpiresAt + 1)
+          continue
+        }
+        const wakeAt = run.pause?.wakeAt
+        if (run.status === "paused" && (wakeAt === undefined || wakeAt > now)) {
+          if (wakeAt !== undefined) next = Math.min(next, wakeAt)
           continue
         }
         const failed = failures.get(run.runId)

@@ -191,7 +191,9 @@ export const Journal = Schema.Struct({
   state: Schema.Unknown,
   answers: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** the tokens the run's model calls used so far */
-  usage: Schema.optional(RunUsage)
+  usage: Schema.optional(RunUsage),
+  /** the signals the run has taken so far (their `seq`, see {@link StoredSignal}) */
+  signals: Schema.optional(Schema.Array(Schema.Number))
 })
 
 /**
@@ -201,9 +203,28 @@ export const Journal = Schema.Struct({
 export type Journal = typeof Journal.Type
 
 /**
+ * What a paused run waits for: a person's answer (`question`, given with
+ * `Workflow.continue`), the end of a durable sleep (`sleep`, `Step.sleep`),
+ * or a signal (`signal`, `Step.waitFor`, sent with `Workflow.signal`).
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const PauseKind = Schema.Literal("question", "sleep", "signal")
+
+/**
+ * @since 0.1.0
+ * @category runs
+ */
+export type PauseKind = typeof PauseKind.Type
+
+/**
  * Why a run is paused: the step that asked (its path and question key), what
  * it asked (`payload`), and private data the asking code continues from (e.g.
- * an agent's conversation).
+ * an agent's conversation); what it waits for (`kind`, absent: a question;
+ * `signal`, the name of the signal it waits for); and when it wakes by itself
+ * (`wakeAt`: the end of its sleep, or its timeout; `timeoutAt`: the timeout
+ * of a question or a wait), which `DurableRuns` and `Workflow.recover` look at.
  *
  * @since 0.1.0
  * @category runs
@@ -214,7 +235,15 @@ export const Pause = Schema.Struct({
   payload: Schema.Unknown,
   checkpoint: Schema.optional(Schema.Unknown),
   /** epoch milliseconds */
-  pausedAt: Schema.Number
+  pausedAt: Schema.Number,
+  /** absent: `"question"` */
+  kind: Schema.optional(PauseKind),
+  /** the signal a `"signal"` pause waits for */
+  signal: Schema.optional(Schema.String),
+  /** epoch milliseconds: when the run is due to be woken (a sleep's end, a timeout, or at once for a signal that came as it paused) */
+  wakeAt: Schema.optional(Schema.Number),
+  /** epoch milliseconds: when a question or a wait for a signal times out */
+  timeoutAt: Schema.optional(Schema.Number)
 })
 
 /**
@@ -289,6 +318,57 @@ export const ActiveRun = Schema.Struct({
 export type ActiveRun = typeof ActiveRun.Type
 
 /**
+ * The state of an unfinished run, as the run lifecycle names it: `running`
+ * (a process holds its lease), `paused` (waiting for a person's answer),
+ * `sleeping` (until its `pause.wakeAt`) or `waiting` (for a signal). A
+ * paused, sleeping or waiting run is stored as `status: "paused"`: it holds
+ * no fiber, no memory and no owner.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export type RunState = "running" | "paused" | "sleeping" | "waiting"
+
+/**
+ * The {@link RunState} of an unfinished run.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const runState = (run: ActiveRun): RunState =>
+  run.status === "running"
+    ? "running"
+    : run.pause?.kind === "sleep"
+    ? "sleeping"
+    : run.pause?.kind === "signal"
+    ? "waiting"
+    : "paused"
+
+/**
+ * A signal sent to an unfinished run (`Workflow.signal`), as the store keeps
+ * it until the run ends: its `name`, its `value` (the encoded form its
+ * `Step.waitFor` Schema decodes), and its `seq`, 1, 2, … in the order the
+ * run's signals were stored.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const StoredSignal = Schema.Struct({
+  runId: Schema.String,
+  seq: Schema.Number,
+  name: Schema.String,
+  value: Schema.Unknown,
+  /** epoch milliseconds */
+  createdAt: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category runs
+ */
+export type StoredSignal = typeof StoredSignal.Type
+
+/**
  * What a store knows of a run id: an unfinished run, or a record in a
  * session's history.
  *
@@ -326,6 +406,11 @@ export interface ActiveFilter {
   readonly sessionId?: string | undefined
   readonly workflowName?: string | undefined
   readonly status?: ActiveStatus | undefined
+  /**
+   * only paused runs due to wake by this time (epoch milliseconds): their
+   * `pause.wakeAt` is at or before it
+   */
+  readonly dueBy?: number | undefined
 }
 
 /**
@@ -339,8 +424,8 @@ export interface ActiveFilter {
  * - `run` present: the run record is appended to the session's history (an
  *   earlier record with the same run id, a retried run's, is removed).
  * - `ends` present: the unfinished run with that id, owned by that owner, is
- *   removed in the same write; when it is not there (any more) with that owner,
- *   `RunLost` and nothing is written.
+ *   removed in the same write (with its signals); when it is not there (any
+ *   more) with that owner, `RunLost` and nothing is written.
  * - A state commit to a session with a paused run (other than `ends`) fails
  *   with `SessionPaused`.
  * - A session owned by a user accepts commits from that user only.
@@ -1015,13 +1100,28 @@ export interface Backend {
     | WorkflowError.RunNotFound
     | WorkflowError.PauseMismatch
   >
+  /**
+   * Stores a signal for the unfinished run `runId` (see {@link StoredSignal}),
+   * under the next `seq` of the run's signals, which it returns. `RunNotFound`
+   * when no unfinished run has this id (a run that ended takes no signal).
+   */
+  readonly addSignal: (
+    runId: string,
+    name: string,
+    value: unknown
+  ) => Effect.Effect<number, WorkflowError.SessionStoreError | WorkflowError.RunNotFound>
+  /** The signals stored for a run (only those named `name`, when given), by `seq`. */
+  readonly signals: (
+    runId: string,
+    options?: { readonly name?: string | undefined }
+  ) => Effect.Effect<ReadonlyArray<StoredSignal>, WorkflowError.SessionStoreError>
   /** Unfinished runs, oldest first. */
   readonly activeRuns: (filter: ActiveFilter) => Effect.Effect<ReadonlyArray<ActiveRun>, WorkflowError.SessionStoreError>
   /**
    * Ends an unfinished run without changing the session's state: removes it
    * and appends `record` (cancelled, abandoned, error) to the session's
    * history (creating the session with the run's `initialState` when it does
-   * not exist yet). With `owner`, only if the run is still that owner's
+   * not exist yet), and its signals with it. With `owner`, only if the run is still that owner's
    * (`RunLost` otherwise); without, whoever runs it. `RunNotFound` when there is
    * no such run.
    */

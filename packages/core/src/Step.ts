@@ -13,9 +13,11 @@
  *
  * @since 0.1.0
  */
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Schedule from "effect/Schedule"
+import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type * as Agent from "./Agent.js"
 import * as agentStep from "./internal/agent/agentStep.js"
@@ -304,13 +306,15 @@ export const workflow: <const N extends string, W extends nested.Any>(
  * The options of {@link pause}: `payload`, the Schema of the question (stored
  * and shown in its encoded form); `response`, the Schema of the answer given
  * to `Workflow.continue`; `ask`, which builds the question; `resume`, which
- * carries on with the answer (its value is the step's content).
+ * carries on with the answer (its value is the step's content); `timeout`,
+ * how long the question waits (`after`) before the run wakes by itself and
+ * `onTimeout` gives the step's content instead.
  *
  * @since 0.1.0
  * @category options
  */
-export interface PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I>
-  extends executors.PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I>
+export interface PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I, T = never, E3 = never, R3 = never>
+  extends executors.PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I, T, E3, R3>
 {}
 
 /**
@@ -336,6 +340,11 @@ export interface PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E
  * Work done before the question, in the same top-level step, is done again
  * when the run continues: keep side effects after it (in `resume`).
  *
+ * With `timeout: { after, onTimeout }`, a question nobody answers within
+ * `after` times out: the run wakes by itself (in the process that runs
+ * `DurableRuns`, or at a `Workflow.recover`) and `onTimeout`'s value is the
+ * step's content. Its `RunPaused` says when (`timeoutAt`).
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -351,18 +360,126 @@ export const pause: <
   E2 = never,
   R2 = never,
   P = unknown,
-  I = unknown
+  I = unknown,
+  T = never,
+  E3 = never,
+  R3 = never
 >(
   name: N,
-  options: PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I>
+  options: PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I, T, E3, R3>
 ) => Step<
-  StepOutput.Content<X>,
-  E | E2 | WorkflowError.RunPaused | WorkflowError.ResponseDecodeError,
-  R | R2,
+  StepOutput.Content<X> | StepOutput.Content<T>,
+  E | E2 | E3 | WorkflowError.RunPaused | WorkflowError.ResponseDecodeError,
+  R | R2 | R3,
   P,
   I,
   N
 > = executors.pause
+
+/**
+ * A step that sleeps durably for `duration`: the run is suspended in the
+ * store (nothing of the session committed, no fiber, no memory held) with
+ * its wake-up time, and wakes in whichever process runs `DurableRuns` when
+ * that time comes (or at a `Workflow.recover` after it); the top-level step
+ * containing the sleep then runs again from its start, the sleep now over.
+ * Its content is the content it received, so it fits anywhere in a sequence.
+ *
+ * The caller of `Workflow.run` gets `RunPaused` with `kind: "sleep"` and
+ * `wakeAt` (a stream ends with the `RunPaused` event saying the same); the
+ * session takes no other run until the run ends. A sleep of zero or less
+ * does not suspend the run.
+ *
+ * ```ts
+ * const reminder = Workflow.make({ name: "reminder" }).pipe(
+ *   Workflow.andThen(Step.sleep("wait a day", "1 day")),
+ *   Workflow.andThen("remind", () => Effect.succeed("time to check in"))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const sleep: <const N extends string>(
+  name: N,
+  duration: Duration.DurationInput,
+  options?: Options
+) => Step<Previous, WorkflowError.RunPaused, never, unknown, unknown, N> = executors.sleep
+
+/**
+ * The content of a {@link waitFor} step with a timeout whose signal came.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Received<A> extends executors.Received<A> {}
+
+/**
+ * The content of a {@link waitFor} step with a timeout whose signal did not
+ * come in time.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TimedOut extends executors.TimedOut {}
+
+/**
+ * The options of {@link waitFor}.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export interface WaitForOptions extends Options {
+  /** how long the step waits for its signal; then its content is `TimedOut` */
+  readonly timeout: Duration.DurationInput
+}
+
+/**
+ * A step that waits for a signal named `name`, sent to the run with
+ * `Workflow.signal(wf, runId, name, value)` (or over HTTP): its content is
+ * the signal's value decoded with `schema`. A signal sent before the run
+ * reaches the step is kept (in the store, with the run) and taken by the
+ * first wait for it; each signal is taken by one wait, in the order they
+ * were sent. A value that does not fit `schema` is refused by
+ * `Workflow.signal` with `SignalDecodeError`, and nothing is stored.
+ *
+ * While it waits, the run is suspended as for {@link pause} (`RunPaused`
+ * with `kind: "signal"` and `signal`). With `timeout`, the content is
+ * `Received` (`{ _tag: "Received", value }`) or, when the signal did not
+ * come in time, `TimedOut` (the run wakes by itself, as after a
+ * {@link sleep}).
+ *
+ * ```ts
+ * const shipping = Workflow.make({ name: "shipping" }).pipe(
+ *   Workflow.andThen(Step.waitFor("paid", Schema.Struct({ amount: Schema.Number }), { timeout: "3 days" })),
+ *   Workflow.andThen("ship", ({ previousStepContent: paid }) =>
+ *     Effect.succeed(paid._tag === "Received" ? `shipping, ${paid.value.amount} paid` : "cancelled: not paid"))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const waitFor: WaitFor = executors.waitFor as WaitFor
+
+/**
+ * The type of {@link waitFor}: with a `timeout`, its content is `Received`
+ * or `TimedOut`; without, the decoded value.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export interface WaitFor {
+  <const N extends string, A, AI>(
+    name: N,
+    schema: Schema.Schema<A, AI>,
+    options: WaitForOptions
+  ): Step<Received<A> | TimedOut, WorkflowError.RunPaused | WorkflowError.SignalDecodeError, never, unknown, unknown, N>
+  <const N extends string, A, AI>(
+    name: N,
+    schema: Schema.Schema<A, AI>,
+    options?: Options
+  ): Step<A, WorkflowError.RunPaused | WorkflowError.SignalDecodeError, never, unknown, unknown, N>
+}
 
 /**
  * Retries the step (its whole execution) on failure with `schedule`; when the

@@ -205,9 +205,9 @@ export const andThen: {
   ) => Workflow<StepOutput.Content<X>, E | E2, R | Exclude<R2, internal.Provided<St>>, In, St>
   <Prev, In extends InputSchema, St extends SessionState.Any, A, E2, R2>(
     step: Step.Step<A, E2, R2, Prev, Schema.Schema.Type<In>, string>
-  ): <E, R>(
-    self: Workflow<Prev, E, R, In, St>
-  ) => Workflow<stepInternal.Resolve<A, Prev>, E | E2, R | Exclude<R2, internal.Provided<St>>, In, St>
+  ): <E, R, A0 extends Prev>(
+    self: Workflow<A0, E, R, In, St>
+  ) => Workflow<stepInternal.Resolve<A, A0>, E | E2, R | Exclude<R2, internal.Provided<St>>, In, St>
 } = internal.andThen
 
 /**
@@ -525,7 +525,9 @@ export const resumeStream: <W extends Any>(
  * answered), in this process, days later or not. It may pause again. A
  * response that is not JSON (see `NotSerializable`) is refused and the run
  * stays paused; a run started by a workflow of another shape is
- * `WorkflowChanged` (see {@link resume}).
+ * `WorkflowChanged` (see {@link resume}). A run that sleeps or waits for a
+ * signal asks no question: it is refused with `RunNotFound` (send a signal
+ * with {@link signal}).
  *
  * @since 0.1.0
  * @category durable runs
@@ -575,6 +577,48 @@ export const continueStream: <W extends Any>(
         WorkflowEvent.WorkflowEvent,
         Exclude<Error<typeof self> | ContinueError, WorkflowError.RunPaused>
       >))
+
+/**
+ * What {@link signal} did with a signal: `Kept` (stored with the run, whose
+ * next wait for it takes it), or `Delivered` to the run that waited for it,
+ * which was carried on in this process to its end (`output`).
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export type SignalResult<A, S> = durable.SignalResult<RunOutput<A, S>>
+
+/**
+ * Sends the signal `name` to an unfinished run (see `Step.waitFor`). `value`
+ * is the signal's encoded form: it is decoded with the Schema of the
+ * workflow's `Step.waitFor` steps named `name` and refused with
+ * `SignalDecodeError` when it does not fit (or when no step waits for such a
+ * signal); nothing is stored then. Else it is stored with the run:
+ *
+ * - when the run waits for this signal now, it is given the signal and
+ *   carried on in this process, like {@link continue} (it may pause, sleep
+ *   or wait again: `RunPaused`); the result is `Delivered` with its output;
+ * - otherwise (it runs, sleeps, or waits elsewhere) the signal is `Kept`:
+ *   the run's next wait for it takes it at once, in whichever process runs
+ *   it. Signals are taken in the order they were sent, each by one wait.
+ *
+ * A run that ended takes no signal (`RunEnded`); a run of another workflow
+ * or none is `RunNotFound`; another user's run `SessionOwnershipError`.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const signal: <W extends Any>(
+  self: W,
+  runId: string,
+  name: string,
+  value: unknown,
+  options?: ContinueOptions
+) => Effect.Effect<
+  SignalResult<Output<W>, State<W>>,
+  Error<W> | ContinueError | WorkflowError.SignalDecodeError,
+  Context<W> | SessionStore.SessionStore
+> = durable.signal
 
 /**
  * Ends an unfinished run (paused, or running here or elsewhere) without
@@ -696,7 +740,11 @@ const usageField = { usage: Schema.optionalWith(SessionStore.RunUsage, { exact: 
  * - `Running`: an owner (a store, in some process) runs it and holds its
  *   lease until `leaseExpiresAt`; `leaseExpired` when that passed (its
  *   process died): recovery carries it on;
- * - `Paused`: waiting for a person's answer (`pause`: its question);
+ * - `Paused`: waiting for a person's answer (`pause`: its question;
+ *   `timeoutAt` when it times out);
+ * - `Sleeping`: in a durable sleep (`Step.sleep`) until `wakeAt`;
+ * - `Waiting`: waiting for the signal `signal` (`Step.waitFor`), until
+ *   `timeoutAt` when it times out;
  * - `Completed`: committed, with its `content`;
  * - `Failed`: a step (or its commit) failed; nothing was committed (`error`);
  * - `Cancelled`: cancelled (`Workflow.cancel`, a client that went away, a
@@ -726,6 +774,22 @@ export const RunStatus = Schema.Union(
       /** epoch milliseconds */
       pausedAt: Schema.Number
     }),
+    /** epoch milliseconds: when the question times out */
+    timeoutAt: Schema.optionalWith(Schema.Number, { exact: true }),
+    ...usageField
+  }),
+  Schema.TaggedStruct("Sleeping", {
+    ...runFields,
+    /** epoch milliseconds: when it wakes */
+    wakeAt: Schema.Number,
+    ...usageField
+  }),
+  Schema.TaggedStruct("Waiting", {
+    ...runFields,
+    /** the name of the signal it waits for */
+    signal: Schema.String,
+    /** epoch milliseconds: when the wait times out */
+    timeoutAt: Schema.optionalWith(Schema.Number, { exact: true }),
     ...usageField
   }),
   Schema.TaggedStruct("Completed", { ...runFields, content: Schema.Unknown, ...usageField, completedAt: Schema.Number }),
@@ -846,6 +910,11 @@ export interface Recovered<A, S> {
  * the process running them died) and resumes them one after the other (or,
  * with `mode: "abandon"`, ends them as `abandoned`). Returns what happened to
  * each; a run another process took first is reported with `RunInProgress`.
+ *
+ * It also wakes the paused runs that are due (in `"resume"` mode): a sleep
+ * that ended (`Step.sleep`), a question or wait whose timeout passed, a wait
+ * whose signal was stored as the run paused. `DurableRuns` does all of this
+ * by itself, in the background; `recover` is the same, once, in the caller.
  *
  * @since 0.1.0
  * @category durable runs

@@ -497,6 +497,14 @@ export class RunNotFound extends Schema.TaggedError<RunNotFound>("@sessionflow/c
  * `Workflow.continue(wf, runId, response)` carries on, `Workflow.cancel` ends
  * it. Only workflows with a step that can pause have it in their error type.
  *
+ * A run that sleeps durably (`Step.sleep`) or waits for a signal
+ * (`Step.waitFor`) is suspended the same way: `kind` says which (`"sleep"`
+ * until `wakeAt`, `"signal"` for the signal named `signal`; absent or
+ * `"question"`: a person's answer), and `timeoutAt` when a question or a
+ * wait times out. Such a run holds no fiber: `DurableRuns` (or
+ * `Workflow.recover`) wakes it when its time comes, `Workflow.signal` gives
+ * it its signal.
+ *
  * @since 0.1.0
  * @category errors
  */
@@ -512,14 +520,47 @@ export class RunPaused extends Schema.TaggedError<RunPaused>("@sessionflow/core/
      * answer is taken by this pause only
      */
     key: Schema.String,
-    payload: Schema.Unknown
+    payload: Schema.Unknown,
+    /** absent: `"question"` */
+    kind: Schema.optional(Schema.Literal("question", "sleep", "signal")),
+    signal: Schema.optional(Schema.String),
+    /** epoch milliseconds: the end of a sleep */
+    wakeAt: Schema.optional(Schema.Number),
+    /** epoch milliseconds: when the question or wait times out */
+    timeoutAt: Schema.optional(Schema.Number)
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Run '${this.runId}' paused at ${this.path.join(" > ")}, waiting for a response (Workflow.continue)`
+    const at = this.path.join(" > ")
+    if (this.kind === "sleep") {
+      return `Run '${this.runId}' sleeps at ${at} until ${new Date(this.wakeAt ?? 0).toISOString()} (DurableRuns wakes it)`
+    }
+    if (this.kind === "signal") return `Run '${this.runId}' waits at ${at} for signal '${this.signal}' (Workflow.signal)`
+    return `Run '${this.runId}' paused at ${at}, waiting for a response (Workflow.continue)`
+  }
+}
+
+/**
+ * A signal sent to a run (`Workflow.signal`) that its workflow does not
+ * take: no `Step.waitFor` of the workflow waits for a signal of that name, or
+ * the value does not fit its Schema (`description` says why). Nothing was
+ * stored: the run is as it was.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SignalDecodeError extends Schema.TaggedError<SignalDecodeError>("@sessionflow/core/SignalDecodeError")(
+  "SignalDecodeError",
+  { runId: Schema.String, signal: Schema.String, description: Schema.String, cause: Schema.optional(Schema.Defect) }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Signal '${this.signal}' for run '${this.runId}' was refused: ${this.description}`
   }
 }
 
@@ -717,6 +758,7 @@ export type WorkflowError =
   | VersionNotFound
   | SessionExists
   | PlacementError
+  | SignalDecodeError
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -774,7 +816,8 @@ export const WorkflowError: Schema.Union<[
   typeof InvalidPruneOptions,
   typeof VersionNotFound,
   typeof SessionExists,
-  typeof PlacementError
+  typeof PlacementError,
+  typeof SignalDecodeError
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -803,7 +846,8 @@ export const WorkflowError: Schema.Union<[
   InvalidPruneOptions,
   VersionNotFound,
   SessionExists,
-  PlacementError
+  PlacementError,
+  SignalDecodeError
 )
 
 /**

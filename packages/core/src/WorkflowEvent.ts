@@ -111,13 +111,21 @@ export type RunFailed = typeof RunFailed.Type
  * (unique within the run: name it in `continue`'s `pause` option so that the
  * answer is taken by this pause only). The run's stream ends after this event.
  *
+ * A run that sleeps (`Step.sleep`: `kind` `"sleep"`, until `wakeAt`) or waits
+ * for a signal (`Step.waitFor`: `kind` `"signal"`, named `signal`) ends its
+ * stream with it too; `timeoutAt` is when a question or a wait times out.
+ *
  * @since 0.1.0
  * @category events
  */
 export const RunPaused = event("RunPaused", {
   stepPath: Schema.Array(Schema.String),
   key: Schema.String,
-  payload: Schema.Unknown
+  payload: Schema.Unknown,
+  kind: Schema.optionalWith(Schema.Literal("question", "sleep", "signal"), { exact: true }),
+  signal: Schema.optionalWith(Schema.String, { exact: true }),
+  wakeAt: Schema.optionalWith(Schema.Number, { exact: true }),
+  timeoutAt: Schema.optionalWith(Schema.Number, { exact: true })
 })
 /** @since 0.1.0 @category events */
 export type RunPaused = typeof RunPaused.Type

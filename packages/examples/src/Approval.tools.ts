@@ -1,7 +1,7 @@
 /**
  * The expenses' state and tools (scenario 8): `record_expense`, which waits
  * for a person's approval above {@link LIMIT} EUR (`Agent.needsApproval`),
- * and `list_expenses`.
+ * for {@link APPROVAL_TIMEOUT} at most, and `list_expenses`.
  *
  * @since 0.1.0
  */
@@ -14,6 +14,13 @@ import * as Schema from "effect/Schema"
 /** Expenses above this amount (EUR) wait for a manager's approval. */
 export const LIMIT = 100
 
+/**
+ * How long an expense waits for the manager: then it is rejected ("not
+ * approved in time"), by whichever process runs `DurableRuns` (or a
+ * `Workflow.recover`) when the time comes.
+ */
+export const APPROVAL_TIMEOUT = "2 days"
+
 export const Expense = Schema.Struct({ description: Schema.String, amount: Schema.Number })
 
 export class Expenses extends SessionState.Tag("@sessionflow/examples/Expenses")<Expenses>()({
@@ -23,7 +30,7 @@ export class Expenses extends SessionState.Tag("@sessionflow/examples/Expenses")
 
 export const RecordExpense = Agent.needsApproval(
   Tool.make("record_expense", {
-    description: `Record one expense (amount in EUR). Amounts above ${LIMIT} EUR wait for a manager's approval.`,
+    description: `Record one expense (amount in EUR). Amounts above ${LIMIT} EUR wait for a manager's approval (${APPROVAL_TIMEOUT} at most).`,
     parameters: {
       description: Schema.String.annotations({ description: "What the expense was for, e.g. 'taxi to the airport'" }),
       amount: Schema.Number.annotations({ description: "The amount in EUR" })
@@ -31,7 +38,8 @@ export const RecordExpense = Agent.needsApproval(
     success: Schema.String,
     dependencies: [Expenses]
   }),
-  ({ amount }) => amount > LIMIT
+  ({ amount }) => amount > LIMIT,
+  { timeout: APPROVAL_TIMEOUT }
 )
 
 export const ListExpenses = Tool.make("list_expenses", {

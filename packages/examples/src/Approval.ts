@@ -5,6 +5,8 @@
  * {@link LIMIT} EUR pauses the run (`RunPaused`, nothing committed) until
  * someone approves or rejects it — in this process (y/n on the terminal) or
  * later, in another one (`npm start -- runs continue <runId> --approve`).
+ * Nobody answers within `APPROVAL_TIMEOUT` (two days): the expense is rejected
+ * ("not approved in time") by whichever process runs `DurableRuns` then.
  * The agent then carries on where it stood, without asking the model again.
  * The tools are in `Approval.tools.ts`, the scripted replies in
  * `Approval.offline.ts`.
@@ -26,7 +28,7 @@ export * from "./Approval.tools.js"
 export const expenseAssistant = Agent.make({
   name: "Expense Assistant",
   instructions: `You record the user's expenses with record_expense: one call per expense, the amount in EUR.
-Expenses above ${LIMIT} EUR wait for a manager's approval; a rejected one is not recorded.
+Expenses above ${LIMIT} EUR wait for a manager's approval; a rejected one (or one not approved in time) is not recorded.
 Then tell the user what was recorded, what was rejected (and why), and the total.`,
   tools: ExpenseTools
 })

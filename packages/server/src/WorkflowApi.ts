@@ -15,6 +15,7 @@
  * | `GET /workflows/:name/runs` | the caller's runs, a page at a time |
  * | `GET /workflows/:name/runs/paused` | the caller's paused runs, with their questions |
  * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question and carry it on (JSON or server-sent events) |
+ * | `POST /workflows/:name/runs/:runId/signals/:signal` | send a signal to a run (`Step.waitFor`): kept for its wait, or given to it now and the run carried on |
  * | `GET /workflows/:name/runs/:runId/events` | a run's stored events after `Last-Event-ID`, then its new ones until it ends (server-sent events) |
  * | `POST /workflows/:name/runs/:runId/cancel` | end a paused (or running) run: its `cancelled` record |
  * | `GET /workflows/:name/sessions` | the caller's sessions, a page at a time |
@@ -57,7 +58,10 @@ import * as Schema from "effect/Schema"
  */
 export class BadRequest extends Schema.TaggedError<BadRequest>("@sessionflow/server/BadRequest")(
   "BadRequest",
-  { reason: Schema.Literal("body", "input", "state", "session-id", "run-id", "response", "cursor", "last-event-id"), message: Schema.String },
+  {
+    reason: Schema.Literal("body", "input", "state", "session-id", "run-id", "response", "signal", "cursor", "last-event-id"),
+    message: Schema.String
+  },
   HttpApiSchema.annotations({ status: 400 })
 ) {}
 
@@ -427,6 +431,46 @@ export const ContinueRequest = Schema.Struct({
  * @category models
  */
 export type ContinueRequest = typeof ContinueRequest.Type
+
+/**
+ * The body of `POST …/runs/:runId/signals/:signal`: the signal's value, in
+ * the encoded form of the Schema of the workflow's `Step.waitFor` for that
+ * signal (a value that does not fit is a 400 `signal` that stores nothing).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SignalRequest = Schema.Struct({
+  value: Schema.Unknown
+}).annotations({ identifier: "SignalRequest" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SignalRequest = typeof SignalRequest.Type
+
+/**
+ * A signal the run does not wait for now (the 202 answer of `POST
+ * …/signals/:signal`): it is kept with the run, and the run's next wait for
+ * it takes it, in whichever process runs it; `seq` is its number among the
+ * run's signals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SignalKept = Schema.Struct({
+  status: Schema.Literal("kept"),
+  runId: Schema.String,
+  signal: Schema.String,
+  seq: Schema.Number
+}).annotations({ identifier: "SignalKept" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SignalKept = typeof SignalKept.Type
 
 /**
  * What the store knows of a session, without its state.
@@ -871,6 +915,25 @@ export class RunsGroup extends HttpApiGroup.make("runs")
           "`Accept: text/event-stream`, the carried-on run's events, starting with RunResumed."
       )
       .annotate(OpenApi.Transform, runEventsDoc)
+  )
+  .add(
+    HttpApiEndpoint.post("signal", "/workflows/:name/runs/:runId/signals/:signal")
+      .setPath(Schema.Struct({ name: Schema.String, runId: SessionStore.Id, signal: Schema.String }))
+      .setPayload(SignalRequest)
+      .addSuccess(RunOutput)
+      .addSuccess(PausedRunOutput, { status: 202 })
+      .addSuccess(SignalKept, { status: 202 })
+      .addError(RunFailed)
+      .addError(RunTimeout)
+      .annotate(OpenApi.Summary, "Send a signal to a run (Step.waitFor): kept for its wait, or given to it now")
+      .annotate(
+        OpenApi.Description,
+        "The value is decoded with the Schema of the workflow's Step.waitFor for this signal (400 `signal` when it " +
+          "does not fit, or when no step waits for such a signal: nothing is stored). When the run waits for this " +
+          "signal now, it is given the signal and carried on: the RunOutput as JSON (202 PausedRunOutput when it " +
+          "pauses, sleeps or waits again). Otherwise the signal is kept with the run (202 SignalKept) and its next " +
+          "wait for it takes it. A run that ended takes no signal (409 `run-ended`)."
+      )
   )
   .add(
     HttpApiEndpoint.get("events", "/workflows/:name/runs/:runId/events")

@@ -75,6 +75,8 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       return new Api.Conflict({ reason: "workflow-changed", runId: error.runId, message: error.message })
     case "ResponseDecodeError":
       return new Api.BadRequest({ reason: "response", message: error.message })
+    case "SignalDecodeError":
+      return new Api.BadRequest({ reason: "signal", message: error.message })
     case "InputDecodeError":
       return new Api.BadRequest({ reason: "input", message: error.message })
     case "InvalidSessionId":

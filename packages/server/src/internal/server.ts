@@ -612,10 +612,10 @@ const isRunPaused = (error: unknown): error is WorkflowError.RunPaused =>
  * A run (started or carried on) answered as JSON: its `RunOutput`, or 202 with
  * the question when it paused; interrupted after the run timeout.
  */
-const runJson = (
+const runJson = <K extends Api.SignalKept = never>(
   served: Served,
   settings: Settings,
-  run: Effect.Effect<Workflow.RunOutput<unknown, unknown>, unknown, any>,
+  run: Effect.Effect<Workflow.RunOutput<unknown, unknown> | K, unknown, any>,
   carriedState: boolean
 ) =>
   Effect.gen(function*() {
@@ -643,6 +643,8 @@ const runJson = (
       const { key, path, payload, runId, sessionId } = output.paused
       return { status: "paused" as const, runId, sessionId, pause: key, path, payload }
     }
+    // a signal kept for the run's wait: nothing ran
+    if (output.output.status === "kept") return output.output as K
     const { content, runId, sessionId, state, stepOutputs, usage, userId, workflowName } = output.output
     return {
       runId,
@@ -773,7 +775,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
           if (prefersAsync(headers.prefer)) return yield* startInBackground(served, settings, payload, options)
           return streamed
             ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), sessionId, yield* cancelOnDisconnect)
-            : yield* runJson(
+            : yield* runJson<never>(
               served,
               settings,
               Workflow.run(served.workflow, payload.input, options),
@@ -865,12 +867,31 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
               run.sessionId,
               yield* cancelOnDisconnect
             )
-            : yield* runJson(
+            : yield* runJson<never>(
               served,
               settings,
               Workflow.continue(served.workflow, path.runId, payload.response, options),
               false
             )
+        }).pipe(errors.catchDefects))
+      .handle("signal", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const { userId } = yield* Api.CurrentUser
+          const served = yield* lookup(registry, path.name)
+          // another user's run, or one of another workflow, does not exist
+          yield* within(served, visibleRun(served, path.runId, userId)).pipe(Effect.mapError(errors.sessionError(false)))
+          return yield* runJson<Api.SignalKept>(
+            served,
+            settings,
+            Effect.map(
+              Workflow.signal(served.workflow, path.runId, path.signal, payload.value, { userId }),
+              (result): Workflow.RunOutput<unknown, unknown> | Api.SignalKept =>
+                result._tag === "Delivered"
+                  ? result.output
+                  : { status: "kept", runId: result.runId, signal: result.signal, seq: result.seq }
+            ),
+            false
+          )
         }).pipe(errors.catchDefects))
       .handle("events", ({ headers, path, urlParams }) =>
         Effect.gen(function*() {

@@ -10,8 +10,10 @@
  * alone) a new version, so that every cached copy is seen to be stale.
  * Migration 7 is the same on both: a run's token usage (`usage`, JSON).
  * Migration 8 is the same on both: the listing indexes. Migration 9
- * (`create_events`, the same on both) adds the runs' event logs. Migration 13
- * (`create_versions`, the same on both) adds the sessions' kept versions.
+ * (`create_events`, the same on both) adds the runs' event logs. Migration 11
+ * (`create_signals`, the same on both) adds the wake-up time of paused runs
+ * and the signals sent to unfinished runs. Migration 13 (`create_versions`,
+ * the same on both) adds the sessions' kept versions.
  *
  * @internal
  */
@@ -100,6 +102,37 @@ const createEvents = (sql: SqlClient.SqlClient, t: Tables) =>
   PRIMARY KEY (run_id, seq)
 )${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
     yield* sql`CREATE INDEX ${sql(`${local(t.events)}_ended_idx`)} ON ${sql(t.events)} (created_at) WHERE final = 1`
+  })
+
+/**
+ * Migration 11: when a paused run is due to wake by itself (`wake_at`, epoch
+ * milliseconds: the end of a durable sleep, a timeout; NULL for a run that
+ * runs, or waits with no time), indexed for the supervisor's look at the
+ * runs due; and the signals sent to unfinished runs, one row per signal (its
+ * value as JSON text), keyed by run and `seq`, removed with the run when it
+ * ends. What is there already (tables taken back to an earlier migration by
+ * hand) is kept.
+ */
+const createSignals = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const integer = sql.onDialectOrElse({ pg: () => sql.literal("BIGINT"), orElse: () => sql.literal("INTEGER") })
+    yield* sql.onDialectOrElse({
+      pg: () => Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN IF NOT EXISTS wake_at BIGINT`),
+      orElse: () =>
+        Effect.flatMap(
+          sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${t.active}) WHERE name = 'wake_at'`,
+          ([found]) => (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN wake_at INTEGER`)
+        )
+    })
+    yield* sql`CREATE INDEX IF NOT EXISTS ${sql(`${local(t.active)}_wake_idx`)} ON ${sql(t.active)} (wake_at) WHERE wake_at IS NOT NULL`
+    yield* sql`CREATE TABLE IF NOT EXISTS ${sql(t.signals)} (
+  run_id TEXT NOT NULL,
+  seq ${integer} NOT NULL,
+  name TEXT NOT NULL,
+  value TEXT NOT NULL,
+  created_at ${integer} NOT NULL,
+  PRIMARY KEY (run_id, seq)
+)${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
   })
 
 /**
@@ -213,6 +246,7 @@ END`
   "0007_add_run_usage": addRunUsage(sql, t),
   "0008_listing_indexes": listingIndexes(sql, t, (table) => table),
   "0009_create_events": createEvents(sql, t),
+  "0011_create_signals": createSignals(sql, t),
   "0013_create_versions": createVersions(sql, t)
 })
 
@@ -312,6 +346,7 @@ FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${
   "0007_add_run_usage": addRunUsage(sql, t),
   "0008_listing_indexes": listingIndexes(sql, t, local),
   "0009_create_events": createEvents(sql, t),
+  "0011_create_signals": createSignals(sql, t),
   "0013_create_versions": createVersions(sql, t)
 })
 

@@ -75,6 +75,7 @@ export const tableNames = (
       changes: `${table}_changes`,
       events: `${table}_events`,
       versions: `${table}_versions`,
+      signals: `${table}_signals`,
       migrations: `${table}_migrations`
     })
   )
@@ -465,6 +466,13 @@ export const activeData = (run: SessionStore.ActiveRun): string =>
     ...(run.pause === undefined ? {} : { pause: run.pause }),
     ...(run.shape === undefined ? {} : { shape: run.shape })
   })
+
+/**
+ * The `wake_at` column of an unfinished run: when a paused run is due to
+ * wake by itself (NULL while it runs, or when it waits with no time).
+ */
+export const wakeAtOf = (run: SessionStore.ActiveRun): number | null =>
+  run.status === "paused" && run.pause?.wakeAt !== undefined ? run.pause.wakeAt : null
 
 /**
  * An unfinished run with `update` applied (`pause: null` removes its pause, `journal: null` its journal).

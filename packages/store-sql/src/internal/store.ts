@@ -91,6 +91,7 @@ export const resolveTables = (
       changes: qualify(names.changes),
       events: qualify(names.events),
       versions: qualify(names.versions),
+      signals: qualify(names.signals),
       migrations: qualify(names.migrations)
     }
   })
@@ -128,6 +129,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
   const activeTable = sql(t.active)
   const changesTable = sql(t.changes)
   const eventsTable = sql(t.events)
+  const signalsTable = sql(t.signals)
   const channel = channelName(t.sessions)
   /** where the tables are, for messages */
   const location = dialect === "pg"
@@ -272,6 +274,10 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
       pg: () => sql`INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(row)} ${replacingRecord}`,
       orElse: () => sql`INSERT OR REPLACE INTO ${runsTable} ${sql.insert(row)}`
     })
+
+  /** A wake-up time, typed (PostgreSQL's `INSERT … SELECT` has no column type to infer a NULL's from). */
+  const wakeAtValue = (wakeAt: number | null) =>
+    wakeAt === null ? sql.literal("NULL") : sql`${wakeAt}`
 
   /** Tells PostgreSQL watchers of a commit (delivered when its transaction commits); SQLite's poll. */
   const notify = (sessionId: string): Effect.Effect<void, SqlError> =>
@@ -481,6 +487,7 @@ VALUES (${commit.sessionId}, ${version}, ${text})`
         const ended = yield* sql`DELETE FROM ${activeTable}
 WHERE run_id = ${commit.ends.runId} AND owner = ${commit.ends.owner} RETURNING run_id`
         if (ended.length === 0) return yield* runLost(commit.ends.runId)
+        yield* sql`DELETE FROM ${signalsTable} WHERE run_id = ${commit.ends.runId}`
       }
       const [written] = yield* Effect.flatMap(upsert, decodeWritten)
       if (written === undefined) {
@@ -638,6 +645,7 @@ FROM ${sessions} WHERE ${sql.and(clauses)} ${keyOrder("updated_at", "session_id"
     function*(sessionId: string) {
       // in the one lock order: unfinished runs, the session, its changes, its records
       const deleted = yield* Effect.gen(function*() {
+        yield* sql`DELETE FROM ${signalsTable} WHERE run_id IN (SELECT run_id FROM ${activeTable} WHERE session_id = ${sessionId})`
         yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`
         const deleted = yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
         yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${sessionId}`
@@ -752,9 +760,11 @@ ON CONFLICT (session_id) DO NOTHING RETURNING version`
       yield* Effect.annotateCurrentSpan(runAttribute, run.runId)
       // one statement: inserted unless the id is unfinished or ended
       const inserted = yield* sql`INSERT INTO ${activeTable}
-  (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at)
+  (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at,
+   wake_at)
 SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
-  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${rows.activeData(run)}, ${run.startedAt}, ${run.updatedAt}
+  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${rows.activeData(run)}, ${run.startedAt}, ${run.updatedAt},
+  ${wakeAtValue(rows.wakeAtOf(run))}
 WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId})
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id`.pipe(writing("startRun"))
@@ -785,7 +795,8 @@ WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`
         if (row === undefined) return yield* runLost(runId)
         const next = rows.applyRunUpdate(rows.toActiveRun(row), update, now)
         yield* sql`UPDATE ${activeTable} SET status = ${next.status}, owner = ${next.owner},
-  lease_expires_at = ${next.leaseExpiresAt}, base_version = ${next.baseVersion}, data = ${rows.activeData(next)}
+  lease_expires_at = ${next.leaseExpiresAt}, base_version = ${next.baseVersion}, data = ${rows.activeData(next)},
+  wake_at = ${wakeAtValue(rows.wakeAtOf(next))}
 WHERE run_id = ${runId}`
       }).pipe(transaction("updateRun"))
     },
@@ -805,7 +816,8 @@ WHERE run_id = ${runId}`
         ? sql`(status = 'paused' OR lease_expires_at < ${claim.now})`
         : sql`status = 'paused' AND ${pauseKey} = ${claim.pause}`
       const claimed = yield* sql`UPDATE ${activeTable}
-SET status = 'running', owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, updated_at = ${claim.now}
+SET status = 'running', owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, updated_at = ${claim.now},
+  wake_at = NULL
 WHERE run_id = ${runId} AND ${claimable}
 RETURNING *`.pipe(writing("claimRun"))
       const [row] = yield* decodeActive(claimed)
@@ -821,7 +833,8 @@ RETURNING *`.pipe(writing("claimRun"))
       const clauses = [
         ...(filter.sessionId === undefined ? [] : [sql`session_id = ${filter.sessionId}`]),
         ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
-        ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`])
+        ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+        ...(filter.dueBy === undefined ? [] : [sql`status = 'paused' AND wake_at <= ${filter.dueBy}`])
       ]
       const found = yield* sql`SELECT * FROM ${activeTable} WHERE ${sql.and(clauses)} ORDER BY started_at, run_id${binary}`
       return (yield* decodeActive(found)).map(rows.toActiveRun)
@@ -888,6 +901,7 @@ RETURNING *`.pipe(writing("claimRun"))
           return yield* Option.isNone(existing) ? Effect.fail(rows.runNotFound(runId)) : runLost(runId)
         }
         const run = rows.toActiveRun(row)
+        yield* sql`DELETE FROM ${signalsTable} WHERE run_id = ${runId}`
         const initial = yield* rows.stateJson("endRun", run.initialState ?? {})
         const existed = (yield* sql`SELECT 1 AS found FROM ${sessions} WHERE session_id = ${run.sessionId}`).length > 0
         // a run of a new session ends with the session created (from its initial state) to hold the record
@@ -915,6 +929,61 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
       }).pipe(transaction("endRun"))
     },
     Effect.catchTags({ SqlError: storeError("endRun"), ParseError: storeError("endRun") })
+  )
+
+  // -- signals -----------------------------------------------------------------------
+
+  const addSignal = Effect.fn("SqlSessionStore.addSignal")(
+    function*(runId: string, name: string, value: unknown) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
+      const json = yield* rows.toJson("addSignal", "signal value", value)
+      if (json === null) {
+        return yield* new WorkflowError.SessionStoreError({ method: "addSignal", description: "cannot serialise the signal value as JSON" })
+      }
+      const now = yield* Clock.currentTimeMillis
+      return yield* Effect.gen(function*() {
+        // the unfinished run's row first (the one lock order): its signals are numbered one at a time
+        const held = yield* sql`UPDATE ${activeTable} SET updated_at = updated_at WHERE run_id = ${runId} RETURNING run_id`
+        if (held.length === 0) return yield* Effect.fail(rows.runNotFound(runId))
+        const [last] = yield* decodeSeq(yield* sql`SELECT MAX(seq) AS seq FROM ${signalsTable} WHERE run_id = ${runId}`)
+        const seq = (last?.seq ?? 0) + 1
+        yield* sql`INSERT INTO ${signalsTable} ${sql.insert({ run_id: runId, seq, name, value: json, created_at: now })}`
+        return seq
+      }).pipe(transaction("addSignal"))
+    },
+    Effect.catchTags({ SqlError: storeError("addSignal"), ParseError: storeError("addSignal") })
+  )
+
+  const decodeSeq = Schema.decodeUnknown(Schema.Array(Schema.Struct({ seq: Schema.NullOr(rows.Integer) })))
+  const decodeSignals = Schema.decodeUnknown(Schema.Array(Schema.Struct({
+    seq: rows.Integer,
+    name: Schema.String,
+    value: Schema.String,
+    created_at: rows.Integer
+  })))
+  const signals = Effect.fn("SqlSessionStore.signals")(
+    function*(runId: string, options?: { readonly name?: string | undefined }) {
+      const found = yield* decodeSignals(
+        options?.name === undefined
+          ? yield* sql`SELECT seq, name, value, created_at FROM ${signalsTable} WHERE run_id = ${runId} ORDER BY seq`
+          : yield* sql`SELECT seq, name, value, created_at FROM ${signalsTable} WHERE run_id = ${runId} AND name = ${options.name}
+ORDER BY seq`
+      )
+      return yield* Effect.try({
+        try: () =>
+          found.map((row): SessionStore.StoredSignal => ({
+            runId,
+            seq: row.seq,
+            name: row.name,
+            value: JSON.parse(row.value) as unknown,
+            createdAt: row.created_at
+          })),
+        catch: (cause) =>
+          new WorkflowError.SessionStoreError({ method: "signals", description: `a stored signal of run '${runId}' is not valid JSON`, cause })
+      })
+    },
+    waitForLock("signals"),
+    Effect.catchTags({ SqlError: storeError("signals"), ParseError: storeError("signals") })
   )
 
   // -- watching ----------------------------------------------------------------------
@@ -1116,6 +1185,8 @@ ORDER BY seq LIMIT ${limit}`
     claimRun,
     activeRuns,
     listRuns,
-    endRun
+    endRun,
+    addSignal,
+    signals
   })
 })

@@ -20,8 +20,10 @@ import * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
+import * as Clock from "effect/Clock"
 import * as Chunk from "effect/Chunk"
 import * as EffectContext from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
@@ -657,11 +659,32 @@ export type NeedsApprovalTypeId = typeof NeedsApprovalTypeId
  *
  * @internal
  */
-export const needsApproval = (tool: Tool.Any, when: ApprovalPolicy): Tool.Any => {
+export const needsApproval = (tool: Tool.Any, when: ApprovalPolicy, timeout?: Duration.DurationInput): Tool.Any => {
   if (!Tool.isUserDefined(tool)) {
     throw new TypeError(`Agent.needsApproval: the provider runs the tool '${tool.name}' itself; it cannot wait for approval`)
   }
-  return Object.assign(tool.annotate(NeedsApproval, when), { [NeedsApprovalTypeId]: NeedsApprovalTypeId })
+  const annotated = tool.annotate(NeedsApproval, when)
+  const timed = timeout === undefined ? annotated : annotated.annotate(ApprovalTimeout, Duration.decode(timeout))
+  return Object.assign(timed, { [NeedsApprovalTypeId]: NeedsApprovalTypeId })
+}
+
+/**
+ * How long a call of a tool waits for a person's approval before it is
+ * rejected (none: for ever).
+ *
+ * @internal
+ */
+export class ApprovalTimeout extends EffectContext.Reference<ApprovalTimeout>()("@sessionflow/core/Agent/ApprovalTimeout", {
+  defaultValue: (): Duration.Duration | undefined => undefined
+}) {}
+
+const approvalTimeoutOf = (tool: Tool.Any): Duration.Duration | undefined =>
+  EffectContext.get(tool.annotations as EffectContext.Context<ApprovalTimeout>, ApprovalTimeout)
+
+/** The decision on a call nobody approved in time: rejected, saying so to the model. */
+const timedOutDecision: typeof ApprovalResponse.Type = {
+  approved: false,
+  reason: "not approved in time"
 }
 
 /** A tool's approval policy (from its annotation). */
@@ -757,7 +780,7 @@ const beginApprovals = (
     if (answer === undefined) return { approvals: { questions, run }, restored: undefined }
     // the checkpoint is this library's own: one that does not decode is a defect
     const checkpoint = yield* Effect.orDie(decodeCheckpoint(answer.checkpoint))
-    const decision = yield* decodeResponse(ApprovalResponse, answer.response)
+    const decision = answer.timedOut === true ? timedOutDecision : yield* decodeResponse(ApprovalResponse, answer.response)
     // the state as it was at the question (it was valid then)
     if (questions.state !== undefined && checkpoint.state !== undefined) {
       yield* Effect.orDie(questions.state.restore(checkpoint.state))
@@ -920,7 +943,15 @@ const finishTurn = (loop: Loop, conversation: Conversation, turn: Turn) =>
       // pauses the run, unless this question was answered: then the step ran
       // again and this run did not carry on from its checkpoint (it took
       // another course before): the answer holds only for the same call
-      const answer = yield* ask(approvals.questions, agent.name, payload, checkpoint)
+      const timeout = approvalTimeoutOf(entry.tool)
+      const timeoutAt = timeout === undefined ? undefined : (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
+      const answer = yield* ask(
+        approvals.questions,
+        agent.name,
+        payload,
+        checkpoint,
+        timeoutAt === undefined ? undefined : { kind: "question", wakeAt: timeoutAt, timeoutAt }
+      )
       const asked = (answer.checkpoint as { readonly pending?: ReadonlyArray<{ readonly name: string; readonly params: unknown }> })
         .pending?.[0]
       if (asked === undefined || !sameCall(asked, call)) {
@@ -928,7 +959,9 @@ const finishTurn = (loop: Loop, conversation: Conversation, turn: Turn) =>
           `Agent '${agent.name}': the answer found for its call of '${call.name}' was given about another tool call (the run took another course when it continued)`
         )
       }
-      results.push(yield* decided(tools, call, yield* decodeResponse(ApprovalResponse, answer.response)))
+      results.push(
+        yield* decided(tools, call, answer.timedOut === true ? timedOutDecision : yield* decodeResponse(ApprovalResponse, answer.response))
+      )
     }
     return append(conversation, [Prompt.makeMessage("tool", { content: results })])
   })

@@ -74,7 +74,11 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
     makeQuestions(first, answersOf(run), {
       save: Effect.suspend(() => encodeState(self, run.ids.sessionId, cell.value)),
       restore: (encoded) => Effect.flatMap(decodeState(self, run.ids.sessionId, encoded), service.set)
-    }, usage),
+    }, usage, {
+      taken: new Set(journaled?.signals),
+      // a run without an unfinished-run entry yet was sent no signal
+      stored: (name) => run.tracked ? run.store.signals(run.ids.runId, { name }) : Effect.succeed([])
+    }),
     run.traced
   )
   restoreOutputs(exec, journaled)

@@ -111,7 +111,8 @@ export class Journal {
         outputs: Object.fromEntries([...exec.byName].map(([name, output]) => [name, outputJson(output)])),
         state,
         answers: {},
-        ...usageField(this.usage)
+        ...usageField(this.usage),
+        ...signalsField(exec)
       }
       advanceQuestions(exec.questions, next)
       return this.writes
@@ -136,7 +137,9 @@ export class Journal {
 
   private current(): Effect.Effect<SessionStore.Journal, unknown> {
     const { exec, position } = this
-    if (position === undefined) return Effect.succeed({ ...this.point, answers: exec.questions.answers, ...usageField(this.usage) })
+    if (position === undefined) {
+      return Effect.succeed({ ...this.point, answers: exec.questions.answers, ...usageField(this.usage), ...signalsField(exec) })
+    }
     return Effect.map(encodeState(this.run.self, this.run.ids.sessionId, position.state), (state) => ({
       next: position.next,
       previous: position.previous,
@@ -146,7 +149,14 @@ export class Journal {
       ),
       state,
       answers: exec.questions.answers,
-      ...usageField(this.usage)
+      ...usageField(this.usage),
+      ...signalsField(exec)
     }))
   }
+}
+
+/** The signals a run has taken so far, for its journal (none: no field). */
+const signalsField = (exec: ExecContext): { readonly signals?: ReadonlyArray<number> } => {
+  const taken = exec.questions.signals?.taken
+  return taken === undefined || taken.size === 0 ? {} : { signals: [...taken].sort((a, b) => a - b) }
 }

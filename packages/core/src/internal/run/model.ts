@@ -210,6 +210,19 @@ export const lostRun = (store: SessionStore.Service, runId: string) =>
       )
   )
 
+/**
+ * What a `RunPaused` error or event says of the pause besides its question:
+ * what it waits for, and until when.
+ *
+ * @internal
+ */
+export const pausedFields = (pause: SessionStore.Pause | undefined) => ({
+  ...(pause?.kind === undefined ? {} : { kind: pause.kind }),
+  ...(pause?.signal === undefined ? {} : { signal: pause.signal }),
+  ...(pause?.kind === "sleep" && pause.wakeAt !== undefined ? { wakeAt: pause.wakeAt } : {}),
+  ...(pause?.timeoutAt === undefined ? {} : { timeoutAt: pause.timeoutAt })
+})
+
 /** Another run with this id exists: it is running elsewhere (or waits), or it completed meanwhile. @internal */
 export const runTaken = (runId: string, sessionId: string, existing: SessionStore.RunLookup) =>
   existing._tag === "Active"
@@ -220,7 +233,8 @@ export const runTaken = (runId: string, sessionId: string, existing: SessionStor
           sessionId,
           path: existing.run.pause?.path ?? [],
           key: existing.run.pause?.key ?? "",
-          payload: existing.run.pause?.payload
+          payload: existing.run.pause?.payload,
+          ...pausedFields(existing.run.pause)
         })
       )
       : Effect.fail(

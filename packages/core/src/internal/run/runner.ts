@@ -397,7 +397,8 @@ export const resumeRun = <W extends Any>(
   runId: string,
   options: ContinueOptions | undefined,
   sink: Sink,
-  answer: ((run: SessionStore.ActiveRun) => Answer) | undefined
+  answer: ((run: SessionStore.ActiveRun) => Answer) | undefined,
+  accepts?: (run: SessionStore.ActiveRun) => Effect.Effect<void, WorkflowError.RunNotFound>
 ): Typed<W> =>
   atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
@@ -406,6 +407,7 @@ export const resumeRun = <W extends Any>(
     const logged = eventLog.storing(options, runId, true, sink)
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     // refused before the run is claimed: it stays as it was
+    if (accepts !== undefined) yield* accepts(active)
     yield* checkShape(self, active)
     if (answer !== undefined) yield* checkJson(active.sessionId, "answer", answer(active).response)
     // a continue answers one pause: the one named, else the one just read; the

@@ -33,6 +33,7 @@ import {
   type Opened,
   type Phase,
   type Restore,
+  pausedFields,
   runTaken,
   storedInputOf
 } from "./model.js"
@@ -167,7 +168,8 @@ function* wait(run: Opened, executed: Executed, pause: PauseSignal, restore: Res
     key: pause.key,
     payload: pause.payload,
     ...(pause.checkpoint === undefined ? {} : { checkpoint: pause.checkpoint }),
-    pausedAt
+    pausedAt,
+    ...waitFields(pause)
   }
   const journal = yield* Effect.either(executed.journal.paused(waiting))
   if (journal._tag === "Left") {
@@ -184,9 +186,33 @@ function* wait(run: Opened, executed: Executed, pause: PauseSignal, restore: Res
           Option.isNone(existing) ? Effect.void : runTaken(runId, sessionId, existing.value)
       )
   )
-  yield* WorkflowEvent.emit({ _tag: "RunPaused", stepPath: [...pause.path], key: pause.key, payload: pause.payload })
-  return yield* new WorkflowError.RunPaused({ runId, sessionId, path: [...pause.path], key: pause.key, payload: pause.payload })
+  if (waiting.kind === "signal" && waiting.signal !== undefined) {
+    // a signal stored while the run was on its way here: the run is due at
+    // once, and whoever wakes runs (`DurableRuns`, `Workflow.recover`) gives it
+    // (a `Workflow.signal` that saw the run paused gives it first)
+    const taken = new Set(journal.right.signals)
+    const stored = yield* restore(Effect.orElseSucceed(store.signals(runId, { name: waiting.signal }), () => []))
+    if (stored.some((signal) => !taken.has(signal.seq))) {
+      yield* restore(Effect.ignore(store.updateRun(runId, "", { pause: { ...waiting, wakeAt: pausedAt } })))
+    }
+  }
+  const fields = pausedFields(waiting)
+  yield* WorkflowEvent.emit({ _tag: "RunPaused", stepPath: [...pause.path], key: pause.key, payload: pause.payload, ...fields })
+  return yield* new WorkflowError.RunPaused({ runId, sessionId, path: [...pause.path], key: pause.key, payload: pause.payload, ...fields })
 }
+
+/** What a pause waits for, as the store keeps it (nothing for a question without a timeout). */
+const waitFields = (pause: PauseSignal) => {
+  const wait = pause.wait
+  if (wait === undefined) return {}
+  return {
+    ...(wait.kind === "question" ? {} : { kind: wait.kind }),
+    ...(wait.signal === undefined ? {} : { signal: wait.signal }),
+    ...(wait.wakeAt === undefined ? {} : { wakeAt: wait.wakeAt }),
+    ...(wait.timeoutAt === undefined ? {} : { timeoutAt: wait.timeoutAt })
+  }
+}
+
 
 /**
  * Records a run that failed or was interrupted: on the session, with its

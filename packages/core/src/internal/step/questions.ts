@@ -20,6 +20,34 @@ import type { UsageCounter } from "../usage.js"
 export interface Answer {
   readonly response: unknown
   readonly checkpoint: unknown
+  /** the question (or wait) timed out: no response was given */
+  readonly timedOut?: true | undefined
+  /** the signal that answered a wait (its `seq`), which the run has now taken */
+  readonly seq?: number | undefined
+}
+
+/**
+ * What a pause waits for besides a person's answer, and when it wakes by
+ * itself (see `SessionStore.Pause`).
+ *
+ * @internal
+ */
+export interface Wait {
+  readonly kind: "question" | "sleep" | "signal"
+  readonly signal?: string | undefined
+  readonly wakeAt?: number | undefined
+  readonly timeoutAt?: number | undefined
+}
+
+/**
+ * The signals of the run a step waits in: the ones stored for it by name,
+ * and the ones it has taken (by `seq`), which no other wait takes again.
+ *
+ * @internal
+ */
+export interface Signals {
+  readonly taken: Set<number>
+  readonly stored: (name: string) => Effect.Effect<ReadonlyArray<{ readonly seq: number; readonly value: unknown }>, unknown>
 }
 
 /**
@@ -39,6 +67,8 @@ export interface Questions {
   readonly state: RunState | undefined
   /** the run's token counter, which its agents' model calls add to */
   readonly usage: UsageCounter | undefined
+  /** the run's signals (none outside of a run, or for a run that has no unfinished-run entry yet) */
+  readonly signals: Signals | undefined
 }
 
 /**
@@ -57,14 +87,16 @@ export const makeQuestions = (
   topLevel: number,
   answers: Record<string, Answer>,
   state?: RunState,
-  usage?: UsageCounter
+  usage?: UsageCounter,
+  signals?: Signals
 ): Questions => ({
   topLevel,
   counts: new Map(),
   runs: new Map(),
   answers,
   state,
-  usage
+  usage,
+  signals
 })
 
 /**
@@ -139,7 +171,8 @@ export class PauseSignal {
     readonly key: string,
     readonly path: ReadonlyArray<string>,
     readonly payload: unknown,
-    readonly checkpoint: unknown
+    readonly checkpoint: unknown,
+    readonly wait: Wait | undefined
   ) {}
 }
 
@@ -156,22 +189,41 @@ export const pauseOf = (cause: Cause.Cause<unknown>): PauseSignal | undefined =>
  * asked before in the current top-level step, so it is the same when the step
  * runs again after `Workflow.continue`.
  *
+ * A wait for a signal (`wait.kind` `"signal"`) first takes the oldest signal
+ * of that name stored for the run and not taken yet, if there is one: it is
+ * the answer (kept with the step's answers, so the step finds it again when
+ * it runs again).
+ *
  * @internal
  */
 export const ask = (
   questions: Questions,
   name: string,
   payload: unknown,
-  checkpoint?: unknown
+  checkpoint?: unknown,
+  wait?: Wait
 ): Effect.Effect<Answer> =>
   Effect.suspend(() => {
     const n = (questions.counts.get(name) ?? 0) + 1
     questions.counts.set(name, n)
     const key = `${questions.topLevel}:${name}#${n}`
     const answer = questions.answers[key]
-    if (answer !== undefined) return Effect.succeed(answer)
-    return Effect.flatMap(
+    if (answer !== undefined) {
+      if (answer.seq !== undefined) questions.signals?.taken.add(answer.seq)
+      return Effect.succeed(answer)
+    }
+    const pause = Effect.flatMap(
       Effect.map(FiberRef.get(events.currentPath), (path) => (path.length === 0 ? [name] : path)),
-      (path) => Effect.die(new PauseSignal(key, path, payload, checkpoint))
+      (path) => Effect.die(new PauseSignal(key, path, payload, checkpoint, wait))
     )
+    const signals = questions.signals
+    if (wait?.kind !== "signal" || wait.signal === undefined || signals === undefined) return pause
+    return Effect.flatMap(Effect.orDie(signals.stored(wait.signal)), (stored) => {
+      const first = stored.find((signal) => !signals.taken.has(signal.seq))
+      if (first === undefined) return pause
+      const taken: Answer = { response: first.value, checkpoint: undefined, seq: first.seq }
+      signals.taken.add(first.seq)
+      questions.answers = { ...questions.answers, [key]: taken }
+      return Effect.succeed(taken)
+    })
   })

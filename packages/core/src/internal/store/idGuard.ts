@@ -79,6 +79,8 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
         ? Effect.fail(new WorkflowError.RunLost({ runId, description: "no unfinished run has this id" }))
         : backend.updateRun(runId, owner, update),
     claimRun: (runId, claim) => bad(runId) ? Effect.fail(noRun(runId)) : backend.claimRun(runId, claim),
+    addSignal: (runId, name, value) => bad(runId) ? Effect.fail(noRun(runId)) : backend.addSignal(runId, name, value),
+    signals: (runId, options) => bad(runId) ? Effect.succeed([]) : backend.signals(runId, options),
     endRun: (runId, record, owner) => bad(runId) ? Effect.fail(noRun(runId)) : backend.endRun(runId, record, owner),
     commit: (commit) => {
       const description = refusal([["session", commit.sessionId], ["run", commit.run?.runId], ["run", commit.ends?.runId]])

@@ -164,6 +164,13 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
   const active = new Map<string, string>()
   /** the event logs of runs, by run id */
   const logs = new Map<string, EventLog>()
+  /** the signals of unfinished runs (values as JSON text), by run id, in `seq` order */
+  const signals = new Map<string, Array<{ readonly seq: number; readonly name: string; readonly json: string; readonly createdAt: number }>>()
+  /** removes an unfinished run, with its signals */
+  const endActive = (runId: string) => {
+    active.delete(runId)
+    signals.delete(runId)
+  }
   /** the run ids events were appended to, for `watchEvents` */
   const appended = Effect.runSync(PubSub.unbounded<string>())
 
@@ -282,7 +289,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           }
           keepVersion(created, keepOf(commit), now, undefined, undefined)
           sessions.set(commit.sessionId, created)
-          if (commit.ends !== undefined) active.delete(commit.ends.runId)
+          if (commit.ends !== undefined) endActive(commit.ends.runId)
           yield* publish(created)
           return 1
         }
@@ -313,7 +320,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         if (state !== undefined && keep !== "all" && SessionStore.trimsAt(keep, existing.info.version)) {
           removeRecords(existing, beyond(existing, keep))
         }
-        if (commit.ends !== undefined) active.delete(commit.ends.runId)
+        if (commit.ends !== undefined) endActive(commit.ends.runId)
         if (state !== undefined) yield* publish(existing)
         return existing.info.version
       }),
@@ -363,7 +370,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     remove: (sessionId) =>
       Effect.sync(() => {
         for (const [runId, json] of active) {
-          if (parse<SessionStore.ActiveRun>(json).sessionId === sessionId) active.delete(runId)
+          if (parse<SessionStore.ActiveRun>(json).sessionId === sessionId) endActive(runId)
         }
         return sessions.delete(sessionId)
       }),
@@ -538,7 +545,9 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           .filter((run) =>
             (filter.sessionId === undefined || run.sessionId === filter.sessionId) &&
             (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
-            (filter.status === undefined || run.status === filter.status)
+            (filter.status === undefined || run.status === filter.status) &&
+            (filter.dueBy === undefined ||
+              (run.status === "paused" && run.pause?.wakeAt !== undefined && run.pause.wakeAt <= filter.dueBy))
           )
           .sort((a, b) => a.startedAt - b.startedAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
       ),
@@ -564,6 +573,25 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         }
         return { runs, events }
       }),
+    addSignal: (runId, name, value) =>
+      Effect.gen(function*() {
+        const json = yield* serialise("addSignal", "signal value", value)
+        if (!active.has(runId)) {
+          return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+        }
+        const now = yield* Clock.currentTimeMillis
+        const kept = signals.get(runId) ?? []
+        signals.set(runId, kept)
+        const seq = (kept.at(-1)?.seq ?? 0) + 1
+        kept.push({ seq, name, json, createdAt: now })
+        return seq
+      }),
+    signals: (runId, options) =>
+      Effect.sync(() =>
+        (signals.get(runId) ?? [])
+          .filter((signal) => options?.name === undefined || signal.name === options.name)
+          .map((signal) => ({ runId, seq: signal.seq, name: signal.name, value: parse<unknown>(signal.json), createdAt: signal.createdAt }))
+      ),
     endRun: (runId, record, owner) =>
       Effect.gen(function*() {
         const run = activeRun(runId)
@@ -593,13 +621,13 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           keepVersion(session, keepOf({}), now, undefined, undefined)
           sessions.set(run.sessionId, session)
           append(session, runId, json)
-          active.delete(runId)
+          endActive(runId)
           // a new session: its version 1 is a state change (without a run that made it)
           yield* publish(session)
         } else {
           session.info = { ...session.info, updatedAt: now }
           append(session, runId, json)
-          active.delete(runId)
+          endActive(runId)
         }
       })
   }

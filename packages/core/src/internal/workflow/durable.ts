@@ -29,10 +29,15 @@ import type {
   State
 } from "../../Workflow.js"
 import * as WorkflowError from "../../WorkflowError.js"
+import { jsonProblem } from "../json.js"
 import { currentBackground } from "../run/background.js"
 import * as eventLog from "../run/eventLog.js"
 import { stopHere } from "../run/lease.js"
+import { isTagged } from "../run/model.js"
+import { unfinished } from "../run/open.js"
 import * as runner from "../run/runner.js"
+import { decodeSignal, signalSchemas } from "../step/executors.js"
+import type { Answer } from "../step/questions.js"
 
 /** @internal */
 export const resume = Effect.fn("Workflow.resume")(
@@ -48,13 +53,130 @@ export const resumeStream = <W extends Any>(self: W, runId: string, options?: Co
 /** @internal */
 export const continue_ = Effect.fn("Workflow.continue")(
   function*<W extends Any>(self: W, runId: string, response: unknown, options?: ContinueOptions) {
-    return yield* runner.resumeRun(self, runId, options, undefined, answerWith(self, runId, response))
+    return yield* runner.resumeRun(self, runId, options, undefined, answerWith(self, runId, response), questionOnly)
   }
 )
 
 /** @internal */
 export const continueStream = <W extends Any>(self: W, runId: string, response: unknown, options?: ContinueOptions) =>
-  runner.eventStream((sink) => runner.resumeRun(self, runId, options, sink, answerWith(self, runId, response)))
+  runner.eventStream((sink) => runner.resumeRun(self, runId, options, sink, answerWith(self, runId, response), questionOnly))
+
+/** A continue answers a person's question: a sleeping run or one waiting for a signal is refused, as it is. */
+const questionOnly = (run: SessionStore.ActiveRun) =>
+  run.pause?.kind === "sleep"
+    ? Effect.fail(
+      new WorkflowError.RunNotFound({
+        runId: run.runId,
+        description: `the run sleeps until ${new Date(run.pause.wakeAt ?? 0).toISOString()}: it asks no question`
+      })
+    )
+    : run.pause?.kind === "signal"
+    ? Effect.fail(
+      new WorkflowError.RunNotFound({
+        runId: run.runId,
+        description: `the run waits for signal '${run.pause.signal}' (Workflow.signal): it asks no question`
+      })
+    )
+    : Effect.void
+
+/**
+ * How a paused run wakes now, if it is due: the end of its sleep, the signal
+ * it waits for (stored and not taken yet), or its timeout; undefined when
+ * nothing is due.
+ */
+const dueAnswer = (run: SessionStore.ActiveRun, now: number) =>
+  Effect.gen(function*() {
+    const pause = run.pause
+    if (run.status !== "paused" || pause === undefined) return undefined
+    const checkpoint = pause.checkpoint
+    if (pause.kind === "sleep") {
+      return pause.wakeAt !== undefined && pause.wakeAt <= now ? { response: null, checkpoint } satisfies Answer : undefined
+    }
+    if (pause.kind === "signal" && pause.signal !== undefined) {
+      const store = yield* SessionStore.SessionStore
+      const taken = new Set(run.journal?.signals)
+      const stored = yield* store.signals(run.runId, { name: pause.signal })
+      const first = stored.find((signal) => !taken.has(signal.seq))
+      if (first !== undefined) return { response: first.value, checkpoint, seq: first.seq } satisfies Answer
+    }
+    return pause.timeoutAt !== undefined && pause.timeoutAt <= now
+      ? { response: null, checkpoint, timedOut: true } satisfies Answer
+      : undefined
+  })
+
+/**
+ * Wakes a paused run that is due (see `dueAnswer`), carrying it on in this
+ * process at the pause it waits at (a run that went on meanwhile is
+ * `PauseMismatch`, one another process took `RunInProgress`); `None` when
+ * nothing is due.
+ *
+ * @internal
+ */
+export const wake = <W extends Any>(self: W, run: SessionStore.ActiveRun, options?: ContinueOptions) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const answer = yield* dueAnswer(run, now)
+    if (answer === undefined || run.pause === undefined) return Option.none()
+    const output = yield* runner.resumeRun(
+      self,
+      run.runId,
+      { ...options, userId: run.userId, pause: run.pause.key },
+      undefined,
+      (claimed) => ({ ...answer, checkpoint: claimed.pause?.checkpoint })
+    )
+    return Option.some(output)
+  })
+
+/** @internal */
+export const signal = Effect.fn("Workflow.signal")(
+  function*<W extends Any>(self: W, runId: string, name: string, value: unknown, options?: ContinueOptions) {
+    const store = yield* SessionStore.SessionStore
+    yield* runner.checkRunId(runId)
+    const refuse = (description: string, cause?: unknown) =>
+      new WorkflowError.SignalDecodeError({ runId, signal: name, description, ...(cause === undefined ? {} : { cause }) })
+    const schemas = signalSchemas(self.steps, name)
+    if (schemas.length === 0) return yield* refuse(`workflow '${self.name}' has no Step.waitFor for this signal`)
+    const problem = jsonProblem(value)
+    if (problem !== undefined) return yield* refuse(`the value is not JSON (${problem.description})`)
+    for (const schema of schemas) yield* decodeSignal(name, schema, value, runId)
+    yield* unfinished(self, runId, options, false)
+    const seq = yield* store.addSignal(runId, name, value).pipe(
+      // it ended meanwhile: `RunEnded`, saying how
+      Effect.catchTag("RunNotFound", (error) =>
+        Effect.flatMap(
+          store.getRun(runId),
+          (found): Effect.Effect<never, WorkflowError.RunEnded | WorkflowError.RunNotFound> =>
+            endedOf(self, runId, options, found) ?? Effect.fail(error)
+        ))
+    )
+    const kept = { _tag: "Kept" as const, runId, signal: name, seq }
+    // the run waits for it now: carried on here (else the wait that comes takes it)
+    const found = yield* store.getRun(runId)
+    if (Option.isNone(found) || found.value._tag !== "Active") return kept
+    const run = found.value.run
+    if (run.status !== "paused" || run.pause?.kind !== "signal" || run.pause.signal !== name) return kept
+    const woken = yield* wake(self, run, options).pipe(
+      // another process gave it (or woke it) first: the signal stays for the run's next wait
+      Effect.catchIf(
+        (error: unknown) => isTagged(error, "RunInProgress") || isTagged(error, "PauseMismatch"),
+        () => Effect.succeed(Option.none())
+      )
+    )
+    if (Option.isNone(woken)) return kept
+    const delivered: SignalResult<typeof woken.value> = { _tag: "Delivered", runId, signal: name, seq, output: woken.value }
+    return delivered
+  }
+)
+
+/**
+ * What `Workflow.signal` did with a signal: kept for the run's next wait for
+ * it, or given to the run that waited for it, which was carried on (`output`).
+ *
+ * @internal
+ */
+export type SignalResult<O> =
+  | { readonly _tag: "Kept"; readonly runId: string; readonly signal: string; readonly seq: number }
+  | { readonly _tag: "Delivered"; readonly runId: string; readonly signal: string; readonly seq: number; readonly output: O }
 
 /**
  * The answer to a paused run's question: the response (the pausing step
@@ -154,6 +276,15 @@ export const recover = Effect.fn("Workflow.recover")(
     const runs = yield* unfinishedRuns(self)
     const out: Array<Recovered<Output<W>, State<W>>> = []
     for (const run of runs) {
+      if (run.status === "paused") {
+        // a run whose sleep ended, whose timeout passed or whose signal came as it paused wakes
+        if (options?.mode === "abandon") continue
+        const woken = yield* Effect.exit(wake(self, run, options))
+        if (woken._tag === "Success" && Option.isNone(woken.value)) continue
+        const outcome = woken._tag === "Success" ? Exit.succeed(Option.getOrThrow(woken.value)) : woken
+        out.push({ runId: run.runId, sessionId: run.sessionId, outcome: outcome as Recovered<Output<W>, State<W>>["outcome"] })
+        continue
+      }
       if (!run.abandoned) continue
       const outcome = options?.mode === "abandon"
         ? yield* Effect.exit(Effect.as(endUnfinished(self, run.runId, { userId: run.userId }, "abandoned", "abandoned: its process stopped"), "abandoned" as const))
@@ -271,6 +402,13 @@ const statusOf = (lookup: SessionStore.RunLookup, now: number): RunStatus => {
   if (lookup._tag === "Active") {
     const { journal, leaseExpiresAt, owner, pause, status } = lookup.run
     const usage = journal?.usage === undefined ? {} : { usage: journal.usage }
+    const timeout = pause?.timeoutAt === undefined ? {} : { timeoutAt: pause.timeoutAt }
+    switch (SessionStore.runState(lookup.run)) {
+      case "sleeping":
+        return { _tag: "Sleeping", ...common, wakeAt: pause?.wakeAt ?? 0, ...usage }
+      case "waiting":
+        return { _tag: "Waiting", ...common, signal: pause?.signal ?? "", ...timeout, ...usage }
+    }
     if (status === "paused") {
       return {
         _tag: "Paused",
@@ -281,6 +419,7 @@ const statusOf = (lookup: SessionStore.RunLookup, now: number): RunStatus => {
           payload: pause?.payload,
           pausedAt: pause?.pausedAt ?? lookup.run.updatedAt
         },
+        ...timeout,
         ...usage
       }
     }

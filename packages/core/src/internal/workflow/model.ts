@@ -236,9 +236,9 @@ export const andThen: {
   ) => Workflow<StepOutput.Content<X>, E | E2, R | Exclude<R2, Provided<St>>, In, St>
   <Prev, In extends InputSchema, St extends SessionState.Any, A, E2, R2>(
     step: step.Step<A, E2, R2, Prev, Schema.Schema.Type<In>, string>
-  ): <E, R>(
-    self: Workflow<Prev, E, R, In, St>
-  ) => Workflow<step.Resolve<A, Prev>, E | E2, R | Exclude<R2, Provided<St>>, In, St>
+  ): <E, R, A0 extends Prev>(
+    self: Workflow<A0, E, R, In, St>
+  ) => Workflow<step.Resolve<A, A0>, E | E2, R | Exclude<R2, Provided<St>>, In, St>
 } = (
   stepOrName: step.Any | string,
   execute?: (input: StepInput) => Effect.Effect<unknown, unknown, unknown>,
