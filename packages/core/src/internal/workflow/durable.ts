@@ -165,3 +165,11 @@ export const events = <W extends Any>(self: W, runId: string, options?: EventsOp
     if (userId !== undefined) yield* SessionStore.checkOwner(sessionId, userId, options?.userId ?? self.userId)
     return eventLog.follow(store, runId, options?.after ?? -1, options?.pollInterval === undefined ? {} : { pollInterval: options.pollInterval })
   })).pipe(Stream.withSpan("Workflow.events"))
+
+/** @internal */
+export const queuedRuns = Effect.fn("Workflow.queuedRuns")(
+  function*<W extends Any>(self: W, options?: { readonly sessionId?: string | undefined }) {
+    const store = yield* SessionStore.SessionStore
+    return yield* store.queuedRuns({ workflowName: self.name, sessionId: options?.sessionId })
+  }
+)
