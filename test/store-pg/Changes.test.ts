@@ -148,19 +148,20 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
           yield* dropTriggers(sql, schema)
           yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_changes`)}`
           yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_events`)}`
+          yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_queue`)}`
           yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN state_size, DROP COLUMN changes_size, DROP COLUMN base_size`
           yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 4`
         })
       )
 
       const behind = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
-      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 9`)
+      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 10`)
 
       const store = yield* openStore(schema)
       const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))
       const migrations = yield* sql<{ name: string }>`SELECT name FROM ${sql(`${schema}.sessionflow_sessions_migrations`)}
         ORDER BY migration_id`
-      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events"])
+      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_queue"])
       // the data is there; the state's size is not known (0) until its next whole state
       assert.deepStrictEqual(yield* loaded(store, "old"), { items })
       assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])
@@ -194,6 +195,7 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
           yield* dropTriggers(sql, schema)
           yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN base_size`
           yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_events`)}`
+          yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_queue`)}`
           yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 5`
         })
       )

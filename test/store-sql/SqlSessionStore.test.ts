@@ -37,7 +37,7 @@ for (const dialect of dialects) {
     })
 
   describe(`SqlSessionStore on ${dialect.name}: tables and migrations`, () => {
-    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs and changes and event tables and its own migrations table", () =>
+    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs, changes, event and queue tables and its own migrations table", () =>
       withStore(({ db, sql }) =>
         Effect.gen(function*() {
           assert.deepStrictEqual(yield* db.tables(sql), [
@@ -46,6 +46,7 @@ for (const dialect of dialects) {
             "sessionflow_sessions_changes",
             "sessionflow_sessions_events",
             "sessionflow_sessions_migrations",
+            "sessionflow_sessions_queue",
             "sessionflow_sessions_runs"
           ])
           const migrations = yield* sql<{ migration_id: number; name: string }>`
@@ -53,7 +54,7 @@ for (const dialect of dialects) {
           assert.deepStrictEqual(migrations, dialect.migrations.map((name, i) => ({ migration_id: i + 1, name })))
         })))
 
-    it.scoped("a custom table name (workflow_session) names all six tables", () =>
+    it.scoped("a custom table name (workflow_session) names all seven tables", () =>
       withStore(({ db, store, sql }) =>
         Effect.gen(function*() {
           yield* commitFirst(store, "s1", { a: 1 })
@@ -63,6 +64,7 @@ for (const dialect of dialects) {
             "workflow_session_changes",
             "workflow_session_events",
             "workflow_session_migrations",
+            "workflow_session_queue",
             "workflow_session_runs"
           ])
           const rows = yield* sql<{ session_id: string; state: string; version: number }>`
@@ -106,7 +108,7 @@ for (const dialect of dialects) {
             sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(db.table("sessionflow_sessions_migrations"))}`,
             sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM ${sql(db.table("race_migrations"))}`
           ])).pipe(Effect.provide(db.client))
-        assert.deepStrictEqual(counts.map(([row]) => Number(row!.n)), [9, 9])
+        assert.deepStrictEqual(counts.map(([row]) => Number(row!.n)), [dialect.migrations.length, dialect.migrations.length])
       })), 60_000)
 
     it.scoped("migrate: false creates nothing and fails typed on missing tables, names the migration of tables behind, and opens migrated ones", () =>
@@ -126,7 +128,7 @@ for (const dialect of dialects) {
         yield* sql`DELETE FROM ${sql(db.table("sessionflow_sessions_migrations"))} WHERE migration_id >= 3`
         const behind = yield* Effect.flip(SqlSessionStore.make({ ...db.options, migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         assert.include(behind.message, "the tables of 'sessionflow_sessions'")
-        assert.include(behind.message, "are at migration 2 of 9: open them once with migrations on")
+        assert.include(behind.message, "are at migration 2 of 10: open them once with migrations on")
       }))
   })
 

@@ -108,7 +108,8 @@ describe("SqliteSessionStore", () => {
         { migration_id: 6 },
         { migration_id: 7 },
         { migration_id: 8 },
-        { migration_id: 9 }
+        { migration_id: 9 },
+        { migration_id: 10 }
       ])
     }), 60_000)
 
@@ -212,16 +213,17 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN changes_size`
         yield* sql`DROP TABLE sessionflow_sessions_changes`
         yield* sql`DROP TABLE sessionflow_sessions_events`
+        yield* sql`DROP TABLE sessionflow_sessions_queue`
         yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 4`
       }).pipe(Effect.provide(storeWithClient(filename)))
       // read-only, it is not migrated: an error that says what to do
       const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
-      assert.include(readonlyError.description, "are at migration 3 of 9")
+      assert.include(readonlyError.description, "are at migration 3 of 10")
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
         // the sizes the store keeps changes by: the existing state's, no changes
         const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
           SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`

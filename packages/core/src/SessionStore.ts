@@ -983,8 +983,8 @@ export interface Backend {
   /** The queued runs (waiting and running), in ticket order (arrival order). */
   readonly queuedRuns: (filter: QueueFilter) => Effect.Effect<ReadonlyArray<QueuedRun>, WorkflowError.SessionStoreError>
   /**
-   * Wake-ups for the callers waiting in a session's queue: one whenever a run
-   * may have left it (the memory backend is told at once; PostgreSQL is
+   * Wake-ups for the callers waiting in a session's queue: one as soon as the
+   * store listens, then one whenever a run may have left it (the memory backend is told at once; PostgreSQL is
    * notified, and also wakes every `pollInterval`, default 5 seconds; SQLite
    * wakes every `pollInterval`, default 250 millis). A wake-up may find
    * nothing changed. Never ends by itself.

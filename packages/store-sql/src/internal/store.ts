@@ -1013,7 +1013,7 @@ WHERE session_id = ${mine.session_id} AND run_id <> ${runId} AND (status = 'runn
   )
 
   const watchQueue = (sessionId: string, options?: SessionStore.WatchOptions): Stream.Stream<void, WorkflowError.SessionStoreError> =>
-    wakeUps("watchQueue", queueChannel, sessionId, options).pipe(
+    Stream.concat(Stream.make(undefined), wakeUps("watchQueue", queueChannel, sessionId, options)).pipe(
       Stream.as(undefined),
       Stream.withSpan("SqlSessionStore.watchQueue")
     )

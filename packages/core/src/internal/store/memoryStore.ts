@@ -407,7 +407,10 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
       ),
     watchQueue: (sessionId) =>
       Stream.unwrapScoped(Effect.map(PubSub.subscribe(dequeued), (subscription) =>
-        Stream.fromQueue(subscription).pipe(Stream.filter((id) => id === sessionId), Stream.as(undefined)))),
+        Stream.concat(
+          Stream.make(undefined),
+          Stream.fromQueue(subscription).pipe(Stream.filter((id) => id === sessionId), Stream.as(undefined))
+        ))),
     startRun: (run) =>
       Effect.gen(function*() {
         const json = yield* serialise("startRun", "run", run)
