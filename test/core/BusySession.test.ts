@@ -113,7 +113,7 @@ for (const [name, twoStores] of stores) {
         // a caller that queued its run and died: its entry is never renewed again
         const now = Date.now()
         yield* a.enqueueRun({ runId: "dead-run", sessionId, workflowName: "busy", input: "dead", owner: "a-process-that-died", leaseExpiresAt: now + 600, enqueuedAt: now })
-        yield* a.takeQueueTurn("dead-run", { owner: "a-process-that-died", now, leaseExpiresAt: now + 600 })
+        yield* a.takeQueueTurn(sessionId, "dead-run", { owner: "a-process-that-died", now, leaseExpiresAt: now + 600 })
         const started = Date.now()
         const output = yield* Workflow.run(wf, "b1", { sessionId, onBusy: "enqueue", leaseDuration: "1 second" }).pipe(on(b))
         expect(output.content).toBe("b1")

@@ -1322,8 +1322,8 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
 
     const queued = (store: Store, sessionId: string, runId: string, leaseExpiresAt: number, input: unknown = { n: runId }) =>
       store.enqueueRun({ runId, sessionId, workflowName: "wf", input, owner: store.owner, leaseExpiresAt, enqueuedAt: 0 })
-    const turn = (store: Store, runId: string, now: number, leaseExpiresAt = now + 10_000) =>
-      store.takeQueueTurn(runId, { owner: store.owner, now, leaseExpiresAt })
+    const turn = (store: Store, runId: string, now: number, leaseExpiresAt = now + 10_000, sessionId = runId.startsWith("o") ? "q-other" : runId.startsWith("from") ? "shared-q" : "q") =>
+      store.takeQueueTurn(sessionId, runId, { owner: store.owner, now, leaseExpiresAt })
 
     test("queue: runs take their turn in arrival order, one at a time per session", (store) =>
       Effect.gen(function*() {
@@ -1369,7 +1369,9 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* store.queuedRuns({ sessionId: "q" })).map((run) => run.runId), ["alive"])
         assert.strictEqual(yield* turn(store, "dead", 1_002), "lost")
         // another owner's look at a run is no renewal of it
-        assert.strictEqual(yield* store.takeQueueTurn("alive", { owner: "someone else", now: 0, leaseExpiresAt: 0 }), "lost")
+        assert.strictEqual(yield* store.takeQueueTurn("q", "alive", { owner: "someone else", now: 0, leaseExpiresAt: 0 }), "lost")
+        // nor a look at it on another session
+        assert.strictEqual(yield* turn(store, "alive", 1_001, 20_000, "q-other"), "lost")
       }))
 
     test("queue: watchQueue wakes the waiting when a run leaves the session's queue", (store) =>

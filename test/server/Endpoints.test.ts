@@ -301,6 +301,7 @@ describe("the API's description", () => {
         "/workflows/{name}/graph",
         "/workflows/{name}/runs",
         "/workflows/{name}/runs/paused",
+        "/workflows/{name}/runs/queued",
         "/workflows/{name}/runs/{runId}/cancel",
         "/workflows/{name}/runs/{runId}/continue",
         "/workflows/{name}/runs/{runId}/events",

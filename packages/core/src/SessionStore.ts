@@ -960,13 +960,14 @@ export interface Backend {
   /**
    * One look at a session's queue by the caller of a queued run, in one
    * atomic write: renews the run's lease (`leaseExpiresAt`) if it is still
-   * queued with `owner` (else `"lost"`); drops the session's entries whose
+   * queued on `sessionId` with `owner` (else `"lost"`); drops the session's entries whose
    * lease expired before `now`; then gives the run its turn (`running`) when
    * no other entry of the session is running and none was queued before it
    * (`"taken"`, also when it had its turn already), else `"waiting"`. Of
    * several callers at once, at most one entry of a session is running.
    */
   readonly takeQueueTurn: (
+    sessionId: string,
     runId: string,
     turn: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }
   ) => Effect.Effect<QueueTurn, WorkflowError.SessionStoreError>

@@ -961,22 +961,27 @@ RETURNING ticket`
   )
 
   const takeQueueTurn = Effect.fn("SqlSessionStore.takeQueueTurn")(
-    function*(runId: string, turn: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }) {
+    function*(
+      sessionId: string,
+      runId: string,
+      turn: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }
+    ) {
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
       return yield* Effect.gen(function*() {
-        // the first statement writes (SQLite: takes the lock) and checks the owner
+        // PostgreSQL: the session's queue lock before any row lock (every writer takes them in
+        // this order); SQLite: the first statement writes (takes the lock) and checks the owner
+        yield* lockQueue(sessionId)
         const [mine] = yield* decodeQueue(
           yield* sql`UPDATE ${queueTable} SET lease_expires_at = ${turn.leaseExpiresAt}
-WHERE run_id = ${runId} AND owner = ${turn.owner} RETURNING *`
+WHERE run_id = ${runId} AND session_id = ${sessionId} AND owner = ${turn.owner} RETURNING *`
         )
         if (mine === undefined) return "lost" as const
-        yield* lockQueue(mine.session_id)
         const dropped = yield* sql`DELETE FROM ${queueTable}
-WHERE session_id = ${mine.session_id} AND run_id <> ${runId} AND lease_expires_at < ${turn.now} RETURNING run_id`
-        if (dropped.length > 0) yield* notifyQueue(mine.session_id)
+WHERE session_id = ${sessionId} AND run_id <> ${runId} AND lease_expires_at < ${turn.now} RETURNING run_id`
+        if (dropped.length > 0) yield* notifyQueue(sessionId)
         if (mine.status === "running") return "taken" as const
         const [ahead] = yield* sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${queueTable}
-WHERE session_id = ${mine.session_id} AND run_id <> ${runId} AND (status = 'running' OR ticket < ${mine.ticket})`
+WHERE session_id = ${sessionId} AND run_id <> ${runId} AND (status = 'running' OR ticket < ${mine.ticket})`
         if (Number(ahead?.n ?? 0) > 0) return "waiting" as const
         yield* sql`UPDATE ${queueTable} SET status = 'running' WHERE run_id = ${runId}`
         return "taken" as const
@@ -989,6 +994,7 @@ WHERE session_id = ${mine.session_id} AND run_id <> ${runId} AND (status = 'runn
     function*(sessionId: string, runId: string, owner?: string) {
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
       return yield* Effect.gen(function*() {
+        yield* lockQueue(sessionId)
         const removed = yield* sql`DELETE FROM ${queueTable} WHERE run_id = ${runId} AND session_id = ${sessionId}${
           owner === undefined ? sql.literal("") : sql` AND owner = ${owner}`
         } RETURNING run_id`

@@ -163,7 +163,7 @@ export const enqueued = <A, E, R>(
     })
     const look = Effect.flatMap(
       Clock.currentTimeMillis,
-      (at) => store.takeQueueTurn(runId, { owner: store.owner, now: at, leaseExpiresAt: at + leaseMillis })
+      (at) => store.takeQueueTurn(sessionId, runId, { owner: store.owner, now: at, leaseExpiresAt: at + leaseMillis })
     )
     const lost = new WorkflowError.RunLost({
       runId,

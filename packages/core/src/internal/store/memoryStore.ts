@@ -372,11 +372,11 @@ export const makeMemoryBackend = (): SessionStore.Backend => {
         queue.set(run.runId, yield* serialise("enqueueRun", "queued run", { ...run, ticket, status: "waiting" }))
         return ticket
       }),
-    takeQueueTurn: (runId, turn) =>
+    takeQueueTurn: (sessionId, runId, turn) =>
       Effect.gen(function*() {
         const json = queue.get(runId)
         const mine = json === undefined ? undefined : parse<SessionStore.QueuedRun>(json)
-        if (mine === undefined || mine.owner !== turn.owner) return "lost" as const
+        if (mine === undefined || mine.sessionId !== sessionId || mine.owner !== turn.owner) return "lost" as const
         let dropped = false
         for (const other of queuedOf(mine.sessionId)) {
           if (other.runId !== runId && other.leaseExpiresAt < turn.now) {
