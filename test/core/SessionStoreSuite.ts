@@ -1355,6 +1355,11 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         // a run id is queued once
         const twice = yield* Effect.flip(queued(store, "q", "r2", 10_000))
         assert.strictEqual(twice._tag, "SessionStoreError")
+        // an id no store takes is refused, and found nowhere
+        const badId = yield* Effect.flip(queued(store, "bad\u0000session", "r9", 10_000))
+        assert.strictEqual(badId._tag, "SessionStoreError")
+        assert.strictEqual(yield* turn(store, "r2", 0, 10_000, "bad\u0000session"), "lost")
+        assert.deepStrictEqual(yield* store.queuedRuns({ sessionId: "bad\u0000session" }), [])
       }))
 
     test("queue: a run whose lease expired is dropped by the next look, and finds itself lost", (store) =>
