@@ -35,6 +35,17 @@ const logging = (gates: Map<string, { readonly started: Deferred.Deferred<void>;
       }))
   )
 
+/** Asks before it appends its input (and appends `not <input>` when refused). */
+const asking = Workflow.make({ name: "busy-ask", state: Log, sessionState: { entries: [] }, input: Schema.String }).pipe(
+  Workflow.andThen(Step.pause("approve", {
+    payload: Schema.String,
+    response: Schema.Boolean,
+    ask: ({ input }) => Effect.succeed(`may I log ${input}?`),
+    resume: (approved, { input }) =>
+      Effect.as(Log.update((log) => ({ entries: [...log.entries, approved ? input : `not ${input}`] })), input)
+  }))
+)
+
 const gate = () => Effect.all({ started: Deferred.make<void>(), go: Deferred.make<void>() })
 
 /** Two "processes" over one database: memory stores over one backend, or two SQLite stores over one file. */
@@ -126,15 +137,7 @@ for (const [name, twoStores] of stores) {
     it.live("enqueue: a run queued behind a paused run waits until the paused run ends", () =>
       Effect.gen(function*() {
         const [a, b] = yield* twoStores
-        const wf = Workflow.make({ name: "busy-pause", state: Log, sessionState: { entries: [] }, input: Schema.String }).pipe(
-          Workflow.andThen(Step.pause("approve", {
-            payload: Schema.String,
-            response: Schema.Boolean,
-            ask: ({ input }) => Effect.succeed(`may I log ${input}?`),
-            resume: (approved, { input }) =>
-              Effect.as(Log.update((log) => ({ entries: [...log.entries, approved ? input : `not ${input}`] })), input)
-          }))
-        )
+        const wf = asking
         const sessionId = `paused-${crypto.randomUUID()}`
         const paused = yield* Effect.flip(Workflow.run(wf, "first", { sessionId }).pipe(on(a)))
         if (paused._tag !== "RunPaused") return expect.fail(`expected RunPaused, got ${paused._tag}`)
@@ -171,14 +174,7 @@ for (const [name, twoStores] of stores) {
     it.live("interrupt: the session's paused run is cancelled (its question withdrawn), then the new one runs", () =>
       Effect.gen(function*() {
         const [a, b] = yield* twoStores
-        const wf = Workflow.make({ name: "busy-ask", state: Log, sessionState: { entries: [] }, input: Schema.String }).pipe(
-          Workflow.andThen(Step.pause("approve", {
-            payload: Schema.String,
-            response: Schema.Boolean,
-            ask: ({ input }) => Effect.succeed(`may I log ${input}?`),
-            resume: (_, { input }) => Effect.as(Log.update((log) => ({ entries: [...log.entries, input] })), input)
-          }))
-        )
+        const wf = asking
         const sessionId = `interrupt-paused-${crypto.randomUUID()}`
         const paused = yield* Effect.flip(Workflow.run(wf, "ask", { sessionId }).pipe(on(a)))
         if (paused._tag !== "RunPaused") return expect.fail(`expected RunPaused, got ${paused._tag}`)

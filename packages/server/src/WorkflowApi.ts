@@ -387,24 +387,13 @@ export type PausedRun = typeof PausedRun.Type
 
 /**
  * A run in its session's queue (`onBusy: "enqueue"`), as listed: `running`
- * the one whose turn it is, `waiting` the others, in arrival order.
+ * the one whose turn it is, `waiting` the others, in arrival order (by
+ * `ticket`); `SessionStore.QueuedRun` without its caller's lease.
  *
  * @since 0.1.0
  * @category models
  */
-export const QueuedRun = Schema.Struct({
-  runId: Schema.String,
-  sessionId: Schema.String,
-  workflowName: Schema.String,
-  userId: Schema.optional(Schema.String),
-  /** the run's input */
-  input: Schema.Unknown,
-  status: SessionStore.QueueStatus,
-  /** its place: larger than every run queued before it */
-  ticket: Schema.Number,
-  /** epoch milliseconds */
-  enqueuedAt: Schema.Number
-}).annotations({ identifier: "QueuedRun" })
+export const QueuedRun = SessionStore.QueuedRun.omit("owner", "leaseExpiresAt").annotations({ identifier: "QueuedRun" })
 
 /**
  * @since 0.1.0
