@@ -1612,6 +1612,74 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(ids._tag, "SessionStoreError")
       }).pipe(Effect.scoped))
 
+    const queued = (store: Store, sessionId: string, runId: string, leaseExpiresAt: number, input: unknown = { n: runId }) =>
+      store.enqueueRun({ runId, sessionId, workflowName: "wf", input, owner: store.owner, leaseExpiresAt, enqueuedAt: 0 })
+    const turn = (store: Store, runId: string, now: number, leaseExpiresAt = now + 10_000, sessionId = runId.startsWith("o") ? "q-other" : runId.startsWith("from") ? "shared-q" : "q") =>
+      store.takeQueueTurn(sessionId, runId, { owner: store.owner, now, leaseExpiresAt })
+
+    test("queue: runs take their turn in arrival order, one at a time per session", (store) =>
+      Effect.gen(function*() {
+        const t1 = yield* queued(store, "q", "r1", 10_000, { text: "first", at: [1, 2] })
+        const t2 = yield* queued(store, "q", "r2", 10_000)
+        const other = yield* queued(store, "q-other", "o1", 10_000)
+        assert.isTrue(t1 < t2 && t2 < other)
+        // r2 waits for r1, queued before it; another session's queue is its own
+        assert.strictEqual(yield* turn(store, "r2", 0), "waiting")
+        assert.strictEqual(yield* turn(store, "o1", 0), "taken")
+        assert.strictEqual(yield* turn(store, "r1", 0), "taken")
+        // taken again (a renewal), and still waiting while r1 has its turn
+        assert.strictEqual(yield* turn(store, "r1", 0), "taken")
+        assert.strictEqual(yield* turn(store, "r2", 0), "waiting")
+        const listed = yield* store.queuedRuns({ sessionId: "q" })
+        assert.deepStrictEqual(listed.map((run) => [run.runId, run.status, run.ticket, run.workflowName]), [
+          ["r1", "running", t1, "wf"],
+          ["r2", "waiting", t2, "wf"]
+        ])
+        assert.deepStrictEqual(listed[0]!.input, { text: "first", at: [1, 2] })
+        assert.strictEqual(listed[0]!.owner, store.owner)
+        assert.deepStrictEqual((yield* store.queuedRuns({})).map((run) => run.runId), ["r1", "r2", "o1"])
+        assert.deepStrictEqual(yield* store.queuedRuns({ workflowName: "other" }), [])
+        // only its owner takes it out
+        assert.isFalse(yield* store.leaveQueue("q", "r1", "someone else"))
+        assert.isTrue(yield* store.leaveQueue("q", "r1", store.owner))
+        assert.isFalse(yield* store.leaveQueue("q", "r1"))
+        assert.strictEqual(yield* turn(store, "r2", 0), "taken")
+        // a run id is queued once
+        const twice = yield* Effect.flip(queued(store, "q", "r2", 10_000))
+        assert.strictEqual(twice._tag, "SessionStoreError")
+        // an id no store takes is refused, and found nowhere
+        const badId = yield* Effect.flip(queued(store, "bad\u0000session", "r9", 10_000))
+        assert.strictEqual(badId._tag, "SessionStoreError")
+        assert.strictEqual(yield* turn(store, "r2", 0, 10_000, "bad\u0000session"), "lost")
+        assert.deepStrictEqual(yield* store.queuedRuns({ sessionId: "bad\u0000session" }), [])
+      }))
+
+    test("queue: a run whose lease expired is dropped by the next look, and finds itself lost", (store) =>
+      Effect.gen(function*() {
+        yield* queued(store, "q", "dead", 1_000)
+        yield* queued(store, "q", "alive", 10_000)
+        assert.strictEqual(yield* turn(store, "dead", 0, 1_000), "taken")
+        // at 1,000 the lease still holds: alive waits
+        assert.strictEqual(yield* turn(store, "alive", 1_000), "waiting")
+        // past it, the dead run's caller no longer renews: dropped, alive's turn
+        assert.strictEqual(yield* turn(store, "alive", 1_001), "taken")
+        assert.deepStrictEqual((yield* store.queuedRuns({ sessionId: "q" })).map((run) => run.runId), ["alive"])
+        assert.strictEqual(yield* turn(store, "dead", 1_002), "lost")
+        // another owner's look at a run is no renewal of it
+        assert.strictEqual(yield* store.takeQueueTurn("q", "alive", { owner: "someone else", now: 0, leaseExpiresAt: 0 }), "lost")
+        // nor a look at it on another session
+        assert.strictEqual(yield* turn(store, "alive", 1_001, 20_000, "q-other"), "lost")
+      }))
+
+    test("queue: watchQueue wakes the waiting when a run leaves the session's queue", (store) =>
+      Effect.gen(function*() {
+        const wakes = yield* collecting(store.watchQueue("q", { pollInterval }))
+        yield* woken(wakes)
+        yield* queued(store, "q", "r1", 10_000)
+        yield* store.leaveQueue("q", "r1")
+        yield* woken(wakes)
+      }).pipe(Effect.scoped))
+
     const twoStores = options.twoStores
     if (twoStores !== undefined) {
       it.effect("event log: a run's events appended by one store are read and followed by another", () =>
@@ -1625,6 +1693,24 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           yield* a.appendEvents("shared-run", [endEvent("shared-run", 3)], keep)
           yield* woken(wakes)
           assert.deepStrictEqual(seqs(yield* b.readEvents("shared-run", { after: 2 })), [3])
+        }).pipe(Effect.scoped))
+
+      it.effect("queue: two stores over one database share a session's queue", () =>
+        Effect.gen(function*() {
+          const [a, b] = yield* twoStores
+          const wakes = yield* collecting(b.watchQueue("shared-q", { pollInterval }))
+          yield* woken(wakes)
+          yield* queued(a, "shared-q", "from-a", 10_000)
+          yield* queued(b, "shared-q", "from-b", 10_000)
+          assert.strictEqual(yield* turn(b, "from-b", 0), "waiting")
+          assert.strictEqual(yield* turn(a, "from-a", 0), "taken")
+          assert.deepStrictEqual((yield* b.queuedRuns({ sessionId: "shared-q" })).map((run) => [run.runId, run.owner]), [
+            ["from-a", a.owner],
+            ["from-b", b.owner]
+          ])
+          yield* a.leaveQueue("shared-q", "from-a", a.owner)
+          yield* woken(wakes)
+          assert.strictEqual(yield* turn(b, "from-b", 0), "taken")
         }).pipe(Effect.scoped))
 
       it.effect("watch: two stores over one database see each other's commits", () =>

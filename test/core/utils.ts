@@ -37,7 +37,8 @@ export const processes = Effect.sync(() => {
         ])
       ),
       watch: (sessionId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watch(sessionId, options))),
-      watchEvents: (runId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watchEvents(runId, options)))
+      watchEvents: (runId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watchEvents(runId, options))),
+      watchQueue: (sessionId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watchQueue(sessionId, options)))
     } as SessionStore.Backend
     const store = SessionStore.make(wrapped)
     return store

@@ -358,6 +358,7 @@ describe("the API's description", () => {
         "/workflows/{name}/graph",
         "/workflows/{name}/runs",
         "/workflows/{name}/runs/paused",
+        "/workflows/{name}/runs/queued",
         "/workflows/{name}/runs/{runId}",
         "/workflows/{name}/runs/{runId}/cancel",
         "/workflows/{name}/runs/{runId}/continue",

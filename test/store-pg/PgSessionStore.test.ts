@@ -50,6 +50,7 @@ describe("PgSessionStore", () => {
         "workflow_session_changes",
         "workflow_session_events",
         "workflow_session_migrations",
+        "workflow_session_queue",
         "workflow_session_runs",
         "workflow_session_signals",
         "workflow_session_versions"

@@ -12,7 +12,7 @@ import { type Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { type Database, dialects, run, type StoreOptions } from "./dialects.js"
 
 /** the ids of the migrations after the ninth, by name */
-const laterMigrations: Readonly<Record<string, number>> = { create_signals: 11, create_versions: 13 }
+const laterMigrations: Readonly<Record<string, number>> = { create_queue: 10, create_signals: 11, create_versions: 13 }
 
 const storeOf = (layer: Layer.Layer<SessionStore.SessionStore, unknown>) =>
   Effect.map(Layer.build(layer), (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service)
@@ -40,7 +40,7 @@ for (const dialect of dialects) {
     })
 
   describe(`SqlSessionStore on ${dialect.name}: tables and migrations`, () => {
-    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs, changes, event, signal and version tables and its own migrations table", () =>
+    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs, changes, event, queue, signal and version tables and its own migrations table", () =>
       withStore(({ db, sql }) =>
         Effect.gen(function*() {
           assert.deepStrictEqual(yield* db.tables(sql), [
@@ -49,6 +49,7 @@ for (const dialect of dialects) {
             "sessionflow_sessions_changes",
             "sessionflow_sessions_events",
             "sessionflow_sessions_migrations",
+            "sessionflow_sessions_queue",
             "sessionflow_sessions_runs",
             "sessionflow_sessions_signals",
             "sessionflow_sessions_versions"
@@ -68,6 +69,7 @@ for (const dialect of dialects) {
             "workflow_session_changes",
             "workflow_session_events",
             "workflow_session_migrations",
+            "workflow_session_queue",
             "workflow_session_runs",
             "workflow_session_signals",
             "workflow_session_versions"

@@ -111,6 +111,7 @@ describe("SqliteSessionStore", () => {
         { migration_id: 7 },
         { migration_id: 8 },
         { migration_id: 9 },
+        { migration_id: 10 },
         { migration_id: 11 },
         { migration_id: 13 }
       ])
@@ -220,6 +221,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         yield* sql`DROP TABLE sessionflow_sessions_signals`
         yield* sql`DROP INDEX sessionflow_sessions_active_wake_idx`
         yield* sql`ALTER TABLE sessionflow_sessions_active DROP COLUMN wake_at`
+        yield* sql`DROP TABLE sessionflow_sessions_queue`
         yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 4`
       }).pipe(Effect.provide(storeWithClient(filename)))
       // read-only, it is not migrated: an error that says what to do
@@ -229,7 +231,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13])
         // the sizes the store keeps changes by: the existing state's, no changes
         const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
           SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`

@@ -317,6 +317,87 @@ export const ActiveRun = Schema.Struct({
  */
 export type ActiveRun = typeof ActiveRun.Type
 
+// -----------------------------------------------------------------------------
+// queued runs
+// -----------------------------------------------------------------------------
+
+/**
+ * The statuses of a queued run (see `Workflow.RunOptions.onBusy`):
+ * `waiting` for its turn, or `running` (it has its turn: the session's
+ * queue lets no other run start until it leaves).
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export const QueueStatus = Schema.Literal("waiting", "running")
+
+/**
+ * @since 0.1.0
+ * @category queue
+ */
+export type QueueStatus = typeof QueueStatus.Type
+
+/**
+ * A run in a session's queue: a run given `onBusy: "enqueue"` that waits
+ * for its turn or has it. Its caller holds it with a lease it renews while
+ * it waits and runs (`owner`, `leaseExpiresAt`): an entry whose lease
+ * expired (its caller's process died) is dropped by the next caller that
+ * looks at the queue, so it never blocks the queue for long. `ticket` is its
+ * place: larger than the ticket of every run queued before it in the store.
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export const QueuedRun = Schema.Struct({
+  runId: Schema.String,
+  sessionId: Schema.String,
+  workflowName: Schema.String,
+  userId: Schema.optional(Schema.String),
+  input: Schema.Unknown,
+  ticket: Schema.Number,
+  status: QueueStatus,
+  owner: Schema.String,
+  /** epoch milliseconds */
+  leaseExpiresAt: Schema.Number,
+  /** epoch milliseconds */
+  enqueuedAt: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category queue
+ */
+export type QueuedRun = typeof QueuedRun.Type
+
+/**
+ * What {@link Backend.enqueueRun} is given: a queued run without its place
+ * and status (it starts `waiting`).
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export type NewQueuedRun = Omit<QueuedRun, "ticket" | "status">
+
+/**
+ * What {@link Backend.takeQueueTurn} found: `"taken"`, the run has its turn
+ * (now or already); `"waiting"`, a run queued before it, or one that has its
+ * turn, is still there; `"lost"`, the run is not in the queue with that owner
+ * (its lease expired and another caller dropped it, or it left).
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export type QueueTurn = "taken" | "waiting" | "lost"
+
+/**
+ * @since 0.1.0
+ * @category queue
+ */
+export interface QueueFilter {
+  readonly sessionId?: string | undefined
+  readonly workflowName?: string | undefined
+}
+
 /**
  * The state of an unfinished run, as the run lifecycle names it: `running`
  * (a process holds its lease), `paused` (waiting for a person's answer),
@@ -1265,6 +1346,49 @@ export interface Backend {
    * lock for long); returns how many rows of each kind went.
    */
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneResult, WorkflowError.SessionStoreError>
+  /**
+   * Puts a run at the end of its session's queue, `waiting`; returns its
+   * ticket (larger than every ticket given before by this store's database).
+   * A run id already queued is a `SessionStoreError`.
+   */
+  readonly enqueueRun: (run: NewQueuedRun) => Effect.Effect<number, WorkflowError.SessionStoreError>
+  /**
+   * One look at a session's queue by the caller of a queued run, in one
+   * atomic write: renews the run's lease (`leaseExpiresAt`) if it is still
+   * queued on `sessionId` with `owner` (else `"lost"`); drops the session's entries whose
+   * lease expired before `now`; then gives the run its turn (`running`) when
+   * no other entry of the session is running and none was queued before it
+   * (`"taken"`, also when it had its turn already), else `"waiting"`. Of
+   * several callers at once, at most one entry of a session is running.
+   */
+  readonly takeQueueTurn: (
+    sessionId: string,
+    runId: string,
+    turn: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }
+  ) => Effect.Effect<QueueTurn, WorkflowError.SessionStoreError>
+  /**
+   * Removes a run from its session's queue (with `owner`: only while it is
+   * that owner's); whether it was there. Callers waiting in the session's
+   * queue are woken (see {@link watchQueue}).
+   */
+  readonly leaveQueue: (
+    sessionId: string,
+    runId: string,
+    owner?: string | undefined
+  ) => Effect.Effect<boolean, WorkflowError.SessionStoreError>
+  /** The queued runs (waiting and running), in ticket order (arrival order). */
+  readonly queuedRuns: (filter: QueueFilter) => Effect.Effect<ReadonlyArray<QueuedRun>, WorkflowError.SessionStoreError>
+  /**
+   * Wake-ups for the callers waiting in a session's queue: one as soon as the
+   * store listens, then one whenever a run may have left it (the memory backend is told at once; PostgreSQL is
+   * notified, and also wakes every `pollInterval`, default 5 seconds; SQLite
+   * wakes every `pollInterval`, default 250 millis). A wake-up may find
+   * nothing changed. Never ends by itself.
+   */
+  readonly watchQueue: (
+    sessionId: string,
+    options?: WatchOptions
+  ) => Stream.Stream<void, WorkflowError.SessionStoreError>
 }
 
 /**
@@ -1316,8 +1440,19 @@ export const make = (primitives: Backend): Service => {
   // the runs this store appended events to, for its own readers: they learn of
   // them at once, whatever the backend's own wake-ups (a SQLite poll)
   const appended = Effect.runSync(PubSub.unbounded<string>())
+  // the sessions whose queue this store changed, for its own waiting callers
+  const dequeued = Effect.runSync(PubSub.unbounded<string>())
   return {
     ...backend,
+    leaveQueue: (sessionId, runId, owner) =>
+      Effect.tap(backend.leaveQueue(sessionId, runId, owner), (left) => left ? PubSub.publish(dequeued, sessionId) : Effect.void),
+    watchQueue: (sessionId, options) =>
+      Stream.unwrapScoped(Effect.map(PubSub.subscribe(dequeued), (local) =>
+        Stream.merge(
+          backend.watchQueue(sessionId, options),
+          Stream.fromQueue(local).pipe(Stream.filter((id) => id === sessionId), Stream.as(undefined))
+        )
+      )),
     appendEvents: (runId, events, retention) =>
       events.length === 0
         ? Effect.void

@@ -338,7 +338,48 @@ export interface RunOptions<I> {
    * hour). See `SessionStore.EventRetention`.
    */
   readonly eventRetention?: EventRetentionOptions | undefined
+  /**
+   * What the run does when its session is busy (see the README's "Busy
+   * sessions"):
+   *
+   * - `"reject"` (default): as always — a session with a paused run refuses
+   *   it (`SessionPaused`), a run by id running elsewhere is
+   *   `RunInProgress`, a run that loses the race to commit is
+   *   `SessionConflict` (unless `retryOnConflict`); runs of one process wait
+   *   for each other.
+   * - `"enqueue"`: the run joins the session's queue in the store and waits
+   *   for its turn: after the runs queued before it (from any process over
+   *   the store), in arrival order, and while the session has no paused run
+   *   and no run running elsewhere under a live lease. Its caller keeps its
+   *   place with a lease (`leaseDuration`): a caller whose process died is
+   *   dropped from the queue once its lease expired. A paused run holds the
+   *   queue until it is continued to its end or cancelled.
+   * - `"interrupt"`: what holds the session is cancelled first, committing
+   *   nothing: this process's run of the session is interrupted (its caller
+   *   sees an interruption; it is recorded `cancelled`), the session's paused
+   *   run is cancelled (its question withdrawn), and its runs running in
+   *   other processes with an unfinished-run entry (a `runId`, or
+   *   `durability: "step"`) are cancelled through the store and stop at their
+   *   next lease renewal, their commit refused. Then the run runs. A plain
+   *   run of another process (no entry) cannot be reached: if it commits
+   *   first, this run meets a `SessionConflict` as under `"reject"`.
+   */
+  readonly onBusy?: OnBusy | undefined
 }
+
+/**
+ * What a run does at a busy session (see {@link RunOptions}'s `onBusy`).
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const OnBusy = Schema.Literal("reject", "enqueue", "interrupt")
+
+/**
+ * @since 0.1.0
+ * @category options
+ */
+export type OnBusy = typeof OnBusy.Type
 
 /**
  * @since 0.1.0
@@ -927,6 +968,27 @@ export const recover: <W extends Any>(
   WorkflowError.SessionStoreError,
   Context<W> | SessionStore.SessionStore
 > = durable.recover
+
+/**
+ * A run waiting in (or holding) its session's queue, as listed by {@link queuedRuns}.
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export type QueuedRun = SessionStore.QueuedRun
+
+/**
+ * The runs of this workflow in their sessions' queues (of one session, when
+ * given), in arrival order: `running` the one whose turn it is, `waiting`
+ * the others (see `onBusy: "enqueue"`).
+ *
+ * @since 0.1.0
+ * @category durable runs
+ */
+export const queuedRuns: <W extends Any>(
+  self: W,
+  options?: { readonly sessionId?: string | undefined }
+) => Effect.Effect<ReadonlyArray<QueuedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> = durable.queuedRuns
 
 // -----------------------------------------------------------------------------
 // pruning

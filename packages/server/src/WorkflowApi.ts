@@ -294,7 +294,16 @@ export const RunRequest = Schema.Struct({
    * again; one that runs elsewhere is a 409; one that waits for a response is
    * a 202 (409 when streamed)
    */
-  runId: Schema.optional(SessionStore.Id)
+  runId: Schema.optional(SessionStore.Id),
+  /**
+   * what the run does when its session is busy (a run in progress, or one
+   * paused for a person): `reject` (default: a 409, as without it),
+   * `enqueue` (it waits its turn in the session's queue, from whichever
+   * server, in arrival order), `interrupt` (the session's run is cancelled,
+   * nothing of it committed, its paused run's question withdrawn; then this
+   * run runs). See `Workflow.RunOptions.onBusy`.
+   */
+  onBusy: Schema.optional(Workflow.OnBusy)
 }).annotations({ identifier: "RunRequest" })
 
 /**
@@ -407,6 +416,22 @@ export const PausedRun = Schema.Struct({
  * @category models
  */
 export type PausedRun = typeof PausedRun.Type
+
+/**
+ * A run in its session's queue (`onBusy: "enqueue"`), as listed: `running`
+ * the one whose turn it is, `waiting` the others, in arrival order (by
+ * `ticket`); `SessionStore.QueuedRun` without its caller's lease.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const QueuedRun = SessionStore.QueuedRun.omit("owner", "leaseExpiresAt").annotations({ identifier: "QueuedRun" })
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type QueuedRun = typeof QueuedRun.Type
 
 /**
  * The body of `POST …/runs/:runId/continue`: the answer to the paused run's
@@ -857,7 +882,9 @@ export class RunsGroup extends HttpApiGroup.make("runs")
           "from the stream does not stop the run: it goes on, and its events can be read again from " +
           "`GET …/runs/:runId/events` (with `Last-Event-ID`); with `?cancelOnDisconnect=true` a client that " +
           "disconnects interrupts the run instead (recorded as cancelled, nothing committed). A session with a " +
-          "paused run takes no new run (409) until that run is continued or cancelled."
+          "paused run takes no new run (409) until that run is continued or cancelled, unless `onBusy` says " +
+          "otherwise: `enqueue` waits for the session's run (and the runs queued before) to end, `interrupt` " +
+          "cancels it first."
       )
       .annotate(OpenApi.Transform, runEventsDoc)
   )
@@ -897,6 +924,13 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       .setUrlParams(Schema.Struct({ sessionId: Schema.optional(SessionStore.Id) }))
       .addSuccess(Schema.Array(PausedRun))
       .annotate(OpenApi.Summary, "The caller's paused runs, oldest first, with their questions")
+  )
+  .add(
+    HttpApiEndpoint.get("queued", "/workflows/:name/runs/queued")
+      .setPath(workflowPath)
+      .setUrlParams(Schema.Struct({ sessionId: Schema.optional(SessionStore.Id) }))
+      .addSuccess(Schema.Array(QueuedRun))
+      .annotate(OpenApi.Summary, "The caller's runs waiting in (or holding) their session's queue, in arrival order")
   )
   .add(
     HttpApiEndpoint.post("continue", "/workflows/:name/runs/:runId/continue")

@@ -82,6 +82,8 @@ export interface TableNames {
   readonly changes: string
   /** the event logs of runs stored with `events: "stored"` */
   readonly events: string
+  /** the queues of runs given `onBusy: "enqueue"` */
+  readonly queue: string
   /** the kept versions of sessions (see `SessionStore.HistoryOptions`) */
   readonly versions: string
   /** the signals sent to unfinished runs */
@@ -110,9 +112,10 @@ export interface Options {
   /**
    * The session table (default `sessionflow_sessions`). The runs table is
    * `<table>_runs`, the unfinished runs `<table>_active`, the kept changes
-   * `<table>_changes`, the runs' event logs `<table>_events`, the kept
-   * versions `<table>_versions`, the signals sent to unfinished runs
-   * `<table>_signals` and the migrations table `<table>_migrations`. 1 to 48
+   * `<table>_changes`, the runs' event logs `<table>_events`, the queued runs
+   * `<table>_queue`, the kept versions `<table>_versions`, the signals sent to
+   * unfinished runs `<table>_signals` and the migrations table
+   * `<table>_migrations`. 1 to 48
    * letters, digits and underscores, not starting with a digit or with the
    * database's reserved prefix (`sqlite_`, `pg_`); on PostgreSQL lowercase
    * letters only.

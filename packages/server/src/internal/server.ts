@@ -516,7 +516,7 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
         )
       }
     }
-    if (streamed) {
+    if (streamed && (payload.onBusy ?? "reject") === "reject") {
       // the engine refuses it too, but a stream would have started by then
       const paused = (yield* store.activeRuns({ sessionId, status: "paused" })).find((run) => run.runId !== payload.runId)
       if (paused !== undefined) {
@@ -576,6 +576,34 @@ const pausedRun = (run: SessionStore.ActiveRun): Api.PausedRun => ({
   payload: run.pause?.payload,
   startedAt: run.startedAt,
   pausedAt: run.pause?.pausedAt ?? run.updatedAt
+})
+
+/**
+ * The session a listing of unfinished runs is asked for: 404 when it is
+ * another workflow's or another user's. A new session has no row yet (its
+ * first run paused or queued): only an existing one is checked.
+ */
+const listedSession = (served: Served, sessionId: string | undefined, userId: string | undefined) =>
+  Effect.gen(function*() {
+    if (sessionId === undefined) return
+    const info = yield* (yield* SessionStore.SessionStore).info(sessionId)
+    if (
+      Option.isSome(info) &&
+      (info.value.workflowName !== served.workflow.name || !mayUse(served, info.value.userId, userId))
+    ) {
+      return yield* Effect.fail(errors.sessionNotFound(sessionId))
+    }
+  })
+
+const queuedRun = (run: SessionStore.QueuedRun): Api.QueuedRun => ({
+  runId: run.runId,
+  sessionId: run.sessionId,
+  workflowName: run.workflowName,
+  ...(run.userId === undefined ? {} : { userId: run.userId }),
+  input: run.input,
+  status: run.status,
+  ticket: run.ticket,
+  enqueuedAt: run.enqueuedAt
 })
 
 /** A run as a resource, from what the store knows of it. */
@@ -770,6 +798,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             sessionState: payload.sessionState,
             overwriteDbSessionState: payload.overwriteDbSessionState,
             runId: payload.runId,
+            onBusy: payload.onBusy,
             events: storedEvents(settings, streamed)
           }
           if (prefersAsync(headers.prefer)) return yield* startInBackground(served, settings, payload, options)
@@ -823,18 +852,17 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
         onWorkflow(registry, path.name, (served, userId) =>
           Effect.gen(function*() {
             const sessionId = urlParams.sessionId
-            if (sessionId !== undefined) {
-              // a paused run's new session has no row yet: only an existing one is checked
-              const info = yield* (yield* SessionStore.SessionStore).info(sessionId)
-              if (
-                Option.isSome(info) &&
-                (info.value.workflowName !== served.workflow.name || !mayUse(served, info.value.userId, userId))
-              ) {
-                return yield* Effect.fail(errors.sessionNotFound(sessionId))
-              }
-            }
+            yield* listedSession(served, sessionId, userId)
             const runs = yield* Workflow.pausedRuns(served.workflow, { sessionId })
             return runs.filter((run) => mayUse(served, run.userId, userId)).map(pausedRun)
+          })))
+      .handle("queued", ({ path, urlParams }) =>
+        onWorkflow(registry, path.name, (served, userId) =>
+          Effect.gen(function*() {
+            const sessionId = urlParams.sessionId
+            yield* listedSession(served, sessionId, userId)
+            const runs = yield* Workflow.queuedRuns(served.workflow, { sessionId })
+            return runs.filter((run) => mayUse(served, run.userId, userId)).map(queuedRun)
           })))
       .handle("continue", ({ headers, path, payload }) =>
         Effect.gen(function*() {

@@ -10,10 +10,11 @@
  * alone) a new version, so that every cached copy is seen to be stale.
  * Migration 7 is the same on both: a run's token usage (`usage`, JSON).
  * Migration 8 is the same on both: the listing indexes. Migration 9
- * (`create_events`, the same on both) adds the runs' event logs. Migration 11
- * (`create_signals`, the same on both) adds the wake-up time of paused runs
- * and the signals sent to unfinished runs. Migration 13 (`create_versions`,
- * the same on both) adds the sessions' kept versions.
+ * (`create_events`, the same on both) adds the runs' event logs; migration
+ * 10 (`create_queue`, the same on both) the sessions' queues of runs.
+ * Migration 11 (`create_signals`, the same on both) adds the wake-up time of
+ * paused runs and the signals sent to unfinished runs. Migration 13
+ * (`create_versions`, the same on both) adds the sessions' kept versions.
  *
  * @internal
  */
@@ -102,6 +103,34 @@ const createEvents = (sql: SqlClient.SqlClient, t: Tables) =>
   PRIMARY KEY (run_id, seq)
 )${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
     yield* sql`CREATE INDEX ${sql(`${local(t.events)}_ended_idx`)} ON ${sql(t.events)} (created_at) WHERE final = 1`
+  })
+
+/**
+ * Migration 10: the queued runs (`onBusy: "enqueue"`), one row per run,
+ * `ticket` their place (arrival order, given by the database), `status`
+ * `waiting` or `running`, held by their caller's lease. Not tied to the
+ * session rows: a new session's queue comes before the session.
+ */
+const createQueue = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const ticket = sql.onDialectOrElse({
+      pg: () => sql.literal("BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
+      orElse: () => sql.literal("INTEGER PRIMARY KEY AUTOINCREMENT")
+    })
+    const integer = sql.onDialectOrElse({ pg: () => sql.literal("BIGINT"), orElse: () => sql.literal("INTEGER") })
+    yield* sql`CREATE TABLE ${sql(t.queue)} (
+  ticket ${ticket},
+  run_id TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  input TEXT,
+  status TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  lease_expires_at ${integer} NOT NULL,
+  enqueued_at ${integer} NOT NULL
+)`
+    yield* sql`CREATE INDEX ${sql(`${local(t.queue)}_session_idx`)} ON ${sql(t.queue)} (session_id, ticket)`
   })
 
 /**
@@ -246,6 +275,7 @@ END`
   "0007_add_run_usage": addRunUsage(sql, t),
   "0008_listing_indexes": listingIndexes(sql, t, (table) => table),
   "0009_create_events": createEvents(sql, t),
+  "0010_create_queue": createQueue(sql, t),
   "0011_create_signals": createSignals(sql, t),
   "0013_create_versions": createVersions(sql, t)
 })
@@ -346,6 +376,7 @@ FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${
   "0007_add_run_usage": addRunUsage(sql, t),
   "0008_listing_indexes": listingIndexes(sql, t, local),
   "0009_create_events": createEvents(sql, t),
+  "0010_create_queue": createQueue(sql, t),
   "0011_create_signals": createSignals(sql, t),
   "0013_create_versions": createVersions(sql, t)
 })

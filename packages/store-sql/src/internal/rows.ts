@@ -74,6 +74,7 @@ export const tableNames = (
       active: `${table}_active`,
       changes: `${table}_changes`,
       events: `${table}_events`,
+      queue: `${table}_queue`,
       versions: `${table}_versions`,
       signals: `${table}_signals`,
       migrations: `${table}_migrations`
@@ -760,3 +761,44 @@ export const claimRejected = (
       owner: existing.value.owner,
       leaseExpiresAt: existing.value.leaseExpiresAt
     })
+
+// -----------------------------------------------------------------------------
+// queued runs
+// -----------------------------------------------------------------------------
+
+/** A row of the queue table (`input` as JSON text, NULL for none). */
+export const QueueRow = Schema.Struct({
+  ticket: Integer,
+  run_id: Schema.String,
+  session_id: Schema.String,
+  workflow_name: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  input: Schema.NullOr(Schema.String),
+  status: SessionStore.QueueStatus,
+  owner: Schema.String,
+  lease_expires_at: Integer,
+  enqueued_at: Integer
+})
+
+/** A queued run from its row; an input that is not JSON fails with a `SessionStoreError`. */
+export const toQueuedRun = (row: typeof QueueRow.Type): Effect.Effect<SessionStore.QueuedRun, WorkflowError.SessionStoreError> =>
+  Effect.try({
+    try: () => ({
+      runId: row.run_id,
+      sessionId: row.session_id,
+      workflowName: row.workflow_name,
+      ...(row.user_id === null ? {} : { userId: row.user_id }),
+      input: fromJson(row.input),
+      ticket: row.ticket,
+      status: row.status,
+      owner: row.owner,
+      leaseExpiresAt: row.lease_expires_at,
+      enqueuedAt: row.enqueued_at
+    }),
+    catch: (cause) =>
+      new WorkflowError.SessionStoreError({
+        method: "queuedRuns",
+        description: `the stored input of queued run '${row.run_id}' is not JSON`,
+        cause
+      })
+  })

@@ -90,6 +90,7 @@ export const resolveTables = (
       active: qualify(names.active),
       changes: qualify(names.changes),
       events: qualify(names.events),
+      queue: qualify(names.queue),
       versions: qualify(names.versions),
       signals: qualify(names.signals),
       migrations: qualify(names.migrations)
@@ -1163,6 +1164,108 @@ ORDER BY seq LIMIT ${limit}`
     Effect.catchTags({ SqlError: storeError("prune") })
   )
 
+  // -- queued runs -------------------------------------------------------------------
+
+  const queueTable = sql(t.queue)
+  /** the channel a run leaving a session's queue is announced on (payload: the session id) */
+  const queueChannel = channelName(`${t.sessions}_queue`)
+  const decodeQueue = Schema.decodeUnknown(Schema.Array(rows.QueueRow))
+  /**
+   * PostgreSQL: the writes to one session's queue take turns (a lock for the
+   * transaction, keyed by the table and the session), so that two callers
+   * never both find the queue free; SQLite's write lock does that already.
+   */
+  const lockQueue = (sessionId: string) =>
+    dialect === "pg" ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${t.queue}:${sessionId}`}, 0))`) : Effect.void
+  const notifyQueue = (sessionId: string): Effect.Effect<void, SqlError> =>
+    dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${queueChannel}, ${sessionId})`) : Effect.void
+
+  const enqueueRun = Effect.fn("SqlSessionStore.enqueueRun")(
+    function*(run: SessionStore.NewQueuedRun) {
+      yield* Effect.annotateCurrentSpan(runAttribute, run.runId)
+      const input = yield* rows.toJson("enqueueRun", "run input", run.input)
+      const inserted = yield* Effect.gen(function*() {
+        yield* lockQueue(run.sessionId)
+        return yield* sql<{ ticket: unknown }>`INSERT INTO ${queueTable}
+  (run_id, session_id, workflow_name, user_id, input, status, owner, lease_expires_at, enqueued_at)
+VALUES (${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${input}, 'waiting', ${run.owner},
+  ${run.leaseExpiresAt}, ${run.enqueuedAt})
+ON CONFLICT (run_id) DO NOTHING
+RETURNING ticket`
+      }).pipe(transaction("enqueueRun"))
+      const ticket = inserted[0]?.ticket
+      if (ticket === undefined) {
+        return yield* new WorkflowError.SessionStoreError({ method: "enqueueRun", description: `run '${run.runId}' is queued already` })
+      }
+      return Number(ticket)
+    },
+    Effect.catchTags({ SqlError: storeError("enqueueRun") })
+  )
+
+  const takeQueueTurn = Effect.fn("SqlSessionStore.takeQueueTurn")(
+    function*(
+      sessionId: string,
+      runId: string,
+      turn: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number }
+    ) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
+      return yield* Effect.gen(function*() {
+        // PostgreSQL: the session's queue lock before any row lock (every writer takes them in
+        // this order); SQLite: the first statement writes (takes the lock) and checks the owner
+        yield* lockQueue(sessionId)
+        const [mine] = yield* decodeQueue(
+          yield* sql`UPDATE ${queueTable} SET lease_expires_at = ${turn.leaseExpiresAt}
+WHERE run_id = ${runId} AND session_id = ${sessionId} AND owner = ${turn.owner} RETURNING *`
+        )
+        if (mine === undefined) return "lost" as const
+        const dropped = yield* sql`DELETE FROM ${queueTable}
+WHERE session_id = ${sessionId} AND run_id <> ${runId} AND lease_expires_at < ${turn.now} RETURNING run_id`
+        if (dropped.length > 0) yield* notifyQueue(sessionId)
+        if (mine.status === "running") return "taken" as const
+        const [ahead] = yield* sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${queueTable}
+WHERE session_id = ${sessionId} AND run_id <> ${runId} AND (status = 'running' OR ticket < ${mine.ticket})`
+        if (Number(ahead?.n ?? 0) > 0) return "waiting" as const
+        yield* sql`UPDATE ${queueTable} SET status = 'running' WHERE run_id = ${runId}`
+        return "taken" as const
+      }).pipe(transaction("takeQueueTurn"))
+    },
+    Effect.catchTags({ SqlError: storeError("takeQueueTurn"), ParseError: storeError("takeQueueTurn") })
+  )
+
+  const leaveQueue = Effect.fn("SqlSessionStore.leaveQueue")(
+    function*(sessionId: string, runId: string, owner?: string) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
+      return yield* Effect.gen(function*() {
+        yield* lockQueue(sessionId)
+        const removed = yield* sql`DELETE FROM ${queueTable} WHERE run_id = ${runId} AND session_id = ${sessionId}${
+          owner === undefined ? sql.literal("") : sql` AND owner = ${owner}`
+        } RETURNING run_id`
+        if (removed.length > 0) yield* notifyQueue(sessionId)
+        return removed.length > 0
+      }).pipe(transaction("leaveQueue"))
+    },
+    Effect.catchTags({ SqlError: storeError("leaveQueue") })
+  )
+
+  const queuedRuns = Effect.fn("SqlSessionStore.queuedRuns")(
+    function*(filter: SessionStore.QueueFilter) {
+      const clauses = [
+        ...(filter.sessionId === undefined ? [] : [sql`session_id = ${filter.sessionId}`]),
+        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`])
+      ]
+      const found = yield* decodeQueue(yield* sql`SELECT * FROM ${queueTable} WHERE ${sql.and(clauses)} ORDER BY ticket`)
+      return yield* Effect.forEach(found, rows.toQueuedRun)
+    },
+    waitForLock("queuedRuns"),
+    Effect.catchTags({ SqlError: storeError("queuedRuns"), ParseError: storeError("queuedRuns") })
+  )
+
+  const watchQueue = (sessionId: string, options?: SessionStore.WatchOptions): Stream.Stream<void, WorkflowError.SessionStoreError> =>
+    Stream.concat(Stream.make(undefined), wakeUps("watchQueue", queueChannel, sessionId, options)).pipe(
+      Stream.as(undefined),
+      Stream.withSpan("SqlSessionStore.watchQueue")
+    )
+
   return SessionStore.make({
     prune,
     watch,
@@ -1187,6 +1290,11 @@ ORDER BY seq LIMIT ${limit}`
     listRuns,
     endRun,
     addSignal,
-    signals
+    signals,
+    enqueueRun,
+    takeQueueTurn,
+    leaveQueue,
+    queuedRuns,
+    watchQueue
   })
 })

@@ -35,6 +35,7 @@ import { usageAttributes } from "../usage.js"
 import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
 import { currentBackground, registered } from "./background.js"
+import * as busy from "./busy.js"
 import * as eventLog from "./eventLog.js"
 import { execute } from "./execute.js"
 import {
@@ -286,7 +287,7 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
         ...(userId === undefined ? {} : { userId })
       }, body)
     const checked = Effect.zipRight(checkSessionId(ids.sessionId), checkRunId(ids.runId))
-    const events = Effect.flatMap(SessionStore.SessionStore, (store): Untyped => {
+    const run = Effect.flatMap(SessionStore.SessionStore, (store): Untyped => {
       const fresh = freshRun(self, input, options, ids, store, traced)
       if (options?.runId === undefined) return opened(Effect.zipRight(checked, fresh))
       // a run by id opens as what it turns out to be: a resumed run with its own
@@ -296,6 +297,12 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
         onSuccess: (decided) => decided._tag === "Resumed" ? decided.run : opened(decided.run)
       })
     })
+    const onBusy = options?.onBusy ?? "reject"
+    const events: Untyped = onBusy === "enqueue"
+      ? Effect.zipRight(checked, busy.enqueued(self, ids, input, leaseMillisOf(options), run))
+      : onBusy === "interrupt"
+      ? Effect.zipRight(checked, busy.interrupting(self, ids, run))
+      : run
     return traced ? runSpan(self, ids, options?.durability ?? self.durability, events) : events
   }))
 
@@ -335,7 +342,9 @@ const attemptsOf = (
   retries: number,
   traced: boolean
 ): Untyped => {
-  const once = store.withSessionLock(ids.sessionId)(attempt(self, input, options, ids, start, retries, traced))
+  const once = store.withSessionLock(ids.sessionId)(
+    busy.interruptibleRun(store, ids.sessionId, attempt(self, input, options, ids, start, retries, traced))
+  )
   if (retries === 0) return once
   const tracked = start._tag === "Claimed" || start.tracked
   const durability = start._tag === "Claimed" ? start.run.durability : start.durability

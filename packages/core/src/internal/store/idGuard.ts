@@ -105,6 +105,20 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
       const description = refusal([["run", runId]])
       return description === undefined ? backend.watchEvents(runId, options) : Stream.fail(refused("watchEvents", description))
     },
+    enqueueRun: (run) => {
+      const description = refusal([["run", run.runId], ["session", run.sessionId]])
+      return description === undefined ? backend.enqueueRun(run) : Effect.fail(refused("enqueueRun", description))
+    },
+    takeQueueTurn: (sessionId, runId, turn) =>
+      bad(sessionId) || bad(runId) ? Effect.succeed("lost" as const) : backend.takeQueueTurn(sessionId, runId, turn),
+    leaveQueue: (sessionId, runId, owner) =>
+      bad(sessionId) || bad(runId) ? Effect.succeed(false) : backend.leaveQueue(sessionId, runId, owner),
+    queuedRuns: (filter) =>
+      filter.sessionId !== undefined && bad(filter.sessionId) ? Effect.succeed([]) : backend.queuedRuns(filter),
+    watchQueue: (sessionId, options) => {
+      const description = refusal([["session", sessionId]])
+      return description === undefined ? backend.watchQueue(sessionId, options) : Stream.fail(refused("watchQueue", description))
+    },
     watch: (sessionId, options) => {
       const description = refusal([["session", sessionId]])
       return description === undefined ? backend.watch(sessionId, options) : Stream.fail(refused("watch", description))

@@ -173,6 +173,15 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
   }
   /** the run ids events were appended to, for `watchEvents` */
   const appended = Effect.runSync(PubSub.unbounded<string>())
+  /** queued runs (JSON text) by run id, and the last ticket given */
+  const queue = new Map<string, string>()
+  let lastTicket = 0
+  /** the sessions a run left the queue of, for `watchQueue` */
+  const dequeued = Effect.runSync(PubSub.unbounded<string>())
+  const queuedOf = (sessionId: string | undefined) =>
+    Array.from(queue.values(), (json) => parse<SessionStore.QueuedRun>(json))
+      .filter((run) => sessionId === undefined || run.sessionId === sessionId)
+      .sort((a, b) => a.ticket - b.ticket)
 
   const recordOf = (runId: string): SessionStore.RunRecord | undefined => {
     for (const session of sessions.values()) {
@@ -477,6 +486,54 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         Stream.concat(
           Stream.make(undefined),
           Stream.fromQueue(subscription).pipe(Stream.filter((id) => id === runId), Stream.as(undefined))
+        ))),
+    enqueueRun: (run) =>
+      Effect.gen(function*() {
+        if (queue.has(run.runId)) {
+          return yield* new WorkflowError.SessionStoreError({ method: "enqueueRun", description: `run '${run.runId}' is queued already` })
+        }
+        const ticket = ++lastTicket
+        queue.set(run.runId, yield* serialise("enqueueRun", "queued run", { ...run, ticket, status: "waiting" }))
+        return ticket
+      }),
+    takeQueueTurn: (sessionId, runId, turn) =>
+      Effect.gen(function*() {
+        const json = queue.get(runId)
+        const mine = json === undefined ? undefined : parse<SessionStore.QueuedRun>(json)
+        if (mine === undefined || mine.sessionId !== sessionId || mine.owner !== turn.owner) return "lost" as const
+        let dropped = false
+        for (const other of queuedOf(mine.sessionId)) {
+          if (other.runId !== runId && other.leaseExpiresAt < turn.now) {
+            queue.delete(other.runId)
+            dropped = true
+          }
+        }
+        if (dropped) yield* PubSub.publish(dequeued, mine.sessionId)
+        const ahead = queuedOf(mine.sessionId).some((other) =>
+          other.runId !== runId && (other.status === "running" || other.ticket < mine.ticket)
+        )
+        const status = mine.status === "running" || !ahead ? "running" as const : "waiting" as const
+        queue.set(runId, yield* serialise("takeQueueTurn", "queued run", { ...mine, status, leaseExpiresAt: turn.leaseExpiresAt }))
+        return status === "running" ? "taken" as const : "waiting" as const
+      }),
+    leaveQueue: (sessionId, runId, owner) =>
+      Effect.gen(function*() {
+        const json = queue.get(runId)
+        const run = json === undefined ? undefined : parse<SessionStore.QueuedRun>(json)
+        if (run === undefined || run.sessionId !== sessionId || (owner !== undefined && run.owner !== owner)) return false
+        queue.delete(runId)
+        yield* PubSub.publish(dequeued, sessionId)
+        return true
+      }),
+    queuedRuns: (filter) =>
+      Effect.sync(() =>
+        queuedOf(filter.sessionId).filter((run) => filter.workflowName === undefined || run.workflowName === filter.workflowName)
+      ),
+    watchQueue: (sessionId) =>
+      Stream.unwrapScoped(Effect.map(PubSub.subscribe(dequeued), (subscription) =>
+        Stream.concat(
+          Stream.make(undefined),
+          Stream.fromQueue(subscription).pipe(Stream.filter((id) => id === sessionId), Stream.as(undefined))
         ))),
     startRun: (run) =>
       Effect.gen(function*() {

@@ -437,3 +437,11 @@ const statusOf = (lookup: SessionStore.RunLookup, now: number): RunStatus => {
       return { _tag: "Abandoned", ...common, ...(error === undefined ? {} : { reason: error }), completedAt }
   }
 }
+
+/** @internal */
+export const queuedRuns = Effect.fn("Workflow.queuedRuns")(
+  function*<W extends Any>(self: W, options?: { readonly sessionId?: string | undefined }) {
+    const store = yield* SessionStore.SessionStore
+    return yield* store.queuedRuns({ workflowName: self.name, sessionId: options?.sessionId })
+  }
+)

@@ -1,0 +1,204 @@
+/**
+ * A run that arrives at a busy session (see `Workflow.RunOptions.onBusy`):
+ * `enqueue` waits for its turn in the session's queue in the store, across
+ * processes; `interrupt` cancels what holds the session, then runs. And the
+ * registry of this process's runs by session that `interrupt` stops.
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as SessionStore from "../../SessionStore.js"
+import * as WorkflowError from "../../WorkflowError.js"
+import type { Any } from "../workflow/model.js"
+import { type Ids, storedInputOf } from "./model.js"
+
+/** What a run does at a busy session. @internal */
+export type OnBusy = "reject" | "enqueue" | "interrupt"
+
+/**
+ * The longest a queued run waits between two looks at its queue when no
+ * wake-up comes (a run ahead of it whose caller died, a paused run that
+ * ended): 1 second, or a third of its lease when that is shorter, so that
+ * each look renews its lease in time.
+ */
+const queuePollMillis = (leaseMillis: number): number => Math.max(1, Math.min(1000, Math.floor(leaseMillis / 3)))
+
+// -----------------------------------------------------------------------------
+// this process's runs, by store and session
+// -----------------------------------------------------------------------------
+
+const running = new WeakMap<SessionStore.Service, Map<string, Set<Fiber.RuntimeFiber<unknown, unknown>>>>()
+
+/**
+ * `self` (one attempt of a run, holding the session's lock) in a fiber of its
+ * own, registered under its session, so that an `interrupt` run of this
+ * process can interrupt it (its caller then sees the interruption; the run is
+ * recorded as cancelled, nothing of it committed). An interrupted caller
+ * waits for the attempt to end.
+ *
+ * @internal
+ */
+export const interruptibleRun = <A, E, R>(
+  store: SessionStore.Service,
+  sessionId: string,
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.fork(self), (fiber) => {
+    let bySession = running.get(store)
+    if (bySession === undefined) {
+      bySession = new Map()
+      running.set(store, bySession)
+    }
+    let fibers = bySession.get(sessionId)
+    if (fibers === undefined) {
+      fibers = new Set()
+      bySession.set(sessionId, fibers)
+    }
+    const registered = fibers
+    registered.add(fiber)
+    return Fiber.join(fiber).pipe(
+      Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+      Effect.ensuring(Effect.sync(() => {
+        registered.delete(fiber)
+        if (registered.size === 0) running.get(store)?.delete(sessionId)
+      }))
+    )
+  })
+
+/** Interrupts this process's runs of a session and waits for them to end. */
+const interruptLocal = (store: SessionStore.Service, sessionId: string) =>
+  Effect.suspend(() => {
+    const fibers = [...(running.get(store)?.get(sessionId) ?? [])]
+    return fibers.length === 0 ? Effect.void : Fiber.interruptAll(fibers)
+  })
+
+// -----------------------------------------------------------------------------
+// interrupt
+// -----------------------------------------------------------------------------
+
+/**
+ * Cancels what holds the session, then runs `body`: this process's run of
+ * the session is interrupted (and waited for); the session's paused run, and
+ * its tracked runs running in other processes, are ended as `cancelled`
+ * (through the store, as `Workflow.cancel` does: such a run finds out at its
+ * next lease renewal or at its commit, and commits nothing).
+ *
+ * @internal
+ */
+export const interrupting = <A, E, R>(self: Any, ids: Ids, body: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    yield* interruptLocal(store, ids.sessionId)
+    const unfinished = yield* store.activeRuns({ sessionId: ids.sessionId })
+    for (const run of unfinished) {
+      if (run.runId === ids.runId) continue
+      const now = yield* Clock.currentTimeMillis
+      yield* store.endRun(run.runId, {
+        runId: run.runId,
+        sessionId: run.sessionId,
+        workflowName: run.workflowName,
+        ...(run.userId === undefined ? {} : { userId: run.userId }),
+        status: "cancelled",
+        input: run.input,
+        error: `cancelled: interrupted by run ${ids.runId} of '${self.name}'`,
+        startedAt: run.startedAt,
+        completedAt: now
+      }).pipe(
+        // it ended meanwhile: nothing to cancel
+        Effect.catchTags({ RunNotFound: () => Effect.void, RunLost: () => Effect.void })
+      )
+    }
+    return yield* body
+  })
+
+// -----------------------------------------------------------------------------
+// enqueue
+// -----------------------------------------------------------------------------
+
+/**
+ * Puts the run in its session's queue, waits for its turn (the runs queued
+ * before it have left, no run of the queue has the session, and the session
+ * has no paused run nor a run running elsewhere under a live lease), runs
+ * `body`, and leaves the queue however it ends. The run's lease in the queue
+ * is renewed all along (every look at the queue renews it); a caller that
+ * died stops renewing, and its run is dropped from the queue once its lease
+ * expired.
+ *
+ * @internal
+ */
+export const enqueued = <A, E, R>(
+  self: Any,
+  ids: Ids,
+  input: unknown,
+  leaseMillis: number,
+  body: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | WorkflowError.SessionStoreError | WorkflowError.RunLost, R | SessionStore.SessionStore> =>
+  Effect.gen(function*() {
+    const store = yield* SessionStore.SessionStore
+    const { runId, sessionId } = ids
+    const pollMillis = queuePollMillis(leaseMillis)
+    // subscribed before the run is queued, so that no wake-up is missed
+    const wakeUps = yield* Queue.sliding<void>(1)
+    yield* store.watchQueue(sessionId).pipe(
+      Stream.runForEach(() => Queue.offer(wakeUps, undefined)),
+      Effect.catchAll((error) => Effect.logWarning(`sessionflow: cannot watch the queue of session ${sessionId}`, error)),
+      Effect.forkScoped
+    )
+    const now = yield* Clock.currentTimeMillis
+    yield* store.enqueueRun({
+      runId,
+      sessionId,
+      workflowName: self.name,
+      ...(ids.userId === undefined ? {} : { userId: ids.userId }),
+      input: storedInputOf(input),
+      owner: store.owner,
+      leaseExpiresAt: now + leaseMillis,
+      enqueuedAt: now
+    })
+    const look = Effect.flatMap(
+      Clock.currentTimeMillis,
+      (at) => store.takeQueueTurn(sessionId, runId, { owner: store.owner, now: at, leaseExpiresAt: at + leaseMillis })
+    )
+    const lost = new WorkflowError.RunLost({
+      runId,
+      description: "its place in the session's queue was lost: its lease expired (the process stalled longer than the lease)"
+    })
+    /** whether a run outside the queue holds the session: paused, or running elsewhere under a live lease */
+    const held = Effect.flatMap(store.activeRuns({ sessionId }), (runs) =>
+      Effect.map(Clock.currentTimeMillis, (at) =>
+        runs.some((run) => run.runId !== runId && (run.status === "paused" || run.leaseExpiresAt >= at))))
+    const nextWakeUp = Effect.timeout(Queue.take(wakeUps), Duration.millis(pollMillis)).pipe(
+      Effect.catchTag("TimeoutException", () => Effect.void)
+    )
+    const waitTurn: Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost> = Effect.gen(function*() {
+      while (true) {
+        const turn = yield* look
+        if (turn === "lost") return yield* lost
+        if (turn === "taken" && !(yield* held)) return
+        yield* nextWakeUp
+      }
+    })
+    // while the run runs, its turn is kept (a lost turn is only logged: the
+    // session's version check still refuses a commit on a state moved on)
+    const keepTurn = look.pipe(
+      Effect.tap((turn) =>
+        turn === "lost" ? Effect.logWarning(`sessionflow: run ${runId} lost its turn in the queue of session ${sessionId}`) : Effect.void
+      ),
+      Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not renew run ${runId}'s turn in the queue`, error)),
+      Effect.repeat(Schedule.spaced(Duration.millis(pollMillis))),
+      Effect.delay(Duration.millis(pollMillis)),
+      Effect.zipRight(Effect.never)
+    )
+    const leave = store.leaveQueue(sessionId, runId, store.owner).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not take run ${runId} out of the queue`, error))
+    )
+    return yield* Effect.zipRight(waitTurn, Effect.raceFirst(body, keepTurn)).pipe(
+      Effect.onExit(() => leave)
+    )
+  }).pipe(Effect.scoped)

@@ -1,0 +1,209 @@
+/**
+ * A run that arrives at a busy session (`onBusy`): `"reject"` as before,
+ * `"enqueue"` waits its turn in the session's queue in the store (across
+ * "processes": stores over one database, each with its own owner),
+ * `"interrupt"` cancels what holds the session, then runs. On the memory
+ * store and on a SQLite file.
+ */
+import { FileSystem } from "@effect/platform"
+import { NodeFileSystem } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Schedule, Schema, type Scope } from "effect"
+import { on, processes } from "./utils.js"
+
+class Log extends SessionState.Tag("busy/Log")<Log>()({ entries: Schema.Array(Schema.String) }) {}
+
+type Store = SessionStore.Service
+
+/**
+ * Appends its input to the session's log; an input in `held` waits for its
+ * gate first (and says it started).
+ */
+const logging = (gates: Map<string, { readonly started: Deferred.Deferred<void>; readonly go: Deferred.Deferred<void> }>) =>
+  Workflow.make({ name: "busy", state: Log, sessionState: { entries: [] }, input: Schema.String }).pipe(
+    Workflow.andThen("append", ({ input }) =>
+      Effect.gen(function*() {
+        const gate = gates.get(input)
+        if (gate !== undefined) {
+          yield* Deferred.succeed(gate.started, undefined)
+          yield* Deferred.await(gate.go)
+        }
+        yield* Log.update((log) => ({ entries: [...log.entries, input] }))
+        return input
+      }))
+  )
+
+/** Asks before it appends its input (and appends `not <input>` when refused). */
+const asking = Workflow.make({ name: "busy-ask", state: Log, sessionState: { entries: [] }, input: Schema.String }).pipe(
+  Workflow.andThen(Step.pause("approve", {
+    payload: Schema.String,
+    response: Schema.Boolean,
+    ask: ({ input }) => Effect.succeed(`may I log ${input}?`),
+    resume: (approved, { input }) =>
+      Effect.as(Log.update((log) => ({ entries: [...log.entries, approved ? input : `not ${input}`] })), input)
+  }))
+)
+
+const gate = () => Effect.all({ started: Deferred.make<void>(), go: Deferred.make<void>() })
+
+/** Two "processes" over one database: memory stores over one backend, or two SQLite stores over one file. */
+const stores: ReadonlyArray<readonly [string, Effect.Effect<readonly [Store, Store], unknown, Scope.Scope>]> = [
+  ["memory", Effect.map(processes, ({ make }) => [make(), make()] as const)],
+  [
+    "SQLite",
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* fs.makeTempDirectoryScoped({ prefix: "sessionflow-busy-" })
+      const open = Effect.map(Layer.build(SqliteSessionStore.layer({ filename: `${dir}/sessions.db` })), Context.get(SessionStore.SessionStore))
+      return [yield* open, yield* open] as const
+    }).pipe(Effect.provide(NodeFileSystem.layer))
+  ]
+]
+
+/** Waits until the session's queue lists these inputs, in this order (the first one `running` when asked). */
+const queueIs = (store: Store, wf: Workflow.Any, sessionId: string, inputs: ReadonlyArray<string>) =>
+  Effect.repeat(Workflow.queuedRuns(wf, { sessionId }).pipe(on(store)), {
+    until: (queued) => queued.length === inputs.length && queued.every((run, i) => run.input === inputs[i]),
+    schedule: Schedule.spaced("20 millis")
+  }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`the queue never became ${inputs.join(", ")}`) }))
+
+const entriesOf = <E>(store: Store, wf: Workflow.Workflow<string, E, never, typeof Schema.String, typeof Log>, sessionId: string) =>
+  Effect.map(Workflow.getSessionState(wf, sessionId).pipe(on(store)), (state) => state.entries)
+
+for (const [name, twoStores] of stores) {
+  describe(`onBusy on ${name}`, () => {
+    it.live("enqueue: runs from two processes wait their turn and run once each, in arrival order", () =>
+      Effect.gen(function*() {
+        const [a, b] = yield* twoStores
+        const gates = new Map([["a1", yield* gate()]])
+        const wf = logging(gates)
+        const sessionId = `queue-${crypto.randomUUID()}`
+        const enqueue = (store: Store, input: string) =>
+          Effect.fork(Workflow.run(wf, input, { sessionId, onBusy: "enqueue" }).pipe(on(store)))
+        const first = yield* enqueue(a, "a1")
+        yield* Deferred.await(gates.get("a1")!.started)
+        const second = yield* enqueue(b, "b1")
+        yield* queueIs(a, wf, sessionId, ["a1", "b1"])
+        const third = yield* enqueue(a, "a2")
+        yield* queueIs(b, wf, sessionId, ["a1", "b1", "a2"])
+        const queued = yield* Workflow.queuedRuns(wf, { sessionId }).pipe(on(b))
+        expect(queued.map((run) => run.status)).toEqual(["running", "waiting", "waiting"])
+        expect(queued.map((run) => run.owner)).toEqual([a.owner, b.owner, a.owner])
+        // nothing ran while the first run holds the session
+        expect(yield* Workflow.getRunHistory(wf, sessionId).pipe(on(a), Effect.orElseSucceed(() => []))).toEqual([])
+        yield* Deferred.succeed(gates.get("a1")!.go, undefined)
+        const outputs = yield* Effect.all([Fiber.join(first), Fiber.join(second), Fiber.join(third)])
+        expect(outputs.map((output) => output.content)).toEqual(["a1", "b1", "a2"])
+        expect(yield* entriesOf(b, wf, sessionId)).toEqual(["a1", "b1", "a2"])
+        expect(yield* Workflow.queuedRuns(wf, { sessionId }).pipe(on(a))).toEqual([])
+      }).pipe(Effect.scoped), 30_000)
+
+    it.live("reject (the default) is as before: a run of another process that loses the race is a SessionConflict", () =>
+      Effect.gen(function*() {
+        const [a, b] = yield* twoStores
+        const gates = new Map([["a1", yield* gate()]])
+        const wf = logging(gates)
+        const sessionId = `reject-${crypto.randomUUID()}`
+        yield* Workflow.run(wf, "a0", { sessionId }).pipe(on(a))
+        const first = yield* Effect.fork(Workflow.run(wf, "a1", { sessionId }).pipe(on(a)))
+        yield* Deferred.await(gates.get("a1")!.started)
+        yield* Workflow.run(wf, "b1", { sessionId }).pipe(on(b))
+        yield* Deferred.succeed(gates.get("a1")!.go, undefined)
+        const error = yield* Effect.flip(Fiber.join(first))
+        expect(error._tag).toBe("SessionConflict")
+        expect(yield* entriesOf(a, wf, sessionId)).toEqual(["a0", "b1"])
+      }).pipe(Effect.scoped), 30_000)
+
+    it.live("enqueue: a queued run whose caller is gone stops blocking the queue when its lease expires", () =>
+      Effect.gen(function*() {
+        const [a, b] = yield* twoStores
+        const wf = logging(new Map())
+        const sessionId = `gone-${crypto.randomUUID()}`
+        // a caller that queued its run and died: its entry is never renewed again
+        const now = Date.now()
+        yield* a.enqueueRun({ runId: "dead-run", sessionId, workflowName: "busy", input: "dead", owner: "a-process-that-died", leaseExpiresAt: now + 600, enqueuedAt: now })
+        yield* a.takeQueueTurn(sessionId, "dead-run", { owner: "a-process-that-died", now, leaseExpiresAt: now + 600 })
+        const started = Date.now()
+        const output = yield* Workflow.run(wf, "b1", { sessionId, onBusy: "enqueue", leaseDuration: "1 second" }).pipe(on(b))
+        expect(output.content).toBe("b1")
+        // it waited for the dead entry's lease, and not much longer
+        expect(Date.now() - started).toBeGreaterThanOrEqual(500)
+        expect(Date.now() - started).toBeLessThan(5000)
+        expect(yield* Workflow.queuedRuns(wf, { sessionId }).pipe(on(a))).toEqual([])
+      }).pipe(Effect.scoped), 30_000)
+
+    it.live("enqueue: a run queued behind a paused run waits until the paused run ends", () =>
+      Effect.gen(function*() {
+        const [a, b] = yield* twoStores
+        const wf = asking
+        const sessionId = `paused-${crypto.randomUUID()}`
+        const paused = yield* Effect.flip(Workflow.run(wf, "first", { sessionId }).pipe(on(a)))
+        if (paused._tag !== "RunPaused") return expect.fail(`expected RunPaused, got ${paused._tag}`)
+        // the default refuses a run while the session waits for a person
+        expect((yield* Effect.flip(Workflow.run(wf, "now", { sessionId }).pipe(on(b))))._tag).toBe("SessionPaused")
+        const queued = yield* Effect.fork(Workflow.run(wf, "second", { sessionId, onBusy: "enqueue" }).pipe(on(b), Effect.either))
+        yield* queueIs(a, wf, sessionId, ["second"])
+        yield* Effect.sleep("300 millis")
+        expect(queued.unsafePoll()).toBe(null)
+        yield* Workflow.continue(wf, paused.runId, true).pipe(on(a))
+        // the queued run then runs, and pauses in its turn
+        const second = yield* Fiber.join(queued)
+        expect(second._tag === "Left" && second.left._tag).toBe("RunPaused")
+        expect(yield* entriesOf(a, wf, sessionId)).toEqual(["first"])
+      }).pipe(Effect.scoped), 30_000)
+
+    it.live("interrupt: this process's running run is interrupted (recorded cancelled, nothing committed), then the new one runs", () =>
+      Effect.gen(function*() {
+        const [a] = yield* twoStores
+        const gates = new Map([["slow", yield* gate()]])
+        const wf = logging(gates)
+        const sessionId = `interrupt-${crypto.randomUUID()}`
+        yield* Workflow.run(wf, "before", { sessionId }).pipe(on(a))
+        const slow = yield* Effect.fork(Workflow.run(wf, "slow", { sessionId }).pipe(on(a)))
+        yield* Deferred.await(gates.get("slow")!.started)
+        const output = yield* Workflow.run(wf, "urgent", { sessionId, onBusy: "interrupt" }).pipe(on(a))
+        expect(output.state.entries).toEqual(["before", "urgent"])
+        const exit = yield* Fiber.await(slow)
+        expect(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)).toBe(true)
+        const history = yield* Workflow.getRunHistory(wf, sessionId).pipe(on(a))
+        expect(history.map((run) => [run.input, run.status])).toEqual([["before", "completed"], ["slow", "cancelled"], ["urgent", "completed"]])
+      }).pipe(Effect.scoped), 30_000)
+
+    it.live("interrupt: the session's paused run is cancelled (its question withdrawn), then the new one runs", () =>
+      Effect.gen(function*() {
+        const [a, b] = yield* twoStores
+        const wf = asking
+        const sessionId = `interrupt-paused-${crypto.randomUUID()}`
+        const paused = yield* Effect.flip(Workflow.run(wf, "ask", { sessionId }).pipe(on(a)))
+        if (paused._tag !== "RunPaused") return expect.fail(`expected RunPaused, got ${paused._tag}`)
+        const next = yield* Effect.flip(Workflow.run(wf, "again", { sessionId, onBusy: "interrupt" }).pipe(on(b)))
+        // the new run ran (and paused in its turn)
+        expect(next._tag).toBe("RunPaused")
+        const ended = yield* Effect.flip(Workflow.continue(wf, paused.runId, true).pipe(on(a)))
+        expect(ended).toBeInstanceOf(WorkflowError.RunEnded)
+        expect((ended as WorkflowError.RunEnded).status).toBe("cancelled")
+      }).pipe(Effect.scoped), 30_000)
+
+    it.live("interrupt: a tracked run of another process is cancelled through the store and commits nothing", () =>
+      Effect.gen(function*() {
+        const [a, b] = yield* twoStores
+        const gates = new Map([["slow", yield* gate()]])
+        const wf = logging(gates)
+        const sessionId = `interrupt-elsewhere-${crypto.randomUUID()}`
+        const slow = yield* Effect.fork(
+          Workflow.run(wf, "slow", { sessionId, runId: `slow-${sessionId}`, leaseDuration: "600 millis" }).pipe(on(a))
+        )
+        yield* Deferred.await(gates.get("slow")!.started)
+        const output = yield* Workflow.run(wf, "urgent", { sessionId, onBusy: "interrupt" }).pipe(on(b))
+        expect(output.state.entries).toEqual(["urgent"])
+        // the other process's run finds out at its next lease renewal
+        const error = yield* Effect.flip(Fiber.join(slow))
+        expect(error._tag).toBe("RunLost")
+        expect(yield* entriesOf(a, wf, sessionId)).toEqual(["urgent"])
+        const history = yield* Workflow.getRunHistory(wf, sessionId).pipe(on(a))
+        expect(history.map((run) => [run.input, run.status])).toEqual([["slow", "cancelled"], ["urgent", "completed"]])
+      }).pipe(Effect.scoped), 30_000)
+  })
+}
