@@ -198,9 +198,10 @@ for (const [name, twoStores] of stores) {
         yield* Deferred.await(gates.get("slow")!.started)
         const output = yield* Workflow.run(wf, "urgent", { sessionId, onBusy: "interrupt" }).pipe(on(b))
         expect(output.state.entries).toEqual(["urgent"])
-        // the other process's run finds out at its next lease renewal
+        // the other process's run finds out at its next lease renewal: it was cancelled
         const error = yield* Effect.flip(Fiber.join(slow))
-        expect(error._tag).toBe("RunLost")
+        expect(error._tag).toBe("RunEnded")
+        expect(error._tag === "RunEnded" ? error.status : undefined).toBe("cancelled")
         expect(yield* entriesOf(a, wf, sessionId)).toEqual(["urgent"])
         const history = yield* Workflow.getRunHistory(wf, sessionId).pipe(on(a))
         expect(history.map((run) => [run.input, run.status])).toEqual([["slow", "cancelled"], ["urgent", "completed"]])
