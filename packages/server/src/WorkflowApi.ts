@@ -568,8 +568,28 @@ export type SessionPage = typeof SessionPage.Type
 export const RunState = Schema.Literal("running", "paused", "completed", "error", "cancelled", "abandoned")
 
 /**
+ * Where an unfinished run is, as the run lifecycle names it
+ * (`SessionStore.RunState`): `running` (a process runs it, in the background
+ * or for a client), `paused` (waiting for a person's answer), `sleeping`
+ * (until its `wakeAt`) or `waiting` (for its `signal`, until its `timeoutAt`
+ * if it has one). A paused, sleeping or waiting run has `status: "paused"`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const UnfinishedState = Schema.Literal("running", "paused", "sleeping", "waiting")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type UnfinishedState = typeof UnfinishedState.Type
+
+/**
  * A run as a resource (`GET /runs/:runId`): its status, its result (`content`)
- * or error, and, while it is paused, its question.
+ * or error, and, while it is paused, its question; while it is unfinished,
+ * its `state` and, when it has them, when it wakes (`wakeAt`), the signal it
+ * waits for (`signal`) and when its wait times out (`timeoutAt`).
  *
  * @since 0.1.0
  * @category models
@@ -587,6 +607,14 @@ export const RunInfo = Schema.Struct({
   error: Schema.optional(Schema.String),
   /** the question, while paused */
   pause: Schema.optional(Schema.Struct({ path: Schema.Array(Schema.String), payload: Schema.Unknown, pausedAt: Schema.Number })),
+  /** where the run is, while unfinished */
+  state: Schema.optional(UnfinishedState),
+  /** epoch milliseconds: when a sleeping (or timing-out) run is due to wake */
+  wakeAt: Schema.optional(Schema.Number),
+  /** the signal a waiting run waits for */
+  signal: Schema.optional(Schema.String),
+  /** epoch milliseconds: when a wait for a signal, or a question, times out */
+  timeoutAt: Schema.optional(Schema.Number),
   /** epoch milliseconds */
   startedAt: Schema.Number,
   /** epoch milliseconds, once ended */
@@ -902,7 +930,9 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       .annotate(
         OpenApi.Description,
         "Where a run stands — `running`, `paused` (with its question), `completed` (with its `content`), `error` " +
-          "(failed, with its `error`), `cancelled` or `abandoned` — from any server over the same store. A run of " +
+          "(failed, with its `error`), `cancelled` or `abandoned` — from any server over the same store. An unfinished " +
+          "run also has its `state` (`running`, `paused`, `sleeping` or `waiting`; a sleeping or waiting run has " +
+          "`status: \"paused\"`) and, when it has them, `wakeAt`, `signal` and `timeoutAt`. A run of " +
           "another user, or of another workflow, is a 404. (A run whose id is `paused` is read at `GET /runs/:runId`.)"
       )
   )

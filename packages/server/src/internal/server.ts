@@ -620,8 +620,18 @@ const runInfo = (known: SessionStore.RunLookup): Api.RunInfo => {
   }
   if (known._tag === "Active") {
     const { journal, pause } = known.run
-    const usage = journal?.usage === undefined ? common : { ...common, usage: journal.usage }
-    return pause === undefined ? usage : { ...usage, pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt } }
+    const usage = {
+      ...common,
+      state: SessionStore.runState(known.run),
+      ...(journal?.usage === undefined ? {} : { usage: journal.usage })
+    }
+    return pause === undefined ? usage : {
+      ...usage,
+      pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt },
+      ...(pause.wakeAt === undefined ? {} : { wakeAt: pause.wakeAt }),
+      ...(pause.signal === undefined ? {} : { signal: pause.signal }),
+      ...(pause.timeoutAt === undefined ? {} : { timeoutAt: pause.timeoutAt })
+    }
   }
   const record = known.record
   return {
