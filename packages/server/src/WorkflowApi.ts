@@ -387,7 +387,39 @@ export const PausedRunOutput = Schema.Struct({
 export type PausedRunOutput = typeof PausedRunOutput.Type
 
 /**
- * A paused run, as listed: its question and when it asked.
+ * Where an unfinished run is, as the run lifecycle names it
+ * (`SessionStore.RunState`): `running` (a process runs it, in the background
+ * or for a client), `paused` (waiting for a person's answer), `sleeping`
+ * (until its `wakeAt`) or `waiting` (for its `signal`, until its `timeoutAt`
+ * if it has one). A paused, sleeping or waiting run has `status: "paused"`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const UnfinishedState = Schema.Literal("running", "paused", "sleeping", "waiting")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type UnfinishedState = typeof UnfinishedState.Type
+
+/** What an unfinished run waits for: its state, and, when it has them, its wake time, signal and timeout. */
+const unfinishedFields = {
+  /** where the run is, while unfinished */
+  state: Schema.optional(UnfinishedState),
+  /** epoch milliseconds: when a sleeping (or timing-out) run is due to wake */
+  wakeAt: Schema.optional(Schema.Number),
+  /** the signal a waiting run waits for */
+  signal: Schema.optional(Schema.String),
+  /** epoch milliseconds: when a wait for a signal, or a question, times out */
+  timeoutAt: Schema.optional(Schema.Number)
+}
+
+/**
+ * A paused run, as listed: its question and when it asked; its `state`
+ * (`paused`: a question, `sleeping`, `waiting` for a signal) and, when it has
+ * them, `wakeAt`, `signal` and `timeoutAt`.
  *
  * @since 0.1.0
  * @category models
@@ -408,7 +440,8 @@ export const PausedRun = Schema.Struct({
   /** epoch milliseconds */
   startedAt: Schema.Number,
   /** epoch milliseconds */
-  pausedAt: Schema.Number
+  pausedAt: Schema.Number,
+  ...unfinishedFields
 }).annotations({ identifier: "PausedRun" })
 
 /**
@@ -568,24 +601,6 @@ export type SessionPage = typeof SessionPage.Type
 export const RunState = Schema.Literal("running", "paused", "completed", "error", "cancelled", "abandoned")
 
 /**
- * Where an unfinished run is, as the run lifecycle names it
- * (`SessionStore.RunState`): `running` (a process runs it, in the background
- * or for a client), `paused` (waiting for a person's answer), `sleeping`
- * (until its `wakeAt`) or `waiting` (for its `signal`, until its `timeoutAt`
- * if it has one). A paused, sleeping or waiting run has `status: "paused"`.
- *
- * @since 0.1.0
- * @category models
- */
-export const UnfinishedState = Schema.Literal("running", "paused", "sleeping", "waiting")
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type UnfinishedState = typeof UnfinishedState.Type
-
-/**
  * A run as a resource (`GET /runs/:runId`): its status, its result (`content`)
  * or error, and, while it is paused, its question; while it is unfinished,
  * its `state` and, when it has them, when it wakes (`wakeAt`), the signal it
@@ -607,14 +622,7 @@ export const RunInfo = Schema.Struct({
   error: Schema.optional(Schema.String),
   /** the question, while paused */
   pause: Schema.optional(Schema.Struct({ path: Schema.Array(Schema.String), payload: Schema.Unknown, pausedAt: Schema.Number })),
-  /** where the run is, while unfinished */
-  state: Schema.optional(UnfinishedState),
-  /** epoch milliseconds: when a sleeping (or timing-out) run is due to wake */
-  wakeAt: Schema.optional(Schema.Number),
-  /** the signal a waiting run waits for */
-  signal: Schema.optional(Schema.String),
-  /** epoch milliseconds: when a wait for a signal, or a question, times out */
-  timeoutAt: Schema.optional(Schema.Number),
+  ...unfinishedFields,
   /** epoch milliseconds */
   startedAt: Schema.Number,
   /** epoch milliseconds, once ended */

@@ -34,10 +34,22 @@ interface SessionInfo {
   readonly updatedAt: number
 }
 
-/** A run of the session as `GET …/runs?sessionId=` lists it: unfinished (running, paused) or ended. */
-interface RunRecord {
+/** What an unfinished run waits for (absent on an ended run). */
+interface Waits {
+  readonly state?: "running" | "paused" | "sleeping" | "waiting"
+  readonly wakeAt?: number
+  readonly signal?: string
+  readonly timeoutAt?: number
+}
+
+/**
+ * A run of the session as `GET …/runs?sessionId=` lists it: unfinished (its
+ * `state`: running, paused, sleeping or waiting) or ended.
+ */
+interface RunRecord extends Waits {
   readonly runId: string
   readonly status: string
+  readonly pause?: { readonly path: ReadonlyArray<string>; readonly pausedAt: number }
   readonly input: unknown
   readonly content?: unknown
   readonly error?: string
@@ -45,7 +57,16 @@ interface RunRecord {
   readonly completedAt?: number
 }
 
-interface PausedRun {
+/** A run in the session's queue (`onBusy: "enqueue"`): `running` (its turn) or `waiting`, in arrival order. */
+interface QueuedRun {
+  readonly runId: string
+  readonly status: string
+  readonly input: unknown
+  readonly ticket: number
+  readonly enqueuedAt: number
+}
+
+interface PausedRun extends Waits {
   readonly runId: string
   readonly sessionId: string
   readonly pause: string
@@ -81,6 +102,9 @@ const ui = {
   events: byId<HTMLOListElement>("events"),
   state: byId<HTMLDivElement>("state"),
   runs: byId<HTMLTableSectionElement>("runs"),
+  refreshRuns: byId<HTMLButtonElement>("refresh-runs"),
+  queuedPanel: byId<HTMLDivElement>("queued-panel"),
+  queued: byId<HTMLTableSectionElement>("queued"),
   pausedPanel: byId<HTMLElement>("paused-panel"),
   paused: byId<HTMLUListElement>("paused"),
   versions: byId<HTMLTableSectionElement>("versions"),
@@ -163,24 +187,68 @@ const loadSessions = async () => {
   renderSessions(listing.sessions)
 }
 
-/** The session's runs, most recently started first: a run in the background shows as running (or paused) until it ends. */
+/** A `<time>` of epoch milliseconds, with its machine-readable form. */
+const timeOf = (millis: number, className: string) =>
+  Object.assign(document.createElement("time"), { className, dateTime: new Date(millis).toISOString(), textContent: time(millis) })
+
+/** What an unfinished run waits for, in words: until when it sleeps, the signal it waits for, the question it asks. */
+const stateDetail = (run: Waits & { readonly pause?: { readonly path: ReadonlyArray<string> } }): ReadonlyArray<Node | string> => {
+  const timeout = run.timeoutAt === undefined ? [] : [" · times out ", timeOf(run.timeoutAt, "timeout-at")]
+  switch (run.state) {
+    case "sleeping":
+      return run.wakeAt === undefined ? [] : ["until ", timeOf(run.wakeAt, "wake-at")]
+    case "waiting":
+      return [
+        "for signal ",
+        Object.assign(document.createElement("code"), { className: "signal", textContent: run.signal ?? "?" }),
+        ...timeout
+      ]
+    case "paused":
+      return [`question at ${run.pause?.path.join(" › ") ?? "?"}`, ...timeout]
+    case "running":
+      return ["in progress"]
+    default:
+      return []
+  }
+}
+
+/** The status cell of a run: an unfinished run's state (with what it waits for), else its status. */
+const statusCell = (run: RunRecord) => {
+  const cell = document.createElement("td")
+  cell.className = run.state === undefined ? `status-${run.status}` : `status-${run.status} state-${run.state}`
+  cell.append(run.state ?? run.status)
+  const detail = stateDetail(run)
+  if (detail.length > 0) {
+    const span = Object.assign(document.createElement("span"), { className: "detail" })
+    span.append(...detail)
+    cell.append(span)
+  }
+  return cell
+}
+
+/**
+ * The session's runs, most recently started first: an unfinished one (in the
+ * background too) shows its state — running, paused, sleeping, waiting — until
+ * it ends.
+ */
 const renderRuns = (page: { readonly runs: ReadonlyArray<RunRecord> }) => {
   ui.runs.replaceChildren(...page.runs.map((run) => {
     const row = document.createElement("tr")
     const tokens = run.usage === undefined ? "—" : String(run.usage.totalTokens)
     const cells = [
       run.runId.slice(0, 8),
-      run.status,
+      "",
       preview(run.input),
       run.error ?? preview(run.content),
       tokens,
       run.completedAt === undefined ? "" : time(run.completedAt)
     ]
     row.dataset["runId"] = run.runId
+    if (run.state !== undefined) row.dataset["state"] = run.state
     row.append(...cells.map((text, i) => {
+      if (i === 1) return statusCell(run)
       const cell = document.createElement("td")
       cell.textContent = text
-      if (i === 1) cell.className = `status-${run.status}`
       if (i === 4) {
         cell.className = "tokens"
         if (run.usage !== undefined) {
@@ -233,7 +301,7 @@ const watchSelected = (sessionId: string) => {
         if (update.version <= shownVersion) return
         shownVersion = update.version
         ui.state.replaceChildren(renderTree(update.state))
-        void api<{ runs: ReadonlyArray<RunRecord> }>(runsOf(sessionId)).then(renderRuns, () => {})
+        void loadRuns(sessionId).then((render) => render(), () => {})
         void loadVersions(sessionId).catch(() => {})
       })
     } catch {
@@ -244,6 +312,41 @@ const watchSelected = (sessionId: string) => {
 
 /** The runs of a session, unfinished ones too (the session's own history lists the ended ones only). */
 const runsOf = (sessionId: string) => `${workflowPath()}/runs?sessionId=${encodeURIComponent(sessionId)}`
+
+/** The runs waiting in the session's queue, in arrival order (hidden when there are none). */
+const renderQueued = (runs: ReadonlyArray<QueuedRun>) => {
+  ui.queuedPanel.hidden = runs.length === 0
+  ui.queued.replaceChildren(...runs.map((run) => {
+    const row = document.createElement("tr")
+    row.dataset["runId"] = run.runId
+    row.dataset["status"] = run.status
+    const cells = [run.runId.slice(0, 8), run.status, preview(run.input)].map((text) =>
+      Object.assign(document.createElement("td"), { textContent: text })
+    )
+    const queued = document.createElement("td")
+    queued.append(timeOf(run.enqueuedAt, "enqueued-at"))
+    row.append(...cells, queued)
+    return row
+  }))
+}
+
+const clearRuns = () => {
+  ui.runs.replaceChildren()
+  renderQueued([])
+}
+
+/** The session's runs and its queue, read together. */
+const loadRuns = async (sessionId: string) => {
+  const [runs, queued] = await Promise.all([
+    api<{ runs: ReadonlyArray<RunRecord> }>(runsOf(sessionId)),
+    api<ReadonlyArray<QueuedRun>>(`${workflowPath()}/runs/queued?sessionId=${encodeURIComponent(sessionId)}`)
+      .catch((): ReadonlyArray<QueuedRun> => [])
+  ])
+  return () => {
+    renderRuns(runs)
+    renderQueued(queued)
+  }
+}
 
 const muted = (text: string) => Object.assign(document.createElement("span"), { className: "muted", textContent: text })
 
@@ -317,7 +420,7 @@ const loadSession = async () => {
     stopWatching()
     ui.title.textContent = "New session"
     ui.state.replaceChildren(muted("The next run starts a new session."))
-    ui.runs.replaceChildren()
+    clearRuns()
     clearVersions()
     return
   }
@@ -327,19 +430,19 @@ const loadSession = async () => {
     // a new session whose first run waits: it is stored when that run completes
     ui.title.textContent = `Session ${selected}`
     ui.state.replaceChildren(muted("Nothing stored yet: the session is created when its first run completes."))
-    ui.runs.replaceChildren()
+    clearRuns()
     clearVersions()
     return
   }
-  const [session, runs] = await Promise.all([
+  const [session, renderAllRuns] = await Promise.all([
     api<SessionInfo & { state: unknown }>(path),
-    api<{ runs: ReadonlyArray<RunRecord> }>(runsOf(selected))
+    loadRuns(selected)
   ])
   ui.title.textContent = `Session ${session.name ?? session.sessionId}`
   if (session.version >= shownVersion || watched?.sessionId !== session.sessionId) {
     shownVersion = session.version
     ui.state.replaceChildren(renderTree(session.state))
-    renderRuns(runs)
+    renderAllRuns()
   }
   if (ui.versionView.dataset["session"] !== session.sessionId) {
     clearVersions()
@@ -372,6 +475,18 @@ const renderPaused = (runs: ReadonlyArray<PausedRun>) => {
   ui.paused.replaceChildren(...runs.map((run) => {
     const item = document.createElement("li")
     item.dataset["runId"] = run.runId
+    if (run.state === "sleeping" || run.state === "waiting") {
+      // nothing to answer here: it wakes by itself, or when its signal is sent
+      item.dataset["state"] = run.state
+      const title = Object.assign(document.createElement("div"), { className: "question", textContent: `${run.path.join(" › ")} is ${run.state}` })
+      const detail = Object.assign(document.createElement("div"), { className: "detail" })
+      detail.append(...stateDetail({ ...run, pause: { path: run.path } }))
+      const meta = muted(`run ${run.runId.slice(0, 8)} · session ${run.sessionId} · since ${time(run.pausedAt)}`)
+      const actions = Object.assign(document.createElement("div"), { className: "actions" })
+      actions.append(button("Timeline", "show-timeline", () => void replay(run.runId)))
+      item.append(title, detail, meta, actions)
+      return item
+    }
     const title = Object.assign(document.createElement("div"), { className: "question", textContent: question(run) })
     const meta = muted(`run ${run.runId.slice(0, 8)} · session ${run.sessionId} · waiting since ${time(run.pausedAt)}`)
     const payload = Object.assign(renderTree(run.payload), { className: "tree payload" })
@@ -446,6 +561,13 @@ ui.workflow.addEventListener("change", () => {
   selected = undefined
   ui.events.replaceChildren()
   void refresh()
+})
+ui.refreshRuns.addEventListener("click", () => {
+  const sessionId = selected
+  if (sessionId === undefined) return
+  void loadRuns(sessionId).then((render) => {
+    if (selected === sessionId) render()
+  }, (error: Error) => showError(error.message))
 })
 ui.newSession.addEventListener("click", () => {
   ui.events.replaceChildren()

@@ -54,12 +54,16 @@ form#run textarea { flex: 1; min-height: 2.6rem; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 td, th { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 td.status-completed { color: var(--ok); } td.status-error, td.status-cancelled, td.status-abandoned { color: var(--bad); } td.status-running { font-style: italic; }
+td.state-running { font-style: italic; } td.state-paused, td.state-waiting { color: #b35c00; } td.state-sleeping { color: #4a5fa8; }
+td .detail { display: block; color: var(--muted); font-size: .85em; }
+.runs-head { display: flex; gap: .5rem; align-items: baseline; justify-content: space-between; }
 #error { color: var(--bad); white-space: pre-wrap; }
 #events li[data-tag="RunPaused"] { color: #b35c00; font-weight: 600; }
 #events li.separator { list-style: none; color: var(--muted); }
 #paused { list-style: none; padding: 0; margin: 0; display: grid; gap: .75rem; }
 #paused li { border: 1px solid #f0c36d; background: #fffaf0; border-radius: 6px; padding: .6rem; }
 #paused .question { font-weight: 600; }
+#paused li[data-state] { border-color: var(--line); background: #f6f8fc; }
 #paused .payload { margin: .4rem 0; }
 #paused .actions { display: flex; gap: .5rem; align-items: center; }
 #paused button.approve { color: #fff; background: var(--ok); border: 0; border-radius: 4px; padding: .3rem .8rem; }
@@ -128,7 +132,7 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
       <p id="error" role="alert"></p>
     </section>
     <section class="panel" id="paused-panel" hidden>
-      <h3>Waiting for a response</h3>
+      <h3>Waiting for a response, a signal or a time</h3>
       <ul id="paused"></ul>
     </section>
     <section class="panel">
@@ -154,8 +158,12 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
       <div id="state" class="tree"><span class="muted">No session selected.</span></div>
     </section>
     <section class="panel">
-      <h3>Run history</h3>
+      <div class="runs-head"><h3>Run history</h3><button id="refresh-runs" type="button">Refresh runs</button></div>
       <table><thead><tr><th>run</th><th>status</th><th>input</th><th>output</th><th>tokens</th><th>finished</th><th></th></tr></thead><tbody id="runs"></tbody></table>
+      <div id="queued-panel" hidden>
+        <h3>Queued</h3>
+        <table><thead><tr><th>run</th><th>status</th><th>input</th><th>queued</th></tr></thead><tbody id="queued"></tbody></table>
+      </div>
     </section>
     <section class="panel" id="versions-panel">
       <h3>Versions</h3>

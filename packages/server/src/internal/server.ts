@@ -565,6 +565,17 @@ const visibleRun = (served: Served, runId: string, userId: string | undefined) =
     return known.value.run
   })
 
+/** An unfinished run's state and, when it has them, its wake time, signal and timeout. */
+const unfinished = (run: SessionStore.ActiveRun) => {
+  const pause = run.pause
+  return {
+    state: SessionStore.runState(run),
+    ...(pause?.wakeAt === undefined ? {} : { wakeAt: pause.wakeAt }),
+    ...(pause?.signal === undefined ? {} : { signal: pause.signal }),
+    ...(pause?.timeoutAt === undefined ? {} : { timeoutAt: pause.timeoutAt })
+  }
+}
+
 const pausedRun = (run: SessionStore.ActiveRun): Api.PausedRun => ({
   runId: run.runId,
   sessionId: run.sessionId,
@@ -575,7 +586,8 @@ const pausedRun = (run: SessionStore.ActiveRun): Api.PausedRun => ({
   path: run.pause?.path ?? [],
   payload: run.pause?.payload,
   startedAt: run.startedAt,
-  pausedAt: run.pause?.pausedAt ?? run.updatedAt
+  pausedAt: run.pause?.pausedAt ?? run.updatedAt,
+  ...unfinished(run)
 })
 
 /**
@@ -622,16 +634,10 @@ const runInfo = (known: SessionStore.RunLookup): Api.RunInfo => {
     const { journal, pause } = known.run
     const usage = {
       ...common,
-      state: SessionStore.runState(known.run),
+      ...unfinished(known.run),
       ...(journal?.usage === undefined ? {} : { usage: journal.usage })
     }
-    return pause === undefined ? usage : {
-      ...usage,
-      pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt },
-      ...(pause.wakeAt === undefined ? {} : { wakeAt: pause.wakeAt }),
-      ...(pause.signal === undefined ? {} : { signal: pause.signal }),
-      ...(pause.timeoutAt === undefined ? {} : { timeoutAt: pause.timeoutAt })
-    }
+    return pause === undefined ? usage : { ...usage, pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt } }
   }
   const record = known.record
   return {
