@@ -82,7 +82,8 @@ describe("a run that pauses", () => {
         path: ["approve"],
         payload: { note: "milk" },
         startedAt: expect.any(Number),
-        pausedAt: expect.any(Number)
+        pausedAt: expect.any(Number),
+        state: "paused"
       }])
       expect((yield* request(`${runs}/paused`)).body.map((r: { runId: string }) => r.runId)).toEqual([runId])
       expect((yield* request(`${runs}/paused?sessionId=other`)).body).toEqual([])

@@ -2,7 +2,8 @@
  * Where an unfinished run is, over HTTP: `GET /runs/:runId`, `GET
  * /workflows/:name/runs/:runId` and the runs listing give a sleeping run's
  * `state` and `wakeAt`, a waiting run's `state`, `signal` and `timeoutAt`, a
- * paused run's and a running run's `state`; an ended run has none.
+ * running run's `state`; an ended run has none. The paused-runs listing tells
+ * sleeping and waiting runs from questions the same way.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Step, Workflow } from "@sessionflow/core"
@@ -41,6 +42,9 @@ describe("the state of unfinished runs over HTTP", () => {
       expect((yield* request(`${url}/workflows/napping/runs/${runId}`)).body).toEqual(byId.body)
       const listed = yield* request(`${url}/workflows/napping/runs?sessionId=rs-sleep`)
       expect(listed.body.runs).toEqual([byId.body])
+      // the paused-runs listing tells a sleeping run from a question
+      const paused = yield* request(`${url}/workflows/napping/runs/paused?sessionId=rs-sleep`)
+      expect(paused.body).toMatchObject([{ runId, path: ["nap"], state: "sleeping", wakeAt: byId.body.wakeAt }])
     }))
 
   it.scoped("a waiting run is `waiting` for its signal until its timeoutAt; once signalled it ends with no state", () =>
@@ -55,6 +59,8 @@ describe("the state of unfinished runs over HTTP", () => {
       expect(info.body.timeoutAt - info.body.pause.pausedAt).toBe(24 * hour)
       expect((yield* request(`${runs}?sessionId=rs-wait`)).body.runs).toEqual([info.body])
       expect((yield* request(`${url}/runs/${runId}`)).body).toEqual(info.body)
+      const paused = yield* request(`${runs}/paused?sessionId=rs-wait`)
+      expect(paused.body).toMatchObject([{ runId, state: "waiting", signal: "paid", timeoutAt: info.body.timeoutAt }])
 
       const done = yield* post(`${runs}/${runId}/signals/paid`, { value: { amount: 3 } })
       expect(done.status).toBe(200)
