@@ -218,12 +218,70 @@ describe("sessionflow (in process)", () => {
       expect(cont.stderr).toContain("Workflow.continue")
     }))
 
+  it.scoped("runs list: a state column with a sleeping run's wake time and a waiting run's signal and timeout; --json", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      const at = Date.UTC(2025, 0, 2, 9, 0, 0)
+      const suspended = (runId: string, pause: SessionStore.Pause): SessionStore.ActiveRun => ({
+        runId,
+        sessionId: runId,
+        workflowName: "shipping",
+        status: "paused",
+        input: "order",
+        owner: "",
+        leaseExpiresAt: 0,
+        baseVersion: 0,
+        durability: "step",
+        pause,
+        startedAt: at,
+        updatedAt: at
+      })
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        yield* store.startRun(suspended("r-sleep", { path: ["nap"], key: "0:nap", payload: null, pausedAt: at, kind: "sleep", wakeAt: at + 3_600_000 }))
+        yield* store.startRun(suspended("r-wait", {
+          path: ["paid"],
+          key: "0:paid",
+          payload: null,
+          pausedAt: at,
+          kind: "signal",
+          signal: "paid",
+          wakeAt: at + 86_400_000,
+          timeoutAt: at + 86_400_000
+        }))
+      }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
+      yield* TestClock.setTime(at)
+
+      const listed = yield* inProcess(["runs", "list", "--db", filename])
+      expect(listed.code, listed.stderr).toBe(0)
+      expect(listed.stdout).toBe([
+        `2 unfinished runs in ${filename}:`,
+        "",
+        "  ☾ sleeping  run r-sleep  until 2025-01-02 10:00:00",
+        "     workflow: shipping   session: r-sleep",
+        "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
+        "     » order",
+        "  ⧗ waiting   run r-wait  for signal paid, times out 2025-01-03 09:00:00",
+        "     workflow: shipping   session: r-wait",
+        "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
+        "     » order",
+        ""
+      ].join("\n"))
+
+      const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
+      const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
+      expect(runs.map((r) => [r.runId, r.state, r.wakeAt, r.signal, r.timeoutAt])).toEqual([
+        ["r-sleep", "sleeping", at + 3_600_000, undefined, undefined],
+        ["r-wait", "waiting", at + 86_400_000, "paid", at + 86_400_000]
+      ])
+    }))
+
   it.scoped("runs list on a database without unfinished runs", () =>
     Effect.gen(function*() {
       const { filename } = yield* sampleDb()
       expect(yield* inProcess(["runs", "list", "--db", filename])).toEqual({
         code: 0,
-        stdout: `No paused, running or abandoned runs in ${filename}.\n`,
+        stdout: `No paused, sleeping, waiting, running or abandoned runs in ${filename}.\n`,
         stderr: ""
       })
       expect(yield* inProcess(["runs", "list", "--db", filename, "--json"])).toMatchObject({ code: 0, stdout: "[]\n" })

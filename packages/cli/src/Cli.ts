@@ -510,14 +510,14 @@ const forkSession = (target: Target, sessionId: string, at: Option.Option<number
 // -----------------------------------------------------------------------------
 
 /**
- * How an unfinished run stands: waiting for a person, running (its owner holds
- * its lease), or abandoned (running, but its lease expired: its process
- * stopped).
+ * How an unfinished run stands: waiting for a person (`paused`), sleeping
+ * (until its `wakeAt`), waiting for a signal, running (its owner holds its
+ * lease), or abandoned (running, but its lease expired: its process stopped).
  *
  * @since 0.1.0
  * @category runs
  */
-export type RunState = "paused" | "running" | "abandoned"
+export type RunState = "paused" | "sleeping" | "waiting" | "running" | "abandoned"
 
 /**
  * An unfinished run as `runs list` shows it: the store's entry without its
@@ -538,8 +538,14 @@ export interface UnfinishedRun {
   readonly leaseExpiresAt?: number | undefined
   /** the top-level step it continues from (with a step journal) */
   readonly nextStep?: number | undefined
-  /** the question a paused run waits on */
+  /** the question a paused run waits on (for a sleeping or waiting run: the step that suspended it) */
   readonly question?: { readonly path: ReadonlyArray<string>; readonly key: string; readonly payload: unknown; readonly pausedAt: number } | undefined
+  /** epoch milliseconds: when a sleeping (or timing-out) run is due to wake */
+  readonly wakeAt?: number | undefined
+  /** the signal a waiting run waits for */
+  readonly signal?: string | undefined
+  /** epoch milliseconds: when a wait for a signal, or a question, times out */
+  readonly timeoutAt?: number | undefined
   readonly startedAt: number
   readonly updatedAt: number
 }
@@ -563,36 +569,52 @@ export const unfinishedRuns: Effect.Effect<
     sessionId: run.sessionId,
     workflowName: run.workflowName,
     ...(run.userId === undefined ? {} : { userId: run.userId }),
-    state: run.status === "paused" ? "paused" : run.leaseExpiresAt < now ? "abandoned" : "running",
+    state: run.status === "running" && run.leaseExpiresAt < now ? "abandoned" : SessionStore.runState(run),
     input: run.input,
     ...(run.status === "running" ? { owner: run.owner, leaseExpiresAt: run.leaseExpiresAt } : {}),
     ...(run.journal === undefined ? {} : { nextStep: run.journal.next }),
     ...(run.pause === undefined
       ? {}
       : { question: { path: run.pause.path, key: run.pause.key, payload: run.pause.payload, pausedAt: run.pause.pausedAt } }),
+    ...(run.pause?.wakeAt === undefined ? {} : { wakeAt: run.pause.wakeAt }),
+    ...(run.pause?.signal === undefined ? {} : { signal: run.pause.signal }),
+    ...(run.pause?.timeoutAt === undefined ? {} : { timeoutAt: run.pause.timeoutAt }),
     startedAt: run.startedAt,
     updatedAt: run.updatedAt
   }))
 })
 
-const runMark: Record<RunState, string> = { paused: "⏸", running: "▶", abandoned: "✗" }
+const runMark: Record<RunState, string> = { paused: "⏸", sleeping: "☾", waiting: "⧗", running: "▶", abandoned: "✗" }
+
+/** What a suspended run waits for, after its state: until when it sleeps, its signal, its timeout. */
+const waitsFor = (run: UnfinishedRun): string => {
+  const timeout = run.timeoutAt === undefined ? [] : [`times out ${date(run.timeoutAt)}`]
+  const parts = run.state === "sleeping"
+    ? (run.wakeAt === undefined ? [] : [`until ${date(run.wakeAt)}`])
+    : run.state === "waiting"
+    ? [`for signal ${run.signal ?? "?"}`, ...timeout]
+    : run.state === "paused"
+    ? timeout
+    : []
+  return parts.length === 0 ? "" : `  ${parts.join(", ")}`
+}
 
 const listRuns = (target: Target) =>
   Effect.gen(function*() {
     const runs = yield* unfinishedRuns
     if (target.json) return yield* json(runs)
-    if (runs.length === 0) return yield* say(`No paused, running or abandoned runs in ${where(target)}.`)
+    if (runs.length === 0) return yield* say(`No paused, sleeping, waiting, running or abandoned runs in ${where(target)}.`)
     yield* say(`${plural(runs.length, "unfinished run")} in ${where(target)}:\n`)
     for (const run of runs) {
-      yield* say(`  ${runMark[run.state]} ${run.state.padEnd(9)} run ${run.runId}`)
+      yield* say(`  ${runMark[run.state]} ${run.state.padEnd(9)} run ${run.runId}${waitsFor(run)}`)
       yield* say(`     workflow: ${run.workflowName}   session: ${run.sessionId}${run.userId === undefined ? "" : `   user: ${run.userId}`}`)
       yield* say(`     started ${date(run.startedAt)}, updated ${date(run.updatedAt)}${run.nextStep === undefined ? "" : `, next step ${run.nextStep + 1}`}`)
       yield* say(`     » ${oneLine(run.input)}`)
-      if (run.question !== undefined) {
+      if (run.question !== undefined && run.state === "paused") {
         yield* say(`     ? ${oneLine(run.question.payload, 100)}`)
         yield* say(`       asked by ${run.question.path.join(" > ")} (${run.question.key}) at ${date(run.question.pausedAt)}`)
       }
-      if (run.state !== "paused") yield* say(`     owner ${run.owner}, lease ${run.state === "abandoned" ? "expired" : "until"} ${date(run.leaseExpiresAt ?? 0)}`)
+      if (run.state === "running" || run.state === "abandoned") yield* say(`     owner ${run.owner}, lease ${run.state === "abandoned" ? "expired" : "until"} ${date(run.leaseExpiresAt ?? 0)}`)
     }
   }).pipe(withStore(target, "read"))
 
@@ -784,7 +806,7 @@ export const forkCommand = Command.make(
 ).pipe(Command.withDescription("a new session from a kept version of a session (default: its current one)"))
 
 /**
- * `runs list`: the paused, running and abandoned runs, oldest first.
+ * `runs list`: the paused, sleeping, waiting, running and abandoned runs, oldest first.
  *
  * @since 0.1.0
  * @category commands
@@ -795,7 +817,7 @@ export const runsListCommand = Command.make(
   (options) => Effect.flatMap(target("runs list", options), listRuns)
 ).pipe(
   Command.withDescription(
-    "the unfinished runs: paused (with the question they wait on), running, and abandoned (their process stopped; the lease expired)"
+    "the unfinished runs: paused (with the question they wait on), sleeping (until when), waiting (for which signal), running, and abandoned (their process stopped; the lease expired)"
   )
 )
 
