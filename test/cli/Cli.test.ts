@@ -10,6 +10,23 @@ import * as path from "node:path"
 
 import { inProcess, sampleDb } from "./utils.js"
 
+/** An unfinished run of alice's, running, started (and updated) `at`, with `fields` changed. */
+const activeRun = (at: number, runId: string, fields: Partial<SessionStore.ActiveRun>): SessionStore.ActiveRun => ({
+  runId,
+  sessionId: "alice-1",
+  workflowName: "expenses",
+  userId: "alice",
+  status: "running",
+  input: "record my trip",
+  owner: "",
+  leaseExpiresAt: 0,
+  baseVersion: 2,
+  durability: "step",
+  startedAt: at,
+  updatedAt: at,
+  ...fields
+})
+
 const tables = (filename: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ name: string }>`SELECT name FROM sqlite_master ORDER BY name`).pipe(
     Effect.map((rows) => rows.map((row) => row.name)),
@@ -135,21 +152,7 @@ describe("sessionflow (in process)", () => {
     Effect.gen(function*() {
       const { filename } = yield* sampleDb()
       const at = Date.UTC(2025, 0, 2, 9, 0, 0)
-      const active = (runId: string, fields: Partial<SessionStore.ActiveRun>): SessionStore.ActiveRun => ({
-        runId,
-        sessionId: "alice-1",
-        workflowName: "expenses",
-        userId: "alice",
-        status: "running",
-        input: "record my trip",
-        owner: "",
-        leaseExpiresAt: 0,
-        baseVersion: 2,
-        durability: "step",
-        startedAt: at,
-        updatedAt: at,
-        ...fields
-      })
+      const active = (runId: string, fields: Partial<SessionStore.ActiveRun>) => activeRun(at, runId, fields)
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         yield* store.startRun(active("r-paused", {
@@ -222,20 +225,8 @@ describe("sessionflow (in process)", () => {
     Effect.gen(function*() {
       const { filename } = yield* sampleDb()
       const at = Date.UTC(2025, 0, 2, 9, 0, 0)
-      const suspended = (runId: string, pause: SessionStore.Pause): SessionStore.ActiveRun => ({
-        runId,
-        sessionId: runId,
-        workflowName: "shipping",
-        status: "paused",
-        input: "order",
-        owner: "",
-        leaseExpiresAt: 0,
-        baseVersion: 0,
-        durability: "step",
-        pause,
-        startedAt: at,
-        updatedAt: at
-      })
+      const suspended = (runId: string, pause: SessionStore.Pause) =>
+        activeRun(at, runId, { sessionId: runId, workflowName: "shipping", userId: undefined, status: "paused", input: "order", pause })
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         yield* store.startRun(suspended("r-sleep", { path: ["nap"], key: "0:nap", payload: null, pausedAt: at, kind: "sleep", wakeAt: at + 3_600_000 }))
