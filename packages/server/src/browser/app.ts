@@ -205,8 +205,6 @@ const stateDetail = (run: Waits & { readonly pause?: { readonly path: ReadonlyAr
       ]
     case "paused":
       return [`question at ${run.pause?.path.join(" › ") ?? "?"}`, ...timeout]
-    case "running":
-      return ["in progress"]
     default:
       return []
   }
