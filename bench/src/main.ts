@@ -8,6 +8,7 @@
  *   npm --prefix bench run bench -- --only W1,W3 --reps 5
  *   npm --prefix bench run bench -- --only W2PG,W5PG  # PostgreSQL (SESSIONFLOW_BENCH_DATABASE_URL)
  */
+import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
@@ -22,8 +23,9 @@ const { values: args } = parseArgs({
   }
 })
 
-// The bench runs sessionflow from the workspace sources, whose dependencies
-// (effect, @effect/sql-sqlite-node, ...) come from the root node_modules.
+// The bench runs sessionflow from the compiled dist of its packages (`npm run
+// build` first), whose dependencies (effect, @effect/sql-sqlite-node, ...) come
+// from the root node_modules.
 const root = new URL("../../", import.meta.url)
 for (const [pkg, dep] of [["packages/core", "effect"], ["packages/store-sqlite", "@effect/sql-sqlite-node"]] as const) {
   try {
@@ -32,6 +34,13 @@ for (const [pkg, dep] of [["packages/core", "effect"], ["packages/store-sqlite",
     process.stderr.write(
       `Cannot resolve ${dep} from ${pkg}: run \`npm install\` at the repository root first, then \`npm run bench\`.\n`
     )
+    process.exit(1)
+  }
+}
+
+for (const pkg of ["core", "store-sqlite", "store-pg", "openai"]) {
+  if (!existsSync(new URL(`packages/${pkg}/dist/index.js`, root))) {
+    process.stderr.write(`packages/${pkg}/dist is missing: run \`npm run build\` at the repository root first.\n`)
     process.exit(1)
   }
 }

@@ -122,6 +122,9 @@ export const CATEGORIES = [
 export type Category = (typeof CATEGORIES)[number]
 
 const within = (url: string, part: string) => url.includes(part)
+/** A module of the core package, from its sources or its compiled `dist` (what the bench runs). */
+const inCore = (url: string, module: string) =>
+  within(url, `/packages/core/src/${module}.ts`) || within(url, `/packages/core/dist/${module}.js`)
 const effectModule = (url: string, pattern: RegExp) =>
   within(url, "/node_modules/effect/") && pattern.test(url.slice(url.lastIndexOf("/node_modules/effect/")))
 
@@ -141,13 +144,13 @@ const nearest = (f: Frame): Category | undefined => {
     return undefined
   }
   if (effectModule(url, /\/(ParseResult|Schema|SchemaAST)\.js$/)) return "Schema decode/encode"
-  if (within(url, "/packages/core/src/internal/json.ts")) return "JSON parse/stringify, structuredClone"
+  if (inCore(url, "internal/json")) return "JSON parse/stringify, structuredClone"
   // V8 bills JSON.parse / JSON.stringify / structuredClone to the function that calls them
   if (within(url, "/packages/") && /JSON\.(parse|stringify)|structuredClone|deepCopy/.test(sourceOf(f))) {
     return "JSON parse/stringify, structuredClone"
   }
   if (
-    within(url, "/packages/core/src/SessionStore.ts") &&
+    inCore(url, "SessionStore") &&
     /withSessionLock|acquire|release|locks\.|semaphore|entry\.users|held/.test(`${name}\n${sourceOf(f)}`)
   ) {
     return "per-session lock (semaphore, FiberRef)"

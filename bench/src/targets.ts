@@ -61,7 +61,7 @@ const specs = (config: Config): Array<Spec> => {
       unit: "ms/run",
       system: Sys.SF,
       reference: Sys.FLOOR_READ_FULL,
-      max: 1.6
+      max: 2
     },
     {
       id: "W2 NORMAL",
@@ -71,7 +71,7 @@ const specs = (config: Config): Array<Spec> => {
       unit: "ms/run",
       system: Sys.SF_NORMAL,
       reference: Sys.FLOOR_READ,
-      max: 1.6
+      max: 2
     },
     {
       id: "W2 vs Mastra",
@@ -91,7 +91,7 @@ const specs = (config: Config): Array<Spec> => {
       unit: "ms/run",
       system: Sys.SF,
       reference: Sys.FLOOR_READ_FULL,
-      max: 1.2
+      max: 1
     },
     {
       id: "W3 NORMAL",
@@ -101,7 +101,7 @@ const specs = (config: Config): Array<Spec> => {
       unit: "ms/run",
       system: Sys.SF_NORMAL,
       reference: Sys.FLOOR_READ,
-      max: 1.2
+      max: 1
     },
     {
       id: "W3 vs Mastra",
@@ -121,7 +121,7 @@ const specs = (config: Config): Array<Spec> => {
       unit: "s total",
       system: Sys.SF,
       reference: Sys.FLOOR,
-      max: 4
+      max: 10
     },
     {
       id: "W5 NORMAL",
@@ -131,7 +131,7 @@ const specs = (config: Config): Array<Spec> => {
       unit: "s total",
       system: Sys.SF_NORMAL,
       reference: Sys.FLOOR,
-      max: 4
+      max: 10
     },
     {
       id: "W5 vs Mastra",

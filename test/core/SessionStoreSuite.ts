@@ -1238,6 +1238,33 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(gone._tag, "RunLost")
       }))
 
+    test("updateRun's journal writes replace the journal, keep the rest of the run, and read back any JSON the same", (store) =>
+      Effect.gen(function*() {
+        const shape: SessionStore.WorkflowShape = { fingerprint: "f", steps: ["a step"] }
+        yield* store.startRun(active("r1", "s1", { additionalData: { tenant: "t" }, initialState: { n: 0 }, shape }))
+        yield* store.updateRun("r1", "owner-a", { journal })
+        const odd: SessionStore.Journal = {
+          ...journal,
+          next: 3,
+          previous: { text: "nul \u0000, quote \", back\\slash, é, 😀, line\nbreak", n: 1e21, small: 5e-324, neg: -1.5 },
+          state: { items: ["a", "b", "c"], nested: { empty: [], none: null, flag: false } }
+        }
+        yield* store.updateRun("r1", "owner-a", { journal: odd })
+        yield* store.updateRun("r1", "owner-a", { leaseExpiresAt: 4_000 })
+        const found = yield* store.getRun("r1")
+        assert(Option.isSome(found) && found.value._tag === "Active")
+        const run = found.value.run
+        assert.deepStrictEqual(run.journal, odd)
+        assert.deepStrictEqual(
+          [run.input, run.additionalData, run.initialState, run.shape, run.leaseExpiresAt, run.owner, run.status],
+          [{ message: "input of r1" }, { tenant: "t" }, { n: 0 }, shape, 4_000, "owner-a", "running"]
+        )
+        assert.deepStrictEqual((yield* store.activeRuns({ sessionId: "s1" }))[0], run)
+        // another owner's journal write changes nothing
+        assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-b", { journal })))._tag, "RunLost")
+        assert.deepStrictEqual(Option.map(yield* store.getRun("r1"), (r) => r._tag === "Active" && r.run.journal), Option.some(odd))
+      }))
+
     test("updateRun starts a run over at a new base version and shape, without its journal (journal: null)", (store) =>
       Effect.gen(function*() {
         yield* store.startRun(active("r1", "s1", { journal, shape: { fingerprint: "old", steps: ["a step"] } }))

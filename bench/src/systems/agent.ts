@@ -10,8 +10,8 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import OpenAI from "openai"
-import { Agent, SessionState, SessionStore, Step, Workflow } from "../../../packages/core/src/index.ts"
-import { OpenAIChat, OpenAIClient } from "../../../packages/openai/src/index.ts"
+import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { OpenAIChat, OpenAIClient } from "@sessionflow/openai"
 import type { Runner } from "./types.ts"
 
 export interface Server {

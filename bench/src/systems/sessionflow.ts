@@ -1,13 +1,14 @@
 /**
- * sessionflow, imported from the workspace sources.
+ * sessionflow, imported by its package names: the compiled `dist` of each
+ * package, as users run it (not the sources through the bench's TypeScript loader).
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
-import { SessionState, SessionStore, Step, Workflow } from "../../../packages/core/src/index.ts"
-import { PgSessionStore } from "../../../packages/store-pg/src/index.ts"
-import { SqliteSessionStore } from "../../../packages/store-sqlite/src/index.ts"
+import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { PgSessionStore } from "@sessionflow/store-pg"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { advance, type BenchState, emptyState, STEPS } from "../workload.ts"
 import { databaseUrl, freshSchema } from "./postgres.ts"
 import type { Runner } from "./types.ts"

@@ -224,9 +224,15 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
   const transaction = (method: string) => <A, E, R>(body: Effect.Effect<A, E, R>) =>
     waitForLock(method)(inTransaction(body))
 
-  /** One writing statement: a transaction of its own on SQLite (see `inTransaction`); as it is on PostgreSQL. */
+  /**
+   * One writing statement: as it is on PostgreSQL, and on the SQLite
+   * connection the store opened (whose busy timeout is a write attempt's
+   * already: one statement is its own transaction, retried while the
+   * database is locked); a transaction of its own on another SQLite
+   * connection (see `inTransaction`).
+   */
   const writing = (method: string): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError | WorkflowError.SessionStoreError, R> =>
-    dialect === "pg" ? identity : transaction(method)
+    dialect === "pg" ? identity : exclusiveConnection ? waitForLock(method) : transaction(method)
 
   // On the connection it opened itself, nobody else's, the SQLite store keeps the
   // short busy timeout of a write attempt from now on, so that its writes
@@ -784,10 +790,39 @@ RETURNING run_id`.pipe(writing("startRun"))
     Effect.catchTags({ SqlError: storeError("getRun"), ParseError: storeError("getRun") })
   )
 
+  /** SQLite's and PostgreSQL's way to set the `journal` key of a run's `data` to JSON text. */
+  const withJournal = (text: string) =>
+    dialect === "pg"
+      ? sql`(jsonb_set(data::jsonb, '{journal}', ${text}::jsonb))::text`
+      : sql`json_set(data, '$.journal', json(${text}))`
+
+  /**
+   * A lease renewal or a journal write (what a durable run does at every
+   * step): one statement that checks the owner and sets the columns, the
+   * journal inside `data` by the database's JSON functions, without reading
+   * the row back. `undefined` for any other update, and for a journal whose
+   * text PostgreSQL's `jsonb` would refuse (a `\u0000` escape).
+   */
+  const updateInOneStatement = (runId: string, owner: string, update: SessionStore.RunUpdate, now: number) => {
+    const { journal, leaseExpiresAt, ...rest } = update
+    if (journal === null || Object.values(rest).some((value) => value !== undefined)) return undefined
+    const text = journal === undefined ? undefined : JSON.stringify(journal)
+    if (text !== undefined && dialect === "pg" && text.includes("\\u0000")) return undefined
+    return Effect.flatMap(
+      sql`UPDATE ${activeTable} SET updated_at = ${now}${
+        leaseExpiresAt === undefined ? sql.literal("") : sql`, lease_expires_at = ${leaseExpiresAt}`
+      }${text === undefined ? sql.literal("") : sql`, data = ${withJournal(text)}`}
+WHERE run_id = ${runId} AND owner = ${owner} RETURNING run_id`.pipe(writing("updateRun")),
+      (updated) => updated.length === 0 ? runLost(runId) : Effect.void
+    )
+  }
+
   const updateRun = Effect.fn("SqlSessionStore.updateRun")(
     function*(runId: string, owner: string, update: SessionStore.RunUpdate) {
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
       const now = yield* Clock.currentTimeMillis
+      const inOne = updateInOneStatement(runId, owner, update, now)
+      if (inOne !== undefined) return yield* inOne
       return yield* Effect.gen(function*() {
         // the first statement writes (takes the lock) and checks the owner
         const touched = yield* sql`UPDATE ${activeTable} SET updated_at = ${now}
