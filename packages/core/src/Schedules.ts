@@ -119,6 +119,22 @@ export const latestTick = (cron: Cron.Cron, at: number): number => Cron.prev(cro
 export const runIdOf = (workflowName: string, name: string, tick: number): string =>
   `${workflowName}/${name}@${new Date(tick).toISOString()}`
 
+/**
+ * The schedules the store keeps (of one workflow, by name, or of all, by
+ * workflow then name), with their next tick: what the CLI's `schedules` and
+ * the server's `GET /workflows/:name/schedules` show. A schedule stays listed
+ * after it is taken out of every process's layer (it then fires no more).
+ *
+ * @since 0.1.0
+ * @category listing
+ */
+export const list = Effect.fn("Schedules.list")(
+  function*(workflowName?: string) {
+    const store = yield* SessionStore.SessionStore
+    return yield* store.schedules({ workflowName })
+  }
+)
+
 /** A schedule with its parsed cron. */
 interface Parsed<W extends Workflow.Any> {
   readonly schedule: Schedule<W>
