@@ -6,7 +6,7 @@
 import { Schedules, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Ref, Schema, TestClock } from "effect"
-import { flush, memoryProcesses, sqliteProcesses } from "./storeProcesses.js"
+import { flush, memoryProcesses, type Processes, sqliteProcesses } from "./storeProcesses.js"
 import { on } from "./utils.js"
 
 class Ticks extends SessionState.Tag("scheduled/Ticks")<Ticks>()({ seen: Schema.Array(Schema.String) }) {}
@@ -36,16 +36,22 @@ const seconds = (n: number) =>
     }
   })
 
+/** Two "processes" over one store, and the counted workflow. */
+const twoProcesses = (makeProcesses: Processes) =>
+  Effect.gen(function*() {
+    const make = yield* makeProcesses
+    const [a, b] = [yield* make(), yield* make()]
+    const runs = yield* Ref.make(0)
+    return { a, b, runs, wf: ticking(runs) }
+  })
+
 const at = (second: number) => new Date(second * 1000).toISOString()
 
 for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sqliteProcesses]] as const) {
   describe(`Schedules (${name})`, () => {
     it.scoped("two processes running one schedule: each tick runs exactly once, its run id naming the tick", () =>
       Effect.gen(function*() {
-        const make = yield* makeProcesses
-        const [a, b] = [yield* make(), yield* make()]
-        const runs = yield* Ref.make(0)
-        const wf = ticking(runs)
+        const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
         const options = { schedules: [{ name: "every-second", workflow: wf, cron: "* * * * * *", input: "tick", sessionId: "cron" }] }
         yield* scheduling(a, options)
         yield* scheduling(b, options)
@@ -64,10 +70,7 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
 
     it.scoped("without sessionId each tick runs on a new session", () =>
       Effect.gen(function*() {
-        const make = yield* makeProcesses
-        const [a, b] = [yield* make(), yield* make()]
-        const runs = yield* Ref.make(0)
-        const wf = ticking(runs)
+        const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
         const options = { schedules: [{ name: "fresh", workflow: wf, cron: "*/2 * * * * *", input: "fresh" }] }
         yield* scheduling(a, options)
         yield* scheduling(b, options)
@@ -83,10 +86,7 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
 
     it.scoped("missed ticks: after every process was down, only the latest missed tick runs, once, then the schedule goes on", () =>
       Effect.gen(function*() {
-        const make = yield* makeProcesses
-        const [a, b] = [yield* make(), yield* make()]
-        const runs = yield* Ref.make(0)
-        const wf = ticking(runs)
+        const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
         const options = { schedules: [{ name: "every-second", workflow: wf, cron: "* * * * * *", input: "tick", sessionId: "down" }] }
         const first = yield* scheduling(a, options)
         yield* flush
@@ -107,10 +107,7 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
 
     it.scoped("a changed cron replaces the stored schedule and its next tick", () =>
       Effect.gen(function*() {
-        const make = yield* makeProcesses
-        const [a, b] = [yield* make(), yield* make()]
-        const runs = yield* Ref.make(0)
-        const wf = ticking(runs)
+        const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
         const first = yield* scheduling(a, { schedules: [{ name: "s", workflow: wf, cron: "0 * * * * *", input: "x" }] })
         yield* flush
         expect((yield* a.schedules({}))[0]!.nextTick).toBe(60_000)
