@@ -161,7 +161,7 @@ export const validate = <W extends Workflow.Any>(
         return yield* new WorkflowError.InvalidSchedule({
           workflowName,
           name: schedule.name,
-          description: ids.describe("schedule", schedule.name, problem).replace("schedule id", "schedule name")
+          description: ids.describe("schedule name", schedule.name, problem).replace(" id", "")
         })
       }
       const key = JSON.stringify([workflowName, schedule.name])

@@ -31,7 +31,7 @@ const refusal = (checked: ReadonlyArray<readonly ["session" | "run", string | un
 const scheduleRefusal = (workflowName: string, name: string): string | undefined => {
   for (const [what, id] of [["workflow name", workflowName], ["schedule name", name]] as const) {
     const problem = ids.problem(id)
-    if (problem !== undefined) return ids.describe(what, id, problem).replace(` ${what} id`, ` ${what}`)
+    if (problem !== undefined) return ids.describe(what, id, problem).replace(" id", "")
   }
   return undefined
 }
