@@ -267,6 +267,25 @@ describe("sessionflow (in process)", () => {
       ])
     }))
 
+  it.scoped("schedules --workflow: each schedule's name, cron and next tick; --json the stored schedules", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      yield* Effect.flatMap(SessionStore.SessionStore, (store) =>
+        Effect.all([
+          store.putSchedule({ workflowName: "shopping", name: "nightly", cron: "0 2 * * *", nextTick: Date.UTC(2025, 0, 2, 2), now: 0 }),
+          store.putSchedule({ workflowName: "other", name: "hourly", cron: "0 * * * *", nextTick: 0, now: 0 })
+        ])).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
+      const human = yield* inProcess(["schedules", "--workflow", "shopping", "--db", filename])
+      expect(human, human.stderr).toEqual({
+        code: 0,
+        stdout: `1 schedule of 'shopping' in ${filename}:\n\n  nightly   cron: 0 2 * * *   next tick: 2025-01-02 02:00:00 UTC\n`,
+        stderr: ""
+      })
+      const json = JSON.parse((yield* inProcess(["schedules", "--workflow", "shopping", "--db", filename, "--json"])).stdout)
+      expect(json).toEqual([{ workflowName: "shopping", name: "nightly", cron: "0 2 * * *", nextTick: Date.UTC(2025, 0, 2, 2), updatedAt: 0 }])
+      expect((yield* inProcess(["schedules", "--workflow", "none", "--db", filename])).stdout).toBe(`No schedules of 'none' in ${filename}.\n`)
+    }))
+
   it.scoped("runs list on a database without unfinished runs", () =>
     Effect.gen(function*() {
       const { filename } = yield* sampleDb()

@@ -273,7 +273,8 @@ describe("the run lifecycle", () => {
     assert.deepStrictEqual(schemaTags, states)
     // and the states still to come are listed, without a tag
     assert.deepStrictEqual(rows.filter((row) => row.split("|")[2]!.trim() === "—").map((row) => row.split("|")[1]!.trim()), [
-      "queued"
+      "queued",
+      "scheduled"
     ])
   })
 })

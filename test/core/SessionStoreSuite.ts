@@ -1707,8 +1707,71 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* woken(wakes)
       }).pipe(Effect.scoped))
 
+    const putSchedule = (store: Store, name: string, cron: string, nextTick: number, workflowName = "wf") =>
+      store.putSchedule({ workflowName, name, cron, nextTick, now: 50 })
+
+    test("schedules: stored once, kept with the same cron, replaced with a new cron", (store) =>
+      Effect.gen(function*() {
+        const first = yield* putSchedule(store, "nightly", "0 2 * * *", 1_000)
+        assert.deepStrictEqual(first, { workflowName: "wf", name: "nightly", cron: "0 2 * * *", nextTick: 1_000, updatedAt: 50 })
+        // the same cron again (another process starting): its stored next tick is kept
+        assert.strictEqual((yield* putSchedule(store, "nightly", "0 2 * * *", 9_000)).nextTick, 1_000)
+        yield* putSchedule(store, "hourly", "0 * * * *", 500)
+        yield* putSchedule(store, "hourly", "0 * * * *", 700, "other")
+        assert.deepStrictEqual((yield* store.schedules({ workflowName: "wf" })).map((s) => [s.name, s.nextTick]), [
+          ["hourly", 500],
+          ["nightly", 1_000]
+        ])
+        assert.deepStrictEqual((yield* store.schedules({})).map((s) => [s.workflowName, s.name]), [
+          ["other", "hourly"],
+          ["wf", "hourly"],
+          ["wf", "nightly"]
+        ])
+        // a new cron: replaced, with its next tick
+        const changed = yield* putSchedule(store, "nightly", "0 3 * * *", 2_000)
+        assert.deepStrictEqual([changed.cron, changed.nextTick], ["0 3 * * *", 2_000])
+        assert.deepStrictEqual((yield* store.schedules({ workflowName: "wf" })).map((s) => s.cron), ["0 * * * *", "0 3 * * *"])
+        // a name no store takes is refused, and found nowhere
+        const bad = yield* Effect.flip(putSchedule(store, "bad\u0000name", "0 * * * *", 1))
+        assert.strictEqual(bad._tag, "SessionStoreError")
+        assert.isFalse(yield* store.claimScheduleTick("wf", "bad\u0000name", { tick: 1, next: 2, now: 1 }))
+        assert.deepStrictEqual(yield* store.schedules({ workflowName: "bad\u0000wf" }), [])
+      }))
+
+    test("schedules: a tick is claimed once, only from the next tick the claimer read", (store) =>
+      Effect.gen(function*() {
+        yield* putSchedule(store, "every", "* * * * * *", 1_000)
+        // a stale read (another tick) claims nothing
+        assert.isFalse(yield* store.claimScheduleTick("wf", "every", { tick: 999, next: 2_000, now: 1_000 }))
+        assert.isTrue(yield* store.claimScheduleTick("wf", "every", { tick: 1_000, next: 2_000, now: 1_005 }))
+        assert.isFalse(yield* store.claimScheduleTick("wf", "every", { tick: 1_000, next: 2_000, now: 1_006 }))
+        const [claimed] = yield* store.schedules({ workflowName: "wf" })
+        assert.deepStrictEqual([claimed!.nextTick, claimed!.lastFiredAt, claimed!.updatedAt], [2_000, 1_005, 1_005])
+        // the same cron again keeps the moved tick and when it fired
+        const again = yield* putSchedule(store, "every", "* * * * * *", 1_000)
+        assert.deepStrictEqual([again.nextTick, again.lastFiredAt], [2_000, 1_005])
+        // no such schedule: nothing to claim
+        assert.isFalse(yield* store.claimScheduleTick("wf", "missing", { tick: 1_000, next: 2_000, now: 1_000 }))
+      }))
+
     const twoStores = options.twoStores
     if (twoStores !== undefined) {
+      it.effect("schedules: two stores over one database race for one tick: exactly one claims it", () =>
+        Effect.gen(function*() {
+          const [a, b] = yield* twoStores
+          yield* putSchedule(a, "race", "* * * * * *", 1_000)
+          // b reads the schedule a stored, with its next tick
+          assert.strictEqual((yield* putSchedule(b, "race", "* * * * * *", 5_000)).nextTick, 1_000)
+          for (let tick = 1_000; tick < 6_000; tick += 1_000) {
+            const claims = yield* Effect.all([
+              a.claimScheduleTick("wf", "race", { tick, next: tick + 1_000, now: tick }),
+              b.claimScheduleTick("wf", "race", { tick, next: tick + 1_000, now: tick })
+            ], { concurrency: "unbounded" })
+            assert.strictEqual(claims.filter(Boolean).length, 1, `tick ${tick}: ${claims}`)
+          }
+          assert.strictEqual((yield* b.schedules({ workflowName: "wf" }))[0]!.nextTick, 6_000)
+        }).pipe(Effect.scoped))
+
       it.effect("event log: a run's events appended by one store are read and followed by another", () =>
         Effect.gen(function*() {
           const [a, b] = yield* twoStores

@@ -4,7 +4,8 @@
  * writes nothing.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { SessionStore } from "@sessionflow/core"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import { approvals, conflictingStore, dying, failing, notes, spaced, summarising } from "./fixtures.js"
 import { parseEvents, request, start, streamRun } from "./utils.js"
@@ -42,6 +43,18 @@ describe("workflows", () => {
       expect(missing.body).toEqual({ _tag: "NotFound", what: "workflow", id: "nope", message: "Workflow 'nope' is not served here" })
       const run = yield* post(`${url}/workflows/nope/runs`, { input: "x" })
       expect(run.status).toBe(404)
+    }))
+
+  it.scoped("GET /workflows/:name/schedules lists the workflow's stored schedules with their next tick", () =>
+    Effect.gen(function*() {
+      const store = SessionStore.make(SessionStore.makeMemoryBackend())
+      yield* store.putSchedule({ workflowName: "notes", name: "nightly", cron: "0 2 * * *", nextTick: 7_200_000, now: 5 })
+      yield* store.putSchedule({ workflowName: "failing", name: "other", cron: "* * * * *", nextTick: 60_000, now: 5 })
+      const url = yield* start({ workflows: [notes, failing] }, Layer.succeed(SessionStore.SessionStore, store))
+      const listed = yield* request(`${url}/workflows/notes/schedules`)
+      expect(listed.status).toBe(200)
+      expect(listed.body).toEqual([{ workflowName: "notes", name: "nightly", cron: "0 2 * * *", nextTick: 7_200_000, updatedAt: 5 }])
+      expect((yield* request(`${url}/workflows/nope/schedules`)).status).toBe(404)
     }))
 })
 
@@ -364,6 +377,7 @@ describe("the API's description", () => {
         "/workflows/{name}/runs/{runId}/continue",
         "/workflows/{name}/runs/{runId}/events",
         "/workflows/{name}/runs/{runId}/signals/{signal}",
+        "/workflows/{name}/schedules",
         "/workflows/{name}/sessions",
         "/workflows/{name}/sessions/{sessionId}",
         "/workflows/{name}/sessions/{sessionId}/chat",

@@ -169,7 +169,7 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
       const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))
       const migrations = yield* sql<{ name: string }>`SELECT name FROM ${sql(`${schema}.sessionflow_sessions_migrations`)}
         ORDER BY migration_id`
-      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_queue", "create_signals", "create_versions"])
+      assert.deepStrictEqual(migrations.map((m) => m.name), ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_queue", "create_signals", "create_schedules", "create_versions"])
       // the data is there; the state's size is not known (0) until its next whole state
       assert.deepStrictEqual(yield* loaded(store, "old"), { items })
       assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])

@@ -52,6 +52,7 @@ describe("PgSessionStore", () => {
         "workflow_session_migrations",
         "workflow_session_queue",
         "workflow_session_runs",
+        "workflow_session_schedules",
         "workflow_session_signals",
         "workflow_session_versions"
       ])

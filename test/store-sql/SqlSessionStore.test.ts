@@ -12,7 +12,7 @@ import { type Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { type Database, dialects, run, type StoreOptions } from "./dialects.js"
 
 /** the ids of the migrations after the ninth, by name */
-const laterMigrations: Readonly<Record<string, number>> = { create_queue: 10, create_signals: 11, create_versions: 13 }
+const laterMigrations: Readonly<Record<string, number>> = { create_queue: 10, create_signals: 11, create_schedules: 12, create_versions: 13 }
 
 const storeOf = (layer: Layer.Layer<SessionStore.SessionStore, unknown>) =>
   Effect.map(Layer.build(layer), (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service)
@@ -40,7 +40,7 @@ for (const dialect of dialects) {
     })
 
   describe(`SqlSessionStore on ${dialect.name}: tables and migrations`, () => {
-    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs, changes, event, queue, signal and version tables and its own migrations table", () =>
+    it.scoped("uses sessionflow_sessions, its runs, unfinished-runs, changes, event, queue, schedule, signal and version tables and its own migrations table", () =>
       withStore(({ db, sql }) =>
         Effect.gen(function*() {
           assert.deepStrictEqual(yield* db.tables(sql), [
@@ -51,6 +51,7 @@ for (const dialect of dialects) {
             "sessionflow_sessions_migrations",
             "sessionflow_sessions_queue",
             "sessionflow_sessions_runs",
+            "sessionflow_sessions_schedules",
             "sessionflow_sessions_signals",
             "sessionflow_sessions_versions"
           ])
@@ -59,7 +60,7 @@ for (const dialect of dialects) {
           assert.deepStrictEqual(migrations, dialect.migrations.map((name, i) => ({ migration_id: i < 9 ? i + 1 : laterMigrations[name], name })))
         })))
 
-    it.scoped("a custom table name (workflow_session) names all seven tables", () =>
+    it.scoped("a custom table name (workflow_session) names all its tables", () =>
       withStore(({ db, store, sql }) =>
         Effect.gen(function*() {
           yield* commitFirst(store, "s1", { a: 1 })
@@ -71,6 +72,7 @@ for (const dialect of dialects) {
             "workflow_session_migrations",
             "workflow_session_queue",
             "workflow_session_runs",
+            "workflow_session_schedules",
             "workflow_session_signals",
             "workflow_session_versions"
           ])

@@ -113,6 +113,7 @@ describe("SqliteSessionStore", () => {
         { migration_id: 9 },
         { migration_id: 10 },
         { migration_id: 11 },
+        { migration_id: 12 },
         { migration_id: 13 }
       ])
     }), 60_000)
@@ -198,6 +199,32 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 
+  it.scoped("a database migrated to 13 without 12 (a migration numbered below one that shipped before it) gets 12 when opened", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        yield* store.commit({ sessionId: "kept", workflowName: "wf", expectedVersion: 0, state: { n: 1 } })
+        // as a database migrated before migration 12 was written is: 13 recorded, no schedules table
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`DROP TABLE sessionflow_sessions_schedules`
+        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id = 12`
+        assert.notInclude(yield* tables, "sessionflow_sessions_schedules")
+      }).pipe(Effect.provide(storeWithClient(filename)))
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sql = yield* SqlClient.SqlClient
+        const migrations = yield* sql<{ migration_id: number; name: string }>`
+          SELECT migration_id, name FROM sessionflow_sessions_migrations ORDER BY migration_id`
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
+        assert.strictEqual(migrations[11]!.name, "create_schedules")
+        assert.include(yield* tables, "sessionflow_sessions_schedules")
+        const stored = yield* store.putSchedule({ workflowName: "wf", name: "s", cron: "* * * * *", nextTick: 60_000, now: 0 })
+        assert.strictEqual(stored.nextTick, 60_000)
+        assert.isTrue(Option.isSome(yield* store.load("kept")))
+      }).pipe(Effect.provide(storeWithClient(filename)))
+    }))
+
   it.scoped("a database at migration 3 (before last_run_id and the changes table) migrates to the latest and keeps its data; its sessions watch without a runId until their next commit", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
@@ -231,7 +258,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
         // the sizes the store keeps changes by: the existing state's, no changes
         const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
           SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`

@@ -35,7 +35,7 @@ import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
-import { Replay, SessionStore, Workflow, WorkflowError, WorkflowEvent } from "@sessionflow/core"
+import { Replay, Schedules, SessionStore, Workflow, WorkflowError, WorkflowEvent } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -618,6 +618,19 @@ const listRuns = (target: Target) =>
     }
   }).pipe(withStore(target, "read"))
 
+/** `schedules --workflow <name>`: the workflow's stored schedules, with their next tick. */
+const listSchedules = (target: Target, workflowName: string) =>
+  Effect.gen(function*() {
+    const schedules = yield* Schedules.list(workflowName)
+    if (target.json) return yield* json(schedules)
+    if (schedules.length === 0) return yield* say(`No schedules of '${workflowName}' in ${where(target)}.`)
+    yield* say(`${plural(schedules.length, "schedule")} of '${workflowName}' in ${where(target)}:\n`)
+    for (const schedule of schedules) {
+      yield* say(`  ${schedule.name}   cron: ${schedule.cron}   next tick: ${date(schedule.nextTick)} UTC`)
+      if (schedule.lastFiredAt !== undefined) yield* say(`     last fired ${date(schedule.lastFiredAt)} UTC`)
+    }
+  }).pipe(withStore(target, "read"))
+
 // -----------------------------------------------------------------------------
 // history: prune and export
 // -----------------------------------------------------------------------------
@@ -841,6 +854,19 @@ const workflowOption = Options.text("workflow").pipe(
 const sessionOption = value("session", "id", "only this session")
 
 /**
+ * `schedules --workflow <name>`: the workflow's schedules (see `Schedules`):
+ * name, cron and next tick.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const schedulesCommand = Command.make(
+  "schedules",
+  { ...withDatabase, workflow: workflowOption },
+  (options) => Effect.flatMap(target("schedules", options), (t) => listSchedules(t, options.workflow))
+).pipe(Command.withDescription("a workflow's schedules: name, cron and next tick (UTC)"))
+
+/**
  * `prune --workflow <name> [--older-than <duration>] [--keep-last <n>]
  * [--session <id>]`: removes run records and their stored events by age or
  * count (see `Workflow.prune`).
@@ -1014,7 +1040,7 @@ export const command = group(
       "dev <module> serves your workflows (the HTTP API and the session page) and reloads when their files change; init [dir] writes a new app."
     ),
     HelpDoc.p(
-      "list, show, state, versions and runs list open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named, fork writes only the new session. No inspecting command creates or migrates a table (dev opens its store as an app does)."
+      "list, show, state, versions, runs list and schedules open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named, fork writes only the new session. No inspecting command creates or migrates a table (dev opens its store as an app does)."
     ),
     HelpDoc.p(
       "Exit status: 0 on success, 1 when a command fails, 2 for a usage mistake; errors are one line on stderr."
@@ -1027,6 +1053,7 @@ export const command = group(
     versionsCommand,
     forkCommand,
     group("runs", "the unfinished runs").pipe(Command.withSubcommands(runsCommands)),
+    schedulesCommand,
     pruneCommand,
     exportRunsCommand,
     devCommand,
@@ -1045,7 +1072,7 @@ export const tree: CommandLine.Tree = {
   sessions: CommandLine.leaves(...sessionsCommands),
   ...CommandLine.leaves(stateCommand, versionsCommand, forkCommand),
   runs: CommandLine.leaves(...runsCommands),
-  ...CommandLine.leaves(pruneCommand, exportRunsCommand, devCommand, initCommand, CommandLine.helpCommand)
+  ...CommandLine.leaves(schedulesCommand, pruneCommand, exportRunsCommand, devCommand, initCommand, CommandLine.helpCommand)
 }
 
 /**

@@ -398,6 +398,62 @@ export interface QueueFilter {
   readonly workflowName?: string | undefined
 }
 
+// -----------------------------------------------------------------------------
+// schedules
+// -----------------------------------------------------------------------------
+
+/**
+ * A workflow's schedule as the store keeps it (see the `Schedules` module):
+ * its cron expression and the next tick not fired yet. The process that fires
+ * a tick moves `nextTick` on with {@link Backend.claimScheduleTick}, so each
+ * tick is fired by one process only.
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export const StoredSchedule = Schema.Struct({
+  workflowName: Schema.String,
+  name: Schema.String,
+  cron: Schema.String,
+  /** epoch milliseconds: the next tick, not fired yet */
+  nextTick: Schema.Number,
+  /** epoch milliseconds: when a tick was last fired */
+  lastFiredAt: Schema.optional(Schema.Number),
+  /** epoch milliseconds */
+  updatedAt: Schema.Number
+})
+
+/**
+ * @since 0.1.0
+ * @category schedules
+ */
+export type StoredSchedule = typeof StoredSchedule.Type
+
+/**
+ * What {@link Backend.putSchedule} is given.
+ *
+ * @since 0.1.0
+ * @category schedules
+ */
+export interface NewSchedule {
+  readonly workflowName: string
+  readonly name: string
+  readonly cron: string
+  /** the first tick, used when the schedule is new or its cron changed */
+  readonly nextTick: number
+  /** epoch milliseconds */
+  readonly now: number
+}
+
+/**
+ * @since 0.1.0
+ * @category schedules
+ */
+export interface ScheduleFilter {
+  readonly workflowName?: string | undefined
+}
+
+
 /**
  * The state of an unfinished run, as the run lifecycle names it: `running`
  * (a process holds its lease), `paused` (waiting for a person's answer),
@@ -1389,6 +1445,26 @@ export interface Backend {
     sessionId: string,
     options?: WatchOptions
   ) => Stream.Stream<void, WorkflowError.SessionStoreError>
+  /**
+   * Stores a schedule if the store has none of that workflow and name, or
+   * replaces it when its cron expression changed (its next tick then the
+   * given one); a schedule stored with the same cron is left as it is (its
+   * next tick, possibly past, kept). Returns the schedule as stored.
+   */
+  readonly putSchedule: (schedule: NewSchedule) => Effect.Effect<StoredSchedule, WorkflowError.SessionStoreError>
+  /**
+   * Claims a schedule's tick, in one conditional write: moves its next tick
+   * from `tick` to `next` (and records `now` as when it fired) only if it is
+   * still `tick`; whether it did. Of several callers claiming one tick, exactly
+   * one gets `true`.
+   */
+  readonly claimScheduleTick: (
+    workflowName: string,
+    name: string,
+    claim: { readonly tick: number; readonly next: number; readonly now: number }
+  ) => Effect.Effect<boolean, WorkflowError.SessionStoreError>
+  /** The stored schedules, by workflow name then name. */
+  readonly schedules: (filter: ScheduleFilter) => Effect.Effect<ReadonlyArray<StoredSchedule>, WorkflowError.SessionStoreError>
 }
 
 /**

@@ -724,6 +724,30 @@ export class PlacementError extends Schema.TaggedError<PlacementError>("@session
 
 
 /**
+ * A schedule given to `Schedules.layer` that cannot run: its cron expression
+ * does not parse (or its time zone is unknown), its name is not a valid id,
+ * or two schedules of one workflow share a name.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidSchedule extends Schema.TaggedError<InvalidSchedule>("@sessionflow/core/InvalidSchedule")(
+  "InvalidSchedule",
+  {
+    workflowName: Schema.String,
+    name: Schema.String,
+    description: Schema.String
+  }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Schedule '${this.name}' of workflow '${this.workflowName}': ${this.description}`
+  }
+}
+
+/**
  * Every error of this module.
  *
  * @since 0.1.0
@@ -759,6 +783,7 @@ export type WorkflowError =
   | SessionExists
   | PlacementError
   | SignalDecodeError
+  | InvalidSchedule
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -817,7 +842,8 @@ export const WorkflowError: Schema.Union<[
   typeof VersionNotFound,
   typeof SessionExists,
   typeof PlacementError,
-  typeof SignalDecodeError
+  typeof SignalDecodeError,
+  typeof InvalidSchedule
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -847,7 +873,8 @@ export const WorkflowError: Schema.Union<[
   VersionNotFound,
   SessionExists,
   PlacementError,
-  SignalDecodeError
+  SignalDecodeError,
+  InvalidSchedule
 )
 
 /**

@@ -47,6 +47,13 @@ export * as Router from "./Router.js"
 export * as RunContext from "./RunContext.js"
 
 /**
+ * Workflows run on cron schedules, once per tick across processes.
+ *
+ * @since 0.1.0
+ */
+export * as Schedules from "./Schedules.js"
+
+/**
  * @since 0.1.0
  */
 export * as SessionNamer from "./SessionNamer.js"

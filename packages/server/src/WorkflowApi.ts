@@ -9,6 +9,7 @@
  * | `GET /workflows` | the served workflows |
  * | `GET /workflows/:name` | one workflow |
  * | `GET /workflows/:name/graph` | its step tree |
+ * | `GET /workflows/:name/schedules` | its schedules, with their next tick |
  * | `POST /workflows/:name/runs` | run it: JSON `RunOutput` (202 `PausedRunOutput` when it pauses), or with `Accept: text/event-stream` its events as server-sent events, or with `Prefer: respond-async` in the background (202 `StartedRun`, `Location` its status) |
  * | `GET /runs/:runId` | a run of the caller's: status, result or error, question |
  * | `GET /workflows/:name/runs/:runId` | the same, for a run of this workflow (where a background run's `Location` points) |
@@ -881,6 +882,17 @@ export class WorkflowsGroup extends HttpApiGroup.make("workflows")
         "One StepNode per top-level step, containers with their children (a sequence's steps, a condition's " +
           "`steps` and `else` branches, a router's choices, a loop's body, a parallel's branches, a nested " +
           "workflow's steps); each node's `path` is the `path` of its events."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("schedules", "/workflows/:name/schedules")
+      .setPath(workflowPath)
+      .addSuccess(Schema.Array(SessionStore.StoredSchedule))
+      .annotate(OpenApi.Summary, "The workflow's schedules")
+      .annotate(
+        OpenApi.Description,
+        "The schedules the store keeps for the workflow (see `Schedules.layer`), by name: each one's cron " +
+          "expression (UTC), its next tick and when a tick last fired (epoch milliseconds)."
       )
   )
 {}

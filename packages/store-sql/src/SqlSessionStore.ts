@@ -88,6 +88,8 @@ export interface TableNames {
   readonly versions: string
   /** the signals sent to unfinished runs */
   readonly signals: string
+  /** the workflows' schedules (see `Schedules`) */
+  readonly schedules: string
   readonly migrations: string
 }
 
@@ -114,7 +116,7 @@ export interface Options {
    * `<table>_runs`, the unfinished runs `<table>_active`, the kept changes
    * `<table>_changes`, the runs' event logs `<table>_events`, the queued runs
    * `<table>_queue`, the kept versions `<table>_versions`, the signals sent to
-   * unfinished runs `<table>_signals` and the migrations table
+   * unfinished runs `<table>_signals`, the schedules `<table>_schedules` and the migrations table
    * `<table>_migrations`. 1 to 48
    * letters, digits and underscores, not starting with a digit or with the
    * database's reserved prefix (`sqlite_`, `pg_`); on PostgreSQL lowercase

@@ -90,6 +90,7 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       return new Api.NotFound({ what: "version", id: `${error.sessionId}@${error.version}`, message: error.message })
     case "SessionExists":
       return new Api.Conflict({ reason: "session-exists", sessionId: error.sessionId, message: error.message })
+    case "InvalidSchedule":
     case "SessionStoreError":
       return new Api.InternalError({ message: error.message })
     case "PlacementError":

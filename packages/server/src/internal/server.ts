@@ -14,7 +14,7 @@ import * as HttpMethod from "@effect/platform/HttpMethod"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { DurableRuns, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
+import { DurableRuns, Schedules, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -272,7 +272,8 @@ const workflowsGroup = (api: Api, registry: Registry) =>
     handlers
       .handle("list", () => Effect.succeed(Array.from(registry.byId.values(), (served) => served.info)))
       .handle("get", ({ path }) => Effect.map(lookup(registry, path.name), (served) => served.info))
-      .handle("graph", ({ path }) => Effect.map(lookup(registry, path.name), (served) => Workflow.describeSteps(served.workflow))))
+      .handle("graph", ({ path }) => Effect.map(lookup(registry, path.name), (served) => Workflow.describeSteps(served.workflow)))
+      .handle("schedules", ({ path }) => onWorkflow(registry, path.name, (served) => Schedules.list(served.workflow.name))))
 
 /** A workflow endpoint: the workflow, the caller (as authenticated), `f` in the workflow's context, errors mapped. */
 const onWorkflow = <A, E>(

@@ -13,7 +13,10 @@
  * (`create_events`, the same on both) adds the runs' event logs; migration
  * 10 (`create_queue`, the same on both) the sessions' queues of runs.
  * Migration 11 (`create_signals`, the same on both) adds the wake-up time of
- * paused runs and the signals sent to unfinished runs. Migration 13
+ * paused runs and the signals sent to unfinished runs. Migration 12
+ * (`create_schedules`, the same on both) adds the workflows' schedules; it
+ * shipped after 13, so `migrate` also runs a migration that a database
+ * migrated past it is missing (see {@link migrate}). Migration 13
  * (`create_versions`, the same on both) adds the sessions' kept versions.
  *
  * @internal
@@ -187,6 +190,26 @@ const createVersions = (sql: SqlClient.SqlClient, t: Tables) =>
 )${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
   })
 
+/**
+ * Migration 12: the workflows' schedules (see `Schedules`), one row per
+ * workflow and schedule name: its cron expression, its next tick (moved on
+ * by the process that fires it, with a conditional `UPDATE`), when a tick
+ * was last fired. `IF NOT EXISTS`: it may run after 13 (see {@link migrate}).
+ */
+const createSchedules = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const integer = sql.onDialectOrElse({ pg: () => sql.literal("BIGINT"), orElse: () => sql.literal("INTEGER") })
+    yield* sql`CREATE TABLE IF NOT EXISTS ${sql(t.schedules)} (
+  workflow_name TEXT NOT NULL,
+  name TEXT NOT NULL,
+  cron TEXT NOT NULL,
+  next_tick ${integer} NOT NULL,
+  last_fired_at ${integer},
+  updated_at ${integer} NOT NULL,
+  PRIMARY KEY (workflow_name, name)
+)`
+  })
+
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
   "0001_create_sessions": Effect.gen(function*() {
     yield* sql`CREATE TABLE ${sql(t.sessions)} (
@@ -277,6 +300,7 @@ END`
   "0009_create_events": createEvents(sql, t),
   "0010_create_queue": createQueue(sql, t),
   "0011_create_signals": createSignals(sql, t),
+  "0012_create_schedules": createSchedules(sql, t),
   "0013_create_versions": createVersions(sql, t)
 })
 
@@ -378,12 +402,45 @@ FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${
   "0009_create_events": createEvents(sql, t),
   "0010_create_queue": createQueue(sql, t),
   "0011_create_signals": createSignals(sql, t),
+  "0012_create_schedules": createSchedules(sql, t),
   "0013_create_versions": createVersions(sql, t)
 })
 
+/** The store's migrations on the client's dialect, by `<id>_<name>`. */
+const migrations = (sql: SqlClient.SqlClient, t: Tables): Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> =>
+  sql.onDialectOrElse({ pg: () => pg(sql, t), orElse: () => sqlite(sql, t) })
+
 /** The store's migrations on the client's dialect. */
-export const loader = (sql: SqlClient.SqlClient, t: Tables) =>
-  Migrator.fromRecord(sql.onDialectOrElse({ pg: () => pg(sql, t), orElse: () => sqlite(sql, t) }))
+export const loader = (sql: SqlClient.SqlClient, t: Tables) => Migrator.fromRecord(migrations(sql, t))
+
+/**
+ * Runs the migrations a database migrated past them is missing: Migrator
+ * runs only the migrations above the highest one recorded, so a migration
+ * numbered below one that shipped before it (12, after 13) would never run.
+ * Each is run in one transaction with its record, which it inserts first: of
+ * several connections doing this at once, only the one whose insert went in
+ * runs it (the others wait for it, then find it recorded).
+ */
+const runMissing = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const recorded = new Set(
+      (yield* sql<{ id: number | string }>`SELECT migration_id AS id FROM ${sql(t.migrations)}`).map((row) => Number(row.id))
+    )
+    for (const [key, migration] of Object.entries(migrations(sql, t))) {
+      const id = Number(key.slice(0, key.indexOf("_")))
+      if (recorded.has(id)) continue
+      const name = key.slice(key.indexOf("_") + 1)
+      yield* sql.withTransaction(Effect.gen(function*() {
+        const inserted = yield* sql`INSERT INTO ${sql(t.migrations)} (migration_id, name) VALUES (${id}, ${name})
+ON CONFLICT (migration_id) DO NOTHING RETURNING migration_id`
+        if (inserted.length > 0) {
+          yield* migration.pipe(
+            Effect.mapError((cause) => new Migrator.MigrationError({ reason: "failed", message: `Migration "${key}" failed`, cause }))
+          )
+        }
+      }))
+    }
+  })
 
 /** Whether another connection holds SQLite's write lock. */
 export const isBusy = (error: unknown): boolean =>
@@ -429,6 +486,7 @@ export const migrate = (sql: SqlClient.SqlClient, t: Tables) =>
     )
     const [latest] = yield* sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM ${sql(t.migrations)}`
     if ((latest?.id ?? 0) < latestMigrationId) return yield* new rows.MigrationsPending()
+    yield* runMissing(sql, t)
   }).pipe(
     Effect.retry({
       while: (error) =>

@@ -77,6 +77,7 @@ export const tableNames = (
       queue: `${table}_queue`,
       versions: `${table}_versions`,
       signals: `${table}_signals`,
+      schedules: `${table}_schedules`,
       migrations: `${table}_migrations`
     })
   )
@@ -802,3 +803,22 @@ export const toQueuedRun = (row: typeof QueueRow.Type): Effect.Effect<SessionSto
         cause
       })
   })
+
+export const ScheduleRow = Schema.Struct({
+  workflow_name: Schema.String,
+  name: Schema.String,
+  cron: Schema.String,
+  next_tick: Integer,
+  last_fired_at: Schema.NullOr(Integer),
+  updated_at: Integer
+})
+
+/** A stored schedule from its row. */
+export const toSchedule = (row: typeof ScheduleRow.Type): SessionStore.StoredSchedule => ({
+  workflowName: row.workflow_name,
+  name: row.name,
+  cron: row.cron,
+  nextTick: row.next_tick,
+  ...(row.last_fired_at === null ? {} : { lastFiredAt: row.last_fired_at }),
+  updatedAt: row.updated_at
+})

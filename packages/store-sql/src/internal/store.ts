@@ -93,6 +93,7 @@ export const resolveTables = (
       queue: qualify(names.queue),
       versions: qualify(names.versions),
       signals: qualify(names.signals),
+      schedules: qualify(names.schedules),
       migrations: qualify(names.migrations)
     }
   })
@@ -1301,7 +1302,68 @@ WHERE session_id = ${sessionId} AND run_id <> ${runId} AND (status = 'running' O
       Stream.withSpan("SqlSessionStore.watchQueue")
     )
 
+  // -- schedules ----------------------------------------------------------------------
+
+  const schedulesTable = sql(t.schedules)
+  const decodeSchedules = Schema.decodeUnknown(Schema.Array(rows.ScheduleRow))
+
+  const putSchedule = Effect.fn("SqlSessionStore.putSchedule")(
+    function*(schedule: SessionStore.NewSchedule) {
+      return yield* Effect.gen(function*() {
+        // a new schedule, or a new cron (its next tick with it); the same cron keeps its row
+        yield* sql`INSERT INTO ${schedulesTable} (workflow_name, name, cron, next_tick, updated_at)
+VALUES (${schedule.workflowName}, ${schedule.name}, ${schedule.cron}, ${schedule.nextTick}, ${schedule.now})
+ON CONFLICT (workflow_name, name) DO UPDATE SET cron = excluded.cron, next_tick = excluded.next_tick,
+  updated_at = excluded.updated_at
+WHERE ${schedulesTable}.cron <> excluded.cron`
+        const [row] = yield* decodeSchedules(
+          yield* sql`SELECT * FROM ${schedulesTable} WHERE workflow_name = ${schedule.workflowName} AND name = ${schedule.name}`
+        )
+        if (row === undefined) {
+          return yield* new WorkflowError.SessionStoreError({
+            method: "putSchedule",
+            description: `schedule '${schedule.name}' of '${schedule.workflowName}' was removed as it was stored`
+          })
+        }
+        return rows.toSchedule(row)
+      }).pipe(transaction("putSchedule"))
+    },
+    Effect.catchTags({ SqlError: storeError("putSchedule"), ParseError: storeError("putSchedule") })
+  )
+
+  const claimScheduleTick = Effect.fn("SqlSessionStore.claimScheduleTick")(
+    function*(
+      workflowName: string,
+      name: string,
+      claim: { readonly tick: number; readonly next: number; readonly now: number }
+    ) {
+      // the conditional write is the claim: of several processes that read one tick, one moves it on
+      const claimed = yield* sql`UPDATE ${schedulesTable}
+SET next_tick = ${claim.next}, last_fired_at = ${claim.now}, updated_at = ${claim.now}
+WHERE workflow_name = ${workflowName} AND name = ${name} AND next_tick = ${claim.tick}
+RETURNING name`.pipe(writing("claimScheduleTick"))
+      return claimed.length > 0
+    },
+    Effect.catchTags({ SqlError: storeError("claimScheduleTick") })
+  )
+
+  const schedules = Effect.fn("SqlSessionStore.schedules")(
+    function*(filter: SessionStore.ScheduleFilter) {
+      const found = yield* decodeSchedules(
+        filter.workflowName === undefined
+          ? yield* sql`SELECT * FROM ${schedulesTable} ORDER BY workflow_name, name`
+          : yield* sql`SELECT * FROM ${schedulesTable} WHERE workflow_name = ${filter.workflowName} ORDER BY name`
+      )
+      return found.map(rows.toSchedule)
+    },
+    waitForLock("schedules"),
+    Effect.catchTags({ SqlError: storeError("schedules"), ParseError: storeError("schedules") })
+  )
+
   return SessionStore.make({
+    putSchedule,
+    claimScheduleTick,
+    schedules,
     prune,
     watch,
     appendEvents,

@@ -27,6 +27,15 @@ const refusal = (checked: ReadonlyArray<readonly ["session" | "run", string | un
   return undefined
 }
 
+/** A schedule's workflow name and name follow the rule of ids: else what is wrong. */
+const scheduleRefusal = (workflowName: string, name: string): string | undefined => {
+  for (const [what, id] of [["workflow name", workflowName], ["schedule name", name]] as const) {
+    const problem = ids.problem(id)
+    if (problem !== undefined) return ids.describe(what, id, problem).replace(" id", "")
+  }
+  return undefined
+}
+
 const refused = (method: string, description: string) => new WorkflowError.SessionStoreError({ method, description })
 
 /**
@@ -119,6 +128,16 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
       const description = refusal([["session", sessionId]])
       return description === undefined ? backend.watchQueue(sessionId, options) : Stream.fail(refused("watchQueue", description))
     },
+    putSchedule: (schedule) => {
+      const description = scheduleRefusal(schedule.workflowName, schedule.name)
+      return description === undefined ? backend.putSchedule(schedule) : Effect.fail(refused("putSchedule", description))
+    },
+    claimScheduleTick: (workflowName, name, claim) =>
+      scheduleRefusal(workflowName, name) === undefined
+        ? backend.claimScheduleTick(workflowName, name, claim)
+        : Effect.succeed(false),
+    schedules: (filter) =>
+      filter.workflowName !== undefined && bad(filter.workflowName) ? Effect.succeed([]) : backend.schedules(filter),
     watch: (sessionId, options) => {
       const description = refusal([["session", sessionId]])
       return description === undefined ? backend.watch(sessionId, options) : Stream.fail(refused("watch", description))

@@ -176,6 +176,9 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
   /** queued runs (JSON text) by run id, and the last ticket given */
   const queue = new Map<string, string>()
   let lastTicket = 0
+  /** schedules as JSON text, by workflow name and schedule name */
+  const scheduleTable = new Map<string, string>()
+  const scheduleKey = (workflowName: string, name: string) => JSON.stringify([workflowName, name])
   /** the sessions a run left the queue of, for `watchQueue` */
   const dequeued = Effect.runSync(PubSub.unbounded<string>())
   const queuedOf = (sessionId: string | undefined) =>
@@ -487,6 +490,39 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           Stream.make(undefined),
           Stream.fromQueue(subscription).pipe(Stream.filter((id) => id === runId), Stream.as(undefined))
         ))),
+    putSchedule: (schedule) =>
+      Effect.gen(function*() {
+        const key = scheduleKey(schedule.workflowName, schedule.name)
+        const json = scheduleTable.get(key)
+        const stored = json === undefined ? undefined : parse<SessionStore.StoredSchedule>(json)
+        if (stored !== undefined && stored.cron === schedule.cron) return stored
+        const next: SessionStore.StoredSchedule = {
+          workflowName: schedule.workflowName,
+          name: schedule.name,
+          cron: schedule.cron,
+          nextTick: schedule.nextTick,
+          ...(stored?.lastFiredAt === undefined ? {} : { lastFiredAt: stored.lastFiredAt }),
+          updatedAt: schedule.now
+        }
+        scheduleTable.set(key, yield* serialise("putSchedule", "schedule", next))
+        return next
+      }),
+    claimScheduleTick: (workflowName, name, claim) =>
+      Effect.gen(function*() {
+        const key = scheduleKey(workflowName, name)
+        const json = scheduleTable.get(key)
+        const stored = json === undefined ? undefined : parse<SessionStore.StoredSchedule>(json)
+        if (stored === undefined || stored.nextTick !== claim.tick) return false
+        const next = { ...stored, nextTick: claim.next, lastFiredAt: claim.now, updatedAt: claim.now }
+        scheduleTable.set(key, yield* serialise("claimScheduleTick", "schedule", next))
+        return true
+      }),
+    schedules: (filter) =>
+      Effect.sync(() =>
+        [...scheduleTable.values()].map((json) => parse<SessionStore.StoredSchedule>(json))
+          .filter((schedule) => filter.workflowName === undefined || schedule.workflowName === filter.workflowName)
+          .sort((a, b) => ids.compare(a.workflowName, b.workflowName) || ids.compare(a.name, b.name))
+      ),
     enqueueRun: (run) =>
       Effect.gen(function*() {
         if (queue.has(run.runId)) {

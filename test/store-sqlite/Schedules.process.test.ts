@@ -1,0 +1,4 @@
+import { scheduleProcessSuite } from "../scheduleProcesses.js"
+import { tempFile } from "./processes.js"
+
+scheduleProcessSuite("SQLite", tempFile)
