@@ -100,6 +100,36 @@ for (const [name, twoStores] of stores) {
         expect(yield* Workflow.queuedRuns(wf, { sessionId }).pipe(on(a))).toEqual([])
       }).pipe(Effect.scoped), 30_000)
 
+    it.live("enqueue in the background: start returns once the run is queued, and the run runs after the holder", () =>
+      Effect.gen(function*() {
+        const [a, b] = yield* twoStores
+        const gates = new Map([["a1", yield* gate()]])
+        const wf = logging(gates)
+        const sessionId = `start-queue-${crypto.randomUUID()}`
+        const holder = yield* Effect.fork(Workflow.run(wf, "a1", { sessionId, onBusy: "enqueue" }).pipe(on(a)))
+        yield* Deferred.await(gates.get("a1")!.started)
+        // the holder still holds the session: start must not wait for it
+        const started = yield* Workflow.start(wf, "b1", { sessionId, onBusy: "enqueue" }).pipe(
+          on(b),
+          Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("start waited for the queued run's turn") })
+        )
+        expect(started.sessionId).toBe(sessionId)
+        const queued = yield* Workflow.queuedRuns(wf, { sessionId }).pipe(on(a))
+        expect(queued.map((run) => [run.runId, run.status])).toEqual([[expect.any(String), "running"], [started.runId, "waiting"]])
+        // nothing committed yet: the holder waits at its gate, the started run in the queue
+        expect(yield* Workflow.getRunHistory(wf, sessionId).pipe(on(a), Effect.orElseSucceed(() => []))).toEqual([])
+        yield* Deferred.succeed(gates.get("a1")!.go, undefined)
+        expect((yield* Fiber.join(holder)).content).toBe("a1")
+        yield* Effect.repeat(Workflow.getRunStatus(wf, started.runId).pipe(on(b), Effect.either), {
+          until: (status) => status._tag === "Right" && status.right._tag === "Completed",
+          schedule: Schedule.spaced("20 millis")
+        }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the queued run never completed") }))
+        const status = yield* Workflow.getRunStatus(wf, started.runId).pipe(on(a))
+        expect([status._tag, status.sessionId]).toEqual(["Completed", sessionId])
+        expect(yield* entriesOf(b, wf, sessionId)).toEqual(["a1", "b1"])
+        expect(yield* Workflow.queuedRuns(wf, { sessionId }).pipe(on(a))).toEqual([])
+      }).pipe(Effect.scoped), 30_000)
+
     it.live("reject (the default) is as before: a run of another process that loses the race is a SessionConflict", () =>
       Effect.gen(function*() {
         const [a, b] = yield* twoStores

@@ -15,6 +15,7 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
+import { registered } from "./background.js"
 import type { Any } from "../workflow/model.js"
 import { type Ids, storedInputOf } from "./model.js"
 
@@ -161,6 +162,9 @@ export const enqueued = <A, E, R>(
       leaseExpiresAt: now + leaseMillis,
       enqueuedAt: now
     })
+    // a run started in the background is registered once it is queued: its
+    // starter gets its id now, not when its turn comes
+    yield* registered
     const look = Effect.flatMap(
       Clock.currentTimeMillis,
       (at) => store.takeQueueTurn(sessionId, runId, { owner: store.owner, now: at, leaseExpiresAt: at + leaseMillis })
