@@ -1,7 +1,8 @@
 /**
  * The session browser shows where each unfinished run of a session is, in a
  * real browser: a sleeping run with the time it wakes, a waiting run with the
- * signal it waits for and its timeout, the runs queued behind it; the
+ * signal it waits for and its timeout, the runs queued behind it, the
+ * workflow's schedules; the
  * sleeping and waiting runs offer no answer (nothing to approve); the list
  * refreshes from the keyboard, and the page breaks no rule of its CSP.
  */
@@ -24,14 +25,32 @@ const paying = Workflow.make({ name: "paying", input: Schema.String, sessionStat
   Workflow.andThen("ship", ({ previousStepContent: paid }) => Effect.succeed(paid._tag))
 )
 
+/** The "Scheduled" table's rows, read in the page. */
+interface Row {
+  getAttribute(name: string): string | null
+  querySelector(selector: string): { getAttribute(name: string): string | null } | null
+  querySelectorAll(selector: string): ArrayLike<{ readonly textContent: string | null }>
+}
+const scheduleRowsOf = (rows: ReadonlyArray<Row>) =>
+  rows.map((row) => ({
+    name: row.getAttribute("data-schedule"),
+    cron: row.querySelectorAll("td")[1]?.textContent,
+    nextTick: row.querySelector("time.next-tick")?.getAttribute("datetime"),
+    lastFired: row.querySelector("time.last-fired")?.getAttribute("datetime") ?? null,
+    cells: row.querySelectorAll("td").length
+  }))
+
 describeBrowser("the session browser's unfinished runs", () => {
-  it.live("shows a sleeping run until when, a waiting run's signal and timeout, and the queued runs", () =>
+  it.live("shows a sleeping run until when, a waiting run's signal and timeout, the queued runs and the workflow's schedules", () =>
     Effect.scoped(Effect.gen(function*() {
       const context = yield* Layer.build(SessionStore.layerMemory)
       // the sessions exist before their runs (a session is stored when a run commits)
       const store = Context.get(context, SessionStore.SessionStore)
       yield* store.commit({ sessionId: "nap-1", workflowName: "napping", expectedVersion: 0, state: {} })
       yield* store.commit({ sessionId: "pay-1", workflowName: "paying", expectedVersion: 0, state: {} })
+      // a schedule of `paying` (none of `napping`): the page lists it under "Scheduled"
+      const nightlyTick = Date.UTC(2030, 0, 2, 2)
+      yield* store.putSchedule({ workflowName: "paying", name: "nightly", cron: "0 2 * * *", nextTick: nightlyTick, now: 0 })
       const url = yield* start({ workflows: [napping, paying] }, Layer.succeedContext(context))
 
       const slept = yield* post(`${url}/workflows/napping/runs`, { input: "cat", sessionId: "nap-1" })
@@ -72,6 +91,7 @@ describeBrowser("the session browser's unfinished runs", () => {
           state: item.getAttribute("data-state"),
           answers: item.querySelectorAll("button.approve, button.reject, textarea").length
         }))
+        const napSchedules = await page.$eval("#schedules-panel", (panel) => ({ hidden: panel.hidden, rows: panel.querySelectorAll("tr[data-schedule]").length }))
 
         await page.goto(`${url}/?workflow=paying`)
         await page.waitForSelector("body[data-ready=true]")
@@ -89,7 +109,9 @@ describeBrowser("the session browser's unfinished runs", () => {
             status: row.getAttribute("data-status"),
             input: row.querySelectorAll("td")[2]?.textContent
           })))
-        return { sleeping, napItem, waiting, queuedRows }
+        await page.waitForSelector("#schedules-panel:not([hidden])")
+        const scheduleRows = await page.$$eval("#schedules tr", scheduleRowsOf)
+        return { sleeping, napItem, napSchedules, waiting, queuedRows, scheduleRows }
       })
 
       const wakeAt = new Date(seen.sleeping.wakeAt ?? "").getTime()
@@ -97,6 +119,10 @@ describeBrowser("the session browser's unfinished runs", () => {
       expect(wakeAt - Date.now()).toBeGreaterThan(50 * 60 * 1000)
       expect(wakeAt - Date.now()).toBeLessThanOrEqual(60 * 60 * 1000)
       expect(seen.napItem).toEqual({ state: "sleeping", answers: 0 })
+      expect(seen.napSchedules).toEqual({ hidden: true, rows: 0 })
+      expect(seen.scheduleRows).toEqual([
+        { name: "nightly", cron: "0 2 * * *", nextTick: new Date(nightlyTick).toISOString(), lastFired: null, cells: 4 }
+      ])
       expect(seen.waiting.text).toBe("waiting")
       expect(seen.waiting.signal).toBe("paid")
       expect(new Date(seen.waiting.timeoutAt ?? "").getTime() - Date.now()).toBeGreaterThan(23 * 60 * 60 * 1000)
@@ -111,8 +137,12 @@ describeBrowser("the session browser's unfinished runs", () => {
         Effect.filterOrFail((reply) => reply.body?.state === "waiting"),
         Effect.retry(Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250)))
       )
+      // a schedule fired meanwhile, another one added: "Refresh runs" reads the schedules again
+      yield* store.putSchedule({ workflowName: "paying", name: "hourly", cron: "0 * * * *", nextTick: nightlyTick, now: 0 })
+      const claimed = yield* store.claimScheduleTick("paying", "nightly", { tick: nightlyTick, next: nightlyTick + 86_400_000, now: nightlyTick })
       const after = yield* Effect.promise(async () => {
         await enter("#refresh-runs")
+        await page.waitForSelector("#schedules tr[data-schedule=hourly]")
         await page.waitForSelector(`#runs tr[data-run-id='${queued.body.runId}'][data-state=waiting]`)
         await page.waitForSelector("#queued-panel[hidden]", { state: "attached" })
         return {
@@ -120,11 +150,17 @@ describeBrowser("the session browser's unfinished runs", () => {
             text: cell.textContent,
             className: cell.className
           })),
-          queued: await page.$$eval("#queued tr", (rows) => rows.length)
+          queued: await page.$$eval("#queued tr", (rows) => rows.length),
+          scheduleRows: await page.$$eval("#schedules tr", scheduleRowsOf)
         }
       })
       expect(after.first).toEqual({ text: "completed", className: "status-completed" })
       expect(after.queued).toBe(0)
+      expect(claimed).toBe(true)
+      expect(after.scheduleRows).toEqual([
+        { name: "hourly", cron: "0 * * * *", nextTick: new Date(nightlyTick).toISOString(), lastFired: null, cells: 4 },
+        { name: "nightly", cron: "0 2 * * *", nextTick: new Date(nightlyTick + 86_400_000).toISOString(), lastFired: new Date(nightlyTick).toISOString(), cells: 4 }
+      ])
       expect(problems).toEqual([])
     })), 60_000)
 })

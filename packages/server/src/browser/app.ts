@@ -66,6 +66,14 @@ interface QueuedRun {
   readonly enqueuedAt: number
 }
 
+/** A schedule of the workflow (see `Schedules.layer`): its cron (UTC), next tick and last fired tick. */
+interface ScheduleInfo {
+  readonly name: string
+  readonly cron: string
+  readonly nextTick: number
+  readonly lastFiredAt?: number
+}
+
 interface PausedRun extends Waits {
   readonly runId: string
   readonly sessionId: string
@@ -105,6 +113,8 @@ const ui = {
   refreshRuns: byId<HTMLButtonElement>("refresh-runs"),
   queuedPanel: byId<HTMLDivElement>("queued-panel"),
   queued: byId<HTMLTableSectionElement>("queued"),
+  schedulesPanel: byId<HTMLDivElement>("schedules-panel"),
+  schedules: byId<HTMLTableSectionElement>("schedules"),
   pausedPanel: byId<HTMLElement>("paused-panel"),
   paused: byId<HTMLUListElement>("paused"),
   versions: byId<HTMLTableSectionElement>("versions"),
@@ -328,6 +338,29 @@ const renderQueued = (runs: ReadonlyArray<QueuedRun>) => {
   }))
 }
 
+/** The workflow's schedules, by name (hidden when it has none). */
+const renderSchedules = (schedules: ReadonlyArray<ScheduleInfo>) => {
+  ui.schedulesPanel.hidden = schedules.length === 0
+  ui.schedules.replaceChildren(...schedules.map((schedule) => {
+    const row = document.createElement("tr")
+    row.dataset["schedule"] = schedule.name
+    const cells = [schedule.name, schedule.cron].map((text) => Object.assign(document.createElement("td"), { textContent: text }))
+    const next = document.createElement("td")
+    next.append(timeOf(schedule.nextTick, "next-tick"))
+    const last = document.createElement("td")
+    last.append(schedule.lastFiredAt === undefined ? muted("—") : timeOf(schedule.lastFiredAt, "last-fired"))
+    row.append(...cells, next, last)
+    return row
+  }))
+}
+
+/** The selected workflow's schedules (none shown when they cannot be read). */
+const loadSchedules = async () => {
+  const workflow = ui.workflow.value
+  const schedules = await api<ReadonlyArray<ScheduleInfo>>(`${workflowPath()}/schedules`).catch((): ReadonlyArray<ScheduleInfo> => [])
+  if (ui.workflow.value === workflow) renderSchedules(schedules)
+}
+
 const clearRuns = () => {
   ui.runs.replaceChildren()
   renderQueued([])
@@ -549,7 +582,7 @@ const refresh = async () => {
     const workflow = workflows.find((w) => w.id === ui.workflow.value)
     ui.description.textContent = workflow?.description ?? ""
     if (ui.graph.dataset["workflow"] !== ui.workflow.value) showWorkflow(workflow)
-    await Promise.all([loadSessions(), loadSession(), loadGraph()])
+    await Promise.all([loadSessions(), loadSession(), loadGraph(), loadSchedules()])
   } catch (error) {
     showError(String((error as Error).message))
   }
@@ -561,6 +594,7 @@ ui.workflow.addEventListener("change", () => {
   void refresh()
 })
 ui.refreshRuns.addEventListener("click", () => {
+  void loadSchedules()
   const sessionId = selected
   if (sessionId === undefined) return
   void loadRuns(sessionId).then((render) => {

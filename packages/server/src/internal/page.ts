@@ -164,6 +164,10 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
         <h3>Queued</h3>
         <table><thead><tr><th>run</th><th>status</th><th>input</th><th>queued</th></tr></thead><tbody id="queued"></tbody></table>
       </div>
+      <div id="schedules-panel" hidden>
+        <h3>Scheduled</h3>
+        <table><thead><tr><th>schedule</th><th>cron</th><th>next tick</th><th>last fired</th></tr></thead><tbody id="schedules"></tbody></table>
+      </div>
     </section>
     <section class="panel" id="versions-panel">
       <h3>Versions</h3>
