@@ -2,9 +2,9 @@
  * The session browser shows where each unfinished run of a session is, in a
  * real browser: a sleeping run with the time it wakes, a waiting run with the
  * signal it waits for and its timeout, the runs queued behind it, the
- * workflow's schedules; the
- * sleeping and waiting runs offer no answer (nothing to approve); the list
- * refreshes from the keyboard, and the page breaks no rule of its CSP.
+ * workflow's schedules; the sleeping and waiting runs offer no answer
+ * (nothing to approve); the lists refresh from the keyboard, and the page
+ * breaks no rule of its CSP.
  */
 import { expect, it } from "@effect/vitest"
 import { SessionStore, Step, Workflow } from "@sessionflow/core"
