@@ -8,7 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { RunContext, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Deferred, Effect, Layer, Option, Ref, Schema, TestClock } from "effect"
+import { Deferred, Effect, Layer, Option, Ref, Schema, Stream, TestClock } from "effect"
 import { storeLayer as pgStoreLayer } from "../store-pg/pg.js"
 import { twoQuestions } from "../store-sqlite/fixtures/questions.js"
 import { tempFile } from "../store-sqlite/processes.js"
@@ -225,7 +225,16 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
         const again = yield* Effect.flip(Workflow.run(flaky, "go", { sessionId: "s", runId: "failed", ...options }))
         assert.instanceOf(again, WorkflowError.RunEnded)
         assert.deepStrictEqual([again.runId, again.sessionId, again.status], ["failed", "s", "error"])
+        // it answers with what is recorded: the run's error, as its record has it
+        assert.strictEqual(again.error, (yield* Workflow.getRunHistory(flaky, "s")).find((r) => r.runId === "failed")?.error)
+        assert.match(again.error ?? "", /StepError: .*boom/)
+        assert.match(again.message, /'failed'.*\(error\).*; its recorded error: StepError: .*boom/)
       }
+      assert.instanceOf(yield* Effect.flip(Effect.scoped(Workflow.start(flaky, "go", { sessionId: "s", runId: "failed" }))), WorkflowError.RunEnded)
+      assert.strictEqual(
+        (yield* Effect.flip(Stream.runDrain(Workflow.stream(flaky, "go", { sessionId: "s", runId: "failed" }))))._tag,
+        "RunEnded"
+      )
       // cancelled: refused by a run, a continue, a resume and another cancel
       const refusals = yield* Effect.all([
         Effect.flip(Workflow.run(twoQuestions, "go", { sessionId: "q", runId: paused.runId })),
@@ -279,22 +288,39 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       assert.strictEqual(yield* Ref.get(calls), 2)
     }).pipe(Effect.provide(layer)))
 
-  it.effect("a run id outside the id rules is InvalidRunId for run, continue, resume and cancel, before any store sees it", () =>
+  it.scoped("a run id outside the id rules is InvalidRunId for every entry that takes one, before any store sees it", () =>
     Effect.gen(function*() {
-      for (const runId of ["", "a\u0000b", "line\nbreak", "x".repeat(SessionStore.maxIdLength + 1)]) {
-        const refused = yield* Effect.all([
-          Effect.flip(Workflow.run(twoQuestions, "go", { sessionId: "s", runId })),
-          Effect.flip(Workflow.continue(twoQuestions, runId, { approved: true })),
-          Effect.flip(Workflow.resume(twoQuestions, runId)),
-          Effect.flip(Workflow.cancel(twoQuestions, runId))
-        ])
-        for (const error of refused) {
-          assert.instanceOf(error, WorkflowError.InvalidRunId, String(error))
-          assert.strictEqual(error.runId, runId)
+      const reasons = [
+        ["", "empty"],
+        ["a\u0000b", "control-character"],
+        ["line\nbreak", "control-character"],
+        ["x".repeat(SessionStore.maxIdLength + 1), "too-long"],
+        ["lone\uD800surrogate", "malformed"]
+      ] as const
+      for (const [runId, reason] of reasons) {
+        const refused = yield* Effect.all({
+          run: Effect.flip(Workflow.run(twoQuestions, "go", { sessionId: "s", runId })),
+          stream: Effect.flip(Stream.runDrain(Workflow.stream(twoQuestions, "go", { sessionId: "s", runId }))),
+          start: Effect.flip(Workflow.start(twoQuestions, "go", { sessionId: "s", runId })),
+          continue: Effect.flip(Workflow.continue(twoQuestions, runId, { approved: true })),
+          continueStream: Effect.flip(Stream.runDrain(Workflow.continueStream(twoQuestions, runId, { approved: true }))),
+          resume: Effect.flip(Workflow.resume(twoQuestions, runId)),
+          resumeStream: Effect.flip(Stream.runDrain(Workflow.resumeStream(twoQuestions, runId))),
+          cancel: Effect.flip(Workflow.cancel(twoQuestions, runId)),
+          signal: Effect.flip(Workflow.signal(twoQuestions, runId, "go", true)),
+          getRunStatus: Effect.flip(Workflow.getRunStatus(twoQuestions, runId)),
+          events: Effect.flip(Stream.runDrain(Workflow.events(twoQuestions, runId)))
+        })
+        for (const [entry, error] of Object.entries(refused)) {
+          assert.instanceOf(error, WorkflowError.InvalidRunId, `${entry}: ${String(error)}`)
+          assert.deepStrictEqual([error.runId, error.reason], [runId, reason], entry)
         }
       }
+      // nothing was written: no run, no session, no stored event
+      const store = yield* SessionStore.SessionStore
       assert.deepStrictEqual(yield* Workflow.unfinishedRuns(twoQuestions), [])
-      assert.strictEqual(Option.isNone(yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.info("s"))), true)
+      assert.deepStrictEqual((yield* store.listRuns({})).runs, [])
+      assert.strictEqual(Option.isNone(yield* store.info("s")), true)
     }).pipe(Effect.provide(layer)))
 
   it.effect("a tracked run whose failure cannot be recorded is RunUnfinished too: it is not told failed while it stays unfinished", () =>

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@sessionflow/core"
 import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
-import { approvals, gated, notes, payments } from "./fixtures.js"
+import { approvals, failing, gated, notes, payments } from "./fixtures.js"
 import { parseEvents, parseFrames, request, start, streamRun } from "./utils.js"
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
@@ -257,8 +257,17 @@ describe("run ids", () => {
 
   it.scoped("a failed or cancelled run id is a 409 run-ended, and nothing runs", () =>
     Effect.gen(function*() {
-      const url = yield* start({ workflows: [notes, approvals] })
+      const url = yield* start({ workflows: [notes, approvals, failing] })
       const runs = `${url}/workflows/notes/runs`
+      // a failed run: its id answers with its recorded error, and nothing runs again
+      const fails = `${url}/workflows/failing/runs`
+      expect((yield* post(fails, { input: "go", sessionId: "f1", runId: "f-1" })).status).toBe(500)
+      const failedAgain = yield* post(fails, { input: "go", sessionId: "f1", runId: "f-1" })
+      expect(failedAgain.status).toBe(409)
+      expect(failedAgain.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId: "f-1", sessionId: "f1" })
+      expect(failedAgain.body.message).toContain("its recorded error: Boom: the tool broke")
+      const failedHistory = (yield* request(`${url}/workflows/failing/sessions/f1/runs`)).body
+      expect(failedHistory.map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([["f-1", "error"]])
       // a cancelled run
       const asks = `${url}/workflows/approvals/runs`
       const paused = yield* post(asks, { input: "tea", sessionId: "e1", runId: "e-1" })

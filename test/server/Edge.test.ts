@@ -168,7 +168,7 @@ describe("values", () => {
       expect(proto.status).toBe(400)
     }))
 
-  it.scoped("ids over 256 characters or with NUL are a 400, in the path and in the body, before any store sees them", () =>
+  it.scoped("ids over 256 characters, empty or with control characters are a 400, in the path and in the body, at every endpoint that takes a run id, before any store sees them", () =>
     Effect.gen(function*() {
       const url = yield* start({ workflows: [notes] })
       const long = "x".repeat(257)
@@ -178,6 +178,22 @@ describe("values", () => {
           yield* request(`${url}/workflows/notes/sessions/a%00b/state`),
           yield* request(`${url}/workflows/notes/runs/paused?sessionId=a%00b`),
           yield* post(`${url}/workflows/notes/runs/${long}/cancel`, undefined),
+          yield* request(`${url}/runs/a%00b`),
+          yield* request(`${url}/workflows/notes/runs/a%00b`),
+          yield* request(`${url}/workflows/notes/runs/${long}/events`),
+          yield* post(`${url}/workflows/notes/runs/a%00b/continue`, JSON.stringify({ response: true }), {
+            "content-type": "application/json"
+          }),
+          yield* post(`${url}/workflows/notes/runs/a%0Ab/signals/paid`, JSON.stringify({ value: 1 }), {
+            "content-type": "application/json"
+          }),
+          yield* post(`${url}/workflows/notes/runs/a%00b/cancel`, undefined),
+          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", runId: "a\u0000b" }), {
+            "content-type": "application/json"
+          }),
+          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", runId: "" }), {
+            "content-type": "application/json"
+          }),
           yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: long }), {
             "content-type": "application/json"
           }),

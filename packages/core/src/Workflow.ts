@@ -1076,7 +1076,8 @@ export interface EventsOptions extends SessionOptions, SessionStore.WatchOptions
  *
  * Fails with `RunNotFound` when the run is not one of this workflow (or not
  * this user's), when it has no stored events, or when the events after `after`
- * are no longer kept (see `eventRetention`).
+ * are no longer kept (see `eventRetention`); with `InvalidRunId` when `runId`
+ * is outside `SessionStore.Id`.
  *
  * @since 0.1.0
  * @category event logs
@@ -1087,7 +1088,10 @@ export const events: <W extends Any>(
   options?: EventsOptions
 ) => Stream.Stream<
   WorkflowEvent.WorkflowEvent,
-  WorkflowError.RunNotFound | WorkflowError.SessionOwnershipError | WorkflowError.SessionStoreError,
+  | WorkflowError.RunNotFound
+  | WorkflowError.InvalidRunId
+  | WorkflowError.SessionOwnershipError
+  | WorkflowError.SessionStoreError,
   SessionStore.SessionStore
 > = durable.events
 

@@ -328,7 +328,9 @@ export class InvalidRunId extends Schema.TaggedError<InvalidRunId>("@sessionflow
  * abandoned, or (for a `continue`, `resume` or `cancel`) completed. A run
  * that ended never runs again under its id: nothing was started. (A
  * `Workflow.run` with the id of a completed run replays it instead.) Start
- * the work again under a new id if it is wanted.
+ * the work again under a new id if it is wanted. `error` is what its record
+ * says (a failed run's error, an abandoned run's reason), when it says
+ * anything.
  *
  * It is also what the caller of a run gets when the run is cancelled while
  * it runs (`Workflow.cancel`, here or in another process; status
@@ -342,14 +344,16 @@ export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/Ru
   {
     runId: Schema.String,
     sessionId: Schema.String,
-    status: Schema.Literal("completed", "error", "cancelled", "abandoned")
+    status: Schema.Literal("completed", "error", "cancelled", "abandoned"),
+    error: Schema.optional(Schema.String)
   }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Run '${this.runId}' of session '${this.sessionId}' has ended (${this.status}): it does not run again under its id`
+    const ended = `Run '${this.runId}' of session '${this.sessionId}' has ended (${this.status}): it does not run again under its id`
+    return this.error === undefined || this.error === this.status ? ended : `${ended}; its recorded error: ${this.error}`
   }
 }
 

@@ -560,8 +560,13 @@ const visibleRun = (served: Served, runId: string, userId: string | undefined) =
       return yield* Effect.fail(errors.runNotFound(runId))
     }
     if (known.value._tag === "Recorded") {
-      const { sessionId, status } = known.value.record
-      return yield* new WorkflowError.RunEnded({ runId, sessionId, status })
+      const { error, sessionId, status } = known.value.record
+      return yield* new WorkflowError.RunEnded({
+        runId,
+        sessionId,
+        status,
+        ...(error === undefined ? {} : { error })
+      })
     }
     return known.value.run
   })

@@ -256,4 +256,9 @@ export const runTaken = (runId: string, sessionId: string, existing: SessionStor
  * @internal
  */
 export const endedRun = (runId: string, record: SessionStore.RunRecord) =>
-  new WorkflowError.RunEnded({ runId, sessionId: record.sessionId, status: record.status })
+  new WorkflowError.RunEnded({
+    runId,
+    sessionId: record.sessionId,
+    status: record.status,
+    ...(record.error === undefined ? {} : { error: record.error })
+  })

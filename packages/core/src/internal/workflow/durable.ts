@@ -33,7 +33,7 @@ import { jsonProblem } from "../json.js"
 import { currentBackground } from "../run/background.js"
 import * as eventLog from "../run/eventLog.js"
 import { stopHere } from "../run/lease.js"
-import { isTagged } from "../run/model.js"
+import { endedRun, isTagged } from "../run/model.js"
 import { unfinished } from "../run/open.js"
 import * as runner from "../run/runner.js"
 import { decodeSignal, signalSchemas } from "../step/executors.js"
@@ -247,7 +247,7 @@ const endedOf = (
   const record = found.value.record
   if (record.workflowName !== self.name) return undefined
   if (record.userId !== undefined && record.userId !== (options?.userId ?? self.userId)) return undefined
-  return Effect.fail(new WorkflowError.RunEnded({ runId, sessionId: record.sessionId, status: record.status }))
+  return Effect.fail(endedRun(runId, record))
 }
 
 /** @internal */
@@ -336,6 +336,7 @@ export const prune = Effect.fn("Workflow.prune")(
 /** @internal */
 export const events = <W extends Any>(self: W, runId: string, options?: EventsOptions) =>
   Stream.unwrap(Effect.gen(function*() {
+    yield* runner.checkRunId(runId)
     const store = yield* SessionStore.SessionStore
     const found = yield* store.getRun(runId)
     const run = Option.map(found, (lookup) => lookup._tag === "Active" ? lookup.run : lookup.record)
