@@ -4,7 +4,8 @@
  * `runs continue <runId> --approve|--reject`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { SessionStore, Workflow } from "@sessionflow/core"
+import { SessionStore, Step, Workflow } from "@sessionflow/core"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Approval, Cli } from "@sessionflow/examples"
 import { Clock, Effect, Layer, TestClock } from "effect"
 import { captured, events, tempDb } from "./utils.js"
@@ -91,5 +92,20 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       expect(yield* error(["runs", "continue", "r1", "--approve"])).toContain("--db <file> or --url <url> is required")
       expect(yield* error(["runs", "continue", "r1", "--response", "{nope", "--db", "x.db"])).toContain("not JSON")
       expect(yield* error(["runs", "continue", "r1", "--reason", "x", "--db", "x.db"])).toContain("--reason goes with")
+      expect(yield* error(["runs", "continue", "a\u0000b", "--approve", "--db", "x.db"])).toBe(
+        `runs continue: "a\\u0000b" is not a run id (1 to 256 characters, no control characters)`
+      )
+    }))
+
+  it.scoped("runs continue of a run that failed says so, with its recorded error, and runs nothing", () =>
+    Effect.gen(function*() {
+      const db = yield* tempDb()
+      const failing = Workflow.make({ name: "approval-failing", steps: [Step.make("fail", () => Effect.fail(new Error("no approver")))] })
+      yield* Effect.flip(Workflow.run(failing, "go", { sessionId: "f1", runId: "f-1" }).pipe(
+        Effect.provide(SqliteSessionStore.layer({ filename: db }))
+      ))
+      const refused = yield* Effect.flip(captured(Cli.run(["runs", "continue", "f-1", "--approve", "--db", db])))
+      expect(refused).toBeInstanceOf(Cli.CommandError)
+      expect((refused as Cli.CommandError).message).toMatch(new RegExp(`^no paused run 'f-1' in .*: it has ended \\(error: .*no approver\\)$`))
     }))
 })

@@ -40,8 +40,9 @@ export const maxIdLength: number = ids.maxLength
  * A session or run id as every store takes it: 1 to {@link maxIdLength}
  * characters of well-formed Unicode without control characters (no NUL, no
  * newline). Runs on a session id outside it fail with `InvalidSessionId`, and
- * runs, continues, resumes and cancels of a run id outside it with
- * `InvalidRunId`; servers refuse such ids at their edge with this Schema.
+ * every operation given a run id outside it (a run with `runId`, a continue,
+ * resume, cancel, signal, status or event log) with `InvalidRunId`; servers
+ * refuse such ids at their edge with this Schema.
  *
  * @since 0.1.0
  * @category ids

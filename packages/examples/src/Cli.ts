@@ -26,6 +26,7 @@ import { Cli as SessionflowCli, CommandLine } from "@sessionflow/cli"
 import { SessionStore } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Approval from "./Approval.js"
@@ -253,8 +254,15 @@ const givenResponse = (
     return Effect.succeed({ approved: options.approve, ...(options.reason === undefined ? {} : { reason: options.reason }) })
   })
 
+const isId = Schema.is(SessionStore.Id)
+const idRule = `1 to ${SessionStore.maxIdLength} characters, no control characters`
+
 const text = (name: string, description: string) =>
   Options.text(name).pipe(Options.withDescription(description), Options.optional, Options.map(Option.getOrUndefined))
+
+/** How a run ended, with what its record says went wrong (a failed run's error). */
+const ended = (record: SessionStore.RunRecord) =>
+  record.error === undefined || record.error === record.status ? record.status : `${record.status}: ${record.error}`
 
 /**
  * `runs continue <runId>`: finds the paused run in `--db`, the example
@@ -290,6 +298,9 @@ const continueRun = Command.make(
           command
         })
       }
+      if (!isId(runId)) {
+        return yield* new UsageError({ message: `runs continue: ${JSON.stringify(runId)} is not a run id (${idRule})`, command })
+      }
       const response = yield* givenResponse(options)
       if (response === undefined && options.json) {
         return yield* new UsageError({ message: "runs continue --json: give the answer (--approve, --reject or --response <json>)", command })
@@ -321,7 +332,7 @@ const continueRun = Command.make(
         const found = yield* store.getRun(runId)
         if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.status !== "paused") {
           const why = Option.isSome(found)
-            ? found.value._tag === "Recorded" ? `: it has ended (${found.value.record.status})` : ": it is running, not paused"
+            ? found.value._tag === "Recorded" ? `: it has ended (${ended(found.value.record)})` : ": it is running, not paused"
             : ` (see: npm start -- runs list ${dbOption})`
           return yield* new CommandError({ message: `no paused run '${runId}' in ${db}${why}` })
         }
