@@ -2,8 +2,8 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { Cause, Config, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Stream } from "effect"
-import { clientLayer, freshSchema, notifiedWatcher, terminateLockWaiter, testUrl, withClient } from "./pg.js"
+import { Cause, Clock, Config, ConfigProvider, Deferred, type Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { clientLayer, freshSchema, listening, notifiedWatcher, tcpProxy, terminateLockWaiter, testUrl, withClient } from "./pg.js"
 import { run } from "../store-sql/dialects.js"
 
 /** The store on the test's own client (for assertions in SQL), in `schema`. */
@@ -244,6 +244,44 @@ describe("PgSessionStore: a lost connection", () => {
     })), 60_000)
 })
 
+/**
+ * A store whose every connection goes through a TCP proxy (`proxy`), with
+ * `relistenTimeout`, watching session "w" once it is at version 1 (polling
+ * once an hour: what arrives was notified or read on listening again); and
+ * `commit(n)`, committing version `n` through another store that connects
+ * directly. `take` takes the watch's next change (the promptly: 10 seconds),
+ * `watchEnded` completes with the watch's exit.
+ */
+const proxiedWatcher = (relistenTimeout: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const schema = yield* freshSchema
+    const proxy = yield* tcpProxy
+    const applicationName = `sessionflow-${crypto.randomUUID()}`
+    const open = (url: string, options: Partial<PgSessionStore.Options>) =>
+      Effect.map(
+        Layer.build(PgSessionStore.layer({ url, schema, ...options })),
+        (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+      )
+    const writing = yield* open(testUrl, { applicationName: "sessionflow-test-writer" })
+    const watching = yield* open(proxy.url, { applicationName, relistenTimeout })
+    const commit = (n: number) =>
+      writing.commit({ sessionId: "w", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("w", `r${n}`) })
+    yield* commit(1)
+    const changes = yield* Queue.unbounded<SessionStore.SessionChange>()
+    const watchEnded = yield* Deferred.make<Exit.Exit<void, unknown>>()
+    yield* Effect.forkScoped(
+      Stream.runForEach(watching.watch("w", { pollInterval: "1 hour" }), (change) => Queue.offer(changes, change)).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => Deferred.succeed(watchEnded, exit))
+      )
+    )
+    const take = Queue.take(changes).pipe(
+      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no change arrived within 10 seconds") })
+    )
+    yield* listening(applicationName)
+    return { commit, proxy, take, watchEnded }
+  })
+
 describe("PgSessionStore.watch", () => {
   it.live("hears of another pool's commits through LISTEN/NOTIFY, without polling", () =>
     Effect.scoped(Effect.gen(function*() {
@@ -284,17 +322,8 @@ describe("PgSessionStore.watch", () => {
         take.pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no change arrived within 5 seconds") }))
       const take = yield* notifiedWatcher(watching, "w")
       assert.strictEqual((yield* take).version, 1)
-      yield* withClient((sql) =>
-        Effect.gen(function*() {
-          const listener = yield* sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
-WHERE application_name = ${applicationName} AND query LIKE 'LISTEN %'`.pipe(
-            Effect.flatMap((rows) => Option.fromNullable(rows[0])),
-            Effect.retry(Schedule.spaced("20 millis")),
-            Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no LISTEN connection") })
-          )
-          yield* sql`SELECT pg_terminate_backend(${listener.pid})`
-        })
-      )
+      const listener = yield* listening(applicationName)
+      yield* withClient((sql) => sql`SELECT pg_terminate_backend(${listener.pid})`)
       // committed while the watcher has no connection: it arrives once it listens again
       yield* commit(2)
       const meanwhile = yield* promptly(take)
@@ -310,6 +339,54 @@ WHERE application_name = ${applicationName} AND query LIKE 'LISTEN %'`.pipe(
       yield* commit(5)
       assert.strictEqual((yield* promptly(again)).version, 5)
       assert.strictEqual((yield* promptly(take)).version, 5)
+    })), 60_000)
+
+  it.live("a watcher whose connection to the database is cut, and stays cut, fails with a SessionStoreError once relistenTimeout has passed", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { proxy, take, watchEnded } = yield* proxiedWatcher("1500 millis")
+      assert.strictEqual((yield* take).version, 1)
+      const cutAt = yield* Clock.currentTimeMillis
+      yield* proxy.cut
+      const exit = yield* Deferred.await(watchEnded).pipe(
+        Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the watch neither failed nor ended") })
+      )
+      const failedAfter = (yield* Clock.currentTimeMillis) - cutAt
+      const error = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      assert.isTrue(Option.isSome(error) && error.value instanceof WorkflowError.SessionStoreError, String(exit))
+      const failure = (error as Option.Some<WorkflowError.SessionStoreError>).value
+      assert.strictEqual(failure.method, "watch")
+      // its listening connection, or a read under way when the connection was cut: tried again until the deadline
+      assert.match(failure.description, /could not (listen|read) again within 1s 500ms/)
+      // it kept trying until the deadline: not failed at the first refused connection
+      assert.isAtLeast(failedAfter, 1500)
+    })), 60_000)
+
+  it.live("a watcher whose connection comes back before relistenTimeout gets the versions committed meanwhile (coalesced ones counted in skipped), then hears of later commits", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const { commit, proxy, take, watchEnded } = yield* proxiedWatcher("20 seconds")
+      assert.strictEqual((yield* take).version, 1)
+      yield* proxy.cut
+      // committed while no connection of the watcher's store can reach the database
+      yield* commit(2)
+      yield* commit(3)
+      yield* Effect.sleep("700 millis")
+      assert.isFalse(yield* Deferred.isDone(watchEnded))
+      yield* proxy.restore
+      const versions: Array<number> = []
+      let covered = 0
+      while (versions.at(-1) !== 3) {
+        const change = yield* take
+        versions.push(change.version)
+        covered += 1 + change.skipped
+      }
+      // every version after 1 is told of: delivered, or counted in a delivered change's skipped
+      assert.strictEqual(covered, 2, String(versions))
+      assert.deepStrictEqual(versions, [...versions].sort((a, b) => a - b))
+      yield* Effect.sleep("200 millis")
+      yield* commit(4)
+      const later = yield* take
+      assert.deepStrictEqual([later.version, later.skipped, later.state], [4, 0, { n: 4 }])
+      assert.isFalse(yield* Deferred.isDone(watchEnded))
     })), 60_000)
 
   it.live("a watcher that cannot listen again within relistenTimeout fails with a SessionStoreError: it neither hangs nor polls quietly", () =>

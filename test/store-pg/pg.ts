@@ -9,6 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import type { SessionStore } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { Context, Effect, Layer, Option, Queue, Redacted, Schedule, type Scope, Stream } from "effect"
+import * as net from "node:net"
 
 export const testUrl = process.env.SESSIONFLOW_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
@@ -72,4 +73,68 @@ WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
       )
       yield* sql`SELECT pg_terminate_backend(${victim.pid})`
     })
+  )
+
+/**
+ * A TCP proxy on 127.0.0.1 that forwards every connection to the test's
+ * PostgreSQL: `url` is the test database through it. `cut` destroys every
+ * connection through it and stops listening (new connections are refused
+ * until `restore`, which listens again on the same port). Closed with the
+ * scope.
+ */
+export interface TcpProxy {
+  readonly url: string
+  readonly cut: Effect.Effect<void>
+  readonly restore: Effect.Effect<void>
+}
+
+/** @see TcpProxy */
+export const tcpProxy: Effect.Effect<TcpProxy, never, Scope.Scope> = Effect.gen(function*() {
+  const target = new URL(testUrl)
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || "5432"), target.hostname)
+    const end = () => {
+      for (const socket of [client, upstream]) {
+        socket.destroy()
+        sockets.delete(socket)
+      }
+    }
+    for (const socket of [client, upstream]) {
+      sockets.add(socket)
+      socket.on("error", end)
+      socket.on("close", end)
+    }
+    client.pipe(upstream)
+    upstream.pipe(client)
+  })
+  const listen = (port: number) =>
+    Effect.async<number>((resume) => {
+      server.listen(port, "127.0.0.1", () => resume(Effect.succeed((server.address() as net.AddressInfo).port)))
+    })
+  const close = Effect.async<void>((resume) => {
+    if (!server.listening) return resume(Effect.void)
+    server.close(() => resume(Effect.void))
+    for (const socket of sockets) socket.destroy()
+    sockets.clear()
+  })
+  const port = yield* Effect.acquireRelease(listen(0), () => close)
+  const url = new URL(testUrl)
+  url.hostname = "127.0.0.1"
+  url.port = String(port)
+  return { url: url.href, cut: close, restore: Effect.asVoid(listen(port)) }
+})
+
+/**
+ * Waits until the pool named `applicationName` has a connection that
+ * listens (`LISTEN`), failing after 10 seconds without one.
+ */
+export const listening = (applicationName: string) =>
+  withClient((sql) =>
+    sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+WHERE application_name = ${applicationName} AND query LIKE 'LISTEN %'`.pipe(
+      Effect.flatMap((rows) => Option.fromNullable(rows[0])),
+      Effect.retry(Schedule.spaced("20 millis")),
+      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no LISTEN connection") })
+    )
   )

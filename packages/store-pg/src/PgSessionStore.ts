@@ -134,7 +134,9 @@ export const make = (
     const pg = yield* PgClient.PgClient
     // watchers listen on a connection of the store's own, made anew when it is lost
     const listen = yield* connections.makeListen(pg.config)
-    return yield* SqlSessionStore.make(options, { listen }).pipe(Effect.provideService(SqlClient.SqlClient, pg))
+    return yield* SqlSessionStore.make(options, { listen, lostConnection: connections.lostConnection }).pipe(
+      Effect.provideService(SqlClient.SqlClient, pg)
+    )
   })
 
 // -----------------------------------------------------------------------------

@@ -193,6 +193,13 @@ export interface Driver {
    * own `listen` goes quiet when its connection is lost.
    */
   readonly listen?: ((channel: string) => Stream.Stream<string, SqlError>) | undefined
+  /**
+   * PostgreSQL: whether a query failed because its connection was lost (the
+   * server cannot be reached, or ended the connection). A watcher's read
+   * that fails so is tried again, like its listening, for `relistenTimeout`
+   * at most, instead of failing the watch at once; any other error fails it.
+   */
+  readonly lostConnection?: ((error: SqlError) => boolean) | undefined
 }
 
 /**

@@ -58,6 +58,27 @@ const endsConnection = (message: { readonly severity?: string | undefined; reado
   message.severity === "FATAL" || message.severity === "PANIC" || message.code?.startsWith("57P") === true ||
   message.code?.startsWith("08") === true
 
+/** The codes of node's socket errors that mean the server cannot be reached, or the connection broke. */
+const socketCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND"])
+
+/**
+ * Whether a query failed because its connection was lost: the server could
+ * not be reached (a socket error), the connection ended under it
+ * (node-postgres' "Connection terminated"), or the server ended it (see
+ * `endsConnection`). What a watcher tries again for `relistenTimeout`.
+ */
+export const lostConnection = (error: SqlError): boolean => {
+  const cause = error.cause
+  if (typeof cause !== "object" || cause === null) return false
+  const { code, message, severity } = cause as { code?: unknown; message?: unknown; severity?: unknown }
+  if (typeof code === "string" && socketCodes.has(code)) return true
+  if (typeof message === "string" && /^Connection terminated/.test(message)) return true
+  return endsConnection({
+    ...(typeof severity === "string" ? { severity } : {}),
+    ...(typeof code === "string" ? { code } : {})
+  })
+}
+
 /**
  * A pool whose clients are closed, instead of kept, when they are given back
  * after the server ended their connection: `PgClient` gives a client back

@@ -1040,6 +1040,40 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   })
 
   const listen = dialect === "pg" ? driver?.listen : undefined
+  const lostConnection = dialect === "pg" ? driver?.lostConnection : undefined
+
+  /** How often a watcher tries to listen (or read) again after its connection was lost, for `relistenTimeout` in all. */
+  const reconnecting = Schedule.exponential("50 millis", 2).pipe(
+    Schedule.union(Schedule.spaced("1 second")),
+    Schedule.jittered,
+    Schedule.upTo(relistenTimeout)
+  )
+
+  /** Whether `error` is a query's that lost its connection (PostgreSQL, as the driver tells). */
+  const lost = (error: unknown): boolean =>
+    lostConnection !== undefined && Predicate.isTagged(error, "SqlError") && lostConnection(error as SqlError)
+
+  /**
+   * A watcher's read that lost its connection is tried again (`reconnecting`),
+   * then fails saying so; the database's other errors fail it at once.
+   */
+  const readAgainWhenLost = (method: string) =>
+  <A, E extends { readonly _tag: string }, R>(self: Effect.Effect<A, E, R>) =>
+    (lostConnection === undefined ? self : Effect.retry(self, { while: lost, schedule: reconnecting })).pipe(
+      Effect.catchIf(
+        (error): error is Extract<E, rows.StoreFailure> => error._tag === "SqlError" || error._tag === "ParseError",
+        (error) =>
+          lost(error)
+            ? new WorkflowError.SessionStoreError({
+              method,
+              description: `lost its connection, and could not read again within ${Duration.format(relistenTimeout)}: ${
+                describeError(error)
+              }`,
+              cause: error
+            })
+            : storeError(method)(error)
+      )
+    )
 
   /**
    * The wake-ups of a reader: every `pollInterval`, and, told of writes (the
@@ -1056,13 +1090,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
       return listen === undefined ? polls : Stream.merge(
         listen(channel).pipe(
           // the schedule starts again once the stream emits: after each new connection's wake-up
-          Stream.retry(
-            Schedule.exponential("50 millis", 2).pipe(
-              Schedule.union(Schedule.spaced("1 second")),
-              Schedule.jittered,
-              Schedule.upTo(relistenTimeout)
-            )
-          ),
+          Stream.retry(reconnecting),
           // "": listening (again), anything may have been written before
           Stream.filter((heard) => heard === payload || heard === ""),
           Stream.mapError((error) =>
@@ -1098,7 +1126,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     const read = (last: number) =>
       rows.changeAbove(last, selectVersion(sessionId), selectChange(sessionId)).pipe(
         waitForLock("watch"),
-        Effect.catchTags({ SqlError: storeError("watch"), ParseError: storeError("watch") })
+        readAgainWhenLost("watch")
       )
     return rows.watchStream(wakeUps("watch", channel, sessionId, options), read).pipe(Stream.withSpan("SqlSessionStore.watch"))
   }
