@@ -559,8 +559,9 @@ export interface ActiveFilter {
  *   not exist yet), else `SessionConflict`.
  * - `state` absent: the state is left alone (no version check); the session
  *   must exist.
- * - `run` present: the run record is appended to the session's history (an
- *   earlier record with the same run id, a retried run's, is removed).
+ * - `run` present: the run record is appended to the session's history (a
+ *   run that ended never runs again under its id, so there is no earlier
+ *   record with its id; one there would be replaced, never kept twice).
  * - `ends` present: the unfinished run with that id, owned by that owner, is
  *   removed in the same write (with its signals); when it is not there (any
  *   more) with that owner, `RunLost` and nothing is written.

@@ -292,8 +292,10 @@ export const RunRequest = Schema.Struct({
   /**
    * the run's id (default: a new one), to retry safely: an id whose run
    * completed returns its recorded output (no `stepOutputs`) without running
-   * again; one that runs elsewhere is a 409; one that waits for a response is
-   * a 202 (409 when streamed)
+   * again; one whose run failed, was cancelled or abandoned is a 409
+   * `run-ended` (with the recorded error), and nothing runs; one that runs
+   * elsewhere is a 409; one that waits for a response is a 202 (409 when
+   * streamed)
    */
   runId: Schema.optional(SessionStore.Id),
   /**

@@ -204,7 +204,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     }
     return undefined
   }
-  /** appends a record; one with the same run id (an earlier attempt) is removed, as the SQL stores do */
+  /** appends a record; one with the same run id (there is none: an ended run never runs again) is replaced, as the SQL stores do */
   const append = (session: MemorySession, runId: string, json: string) => {
     session.runs.delete(runId)
     session.runs.set(runId, json)
