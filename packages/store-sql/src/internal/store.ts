@@ -843,13 +843,7 @@ WHERE run_id = ${runId}`
   const claimRun = Effect.fn("SqlSessionStore.claimRun")(
     function*(
       runId: string,
-      claim: {
-        readonly owner: string
-        readonly now: number
-        readonly leaseExpiresAt: number
-        readonly pause?: string | undefined
-        readonly from?: string | undefined
-      }
+      claim: Parameters<SessionStore.Backend["claimRun"]>[1]
     ) {
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
       // one conditional write: of several claims, exactly one finds the run claimable
