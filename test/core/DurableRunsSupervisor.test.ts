@@ -2,13 +2,16 @@
  * `DurableRuns.layer`: the supervisor that resumes abandoned runs, on the
  * memory store and on a SQLite file. An abandoned run is an unfinished-run
  * entry of an owner that no longer renews its lease; "processes" are stores
- * over one backend (or one file), each with its own owner.
+ * over one backend (or one file), each with its own owner; one whose owner
+ * names a process of this host that exited is resumed without waiting for
+ * its lease.
  */
 import { DurableRuns, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Ref, Schema, TestClock } from "effect"
 import { flush, memoryProcesses, recorded, sqliteProcesses } from "./storeProcesses.js"
 import { on } from "./utils.js"
+import { spawnSync } from "node:child_process"
 
 class Items extends SessionState.Tag("supervised/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
 
@@ -79,6 +82,43 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         yield* flush
         expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
         expect((yield* Workflow.getSessionState(wf, "session-r1").pipe(on(c))).items).toEqual(["done"])
+      }))
+
+    it.scoped("a run whose owner is a process of this host that exited is resumed once at the supervisors' next look, its lease still held", () =>
+      Effect.gen(function*() {
+        const make = yield* makeProcesses
+        const [a, b, c] = [yield* make(), yield* make(), yield* make()]
+        const counts = yield* Ref.make<ReadonlyArray<string>>([])
+        const wf = counting(counts)
+        // the owner id of a process of this host that ran and exited
+        const pid = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout)
+        const dead = a.owner.replace(/:\d+:/, `:${pid}:`)
+        expect(SessionStore.ownerGone(dead)).toBe(true)
+        const now = yield* currentTime
+        yield* a.startRun({
+          runId: "gone",
+          sessionId: "session-gone",
+          workflowName: "supervised",
+          status: "running",
+          input: "go",
+          owner: dead,
+          leaseExpiresAt: now + 60_000,
+          baseVersion: 0,
+          initialState: { items: [] },
+          durability: "step",
+          startedAt: now,
+          updatedAt: now
+        })
+        yield* supervised(b, { workflows: [wf] })
+        yield* supervised(c, { workflows: [wf] })
+        // well within the lease
+        const record = yield* recorded(b, "gone", "100 millis", 20)
+        expect(record).toMatchObject({ status: "completed", runId: "gone" })
+        expect(yield* currentTime).toBeLessThan(now + 60_000)
+        yield* TestClock.adjust("2 seconds")
+        yield* flush
+        expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
+        expect((yield* Workflow.getSessionState(wf, "session-gone").pipe(on(c))).items).toEqual(["done"])
       }))
 
     it.scoped("a run whose resume keeps failing is ended as abandoned after maxAttempts, with the reason", () =>
