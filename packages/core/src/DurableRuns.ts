@@ -2,7 +2,8 @@
  * Automatic recovery of durable runs: {@link layer} runs a supervisor in the
  * background that finds the runs of its workflows whose process died (their
  * lease expired, or, for a process of this host, at its first look after the
- * process is gone: see `SessionStore.ownerGone`) and resumes them, from their last journaled step. Several
+ * process is gone: see `SessionStore.ownerGone`) and resumes them, from their
+ * last journaled step. Several
  * processes may run it over one store: each run is claimed by exactly one of
  * them, the others leave it. A run whose resume keeps failing is ended after
  * `maxAttempts`, recorded as `abandoned` with the reason. A run started by

@@ -526,7 +526,8 @@ export type ContinueError =
 
 /**
  * Carries on an abandoned run (the process running it died: its lease
- * expired, or that process was on this host and is gone), in this process, from its last journaled step: the steps completed
+ * expired, or that process was on this host and is gone), in this process,
+ * from its last journaled step: the steps completed
  * before are not run again (their outputs come from the journal). Exactly one
  * of several processes resuming the same run wins; the others get
  * `RunInProgress`. If the session was committed by another run since, the run
