@@ -31,11 +31,13 @@ type Store = SessionStore.Service
 
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 
-/** An unfinished-run entry of a process that died: its lease runs out in 2 seconds. */
+/** An unfinished-run entry of a process that died: its lease runs out in 2 seconds (or `leaseMillis`). */
 const orphan = (store: Store, runId: string, options?: {
   readonly workflowName?: string
   readonly status?: "running" | "paused"
   readonly shape?: SessionStore.WorkflowShape
+  readonly owner?: string
+  readonly leaseMillis?: number
 }) =>
   Effect.flatMap(currentTime, (now) =>
     store.startRun({
@@ -44,8 +46,8 @@ const orphan = (store: Store, runId: string, options?: {
       workflowName: options?.workflowName ?? "supervised",
       status: options?.status ?? "running",
       input: "go",
-      owner: options?.status === "paused" ? "" : "a-process-that-died",
-      leaseExpiresAt: options?.status === "paused" ? 0 : now + 2000,
+      owner: options?.status === "paused" ? "" : options?.owner ?? "a-process-that-died",
+      leaseExpiresAt: options?.status === "paused" ? 0 : now + (options?.leaseMillis ?? 2000),
       baseVersion: 0,
       initialState: { items: [] },
       durability: "step",
@@ -95,20 +97,7 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         const dead = a.owner.replace(/:\d+:/, `:${pid}:`)
         expect(SessionStore.ownerGone(dead)).toBe(true)
         const now = yield* currentTime
-        yield* a.startRun({
-          runId: "gone",
-          sessionId: "session-gone",
-          workflowName: "supervised",
-          status: "running",
-          input: "go",
-          owner: dead,
-          leaseExpiresAt: now + 60_000,
-          baseVersion: 0,
-          initialState: { items: [] },
-          durability: "step",
-          startedAt: now,
-          updatedAt: now
-        })
+        yield* orphan(a, "gone", { owner: dead, leaseMillis: 60_000 })
         yield* supervised(b, { workflows: [wf] })
         yield* supervised(c, { workflows: [wf] })
         // well within the lease
