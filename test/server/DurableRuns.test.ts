@@ -9,9 +9,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@sessionflow/core"
 import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
-import { spawnSync } from "node:child_process"
 import { approvals, gated, notes, payments } from "./fixtures.js"
 import { parseEvents, parseFrames, request, start, streamRun } from "./utils.js"
+import { spawnSync } from "node:child_process"
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
   request(url, { method: "POST", json, headers })
