@@ -44,7 +44,8 @@ const work = () => {
   const stallAt = Number(stallArg)
   const workflow = crashable((n) => Effect.zipRight(printStep(n), n === stallAt ? Effect.never : Effect.void))
   return Effect.runPromise(
-    Workflow.run(workflow, "go", { sessionId: arg, runId: arg, leaseDuration: "1 second" }).pipe(
+    // the default lease: the supervisor, on this host, takes the run over without waiting for it
+    Workflow.run(workflow, "go", { sessionId: arg, runId: arg, leaseDuration: "10 seconds" }).pipe(
       Effect.asVoid,
       Effect.provide(storeLayer(spec))
     )

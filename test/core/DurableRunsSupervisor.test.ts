@@ -2,13 +2,16 @@
  * `DurableRuns.layer`: the supervisor that resumes abandoned runs, on the
  * memory store and on a SQLite file. An abandoned run is an unfinished-run
  * entry of an owner that no longer renews its lease; "processes" are stores
- * over one backend (or one file), each with its own owner.
+ * over one backend (or one file), each with its own owner; one whose owner
+ * names a process of this host that exited is resumed without waiting for
+ * its lease.
  */
 import { DurableRuns, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Ref, Schema, TestClock } from "effect"
 import { flush, memoryProcesses, recorded, sqliteProcesses } from "./storeProcesses.js"
 import { on } from "./utils.js"
+import { spawnSync } from "node:child_process"
 
 class Items extends SessionState.Tag("supervised/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
 
@@ -28,11 +31,13 @@ type Store = SessionStore.Service
 
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 
-/** An unfinished-run entry of a process that died: its lease runs out in 2 seconds. */
+/** An unfinished-run entry of a process that died: its lease runs out in 2 seconds (or `leaseMillis`). */
 const orphan = (store: Store, runId: string, options?: {
   readonly workflowName?: string
   readonly status?: "running" | "paused"
   readonly shape?: SessionStore.WorkflowShape
+  readonly owner?: string
+  readonly leaseMillis?: number
 }) =>
   Effect.flatMap(currentTime, (now) =>
     store.startRun({
@@ -41,8 +46,8 @@ const orphan = (store: Store, runId: string, options?: {
       workflowName: options?.workflowName ?? "supervised",
       status: options?.status ?? "running",
       input: "go",
-      owner: options?.status === "paused" ? "" : "a-process-that-died",
-      leaseExpiresAt: options?.status === "paused" ? 0 : now + 2000,
+      owner: options?.status === "paused" ? "" : options?.owner ?? "a-process-that-died",
+      leaseExpiresAt: options?.status === "paused" ? 0 : now + (options?.leaseMillis ?? 2000),
       baseVersion: 0,
       initialState: { items: [] },
       durability: "step",
@@ -79,6 +84,30 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         yield* flush
         expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
         expect((yield* Workflow.getSessionState(wf, "session-r1").pipe(on(c))).items).toEqual(["done"])
+      }))
+
+    it.scoped("a run whose owner is a process of this host that exited is resumed once at the supervisors' next look, its lease still held", () =>
+      Effect.gen(function*() {
+        const make = yield* makeProcesses
+        const [a, b, c] = [yield* make(), yield* make(), yield* make()]
+        const counts = yield* Ref.make<ReadonlyArray<string>>([])
+        const wf = counting(counts)
+        // the owner id of a process of this host that ran and exited
+        const pid = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout)
+        const dead = a.owner.replace(/:\d+:/, `:${pid}:`)
+        expect(SessionStore.ownerGone(dead)).toBe(true)
+        const now = yield* currentTime
+        yield* orphan(a, "gone", { owner: dead, leaseMillis: 60_000 })
+        yield* supervised(b, { workflows: [wf] })
+        yield* supervised(c, { workflows: [wf] })
+        // well within the lease
+        const record = yield* recorded(b, "gone", "100 millis", 20)
+        expect(record).toMatchObject({ status: "completed", runId: "gone" })
+        expect(yield* currentTime).toBeLessThan(now + 60_000)
+        yield* TestClock.adjust("2 seconds")
+        yield* flush
+        expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
+        expect((yield* Workflow.getSessionState(wf, "session-gone").pipe(on(c))).items).toEqual(["done"])
       }))
 
     it.scoped("a run whose resume keeps failing is ended as abandoned after maxAttempts, with the reason", () =>

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionStore, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
 import { type Collecting, collecting, commitChanges, nextOf } from "./utils.js"
 
 type Store = SessionStore.Service
@@ -1298,6 +1298,42 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual([resumed.status, resumed.owner], ["running", "owner-c"])
         const missing = yield* Effect.flip(store.claimRun("missing", { owner: "x", now: 0, leaseExpiresAt: 1 }))
         assert.strictEqual(missing._tag, "RunNotFound")
+      }))
+
+    test("claimRun from a gone owner takes its running run whatever the lease; from another owner it is RunInProgress; of two such claims one wins", (store) =>
+      Effect.gen(function*() {
+        yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 60_000 }))
+        // naming an owner the run does not have takes nothing
+        const wrong = yield* Effect.flip(store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-x" }))
+        assert(wrong._tag === "RunInProgress")
+        assert.deepStrictEqual([wrong.owner, wrong.leaseExpiresAt], ["owner-a", 60_000])
+        // naming its owner takes it, lease or not
+        const taken = yield* store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" })
+        assert.deepStrictEqual([taken.status, taken.owner, taken.leaseExpiresAt], ["running", "owner-b", 9_000])
+        // a second claim from the same (gone) owner finds the new owner's lease
+        const late = yield* Effect.flip(store.claimRun("r1", { owner: "owner-c", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" }))
+        assert(late._tag === "RunInProgress")
+        assert.strictEqual(late.owner, "owner-b")
+        assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 70_000 })))._tag, "RunLost")
+        // two claims from the same gone owner at once: exactly one wins
+        yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
+        const both = yield* Effect.all(
+          ["owner-d", "owner-e"].map((owner) =>
+            Effect.either(store.claimRun("r2", { owner, now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" }))
+          ),
+          { concurrency: "unbounded" }
+        )
+        const winners = both.filter(Either.isRight)
+        assert.strictEqual(winners.length, 1)
+        const losers = both.filter(Either.isLeft)
+        assert.deepStrictEqual(losers.map((loser) => loser.left._tag), ["RunInProgress"])
+        const found = yield* store.getRun("r2")
+        assert(Option.isSome(found) && found.value._tag === "Active")
+        assert.strictEqual(found.value.run.owner, winners[0]!.right.owner)
+        // a paused run's claim is unchanged by `from`
+        yield* store.updateRun("r1", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0 })
+        const resumed = yield* store.claimRun("r1", { owner: "owner-f", now: 2_000, leaseExpiresAt: 6_000, from: "owner-z" })
+        assert.deepStrictEqual([resumed.status, resumed.owner], ["running", "owner-f"])
       }))
 
     test("a paused run shows on its session, which refuses state commits except the one that ends that run", (store) =>

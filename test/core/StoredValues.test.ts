@@ -187,6 +187,20 @@ describe("durability rules: what a durable run stores is restored exactly or ref
               expect(yield* Workflow.getSessionState(adding(persist, "{}"), sessionId)).toStrictEqual({ notes: ["a"] })
               expect(yield* stored(sessionId)).toStrictEqual({ notes: ["a"] })
             }
+            // an own "__proto__" property made with Object.defineProperty is the same key
+            const defining = Workflow.make({
+              name: "values",
+              persist,
+              steps: [Step.make("define", () =>
+                SessionState.update((s) => {
+                  const next = { ...(s as object), more: 1 }
+                  Object.defineProperty(next, "__proto__", { value: { x: 1 }, enumerable: true, writable: true, configurable: true })
+                  return next
+                }))]
+            })
+            expectRefused(yield* Effect.flip(Workflow.run(defining, "go", { sessionId })), "state", ".__proto__", `"__proto__" key`)
+            expect(yield* Workflow.getSessionState(adding(persist, "{}"), sessionId)).toStrictEqual({ notes: ["a"] })
+            expect(yield* stored(sessionId)).toStrictEqual({ notes: ["a"] })
             const updated = yield* Effect.flip(
               Workflow.updateSessionState(adding(persist, "{}"), sessionId, (s) => ({ ...s, ...JSON.parse(`{"__proto__": {}}`) }))
             )
@@ -198,6 +212,30 @@ describe("durability rules: what a durable run stores is restored exactly or ref
           )
           expectRefused(seeded, "state", ".__proto__", `"__proto__" key`)
           expect(yield* stored(`seeded-${store}`)).toBeUndefined()
+        }).pipe(Effect.provide(layer)), 30_000)
+
+      it.effect(`${store}: a journaled step output and a pause payload with a __proto__ key are refused, nothing written`, () =>
+        Effect.gen(function*() {
+          const withProto = () => {
+            const value: Record<string, unknown> = { keep: 1 }
+            Object.defineProperty(value, "__proto__", { value: { x: 1 }, enumerable: true, writable: true, configurable: true })
+            return value
+          }
+          const received = yield* Ref.make<ReadonlyArray<unknown>>([])
+          const journaled = yield* Effect.flip(Workflow.run(producing(withProto, received), "go", { sessionId: "s", durability: "step" }))
+          expectRefused(journaled, "journal", ".previous.v.__proto__", `"__proto__" key`)
+          expect(yield* Ref.get(received)).toEqual([])
+          const asking = Workflow.make({
+            name: "values",
+            steps: [Step.pause("ask", {
+              payload: Schema.Unknown,
+              response: Schema.Boolean,
+              ask: () => Effect.sync(() => JSON.parse(`{"v": {"__proto__": {"x": 1}}}`)),
+              resume: (ok) => Effect.succeed(ok)
+            })]
+          })
+          expectRefused(yield* Effect.flip(Workflow.run(asking, "go", { sessionId: "s" })), "pause", ".payload.v.__proto__", `"__proto__" key`)
+          yield* nothingCommitted
         }).pipe(Effect.provide(layer)), 30_000)
     }
   })

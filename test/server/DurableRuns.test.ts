@@ -2,13 +2,16 @@
  * Durable runs over HTTP: a run that pauses (202 with its question, or a
  * stream ending with RunPaused), the paused-runs list, continuing (JSON or
  * server-sent events) and cancelling, idempotent run ids, the 409s and 404s,
- * and ownership of paused runs.
+ * ownership of paused runs, and the runs of processes that died (resumed by
+ * the server, or by a retry with their id at once when the process was on
+ * this host).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@sessionflow/core"
 import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { approvals, failing, gated, notes, payments } from "./fixtures.js"
 import { parseEvents, parseFrames, request, start, streamRun } from "./utils.js"
+import { spawnSync } from "node:child_process"
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
   request(url, { method: "POST", json, headers })
@@ -430,5 +433,52 @@ describe("abandoned runs", () => {
       yield* Effect.repeatN(Effect.yieldNow(), 200)
       expect(yield* recordOf(store)).toBeUndefined()
       expect((yield* store.activeRuns({})).map((run) => run.owner)).toEqual(["a-process-that-died"])
+    }))
+})
+
+describe("a run whose process died on this host", () => {
+  /** The owner id of a process of this host that ran and exited: its runs' owner is gone. */
+  const deadOwner = () => {
+    const pid = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout)
+    const owner = SessionStore.make(SessionStore.makeMemoryBackend()).owner.replace(/:\d+:/, `:${pid}:`)
+    expect(SessionStore.ownerGone(owner)).toBe(true)
+    return owner
+  }
+
+  it.scoped("is carried on by a retry with its id, JSON or streamed, while its lease still holds", () =>
+    Effect.gen(function*() {
+      const store = SessionStore.make(SessionStore.makeMemoryBackend())
+      const owner = deadOwner()
+      const orphan = (runId: string, sessionId: string) =>
+        store.startRun({
+          runId,
+          sessionId,
+          workflowName: "notes",
+          status: "running",
+          input: "from a dead process",
+          owner,
+          // the test clock is at 0: a minute of lease left
+          leaseExpiresAt: 60_000,
+          baseVersion: 0,
+          initialState: { notes: [] },
+          durability: "step",
+          startedAt: 0,
+          updatedAt: 0
+        })
+      yield* orphan("dead-json", "d1")
+      yield* orphan("dead-sse", "d2")
+      const url = yield* start({ workflows: [notes], supervise: false }, Layer.succeed(SessionStore.SessionStore, store))
+      const runs = `${url}/workflows/notes/runs`
+      const json = yield* post(runs, { input: "from a dead process", sessionId: "d1", runId: "dead-json" })
+      expect(json.status).toBe(200)
+      expect(json.body).toMatchObject({ runId: "dead-json", status: "completed", content: 1, state: { notes: ["from a dead process"] } })
+      // a retry that names the run only, streamed
+      const streamed = yield* streamRun(runs, { input: "from a dead process", runId: "dead-sse" })
+      expect(streamed.status).toBe(200)
+      const tags = parseEvents(streamed.text).map((event) => event._tag)
+      expect(tags[0]).toBe("RunResumed")
+      expect(tags[tags.length - 1]).toBe("RunCompleted")
+      expect((yield* request(`${url}/workflows/notes/sessions/d2`)).body.state).toEqual({ notes: ["from a dead process"] })
+      expect(yield* store.activeRuns({})).toEqual([])
     }))
 })

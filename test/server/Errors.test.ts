@@ -110,6 +110,15 @@ describe("engine errors over HTTP", () => {
     }
   })
 
+  it("a run in progress is a 409 that does not name the host and process running it", () => {
+    const owner = "build-host.internal+4026531836:4242:0f0e"
+    const mapped = errors.runError(false)(new WorkflowError.RunInProgress({ runId: "r", sessionId: "s", owner, leaseExpiresAt: 0 }))
+    expect(mapped).toMatchObject({ _tag: "Conflict", reason: "run-in-progress", sessionId: "s", runId: "r" })
+    expect(mapped.message).toContain("1970-01-01T00:00:00.000Z")
+    expect(mapped.message).not.toContain("build-host")
+    expect(mapped.message).not.toContain("4242")
+  })
+
   it("the API's error classes carry those status codes", () => {
     const classes = {
       BadRequest: WorkflowApi.BadRequest,

@@ -569,7 +569,7 @@ export const unfinishedRuns: Effect.Effect<
     sessionId: run.sessionId,
     workflowName: run.workflowName,
     ...(run.userId === undefined ? {} : { userId: run.userId }),
-    state: run.status === "running" && run.leaseExpiresAt < now ? "abandoned" : SessionStore.runState(run),
+    state: SessionStore.isAbandoned(run, now) ? "abandoned" : SessionStore.runState(run),
     input: run.input,
     ...(run.status === "running" ? { owner: run.owner, leaseExpiresAt: run.leaseExpiresAt } : {}),
     ...(run.journal === undefined ? {} : { nextStep: run.journal.next }),

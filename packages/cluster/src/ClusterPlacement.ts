@@ -66,8 +66,10 @@ export interface RunnerOptions<W extends Workflow.Any> {
   readonly workflows: ReadonlyArray<W>
   /**
    * How long a run delivered again after its runner died waits for the dead
-   * runner's lease on it to expire (it is `RunInProgress` until then), after
-   * which it is resumed from its journal; default 1 minute. Keep the runs'
+   * runner's lease on it to expire (it is `RunInProgress` until then, unless
+   * the dead runner was a process of this host: then it is resumed at once,
+   * see `SessionStore.ownerGone`), after which it is resumed from its
+   * journal; default 1 minute. Keep the runs'
    * `leaseDuration` well below it.
    */
   readonly failoverWait?: Duration.DurationInput | undefined

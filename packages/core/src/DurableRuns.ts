@@ -1,7 +1,9 @@
 /**
  * Automatic recovery of durable runs: {@link layer} runs a supervisor in the
  * background that finds the runs of its workflows whose process died (their
- * lease expired) and resumes them, from their last journaled step. Several
+ * lease expired, or, for a process of this host, at its first look after the
+ * process is gone: see `SessionStore.ownerGone`) and resumes them, from their
+ * last journaled step. Several
  * processes may run it over one store: each run is claimed by exactly one of
  * them, the others leave it. A run whose resume keeps failing is ended after
  * `maxAttempts`, recorded as `abandoned` with the reason. A run started by
@@ -183,7 +185,8 @@ export const supervise = <W extends Workflow.Any>(
         if (self === undefined) continue
         listed.add(run.runId)
         if (busy.has(run.runId) || foreign.has(run.runId)) continue
-        if (run.status === "running" && run.leaseExpiresAt >= now) {
+        // a run whose process is gone (on this host) is taken over at once, else when its lease expires
+        if (run.status === "running" && !SessionStore.isAbandoned(run, now)) {
           next = Math.min(next, run.leaseExpiresAt + 1)
           continue
         }

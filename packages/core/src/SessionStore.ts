@@ -23,6 +23,7 @@ import * as ids from "./internal/ids.js"
 import * as json from "./internal/json.js"
 import * as idGuard from "./internal/store/idGuard.js"
 import * as memory from "./internal/store/memoryStore.js"
+import * as owners from "./internal/store/owner.js"
 import type { StateChange } from "./WorkflowEvent.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
@@ -481,6 +482,32 @@ export const runState = (run: ActiveRun): RunState =>
     : run.pause?.kind === "signal"
     ? "waiting"
     : "paused"
+
+/**
+ * Whether the process that holds a run's lease (its `owner`, see
+ * {@link Service.owner}) is known to be gone: the owner names this host and
+ * a process id that no process of this host has (`process.kill(pid, 0)` finds
+ * none). Its run may be taken over at once (`Workflow.run` or
+ * `Workflow.resume` with its id, `DurableRuns`) instead of after its
+ * lease. An owner on another host is never known to be gone: its runs wait
+ * for their lease to expire.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const ownerGone = (owner: string): boolean => owners.gone(owner)
+
+/**
+ * Whether an unfinished run was abandoned at `now` (epoch milliseconds): it
+ * is running, and its lease expired or its owner is gone (see
+ * {@link ownerGone}). Such a run is carried on from its journal by the next
+ * run or resume with its id, or by `DurableRuns`.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const isAbandoned = (run: ActiveRun, now: number): boolean =>
+  run.status === "running" && (run.leaseExpiresAt < now || ownerGone(run.owner))
 
 /**
  * A signal sent to an unfinished run (`Workflow.signal`), as the store keeps
@@ -1222,7 +1249,10 @@ export interface Backend {
    * `pause` (a continue answering that pause), only a run paused at exactly
    * that pause (its `key`) is taken: a run paused elsewhere, or abandoned
    * while running, fails with `PauseMismatch` and is left as it is.
-   * `RunNotFound` when there is no such run.
+   * With `from` (no `pause`), a running run still owned by `from` is taken
+   * whatever its lease (its owner is known to be gone, see {@link ownerGone}):
+   * of several claims from the same owner one wins, the others find the new
+   * owner's lease. `RunNotFound` when there is no such run.
    */
   readonly claimRun: (
     runId: string,
@@ -1231,6 +1261,8 @@ export interface Backend {
       readonly now: number
       readonly leaseExpiresAt: number
       readonly pause?: string | undefined
+      /** the run's current owner, known to be gone: taken even while its lease lasts */
+      readonly from?: string | undefined
     }
   ) => Effect.Effect<
     ActiveRun,
@@ -1476,7 +1508,9 @@ export interface Backend {
 export interface Service extends Backend {
   /**
    * Who this store is, as an owner of runs (unique per store instance, so two
-   * stores over one database act like two processes).
+   * stores over one database act like two processes): `<host>:<pid>:<uuid>`,
+   * naming its host and process so that a process of the same host can tell
+   * when it is gone (see {@link ownerGone}).
    */
   readonly owner: string
   /**
@@ -1543,7 +1577,7 @@ export const make = (primitives: Backend): Service => {
           Stream.fromQueue(local).pipe(Stream.filter((id) => id === runId), Stream.as(undefined))
         )
       )),
-    owner: `${typeof process === "object" ? process.pid : "?"}-${crypto.randomUUID()}`,
+    owner: owners.make(),
     withSessionLock: (sessionId) => (self) =>
       // Uninterruptible but for the wait and `self`; `Effect.exit` takes every
       // outcome, so the lock, its user count and the held list are always put back.

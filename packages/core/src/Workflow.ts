@@ -304,7 +304,8 @@ export interface RunOptions<I> {
    * completed on the session returns its recorded output without running
    * again (its `content` as stored, the session's current `state`, no
    * `stepOutputs`); while a run with that id runs elsewhere, `RunInProgress`;
-   * when it was abandoned (its process died and its lease expired), it
+   * when it was abandoned (its process died: its lease expired, or its
+   * process was on this host and is gone, see `SessionStore.ownerGone`), it
    * resumes from its journal. A run id whose run failed, was cancelled or
    * abandoned is `RunEnded`: a run that ended never runs again under its id.
    * This is how a client retries safely after a timeout or a dropped
@@ -322,7 +323,9 @@ export interface RunOptions<I> {
    * its lease without renewing it (default 10 seconds; it renews every third
    * of that). While it is held, a run with the same id is `RunInProgress`
    * (with `leaseExpiresAt`). A run whose lease expired is abandoned: `Workflow.resume` or
-   * `Workflow.recover` carry it on.
+   * `Workflow.recover` carry it on. So is a run whose process was on this
+   * host and is gone (`SessionStore.ownerGone`), without waiting for its
+   * lease; the process of another host waits for it.
    */
   readonly leaseDuration?: Duration.DurationInput | undefined
   /**
@@ -522,8 +525,9 @@ export type ContinueError =
   | WorkflowError.PauseMismatch
 
 /**
- * Carries on an abandoned run (its lease expired: the process running it
- * died), in this process, from its last journaled step: the steps completed
+ * Carries on an abandoned run (the process running it died: its lease
+ * expired, or that process was on this host and is gone), in this process,
+ * from its last journaled step: the steps completed
  * before are not run again (their outputs come from the journal). Exactly one
  * of several processes resuming the same run wins; the others get
  * `RunInProgress`. If the session was committed by another run since, the run
@@ -911,7 +915,8 @@ export const pausedRuns: <W extends Any>(
 
 /**
  * The unfinished runs of this workflow: running (with their owner and lease;
- * `abandoned` when the lease expired) and paused.
+ * `abandoned` when the lease expired or the owner is gone, see
+ * `SessionStore.isAbandoned`) and paused.
  *
  * @since 0.1.0
  * @category durable runs

@@ -38,7 +38,8 @@ const toWire = (workflowName: string, sessionId: string) => (error: unknown): Wo
 
 /**
  * A run redelivered after its runner died finds it still holding its lease
- * (`RunInProgress`) until the lease expires; then the same call resumes it
+ * (`RunInProgress`) until the lease expires (unless that runner was a
+ * process of this host, gone: then at once); then the same call resumes it
  * from its journal. So it is tried again while that lasts, up to `wait`.
  */
 const waitForLease = (wait: Duration.Duration) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

@@ -52,7 +52,15 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
     case "SessionPaused":
       return new Api.Conflict({ reason: "session-paused", sessionId: error.sessionId, runId: error.runId, message: error.message })
     case "RunInProgress":
-      return new Api.Conflict({ reason: "run-in-progress", sessionId: error.sessionId, runId: error.runId, message: error.message })
+      // not `error.message`: the owner id names the host and process that run it
+      return new Api.Conflict({
+        reason: "run-in-progress",
+        sessionId: error.sessionId,
+        runId: error.runId,
+        message: `Run '${error.runId}' of session '${error.sessionId}' is running elsewhere (lease until ${
+          new Date(error.leaseExpiresAt).toISOString()
+        })`
+      })
     case "RunLost":
       return new Api.Conflict({ reason: "run-lost", runId: error.runId, message: error.message })
     case "RunNotFound":

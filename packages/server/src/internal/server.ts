@@ -482,8 +482,8 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
               })
             )
           }
-          // an abandoned run (its lease expired) is resumed by the run
-          if (active.leaseExpiresAt >= (yield* Clock.currentTimeMillis)) {
+          // an abandoned run (its lease expired, or its process is gone) is resumed by the run
+          if (!SessionStore.isAbandoned(active, yield* Clock.currentTimeMillis)) {
             return yield* Effect.fail(
               new WorkflowError.RunInProgress({
                 runId: active.runId,

@@ -843,15 +843,18 @@ WHERE run_id = ${runId}`
   const claimRun = Effect.fn("SqlSessionStore.claimRun")(
     function*(
       runId: string,
-      claim: { readonly owner: string; readonly now: number; readonly leaseExpiresAt: number; readonly pause?: string | undefined }
+      claim: Parameters<SessionStore.Backend["claimRun"]>[1]
     ) {
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
       // one conditional write: of several claims, exactly one finds the run claimable
       // (PostgreSQL: a concurrent claim waits for the row lock, then finds it no longer is);
-      // a continue takes the run only at the pause it answers
-      const claimable = claim.pause === undefined
+      // a continue takes the run only at the pause it answers; a run whose owner is
+      // gone is taken from that owner only, whatever its lease
+      const claimable = claim.pause !== undefined
+        ? sql`status = 'paused' AND ${pauseKey} = ${claim.pause}`
+        : claim.from === undefined
         ? sql`(status = 'paused' OR lease_expires_at < ${claim.now})`
-        : sql`status = 'paused' AND ${pauseKey} = ${claim.pause}`
+        : sql`(status = 'paused' OR lease_expires_at < ${claim.now} OR (status = 'running' AND owner = ${claim.from}))`
       const claimed = yield* sql`UPDATE ${activeTable}
 SET status = 'running', owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, updated_at = ${claim.now},
   wake_at = NULL

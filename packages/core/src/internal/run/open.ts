@@ -173,16 +173,23 @@ export const unfinished = (self: Any, runId: string, options: ContinueOptions | 
 
 /**
  * Claims an unfinished run for this store (one of several concurrent claims
- * wins), with a fresh lease; a continue only at the pause it answers. A run
- * that ended meanwhile (cancelled) is `RunEnded`.
+ * wins), with a fresh lease; a continue only at the pause it answers; with
+ * `from`, a running run still owned by that owner, which is gone, whatever
+ * its lease. A run that ended meanwhile (cancelled) is `RunEnded`.
  *
  * @internal
  */
-export const claim = (store: SessionStore.Service, runId: string, leaseMillis: number, pause: string | undefined) =>
+export const claim = (
+  store: SessionStore.Service,
+  runId: string,
+  leaseMillis: number,
+  pause: string | undefined,
+  from?: string
+) =>
   Effect.flatMap(
     Clock.currentTimeMillis,
     (now) =>
-      store.claimRun(runId, { owner: store.owner, now, leaseExpiresAt: now + leaseMillis, pause }).pipe(
+      store.claimRun(runId, { owner: store.owner, now, leaseExpiresAt: now + leaseMillis, pause, from }).pipe(
         Effect.catchTag("RunNotFound", (error) =>
           Effect.flatMap(store.getRun(runId), (found) =>
             Effect.fail(

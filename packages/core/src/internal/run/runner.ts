@@ -385,8 +385,8 @@ const byId = (
     // a failed, cancelled or abandoned run never runs again under its id
     if (found._tag === "Recorded") return yield* endedRun(runId, found.record)
     const now = yield* Clock.currentTimeMillis
-    // abandoned: carry on from its journal
-    if (found.run.status === "running" && found.run.leaseExpiresAt < now) {
+    // abandoned (its lease expired, or its process is gone): carry on from its journal
+    if (SessionStore.isAbandoned(found.run, now)) {
       return { _tag: "Resumed" as const, run: resumeRun(self, runId, options, sink, undefined) as Untyped }
     }
     return yield* runTaken(runId, sessionId, found)
@@ -394,7 +394,8 @@ const byId = (
 
 /**
  * Carries on an unfinished run this process claims: a paused one (with the
- * answer to its question) or an abandoned one (its lease expired), from its
+ * answer to its question) or an abandoned one (its lease expired, or its
+ * owner's process is gone: `SessionStore.ownerGone`), from its
  * journal. If the session changed since the run started, `SessionConflict`,
  * unless `retryOnConflict`: then the run starts over on the new state (with
  * the same id).
@@ -426,8 +427,12 @@ export const resumeRun = <W extends Any>(
     const ids = { runId, sessionId: active.sessionId, userId: active.userId }
     const leaseMillis = leaseMillisOf(options)
     const retries = retriesOf(options?.retryOnConflict)
+    // a running run whose process is gone is taken from that owner, whatever its lease
+    const from = answer === undefined && active.status === "running" && SessionStore.ownerGone(active.owner)
+      ? active.owner
+      : undefined
     const body = Effect.gen(function*() {
-      const claimed = yield* claim(store, runId, leaseMillis, pause)
+      const claimed = yield* claim(store, runId, leaseMillis, pause, from)
       yield* registered
       // the answer, and the state it continues from, are the claimed pause's
       const given = answer === undefined ? undefined : answer(claimed)

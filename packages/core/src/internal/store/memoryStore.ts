@@ -611,7 +611,9 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         if (claim.pause !== undefined && run.status === "paused" && run.pause?.key !== claim.pause) {
           return yield* new WorkflowError.PauseMismatch({ runId, expected: claim.pause, current: run.pause?.key })
         }
-        if (run.status === "running" && run.leaseExpiresAt >= claim.now) {
+        // a running run whose owner is gone is taken from that owner only (one of several such claims wins)
+        const fromGone = claim.pause === undefined && claim.from !== undefined && run.owner === claim.from
+        if (run.status === "running" && run.leaseExpiresAt >= claim.now && !fromGone) {
           return yield* new WorkflowError.RunInProgress({
             runId,
             sessionId: run.sessionId,

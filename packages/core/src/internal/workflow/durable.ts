@@ -266,7 +266,7 @@ export const unfinishedRuns = Effect.fn("Workflow.unfinishedRuns")(
     const store = yield* SessionStore.SessionStore
     const now = yield* Clock.currentTimeMillis
     const runs = yield* store.activeRuns({ workflowName: self.name, sessionId: options?.sessionId })
-    return runs.map((run) => ({ ...run, abandoned: run.status === "running" && run.leaseExpiresAt < now }))
+    return runs.map((run) => ({ ...run, abandoned: SessionStore.isAbandoned(run, now) }))
   }
 )
 
@@ -318,7 +318,7 @@ export const prune = Effect.fn("Workflow.prune")(
     if (endedBefore !== undefined) {
       const runs = yield* store.activeRuns({ workflowName: self.name, sessionId: options.sessionId, status: "running" })
       for (const run of runs) {
-        if (run.leaseExpiresAt >= now || run.updatedAt >= endedBefore) continue
+        if (!SessionStore.isAbandoned(run, now) || run.updatedAt >= endedBefore) continue
         const ended = yield* Effect.exit(endUnfinished(self, run.runId, { userId: run.userId }, "abandoned", "abandoned: pruned"))
         if (ended._tag === "Success") abandoned++
       }
