@@ -1666,6 +1666,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(listed[0]!.owner, store.owner)
         assert.deepStrictEqual((yield* store.queuedRuns({})).map((run) => run.runId), ["r1", "r2", "o1"])
         assert.deepStrictEqual(yield* store.queuedRuns({ workflowName: "other" }), [])
+        // one run by its id, with the other filters or alone
+        assert.deepStrictEqual((yield* store.queuedRuns({ runId: "r2" })).map((run) => [run.runId, run.status, run.ticket]), [["r2", "waiting", t2]])
+        assert.deepStrictEqual((yield* store.queuedRuns({ runId: "o1", workflowName: "wf" })).map((run) => run.sessionId), ["q-other"])
+        assert.deepStrictEqual(yield* store.queuedRuns({ runId: "o1", sessionId: "q" }), [])
+        assert.deepStrictEqual(yield* store.queuedRuns({ runId: "nobody" }), [])
+        assert.deepStrictEqual(yield* store.queuedRuns({ runId: "bad\u0000run" }), [])
         // only its owner takes it out
         assert.isFalse(yield* store.leaveQueue("q", "r1", "someone else"))
         assert.isTrue(yield* store.leaveQueue("q", "r1", store.owner))

@@ -396,7 +396,53 @@ export type QueueTurn = "taken" | "waiting" | "lost"
 export interface QueueFilter {
   readonly sessionId?: string | undefined
   readonly workflowName?: string | undefined
+  /** only this run (a run is queued once at most) */
+  readonly runId?: string | undefined
 }
+
+/**
+ * A run in its session's queue with its place: `position`, how many runs of
+ * the queue are ahead of it (0: the first, whose turn has come or comes as
+ * soon as the session is free).
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export interface QueuePlace {
+  readonly _tag: "Queued"
+  readonly run: QueuedRun
+  readonly position: number
+}
+
+/**
+ * Where a run is in the store: unfinished or recorded ({@link RunLookup}),
+ * or waiting in its session's queue ({@link QueuePlace}).
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export type RunPlace = RunLookup | QueuePlace
+
+/**
+ * What the store knows of a run, its queue included: unfinished or recorded
+ * as {@link Backend.getRun} finds it, else its place in its session's queue
+ * (two reads: the run, then its session's queue). A run that leaves the
+ * queue while it is looked for (it ended) is found recorded.
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export const findRun = (store: Backend, runId: string): Effect.Effect<Option.Option<RunPlace>, WorkflowError.SessionStoreError> =>
+  Effect.gen(function*() {
+    const known: Option.Option<RunPlace> = yield* store.getRun(runId)
+    if (Option.isSome(known)) return known
+    const [queued] = yield* store.queuedRuns({ runId })
+    // not queued (now): never was, or it left the queue since the first read, having ended
+    if (queued === undefined) return yield* store.getRun(runId)
+    const queue = yield* store.queuedRuns({ sessionId: queued.sessionId })
+    const position = queue.filter((other) => other.runId !== runId && other.ticket < queued.ticket).length
+    return Option.some({ _tag: "Queued" as const, run: queued, position })
+  })
 
 // -----------------------------------------------------------------------------
 // schedules

@@ -761,13 +761,17 @@ export const start: <W extends Any>(
     never
   >
 
-const runFields = {
+const queuedFields = {
   runId: Schema.String,
   sessionId: Schema.String,
   workflowName: Schema.String,
   userId: Schema.optionalWith(Schema.String, { exact: true }),
   /** the run input, as recorded (null when it was not JSON) */
-  input: Schema.Unknown,
+  input: Schema.Unknown
+}
+
+const runFields = {
+  ...queuedFields,
   /** epoch milliseconds */
   startedAt: Schema.Number
 }
@@ -778,6 +782,9 @@ const usageField = { usage: Schema.optionalWith(SessionStore.RunUsage, { exact: 
  * Where a run stands (see {@link getRunStatus}, and the run lifecycle in the
  * README), one case per state:
  *
+ * - `Queued`: waiting in its session's queue (`onBusy: "enqueue"`) since
+ *   `queuedAt`, behind `position` runs of the queue (0: the first, whose turn
+ *   has come or comes as soon as the session is free); not started yet;
  * - `Running`: an owner (a store, in some process) runs it and holds its
  *   lease until `leaseExpiresAt`; `leaseExpired` when that passed (its
  *   process died): recovery carries it on;
@@ -798,6 +805,13 @@ const usageField = { usage: Schema.optionalWith(SessionStore.RunUsage, { exact: 
  * @category background runs
  */
 export const RunStatus = Schema.Union(
+  Schema.TaggedStruct("Queued", {
+    ...queuedFields,
+    /** epoch milliseconds: when it was queued */
+    queuedAt: Schema.Number,
+    /** how many runs of the session's queue are ahead of it */
+    position: Schema.Number
+  }),
   Schema.TaggedStruct("Running", {
     ...runFields,
     owner: Schema.String,
@@ -860,10 +874,12 @@ export type RunStatus<A = unknown> =
 
 /**
  * Where a run of this workflow stands, from any process using the same
- * store: running, paused (with its question), completed (with its output),
+ * store: queued (with its place in its session's queue), running, paused
+ * (with its question), sleeping, waiting, completed (with its output),
  * failed, cancelled or abandoned. `RunNotFound` when no run of this workflow
  * has the id (or it is a plain run, which the store does not know until it
- * ends); `SessionOwnershipError` when it is another user's.
+ * ends, unless it is queued); `SessionOwnershipError` when it is another
+ * user's.
  *
  * @since 0.1.0
  * @category background runs

@@ -1287,7 +1287,8 @@ WHERE session_id = ${sessionId} AND run_id <> ${runId} AND (status = 'running' O
     function*(filter: SessionStore.QueueFilter) {
       const clauses = [
         ...(filter.sessionId === undefined ? [] : [sql`session_id = ${filter.sessionId}`]),
-        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`])
+        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
+        ...(filter.runId === undefined ? [] : [sql`run_id = ${filter.runId}`])
       ]
       const found = yield* decodeQueue(yield* sql`SELECT * FROM ${queueTable} WHERE ${sql.and(clauses)} ORDER BY ticket`)
       return yield* Effect.forEach(found, rows.toQueuedRun)

@@ -563,7 +563,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       }),
     queuedRuns: (filter) =>
       Effect.sync(() =>
-        queuedOf(filter.sessionId).filter((run) => filter.workflowName === undefined || run.workflowName === filter.workflowName)
+        queuedOf(filter.sessionId).filter((run) =>
+          (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
+          (filter.runId === undefined || run.runId === filter.runId)
+        )
       ),
     watchQueue: (sessionId) =>
       Stream.unwrapScoped(Effect.map(PubSub.subscribe(dequeued), (subscription) =>
