@@ -528,14 +528,19 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
   })
 
 /**
- * What the store knows of `runId`, a run (unfinished or ended) of this
- * workflow the caller may see; else 404 (a run of another workflow, or of
- * another user, does not exist).
+ * What `find` finds of `runId` in the store, a run of this workflow the
+ * caller may see; else 404 (a run of another workflow, or of another user,
+ * does not exist).
  */
-const visibleRunOf = (served: Served, runId: string, userId: string | undefined) =>
+const visibleIn = <P extends SessionStore.RunPlace>(
+  served: Served,
+  runId: string,
+  userId: string | undefined,
+  find: (store: SessionStore.Service) => Effect.Effect<Option.Option<P>, WorkflowError.SessionStoreError>
+) =>
   Effect.gen(function*() {
-    const known = yield* (yield* SessionStore.SessionStore).getRun(runId)
-    const run = Option.map(known, (k) => k._tag === "Active" ? k.run : k.record)
+    const known = yield* find(yield* SessionStore.SessionStore)
+    const run = Option.map(known, runOf)
     if (
       Option.isNone(known) || Option.isNone(run) || run.value.workflowName !== served.workflow.name ||
       !mayUse(served, run.value.userId, userId)
@@ -544,6 +549,10 @@ const visibleRunOf = (served: Served, runId: string, userId: string | undefined)
     }
     return known.value
   })
+
+/** `runId`, a run (unfinished or ended) of this workflow the caller may see; else 404. */
+const visibleRunOf = (served: Served, runId: string, userId: string | undefined) =>
+  visibleIn(served, runId, userId, (store) => store.getRun(runId))
 
 /**
  * Fails unless `runId` is an unfinished run of this workflow the caller may
@@ -619,18 +628,25 @@ const queuedRun = (run: SessionStore.QueuedRun): Api.QueuedRun => ({
   enqueuedAt: run.enqueuedAt
 })
 
+/** The run a lookup found: unfinished, recorded or queued. */
+const runOf = (place: SessionStore.RunPlace) =>
+  place._tag === "Active" || place._tag === "Queued" ? place.run : place.record
+
 /** A run as a resource, from what the store knows of it. */
-const runInfo = (known: SessionStore.RunLookup): Api.RunInfo => {
-  const run = known._tag === "Active" ? known.run : known.record
-  const common = {
+const runInfo = (known: SessionStore.RunPlace): Api.RunInfo => {
+  const run = runOf(known)
+  const ids = {
     runId: run.runId,
     sessionId: run.sessionId,
     workflowName: run.workflowName,
     ...(run.userId === undefined ? {} : { userId: run.userId }),
-    status: run.status,
-    input: run.input,
-    startedAt: run.startedAt
+    input: run.input
   }
+  if (known._tag === "Queued") {
+    return { ...ids, status: "queued", queuedAt: known.run.enqueuedAt, position: known.position }
+  }
+  const started = known._tag === "Active" ? known.run : known.record
+  const common = { ...ids, status: started.status, startedAt: started.startedAt }
   if (known._tag === "Active") {
     const { journal, pause } = known.run
     const usage = {
@@ -829,13 +845,13 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             )
         }).pipe(errors.catchDefects))
       .handle("status", ({ path }) =>
-        onWorkflow(registry, path.name, (served, userId) => Effect.map(visibleRunOf(served, path.runId, userId), runInfo)))
+        onWorkflow(registry, path.name, (served, userId) => Effect.map(visibleIn(served, path.runId, userId, (store) => SessionStore.findRun(store, path.runId)), runInfo)))
       .handle("get", ({ path }) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
           const store = yield* SessionStore.SessionStore
-          const known = yield* store.getRun(path.runId)
-          const run = Option.map(known, (k) => k._tag === "Active" ? k.run : k.record)
+          const known = yield* SessionStore.findRun(store, path.runId)
+          const run = Option.map(known, runOf)
           // a run of a workflow not served here, or of another user, does not exist
           const served = Option.flatMap(run, (r) => Option.fromNullable(registry.served.get(r.workflowName)))
           if (
