@@ -267,6 +267,60 @@ describe("sessionflow (in process)", () => {
       ])
     }))
 
+  it.scoped("runs list: queued runs after the started ones, in arrival order, with their place in their session's queue; --json", () =>
+    Effect.gen(function*() {
+      const { filename } = yield* sampleDb()
+      const at = Date.UTC(2025, 0, 2, 9, 0, 0)
+      const queue = (store: SessionStore.Service, runId: string, sessionId: string, input: string) =>
+        store.enqueueRun({ runId, sessionId, workflowName: "expenses", input, owner: "1234-alive", leaseExpiresAt: at + 60_000, enqueuedAt: at })
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        // a tracked run holds the session's queue and runs: listed once, as running
+        yield* queue(store, "r-running", "big", "record my trip")
+        yield* store.takeQueueTurn("big", "r-running", { owner: "1234-alive", now: at, leaseExpiresAt: at + 60_000 })
+        yield* store.startRun(activeRun(at, "r-running", { sessionId: "big", userId: undefined, owner: "1234-alive", leaseExpiresAt: at + 60_000 }))
+        yield* queue(store, "q-1", "big", "second")
+        yield* queue(store, "q-solo", "solo", "alone")
+        yield* queue(store, "q-2", "big", "third")
+      }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
+      yield* TestClock.setTime(at)
+
+      const listed = yield* inProcess(["runs", "list", "--db", filename])
+      expect(listed.code, listed.stderr).toBe(0)
+      expect(listed.stdout).toBe([
+        `4 unfinished runs in ${filename}:`,
+        "",
+        "  ▶ running   run r-running",
+        "     workflow: expenses   session: big",
+        "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
+        "     » record my trip",
+        "     owner 1234-alive, lease until 2025-01-02 09:01:00",
+        "  … queued    run q-1  behind 1 run in its session's queue",
+        "     workflow: expenses   session: big",
+        "     queued 2025-01-02 09:00:00",
+        "     » second",
+        "  … queued    run q-solo  first in its session's queue",
+        "     workflow: expenses   session: solo",
+        "     queued 2025-01-02 09:00:00",
+        "     » alone",
+        "  … queued    run q-2  behind 2 runs in its session's queue",
+        "     workflow: expenses   session: big",
+        "     queued 2025-01-02 09:00:00",
+        "     » third",
+        ""
+      ].join("\n"))
+
+      const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
+      const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
+      expect(runs.map((r) => [r.runId, r.state, r.position])).toEqual([
+        ["r-running", "running", undefined],
+        ["q-1", "queued", 1],
+        ["q-solo", "queued", 0],
+        ["q-2", "queued", 2]
+      ])
+      expect(runs[1]).toEqual({ runId: "q-1", sessionId: "big", workflowName: "expenses", state: "queued", input: "second", queuedAt: at, position: 1 })
+    }))
+
   it.scoped("schedules --workflow: each schedule's name, cron and next tick; --json the stored schedules", () =>
     Effect.gen(function*() {
       const { filename } = yield* sampleDb()
@@ -291,7 +345,7 @@ describe("sessionflow (in process)", () => {
       const { filename } = yield* sampleDb()
       expect(yield* inProcess(["runs", "list", "--db", filename])).toEqual({
         code: 0,
-        stdout: `No paused, sleeping, waiting, running or abandoned runs in ${filename}.\n`,
+        stdout: `No paused, sleeping, waiting, running, abandoned or queued runs in ${filename}.\n`,
         stderr: ""
       })
       expect(yield* inProcess(["runs", "list", "--db", filename, "--json"])).toMatchObject({ code: 0, stdout: "[]\n" })

@@ -512,16 +512,18 @@ const forkSession = (target: Target, sessionId: string, at: Option.Option<number
 /**
  * How an unfinished run stands: waiting for a person (`paused`), sleeping
  * (until its `wakeAt`), waiting for a signal, running (its owner holds its
- * lease), or abandoned (running, but its lease expired: its process stopped).
+ * lease), abandoned (running, but its lease expired: its process stopped),
+ * or queued (in its session's queue, `onBusy: "enqueue"`: not started).
  *
  * @since 0.1.0
  * @category runs
  */
-export type RunState = "paused" | "sleeping" | "waiting" | "running" | "abandoned"
+export type RunState = "paused" | "sleeping" | "waiting" | "running" | "abandoned" | "queued"
 
 /**
  * An unfinished run as `runs list` shows it: the store's entry without its
- * journal and checkpoint (the data it continues from).
+ * journal and checkpoint (the data it continues from); a queued run with
+ * when it was queued and its place in its session's queue, not started.
  *
  * @since 0.1.0
  * @category runs
@@ -546,12 +548,18 @@ export interface UnfinishedRun {
   readonly signal?: string | undefined
   /** epoch milliseconds: when a wait for a signal, or a question, times out */
   readonly timeoutAt?: number | undefined
-  readonly startedAt: number
-  readonly updatedAt: number
+  /** epoch milliseconds: when a queued run was queued */
+  readonly queuedAt?: number | undefined
+  /** how many runs of its session's queue are ahead of a queued run (0: its turn came, or comes next) */
+  readonly position?: number | undefined
+  /** epoch milliseconds (absent while queued) */
+  readonly startedAt?: number | undefined
+  readonly updatedAt?: number | undefined
 }
 
 /**
- * The unfinished runs of the store, oldest first, as `runs list` shows them.
+ * The unfinished runs of the store, oldest first, as `runs list` shows them,
+ * then the queued ones not started yet, in arrival order.
  *
  * @since 0.1.0
  * @category runs
@@ -564,7 +572,24 @@ export const unfinishedRuns: Effect.Effect<
   const store = yield* SessionStore.SessionStore
   const now = yield* Clock.currentTimeMillis
   const runs = yield* store.activeRuns({})
-  return runs.map((run): UnfinishedRun => ({
+  const started = new Set(runs.map((run) => run.runId))
+  const ahead = new Map<string, number>()
+  const queued = (yield* store.queuedRuns({})).flatMap((run): ReadonlyArray<UnfinishedRun> => {
+    // the place of each run in its session's queue (the queue in arrival order)
+    const position = ahead.get(run.sessionId) ?? 0
+    ahead.set(run.sessionId, position + 1)
+    return started.has(run.runId) ? [] : [{
+      runId: run.runId,
+      sessionId: run.sessionId,
+      workflowName: run.workflowName,
+      ...(run.userId === undefined ? {} : { userId: run.userId }),
+      state: "queued",
+      input: run.input,
+      queuedAt: run.enqueuedAt,
+      position
+    }]
+  })
+  return [...runs.map((run): UnfinishedRun => ({
     runId: run.runId,
     sessionId: run.sessionId,
     workflowName: run.workflowName,
@@ -581,10 +606,10 @@ export const unfinishedRuns: Effect.Effect<
     ...(run.pause?.timeoutAt === undefined ? {} : { timeoutAt: run.pause.timeoutAt }),
     startedAt: run.startedAt,
     updatedAt: run.updatedAt
-  }))
+  })), ...queued]
 })
 
-const runMark: Record<RunState, string> = { paused: "⏸", sleeping: "☾", waiting: "⧗", running: "▶", abandoned: "✗" }
+const runMark: Record<RunState, string> = { paused: "⏸", sleeping: "☾", waiting: "⧗", running: "▶", abandoned: "✗", queued: "…" }
 
 /** What a suspended run waits for, after its state: until when it sleeps, its signal, its timeout. */
 const waitsFor = (run: UnfinishedRun): string => {
@@ -595,6 +620,8 @@ const waitsFor = (run: UnfinishedRun): string => {
     ? [`for signal ${run.signal ?? "?"}`, ...timeout]
     : run.state === "paused"
     ? timeout
+    : run.state === "queued"
+    ? [run.position === 0 ? "first in its session's queue" : `behind ${plural(run.position ?? 0, "run")} in its session's queue`]
     : []
   return parts.length === 0 ? "" : `  ${parts.join(", ")}`
 }
@@ -603,12 +630,18 @@ const listRuns = (target: Target) =>
   Effect.gen(function*() {
     const runs = yield* unfinishedRuns
     if (target.json) return yield* json(runs)
-    if (runs.length === 0) return yield* say(`No paused, sleeping, waiting, running or abandoned runs in ${where(target)}.`)
+    if (runs.length === 0) return yield* say(`No paused, sleeping, waiting, running, abandoned or queued runs in ${where(target)}.`)
     yield* say(`${plural(runs.length, "unfinished run")} in ${where(target)}:\n`)
     for (const run of runs) {
       yield* say(`  ${runMark[run.state]} ${run.state.padEnd(9)} run ${run.runId}${waitsFor(run)}`)
       yield* say(`     workflow: ${run.workflowName}   session: ${run.sessionId}${run.userId === undefined ? "" : `   user: ${run.userId}`}`)
-      yield* say(`     started ${date(run.startedAt)}, updated ${date(run.updatedAt)}${run.nextStep === undefined ? "" : `, next step ${run.nextStep + 1}`}`)
+      yield* say(
+        run.startedAt === undefined
+          ? `     queued ${date(run.queuedAt ?? 0)}`
+          : `     started ${date(run.startedAt)}, updated ${date(run.updatedAt ?? run.startedAt)}${
+            run.nextStep === undefined ? "" : `, next step ${run.nextStep + 1}`
+          }`
+      )
       yield* say(`     » ${oneLine(run.input)}`)
       if (run.question !== undefined && run.state === "paused") {
         yield* say(`     ? ${oneLine(run.question.payload, 100)}`)
@@ -819,7 +852,8 @@ export const forkCommand = Command.make(
 ).pipe(Command.withDescription("a new session from a kept version of a session (default: its current one)"))
 
 /**
- * `runs list`: the paused, sleeping, waiting, running and abandoned runs, oldest first.
+ * `runs list`: the paused, sleeping, waiting, running and abandoned runs, oldest first, then the
+ * queued ones (`onBusy: "enqueue"`, not started) in arrival order.
  *
  * @since 0.1.0
  * @category commands
@@ -830,7 +864,7 @@ export const runsListCommand = Command.make(
   (options) => Effect.flatMap(target("runs list", options), listRuns)
 ).pipe(
   Command.withDescription(
-    "the unfinished runs: paused (with the question they wait on), sleeping (until when), waiting (for which signal), running, and abandoned (their process stopped; the lease expired)"
+    "the unfinished runs: paused (with the question they wait on), sleeping (until when), waiting (for which signal), running, abandoned (their process stopped; the lease expired), and queued (waiting in a busy session's queue)"
   )
 )
 
