@@ -1407,17 +1407,33 @@ export const watch: <W extends Any>(
 ) => Stream.Stream<SessionUpdate<State<W>>, WatchError, SessionStore.SessionStore> = sessions.watch
 
 /**
- * The sessions of this workflow, most recently updated first (only the given
- * user's when `userId` is set), and apart from them the sessions the store
- * cannot read (`broken`, each with its error), so one damaged row does not
- * hide the others.
+ * @since 0.1.0
+ * @category options
+ */
+export interface ListSessionsOptions extends SessionOptions {
+  /** only sessions updated at or after this time (epoch milliseconds) */
+  readonly updatedSince?: number | undefined
+  /** at most this many sessions (and broken rows); the listing's `next` then says where the rest starts */
+  readonly limit?: number | undefined
+  /** the sessions after this one in the listing's order: the `next` of the page before */
+  readonly after?: SessionStore.SessionCursor | undefined
+}
+
+/**
+ * The sessions of this workflow, most recently updated first (ties by
+ * session id), only the given user's when `userId` is set, and apart from
+ * them the sessions the store cannot read (`broken`, each with its error), so
+ * one damaged row does not hide the others. With `limit`, a page: the store
+ * reads only its rows, and `next`, when more follow, is the `after` of the
+ * next page (keyset paging: pages hold still while sessions are added or
+ * updated).
  *
  * @since 0.1.0
  * @category sessions
  */
 export const listSessions: <W extends Any>(
   self: W,
-  options?: SessionOptions
+  options?: ListSessionsOptions
 ) => Effect.Effect<SessionStore.SessionListing, WorkflowError.SessionStoreError, SessionStore.SessionStore> = sessions.listSessions
 
 /**
