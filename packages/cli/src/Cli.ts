@@ -47,6 +47,7 @@ import * as Exit from "effect/Exit"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as CommandLine from "./CommandLine.js"
@@ -361,25 +362,61 @@ const oneLine = WorkflowEvent.formatLine
 // sessions and state
 // -----------------------------------------------------------------------------
 
-const listSessions = (target: Target) =>
+/** How many sessions `sessions list` reads from the store at a time. */
+const sessionPage = 100
+
+/** Where the next page of `sessions list` starts, as it prints it (`--after`): opaque, base64url. */
+const encodeAfter = (cursor: SessionStore.SessionCursor): string =>
+  Buffer.from(JSON.stringify([cursor.updatedAt, cursor.sessionId]), "utf8").toString("base64url")
+
+const decodeAfter = Schema.decodeUnknownOption(Schema.parseJson(Schema.Tuple(Schema.Int, SessionStore.Id)))
+
+/** What `sessions list` reads: at most `limit` sessions (all without), after `after`. */
+interface SessionsPage {
+  readonly limit: number | undefined
+  readonly after: SessionStore.SessionCursor | undefined
+}
+
+const listSessions = (target: Target, page: SessionsPage) =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
-    const { broken, sessions } = yield* store.list({})
-    // a row the store cannot read is reported, and the others are still listed
-    for (const b of broken) yield* Console.error(`warning: session ${b.sessionId} cannot be read: ${describeError(b.error)}`)
-    if (target.json) return yield* json(sessions)
-    if (sessions.length === 0) return yield* say(`No sessions in ${where(target)}.`)
-    yield* say(`${plural(sessions.length, "session")} in ${where(target)}:\n`)
-    for (const s of sessions) {
-      const runs = yield* store.runs(s.sessionId, {})
-      yield* say(`  ${s.sessionId}`)
-      yield* say(`     workflow: ${s.workflowName}${s.name === undefined ? "" : `   name: ${s.name}`}`)
-      yield* say(
-        `     ${plural(runs.length, "run")}, version ${s.version}, updated ${date(s.updatedAt)}${
-          s.userId === undefined ? "" : `, user ${s.userId}`
-        }`
-      )
+    const sessions: Array<SessionStore.SessionInfo> = []
+    let after = page.after
+    let shown = 0
+    let headed = false
+    // a page of the store at a time (the store reads only that page), printed as it comes
+    do {
+      const room = page.limit === undefined ? sessionPage : Math.min(sessionPage, page.limit - shown)
+      const listing = yield* store.list({ after, limit: room })
+      after = listing.next
+      // a row the store cannot read is reported, and the others are still listed
+      for (const b of listing.broken) yield* Console.error(`warning: session ${b.sessionId} cannot be read: ${describeError(b.error)}`)
+      shown += listing.sessions.length + listing.broken.length
+      if (target.json) {
+        sessions.push(...listing.sessions)
+        continue
+      }
+      if (shown === 0) return yield* say(`No sessions in ${where(target)}${page.after === undefined ? "" : " after that one"}.`)
+      if (!headed) yield* say(`Sessions in ${where(target)}, most recently updated first:\n`)
+      headed = true
+      for (const s of listing.sessions) {
+        const runs = yield* store.runs(s.sessionId, {})
+        yield* say(`  ${s.sessionId}`)
+        yield* say(`     workflow: ${s.workflowName}${s.name === undefined ? "" : `   name: ${s.name}`}`)
+        yield* say(
+          `     ${plural(runs.length, "run")}, version ${s.version}, updated ${date(s.updatedAt)}${
+            s.userId === undefined ? "" : `, user ${s.userId}`
+          }`
+        )
+      }
+    } while (after !== undefined && (page.limit === undefined || shown < page.limit))
+    const more = after === undefined ? "" : `; more after them: --after ${encodeAfter(after)}`
+    if (target.json) {
+      yield* json(sessions)
+      if (more !== "") yield* Console.error(`${plural(sessions.length, "session")}${more}`)
+      return
     }
+    yield* say(`\n${plural(shown, "session")}${more}`)
   }).pipe(withStore(target, "read"))
 
 const showSession = (target: Target, id: string) =>
@@ -765,16 +802,42 @@ const onSession = <Name extends string, E>(
   ).pipe(Command.withDescription(description))
 
 /**
- * `sessions list`: every session, newest first.
+ * `sessions list [--limit <n>] [--after <cursor>]`: every session (or the
+ * first n, then where the next ones start), newest first, read from the
+ * store a page at a time.
  *
  * @since 0.1.0
  * @category commands
  */
 export const sessionsListCommand = Command.make(
   "list",
-  withDatabase,
-  (options) => Effect.flatMap(target("sessions list", options), listSessions)
-).pipe(Command.withDescription("every session, newest first"))
+  {
+    ...withDatabase,
+    limit: Options.integer("limit").pipe(
+      Options.withPseudoName("n"),
+      Options.withDescription("at most n sessions (default: all), and where the next ones start (--after)"),
+      Options.mapEffect((n) =>
+        n >= 1 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--limit is a number of sessions: 1 or more")))
+      ),
+      Options.optional,
+      Options.map(Option.getOrUndefined)
+    ),
+    after: Options.text("after").pipe(
+      Options.withPseudoName("cursor"),
+      Options.withDescription("the sessions after the ones a --limit listing printed (its --after)"),
+      Options.mapEffect((text) =>
+        Option.match(decodeAfter(Buffer.from(text, "base64url").toString("utf8")), {
+          onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p("--after is not where a sessions list left off"))),
+          onSome: ([updatedAt, sessionId]) => Effect.succeed<SessionStore.SessionCursor>({ updatedAt, sessionId })
+        })
+      ),
+      Options.optional,
+      Options.map(Option.getOrUndefined)
+    )
+  },
+  (options) =>
+    Effect.flatMap(target("sessions list", options), (t) => listSessions(t, { limit: options.limit, after: options.after }))
+).pipe(Command.withDescription("every session (or --limit n of them), newest first, read from the store a page at a time"))
 
 /**
  * `sessions show <sessionId>`: a session's metadata, state and run history.
@@ -1126,6 +1189,7 @@ export const commandLineOptions = {
     "--keep-last",
     "--session",
     "--limit",
+    "--after",
     "--out",
     "--at",
     "--to"
