@@ -32,10 +32,25 @@ describe("runs as resources", () => {
       const question = yield* request(`${url}/runs/${paused.body.runId}`, { headers: alice })
       expect(question.body).toMatchObject({ status: "paused", pause: { path: ["approve"], payload: { note: "tea" } } })
 
+      // a run queued behind the paused one (in the background): queued, to its user alone
+      const queued = yield* request(`${url}/workflows/approvals/runs`, {
+        method: "POST",
+        json: { input: "jam", sessionId: paused.body.sessionId, onBusy: "enqueue" },
+        headers: { ...alice, prefer: "respond-async" }
+      })
+      expect(queued.status).toBe(202)
+      const waiting = yield* request(`${url}/runs/${queued.body.runId}`, { headers: alice })
+      expect(waiting.body).toMatchObject({ status: "queued", position: 0, input: "jam", userId: "alice", queuedAt: expect.any(Number) })
+
       for (const headers of [bob, {}]) {
         const hidden = yield* request(`${url}/runs/${done.body.runId}`, { headers })
         expect(hidden.status).toBe(404)
         expect(hidden.text).not.toContain("milk")
+        for (const path of [`/runs/${queued.body.runId}`, `/workflows/approvals/runs/${queued.body.runId}`]) {
+          const other = yield* request(`${url}${path}`, { headers })
+          expect(other.status).toBe(404)
+          expect(other.text).not.toContain("jam")
+        }
       }
       expect((yield* request(`${url}/runs/no-such-run`, { headers: alice })).status).toBe(404)
     }))
