@@ -27,6 +27,14 @@ const activeRun = (at: number, runId: string, fields: Partial<SessionStore.Activ
   ...fields
 })
 
+/** Checks what `runs list` prints: its heading, a blank line, then `lines`. */
+const runsListed = (filename: string, heading: string, lines: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const listed = yield* inProcess(["runs", "list", "--db", filename])
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(listed.stdout).toBe([heading, "", ...lines, ""].join("\n"))
+  })
+
 const tables = (filename: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ name: string }>`SELECT name FROM sqlite_master ORDER BY name`).pipe(
     Effect.map((rows) => rows.map((row) => row.name)),
@@ -293,11 +301,7 @@ describe("sessionflow (in process)", () => {
       }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
       yield* TestClock.setTime(at)
 
-      const listed = yield* inProcess(["runs", "list", "--db", filename])
-      expect(listed.code, listed.stderr).toBe(0)
-      expect(listed.stdout).toBe([
-        `2 unfinished runs in ${filename}:`,
-        "",
+      yield* runsListed(filename, `2 unfinished runs in ${filename}:`, [
         "  ☾ sleeping  run r-sleep  until 2025-01-02 10:00:00",
         "     workflow: shipping   session: r-sleep",
         "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
@@ -305,9 +309,8 @@ describe("sessionflow (in process)", () => {
         "  ⧗ waiting   run r-wait  for signal paid, times out 2025-01-03 09:00:00",
         "     workflow: shipping   session: r-wait",
         "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
-        "     » order",
-        ""
-      ].join("\n"))
+        "     » order"
+      ])
 
       const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
       const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
@@ -335,11 +338,7 @@ describe("sessionflow (in process)", () => {
       }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
       yield* TestClock.setTime(at)
 
-      const listed = yield* inProcess(["runs", "list", "--db", filename])
-      expect(listed.code, listed.stderr).toBe(0)
-      expect(listed.stdout).toBe([
-        `4 unfinished runs in ${filename}:`,
-        "",
+      yield* runsListed(filename, `4 unfinished runs in ${filename}:`, [
         "  ▶ running   run r-running",
         "     workflow: expenses   session: big",
         "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
@@ -356,9 +355,8 @@ describe("sessionflow (in process)", () => {
         "  … queued    run q-2  behind 2 runs in its session's queue",
         "     workflow: expenses   session: big",
         "     queued 2025-01-02 09:00:00",
-        "     » third",
-        ""
-      ].join("\n"))
+        "     » third"
+      ])
 
       const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
       const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
