@@ -396,6 +396,8 @@ describe("Workflow", () => {
         expect(recent.next).toBeDefined()
         const rest = yield* Workflow.listSessions(wf, { updatedSince: 7_000, after: recent.next })
         expect([rest.sessions.map((s) => s.sessionId), rest.next]).toEqual([["new-1", "s3", "s6"], undefined])
+        // a search, by the store
+        expect((yield* Workflow.listSessions(wf, { search: "NEW-", limit: 2 })).sessions.map((s) => s.sessionId)).toEqual(["new-3", "new-2"])
       }).pipe(memory))
   })
 })

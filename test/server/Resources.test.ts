@@ -162,6 +162,11 @@ describe("paging reads only a page", () => {
       expect(sessionPages.flat().map((s) => s.sessionId)).toEqual(["a1", "a7", "a6", "a5", "a4", "a3", "a2", "a0"])
       expect(sessionPages.flat().every((s) => s.userId === "alice")).toBe(true)
 
+      // a search is one read of the store too, however few sessions match
+      const searched = yield* walk(url, "/workflows/notes/sessions?q=A-NEW", alice, reads, () => Effect.void)
+      expect(searched.map((p) => p.map((s) => s.sessionId))).toEqual([["a-new-3", "a-new-2", "a-new-1"]])
+      expect(yield* walk(url, "/workflows/notes/sessions?q=b-new", alice, reads, () => Effect.void)).toEqual([[]])
+
       const anonymous = yield* walk(url, "/workflows/notes/sessions", {}, reads, () => Effect.void)
       expect(anonymous.flat().map((s) => s.sessionId)).toEqual(["n6", "n3", "n0"])
 

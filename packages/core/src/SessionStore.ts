@@ -668,11 +668,27 @@ export interface ListFilter {
   readonly userId?: string | null | undefined
   /** only sessions updated at or after this time (epoch milliseconds) */
   readonly updatedSince?: number | undefined
+  /**
+   * only sessions whose id or name contains this text, the letters A to Z
+   * matched in either case (any other character as it is: the same on every
+   * store)
+   */
+  readonly search?: string | undefined
   /** only the sessions after this one in the listing's order (the `next` of the page before) */
   readonly after?: SessionCursor | undefined
   /** at most this many rows (sessions and broken ones); the listing's `next` then says where the rest starts */
   readonly limit?: number | undefined
 }
+
+/**
+ * Text with the letters A to Z made lower case, and nothing else changed: how
+ * a listing's `search` and what it looks in are compared (a store's database
+ * does the same in its query).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const foldSearch = (text: string): string => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())
 
 /**
  * A session a store cannot read (e.g. a row whose version is not a number),

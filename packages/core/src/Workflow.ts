@@ -1413,6 +1413,8 @@ export const watch: <W extends Any>(
 export interface ListSessionsOptions extends SessionOptions {
   /** only sessions updated at or after this time (epoch milliseconds) */
   readonly updatedSince?: number | undefined
+  /** only sessions whose id or name contains this text (A to Z in either case), searched by the store */
+  readonly search?: string | undefined
   /** at most this many sessions (and broken rows); the listing's `next` then says where the rest starts */
   readonly limit?: number | undefined
   /** the sessions after this one in the listing's order: the `next` of the page before */

@@ -1118,7 +1118,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
         cursor: Schema.optional(Schema.String),
         /** only sessions updated at or after (epoch milliseconds) */
         updatedSince: Schema.optional(Schema.NumberFromString),
-        /** only sessions whose id or name contains this (case-insensitive) */
+        /** only sessions whose id or name contains this (A to Z in either case; searched by the store) */
         q: Schema.optional(Schema.String)
       }))
       .addSuccess(SessionPage)

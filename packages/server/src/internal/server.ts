@@ -310,41 +310,21 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
         onWorkflow(registry, path.name, (served, userId) =>
           Effect.gen(function*() {
             const store = yield* SessionStore.SessionStore
-            const limit = urlParams.limit ?? paging.defaultLimit
-            const q = urlParams.q?.toLowerCase()
-            const matches = (s: SessionStore.SessionInfo) =>
-              q === undefined || s.sessionId.toLowerCase().includes(q) || (s.name?.toLowerCase().includes(q) ?? false)
             const start = yield* paging.decode(urlParams.cursor)
-            let after: SessionStore.SessionCursor | undefined = start && { updatedAt: start[0], sessionId: start[1] }
-            const found: Array<SessionStore.SessionInfo> = []
-            const broken: Array<SessionStore.BrokenSession> = []
-            // the caller's sessions a page at a time (the store reads only the page); with `q`,
-            // its pages are read until `limit` sessions match or the listing ends
-            for (;;) {
-              const listing = yield* store.list({
-                workflowName: served.workflow.name,
-                userId: ownerFilter(served, userId),
-                updatedSince: urlParams.updatedSince,
-                after,
-                limit
-              })
-              broken.push(...listing.broken)
-              const room = limit - found.length
-              const matching = listing.sessions.filter(matches)
-              found.push(...matching.slice(0, room))
-              if (matching.length > room) {
-                const last = found[found.length - 1]!
-                after = { updatedAt: last.updatedAt, sessionId: last.sessionId }
-                break
-              }
-              after = listing.next
-              if (after === undefined || q === undefined || found.length === limit) break
-            }
+            // the caller's sessions, one page (the store reads only the page, the search in its query)
+            const listing = yield* store.list({
+              workflowName: served.workflow.name,
+              userId: ownerFilter(served, userId),
+              updatedSince: urlParams.updatedSince,
+              search: urlParams.q,
+              after: start && { updatedAt: start[0], sessionId: start[1] },
+              limit: urlParams.limit ?? paging.defaultLimit
+            })
             return {
-              sessions: found.map(sessionInfo),
+              sessions: listing.sessions.map(sessionInfo),
               // the rows the store cannot read, on the page they fall in
-              broken: broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message })),
-              ...(after === undefined ? {} : { next: paging.encode([after.updatedAt, after.sessionId]) })
+              broken: listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message })),
+              ...(listing.next === undefined ? {} : { next: paging.encode([listing.next.updatedAt, listing.next.sessionId]) })
             }
           })))
       .handle("get", ({ path }) =>

@@ -273,6 +273,7 @@ export const listSessions = Effect.fn("Workflow.listSessions")(
       workflowName: self.name,
       userId: options?.userId,
       updatedSince: options?.updatedSince,
+      search: options?.search,
       limit: options?.limit,
       after: options?.after
     })
