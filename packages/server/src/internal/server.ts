@@ -825,7 +825,8 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             )
         }).pipe(errors.catchDefects))
       .handle("status", ({ path }) =>
-        onWorkflow(registry, path.name, (served, userId) => Effect.map(visibleIn(served, path.runId, userId, (store) => SessionStore.findRun(store, path.runId)), runInfo)))
+        onWorkflow(registry, path.name, (served, userId) =>
+          Effect.map(visibleIn(served, path.runId, userId, (store) => SessionStore.findRun(store, path.runId)), runInfo)))
       .handle("get", ({ path }) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
