@@ -382,41 +382,39 @@ const listSessions = (target: Target, page: SessionsPage) =>
     const store = yield* SessionStore.SessionStore
     const sessions: Array<SessionStore.SessionInfo> = []
     let after = page.after
-    let shown = 0
-    let headed = false
-    // a page of the store at a time (the store reads only that page), printed as it comes
+    let read = 0
+    // the store's listing a page at a time (each read gives back only its page), up to `limit`
     do {
-      const room = page.limit === undefined ? sessionPage : Math.min(sessionPage, page.limit - shown)
+      const room = page.limit === undefined ? sessionPage : Math.min(sessionPage, page.limit - read)
       const listing = yield* store.list({ after, limit: room })
       after = listing.next
+      read += listing.sessions.length + listing.broken.length
+      sessions.push(...listing.sessions)
       // a row the store cannot read is reported, and the others are still listed
       for (const b of listing.broken) yield* Console.error(`warning: session ${b.sessionId} cannot be read: ${describeError(b.error)}`)
-      shown += listing.sessions.length + listing.broken.length
-      if (target.json) {
-        sessions.push(...listing.sessions)
-        continue
-      }
-      if (shown === 0) return yield* say(`No sessions in ${where(target)}${page.after === undefined ? "" : " after that one"}.`)
-      if (!headed) yield* say(`Sessions in ${where(target)}, most recently updated first:\n`)
-      headed = true
-      for (const s of listing.sessions) {
-        const runs = yield* store.runs(s.sessionId, {})
-        yield* say(`  ${s.sessionId}`)
-        yield* say(`     workflow: ${s.workflowName}${s.name === undefined ? "" : `   name: ${s.name}`}`)
-        yield* say(
-          `     ${plural(runs.length, "run")}, version ${s.version}, updated ${date(s.updatedAt)}${
-            s.userId === undefined ? "" : `, user ${s.userId}`
-          }`
-        )
-      }
-    } while (after !== undefined && (page.limit === undefined || shown < page.limit))
-    const more = after === undefined ? "" : `; more after them: --after ${encodeAfter(after)}`
+    } while (after !== undefined && (page.limit === undefined || read < page.limit))
+    // where the rest starts, after a --limit that cut the listing short
+    const more = after === undefined ? undefined : `more after them: --after ${encodeAfter(after)}`
     if (target.json) {
       yield* json(sessions)
-      if (more !== "") yield* Console.error(`${plural(sessions.length, "session")}${more}`)
+      if (more !== undefined) yield* Console.error(more)
       return
     }
-    yield* say(`\n${plural(shown, "session")}${more}`)
+    if (sessions.length === 0 && more === undefined) {
+      return yield* say(`No sessions in ${where(target)}${page.after === undefined ? "" : " after that one"}.`)
+    }
+    yield* say(`${plural(sessions.length, "session")} in ${where(target)}:\n`)
+    for (const s of sessions) {
+      const runs = yield* store.runs(s.sessionId, {})
+      yield* say(`  ${s.sessionId}`)
+      yield* say(`     workflow: ${s.workflowName}${s.name === undefined ? "" : `   name: ${s.name}`}`)
+      yield* say(
+        `     ${plural(runs.length, "run")}, version ${s.version}, updated ${date(s.updatedAt)}${
+          s.userId === undefined ? "" : `, user ${s.userId}`
+        }`
+      )
+    }
+    if (more !== undefined) yield* say(`\n${more}`)
   }).pipe(withStore(target, "read"))
 
 const showSession = (target: Target, id: string) =>
@@ -804,7 +802,7 @@ const onSession = <Name extends string, E>(
 /**
  * `sessions list [--limit <n>] [--after <cursor>]`: every session (or the
  * first n, then where the next ones start), newest first, read from the
- * store a page at a time.
+ * store a page at a time (a `--limit` listing reads only its sessions).
  *
  * @since 0.1.0
  * @category commands
@@ -837,7 +835,7 @@ export const sessionsListCommand = Command.make(
   },
   (options) =>
     Effect.flatMap(target("sessions list", options), (t) => listSessions(t, { limit: options.limit, after: options.after }))
-).pipe(Command.withDescription("every session (or --limit n of them), newest first, read from the store a page at a time"))
+).pipe(Command.withDescription("every session (or the first --limit n, then where the next start), newest first"))
 
 /**
  * `sessions show <sessionId>`: a session's metadata, state and run history.
