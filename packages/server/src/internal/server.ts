@@ -303,6 +303,13 @@ const onSession = <A, E>(
     carriedState
   )
 
+/** What every listing of a page is given: the workflow, the caller's rows only, the page's size. */
+const listed = (served: Served, userId: string | undefined, limit: number | undefined) => ({
+  workflowName: served.workflow.name,
+  userId: ownerFilter(served, userId),
+  limit: limit ?? paging.defaultLimit
+})
+
 const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
   HttpApiBuilder.group(api, "sessions", (handlers) =>
     handlers
@@ -313,12 +320,10 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
             const start = yield* paging.decode(urlParams.cursor)
             // the caller's sessions, one page (the store reads only the page, the search in its query)
             const listing = yield* store.list({
-              workflowName: served.workflow.name,
-              userId: ownerFilter(served, userId),
+              ...listed(served, userId, urlParams.limit),
               updatedSince: urlParams.updatedSince,
               search: urlParams.q,
-              after: start && { updatedAt: start[0], sessionId: start[1] },
-              limit: urlParams.limit ?? paging.defaultLimit
+              after: start && { updatedAt: start[0], sessionId: start[1] }
             })
             return {
               sessions: listing.sessions.map(sessionInfo),
@@ -850,12 +855,10 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             const after = yield* paging.decode(urlParams.cursor)
             // the caller's runs only, a page at a time (the store reads only the page)
             const listing = yield* store.listRuns({
-              workflowName: served.workflow.name,
-              userId: ownerFilter(served, userId),
+              ...listed(served, userId, urlParams.limit),
               sessionId: urlParams.sessionId,
               status: urlParams.status,
-              after: after && { startedAt: after[0], runId: after[1] },
-              limit: urlParams.limit ?? paging.defaultLimit
+              after: after && { startedAt: after[0], runId: after[1] }
             })
             return {
               runs: listing.runs.map(runInfo),
