@@ -426,8 +426,9 @@ export type RunPlace = RunLookup | QueuePlace
 /**
  * What the store knows of a run, its queue included: unfinished or recorded
  * as {@link Backend.getRun} finds it, else its place in its session's queue
- * (two reads: the run, then its session's queue). A run that leaves the
- * queue while it is looked for (it ended) is found recorded.
+ * (then two more reads: its entry of the queue, and its session's queue). A
+ * run that leaves the queue while it is looked for (it ended) is found
+ * recorded.
  *
  * @since 0.1.0
  * @category queue
