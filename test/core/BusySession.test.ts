@@ -266,3 +266,40 @@ for (const [name, twoStores] of stores) {
       }).pipe(Effect.scoped), 30_000)
   })
 }
+
+describe("SessionStore.findRun", () => {
+  it.effect("a run that leaves the queue as it is looked for (its turn came, it ran and ended) is found recorded", () =>
+    Effect.gen(function*() {
+      const backend = SessionStore.makeMemoryBackend()
+      const ids = { runId: "r-race", sessionId: "s-race", workflowName: "busy" }
+      yield* backend.enqueueRun({ ...ids, input: "x", owner: "o", leaseExpiresAt: 10_000, enqueuedAt: 0 })
+      const ranMeanwhile = Effect.gen(function*() {
+        yield* backend.startRun({
+          ...ids,
+          status: "running",
+          input: "x",
+          owner: "o",
+          leaseExpiresAt: 10_000,
+          baseVersion: 0,
+          durability: "step",
+          startedAt: 1,
+          updatedAt: 1
+        })
+        yield* backend.endRun(ids.runId, { ...ids, status: "completed", input: "x", content: "done", startedAt: 1, completedAt: 2 })
+        yield* backend.leaveQueue(ids.sessionId, ids.runId)
+      }).pipe(Effect.orDie)
+      // the run was neither unfinished nor recorded at the first read; before the queue is read, it ran and left it
+      const racing: SessionStore.Backend = {
+        ...backend,
+        queuedRuns: (filter) => Effect.zipRight(filter.runId === ids.runId ? ranMeanwhile : Effect.void, backend.queuedRuns(filter))
+      }
+      const found = yield* SessionStore.findRun(racing, ids.runId)
+      expect(found._tag === "Some" && found.value._tag === "Recorded" ? found.value.record.content : found).toBe("done")
+      // a run queued and still there is found in the queue, with its place
+      yield* backend.enqueueRun({ ...ids, runId: "r-2", input: "y", owner: "o", leaseExpiresAt: 10_000, enqueuedAt: 3 })
+      yield* backend.enqueueRun({ ...ids, runId: "r-3", input: "z", owner: "o", leaseExpiresAt: 10_000, enqueuedAt: 4 })
+      const third = yield* SessionStore.findRun(backend, "r-3")
+      expect(third._tag === "Some" && third.value._tag === "Queued" ? [third.value.position, third.value.run.enqueuedAt] : third).toEqual([1, 4])
+      expect((yield* SessionStore.findRun(backend, "nobody"))._tag).toBe("None")
+    }))
+})
