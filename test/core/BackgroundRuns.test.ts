@@ -254,7 +254,7 @@ describe("a supervisor that stops (a shutdown)", () => {
 
 /** The tags of `Workflow.RunStatus`, checked both ways at compile time. */
 type StatusTag = Workflow.RunStatus["_tag"]
-type Expected = "Running" | "Paused" | "Sleeping" | "Waiting" | "Completed" | "Failed" | "Cancelled" | "Abandoned"
+type Expected = "Queued" | "Running" | "Paused" | "Sleeping" | "Waiting" | "Completed" | "Failed" | "Cancelled" | "Abandoned"
 const exactly: [StatusTag] extends [Expected] ? [Expected] extends [StatusTag] ? true : false : false = true
 
 describe("the run lifecycle", () => {
@@ -269,11 +269,10 @@ describe("the run lifecycle", () => {
     const rows = section.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| state") && !line.startsWith("|---"))
     const tableTags = rows.map((row) => row.split("|")[2]!.trim()).filter((tag) => tag !== "—").map((tag) => tag.replaceAll("`", ""))
     assert.deepStrictEqual(tableTags, schemaTags)
-    const states: Array<Expected> = ["Running", "Paused", "Sleeping", "Waiting", "Completed", "Failed", "Cancelled", "Abandoned"]
+    const states: Array<Expected> = ["Queued", "Running", "Paused", "Sleeping", "Waiting", "Completed", "Failed", "Cancelled", "Abandoned"]
     assert.deepStrictEqual(schemaTags, states)
     // and the states still to come are listed, without a tag
     assert.deepStrictEqual(rows.filter((row) => row.split("|")[2]!.trim() === "—").map((row) => row.split("|")[1]!.trim()), [
-      "queued",
       "scheduled"
     ])
   })

@@ -114,10 +114,34 @@ for (const [name, twoStores] of stores) {
           Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("start waited for the queued run's turn") })
         )
         expect(started.sessionId).toBe(sessionId)
+        const later = yield* Workflow.start(wf, "b2", { sessionId, onBusy: "enqueue" }).pipe(on(a))
         const queued = yield* Workflow.queuedRuns(wf, { sessionId }).pipe(on(a))
-        expect(queued.map((run) => [run.runId, run.status])).toEqual([[expect.any(String), "running"], [started.runId, "waiting"]])
-        // nothing committed yet: the holder waits at its gate, the started run in the queue
+        expect(queued.map((run) => [run.runId, run.status])).toEqual([
+          [expect.any(String), "running"],
+          [started.runId, "waiting"],
+          [later.runId, "waiting"]
+        ])
+        // nothing committed yet: the holder waits at its gate, the started runs in the queue
         expect(yield* Workflow.getRunHistory(wf, sessionId).pipe(on(a), Effect.orElseSucceed(() => []))).toEqual([])
+        // a queued run's status, from either process: Queued, with its place (the runs ahead of it)
+        const waiting = yield* Workflow.getRunStatus(wf, started.runId).pipe(on(a))
+        expect(waiting).toEqual({
+          _tag: "Queued",
+          runId: started.runId,
+          sessionId,
+          workflowName: "busy",
+          input: "b1",
+          queuedAt: queued[1]!.enqueuedAt,
+          position: 1
+        })
+        const last = yield* Workflow.getRunStatus(wf, later.runId).pipe(on(b))
+        expect(last._tag === "Queued" ? [last.position, last.input] : last._tag).toEqual([2, "b2"])
+        // the plain holder is in the queue too, first: its turn came (the store knows a plain run once it ended)
+        const first = yield* Workflow.getRunStatus(wf, queued[0]!.runId).pipe(on(b))
+        expect(first._tag === "Queued" ? [first.position, first.input] : first._tag).toEqual([0, "a1"])
+        // another workflow has no such run
+        const stranger = yield* Effect.flip(Workflow.getRunStatus(asking, started.runId).pipe(on(b)))
+        expect(stranger._tag).toBe("RunNotFound")
         yield* Deferred.succeed(gates.get("a1")!.go, undefined)
         expect((yield* Fiber.join(holder)).content).toBe("a1")
         yield* Effect.repeat(Workflow.getRunStatus(wf, started.runId).pipe(on(b), Effect.either), {
@@ -126,7 +150,11 @@ for (const [name, twoStores] of stores) {
         }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the queued run never completed") }))
         const status = yield* Workflow.getRunStatus(wf, started.runId).pipe(on(a))
         expect([status._tag, status.sessionId]).toEqual(["Completed", sessionId])
-        expect(yield* entriesOf(b, wf, sessionId)).toEqual(["a1", "b1"])
+        yield* Effect.repeat(Workflow.getRunStatus(wf, later.runId).pipe(on(a), Effect.either), {
+          until: (status) => status._tag === "Right" && status.right._tag === "Completed",
+          schedule: Schedule.spaced("20 millis")
+        }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the last queued run never completed") }))
+        expect(yield* entriesOf(b, wf, sessionId)).toEqual(["a1", "b1", "b2"])
         expect(yield* Workflow.queuedRuns(wf, { sessionId }).pipe(on(a))).toEqual([])
       }).pipe(Effect.scoped), 30_000)
 
@@ -238,3 +266,40 @@ for (const [name, twoStores] of stores) {
       }).pipe(Effect.scoped), 30_000)
   })
 }
+
+describe("SessionStore.findRun", () => {
+  it.effect("a run that leaves the queue as it is looked for (its turn came, it ran and ended) is found recorded", () =>
+    Effect.gen(function*() {
+      const backend = SessionStore.makeMemoryBackend()
+      const ids = { runId: "r-race", sessionId: "s-race", workflowName: "busy" }
+      yield* backend.enqueueRun({ ...ids, input: "x", owner: "o", leaseExpiresAt: 10_000, enqueuedAt: 0 })
+      const ranMeanwhile = Effect.gen(function*() {
+        yield* backend.startRun({
+          ...ids,
+          status: "running",
+          input: "x",
+          owner: "o",
+          leaseExpiresAt: 10_000,
+          baseVersion: 0,
+          durability: "step",
+          startedAt: 1,
+          updatedAt: 1
+        })
+        yield* backend.endRun(ids.runId, { ...ids, status: "completed", input: "x", content: "done", startedAt: 1, completedAt: 2 })
+        yield* backend.leaveQueue(ids.sessionId, ids.runId)
+      }).pipe(Effect.orDie)
+      // the run was neither unfinished nor recorded at the first read; before the queue is read, it ran and left it
+      const racing: SessionStore.Backend = {
+        ...backend,
+        queuedRuns: (filter) => Effect.zipRight(filter.runId === ids.runId ? ranMeanwhile : Effect.void, backend.queuedRuns(filter))
+      }
+      const found = yield* SessionStore.findRun(racing, ids.runId)
+      expect(found._tag === "Some" && found.value._tag === "Recorded" ? found.value.record.content : found).toBe("done")
+      // a run queued and still there is found in the queue, with its place
+      yield* backend.enqueueRun({ ...ids, runId: "r-2", input: "y", owner: "o", leaseExpiresAt: 10_000, enqueuedAt: 3 })
+      yield* backend.enqueueRun({ ...ids, runId: "r-3", input: "z", owner: "o", leaseExpiresAt: 10_000, enqueuedAt: 4 })
+      const third = yield* SessionStore.findRun(backend, "r-3")
+      expect(third._tag === "Some" && third.value._tag === "Queued" ? [third.value.position, third.value.run.enqueuedAt] : third).toEqual([1, 4])
+      expect((yield* SessionStore.findRun(backend, "nobody"))._tag).toBe("None")
+    }))
+})

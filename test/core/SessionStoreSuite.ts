@@ -602,6 +602,34 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual((yield* store.list({})).next, undefined)
       }))
 
+    test("list searches ids and names in the store: A to Z in either case, any other character as it is; pages of a search by keyset", (store) =>
+      Effect.gen(function*() {
+        for (const [sessionId, name] of [["Order-7", undefined], ["q-order", undefined], ["x1", "Big ORDER"], ["x2", "ordinary"], ["x3", undefined], ["Émile", "Été"], ["x4", "100%_done"]] as const) {
+          yield* TestClock.adjust("1 second")
+          yield* create(store, sessionId, {})
+          if (name !== undefined) yield* store.setName(sessionId, name)
+        }
+        const found = (search: string) => Effect.map(store.list({ search }), (l) => ids(l.sessions))
+        assert.deepStrictEqual(yield* found("order"), ["x1", "q-order", "Order-7"])
+        assert.deepStrictEqual(yield* found("ORD"), ["x2", "x1", "q-order", "Order-7"])
+        assert.deepStrictEqual(yield* found("der-7"), ["Order-7"])
+        // only A to Z are folded: É and é differ, on every store
+        assert.deepStrictEqual(yield* found("É"), ["Émile"])
+        assert.deepStrictEqual(yield* found("é"), ["Émile"])
+        assert.deepStrictEqual(yield* found("émile"), [])
+        // % and _ are characters, not patterns
+        assert.deepStrictEqual(yield* found("%_"), ["x4"])
+        assert.deepStrictEqual(yield* found("1%"), [])
+        assert.deepStrictEqual(yield* found("nothing like it"), [])
+        assert.strictEqual((yield* found("")).length, 7)
+        // with the other filters, a page at a time
+        const first = yield* store.list({ search: "o", limit: 2 })
+        assert.deepStrictEqual(ids(first.sessions), ["x4", "x2"])
+        const rest = yield* store.list({ search: "o", after: first.next })
+        assert.deepStrictEqual([ids(rest.sessions), rest.next], [["x1", "q-order", "Order-7"], undefined])
+        assert.deepStrictEqual(ids((yield* store.list({ search: "order", workflowName: "none" })).sessions), [])
+      }))
+
     test("ties in a listing are ordered by code point (as UTF-8 bytes), the same on every store", (store) =>
       Effect.gen(function*() {
         for (const sessionId of ["t-\u{1F600}", "t-\uFFFD", "t-z"]) yield* create(store, sessionId, {})
@@ -1702,6 +1730,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(listed[0]!.owner, store.owner)
         assert.deepStrictEqual((yield* store.queuedRuns({})).map((run) => run.runId), ["r1", "r2", "o1"])
         assert.deepStrictEqual(yield* store.queuedRuns({ workflowName: "other" }), [])
+        // one run by its id, with the other filters or alone
+        assert.deepStrictEqual((yield* store.queuedRuns({ runId: "r2" })).map((run) => [run.runId, run.status, run.ticket]), [["r2", "waiting", t2]])
+        assert.deepStrictEqual((yield* store.queuedRuns({ runId: "o1", workflowName: "wf" })).map((run) => run.sessionId), ["q-other"])
+        assert.deepStrictEqual(yield* store.queuedRuns({ runId: "o1", sessionId: "q" }), [])
+        assert.deepStrictEqual(yield* store.queuedRuns({ runId: "nobody" }), [])
+        assert.deepStrictEqual(yield* store.queuedRuns({ runId: "bad\u0000run" }), [])
         // only its owner takes it out
         assert.isFalse(yield* store.leaveQueue("q", "r1", "someone else"))
         assert.isTrue(yield* store.leaveQueue("q", "r1", store.owner))

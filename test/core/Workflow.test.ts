@@ -368,5 +368,36 @@ describe("Workflow", () => {
         expect((yield* Workflow.listSessions(wf)).sessions.map((s) => s.sessionId)).toEqual(["other"])
         expect((yield* Effect.flip(Workflow.getSessionState(wf, "api")))._tag).toBe("SessionNotFound")
       }).pipe(memory))
+
+    it.effect("listSessions pages by keyset: limit and after (the next of the page before), each session once, in order, while sessions are added", () =>
+      Effect.gen(function*() {
+        const wf = itemsWorkflow([append("a")])
+        // 7 sessions, one a second; s3 updated last
+        for (let i = 0; i < 7; i++) {
+          yield* TestClock.adjust("1 second")
+          yield* Workflow.run(wf, "x", { sessionId: `s${i}` })
+        }
+        yield* TestClock.adjust("1 second")
+        yield* Workflow.run(wf, "x", { sessionId: "s3" })
+        const pages: Array<ReadonlyArray<string>> = []
+        let after: SessionStore.SessionCursor | undefined
+        do {
+          const page = yield* Workflow.listSessions(wf, { limit: 3, after })
+          pages.push(page.sessions.map((s) => s.sessionId))
+          after = page.next
+          // a session made between pages is newer than the cursor: not met on the way
+          yield* TestClock.adjust("1 second")
+          yield* Workflow.run(wf, "x", { sessionId: `new-${pages.length}` })
+        } while (after !== undefined)
+        expect(pages).toEqual([["s3", "s6", "s5"], ["s4", "s2", "s1"], ["s0"]])
+        // the time filter, with a page
+        const recent = yield* Workflow.listSessions(wf, { updatedSince: 7_000, limit: 2 })
+        expect(recent.sessions.map((s) => s.sessionId)).toEqual(["new-3", "new-2"])
+        expect(recent.next).toBeDefined()
+        const rest = yield* Workflow.listSessions(wf, { updatedSince: 7_000, after: recent.next })
+        expect([rest.sessions.map((s) => s.sessionId), rest.next]).toEqual([["new-1", "s3", "s6"], undefined])
+        // a search, by the store
+        expect((yield* Workflow.listSessions(wf, { search: "NEW-", limit: 2 })).sessions.map((s) => s.sessionId)).toEqual(["new-3", "new-2"])
+      }).pipe(memory))
   })
 })

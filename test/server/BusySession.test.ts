@@ -37,19 +37,50 @@ describe("onBusy over HTTP", () => {
         ticket: expect.any(Number),
         enqueuedAt: expect.any(Number)
       }])
+      // a second one, in the background: 202 once it is queued, behind the first
+      const later = yield* request(runs, { method: "POST", json: { input: "tea", sessionId: "busy", onBusy: "enqueue" }, headers: { prefer: "respond-async" } })
+      expect(later.status).toBe(202)
+      // a queued run is a resource: queued, with when it was queued and its place (the runs ahead of it)
+      const first = listed.body[0]
+      const waiting = yield* request(`${runs}/${first.runId}`)
+      expect(waiting.status).toBe(200)
+      expect(waiting.body).toEqual({
+        runId: first.runId,
+        sessionId: "busy",
+        workflowName: "approvals",
+        status: "queued",
+        input: "bread",
+        queuedAt: first.enqueuedAt,
+        position: 0
+      })
+      expect((yield* request(`${url}/runs/${first.runId}`)).body).toEqual(waiting.body)
+      const behind = yield* request(`${url}/runs/${later.body.runId}`)
+      expect([behind.body.status, behind.body.position, behind.body.input, behind.body.startedAt]).toEqual(["queued", 1, "tea", undefined])
+      // not a run of another workflow
+      expect((yield* request(`${url}/workflows/other/runs/${first.runId}`)).status).toBe(404)
       // it waits for the paused run: continued, it completes, then the queued run runs (and pauses)
       const continued = yield* post(`${runs}/${paused.body.runId}/continue`, { response: { approved: true } })
       expect(continued.status).toBe(200)
       const second = yield* Fiber.join(queued)
       expect(second.status).toBe(202)
       expect(second.body.payload).toEqual({ note: "bread" })
+      // bread pauses in its turn: tea stays queued, now first
+      const next = yield* request(`${runs}/${later.body.runId}`)
+      expect([next.body.status, next.body.position]).toEqual(["queued", 0])
+      const breadDone = yield* post(`${runs}/${second.body.runId}/continue`, { response: { approved: true } })
+      expect(breadDone.status).toBe(200)
+      const teaPaused = yield* request(`${runs}/${later.body.runId}`).pipe(
+        Effect.filterOrFail((reply) => reply.body?.status === "paused"),
+        Effect.retry(Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(500)))
+      )
+      expect(teaPaused.body.startedAt).toEqual(expect.any(Number))
       expect((yield* request(`${runs}/queued`)).body).toEqual([])
 
-      // interrupt: the paused run is cancelled, the new one runs
+      // interrupt: the paused run (tea) is cancelled, the new one runs
       const third = yield* post(runs, { input: "jam", sessionId: "busy", onBusy: "interrupt" })
       expect(third.status).toBe(202)
       expect(third.body.payload).toEqual({ note: "jam" })
-      const cancelled = yield* request(`${url}/runs/${second.body.runId}`)
+      const cancelled = yield* request(`${url}/runs/${later.body.runId}`)
       expect(cancelled.body.status).toBe("cancelled")
     }).pipe(Effect.scoped), 30_000)
 })

@@ -32,10 +32,25 @@ describe("runs as resources", () => {
       const question = yield* request(`${url}/runs/${paused.body.runId}`, { headers: alice })
       expect(question.body).toMatchObject({ status: "paused", pause: { path: ["approve"], payload: { note: "tea" } } })
 
+      // a run queued behind the paused one (in the background): queued, to its user alone
+      const queued = yield* request(`${url}/workflows/approvals/runs`, {
+        method: "POST",
+        json: { input: "jam", sessionId: paused.body.sessionId, onBusy: "enqueue" },
+        headers: { ...alice, prefer: "respond-async" }
+      })
+      expect(queued.status).toBe(202)
+      const waiting = yield* request(`${url}/runs/${queued.body.runId}`, { headers: alice })
+      expect(waiting.body).toMatchObject({ status: "queued", position: 0, input: "jam", userId: "alice", queuedAt: expect.any(Number) })
+
       for (const headers of [bob, {}]) {
         const hidden = yield* request(`${url}/runs/${done.body.runId}`, { headers })
         expect(hidden.status).toBe(404)
         expect(hidden.text).not.toContain("milk")
+        for (const path of [`/runs/${queued.body.runId}`, `/workflows/approvals/runs/${queued.body.runId}`]) {
+          const other = yield* request(`${url}${path}`, { headers })
+          expect(other.status).toBe(404)
+          expect(other.text).not.toContain("jam")
+        }
       }
       expect((yield* request(`${url}/runs/no-such-run`, { headers: alice })).status).toBe(404)
     }))
@@ -146,6 +161,11 @@ describe("paging reads only a page", () => {
       expect(sessionPages.map((p) => p.length)).toEqual([3, 3, 2])
       expect(sessionPages.flat().map((s) => s.sessionId)).toEqual(["a1", "a7", "a6", "a5", "a4", "a3", "a2", "a0"])
       expect(sessionPages.flat().every((s) => s.userId === "alice")).toBe(true)
+
+      // a search is one read of the store too, however few sessions match
+      const searched = yield* walk(url, "/workflows/notes/sessions?q=A-NEW", alice, reads, () => Effect.void)
+      expect(searched.map((p) => p.map((s) => s.sessionId))).toEqual([["a-new-3", "a-new-2", "a-new-1"]])
+      expect(yield* walk(url, "/workflows/notes/sessions?q=b-new", alice, reads, () => Effect.void)).toEqual([[]])
 
       const anonymous = yield* walk(url, "/workflows/notes/sessions", {}, reads, () => Effect.void)
       expect(anonymous.flat().map((s) => s.sessionId)).toEqual(["n6", "n3", "n0"])

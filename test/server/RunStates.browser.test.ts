@@ -107,6 +107,8 @@ describeBrowser("the session browser's unfinished runs", () => {
           rows.map((row) => ({
             runId: row.getAttribute("data-run-id"),
             status: row.getAttribute("data-status"),
+            position: row.getAttribute("data-position"),
+            place: row.querySelectorAll("td")[1]?.textContent,
             input: row.querySelectorAll("td")[2]?.textContent
           })))
         await page.waitForSelector("#schedules-panel:not([hidden])")
@@ -126,7 +128,13 @@ describeBrowser("the session browser's unfinished runs", () => {
       expect(seen.waiting.text).toBe("waiting")
       expect(seen.waiting.signal).toBe("paid")
       expect(new Date(seen.waiting.timeoutAt ?? "").getTime() - Date.now()).toBeGreaterThan(23 * 60 * 60 * 1000)
-      expect(seen.queuedRows).toEqual([{ runId: queued.body.runId, status: expect.stringMatching(/^(running|waiting)$/), input: "second order" }])
+      expect(seen.queuedRows).toEqual([{
+        runId: queued.body.runId,
+        status: expect.stringMatching(/^(running|waiting)$/),
+        position: "0",
+        place: expect.stringMatching(/^(running|waiting) · first$/),
+        input: "second order"
+      }])
 
       // the waiting run is signalled: it completes, the queued run takes its turn and waits in turn; a refresh
       // from the keyboard shows it

@@ -47,6 +47,7 @@ import * as Exit from "effect/Exit"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as CommandLine from "./CommandLine.js"
@@ -361,14 +362,47 @@ const oneLine = WorkflowEvent.formatLine
 // sessions and state
 // -----------------------------------------------------------------------------
 
-const listSessions = (target: Target) =>
+/** How many sessions `sessions list` reads from the store at a time. */
+const sessionPage = 100
+
+/** Where the next page of `sessions list` starts, as it prints it (`--after`): opaque, base64url. */
+const encodeAfter = (cursor: SessionStore.SessionCursor): string =>
+  Buffer.from(JSON.stringify([cursor.updatedAt, cursor.sessionId]), "utf8").toString("base64url")
+
+const decodeAfter = Schema.decodeUnknownOption(Schema.parseJson(Schema.Tuple(Schema.Int, SessionStore.Id)))
+
+/** What `sessions list` reads: at most `limit` sessions (all without), after `after`. */
+interface SessionsPage {
+  readonly limit: number | undefined
+  readonly after: SessionStore.SessionCursor | undefined
+}
+
+const listSessions = (target: Target, page: SessionsPage) =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
-    const { broken, sessions } = yield* store.list({})
-    // a row the store cannot read is reported, and the others are still listed
-    for (const b of broken) yield* Console.error(`warning: session ${b.sessionId} cannot be read: ${describeError(b.error)}`)
-    if (target.json) return yield* json(sessions)
-    if (sessions.length === 0) return yield* say(`No sessions in ${where(target)}.`)
+    const sessions: Array<SessionStore.SessionInfo> = []
+    let after = page.after
+    let read = 0
+    // the store's listing a page at a time (each read gives back only its page), up to `limit`
+    do {
+      const room = page.limit === undefined ? sessionPage : Math.min(sessionPage, page.limit - read)
+      const listing = yield* store.list({ after, limit: room })
+      after = listing.next
+      read += listing.sessions.length + listing.broken.length
+      sessions.push(...listing.sessions)
+      // a row the store cannot read is reported, and the others are still listed
+      for (const b of listing.broken) yield* Console.error(`warning: session ${b.sessionId} cannot be read: ${describeError(b.error)}`)
+    } while (after !== undefined && (page.limit === undefined || read < page.limit))
+    // where the rest starts, after a --limit that cut the listing short
+    const more = after === undefined ? undefined : `more after them: --after ${encodeAfter(after)}`
+    if (target.json) {
+      yield* json(sessions)
+      if (more !== undefined) yield* Console.error(more)
+      return
+    }
+    if (sessions.length === 0 && more === undefined) {
+      return yield* say(`No sessions in ${where(target)}${page.after === undefined ? "" : " after that one"}.`)
+    }
     yield* say(`${plural(sessions.length, "session")} in ${where(target)}:\n`)
     for (const s of sessions) {
       const runs = yield* store.runs(s.sessionId, {})
@@ -380,6 +414,7 @@ const listSessions = (target: Target) =>
         }`
       )
     }
+    if (more !== undefined) yield* say(`\n${more}`)
   }).pipe(withStore(target, "read"))
 
 const showSession = (target: Target, id: string) =>
@@ -512,16 +547,18 @@ const forkSession = (target: Target, sessionId: string, at: Option.Option<number
 /**
  * How an unfinished run stands: waiting for a person (`paused`), sleeping
  * (until its `wakeAt`), waiting for a signal, running (its owner holds its
- * lease), or abandoned (running, but its lease expired: its process stopped).
+ * lease), abandoned (running, but its lease expired: its process stopped),
+ * or queued (in its session's queue, `onBusy: "enqueue"`: not started).
  *
  * @since 0.1.0
  * @category runs
  */
-export type RunState = "paused" | "sleeping" | "waiting" | "running" | "abandoned"
+export type RunState = "paused" | "sleeping" | "waiting" | "running" | "abandoned" | "queued"
 
 /**
  * An unfinished run as `runs list` shows it: the store's entry without its
- * journal and checkpoint (the data it continues from).
+ * journal and checkpoint (the data it continues from); a queued run with
+ * when it was queued and its place in its session's queue, not started.
  *
  * @since 0.1.0
  * @category runs
@@ -546,12 +583,18 @@ export interface UnfinishedRun {
   readonly signal?: string | undefined
   /** epoch milliseconds: when a wait for a signal, or a question, times out */
   readonly timeoutAt?: number | undefined
-  readonly startedAt: number
-  readonly updatedAt: number
+  /** epoch milliseconds: when a queued run was queued */
+  readonly queuedAt?: number | undefined
+  /** how many runs of its session's queue are ahead of a queued run (0: its turn came, or comes next) */
+  readonly position?: number | undefined
+  /** epoch milliseconds (absent while queued) */
+  readonly startedAt?: number | undefined
+  readonly updatedAt?: number | undefined
 }
 
 /**
- * The unfinished runs of the store, oldest first, as `runs list` shows them.
+ * The unfinished runs of the store, oldest first, as `runs list` shows them,
+ * then the queued ones not started yet, in arrival order.
  *
  * @since 0.1.0
  * @category runs
@@ -564,7 +607,24 @@ export const unfinishedRuns: Effect.Effect<
   const store = yield* SessionStore.SessionStore
   const now = yield* Clock.currentTimeMillis
   const runs = yield* store.activeRuns({})
-  return runs.map((run): UnfinishedRun => ({
+  const started = new Set(runs.map((run) => run.runId))
+  const ahead = new Map<string, number>()
+  const queued = (yield* store.queuedRuns({})).flatMap((run): ReadonlyArray<UnfinishedRun> => {
+    // the place of each run in its session's queue (the queue in arrival order)
+    const position = ahead.get(run.sessionId) ?? 0
+    ahead.set(run.sessionId, position + 1)
+    return started.has(run.runId) ? [] : [{
+      runId: run.runId,
+      sessionId: run.sessionId,
+      workflowName: run.workflowName,
+      ...(run.userId === undefined ? {} : { userId: run.userId }),
+      state: "queued",
+      input: run.input,
+      queuedAt: run.enqueuedAt,
+      position
+    }]
+  })
+  return [...runs.map((run): UnfinishedRun => ({
     runId: run.runId,
     sessionId: run.sessionId,
     workflowName: run.workflowName,
@@ -581,10 +641,10 @@ export const unfinishedRuns: Effect.Effect<
     ...(run.pause?.timeoutAt === undefined ? {} : { timeoutAt: run.pause.timeoutAt }),
     startedAt: run.startedAt,
     updatedAt: run.updatedAt
-  }))
+  })), ...queued]
 })
 
-const runMark: Record<RunState, string> = { paused: "⏸", sleeping: "☾", waiting: "⧗", running: "▶", abandoned: "✗" }
+const runMark: Record<RunState, string> = { paused: "⏸", sleeping: "☾", waiting: "⧗", running: "▶", abandoned: "✗", queued: "…" }
 
 /** What a suspended run waits for, after its state: until when it sleeps, its signal, its timeout. */
 const waitsFor = (run: UnfinishedRun): string => {
@@ -595,6 +655,8 @@ const waitsFor = (run: UnfinishedRun): string => {
     ? [`for signal ${run.signal ?? "?"}`, ...timeout]
     : run.state === "paused"
     ? timeout
+    : run.state === "queued"
+    ? [run.position === 0 ? "first in its session's queue" : `behind ${plural(run.position ?? 0, "run")} in its session's queue`]
     : []
   return parts.length === 0 ? "" : `  ${parts.join(", ")}`
 }
@@ -603,12 +665,18 @@ const listRuns = (target: Target) =>
   Effect.gen(function*() {
     const runs = yield* unfinishedRuns
     if (target.json) return yield* json(runs)
-    if (runs.length === 0) return yield* say(`No paused, sleeping, waiting, running or abandoned runs in ${where(target)}.`)
+    if (runs.length === 0) return yield* say(`No paused, sleeping, waiting, running, abandoned or queued runs in ${where(target)}.`)
     yield* say(`${plural(runs.length, "unfinished run")} in ${where(target)}:\n`)
     for (const run of runs) {
       yield* say(`  ${runMark[run.state]} ${run.state.padEnd(9)} run ${run.runId}${waitsFor(run)}`)
       yield* say(`     workflow: ${run.workflowName}   session: ${run.sessionId}${run.userId === undefined ? "" : `   user: ${run.userId}`}`)
-      yield* say(`     started ${date(run.startedAt)}, updated ${date(run.updatedAt)}${run.nextStep === undefined ? "" : `, next step ${run.nextStep + 1}`}`)
+      yield* say(
+        run.startedAt === undefined
+          ? `     queued ${date(run.queuedAt ?? 0)}`
+          : `     started ${date(run.startedAt)}, updated ${date(run.updatedAt ?? run.startedAt)}${
+            run.nextStep === undefined ? "" : `, next step ${run.nextStep + 1}`
+          }`
+      )
       yield* say(`     » ${oneLine(run.input)}`)
       if (run.question !== undefined && run.state === "paused") {
         yield* say(`     ? ${oneLine(run.question.payload, 100)}`)
@@ -732,16 +800,42 @@ const onSession = <Name extends string, E>(
   ).pipe(Command.withDescription(description))
 
 /**
- * `sessions list`: every session, newest first.
+ * `sessions list [--limit <n>] [--after <cursor>]`: every session (or the
+ * first n, then where the next ones start), newest first, read from the
+ * store a page at a time (a `--limit` listing reads only its sessions).
  *
  * @since 0.1.0
  * @category commands
  */
 export const sessionsListCommand = Command.make(
   "list",
-  withDatabase,
-  (options) => Effect.flatMap(target("sessions list", options), listSessions)
-).pipe(Command.withDescription("every session, newest first"))
+  {
+    ...withDatabase,
+    limit: Options.integer("limit").pipe(
+      Options.withPseudoName("n"),
+      Options.withDescription("at most n sessions (default: all), and where the next ones start (--after)"),
+      Options.mapEffect((n) =>
+        n >= 1 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--limit is a number of sessions: 1 or more")))
+      ),
+      Options.optional,
+      Options.map(Option.getOrUndefined)
+    ),
+    after: Options.text("after").pipe(
+      Options.withPseudoName("cursor"),
+      Options.withDescription("the sessions after the ones a --limit listing printed (its --after)"),
+      Options.mapEffect((text) =>
+        Option.match(decodeAfter(Buffer.from(text, "base64url").toString("utf8")), {
+          onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p("--after is not where a sessions list left off"))),
+          onSome: ([updatedAt, sessionId]) => Effect.succeed<SessionStore.SessionCursor>({ updatedAt, sessionId })
+        })
+      ),
+      Options.optional,
+      Options.map(Option.getOrUndefined)
+    )
+  },
+  (options) =>
+    Effect.flatMap(target("sessions list", options), (t) => listSessions(t, { limit: options.limit, after: options.after }))
+).pipe(Command.withDescription("every session (or the first --limit n, then where the next start), newest first"))
 
 /**
  * `sessions show <sessionId>`: a session's metadata, state and run history.
@@ -819,7 +913,8 @@ export const forkCommand = Command.make(
 ).pipe(Command.withDescription("a new session from a kept version of a session (default: its current one)"))
 
 /**
- * `runs list`: the paused, sleeping, waiting, running and abandoned runs, oldest first.
+ * `runs list`: the paused, sleeping, waiting, running and abandoned runs, oldest first, then the
+ * queued ones (`onBusy: "enqueue"`, not started) in arrival order.
  *
  * @since 0.1.0
  * @category commands
@@ -830,7 +925,7 @@ export const runsListCommand = Command.make(
   (options) => Effect.flatMap(target("runs list", options), listRuns)
 ).pipe(
   Command.withDescription(
-    "the unfinished runs: paused (with the question they wait on), sleeping (until when), waiting (for which signal), running, and abandoned (their process stopped; the lease expired)"
+    "the unfinished runs: paused (with the question they wait on), sleeping (until when), waiting (for which signal), running, abandoned (their process stopped; the lease expired), and queued (waiting in a busy session's queue)"
   )
 )
 
@@ -1092,6 +1187,7 @@ export const commandLineOptions = {
     "--keep-last",
     "--session",
     "--limit",
+    "--after",
     "--out",
     "--at",
     "--to"

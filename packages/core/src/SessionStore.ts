@@ -398,7 +398,54 @@ export type QueueTurn = "taken" | "waiting" | "lost"
 export interface QueueFilter {
   readonly sessionId?: string | undefined
   readonly workflowName?: string | undefined
+  /** only this run (a run is queued once at most) */
+  readonly runId?: string | undefined
 }
+
+/**
+ * A run in its session's queue with its place: `position`, how many runs of
+ * the queue are ahead of it (0: the first, whose turn has come or comes as
+ * soon as the session is free).
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export interface QueuePlace {
+  readonly _tag: "Queued"
+  readonly run: QueuedRun
+  readonly position: number
+}
+
+/**
+ * Where a run is in the store: unfinished or recorded ({@link RunLookup}),
+ * or waiting in its session's queue ({@link QueuePlace}).
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export type RunPlace = RunLookup | QueuePlace
+
+/**
+ * What the store knows of a run, its queue included: unfinished or recorded
+ * as {@link Backend.getRun} finds it, else its place in its session's queue
+ * (then two more reads: its entry of the queue, and its session's queue). A
+ * run that leaves the queue while it is looked for (it ended) is found
+ * recorded.
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export const findRun = (store: Backend, runId: string): Effect.Effect<Option.Option<RunPlace>, WorkflowError.SessionStoreError> =>
+  Effect.gen(function*() {
+    const known: Option.Option<RunPlace> = yield* store.getRun(runId)
+    if (Option.isSome(known)) return known
+    const [queued] = yield* store.queuedRuns({ runId })
+    // not queued (now): never was, or it left the queue since the first read, having ended
+    if (queued === undefined) return yield* store.getRun(runId)
+    const queue = yield* store.queuedRuns({ sessionId: queued.sessionId })
+    const position = queue.filter((other) => other.runId !== runId && other.ticket < queued.ticket).length
+    return Option.some({ _tag: "Queued" as const, run: queued, position })
+  })
 
 // -----------------------------------------------------------------------------
 // schedules
@@ -651,11 +698,27 @@ export interface ListFilter {
   readonly userId?: string | null | undefined
   /** only sessions updated at or after this time (epoch milliseconds) */
   readonly updatedSince?: number | undefined
+  /**
+   * only sessions whose id or name contains this text, the letters A to Z
+   * matched in either case (any other character as it is: the same on every
+   * store)
+   */
+  readonly search?: string | undefined
   /** only the sessions after this one in the listing's order (the `next` of the page before) */
   readonly after?: SessionCursor | undefined
   /** at most this many rows (sessions and broken ones); the listing's `next` then says where the rest starts */
   readonly limit?: number | undefined
 }
+
+/**
+ * Text with the letters A to Z made lower case, and nothing else changed: how
+ * a listing's `search` and what it looks in are compared (a store's database
+ * does the same in its query).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const foldSearch = (text: string): string => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())
 
 /**
  * A session a store cannot read (e.g. a row whose version is not a number),

@@ -765,13 +765,17 @@ export const start: <W extends Any>(
     never
   >
 
-const runFields = {
+const queuedFields = {
   runId: Schema.String,
   sessionId: Schema.String,
   workflowName: Schema.String,
   userId: Schema.optionalWith(Schema.String, { exact: true }),
   /** the run input, as recorded (null when it was not JSON) */
-  input: Schema.Unknown,
+  input: Schema.Unknown
+}
+
+const runFields = {
+  ...queuedFields,
   /** epoch milliseconds */
   startedAt: Schema.Number
 }
@@ -782,6 +786,9 @@ const usageField = { usage: Schema.optionalWith(SessionStore.RunUsage, { exact: 
  * Where a run stands (see {@link getRunStatus}, and the run lifecycle in the
  * README), one case per state:
  *
+ * - `Queued`: waiting in its session's queue (`onBusy: "enqueue"`) since
+ *   `queuedAt`, behind `position` runs of the queue (0: the first, whose turn
+ *   has come or comes as soon as the session is free); not started yet;
  * - `Running`: an owner (a store, in some process) runs it and holds its
  *   lease until `leaseExpiresAt`; `leaseExpired` when that passed (its
  *   process died): recovery carries it on;
@@ -802,6 +809,13 @@ const usageField = { usage: Schema.optionalWith(SessionStore.RunUsage, { exact: 
  * @category background runs
  */
 export const RunStatus = Schema.Union(
+  Schema.TaggedStruct("Queued", {
+    ...queuedFields,
+    /** epoch milliseconds: when it was queued */
+    queuedAt: Schema.Number,
+    /** how many runs of the session's queue are ahead of it */
+    position: Schema.Number
+  }),
   Schema.TaggedStruct("Running", {
     ...runFields,
     owner: Schema.String,
@@ -864,10 +878,12 @@ export type RunStatus<A = unknown> =
 
 /**
  * Where a run of this workflow stands, from any process using the same
- * store: running, paused (with its question), completed (with its output),
+ * store: queued (with its place in its session's queue), running, paused
+ * (with its question), sleeping, waiting, completed (with its output),
  * failed, cancelled or abandoned. `RunNotFound` when no run of this workflow
  * has the id (or it is a plain run, which the store does not know until it
- * ends); `SessionOwnershipError` when it is another user's.
+ * ends, unless it is queued); `SessionOwnershipError` when it is another
+ * user's.
  *
  * @since 0.1.0
  * @category background runs
@@ -1400,17 +1416,35 @@ export const watch: <W extends Any>(
 ) => Stream.Stream<SessionUpdate<State<W>>, WatchError, SessionStore.SessionStore> = sessions.watch
 
 /**
- * The sessions of this workflow, most recently updated first (only the given
- * user's when `userId` is set), and apart from them the sessions the store
- * cannot read (`broken`, each with its error), so one damaged row does not
- * hide the others.
+ * @since 0.1.0
+ * @category options
+ */
+export interface ListSessionsOptions extends SessionOptions {
+  /** only sessions updated at or after this time (epoch milliseconds) */
+  readonly updatedSince?: number | undefined
+  /** only sessions whose id or name contains this text (A to Z in either case), searched by the store */
+  readonly search?: string | undefined
+  /** at most this many sessions (and broken rows); the listing's `next` then says where the rest starts */
+  readonly limit?: number | undefined
+  /** the sessions after this one in the listing's order: the `next` of the page before */
+  readonly after?: SessionStore.SessionCursor | undefined
+}
+
+/**
+ * The sessions of this workflow, most recently updated first (ties by
+ * session id), only the given user's when `userId` is set, and apart from
+ * them the sessions the store cannot read (`broken`, each with its error), so
+ * one damaged row does not hide the others. With `limit`, a page: the store
+ * reads only its rows, and `next`, when more follow, is the `after` of the
+ * next page (keyset paging: pages hold still while sessions are added or
+ * updated).
  *
  * @since 0.1.0
  * @category sessions
  */
 export const listSessions: <W extends Any>(
   self: W,
-  options?: SessionOptions
+  options?: ListSessionsOptions
 ) => Effect.Effect<SessionStore.SessionListing, WorkflowError.SessionStoreError, SessionStore.SessionStore> = sessions.listSessions
 
 /**

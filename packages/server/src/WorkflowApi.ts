@@ -595,19 +595,37 @@ export const SessionPage = Schema.Struct({
 export type SessionPage = typeof SessionPage.Type
 
 /**
- * Where a run is: unfinished (`running`, `paused`) or ended (the statuses of
- * a run record).
+ * The statuses a run listing filters by: unfinished (`running`, `paused`) or
+ * ended (the statuses of a run record).
  *
  * @since 0.1.0
  * @category models
  */
-export const RunState = Schema.Literal("running", "paused", "completed", "error", "cancelled", "abandoned")
+export const ListedRunState = Schema.Literal("running", "paused", "completed", "error", "cancelled", "abandoned")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ListedRunState = typeof ListedRunState.Type
+
+/**
+ * Where a run is: `queued` (waiting in its session's queue, not started:
+ * `onBusy: "enqueue"`), unfinished (`running`, `paused`) or ended (the
+ * statuses of a run record).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunState = Schema.Literal("queued", ...ListedRunState.literals)
 
 /**
  * A run as a resource (`GET /runs/:runId`): its status, its result (`content`)
  * or error, and, while it is paused, its question; while it is unfinished,
  * its `state` and, when it has them, when it wakes (`wakeAt`), the signal it
- * waits for (`signal`) and when its wait times out (`timeoutAt`).
+ * waits for (`signal`) and when its wait times out (`timeoutAt`); while it is
+ * queued, when it was queued (`queuedAt`) and its `position` in its session's
+ * queue (how many runs are ahead of it), and no `startedAt`.
  *
  * @since 0.1.0
  * @category models
@@ -626,8 +644,12 @@ export const RunInfo = Schema.Struct({
   /** the question, while paused */
   pause: Schema.optional(Schema.Struct({ path: Schema.Array(Schema.String), payload: Schema.Unknown, pausedAt: Schema.Number })),
   ...unfinishedFields,
-  /** epoch milliseconds */
-  startedAt: Schema.Number,
+  /** epoch milliseconds: when it was queued, while queued */
+  queuedAt: Schema.optional(Schema.Number),
+  /** how many runs of its session's queue are ahead of it, while queued */
+  position: Schema.optional(Schema.Number),
+  /** epoch milliseconds: when it started (absent while queued) */
+  startedAt: Schema.optional(Schema.Number),
   /** epoch milliseconds, once ended */
   completedAt: Schema.optional(Schema.Number),
   /** the tokens its model calls used so far (absent when it called no model) */
@@ -951,18 +973,20 @@ export class RunsGroup extends HttpApiGroup.make("runs")
       .annotate(OpenApi.Summary, "A run of this workflow: its status, its result or error, its question while paused (the caller's only)")
       .annotate(
         OpenApi.Description,
-        "Where a run stands — `running`, `paused` (with its question), `completed` (with its `content`), `error` " +
+        "Where a run stands — `queued` (waiting in its session's queue, with `queuedAt` and its `position`: how many " +
+          "runs are ahead of it), `running`, `paused` (with its question), `completed` (with its `content`), `error` " +
           "(failed, with its `error`), `cancelled` or `abandoned` — from any server over the same store. An unfinished " +
           "run also has its `state` (`running`, `paused`, `sleeping` or `waiting`; a sleeping or waiting run has " +
           "`status: \"paused\"`) and, when it has them, `wakeAt`, `signal` and `timeoutAt`. A run of " +
-          "another user, or of another workflow, is a 404. (A run whose id is `paused` is read at `GET /runs/:runId`.)"
+          "another user, or of another workflow, is a 404. (A run whose id is `paused` or `queued` is read at " +
+          "`GET /runs/:runId`.)"
       )
   )
   .add(
     HttpApiEndpoint.get("list", "/workflows/:name/runs")
       .setPath(workflowPath)
       .setUrlParams(Schema.Struct({
-        status: Schema.optional(RunState),
+        status: Schema.optional(ListedRunState),
         sessionId: Schema.optional(SessionStore.Id),
         limit: Schema.optional(pageLimit),
         cursor: Schema.optional(Schema.String)
@@ -1096,7 +1120,7 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
         cursor: Schema.optional(Schema.String),
         /** only sessions updated at or after (epoch milliseconds) */
         updatedSince: Schema.optional(Schema.NumberFromString),
-        /** only sessions whose id or name contains this (case-insensitive) */
+        /** only sessions whose id or name contains this (A to Z in either case; searched by the store) */
         q: Schema.optional(Schema.String)
       }))
       .addSuccess(SessionPage)

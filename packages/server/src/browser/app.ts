@@ -321,14 +321,19 @@ const watchSelected = (sessionId: string) => {
 /** The runs of a session, unfinished ones too (the session's own history lists the ended ones only). */
 const runsOf = (sessionId: string) => `${workflowPath()}/runs?sessionId=${encodeURIComponent(sessionId)}`
 
-/** The runs waiting in the session's queue, in arrival order (hidden when there are none). */
+/**
+ * The runs waiting in the session's queue, in arrival order (hidden when there
+ * are none): each with its place, how many runs are ahead of it.
+ */
 const renderQueued = (runs: ReadonlyArray<QueuedRun>) => {
   ui.queuedPanel.hidden = runs.length === 0
-  ui.queued.replaceChildren(...runs.map((run) => {
+  ui.queued.replaceChildren(...runs.map((run, position) => {
     const row = document.createElement("tr")
     row.dataset["runId"] = run.runId
     row.dataset["status"] = run.status
-    const cells = [run.runId.slice(0, 8), run.status, preview(run.input)].map((text) =>
+    row.dataset["position"] = String(position)
+    const place = position === 0 ? "first" : `${position} ahead`
+    const cells = [run.runId.slice(0, 8), `${run.status} · ${place}`, preview(run.input)].map((text) =>
       Object.assign(document.createElement("td"), { textContent: text })
     )
     const queued = document.createElement("td")

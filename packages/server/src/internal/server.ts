@@ -303,6 +303,13 @@ const onSession = <A, E>(
     carriedState
   )
 
+/** What every listing of a page is given: the workflow, the caller's rows only, the page's size. */
+const listed = (served: Served, userId: string | undefined, limit: number | undefined) => ({
+  workflowName: served.workflow.name,
+  userId: ownerFilter(served, userId),
+  limit: limit ?? paging.defaultLimit
+})
+
 const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
   HttpApiBuilder.group(api, "sessions", (handlers) =>
     handlers
@@ -310,41 +317,19 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
         onWorkflow(registry, path.name, (served, userId) =>
           Effect.gen(function*() {
             const store = yield* SessionStore.SessionStore
-            const limit = urlParams.limit ?? paging.defaultLimit
-            const q = urlParams.q?.toLowerCase()
-            const matches = (s: SessionStore.SessionInfo) =>
-              q === undefined || s.sessionId.toLowerCase().includes(q) || (s.name?.toLowerCase().includes(q) ?? false)
             const start = yield* paging.decode(urlParams.cursor)
-            let after: SessionStore.SessionCursor | undefined = start && { updatedAt: start[0], sessionId: start[1] }
-            const found: Array<SessionStore.SessionInfo> = []
-            const broken: Array<SessionStore.BrokenSession> = []
-            // the caller's sessions a page at a time (the store reads only the page); with `q`,
-            // its pages are read until `limit` sessions match or the listing ends
-            for (;;) {
-              const listing = yield* store.list({
-                workflowName: served.workflow.name,
-                userId: ownerFilter(served, userId),
-                updatedSince: urlParams.updatedSince,
-                after,
-                limit
-              })
-              broken.push(...listing.broken)
-              const room = limit - found.length
-              const matching = listing.sessions.filter(matches)
-              found.push(...matching.slice(0, room))
-              if (matching.length > room) {
-                const last = found[found.length - 1]!
-                after = { updatedAt: last.updatedAt, sessionId: last.sessionId }
-                break
-              }
-              after = listing.next
-              if (after === undefined || q === undefined || found.length === limit) break
-            }
+            // the caller's sessions, one page (the store reads only the page, the search in its query)
+            const listing = yield* store.list({
+              ...listed(served, userId, urlParams.limit),
+              updatedSince: urlParams.updatedSince,
+              search: urlParams.q,
+              after: start && { updatedAt: start[0], sessionId: start[1] }
+            })
             return {
-              sessions: found.map(sessionInfo),
+              sessions: listing.sessions.map(sessionInfo),
               // the rows the store cannot read, on the page they fall in
-              broken: broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message })),
-              ...(after === undefined ? {} : { next: paging.encode([after.updatedAt, after.sessionId]) })
+              broken: listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message })),
+              ...(listing.next === undefined ? {} : { next: paging.encode([listing.next.updatedAt, listing.next.sessionId]) })
             }
           })))
       .handle("get", ({ path }) =>
@@ -528,14 +513,19 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
   })
 
 /**
- * What the store knows of `runId`, a run (unfinished or ended) of this
- * workflow the caller may see; else 404 (a run of another workflow, or of
- * another user, does not exist).
+ * What `find` finds of `runId` in the store, a run of this workflow the
+ * caller may see; else 404 (a run of another workflow, or of another user,
+ * does not exist).
  */
-const visibleRunOf = (served: Served, runId: string, userId: string | undefined) =>
+const visibleIn = <P extends SessionStore.RunPlace>(
+  served: Served,
+  runId: string,
+  userId: string | undefined,
+  find: (store: SessionStore.Service) => Effect.Effect<Option.Option<P>, WorkflowError.SessionStoreError>
+) =>
   Effect.gen(function*() {
-    const known = yield* (yield* SessionStore.SessionStore).getRun(runId)
-    const run = Option.map(known, (k) => k._tag === "Active" ? k.run : k.record)
+    const known = yield* find(yield* SessionStore.SessionStore)
+    const run = Option.map(known, runOf)
     if (
       Option.isNone(known) || Option.isNone(run) || run.value.workflowName !== served.workflow.name ||
       !mayUse(served, run.value.userId, userId)
@@ -544,6 +534,10 @@ const visibleRunOf = (served: Served, runId: string, userId: string | undefined)
     }
     return known.value
   })
+
+/** `runId`, a run (unfinished or ended) of this workflow the caller may see; else 404. */
+const visibleRunOf = (served: Served, runId: string, userId: string | undefined) =>
+  visibleIn(served, runId, userId, (store) => store.getRun(runId))
 
 /**
  * Fails unless `runId` is an unfinished run of this workflow the caller may
@@ -624,18 +618,25 @@ const queuedRun = (run: SessionStore.QueuedRun): Api.QueuedRun => ({
   enqueuedAt: run.enqueuedAt
 })
 
+/** The run a lookup found: unfinished, recorded or queued. */
+const runOf = (place: SessionStore.RunPlace) =>
+  place._tag === "Active" || place._tag === "Queued" ? place.run : place.record
+
 /** A run as a resource, from what the store knows of it. */
-const runInfo = (known: SessionStore.RunLookup): Api.RunInfo => {
-  const run = known._tag === "Active" ? known.run : known.record
-  const common = {
+const runInfo = (known: SessionStore.RunPlace): Api.RunInfo => {
+  const run = runOf(known)
+  const ids = {
     runId: run.runId,
     sessionId: run.sessionId,
     workflowName: run.workflowName,
     ...(run.userId === undefined ? {} : { userId: run.userId }),
-    status: run.status,
-    input: run.input,
-    startedAt: run.startedAt
+    input: run.input
   }
+  if (known._tag === "Queued") {
+    return { ...ids, status: "queued", queuedAt: known.run.enqueuedAt, position: known.position }
+  }
+  const started = known._tag === "Active" ? known.run : known.record
+  const common = { ...ids, status: started.status, startedAt: started.startedAt }
   if (known._tag === "Active") {
     const { journal, pause } = known.run
     const usage = {
@@ -834,13 +835,14 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             )
         }).pipe(errors.catchDefects))
       .handle("status", ({ path }) =>
-        onWorkflow(registry, path.name, (served, userId) => Effect.map(visibleRunOf(served, path.runId, userId), runInfo)))
+        onWorkflow(registry, path.name, (served, userId) =>
+          Effect.map(visibleIn(served, path.runId, userId, (store) => SessionStore.findRun(store, path.runId)), runInfo)))
       .handle("get", ({ path }) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
           const store = yield* SessionStore.SessionStore
-          const known = yield* store.getRun(path.runId)
-          const run = Option.map(known, (k) => k._tag === "Active" ? k.run : k.record)
+          const known = yield* SessionStore.findRun(store, path.runId)
+          const run = Option.map(known, runOf)
           // a run of a workflow not served here, or of another user, does not exist
           const served = Option.flatMap(run, (r) => Option.fromNullable(registry.served.get(r.workflowName)))
           if (
@@ -858,12 +860,10 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             const after = yield* paging.decode(urlParams.cursor)
             // the caller's runs only, a page at a time (the store reads only the page)
             const listing = yield* store.listRuns({
-              workflowName: served.workflow.name,
-              userId: ownerFilter(served, userId),
+              ...listed(served, userId, urlParams.limit),
               sessionId: urlParams.sessionId,
               status: urlParams.status,
-              after: after && { startedAt: after[0], runId: after[1] },
-              limit: urlParams.limit ?? paging.defaultLimit
+              after: after && { startedAt: after[0], runId: after[1] }
             })
             return {
               runs: listing.runs.map(runInfo),

@@ -626,12 +626,29 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
   /** `LIMIT n + 1`: the row past the page says whether another page follows */
   const pastPage = (limit: number | undefined) => limit === undefined ? sql.literal("") : sql` LIMIT ${limit + 1}`
 
+  /**
+   * A listing's search: the session's id or name contains `text` (folded by
+   * `SessionStore.foldSearch`), the letters A to Z of both folded alike, in
+   * the query: SQLite's `lower` folds those letters alone; PostgreSQL's,
+   * per its locale, may fold more, so it uses `translate`.
+   */
+  const searched = (text: string) => {
+    const fold = (column: string) =>
+      dialect === "pg"
+        ? sql`translate(${sql(column)}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`
+        : sql`lower(${sql(column)})`
+    const contains = (column: string) =>
+      dialect === "pg" ? sql`strpos(${fold(column)}, ${text}) > 0` : sql`instr(${fold(column)}, ${text}) > 0`
+    return sql`(${contains("session_id")} OR (session_name IS NOT NULL AND ${contains("session_name")}))`
+  }
+
   const list = Effect.fn("SqlSessionStore.list")(
     function*(filter: SessionStore.ListFilter) {
       const clauses = [
         ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
         ...ofUser(filter.userId),
         ...(filter.updatedSince === undefined ? [] : [sql`updated_at >= ${filter.updatedSince}`]),
+        ...(filter.search === undefined ? [] : [searched(SessionStore.foldSearch(filter.search))]),
         ...afterKey("updated_at", "session_id", filter.after && [filter.after.updatedAt, filter.after.sessionId])
       ]
       const found = yield* sql<{ readonly session_id: unknown; readonly updated_at: unknown }>`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
@@ -1318,7 +1335,8 @@ WHERE session_id = ${sessionId} AND run_id <> ${runId} AND (status = 'running' O
     function*(filter: SessionStore.QueueFilter) {
       const clauses = [
         ...(filter.sessionId === undefined ? [] : [sql`session_id = ${filter.sessionId}`]),
-        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`])
+        ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
+        ...(filter.runId === undefined ? [] : [sql`run_id = ${filter.runId}`])
       ]
       const found = yield* decodeQueue(yield* sql`SELECT * FROM ${queueTable} WHERE ${sql.and(clauses)} ORDER BY ticket`)
       return yield* Effect.forEach(found, rows.toQueuedRun)

@@ -123,7 +123,9 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
     leaveQueue: (sessionId, runId, owner) =>
       bad(sessionId) || bad(runId) ? Effect.succeed(false) : backend.leaveQueue(sessionId, runId, owner),
     queuedRuns: (filter) =>
-      filter.sessionId !== undefined && bad(filter.sessionId) ? Effect.succeed([]) : backend.queuedRuns(filter),
+      (filter.sessionId !== undefined && bad(filter.sessionId)) || (filter.runId !== undefined && bad(filter.runId))
+        ? Effect.succeed([])
+        : backend.queuedRuns(filter),
     watchQueue: (sessionId, options) => {
       const description = refusal([["session", sessionId]])
       return description === undefined ? backend.watchQueue(sessionId, options) : Stream.fail(refused("watchQueue", description))

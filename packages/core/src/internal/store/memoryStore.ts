@@ -338,12 +338,15 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       }),
     list: (filter) =>
       Effect.sync(() => {
+        const search = filter.search === undefined ? undefined : SessionStore.foldSearch(filter.search)
         const page = pageOf(
           Array.from(sessions.values(), (s) => s.info)
             .filter((info) =>
               (filter.workflowName === undefined || info.workflowName === filter.workflowName) &&
               owned(info.userId, filter.userId) &&
-              (filter.updatedSince === undefined || info.updatedAt >= filter.updatedSince)
+              (filter.updatedSince === undefined || info.updatedAt >= filter.updatedSince) &&
+              (search === undefined || SessionStore.foldSearch(info.sessionId).includes(search) ||
+                SessionStore.foldSearch(info.name ?? "").includes(search))
             )
             .map((info) => [[info.updatedAt, info.sessionId], info] as const),
           filter.after === undefined ? undefined : [filter.after.updatedAt, filter.after.sessionId],
@@ -563,7 +566,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       }),
     queuedRuns: (filter) =>
       Effect.sync(() =>
-        queuedOf(filter.sessionId).filter((run) => filter.workflowName === undefined || run.workflowName === filter.workflowName)
+        queuedOf(filter.sessionId).filter((run) =>
+          (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
+          (filter.runId === undefined || run.runId === filter.runId)
+        )
       ),
     watchQueue: (sessionId) =>
       Stream.unwrapScoped(Effect.map(PubSub.subscribe(dequeued), (subscription) =>

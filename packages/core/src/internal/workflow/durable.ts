@@ -378,8 +378,8 @@ export const getRunStatus = Effect.fn("Workflow.getRunStatus")(
   function*<W extends Any>(self: W, runId: string, options?: SessionOptions) {
     yield* runner.checkRunId(runId)
     const store = yield* SessionStore.SessionStore
-    const found = yield* store.getRun(runId)
-    const run = Option.map(found, (lookup) => lookup._tag === "Active" ? lookup.run : lookup.record)
+    const found = yield* SessionStore.findRun(store, runId)
+    const run = Option.map(found, (place) => place._tag === "Active" || place._tag === "Queued" ? place.run : place.record)
     if (Option.isNone(found) || Option.isNone(run) || run.value.workflowName !== self.name) {
       return yield* new WorkflowError.RunNotFound({ runId, description: `no run of workflow '${self.name}' has this id` })
     }
@@ -389,17 +389,22 @@ export const getRunStatus = Effect.fn("Workflow.getRunStatus")(
   }
 )
 
+/** The fields every `RunStatus` has. */
+const idsOf = (run: SessionStore.QueuedRun | SessionStore.ActiveRun | SessionStore.RunRecord) => ({
+  runId: run.runId,
+  sessionId: run.sessionId,
+  workflowName: run.workflowName,
+  ...(run.userId === undefined ? {} : { userId: run.userId }),
+  input: run.input
+})
+
 /** What the store knows of a run, as a `RunStatus`. */
-const statusOf = (lookup: SessionStore.RunLookup, now: number): RunStatus => {
-  const run = lookup._tag === "Active" ? lookup.run : lookup.record
-  const common = {
-    runId: run.runId,
-    sessionId: run.sessionId,
-    workflowName: run.workflowName,
-    ...(run.userId === undefined ? {} : { userId: run.userId }),
-    input: run.input,
-    startedAt: run.startedAt
+const statusOf = (lookup: SessionStore.RunPlace, now: number): RunStatus => {
+  if (lookup._tag === "Queued") {
+    return { _tag: "Queued", ...idsOf(lookup.run), queuedAt: lookup.run.enqueuedAt, position: lookup.position }
   }
+  const run = lookup._tag === "Active" ? lookup.run : lookup.record
+  const common = { ...idsOf(run), startedAt: run.startedAt }
   if (lookup._tag === "Active") {
     const { journal, leaseExpiresAt, owner, pause, status } = lookup.run
     const usage = journal?.usage === undefined ? {} : { usage: journal.usage }

@@ -15,6 +15,7 @@ import type {
   Any,
   ChatHistoryOptions,
   ForkOptions,
+  ListSessionsOptions,
   ForkResult,
   StateOptions,
   SessionOptions,
@@ -266,9 +267,16 @@ export const watch = <W extends Any>(
 
 /** @internal */
 export const listSessions = Effect.fn("Workflow.listSessions")(
-  function*<W extends Any>(self: W, options?: SessionOptions) {
+  function*<W extends Any>(self: W, options?: ListSessionsOptions) {
     const store = yield* SessionStore.SessionStore
-    return yield* store.list({ workflowName: self.name, userId: options?.userId })
+    return yield* store.list({
+      workflowName: self.name,
+      userId: options?.userId,
+      updatedSince: options?.updatedSince,
+      search: options?.search,
+      limit: options?.limit,
+      after: options?.after
+    })
   }
 )
 
