@@ -4,11 +4,13 @@
  * process opening the same SQLite file), and how long after a crash (SIGKILL
  * of a process mid-run) the run goes on in another process of the same host
  * under the `DurableRuns` supervisor (which sees the dead process is gone,
- * without waiting for its lease). sessionflow runs from the compiled `dist` of its
- * packages (`durable-workflows.ts`), as users run it.
+ * without waiting for its lease); and, beside sessionflow's per-step cost on
+ * SQLite, the peers' own per-step durability (LangGraph.js's checkpoint per
+ * step, Mastra's snapshots around every step). sessionflow runs from the
+ * compiled `dist` of its packages (`durable-workflows.ts`), as users run it.
  *
- *   npm --prefix bench run durable                         # all four, SQLite and PostgreSQL
- *   npm --prefix bench run durable -- --only step,continue # some of: step, continue, elsewhere, crash
+ *   npm --prefix bench run durable                         # all five, SQLite and PostgreSQL
+ *   npm --prefix bench run durable -- --only step,continue # some of: step, peers, continue, elsewhere, crash
  *   npm --prefix bench run durable -- --no-pg --reps 5
  *
  * Prints markdown tables to stdout (progress to stderr) and writes every
@@ -26,6 +28,7 @@ import type * as Layer from "effect/Layer"
 import { approval, crashable, storeLayer, tenSteps } from "./durable-workflows.ts"
 import { format, log } from "./measure.ts"
 import { databaseUrl, freshSchema, reachable } from "./systems/postgres.ts"
+import type { Runner } from "./systems/types.ts"
 import { cleanupTemp, gc, median, removeDb, tempDb } from "./util.ts"
 import { advance, type BenchState, emptyState, STEPS } from "./workload.ts"
 
@@ -34,13 +37,15 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     reps: { type: "string", default: "3" },
     runs: { type: "string", default: "200" },
+    "peer-runs": { type: "string", default: "60" },
     "no-pg": { type: "boolean", default: false },
     out: { type: "string" }
   }
 })
 const reps = Math.max(1, Number(args.reps))
 const runsPerMode = Math.max(20, Number(args.runs))
-const only = new Set((args.only ?? "step,continue,elsewhere,crash").split(",").map((s) => s.trim()))
+const peerRuns = Math.max(20, Number(args["peer-runs"]))
+const only = new Set((args.only ?? "step,peers,continue,elsewhere,crash").split(",").map((s) => s.trim()))
 
 interface Row {
   readonly figure: string
@@ -219,6 +224,103 @@ CREATE TABLE IF NOT EXISTS journal (run_id TEXT PRIMARY KEY NOT NULL, data TEXT 
     },
     close: () => db.close()
   }
+}
+
+// -----------------------------------------------------------------------------
+// the peers' per-step durability, beside sessionflow's, on SQLite
+// -----------------------------------------------------------------------------
+
+/**
+ * Each system's per-step durable write on SQLite, as the difference between
+ * its durable-per-step mode and its one-write-per-run mode, all taking turns
+ * 20 runs at a time (GC before each chunk) on sessions of ten runs: sessionflow
+ * `durability: "step"` vs the run mode (`SqliteSessionStore.layer`, FULL);
+ * LangGraph.js `SqliteSaver` with `durability: "sync"` (a checkpoint per
+ * super-step, written before the next step starts) and its default `"async"`
+ * (the same checkpoints, written in the background) vs `"exit"` (one
+ * checkpoint per run; its SQLite connection is better-sqlite3's, WAL,
+ * synchronous=FULL); Mastra `LibSQLStore` with its default snapshots (before
+ * and after every step) vs one snapshot per run (LibSQL: WAL,
+ * synchronous=NORMAL). Per step = (durable − per-run) ÷ 10.
+ */
+const peerSteps = async () => {
+  const LangGraph = await import("./systems/langgraph.ts")
+  const Mastra = await import("./systems/mastra.ts")
+  const run = tenSteps("run")
+  const step = tenSteps("step")
+  type Mode = { readonly name: string; readonly open: () => Promise<{ readonly chunk: (sessions: ReadonlyArray<string>) => Promise<void>; readonly close: () => Promise<void> }> }
+  const engine = (wf: typeof run): Mode["open"] => async () => {
+    const file = tempDb("durable-peers-sf")
+    const runtime = ManagedRuntime.make(storeLayer(file))
+    return {
+      chunk: (sessions) =>
+        runtime.runPromise(Effect.forEach(sessions, (sessionId) => Workflow.run(wf, "go", { sessionId }), { discard: true })),
+      close: async () => {
+        await runtime.dispose()
+        removeDb(file)
+      }
+    }
+  }
+  const peer = (make: (filename: string) => Promise<Runner>): Mode["open"] => async () => {
+    const file = tempDb("durable-peers")
+    const runner = await make(file)
+    return {
+      chunk: async (sessions) => {
+        for (const sessionId of sessions) await runner.run(sessionId, 1)
+      },
+      close: async () => {
+        await runner.close()
+        removeDb(file)
+      }
+    }
+  }
+  const modes: Array<Mode> = [
+    { name: "sessionflow run", open: engine(run) },
+    { name: "sessionflow step", open: engine(step) },
+    { name: "LangGraph.js exit", open: peer((filename) => LangGraph.make({ filename, durability: "exit" })) },
+    { name: "LangGraph.js sync", open: peer((filename) => LangGraph.make({ filename, durability: "sync" })) },
+    { name: "LangGraph.js async", open: peer((filename) => LangGraph.make({ filename, durability: "async" })) },
+    { name: "Mastra run", open: peer((filename) => Mastra.make({ storage: "libsql", filename, snapshots: "run" })) },
+    { name: "Mastra step", open: peer((filename) => Mastra.make({ storage: "libsql", filename, snapshots: "step" })) }
+  ]
+  const perRep = new Map<string, Array<number>>(modes.map((m) => [m.name, []]))
+  for (let rep = 0; rep < reps; rep++) {
+    const opened = await Promise.all(modes.map((m) => m.open()))
+    try {
+      const session = new Map<string, number>()
+      const sessionsOf = (name: string, runs: number) =>
+        Array.from({ length: runs }, () => {
+          const n = session.get(name) ?? 0
+          session.set(name, n + 1)
+          return `${name.replace(/\W+/g, "-")}-${rep}-${Math.floor(n / 10)}`
+        })
+      for (const [k, mode] of modes.entries()) await opened[k]!.chunk(sessionsOf(mode.name, 20)) // warm-up
+      const ms = new Map<string, number>(modes.map((m) => [m.name, 0]))
+      for (let done = 0; done < peerRuns; done += 20) {
+        for (let j = 0; j < modes.length; j++) {
+          const k = (j + done / 20 + rep) % modes.length
+          const mode = modes[k]!
+          await gc()
+          const t0 = performance.now()
+          await opened[k]!.chunk(sessionsOf(mode.name, 20))
+          ms.set(mode.name, ms.get(mode.name)! + performance.now() - t0)
+        }
+      }
+      const chunks = Math.ceil(peerRuns / 20) * 20
+      for (const mode of modes) perRep.get(mode.name)!.push(ms.get(mode.name)! / chunks)
+    } finally {
+      for (const o of opened) await o.close()
+    }
+  }
+  const perStep = (durable: string, perRun: string) =>
+    perRep.get(durable)!.map((x, i) => (x - perRep.get(perRun)![i]!) / STEPS)
+  for (const mode of modes) add("peers: per-step durability", "SQLite", `${mode.name}, ms/run`, "ms", perRep.get(mode.name)!)
+  add("peers: per-step durability", "SQLite", "sessionflow: step − run mode, per step", "ms", perStep("sessionflow step", "sessionflow run"))
+  add("peers: per-step durability", "SQLite", "LangGraph.js: sync − exit, per step", "ms", perStep("LangGraph.js sync", "LangGraph.js exit"))
+  add("peers: per-step durability", "SQLite", "LangGraph.js: async − exit, per step", "ms", perStep("LangGraph.js async", "LangGraph.js exit"))
+  add("peers: per-step durability", "SQLite NORMAL (LibSQL)", "Mastra: per-step − per-run snapshots, per step", "ms", perStep("Mastra step", "Mastra run"))
+  add("peers: per-step durability", "SQLite", "sessionflow step ÷ LangGraph.js sync, per run", "×", perRep.get("sessionflow step")!.map((x, i) => x / perRep.get("LangGraph.js sync")![i]!))
+  add("peers: per-step durability", "SQLite", "sessionflow step ÷ Mastra per-step snapshots, per run", "×", perRep.get("sessionflow step")!.map((x, i) => x / perRep.get("Mastra step")![i]!))
 }
 
 // -----------------------------------------------------------------------------
@@ -404,6 +506,7 @@ const started = performance.now()
 process.on("exit", cleanupTemp)
 try {
   if (only.has("step")) await stepCost()
+  if (only.has("peers")) await peerSteps()
   if (only.has("continue")) await continueInProcess()
   if (only.has("elsewhere")) await continueElsewhere()
   if (only.has("crash")) await crash()
@@ -419,7 +522,7 @@ const table = [
     `| ${r.figure} | ${r.store} | ${r.what} | ${format(r.median)} ${r.unit} | ${r.values.map(format).join(" / ")} |`
   )
 ].join("\n")
-process.stdout.write(`${table}\n\n(${reps} repetitions, ${runsPerMode} runs per mode, ${seconds.toFixed(0)} s)\n`)
+process.stdout.write(`${table}\n\n(${reps} repetitions, ${runsPerMode} runs per mode, ${peerRuns} per peer mode, ${seconds.toFixed(0)} s)\n`)
 const out = args.out ?? fileURLToPath(new URL("../results-durable.json", import.meta.url))
-writeFileSync(out, JSON.stringify({ reps, runsPerMode, seconds, rows }, null, 2) + "\n")
+writeFileSync(out, JSON.stringify({ reps, runsPerMode, peerRuns, seconds, rows }, null, 2) + "\n")
 log(`wrote ${out}`)

@@ -1379,6 +1379,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const refused = yield* Effect.flip(store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 9 } }))
         assert(refused._tag === "SessionPaused")
         assert.strictEqual(refused.runId, "r1")
+        // a new session's paused run: its first commit is refused too
+        yield* store.startRun(active("r2", "s2", { baseVersion: 0 }))
+        yield* store.updateRun("r2", "owner-a", {
+          status: "paused",
+          owner: "",
+          leaseExpiresAt: 0,
+          pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 1 }
+        })
+        const first = yield* Effect.flip(store.commit({ sessionId: "s2", workflowName: "wf", expectedVersion: 0, state: { n: 1 } }))
+        assert.deepStrictEqual(first._tag === "SessionPaused" ? first.runId : first._tag, "r2")
+        assert.isTrue(Option.isNone(yield* store.load("s2")))
         // a record without a state change is still accepted
         yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, run: run("s1", "other", { status: "error" }) })
         // the paused run, claimed again, commits and ends

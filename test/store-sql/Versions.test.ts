@@ -67,6 +67,45 @@ for (const dialect of dialects) {
         }))
     }
 
+    it.scoped("a whole-state commit's changes are taken from the version before as stored: not from a state changed in place, nor one another store made anew", () =>
+      Effect.gen(function*() {
+        const db = yield* dialect.fresh
+        const a = (yield* open(db)).store
+        // another store on the same tables: another process
+        const b = (yield* open(db)).store
+        const commit = (store: SessionStore.Service, expectedVersion: number, state: unknown) =>
+          store.commit({ sessionId: "s", workflowName: "wf", expectedVersion, state })
+        const versionOf = (version: number) => Effect.map(a.loadVersion("s", version), Option.getOrUndefined)
+
+        yield* commit(a, 0, { x: 1, y: 1 })
+        yield* commit(a, 1, { x: 1, y: 2 })
+        // the session removed and made anew elsewhere, up to the same version, with
+        // a last change of the same text as the first store's
+        assert.isTrue(yield* b.remove("s"))
+        yield* commit(b, 0, { x: 5, y: 1 })
+        yield* commit(b, 1, { x: 5, y: 2 })
+        yield* commit(a, 2, { x: 1, y: 2 })
+        assert.deepStrictEqual(yield* versionOf(2), { x: 5, y: 2 })
+        assert.deepStrictEqual(yield* versionOf(3), { x: 1, y: 2 })
+
+        // a committed value its caller changes afterwards, then commits as it now is
+        const committed = { x: 1, y: 2, list: [{ a: 1 }] }
+        yield* commit(a, 3, committed)
+        committed.list[0]!.a = 2
+        yield* commit(a, 4, committed)
+        yield* commit(b, 5, { x: 1, y: 3, list: [{ a: 2 }] })
+        yield* commit(a, 6, { x: 1, y: 3, list: [{ a: 3 }] })
+        assert.deepStrictEqual(
+          yield* Effect.forEach([4, 5, 6, 7], versionOf),
+          [{ x: 1, y: 2, list: [{ a: 1 }] }, { x: 1, y: 2, list: [{ a: 2 }] }, { x: 1, y: 3, list: [{ a: 2 }] }, {
+            x: 1,
+            y: 3,
+            list: [{ a: 3 }]
+          }]
+        )
+        assert.deepStrictEqual(Option.map(yield* b.load("s"), (s) => s.state), Option.some({ x: 1, y: 3, list: [{ a: 3 }] }))
+      }))
+
     it.scoped("a kept version that is not JSON is a StateDecodeError naming the session; the session loads as usual", () =>
       Effect.gen(function*() {
         const db = yield* dialect.fresh

@@ -13,9 +13,11 @@
  * @internal
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { SessionStore, type WorkflowEvent, WorkflowError } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type { ParseError } from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as rows from "./rows.js"
 
@@ -27,8 +29,40 @@ const ChainRow = Schema.Struct({
 })
 const decodeChain = Schema.decodeUnknown(Schema.Array(ChainRow))
 
-const SizeRow = Schema.Struct({ version: rows.Integer, whole: rows.Integer, size: rows.Integer })
-const decodeSizes = Schema.decodeUnknown(Schema.Array(SizeRow))
+/** A row since the session's last whole state, with what dropping the versions past `keep` will have to do. */
+const SinceRow = Schema.Struct({
+  ...ChainRow.fields,
+  /** the session's oldest row */
+  first: rows.Integer,
+  /** its last whole state at or before the oldest version kept after this commit, if any */
+  retain_base: Schema.NullOr(rows.Integer),
+  /** whether a row before the oldest version kept after this commit is still listed */
+  unlist: rows.Integer
+})
+const decodeSince = Schema.decodeUnknown(Schema.Array(SinceRow))
+
+/** The text of a row: its whole state, or its changes. */
+const textOf = (row: typeof ChainRow.Type): string => row.state ?? row.changes ?? ""
+
+/**
+ * The state of a session's latest kept version, as a commit of this store
+ * built it (a private value: parsed from the stored text, with the
+ * changes applied as parsed from theirs), and the texts of the rows it is
+ * built from (its last whole state, then the changes after it). The next
+ * commit reads those rows anyway (for their sizes); when they are still the
+ * same texts, it builds on this state instead of parsing and folding them.
+ */
+interface Latest {
+  readonly version: number
+  readonly texts: ReadonlyArray<string>
+  /** the characters of those texts (what the entry weighs, roughly) */
+  readonly weight: number
+  readonly state: unknown
+}
+
+/** How many sessions' latest states a store keeps at most, and their weight in characters. */
+const latestCapacity = 256
+const latestMaxWeight = 32 * 1024 * 1024
 
 const InfoRow = Schema.Struct({
   version: rows.Integer,
@@ -88,6 +122,29 @@ export interface NewVersion {
 export const make = (sql: SqlClient.SqlClient, table: string) => {
   const versions = sql(table)
 
+  const latest = new Map<string, Latest>()
+  let latestWeight = 0
+  /** The latest state known of a session, taken out (a commit builds on it in place). */
+  const take = (sessionId: string): Latest | undefined => {
+    const found = latest.get(sessionId)
+    if (found !== undefined) {
+      latest.delete(sessionId)
+      latestWeight -= found.weight
+    }
+    return found
+  }
+  const remember = (sessionId: string, entry: Latest) => {
+    take(sessionId)
+    if (entry.weight > latestMaxWeight) return
+    latest.set(sessionId, entry)
+    latestWeight += entry.weight
+    // the least recently committed sessions go first
+    for (const [id] of latest) {
+      if (latest.size <= latestCapacity && latestWeight <= latestMaxWeight) break
+      take(id)
+    }
+  }
+
   /** The rows a version's state is built from (its last whole state up to it), oldest first. */
   const chainTo = (sessionId: string, version: number) =>
     Effect.flatMap(
@@ -132,17 +189,25 @@ WHERE session_id = ${sessionId} AND listed = 1 ORDER BY version`,
           ))
     )
 
-  const clear = (sessionId: string) => sql`DELETE FROM ${versions} WHERE session_id = ${sessionId}`
+  const clear = (sessionId: string) =>
+    Effect.suspend(() => {
+      take(sessionId)
+      return sql`DELETE FROM ${versions} WHERE session_id = ${sessionId}`
+    })
 
   /** Drops the versions older than the last `keep` (the rows later ones are built on stay, unlisted). */
+  const dropBefore = (sessionId: string, oldest: number) =>
+    sql`DELETE FROM ${versions} WHERE session_id = ${sessionId} AND version < COALESCE(
+  (SELECT MAX(version) FROM ${versions} WHERE session_id = ${sessionId} AND version <= ${oldest} AND state IS NOT NULL),
+  ${oldest})`
+  const unlistBefore = (sessionId: string, oldest: number) =>
+    sql`UPDATE ${versions} SET listed = 0 WHERE session_id = ${sessionId} AND version < ${oldest} AND listed = 1`
   const retain = (sessionId: string, latest: number, keep: number) =>
     Effect.gen(function*() {
       const oldest = latest - keep + 1
       if (oldest <= 1) return
-      yield* sql`DELETE FROM ${versions} WHERE session_id = ${sessionId} AND version < COALESCE(
-  (SELECT MAX(version) FROM ${versions} WHERE session_id = ${sessionId} AND version <= ${oldest} AND state IS NOT NULL),
-  ${oldest})`
-      yield* sql`UPDATE ${versions} SET listed = 0 WHERE session_id = ${sessionId} AND version < ${oldest} AND listed = 1`
+      yield* dropBefore(sessionId, oldest)
+      yield* unlistBefore(sessionId, oldest)
     })
 
   const insert = (
@@ -160,13 +225,19 @@ ON CONFLICT (session_id, version) DO NOTHING`
    * when that one is kept and the changes stay light (see
    * `SessionStore.versionNeedsWholeState`), else as the whole state; then
    * drops what is past `keep`. A commit that sent its whole state is compared
-   * with the version before (read from these rows) for its changes.
+   * with the version before for its changes: the state this store built for
+   * it at its own last commit when that is still the latest row, else the
+   * state read back from these rows.
+   *
+   * Returns what to run once the caller's transaction has committed (it
+   * remembers the state of the version made), or undefined.
    */
-  const keep = (entry: NewVersion) =>
+  const keep = (entry: NewVersion): Effect.Effect<(() => void) | undefined, SqlError | ParseError | WorkflowError.SessionStoreError> =>
     Effect.gen(function*() {
+      const known = take(entry.sessionId)
       if (entry.keep <= 0) {
         yield* clear(entry.sessionId)
-        return
+        return undefined
       }
       if (entry.version === 1) {
         yield* insert(
@@ -174,53 +245,97 @@ ON CONFLICT (session_id, version) DO NOTHING`
           { state: yield* entry.stateText, changes: null },
           SessionStore.changedKeys(SessionStore.diffStates({}, entry.state))
         )
-        return
+        return undefined
       }
-      // the rows since the last whole state, with their sizes
-      const sizes = yield* Effect.flatMap(
-        sql`SELECT version, CASE WHEN state IS NULL THEN 0 ELSE 1 END AS whole,
-  length(COALESCE(state, changes, '')) AS size FROM ${versions}
+      const oldest = entry.keep === Infinity ? 1 : entry.version - entry.keep + 1
+      // the rows since the last whole state, and what dropping the versions past `keep`
+      // will have to do
+      const since = yield* Effect.flatMap(
+        sql`SELECT version, state, changes, listed,
+  (SELECT MIN(version) FROM ${versions} WHERE session_id = ${entry.sessionId}) AS first,
+  (SELECT MAX(version) FROM ${versions} WHERE session_id = ${entry.sessionId} AND version <= ${oldest}
+    AND state IS NOT NULL) AS retain_base,
+  CASE WHEN EXISTS (SELECT 1 FROM ${versions} WHERE session_id = ${entry.sessionId} AND version < ${oldest}
+    AND listed = 1) THEN 1 ELSE 0 END AS unlist
+FROM ${versions}
 WHERE session_id = ${entry.sessionId} AND version >= COALESCE(
   (SELECT MAX(version) FROM ${versions} WHERE session_id = ${entry.sessionId} AND state IS NOT NULL), ${entry.version})
 ORDER BY version`,
-        decodeSizes
+        decodeSince
       )
-      const previousKept = sizes.length > 0 && sizes[0]!.whole === 1 && sizes.at(-1)!.version === entry.version - 1 &&
-        sizes.length === entry.version - sizes[0]!.version
+      const texts = since.map(textOf)
+      const last = since.at(-1)
+      const previousKept = since.length > 0 && since[0]!.state !== null && last!.version === entry.version - 1 &&
+        since.length === entry.version - since[0]!.version
       const named = entry.changes !== undefined && entry.changes.every((change) => change.path.length > 0)
         ? entry.changes
         : undefined
       let changes = named
       let changesText = named === undefined ? null : entry.changesText
+      let previous: Option.Option<unknown> = Option.none()
       if (changes === undefined && previousKept) {
-        // a kept version that does not read back is left behind: this one is whole
-        const previous = yield* Effect.option(
-          Effect.flatMap(chainTo(entry.sessionId, entry.version - 1), (chain) => fold(entry.sessionId, chain))
-        )
+        previous = known !== undefined && known.version === last!.version && known.texts.length === texts.length &&
+            known.texts.every((text, i) => text === texts[i])
+          ? Option.some(known.state)
+          // a kept version that does not read back is left behind: this one is whole
+          : yield* Effect.option(fold(entry.sessionId, since))
         if (Option.isSome(previous)) {
           changes = SessionStore.diffStates(previous.value, entry.state)
           changesText = JSON.stringify(changes)
         }
       }
       const changed = changes === undefined ? undefined : SessionStore.changedKeys(changes)
+      const sizes = texts.map((text) => text.length)
+      const pendingSize = sizes.slice(1).reduce((sum, size) => sum + size, 0)
       const whole = !previousKept || changes === undefined || changesText === null ||
         SessionStore.versionNeedsWholeState({
           keep: entry.keep,
-          baseSize: sizes[0]!.size,
-          pendingSize: sizes.slice(1).reduce((sum, row) => sum + row.size, 0),
+          baseSize: sizes[0]!,
+          pendingSize,
           pendingCount: sizes.length - 1,
           size: changesText.length,
           changes
         })
-      yield* insert(entry, whole ? { state: yield* entry.stateText, changes: null } : { state: null, changes: changesText }, changed)
-      if (entry.keep !== Infinity) yield* retain(entry.sessionId, entry.version, entry.keep)
+      const body = whole ? { state: yield* entry.stateText, changes: null } : { state: null, changes: changesText }
+      yield* insert(entry, body, changed)
+      if (entry.keep !== Infinity && oldest > 1) {
+        if (last === undefined) yield* retain(entry.sessionId, entry.version, entry.keep)
+        else {
+          // what `retain` would do, done only where there is something to do
+          const base = whole && entry.version <= oldest ? entry.version : last.retain_base ?? oldest
+          if (last.first < base) yield* dropBefore(entry.sessionId, oldest)
+          if (last.unlist === 1) yield* unlistBefore(entry.sessionId, oldest)
+        }
+      }
+      if (Option.isNone(previous) || changesText === null) return undefined
+      // the state of the version made, for the next commit: the previous one with
+      // the changes applied as they read back (so nothing of the caller's is kept)
+      const next = yield* Effect.option(
+        SessionStore.applyChanges(
+          entry.sessionId,
+          previous.value,
+          JSON.parse(changesText) as ReadonlyArray<WorkflowEvent.StateChange>
+        )
+      )
+      if (Option.isNone(next)) return undefined
+      const madeTexts = body.state === null ? [...texts, changesText] : [body.state]
+      const made: Latest = {
+        version: entry.version,
+        texts: madeTexts,
+        weight: madeTexts.reduce((sum, text) => sum + text.length, 0),
+        state: next.value
+      }
+      return () => remember(entry.sessionId, made)
     })
 
   /** Copies the rows a session's versions up to `version` are built on to another session. */
   const copy = (from: string, to: string, version: number) =>
-    sql`INSERT INTO ${versions} (session_id, version, run_id, committed_at, changed, state, changes, listed)
+    Effect.suspend(() => {
+      take(to)
+      return sql`INSERT INTO ${versions} (session_id, version, run_id, committed_at, changed, state, changes, listed)
 SELECT ${to}, version, run_id, committed_at, changed, state, changes, listed FROM ${versions}
 WHERE session_id = ${from} AND version <= ${version}`
+    })
 
   /**
    * PostgreSQL's one-statement commit of changes (see the store's

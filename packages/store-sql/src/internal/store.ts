@@ -455,11 +455,18 @@ SELECT version, pg_notify(${channel}, ${commit.sessionId}) FROM written`,
   ) => {
     const userId = commit.userId ?? null
     const lastRunId = commit.run?.runId ?? null
+    // SQLite: a commit of a state checks that no run is paused on the session in
+    // the write itself (one statement fewer; nobody else writes meanwhile, so a
+    // write refused is explained by the reads after it); PostgreSQL reads after it
+    const pausedInWrite = dialect === "sqlite" && commit.state !== undefined
+    const notPaused = pausedInWrite
+      ? sql`AND NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
+      : sql.literal("")
     const upsert = changes !== null
       ? sql`UPDATE ${sessions} SET version = version + 1, updated_at = ${now}, last_run_id = ${lastRunId},
   changes_size = changes_size + ${changes.length}
 WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
-  AND (user_id IS NULL OR user_id = ${userId})
+  AND (user_id IS NULL OR user_id = ${userId}) ${notPaused}
 RETURNING version, state_size, base_size, changes_size`
       : state === null
       ? sql`UPDATE ${sessions} SET updated_at = ${now}
@@ -468,15 +475,23 @@ RETURNING version`
       : commit.expectedVersion === 0
       ? sql`INSERT INTO ${sessions}
   (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at, last_run_id)
-VALUES (${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state}, ${state.length}, ${state.length},
-  1, ${now}, ${now}, ${lastRunId})
+${pausedInWrite ? sql.literal("SELECT ") : sql.literal("VALUES (")}${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state},
+  ${state.length}, ${state.length}, 1, ${now}, ${now}, ${lastRunId}${pausedInWrite ? sql`WHERE TRUE ${notPaused}` : sql.literal(")")}
 ON CONFLICT (session_id) DO NOTHING
 RETURNING version`
       : sql`UPDATE ${sessions} SET state = ${state}, state_size = ${state.length}, base_size = ${state.length},
   version = version + 1, updated_at = ${now}, last_run_id = ${lastRunId}
 WHERE session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
-  AND (user_id IS NULL OR user_id = ${userId})
+  AND (user_id IS NULL OR user_id = ${userId}) ${notPaused}
 RETURNING version, changes_size`
+    const pausedRun = Effect.map(
+      sql<{ run_id: string }>`SELECT run_id FROM ${activeTable}
+WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`,
+      (paused) => paused[0]?.run_id
+    )
+    const sessionPaused = (runId: string) => new WorkflowError.SessionPaused({ sessionId: commit.sessionId, runId })
+    /** what the history asks to run once the transaction has committed (its last attempt's) */
+    let afterCommit: (() => void) | undefined
 
     /** the whole state as the one change row of the session (`text`: its change list) */
     const writeBase = (version: number, text: string) =>
@@ -489,6 +504,7 @@ VALUES (${commit.sessionId}, ${version}, ${text})`
       })
 
     return Effect.gen(function*() {
+      afterCommit = undefined
       // the unfinished run first, then the session (the one lock order: see `endRun`); a run
       // no longer this owner's is RunLost, whatever the session's version
       if (commit.ends !== undefined) {
@@ -499,14 +515,25 @@ WHERE run_id = ${commit.ends.runId} AND owner = ${commit.ends.owner} RETURNING r
       }
       const [written] = yield* Effect.flatMap(upsert, decodeWritten)
       if (written === undefined) {
-        return yield* Effect.flatMap(selectOwner(commit.sessionId), (existing) => rows.rejected(commit, existing))
-      }
-      if (commit.state !== undefined) {
-        const paused = yield* sql<{ run_id: string }>`SELECT run_id FROM ${activeTable}
-WHERE session_id = ${commit.sessionId} AND status = 'paused' LIMIT 1`
-        if (paused.length > 0) {
-          return yield* new WorkflowError.SessionPaused({ sessionId: commit.sessionId, runId: paused[0]!.run_id })
+        const existing = yield* selectOwner(commit.sessionId)
+        if (pausedInWrite) {
+          // refused for the version or the owner first, as the checks run on PostgreSQL
+          const atVersion = Option.match(existing, {
+            onNone: () => commit.expectedVersion === 0,
+            onSome: (row) => row.version === commit.expectedVersion
+          })
+          const owned = Option.match(existing, {
+            onNone: () => true,
+            onSome: (row) => row.user_id === null || row.user_id === (commit.userId ?? null)
+          })
+          const paused = atVersion && owned ? yield* pausedRun : undefined
+          if (paused !== undefined) return yield* sessionPaused(paused)
         }
+        return yield* rows.rejected(commit, existing)
+      }
+      if (commit.state !== undefined && !pausedInWrite) {
+        const paused = yield* pausedRun
+        if (paused !== undefined) return yield* sessionPaused(paused)
       }
       if (changes !== null) {
         const stateSize = written.state_size ?? 0
@@ -528,7 +555,7 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
         yield* sql`UPDATE ${sessions} SET changes_size = 0 WHERE session_id = ${commit.sessionId}`
       }
       if (commit.state !== undefined) {
-        yield* versions.keep({
+        afterCommit = yield* versions.keep({
           sessionId: commit.sessionId,
           version: written.version,
           runId: lastRunId,
@@ -544,7 +571,10 @@ VALUES (${commit.sessionId}, ${written.version}, ${changes})`
       if (runRow !== undefined) yield* writeRecord(runRow)
       if (commit.state !== undefined) yield* notify(commit.sessionId)
       return written.version
-    }).pipe(transaction("commit"))
+    }).pipe(
+      transaction("commit"),
+      Effect.tap(() => afterCommit?.())
+    )
   }
 
   /**
