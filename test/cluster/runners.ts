@@ -10,9 +10,9 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { freshSchema } from "../store-pg/pg.js"
+import { freshSchema, withClient } from "../store-pg/pg.js"
 import { spawnFixture, type Worker } from "../store-sqlite/processes.js"
-import { clientLayer } from "./fixtures/cluster.js"
+import { clientLayer, shardsPerGroup } from "./fixtures/cluster.js"
 
 /** A port nobody listens on now. */
 export const freePort = Effect.async<number>((resume) => {
@@ -27,7 +27,24 @@ export const freePort = Effect.async<number>((resume) => {
 export const lines = (file: string): Array<string> =>
   fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n").filter((l) => l.length > 0) : []
 
-/** A fresh schema, a side-effect file, three runners started one after the other, and the client's layer. */
+/**
+ * Until every shard is held and each of `runners` holds some: the shards
+ * the first runner took move to the others as they join, and a shard that
+ * moves in the middle of a test moves its sessions to another runner.
+ */
+const settled = (schema: string, runners: number) =>
+  Effect.repeat(
+    Effect.zipLeft(
+      withClient((sql) =>
+        sql<{ shards: number; runners: number }>`
+          SELECT count(*)::int AS shards, count(DISTINCT address)::int AS runners FROM ${sql(schema)}.cluster_locks`
+      ),
+      Effect.sleep("200 millis")
+    ),
+    { until: ([row]) => row !== undefined && row.shards === shardsPerGroup && row.runners === runners }
+  ).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("the shards did not settle over the runners") }))
+
+/** A fresh schema, a side-effect file, three runners started one after the other (their shards settled), and the client's layer. */
 export const cluster = Effect.gen(function*() {
   const schema = yield* freshSchema
   const dir = yield* Effect.acquireRelease(
@@ -42,6 +59,7 @@ export const cluster = Effect.gen(function*() {
   const others = yield* Effect.all([start, start])
   yield* Effect.forEach(others, (runner) => runner.ready, { concurrency: "unbounded" })
   const runners: ReadonlyArray<Worker> = [first, ...others]
+  yield* settled(schema, runners.length)
   return { schema, effects, runners, client: clientLayer(schema) }
 })
 
