@@ -11,12 +11,15 @@
  *   locks in the same PostgreSQL: every run goes through the session's
  *   entity, one at a time. (One runner process holds the session: the
  *   8 clients are fibers of this process sending through the cluster client.)
+ *   Twice: with `@effect/cluster`'s own intervals (before) and with
+ *   `ClusterPlacement.shardingConfig` (after, `layerSingleRunner`'s default).
  *
  * Both commit each run with the store's one transaction (durability `"run"`);
  * the cluster also stores each run message and its reply in PostgreSQL.
  *
  *   node --import tsx src/cluster-hot.ts [--runs N]   (per client)
  */
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import { PgClient } from "@effect/sql-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -26,6 +29,7 @@ import * as os from "node:os"
 import { ClusterPlacement } from "../../packages/cluster/src/index.ts"
 import { SessionState, type SessionStore, Workflow } from "../../packages/core/src/index.ts"
 import { PgSessionStore } from "../../packages/store-pg/src/index.ts"
+import { type Figures, percentile } from "./cluster-workflows.ts"
 
 const arg = (name: string, fallback: number) => {
   const index = process.argv.indexOf(name)
@@ -46,19 +50,9 @@ const hot = Workflow.make({ name: "hot", state: Count, sessionState: { count: 0 
     }))
 )
 
-interface Row {
-  readonly setup: string
-  readonly clients: number
-  readonly runs: number
-  readonly perSecond: number
-  readonly p50Ms: number
-  readonly p99Ms: number
-  readonly retries: number
-  readonly failures: number
+interface Row extends Figures {
   readonly finalCount: number
 }
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 
 /** `clients` clients each sending `runsPerClient` runs with `run(client)`, one after the other. */
 const drive = (setup: string, run: (client: number) => Effect.Effect<unknown, unknown>, finalCount: Effect.Effect<number, unknown>) =>
@@ -121,10 +115,15 @@ const plain = Effect.gen(function*() {
   )
 })
 
-const cluster = Effect.gen(function*() {
+/** `@effect/cluster`'s own values of the intervals `ClusterPlacement.shardingConfig` sets. */
+const upstream = Object.fromEntries(
+  Object.keys(ClusterPlacement.shardingConfig).map((key) => [key, ShardingConfig.defaults[key as keyof typeof ShardingConfig.defaults]])
+)
+
+const cluster = (setup: string, shardingConfig: typeof ClusterPlacement.shardingConfig | undefined) => Effect.gen(function*() {
   const sessionId = `cluster-${crypto.randomUUID()}`
   const context = yield* Layer.build(
-    ClusterPlacement.layerSingleRunner({ workflows: [hot] }).pipe(
+    ClusterPlacement.layerSingleRunner({ workflows: [hot], shardingConfig }).pipe(
       Layer.provideMerge(PgSessionStore.layer({ url: pgUrl, schema })),
       Layer.provide(inSchema)
     )
@@ -132,7 +131,7 @@ const cluster = Effect.gen(function*() {
   const run = () => Workflow.run(hot, null, { sessionId }).pipe(Effect.provide(context))
   // the entity and the first statements: not counted
   yield* run()
-  return yield* drive("cluster placement (SingleRunner, messages in PostgreSQL)", run, stateOf(sessionId).pipe(Effect.provide(context)))
+  return yield* drive(setup, run, stateOf(sessionId).pipe(Effect.provide(context)))
 })
 
 const rows = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
@@ -140,7 +139,11 @@ const rows = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     Effect.flatMap(PgClient.PgClient, (sql) => sql`CREATE SCHEMA ${sql(schema)}`).pipe(Effect.provide(admin)),
     () => Effect.orDie(Effect.flatMap(PgClient.PgClient, (sql) => sql`DROP SCHEMA ${sql(schema)} CASCADE`).pipe(Effect.provide(admin)))
   )
-  return [yield* plain, yield* cluster]
+  return [
+    yield* plain,
+    yield* Effect.scoped(cluster("cluster placement (SingleRunner), @effect/cluster's intervals", upstream)),
+    yield* Effect.scoped(cluster("cluster placement (SingleRunner), ClusterPlacement.shardingConfig", undefined))
+  ]
 })))
 
 console.log("| setup | clients | runs | runs/s | p50 ms | p99 ms | retries | failures | final count |")

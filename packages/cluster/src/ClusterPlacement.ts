@@ -25,7 +25,7 @@ import * as SingleRunner from "@effect/cluster/SingleRunner"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Placement, SessionStore, Workflow } from "@sessionflow/core"
 import type * as ConfigError from "effect/ConfigError"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/placement.js"
 import * as protocol from "./internal/protocol.js"
@@ -108,11 +108,46 @@ export const layer: Layer.Layer<Placement.Placement, never, Sharding.Sharding | 
   internal.layer
 
 /**
+ * `@effect/cluster` settings for sessions: a dead runner's sessions move
+ * within seconds rather than minutes, and a message stored while its runner
+ * was unreachable is read within a second. Spread them under your own
+ * (`{ ...ClusterPlacement.shardingConfig, runnerAddress }`); `layerSingleRunner`
+ * uses them unless told otherwise.
+ *
+ * | setting | here | `@effect/cluster`'s default |
+ * |---|---|---|
+ * | `runnerHealthCheckInterval` | 1 s | 1 minute |
+ * | `refreshAssignmentsInterval` | 1 s | 3 s |
+ * | `shardLockRefreshInterval` | 3 s | 10 s |
+ * | `shardLockExpiration` | 10 s | 35 s |
+ * | `entityMessagePollInterval` | 1 s | 10 s |
+ * | `entityReplyPollInterval` | 100 ms | 200 ms |
+ *
+ * The shard locks are not refreshed more often than every 3 seconds: a
+ * refresh that takes longer than its interval counts as lost, and the
+ * runner then gives up all its shards, interrupting their runs.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const shardingConfig: Partial<ShardingConfig.ShardingConfig["Type"]> = {
+  runnerHealthCheckInterval: Duration.seconds(1),
+  refreshAssignmentsInterval: Duration.seconds(1),
+  shardLockRefreshInterval: Duration.seconds(3),
+  shardLockExpiration: Duration.seconds(10),
+  entityMessagePollInterval: Duration.seconds(1),
+  entityReplyPollInterval: Duration.millis(100)
+}
+
+/**
  * @since 0.1.0
  * @category options
  */
 export interface SingleRunnerOptions<W extends Workflow.Any> extends RunnerOptions<W> {
-  /** the cluster's settings (`@effect/cluster`'s `ShardingConfig`; read from the environment for the rest) */
+  /**
+   * the cluster's settings (`@effect/cluster`'s `ShardingConfig`), over
+   * {@link shardingConfig} (the environment's for the rest)
+   */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
   /** where the runner's shard locks live: `"sql"` (default) or `"memory"` */
   readonly runnerStorage?: "memory" | "sql" | undefined
@@ -137,7 +172,7 @@ export const layerSingleRunner = <W extends Workflow.Any>(
 > =>
   Layer.merge(layer, layerRunner(options)).pipe(
     Layer.provide(SingleRunner.layer({
-      shardingConfig: options.shardingConfig,
+      shardingConfig: { ...shardingConfig, ...options.shardingConfig },
       runnerStorage: options.runnerStorage
     }))
   )

@@ -20,7 +20,6 @@ import { SessionState, Workflow } from "@sessionflow/core"
 import { WorkflowServer } from "@sessionflow/server"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { spawn } from "node:child_process"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -47,19 +46,10 @@ export const orders = Workflow.make({
     Effect.as(Orders.update((s) => ({ orders: [...s.orders, order] })), `booked ${order}`))
 )
 
-/**
- * The cluster's settings: a dead runner's sessions move within seconds (the
- * defaults take a minute or more). Not tighter: a shard lock refresh that
- * takes longer than its interval (a loaded machine, a slow database) counts
- * as lost, and the shards start moving back and forth.
- */
+/** The cluster's settings: the package's (a dead runner's sessions move within seconds) and this runner's address. */
 const shardingConfig = (port: number | undefined) => ({
-  runnerAddress: port === undefined ? Option.none() : Option.some(RunnerAddress.make("127.0.0.1", port)),
-  runnerHealthCheckInterval: Duration.seconds(3),
-  refreshAssignmentsInterval: Duration.seconds(1),
-  shardLockRefreshInterval: Duration.seconds(3),
-  shardLockExpiration: Duration.seconds(10),
-  entityMessagePollInterval: Duration.seconds(1)
+  ...ClusterPlacement.shardingConfig,
+  runnerAddress: port === undefined ? Option.none() : Option.some(RunnerAddress.make("127.0.0.1", port))
 })
 
 const Sql = PgClient.layer({ url: Redacted.make(url), applicationName: "sessionflow-cluster-example" })
@@ -78,7 +68,8 @@ export const Runner = (port: number) =>
 
 /** An HTTP server: a client of the cluster, holding no session. */
 export const Server = (port: number) =>
-  WorkflowServer.serve({ workflows: [orders], port }).pipe(
+  // the cluster delivers an interrupted run again to the session's next runner: the server resumes none itself
+  WorkflowServer.serve({ workflows: [orders], port, supervise: false }).pipe(
     Layer.provide(ClusterPlacement.layer),
     Layer.provide(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: shardingConfig(undefined) })),
     Layer.provide(Store),
