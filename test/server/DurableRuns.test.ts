@@ -7,7 +7,7 @@
  * this host).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { SessionStore } from "@sessionflow/core"
+import { Placement, SessionStore } from "@sessionflow/core"
 import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { approvals, failing, gated, notes, payments } from "./fixtures.js"
 import { parseEvents, parseFrames, request, start, streamRun } from "./utils.js"
@@ -389,7 +389,7 @@ describe("ownership of paused runs", () => {
 
 describe("abandoned runs", () => {
   /** A server over a store that holds the entry of a `notes` run whose process died (its lease ran out 1 s ago). */
-  const withOrphan = (supervise: boolean | undefined) =>
+  const withOrphan = (supervise: boolean | undefined, placement: Placement.Service = Placement.local) =>
     Effect.gen(function*() {
       const store = SessionStore.make(SessionStore.makeMemoryBackend())
       yield* store.startRun({
@@ -408,7 +408,7 @@ describe("abandoned runs", () => {
       })
       const url = yield* start(
         { workflows: [notes], ...(supervise === undefined ? {} : { supervise }) },
-        Layer.succeed(SessionStore.SessionStore, store)
+        Layer.merge(Layer.succeed(SessionStore.SessionStore, store), Layer.succeed(Placement.Placement, placement))
       )
       yield* TestClock.adjust("2 seconds")
       return { store, url }
@@ -433,6 +433,32 @@ describe("abandoned runs", () => {
       yield* Effect.repeatN(Effect.yieldNow(), 200)
       expect(yield* recordOf(store)).toBeUndefined()
       expect((yield* store.activeRuns({})).map((run) => run.owner)).toEqual(["a-process-that-died"])
+    }))
+
+  /** A placement that sends runs elsewhere (a cluster's runners): this server runs none of them. */
+  const elsewhere = Placement.remote({
+    run: () => Effect.die("not sent"),
+    stream: () => Effect.die("not sent"),
+    continue: () => Effect.die("not sent"),
+    continueStream: () => Effect.die("not sent"),
+    cancel: () => Effect.die("not sent")
+  })
+
+  it.scoped("served on a remote placement, are left to its runners by default", () =>
+    Effect.gen(function*() {
+      const { store } = yield* withOrphan(undefined, elsewhere)
+      yield* Effect.repeatN(Effect.yieldNow(), 200)
+      yield* TestClock.adjust("10 seconds")
+      yield* Effect.repeatN(Effect.yieldNow(), 200)
+      expect(yield* recordOf(store)).toBeUndefined()
+      expect((yield* store.activeRuns({})).map((run) => run.owner)).toEqual(["a-process-that-died"])
+    }))
+
+  it.scoped("served on a remote placement, are resumed here with supervise: true", () =>
+    Effect.gen(function*() {
+      const { store } = yield* withOrphan(true, elsewhere)
+      const record = yield* Effect.repeat(recordOf(store), { until: (record) => record !== undefined })
+      expect(record).toMatchObject({ runId: "orphan", status: "completed", content: 1 })
     }))
 })
 

@@ -68,8 +68,9 @@ export const Runner = (port: number) =>
 
 /** An HTTP server: a client of the cluster, holding no session. */
 export const Server = (port: number) =>
-  // the cluster delivers an interrupted run again to the session's next runner: the server resumes none itself
-  WorkflowServer.serve({ workflows: [orders], port, supervise: false }).pipe(
+  // the cluster delivers an interrupted run again to the session's next runner: the server resumes
+  // none itself (on a remote placement its supervisor is off unless `supervise` is given)
+  WorkflowServer.serve({ workflows: [orders], port }).pipe(
     Layer.provide(ClusterPlacement.layer),
     Layer.provide(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: shardingConfig(undefined) })),
     Layer.provide(Store),

@@ -225,8 +225,10 @@ export interface Options<Entries extends ReadonlyArray<Entry>> {
   /**
    * resume the served workflows' abandoned runs (their process died, their
    * lease expired) in the background, with `DurableRuns.supervise` (default
-   * true); `false` leaves them to `Workflow.recover` or another process; an
-   * object sets the supervisor's options
+   * true, except for the workflows served on a remote placement such as a
+   * cluster's, whose runners resume their runs); `false` leaves them to
+   * `Workflow.recover` or another process; `true` or an object (the
+   * supervisor's options) supervises every served workflow, remote ones too
    */
   readonly supervise?: boolean | SuperviseOptions | undefined
 }

@@ -14,7 +14,7 @@ import * as HttpMethod from "@effect/platform/HttpMethod"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { DurableRuns, Schedules, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
+import { DurableRuns, Placement, Schedules, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -1052,10 +1052,11 @@ const version: string = createRequire(import.meta.url)("../../package.json").ver
  * server's store share one, and a mounted workflow (maybe with a store of its
  * own) has its own.
  */
-const supervise = (registry: Registry, settings: WorkflowServer.SuperviseOptions) =>
+const supervise = (registry: Registry, settings: WorkflowServer.SuperviseOptions, remoteToo: boolean) =>
   Effect.gen(function*() {
     const byContext = new Map<Context.Context<never>, Array<Workflow.Any>>()
     for (const served of registry.served.values()) {
+      if (!remoteToo && Context.get(served.context, Placement.Placement)._tag === "Remote") continue
       byContext.set(served.context, [...(byContext.get(served.context) ?? []), served.workflow])
     }
     for (const [context, workflows] of byContext) {
@@ -1079,7 +1080,9 @@ export const layer = (options: Options) =>
       events: options.events ?? "streamed",
       prefix
     }
-    if (options.supervise !== false) yield* supervise(registry, options.supervise === true ? {} : options.supervise ?? {})
+    if (options.supervise !== false) {
+      yield* supervise(registry, options.supervise === true ? {} : options.supervise ?? {}, options.supervise !== undefined)
+    }
     const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
     const requireAuth = options.requireAuth === true
     const routes = HttpLayerRouter.addHttpApi(api, { openapiPath: `${prefix}/openapi.json` }).pipe(
