@@ -490,8 +490,8 @@ describe("a run whose process died on this host", () => {
       const pausedOn = (sessionId: string) =>
         Effect.map(post(runs, { input: "tea", sessionId }), (reply) => {
           expect(reply.status).toBe(202)
-          expect(typeof reply.body.key).toBe("string")
-          return reply.body as { runId: string; key: string }
+          expect(typeof reply.body.pause).toBe("string")
+          return reply.body as { runId: string; pause: string }
         })
       // taken from its pause by a continue (as its claim leaves it), with the answer it recorded
       const taken = (runId: string, owner: string) =>
@@ -501,13 +501,13 @@ describe("a run whose process died on this host", () => {
         })
       const dead = yield* pausedOn("c1")
       yield* taken(dead.runId, deadOwner())
-      const done = yield* post(`${runs}/${dead.runId}/continue`, { response: { approved: false }, pause: dead.key })
+      const done = yield* post(`${runs}/${dead.runId}/continue`, { response: { approved: false }, pause: dead.pause })
       expect(done.status).toBe(200)
       expect(done.body).toMatchObject({ runId: dead.runId, status: "completed", content: "added tea", state: { notes: ["tea"] } })
       // a continue that a living process runs: refused, as before
       const living = yield* pausedOn("c2")
       yield* taken(living.runId, store.owner)
-      const busy = yield* post(`${runs}/${living.runId}/continue`, { response: { approved: false }, pause: living.key })
+      const busy = yield* post(`${runs}/${living.runId}/continue`, { response: { approved: false }, pause: living.pause })
       expect(busy.status).toBe(409)
       expect(busy.body).toMatchObject({ reason: "run-in-progress", runId: living.runId })
     }))
