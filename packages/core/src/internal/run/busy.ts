@@ -129,7 +129,8 @@ export const interrupting = <A, E, R>(self: Any, ids: Ids, body: Effect.Effect<A
  * `body`, and leaves the queue however it ends. The run's lease in the queue
  * is renewed all along (every look at the queue renews it); a caller that
  * died stops renewing, and its run is dropped from the queue once its lease
- * expired.
+ * expired — at once, by the next caller that waits behind it, when that
+ * caller was a process of the same host (`SessionStore.ownerGone`).
  *
  * @internal
  */
@@ -173,10 +174,26 @@ export const enqueued = <A, E, R>(
       runId,
       description: "its place in the session's queue was lost: its lease expired (the process stalled longer than the lease)"
     })
-    /** whether a run outside the queue holds the session: paused, or running elsewhere under a live lease */
+    /**
+     * whether a run outside the queue holds the session: paused, or running
+     * elsewhere, not abandoned (under a live lease, its process not gone)
+     */
     const held = Effect.flatMap(store.activeRuns({ sessionId }), (runs) =>
       Effect.map(Clock.currentTimeMillis, (at) =>
-        runs.some((run) => run.runId !== runId && (run.status === "paused" || run.leaseExpiresAt >= at))))
+        runs.some((run) => run.runId !== runId && (run.status === "paused" || !SessionStore.isAbandoned(run, at)))))
+    /**
+     * Drops the session's queued runs whose caller is a gone process of this
+     * host (`SessionStore.ownerGone`), each only while it is still that
+     * caller's, without waiting for their lease; whether it dropped any.
+     */
+    const dropGone = Effect.flatMap(store.queuedRuns({ sessionId }), (runs) =>
+      Effect.map(
+        Effect.forEach(
+          runs.filter((run) => run.runId !== runId && SessionStore.ownerGone(run.owner)),
+          (run) => store.leaveQueue(sessionId, run.runId, run.owner)
+        ),
+        (dropped) => dropped.some((left) => left)
+      ))
     const nextWakeUp = Effect.timeout(Queue.take(wakeUps), Duration.millis(pollMillis)).pipe(
       Effect.catchTag("TimeoutException", () => Effect.void)
     )
@@ -185,6 +202,8 @@ export const enqueued = <A, E, R>(
         const turn = yield* look
         if (turn === "lost") return yield* lost
         if (turn === "taken" && !(yield* held)) return
+        // a run ahead whose caller died on this host leaves the queue at once: look again
+        if (turn === "waiting" && (yield* dropGone)) continue
         yield* nextWakeUp
       }
     })
