@@ -344,7 +344,7 @@ const attemptsOf = (
   traced: boolean
 ): Untyped => {
   const once = store.withSessionLock(ids.sessionId)(
-    busy.interruptibleRun(store, ids.sessionId, attempt(self, input, options, ids, start, retries, traced))
+    busy.interruptibleRun(store, ids, attempt(self, input, options, ids, start, retries, traced))
   )
   if (retries === 0) return once
   const tracked = start._tag === "Claimed" || start.tracked
