@@ -222,4 +222,33 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
         // step 1 ran once, before the pause
         assert.deepStrictEqual(lines(effects), ["step-1"])
       })), 90_000)
+
+    it.live("a continue whose process died mid-step (60-second lease) is carried on by one of two racing retries of it before its lease: the dead process's answer is the one the run goes on with", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { effects, store: filename } = yield* location
+        const pausing = yield* spawnFixture("durableWorker.ts", [filename, effects, "pause", "-"])
+        const paused = lastJsonLine(yield* pausing.exit) as { runId: string }
+        // approves, then dies in the answered step
+        const dying = yield* spawnFixture("durableWorker.ts", [filename, effects, "continue", paused.runId, "stall", "60 seconds"])
+        yield* waitFor(Effect.map(dying.stdout, (out) => out.includes("answered\n")), "the answered step")
+        yield* dying.kill
+        const killedAt = Date.now()
+        assert.isFalse(processExists(dying.pid))
+        // two retries of the continue, each answering "rejected"
+        const retries = yield* Effect.forEach(
+          ["a", "b"],
+          () => spawnFixture("durableWorker.ts", [filename, effects, "continue", paused.runId, "reject", "60 seconds"])
+        )
+        const results = (yield* Effect.forEach(retries, (r) => r.exit, { concurrency: "unbounded" })).map(lastJsonLine) as Array<
+          { content?: boolean; items?: ReadonlyArray<string>; error?: string }
+        >
+        const won = results.filter((r) => r.error === undefined)
+        assert.strictEqual(won.length, 1, JSON.stringify(results))
+        // the recorded answer (approved) wins over the retry's
+        assert.deepStrictEqual(won[0], { content: true, items: ["1", "approved"] })
+        // the loser lost the claim, or found the run completed (or no longer at its pause)
+        assert.include(["RunInProgress", "RunEnded", "RunNotFound"], results.find((r) => r.error !== undefined)!.error)
+        assert.isBelow(Date.now(), killedAt + 50_000)
+        assert.deepStrictEqual(lines(effects), ["step-1", "answer-true", "answer-true"])
+      })), 90_000)
   })

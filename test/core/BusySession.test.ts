@@ -10,7 +10,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Schedule, Schema, type Scope } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Schedule, Schema, type Scope, Stream } from "effect"
 import { on, processes } from "./utils.js"
 
 class Log extends SessionState.Tag("busy/Log")<Log>()({ entries: Schema.Array(Schema.String) }) {}
@@ -212,7 +212,7 @@ for (const [name, twoStores] of stores) {
         expect(yield* entriesOf(a, wf, sessionId)).toEqual(["first"])
       }).pipe(Effect.scoped), 30_000)
 
-    it.live("interrupt: this process's running run is interrupted (recorded cancelled, nothing committed), then the new one runs", () =>
+    it.live("interrupt: this process's running run is interrupted (recorded cancelled, nothing committed; its caller gets RunEnded cancelled), then the new one runs", () =>
       Effect.gen(function*() {
         const [a] = yield* twoStores
         const gates = new Map([["slow", yield* gate()]])
@@ -223,10 +223,30 @@ for (const [name, twoStores] of stores) {
         yield* Deferred.await(gates.get("slow")!.started)
         const output = yield* Workflow.run(wf, "urgent", { sessionId, onBusy: "interrupt" }).pipe(on(a))
         expect(output.state.entries).toEqual(["before", "urgent"])
-        const exit = yield* Fiber.await(slow)
-        expect(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)).toBe(true)
+        // its caller is told how it ended, as the caller of a cancelled run is
+        const ended = yield* Effect.flip(Fiber.join(slow))
+        expect(ended).toBeInstanceOf(WorkflowError.RunEnded)
+        expect([ended._tag === "RunEnded" && ended.status, ended._tag === "RunEnded" && ended.sessionId]).toEqual(["cancelled", sessionId])
         const history = yield* Workflow.getRunHistory(wf, sessionId).pipe(on(a))
         expect(history.map((run) => [run.input, run.status])).toEqual([["before", "completed"], ["slow", "cancelled"], ["urgent", "completed"]])
+      }).pipe(Effect.scoped), 30_000)
+
+    it.live("interrupt: the stream of this process's running run ends with RunCancelled and fails with RunEnded (cancelled)", () =>
+      Effect.gen(function*() {
+        const [a] = yield* twoStores
+        const gates = new Map([["slow", yield* gate()]])
+        const wf = logging(gates)
+        const sessionId = `interrupt-stream-${crypto.randomUUID()}`
+        const events: Array<string> = []
+        const slow = yield* Effect.fork(
+          Workflow.stream(wf, "slow", { sessionId }).pipe(Stream.runForEach((event) => Effect.sync(() => events.push(event._tag))), on(a))
+        )
+        yield* Deferred.await(gates.get("slow")!.started)
+        yield* Workflow.run(wf, "urgent", { sessionId, onBusy: "interrupt" }).pipe(on(a))
+        const ended = yield* Effect.flip(Fiber.join(slow))
+        expect([ended._tag, ended._tag === "RunEnded" && ended.status]).toEqual(["RunEnded", "cancelled"])
+        expect(events[0]).toBe("RunStarted")
+        expect(events[events.length - 1]).toBe("RunCancelled")
       }).pipe(Effect.scoped), 30_000)
 
     it.live("interrupt: the session's paused run is cancelled (its question withdrawn), then the new one runs", () =>

@@ -5,10 +5,12 @@
  * owner of another host, a living process, itself, or an id it cannot read.
  * And the rule every store keeps: a claim naming the run's current owner
  * (`from`) takes a running run whatever its lease; of two such claims one wins.
+ * A continue that a gone process was running is carried on by a retry of it,
+ * or a resume, with the answer that process recorded with the pause.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { SessionStore, Workflow } from "@sessionflow/core"
-import { Effect, Option } from "effect"
+import { SessionStore, Step, Workflow } from "@sessionflow/core"
+import { Effect, Option, Schema } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as owners from "../../packages/core/src/internal/store/owner.js"
 
@@ -96,5 +98,81 @@ describe("owner ids", () => {
       const still = yield* store.getRun("r")
       assert(Option.isSome(still) && still.value._tag === "Active")
       assert.strictEqual(still.value.run.owner, `elsewhere:${dead}:u`)
+    }).pipe(Effect.provide(SessionStore.layerMemory)))
+})
+
+describe("a continue whose process is gone", () => {
+  const approval = Workflow.make({ name: "approval", sessionState: {} }).pipe(
+    Workflow.andThen(Step.pause("approve", {
+      payload: Schema.String,
+      response: Schema.Boolean,
+      ask: () => Effect.succeed("approve?"),
+      resume: (ok) => Effect.succeed(ok ? "approved" : "rejected")
+    }))
+  )
+
+  /**
+   * A run paused at its question, then taken from its pause by a continue of
+   * a process of this host that has exited (as its claim leaves it), with the
+   * answer it recorded, if any.
+   */
+  const takenByGone = (sessionId: string, recorded: boolean | undefined) =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore.SessionStore
+      const paused = yield* Effect.flip(Workflow.run(approval, null, { sessionId }))
+      assert(paused._tag === "RunPaused")
+      const dead = `${owners.thisHost()!}:${exitedPid()}:u`
+      const claimed = yield* store.claimRun(paused.runId, { owner: store.owner, now: 0, leaseExpiresAt: Number.MAX_SAFE_INTEGER })
+      yield* store.updateRun(paused.runId, store.owner, {
+        owner: dead,
+        ...(recorded === undefined ? {} : { pause: { ...claimed.pause!, answer: { response: recorded } } })
+      })
+      return paused
+    })
+
+  it.effect("a retry of the continue carries the run on at once with the answer recorded, whatever its own", () =>
+    Effect.gen(function*() {
+      const paused = yield* takenByGone("s1", true)
+      // naming another pause: refused, nothing changes
+      const elsewhere = yield* Effect.flip(Workflow.continue(approval, paused.runId, false, { pause: "other" }))
+      assert.strictEqual(elsewhere._tag, "PauseMismatch")
+      const done = yield* Workflow.continue(approval, paused.runId, false, { pause: paused.key })
+      assert.strictEqual(done.content, "approved")
+      const ended = yield* Effect.flip(Workflow.continue(approval, paused.runId, false, { pause: paused.key }))
+      assert.strictEqual(ended._tag, "RunEnded")
+    }).pipe(Effect.provide(SessionStore.layerMemory)))
+
+  it.effect("resume carries it on with the recorded answer too", () =>
+    Effect.gen(function*() {
+      const paused = yield* takenByGone("s2", false)
+      const done = yield* Workflow.resume(approval, paused.runId)
+      assert.strictEqual(done.content, "rejected")
+    }).pipe(Effect.provide(SessionStore.layerMemory)))
+
+  it.effect("with no answer recorded, a retry's answer is recorded and used; resume asks the question again", () =>
+    Effect.gen(function*() {
+      const first = yield* takenByGone("s3", undefined)
+      const store = yield* SessionStore.SessionStore
+      const done = yield* Workflow.continue(approval, first.runId, false)
+      assert.strictEqual(done.content, "rejected")
+      const second = yield* takenByGone("s4", undefined)
+      const again = yield* Effect.flip(Workflow.resume(approval, second.runId))
+      assert(again._tag === "RunPaused")
+      assert.deepStrictEqual([again.runId, again.key], [second.runId, second.key])
+      const waiting = yield* store.getRun(second.runId)
+      assert(Option.isSome(waiting) && waiting.value._tag === "Active")
+      assert.deepStrictEqual([waiting.value.run.status, waiting.value.run.pause?.answer], ["paused", undefined])
+    }).pipe(Effect.provide(SessionStore.layerMemory)))
+
+  it.effect("a continue of a run that a living process is continuing is refused as before", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore.SessionStore
+      const paused = yield* Effect.flip(Workflow.run(approval, null, { sessionId: "s5" }))
+      assert(paused._tag === "RunPaused")
+      yield* store.claimRun(paused.runId, { owner: store.owner, now: 0, leaseExpiresAt: Number.MAX_SAFE_INTEGER })
+      const refused = yield* Effect.flip(Workflow.continue(approval, paused.runId, true, { pause: paused.key }))
+      assert.strictEqual(refused._tag, "PauseMismatch")
+      const unnamed = yield* Effect.flip(Workflow.continue(approval, paused.runId, true))
+      assert.strictEqual(unnamed._tag, "RunNotFound")
     }).pipe(Effect.provide(SessionStore.layerMemory)))
 })

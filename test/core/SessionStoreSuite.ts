@@ -1364,6 +1364,44 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual([resumed.status, resumed.owner], ["running", "owner-f"])
       }))
 
+    test("claimRun of a continue from a gone owner takes its running run only while it was continuing from that pause; the recorded answer reads back", (store) =>
+      Effect.gen(function*() {
+        const pause: SessionStore.Pause = { path: ["approve"], key: "approve#1", payload: { amount: 1 }, pausedAt: 50 }
+        // a continue took the run at its pause and recorded its answer with it
+        yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 60_000, pause: { ...pause, answer: { response: { ok: true } } } }))
+        // at another pause: refused, nothing changes
+        const elsewhere = yield* Effect.flip(
+          store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, pause: "other#1", from: "owner-a" })
+        )
+        assert.strictEqual(elsewhere._tag, "RunInProgress")
+        // from an owner it does not have: its lease holds
+        const wrong = yield* Effect.flip(
+          store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-x" })
+        )
+        assert.strictEqual(wrong._tag, "RunInProgress")
+        // two such claims at once: exactly one wins, with the answer recorded
+        const both = yield* Effect.all(
+          ["owner-c", "owner-d"].map((owner) =>
+            Effect.either(store.claimRun("r1", { owner, now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" }))
+          ),
+          { concurrency: "unbounded" }
+        )
+        const winners = both.filter(Either.isRight)
+        assert.strictEqual(winners.length, 1)
+        assert.deepStrictEqual(both.filter(Either.isLeft).map((loser) => loser.left._tag), ["RunInProgress"])
+        const taken = winners[0]!.right
+        assert.deepStrictEqual([taken.status, taken.leaseExpiresAt, taken.pause], ["running", 9_000, {
+          ...pause,
+          answer: { response: { ok: true } }
+        }])
+        // a running run that never paused is not taken by a continue
+        yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
+        const never = yield* Effect.flip(
+          store.claimRun("r2", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" })
+        )
+        assert.strictEqual(never._tag, "RunInProgress")
+      }))
+
     test("a paused run shows on its session, which refuses state commits except the one that ends that run", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { n: 0 })

@@ -1,11 +1,12 @@
 /**
  * `onBusy` over HTTP: a run sent to a session with a paused run is a 409 by
  * default, waits its turn with `enqueue` (listed by `GET …/runs/queued`
- * meanwhile), or cancels the paused run with `interrupt`.
+ * meanwhile), or cancels the paused run with `interrupt`; a running run that
+ * `interrupt` stops answers its request with a 409 run-ended (cancelled).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Schedule } from "effect"
-import { approvals } from "./fixtures.js"
+import { Deferred, Effect, Fiber, Schedule } from "effect"
+import { approvals, gated } from "./fixtures.js"
 import { request, start } from "./utils.js"
 
 const post = (url: string, json: unknown) => request(url, { method: "POST", json })
@@ -82,5 +83,24 @@ describe("onBusy over HTTP", () => {
       expect(third.body.payload).toEqual({ note: "jam" })
       const cancelled = yield* request(`${url}/runs/${later.body.runId}`)
       expect(cancelled.body.status).toBe("cancelled")
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("interrupt stops a run that runs on the session: its request is a 409 run-ended (cancelled), nothing of it committed", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const url = yield* start({ workflows: [gated(started, gate)] })
+      const runs = `${url}/workflows/gated/runs`
+      expect((yield* post(runs, { input: "first", sessionId: "held" })).status).toBe(200)
+      const held = yield* Effect.fork(post(runs, { input: "wait", sessionId: "held", runId: "held-1" }))
+      yield* Deferred.await(started)
+      const urgent = yield* post(runs, { input: "urgent", sessionId: "held", onBusy: "interrupt" })
+      expect(urgent.status).toBe(200)
+      expect(urgent.body.state).toEqual({ notes: ["first", "urgent"] })
+      const stopped = yield* Fiber.join(held)
+      expect(stopped.status).toBe(409)
+      expect(stopped.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId: "held-1", sessionId: "held" })
+      expect(stopped.body.message).toContain("(cancelled)")
+      expect((yield* request(`${url}/runs/held-1`)).body.status).toBe("cancelled")
     }).pipe(Effect.scoped), 30_000)
 })

@@ -507,4 +507,34 @@ describe("a run whose process died on this host", () => {
       expect((yield* request(`${url}/workflows/notes/sessions/d2`)).body.state).toEqual({ notes: ["from a dead process"] })
       expect(yield* store.activeRuns({})).toEqual([])
     }))
+
+  it.scoped("a continue it was running is carried on by a retry of the continue, with the answer it recorded; a living one's is a 409", () =>
+    Effect.gen(function*() {
+      const store = SessionStore.make(SessionStore.makeMemoryBackend())
+      const url = yield* start({ workflows: [approvals], supervise: false }, Layer.succeed(SessionStore.SessionStore, store))
+      const runs = `${url}/workflows/approvals/runs`
+      const pausedOn = (sessionId: string) =>
+        Effect.map(post(runs, { input: "tea", sessionId }), (reply) => {
+          expect(reply.status).toBe(202)
+          expect(typeof reply.body.pause).toBe("string")
+          return reply.body as { runId: string; pause: string }
+        })
+      // taken from its pause by a continue (as its claim leaves it), with the answer it recorded
+      const taken = (runId: string, owner: string) =>
+        Effect.gen(function*() {
+          const claimed = yield* store.claimRun(runId, { owner: store.owner, now: 0, leaseExpiresAt: 60_000 })
+          yield* store.updateRun(runId, store.owner, { owner, pause: { ...claimed.pause!, answer: { response: { approved: true } } } })
+        })
+      const dead = yield* pausedOn("c1")
+      yield* taken(dead.runId, deadOwner())
+      const done = yield* post(`${runs}/${dead.runId}/continue`, { response: { approved: false }, pause: dead.pause })
+      expect(done.status).toBe(200)
+      expect(done.body).toMatchObject({ runId: dead.runId, status: "completed", content: "added tea", state: { notes: ["tea"] } })
+      // a continue that a living process runs: refused, as before
+      const living = yield* pausedOn("c2")
+      yield* taken(living.runId, store.owner)
+      const busy = yield* post(`${runs}/${living.runId}/continue`, { response: { approved: false }, pause: living.pause })
+      expect(busy.status).toBe(409)
+      expect(busy.body).toMatchObject({ reason: "run-in-progress", runId: living.runId })
+    }))
 })

@@ -245,7 +245,13 @@ export const Pause = Schema.Struct({
   /** epoch milliseconds: when the run is due to be woken (a sleep's end, a timeout, or at once for a signal that came as it paused) */
   wakeAt: Schema.optional(Schema.Number),
   /** epoch milliseconds: when a question or a wait for a signal times out */
-  timeoutAt: Schema.optional(Schema.Number)
+  timeoutAt: Schema.optional(Schema.Number),
+  /**
+   * the answer of the continue that took the run from this pause, recorded as
+   * it took it (the run is `running` then): a run whose process died while
+   * continuing goes on with this answer, whoever carries it on
+   */
+  answer: Schema.optional(Schema.Unknown)
 })
 
 /**
@@ -1312,10 +1318,11 @@ export interface Backend {
    * `pause` (a continue answering that pause), only a run paused at exactly
    * that pause (its `key`) is taken: a run paused elsewhere, or abandoned
    * while running, fails with `PauseMismatch` and is left as it is.
-   * With `from` (no `pause`), a running run still owned by `from` is taken
-   * whatever its lease (its owner is known to be gone, see {@link ownerGone}):
-   * of several claims from the same owner one wins, the others find the new
-   * owner's lease. `RunNotFound` when there is no such run.
+   * With `from`, a running run still owned by `from` is taken whatever its
+   * lease (its owner is known to be gone, see {@link ownerGone}); with `pause`
+   * too, only while its pause (the one the gone owner was continuing from) is
+   * that pause: of several claims from the same owner one wins, the others
+   * find the new owner's lease. `RunNotFound` when there is no such run.
    */
   readonly claimRun: (
     runId: string,

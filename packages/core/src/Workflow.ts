@@ -355,11 +355,13 @@ export interface RunOptions<I> {
    *   the store), in arrival order, and while the session has no paused run
    *   and no run running elsewhere under a live lease. Its caller keeps its
    *   place with a lease (`leaseDuration`): a caller whose process died is
-   *   dropped from the queue once its lease expired. A paused run holds the
+   *   dropped from the queue once its lease expired, or at once by a caller
+   *   of the same host waiting behind it (`SessionStore.ownerGone`). A paused run holds the
    *   queue until it is continued to its end or cancelled.
    * - `"interrupt"`: what holds the session is cancelled first, committing
-   *   nothing: this process's run of the session is interrupted (its caller
-   *   sees an interruption; it is recorded `cancelled`), the session's paused
+   *   nothing: this process's run of the session is interrupted (it is
+   *   recorded `cancelled`, and its caller gets `RunEnded` with that status,
+   *   as for a run stopped by `Workflow.cancel`), the session's paused
    *   run is cancelled (its question withdrawn), and its runs running in
    *   other processes with an unfinished-run entry (a `runId`, or
    *   `durability: "step"`) are cancelled through the store and stop at their

@@ -893,7 +893,8 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
           const run = yield* within(served, visibleRun(served, path.runId, userId)).pipe(
             Effect.mapError(errors.sessionError(false))
           )
-          if (run.status !== "paused") {
+          // a run that a process of this host that died was continuing is carried on by the continue
+          if (run.status !== "paused" && !(run.pause !== undefined && SessionStore.ownerGone(run.owner))) {
             return yield* Effect.fail(
               new Api.Conflict({
                 reason: "run-in-progress",

@@ -896,9 +896,12 @@ WHERE run_id = ${runId}`
       // one conditional write: of several claims, exactly one finds the run claimable
       // (PostgreSQL: a concurrent claim waits for the row lock, then finds it no longer is);
       // a continue takes the run only at the pause it answers; a run whose owner is
-      // gone is taken from that owner only, whatever its lease
+      // gone is taken from that owner only, whatever its lease (by a continue only
+      // while that owner was continuing from the pause it answers)
       const claimable = claim.pause !== undefined
-        ? sql`status = 'paused' AND ${pauseKey} = ${claim.pause}`
+        ? claim.from === undefined
+          ? sql`status = 'paused' AND ${pauseKey} = ${claim.pause}`
+          : sql`(status = 'paused' OR (status = 'running' AND owner = ${claim.from})) AND ${pauseKey} = ${claim.pause}`
         : claim.from === undefined
         ? sql`(status = 'paused' OR lease_expires_at < ${claim.now})`
         : sql`(status = 'paused' OR lease_expires_at < ${claim.now} OR (status = 'running' AND owner = ${claim.from}))`

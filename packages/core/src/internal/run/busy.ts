@@ -6,10 +6,13 @@
  *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -17,7 +20,8 @@ import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import { registered } from "./background.js"
 import type { Any } from "../workflow/model.js"
-import { type Ids, storedInputOf } from "./model.js"
+import { cancelledWhileRunning } from "./lease.js"
+import { endedRun, type Ids, storedInputOf } from "./model.js"
 
 /** What a run does at a busy session. @internal */
 export type OnBusy = "reject" | "enqueue" | "interrupt"
@@ -36,21 +40,26 @@ const queuePollMillis = (leaseMillis: number): number => Math.max(1, Math.min(10
 
 const running = new WeakMap<SessionStore.Service, Map<string, Set<Fiber.RuntimeFiber<unknown, unknown>>>>()
 
+/** The attempts that an `interrupt` run of this process interrupted. */
+const interrupted = new WeakSet<Fiber.RuntimeFiber<unknown, unknown>>()
+
 /**
  * `self` (one attempt of a run, holding the session's lock) in a fiber of its
  * own, registered under its session, so that an `interrupt` run of this
- * process can interrupt it (its caller then sees the interruption; the run is
- * recorded as cancelled, nothing of it committed). An interrupted caller
- * waits for the attempt to end.
+ * process can interrupt it. The run is then recorded as it ended (cancelled,
+ * nothing of it committed), and its caller gets `RunEnded` with that status
+ * (as the caller of a run cancelled while it ran does), not an interruption.
+ * An interrupted caller waits for the attempt to end.
  *
  * @internal
  */
 export const interruptibleRun = <A, E, R>(
   store: SessionStore.Service,
-  sessionId: string,
+  ids: Ids,
   self: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
+): Effect.Effect<A, E | WorkflowError.RunEnded, R> =>
   Effect.flatMap(Effect.fork(self), (fiber) => {
+    const { sessionId } = ids
     let bySession = running.get(store)
     if (bySession === undefined) {
       bySession = new Map()
@@ -63,7 +72,13 @@ export const interruptibleRun = <A, E, R>(
     }
     const registered = fibers
     registered.add(fiber)
-    return Fiber.join(fiber).pipe(
+    return Fiber.await(fiber).pipe(
+      Effect.tap(() => Fiber.inheritAll(fiber)),
+      Effect.flatMap((exit): Effect.Effect<A, E | WorkflowError.RunEnded> =>
+        Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) && interrupted.has(fiber)
+          ? Effect.flatMap(endedByInterrupt(store, ids), Effect.fail)
+          : exit
+      ),
       Effect.onInterrupt(() => Fiber.interrupt(fiber)),
       Effect.ensuring(Effect.sync(() => {
         registered.delete(fiber)
@@ -72,10 +87,26 @@ export const interruptibleRun = <A, E, R>(
     )
   })
 
+/**
+ * What the caller of a run that an `interrupt` run stopped is told:
+ * `RunEnded` with the status recorded for it (`cancelled`; a run that left
+ * no record, `cancelled` too), marked as a cancellation (see
+ * `lease.isCancellation`: its events end with `RunCancelled`).
+ */
+const endedByInterrupt = (store: SessionStore.Service, { runId, sessionId }: Ids): Effect.Effect<WorkflowError.RunEnded> =>
+  Effect.map(
+    Effect.orElseSucceed(store.getRun(runId), () => Option.none<SessionStore.RunLookup>()),
+    (found) =>
+      Option.isSome(found) && found.value._tag === "Recorded" && found.value.record.status !== "cancelled"
+        ? endedRun(runId, found.value.record)
+        : cancelledWhileRunning(runId, sessionId)
+  )
+
 /** Interrupts this process's runs of a session and waits for them to end. */
 const interruptLocal = (store: SessionStore.Service, sessionId: string) =>
   Effect.suspend(() => {
     const fibers = [...(running.get(store)?.get(sessionId) ?? [])]
+    for (const fiber of fibers) interrupted.add(fiber)
     return fibers.length === 0 ? Effect.void : Fiber.interruptAll(fibers)
   })
 
@@ -129,7 +160,8 @@ export const interrupting = <A, E, R>(self: Any, ids: Ids, body: Effect.Effect<A
  * `body`, and leaves the queue however it ends. The run's lease in the queue
  * is renewed all along (every look at the queue renews it); a caller that
  * died stops renewing, and its run is dropped from the queue once its lease
- * expired.
+ * expired — at once, by the next caller that waits behind it, when that
+ * caller was a process of the same host (`SessionStore.ownerGone`).
  *
  * @internal
  */
@@ -173,10 +205,26 @@ export const enqueued = <A, E, R>(
       runId,
       description: "its place in the session's queue was lost: its lease expired (the process stalled longer than the lease)"
     })
-    /** whether a run outside the queue holds the session: paused, or running elsewhere under a live lease */
+    /**
+     * whether a run outside the queue holds the session: paused, or running
+     * elsewhere, not abandoned (under a live lease, its process not gone)
+     */
     const held = Effect.flatMap(store.activeRuns({ sessionId }), (runs) =>
       Effect.map(Clock.currentTimeMillis, (at) =>
-        runs.some((run) => run.runId !== runId && (run.status === "paused" || run.leaseExpiresAt >= at))))
+        runs.some((run) => run.runId !== runId && (run.status === "paused" || !SessionStore.isAbandoned(run, at)))))
+    /**
+     * Drops the session's queued runs whose caller is a gone process of this
+     * host (`SessionStore.ownerGone`), each only while it is still that
+     * caller's, without waiting for their lease; whether it dropped any.
+     */
+    const dropGone = Effect.flatMap(store.queuedRuns({ sessionId }), (runs) =>
+      Effect.map(
+        Effect.forEach(
+          runs.filter((run) => run.runId !== runId && SessionStore.ownerGone(run.owner)),
+          (run) => store.leaveQueue(sessionId, run.runId, run.owner)
+        ),
+        (dropped) => dropped.some((left) => left)
+      ))
     const nextWakeUp = Effect.timeout(Queue.take(wakeUps), Duration.millis(pollMillis)).pipe(
       Effect.catchTag("TimeoutException", () => Effect.void)
     )
@@ -185,6 +233,8 @@ export const enqueued = <A, E, R>(
         const turn = yield* look
         if (turn === "lost") return yield* lost
         if (turn === "taken" && !(yield* held)) return
+        // a run ahead whose caller died on this host leaves the queue at once: look again
+        if (turn === "waiting" && (yield* dropGone)) continue
         yield* nextWakeUp
       }
     })

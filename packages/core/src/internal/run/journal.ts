@@ -18,19 +18,42 @@ import { encodeState } from "../workflow/model.js"
 import { checkJson, type Opened, outputJson } from "./model.js"
 
 /**
- * The answers a claimed run carries on with: its journal's, and the one just
- * given to the question it paused on.
+ * The answers a claimed run carries on with: its journal's, and the one given
+ * to the question it paused on (just now, or recorded with its pause by a
+ * continue whose process is gone).
  *
  * @internal
  */
 export const answersOf = (run: Opened): Record<string, Answer> => {
   const answers: Record<string, Answer> = { ...(run.claimed?.journal?.answers as Record<string, Answer> | undefined) }
   const pausedOn = run.claimed?.pause
-  if (pausedOn !== undefined && run.start._tag === "Claimed" && run.start.answer !== undefined) {
-    answers[pausedOn.key] = run.start.answer
-  }
+  const given = run.start._tag === "Claimed" && run.start.answer !== undefined
+    ? run.start.answer
+    : pausedOn === undefined ? undefined : recordedAnswer(pausedOn)
+  if (pausedOn !== undefined && given !== undefined) answers[pausedOn.key] = given
   return answers
 }
+
+/**
+ * The answer a continue recorded with a pause as it took the run (see
+ * `SessionStore.Pause`), with the pause's checkpoint (not stored twice).
+ *
+ * @internal
+ */
+export const recordedAnswer = (pause: SessionStore.Pause): Answer | undefined => {
+  const recorded = pause.answer as Omit<Answer, "checkpoint"> | undefined
+  return recorded === undefined ? undefined : { ...recorded, checkpoint: pause.checkpoint }
+}
+
+/**
+ * A pause with `answer` recorded (without its checkpoint, which is the pause's).
+ *
+ * @internal
+ */
+export const withAnswer = (pause: SessionStore.Pause, { checkpoint: _checkpoint, ...answer }: Answer): SessionStore.Pause => ({
+  ...pause,
+  answer
+})
 
 /**
  * Puts a claimed run's journaled outputs back where its steps left them.

@@ -158,18 +158,29 @@ export const unfinished = (self: Any, runId: string, options: ContinueOptions | 
     }
     if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
     const named = options?.pause
-    if (answering && named !== undefined && (active.status !== "paused" || active.pause?.key !== named)) {
+    // a continue of a run that a gone process was continuing carries it on from that pause
+    const waits = active.status === "paused" || (active.pause !== undefined && continuedByGone(active))
+    if (answering && named !== undefined && (!waits || active.pause?.key !== named)) {
       return yield* new WorkflowError.PauseMismatch({
         runId,
         expected: named,
         ...(active.status === "paused" && active.pause !== undefined ? { current: active.pause.key } : {})
       })
     }
-    if (answering && active.status !== "paused") {
+    if (answering && !waits) {
       return yield* new WorkflowError.RunNotFound({ runId, description: "the run is not paused" })
     }
     return active
   })
+
+/**
+ * Whether a running run's owner is a gone process of this host (see
+ * `SessionStore.ownerGone`): its run is taken over at once, whatever its lease.
+ *
+ * @internal
+ */
+export const continuedByGone = (run: SessionStore.ActiveRun): boolean =>
+  run.status === "running" && SessionStore.ownerGone(run.owner)
 
 /**
  * Claims an unfinished run for this store (one of several concurrent claims

@@ -38,6 +38,7 @@ import { currentBackground, registered } from "./background.js"
 import * as busy from "./busy.js"
 import * as eventLog from "./eventLog.js"
 import { execute } from "./execute.js"
+import { recordedAnswer, withAnswer } from "./journal.js"
 import {
   type Attempt,
   checkJson,
@@ -52,7 +53,7 @@ import {
   type Sink,
   type Start
 } from "./model.js"
-import { claim, open, unfinished } from "./open.js"
+import { claim, continuedByGone, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
 import { checkShape } from "./shape.js"
 import { isCancellation } from "./lease.js"
@@ -343,7 +344,7 @@ const attemptsOf = (
   traced: boolean
 ): Untyped => {
   const once = store.withSessionLock(ids.sessionId)(
-    busy.interruptibleRun(store, ids.sessionId, attempt(self, input, options, ids, start, retries, traced))
+    busy.interruptibleRun(store, ids, attempt(self, input, options, ids, start, retries, traced))
   )
   if (retries === 0) return once
   const tracked = start._tag === "Claimed" || start.tracked
@@ -393,6 +394,26 @@ const byId = (
   })
 
 /**
+ * The answer a continue carries a claimed run on with: the one recorded with
+ * its pause, if a continue that took it before (whose process is gone) gave
+ * one — that answer stands, whatever this continue's is — else this
+ * continue's, recorded with the pause before the run goes on, so that whoever
+ * carries the run on after this process goes on with it too.
+ */
+const recordAnswer = (
+  store: SessionStore.Service,
+  claimed: SessionStore.ActiveRun,
+  answer: (run: SessionStore.ActiveRun) => Answer
+): Effect.Effect<Answer, WorkflowError.SessionStoreError | WorkflowError.RunLost> => {
+  const pause = claimed.pause
+  if (pause === undefined) return Effect.succeed(answer(claimed))
+  const recorded = recordedAnswer(pause)
+  if (recorded !== undefined) return Effect.succeed(recorded)
+  const given = answer(claimed)
+  return Effect.as(store.updateRun(claimed.runId, store.owner, { pause: withAnswer(pause, given) }), given)
+}
+
+/**
  * Carries on an unfinished run this process claims: a paused one (with the
  * answer to its question) or an abandoned one (its lease expired, or its
  * owner's process is gone: `SessionStore.ownerGone`), from its
@@ -427,15 +448,14 @@ export const resumeRun = <W extends Any>(
     const ids = { runId, sessionId: active.sessionId, userId: active.userId }
     const leaseMillis = leaseMillisOf(options)
     const retries = retriesOf(options?.retryOnConflict)
-    // a running run whose process is gone is taken from that owner, whatever its lease
-    const from = answer === undefined && active.status === "running" && SessionStore.ownerGone(active.owner)
-      ? active.owner
-      : undefined
+    // a running run whose process is gone is taken from that owner, whatever its
+    // lease (by a continue, only while that owner was continuing from its pause)
+    const from = continuedByGone(active) ? active.owner : undefined
     const body = Effect.gen(function*() {
       const claimed = yield* claim(store, runId, leaseMillis, pause, from)
       yield* registered
       // the answer, and the state it continues from, are the claimed pause's
-      const given = answer === undefined ? undefined : answer(claimed)
+      const given = answer === undefined ? undefined : yield* recordAnswer(store, claimed, answer)
       yield* WorkflowEvent.emit({ _tag: "RunResumed", workflowName: self.name, fromStep: claimed.journal?.next ?? 0, reason })
       // on a conflict the run starts over on the session's new state, under the
       // same id and entry (it does not end in between)

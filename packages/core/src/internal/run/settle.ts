@@ -38,6 +38,9 @@ import {
   storedInputOf
 } from "./model.js"
 
+/** A pause without the answer a continue recorded with it. */
+const withoutAnswer = ({ answer: _answer, ...pause }: SessionStore.Pause): SessionStore.Pause => pause
+
 /** @internal */
 export function* settle(run: Opened, executed: Executed, restore: Restore): Phase<RunOutput<unknown, unknown>> {
   const { exit } = executed
@@ -46,7 +49,8 @@ export function* settle(run: Opened, executed: Executed, restore: Restore): Phas
   if (pause !== undefined && !Cause.isInterrupted(exit.cause)) return yield* wait(run, executed, pause, restore)
   const failure = Cause.failureOption(exit.cause)
   if (
-    run.claimed?.pause !== undefined && run.start._tag === "Claimed" && run.start.answer !== undefined &&
+    run.claimed?.pause !== undefined && run.start._tag === "Claimed" &&
+    (run.start.answer !== undefined || run.claimed.pause.answer !== undefined) &&
     Option.exists(failure, (error) => isTagged(error, "ResponseDecodeError"))
   ) {
     // an answer the pausing step could not decode: the run waits again
@@ -55,7 +59,8 @@ export function* settle(run: Opened, executed: Executed, restore: Restore): Phas
       owner: "",
       leaseExpiresAt: 0,
       ...(run.claimed.journal === undefined ? {} : { journal: run.claimed.journal }),
-      pause: run.claimed.pause
+      // without the answer recorded with it: the next continue's counts
+      pause: withoutAnswer(run.claimed.pause)
     }))
     return yield* Effect.failCause(exit.cause)
   }

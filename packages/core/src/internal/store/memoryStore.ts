@@ -617,8 +617,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         if (claim.pause !== undefined && run.status === "paused" && run.pause?.key !== claim.pause) {
           return yield* new WorkflowError.PauseMismatch({ runId, expected: claim.pause, current: run.pause?.key })
         }
-        // a running run whose owner is gone is taken from that owner only (one of several such claims wins)
-        const fromGone = claim.pause === undefined && claim.from !== undefined && run.owner === claim.from
+        // a running run whose owner is gone is taken from that owner only (one of several such claims
+        // wins); by a continue only while that owner was continuing from the pause it answers
+        const fromGone = claim.from !== undefined && run.status === "running" && run.owner === claim.from &&
+          (claim.pause === undefined || run.pause?.key === claim.pause)
         if (run.status === "running" && run.leaseExpiresAt >= claim.now && !fromGone) {
           return yield* new WorkflowError.RunInProgress({
             runId,
@@ -627,7 +629,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
             leaseExpiresAt: run.leaseExpiresAt
           })
         }
-        if (claim.pause !== undefined && run.status !== "paused") {
+        if (claim.pause !== undefined && run.status !== "paused" && !fromGone) {
           return yield* new WorkflowError.PauseMismatch({ runId, expected: claim.pause })
         }
         const next: SessionStore.ActiveRun = {
