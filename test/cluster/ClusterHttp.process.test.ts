@@ -2,7 +2,7 @@
  * The deployment of the example (`packages/examples/src/Cluster.ts`), with
  * the test's workflows: three runner processes (`fixtures/runner.ts`) and two
  * stateless HTTP server processes in front (`fixtures/server.ts`, cluster
- * clients), on a fresh PostgreSQL schema. Runs posted to both servers at
+ * clients), on a fresh PostgreSQL database. Runs posted to both servers at
  * once, on one hot session and on many sessions, never conflict and are
  * never lost: each applied once. A runner killed with SIGKILL in the middle
  * of durable runs posted to the servers: every run completes, answered by
@@ -37,8 +37,8 @@ const post = (server: string, workflow: string, body: object) =>
 describe("a cluster of runner processes behind two HTTP servers on PostgreSQL", () => {
   it.live("runs posted to both servers on one hot session and on 40 other sessions at once: none conflicts, none is lost, each applied once", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { effects, schema } = yield* cluster
-      const [a, b] = (yield* servers(schema, effects, 2)) as [string, string]
+      const { database, effects } = yield* cluster
+      const [a, b] = (yield* servers(database, effects, 2)) as [string, string]
       const hot = `hot-${crypto.randomUUID()}`
       const others = Array.from({ length: 40 }, (_, i) => `s${i}-${crypto.randomUUID()}`)
       // 24 runs on the hot session, 2 on each of the others (one through each server), all at once
@@ -67,7 +67,7 @@ describe("a cluster of runner processes behind two HTTP servers on PostgreSQL", 
       // and the sessions' states have every run once
       const wf = counter(effects)
       const states = yield* Effect.forEach([hot, ...others], (sessionId) => Workflow.getSessionState(wf, sessionId)).pipe(
-        Effect.provide(layers(schema).store)
+        Effect.provide(layers(database).store)
       )
       expect([...states[0]!.inputs].sort()).toEqual(posts.slice(0, 24).map((p) => p.input).sort())
       expect(states[0]!.count).toBe(24)
@@ -78,8 +78,8 @@ describe("a cluster of runner processes behind two HTTP servers on PostgreSQL", 
 
   it.live("a runner killed in the middle of durable runs posted to the servers: every run completes through them, no completed step ran twice", () =>
     Effect.scoped(Effect.gen(function*() {
-      const { effects, runners, schema } = yield* cluster
-      const [a, b] = (yield* servers(schema, effects, 2)) as [string, string]
+      const { database, effects, runners } = yield* cluster
+      const [a, b] = (yield* servers(database, effects, 2)) as [string, string]
       const runs = Array.from({ length: 9 }, (_, i) => ({
         server: i % 2 === 0 ? a : b,
         sessionId: `s${i}-${crypto.randomUUID()}`,

@@ -1,5 +1,5 @@
 /**
- * What the process tests of the cluster share: a fresh PostgreSQL schema, a
+ * What the process tests of the cluster share: a fresh PostgreSQL database, a
  * side-effect file, three runner processes (`fixtures/runner.ts`) started one
  * after the other, HTTP server processes in front of them
  * (`fixtures/server.ts`), and the layer of a client of the cluster.
@@ -10,7 +10,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { freshSchema, withClient } from "../store-pg/pg.js"
+import { freshDatabase, withClient } from "../store-pg/pg.js"
 import { spawnFixture, type Worker } from "../store-sqlite/processes.js"
 import { clientLayer, shardsPerGroup } from "./fixtures/cluster.js"
 
@@ -30,47 +30,52 @@ export const lines = (file: string): Array<string> =>
 /**
  * Until every shard is held and each of `runners` holds some: the shards
  * the first runner took move to the others as they join, and a shard that
- * moves in the middle of a test moves its sessions to another runner.
+ * moves in the middle of a test moves its sessions to another runner. The
+ * shard locks are the advisory locks `SqlRunnerStorage` numbers 1000001 and
+ * up (shard group "default"), each runner's on one connection, in the
+ * test's database.
  */
-const settled = (schema: string, runners: number) =>
+const settled = (database: string, runners: number) =>
   Effect.repeat(
     Effect.zipLeft(
       withClient((sql) =>
         sql<{ shards: number; runners: number }>`
-          SELECT count(*)::int AS shards, count(DISTINCT address)::int AS runners FROM ${sql(schema)}.cluster_locks`
+          SELECT count(*)::int AS shards, count(DISTINCT pid)::int AS runners FROM pg_locks
+          WHERE locktype = 'advisory' AND granted AND classid = 0 AND objsubid = 1 AND objid BETWEEN 1000001 AND ${1000000 + shardsPerGroup}
+            AND database = (SELECT oid FROM pg_database WHERE datname = ${database})`
       ),
       Effect.sleep("200 millis")
     ),
     { until: ([row]) => row !== undefined && row.shards === shardsPerGroup && row.runners === runners }
   ).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("the shards did not settle over the runners") }))
 
-/** A fresh schema, a side-effect file, three runners started one after the other (their shards settled), and the client's layer. */
+/** A fresh database, a side-effect file, three runners started one after the other (their shards settled), and the client's layer. */
 export const cluster = Effect.gen(function*() {
-  const schema = yield* freshSchema
+  const database = yield* freshDatabase
   const dir = yield* Effect.acquireRelease(
     Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-cluster-"))),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
   const effects = path.join(dir, "effects.log")
-  const start = Effect.flatMap(freePort, (port) => spawnFixture("../../cluster/fixtures/runner.ts", [schema, String(port), effects]))
+  const start = Effect.flatMap(freePort, (port) => spawnFixture("../../cluster/fixtures/runner.ts", [database, String(port), effects]))
   // the first one creates the cluster's tables; then the two others at once
   const first = yield* start
   yield* first.ready
   const others = yield* Effect.all([start, start])
   yield* Effect.forEach(others, (runner) => runner.ready, { concurrency: "unbounded" })
   const runners: ReadonlyArray<Worker> = [first, ...others]
-  yield* settled(schema, runners.length)
-  return { schema, effects, runners, client: clientLayer(schema) }
+  yield* settled(database, runners.length)
+  return { database, effects, runners, client: clientLayer(database) }
 })
 
-/** `count` HTTP servers (cluster clients, holding no session) over the cluster's schema: their base URLs. */
-export const servers = (schema: string, effects: string, count: number) =>
+/** `count` HTTP servers (cluster clients, holding no session) over the cluster's database: their base URLs. */
+export const servers = (database: string, effects: string, count: number) =>
   Effect.forEach(
     Array.from({ length: count }),
     () =>
       Effect.gen(function*() {
         const port = yield* freePort
-        const server = yield* spawnFixture("../../cluster/fixtures/server.ts", [schema, String(port), effects])
+        const server = yield* spawnFixture("../../cluster/fixtures/server.ts", [database, String(port), effects])
         yield* server.ready
         return `http://127.0.0.1:${port}`
       }),

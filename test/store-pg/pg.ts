@@ -1,7 +1,8 @@
 /**
  * The local PostgreSQL the tests run against (`SESSIONFLOW_TEST_DATABASE_URL`,
  * else `postgres://postgres@127.0.0.1:5432/test`), and fresh schemas in it so
- * that tests never see each other's data.
+ * that tests never see each other's data (or fresh databases on its server,
+ * for what a schema does not separate).
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import type { SqlError } from "@effect/sql"
@@ -34,6 +35,29 @@ export const freshSchema: Effect.Effect<string, SqlError.SqlError, Scope.Scope> 
     return schema
   }),
   (schema) => Effect.orDie(withClient((sql) => sql`DROP SCHEMA ${sql(schema)} CASCADE`))
+)
+
+/** The URL of `database` on the test's server (the test's URL with another database). */
+export const databaseUrl = (database: string): string => {
+  const url = new URL(testUrl)
+  url.pathname = `/${database}`
+  return url.href
+}
+
+/**
+ * A fresh, empty database on the test's server (its name), dropped when the
+ * scope closes even if connections to it are left (`WITH (FORCE)`,
+ * PostgreSQL 13 or later). For what is the database's, not a schema's:
+ * PostgreSQL's advisory locks. The role of the test's URL must be allowed
+ * to create databases.
+ */
+export const freshDatabase: Effect.Effect<string, SqlError.SqlError, Scope.Scope> = Effect.acquireRelease(
+  Effect.gen(function*() {
+    const database = uniqueSchema()
+    yield* withClient((sql) => sql`CREATE DATABASE ${sql(database)}`)
+    return database
+  }),
+  (database) => Effect.orDie(withClient((sql) => sql`DROP DATABASE ${sql(database)} WITH (FORCE)`))
 )
 
 /** The store on its own pool, in a fresh schema dropped after the test. */
