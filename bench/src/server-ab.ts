@@ -53,6 +53,9 @@ const beforeEntry = path.join(beforeRoot, entry)
 const copied = !fs.existsSync(beforeEntry)
 if (copied) fs.copyFileSync(path.join(afterRoot, entry), beforeEntry)
 
+// stopped by a signal: exit, so that the servers started below are stopped too
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(1))
+
 const sides = [{ name: "before", root: path.resolve(beforeRoot) }, { name: "after", root: afterRoot }] as const
 
 interface Server {
