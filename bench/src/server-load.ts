@@ -24,6 +24,7 @@ import { type SessionStore, Workflow } from "../../packages/core/src/index.ts"
 import { WorkflowServer } from "../../packages/server/src/index.ts"
 import { PgSessionStore } from "../../packages/store-pg/src/index.ts"
 import { SqliteSessionStore } from "../../packages/store-sqlite/src/index.ts"
+import { postRun, type Summary, summarize, timeCalls } from "./load.ts"
 import { workflow } from "./w7-workflow.ts"
 
 const arg = (name: string, fallback: number) => {
@@ -35,50 +36,14 @@ const warmup = arg("--warmup", 500)
 const clients = [1, 16, 64]
 const pgUrl = process.env.SESSIONFLOW_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
-interface Row {
+interface Row extends Summary {
   readonly store: string
   /** over HTTP, or `Workflow.run` in this process */
   readonly via: "http" | "in-process"
-  readonly clients: number
-  readonly requests: number
-  readonly perSecond: number
-  readonly p50Ms: number
-  readonly p99Ms: number
-  readonly failures: number
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
-
-/** `count` runs of `call` (true: it succeeded), `concurrency` at a time, each timed. */
-const drive = async (
-  call: (i: number) => Promise<boolean>,
-  concurrency: number,
-  count = requests
-): Promise<Omit<Row, "store" | "via">> => {
-  const latencies: Array<number> = []
-  let failures = 0
-  let next = 0
-  const started = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) {
-      const i = next++
-      const t0 = performance.now()
-      const ok = await call(i)
-      latencies.push(performance.now() - t0)
-      if (!ok) failures++
-    }
-  }))
-  const seconds = (performance.now() - started) / 1000
-  latencies.sort((a, b) => a - b)
-  return {
-    clients: concurrency,
-    requests: count,
-    perSecond: Math.round(count / seconds),
-    p50Ms: Math.round(percentile(latencies, 0.5) * 10) / 10,
-    p99Ms: Math.round(percentile(latencies, 0.99) * 10) / 10,
-    failures
-  }
-}
+const drive = async (call: (i: number) => Promise<boolean>, concurrency: number, count = requests) =>
+  summarize(concurrency, [await timeCalls(call, concurrency, count)])
 
 const measure = (name: string, store: Layer.Layer<SessionStore.SessionStore, unknown>) =>
   Effect.scoped(Effect.gen(function*() {
@@ -89,20 +54,7 @@ const measure = (name: string, store: Layer.Layer<SessionStore.SessionStore, unk
     if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("not a TCP server")
     const url = `http://127.0.0.1:${address.port}`
     const tag = crypto.randomUUID().slice(0, 8)
-    // a request that fails (a status other than 200, a connection reset) is counted, not fatal
-    const http = (prefix: string) => async (i: number) => {
-      try {
-        const response = await fetch(`${url}/workflows/bench/runs`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ input: null, sessionId: `${tag}-${prefix}-${i}` })
-        })
-        await response.arrayBuffer()
-        return response.status === 200
-      } catch {
-        return false
-      }
-    }
+    const http = (prefix: string) => postRun(url, `${tag}-${prefix}`)
     const inProcess = (prefix: string) => (i: number) =>
       Effect.runPromise(
         Workflow.run(workflow, null, { sessionId: `${tag}-${prefix}-${i}` }).pipe(

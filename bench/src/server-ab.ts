@@ -1,0 +1,200 @@
+/**
+ * The server's load figure, before vs after: two servers of the W7 workflow
+ * (ten steps, a new session per run), each in its own process
+ * (`server-ab-serve.ts`: `WorkflowServer.serve` with its defaults), one from
+ * this tree ("after") and one from a checkout of an earlier version
+ * ("before", `--before DIR`: a checkout with its node_modules, whose server
+ * is started from its own code: `server-ab-serve.ts` is copied into it for
+ * the run and removed after). One client process (this one) takes turns
+ * between them: `--chunk N` requests (default 200) to one, then to the
+ * other, `--rounds N` times (default 5; the side that goes first alternates),
+ * at 1, 16 and 64 concurrent clients, over SQLite (a temp file per server)
+ * and PostgreSQL (a fresh schema per server, dropped after;
+ * `SESSIONFLOW_TEST_DATABASE_URL`, else the local test database; skipped
+ * when it does not answer). Each server is warmed up first (`--warmup N`,
+ * default 300, at 16 clients, not counted). Prints requests/s, p50 and p99 of
+ * each side and the ratio after/before per row, with the load average, as a
+ * table and one JSON line. On a shared machine the ratio is the figure: both
+ * sides see the same load, in alternating slices.
+ *
+ *   node --import tsx src/server-ab.ts --before DIR [--chunk N] [--rounds N] [--warmup N]
+ *     [--clients 1,16,64] [--stores sqlite,postgres] [--cpu-prof DIR]
+ *
+ * `--cpu-prof DIR` starts both servers with `--cpu-prof` (profiles in
+ * DIR/<side>-<store>/, written when they stop).
+ */
+import * as childProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as readline from "node:readline"
+import { fileURLToPath } from "node:url"
+import pg from "pg"
+import { postRun, type Summary, summarize, type Timed, timeCalls } from "./load.ts"
+
+const option = (name: string) => {
+  const index = process.argv.indexOf(name)
+  return index > 0 ? process.argv[index + 1] : undefined
+}
+const number = (name: string, fallback: number) => Number(option(name) ?? fallback)
+const beforeRoot = option("--before")
+if (beforeRoot === undefined) throw new Error("--before DIR: a checkout of the version to compare with, with its node_modules")
+const chunk = number("--chunk", 200)
+const rounds = number("--rounds", 5)
+const warmup = number("--warmup", 300)
+const clients = (option("--clients") ?? "1,16,64").split(",").map(Number)
+const stores = (option("--stores") ?? "sqlite,postgres").split(",")
+const cpuProf = option("--cpu-prof")
+const pgUrl = process.env.SESSIONFLOW_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+
+const afterRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+const entry = path.join("bench", "src", "server-ab-serve.ts")
+const beforeEntry = path.join(beforeRoot, entry)
+const copied = !fs.existsSync(beforeEntry)
+if (copied) fs.copyFileSync(path.join(afterRoot, entry), beforeEntry)
+
+// stopped by a signal: exit, so that the servers started below are stopped too
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(1))
+
+const sides = [{ name: "before", root: path.resolve(beforeRoot) }, { name: "after", root: afterRoot }] as const
+
+interface Server {
+  readonly url: string
+  readonly stop: () => Promise<void>
+}
+
+/** Starts one side's server from its own tree and waits for its port. */
+const start = (root: string, label: string, args: ReadonlyArray<string>): Promise<Server> => {
+  const profile = cpuProf === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", path.resolve(cpuProf, label)]
+  const child = childProcess.spawn(
+    process.execPath,
+    [...profile, "--conditions=@sessionflow/source", "--import", "tsx", entry, ...args],
+    { cwd: root, stdio: ["ignore", "pipe", "inherit"] }
+  )
+  process.once("exit", () => child.kill("SIGTERM"))
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  return new Promise((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`the ${label} server exited (${code}) before it listened`)))
+    // the server may log before (a newer one says where it listens)
+    const lines = readline.createInterface({ input: child.stdout })
+    lines.on("line", (line) => {
+      if (!line.startsWith(`{"port":`)) return
+      lines.close()
+      const { port } = JSON.parse(line) as { port: number }
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        stop: () => {
+          child.kill("SIGTERM")
+          return exited
+        }
+      })
+    })
+  })
+}
+
+interface Row {
+  readonly store: string
+  readonly clients: number
+  readonly before: Summary
+  readonly after: Summary
+  /** after/before requests/s: above 1, the after side is faster */
+  readonly throughputRatio: number
+  /** after/before p99: below 1, the after side is faster */
+  readonly p99Ratio: number
+}
+
+const compare = async (store: string, servers: readonly [Server, Server]): Promise<Array<Row>> => {
+  const tag = crypto.randomUUID().slice(0, 8)
+  // JIT, lazily loaded modules, the store's first statements: not counted
+  for (const [s, server] of servers.entries()) await timeCalls(postRun(server.url, `${tag}-warm-${s}`), 16, warmup)
+  const rows: Array<Row> = []
+  for (const concurrency of clients) {
+    const batches: [Array<Timed>, Array<Timed>] = [[], []]
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? [0, 1] : [1, 0]
+      for (const s of order) {
+        const call = postRun(servers[s]!.url, `${tag}-c${concurrency}-r${round}-${s}`)
+        batches[s]!.push(await timeCalls(call, concurrency, chunk))
+      }
+    }
+    const before = summarize(concurrency, batches[0])
+    const after = summarize(concurrency, batches[1])
+    rows.push({
+      store,
+      clients: concurrency,
+      before,
+      after,
+      throughputRatio: Math.round((after.perSecond / before.perSecond) * 100) / 100,
+      p99Ratio: Math.round((after.p99Ms / before.p99Ms) * 100) / 100
+    })
+    console.error(`${store} ${concurrency} clients: ${before.perSecond} → ${after.perSecond} req/s`)
+  }
+  return rows
+}
+
+/** Both sides' servers over one store, compared, then stopped and their data removed. */
+const run = async (store: string): Promise<Array<Row>> => {
+  if (store === "sqlite") {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-server-ab-"))
+    const servers = await Promise.all(
+      sides.map((side) => start(side.root, `${side.name}-sqlite`, ["sqlite", path.join(dir, `${side.name}.db`)]))
+    )
+    try {
+      return await compare(store, [servers[0], servers[1]])
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()))
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  const client = new pg.Client({ connectionString: pgUrl })
+  try {
+    await client.connect()
+  } catch (error) {
+    console.error("PostgreSQL skipped: it did not answer", error)
+    return []
+  }
+  const tag = crypto.randomUUID().slice(0, 8)
+  const schemas = sides.map((side) => `bench_ab_${side.name}_${tag}`)
+  try {
+    for (const schema of schemas) await client.query(`CREATE SCHEMA ${schema}`)
+    const servers = await Promise.all(
+      sides.map((side, s) => start(side.root, `${side.name}-postgres`, ["postgres", pgUrl, schemas[s]!]))
+    )
+    try {
+      return await compare(store, [servers[0], servers[1]])
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()))
+    }
+  } finally {
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await client.end()
+  }
+}
+
+const loadAtStart = os.loadavg()
+const rows: Array<Row> = []
+try {
+  for (const store of stores) rows.push(...(await run(store)))
+} finally {
+  if (copied) fs.rmSync(beforeEntry, { force: true })
+}
+const loadAtEnd = os.loadavg()
+
+const fixed = (load: ReadonlyArray<number>) => load.map((l) => l.toFixed(1)).join(" ")
+console.log(
+  "| store | clients | before req/s | before p50 ms | before p99 ms | after req/s | after p50 ms | after p99 ms | req/s after/before | p99 after/before | failures |"
+)
+console.log("|---|---|---|---|---|---|---|---|---|---|---|")
+for (const r of rows) {
+  console.log(
+    `| ${r.store} | ${r.clients} | ${r.before.perSecond} | ${r.before.p50Ms} | ${r.before.p99Ms} | ${r.after.perSecond} | ${r.after.p50Ms} | ${r.after.p99Ms} | ${r.throughputRatio} | ${r.p99Ratio} | ${
+      r.before.failures + r.after.failures
+    } |`
+  )
+}
+console.log(
+  `${chunk} requests per turn, ${rounds} turns per side; load average ${fixed(loadAtStart)} at the start, ${
+    fixed(loadAtEnd)
+  } at the end (${os.cpus().length} cores)`
+)
+console.log(JSON.stringify({ node: process.version, cpus: os.cpus().length, chunk, rounds, warmup, loadAtStart, loadAtEnd, rows }))
