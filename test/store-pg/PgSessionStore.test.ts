@@ -159,6 +159,50 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       }).pipe(Effect.provide(storeWithClient(schema, { history: { keep: "none" } })))
     }))
 
+  it.scoped("a new session's first commit that keeps versions is one statement: its state, version 1 kept whole, its record and the notification", () =>
+    Effect.gen(function*() {
+      const schema = yield* freshSchema
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sql = yield* PgClient.PgClient
+        yield* commitFirst(store, "s0", { n: 0 })
+        yield* sql.unsafe(`CREATE TABLE ${schema}.written (what TEXT, at TIMESTAMPTZ, xid BIGINT)`)
+        yield* sql.unsafe(`CREATE FUNCTION ${schema}.note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME, statement_timestamp(), txid_current()); RETURN NEW; END $$`)
+        for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs", "sessionflow_sessions_versions"]) {
+          yield* sql.unsafe(`CREATE TRIGGER note AFTER INSERT OR UPDATE ON ${schema}.${table}
+FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
+        }
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1, items: ["a"] }, run: run("s1", "r1") }),
+          1
+        )
+        const rows = yield* sql<{ what: string; at: Date; xid: string }>`SELECT what, at, xid FROM ${sql(`${schema}.written`)} ORDER BY what`
+        assert.deepStrictEqual(rows.map((r) => r.what), [
+          "sessionflow_sessions",
+          "sessionflow_sessions_runs",
+          "sessionflow_sessions_versions"
+        ])
+        // one statement: one statement time, one transaction
+        assert.strictEqual(new Set(rows.map((r) => r.at.getTime())).size, 1)
+        assert.strictEqual(new Set(rows.map((r) => r.xid)).size, 1)
+        const kept = yield* store.versions("s1")
+        assert.deepStrictEqual(kept.map((v) => [v.version, v.runId, v.changed]), [[1, "r1", ["n", "items"]]])
+        assert.deepStrictEqual(yield* store.loadVersion("s1", 1), Option.some({ n: 1, items: ["a"] }))
+        // the next commit builds its version on it
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2, items: ["a"] }, run: run("s1", "r2") }),
+          2
+        )
+        assert.deepStrictEqual(yield* store.loadVersion("s1", 1), Option.some({ n: 1, items: ["a"] }))
+        assert.deepStrictEqual((yield* store.versions("s1")).map((v) => [v.version, v.changed]), [[1, ["n", "items"]], [2, ["n"]]])
+        // a taken id writes nothing and says so
+        const again = yield* Effect.flip(commitFirst(store, "s1", { n: 9 }))
+        assert.strictEqual(again._tag, "SessionConflict")
+        assert.strictEqual((yield* store.versions("s1")).length, 2)
+      }).pipe(Effect.provide(storeWithClient(schema, {})))
+    }))
+
   it.live("losing the connection mid-commit (its backend terminated) fails typed, writes nothing, and the next commit works", () =>
     Effect.scoped(Effect.gen(function*() {
       const schema = yield* freshSchema

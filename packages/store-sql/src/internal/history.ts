@@ -14,6 +14,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
 import { SessionStore, type WorkflowEvent, WorkflowError } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -397,7 +398,32 @@ SELECT ${id}::text, version, ${entry.runId}::text, ${entry.committedAt}::bigint,
     }
   }
 
-  return { stateAt, list, keep, clear, copy, inOneStatement }
+  /**
+   * PostgreSQL's one-statement commit of a new session's whole state (see the
+   * store's `commitInOneStatement`), keeping version 1 as a whole state (as
+   * {@link keep} does): the CTE inserting its row, run only with the write
+   * (`written`); none for a commit that keeps no versions (a new session has
+   * none to drop).
+   */
+  const firstInOneStatement = (entry: {
+    readonly sessionId: string
+    readonly runId: string | null
+    readonly committedAt: number
+    readonly keep: number
+    readonly state: unknown
+    readonly stateText: string
+  }): ReadonlyArray<Fragment> => {
+    take(entry.sessionId)
+    if (entry.keep <= 0) return []
+    const changed = SessionStore.changedKeys(SessionStore.diffStates({}, entry.state))
+    return [sql`versioned AS (INSERT INTO ${versions}
+  (session_id, version, run_id, committed_at, changed, state, changes, listed)
+SELECT ${entry.sessionId}::text, version, ${entry.runId}::text, ${entry.committedAt}::bigint,
+  ${changed === undefined ? null : JSON.stringify(changed)}::text, ${entry.stateText}::text, NULL, 1 FROM written
+ON CONFLICT (session_id, version) DO NOTHING)`]
+  }
+
+  return { stateAt, list, keep, clear, copy, inOneStatement, firstInOneStatement }
 }
 
 /** The `history` of a store's option, checked. */

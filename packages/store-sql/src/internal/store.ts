@@ -356,7 +356,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
 
   /**
    * PostgreSQL's usual commit — a run's new state (of a session that keeps no
-   * versions), or its changes while they stay within the state's weight (and
+   * versions, or of a new session: its version 1 kept whole), or its changes while they stay within the state's weight (and
    * do not set the whole state; with the version they make, see
    * `history.inOneStatement`), with its record, no unfinished run to end — as one statement, so one round trip
    * and its own transaction: the session row is written only at the expected
@@ -377,15 +377,28 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     const userId = commit.userId ?? null
     const lastRunId = commit.run?.runId ?? null
     const size = write.json.length
-    const history = versions.inOneStatement({
-      sessionId: commit.sessionId,
-      expectedVersion: commit.expectedVersion,
-      runId: lastRunId,
-      committedAt: now,
-      keep: keepOf(commit),
-      changes: commit.changes ?? [],
-      changesText: write.json
-    })
+    const history = commit.expectedVersion === 0 && write._tag === "state"
+      ? {
+        before: [],
+        condition: sql`TRUE`,
+        after: versions.firstInOneStatement({
+          sessionId: commit.sessionId,
+          runId: lastRunId,
+          committedAt: now,
+          keep: keepOf(commit),
+          state: commit.state,
+          stateText: write.json
+        })
+      }
+      : versions.inOneStatement({
+        sessionId: commit.sessionId,
+        expectedVersion: commit.expectedVersion,
+        runId: lastRunId,
+        committedAt: now,
+        keep: keepOf(commit),
+        changes: commit.changes ?? [],
+        changesText: write.json
+      })
     const notPaused = sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
     const checked = sql`session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId}) AND ${notPaused}`
@@ -617,10 +630,11 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
       const state = commit.state === undefined || changes !== null ? null : yield* rows.stateJson("commit", commit.state)
       const runRow = commit.run === undefined ? undefined : yield* rows.toRunRow("commit", commit.sessionId, commit.run)
       // a commit of its whole state that keeps versions compares it with the version before:
-      // the transactional commit; so does a commit whose changes replace the whole state
+      // the transactional commit (but a new session's has none: one statement keeps it whole);
+      // so does a commit whose changes replace the whole state
       const keeps = keepOf(commit) > 0
       if (dialect === "pg" && commit.ends === undefined) {
-        const write = state !== null && !keeps
+        const write = state !== null && (!keeps || commit.expectedVersion === 0)
           ? { _tag: "state" as const, json: state }
           : changes !== null && !rows.setsWholeState(commit.changes!) &&
               (!keeps || commit.changes!.every((change) => change.path.length > 0))
