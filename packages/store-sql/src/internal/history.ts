@@ -14,7 +14,6 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { Fragment } from "@effect/sql/Statement"
 import { SessionStore, type WorkflowEvent, WorkflowError } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -44,6 +43,12 @@ const decodeSince = Schema.decodeUnknown(Schema.Array(SinceRow))
 
 /** The text of a row: its whole state, or its changes. */
 const textOf = (row: typeof ChainRow.Type): string => row.state ?? row.changes ?? ""
+
+/** The top-level keys a session's first version sets: all of its state's. */
+const firstChanged = (state: unknown) => SessionStore.changedKeys(SessionStore.diffStates({}, state))
+
+/** The `changed` column of a version: its top-level keys as JSON, when known. */
+const changedText = (changed: ReadonlyArray<string> | undefined) => changed === undefined ? null : JSON.stringify(changed)
 
 /**
  * The state of a session's latest kept version, as a commit of this store
@@ -218,8 +223,22 @@ WHERE session_id = ${sessionId} AND listed = 1 ORDER BY version`,
   ) =>
     sql`INSERT INTO ${versions} (session_id, version, run_id, committed_at, changed, state, changes, listed)
 VALUES (${entry.sessionId}, ${entry.version}, ${entry.runId}, ${entry.committedAt},
-  ${changed === undefined ? null : JSON.stringify(changed)}, ${body.state}, ${body.changes}, 1)
+  ${changedText(changed)}, ${body.state}, ${body.changes}, 1)
 ON CONFLICT (session_id, version) DO NOTHING`
+
+  /**
+   * PostgreSQL's insert of the version a one-statement commit makes, at the
+   * version of its `written` CTE (so only with the write).
+   */
+  const insertFromWritten = (
+    entry: { readonly sessionId: string; readonly runId: string | null; readonly committedAt: number },
+    body: { readonly state: string | null; readonly changes: string | null },
+    changed: ReadonlyArray<string> | undefined
+  ) =>
+    sql`INSERT INTO ${versions}
+  (session_id, version, run_id, committed_at, changed, state, changes, listed)
+SELECT ${entry.sessionId}::text, version, ${entry.runId}::text, ${entry.committedAt}::bigint,
+  ${changedText(changed)}::text, ${body.state}::text, ${body.changes}::text, 1 FROM written`
 
   /**
    * Keeps the version a commit made: as the changes from the version before
@@ -241,11 +260,7 @@ ON CONFLICT (session_id, version) DO NOTHING`
         return undefined
       }
       if (entry.version === 1) {
-        yield* insert(
-          entry,
-          { state: yield* entry.stateText, changes: null },
-          SessionStore.changedKeys(SessionStore.diffStates({}, entry.state))
-        )
+        yield* insert(entry, { state: yield* entry.stateText, changes: null }, firstChanged(entry.state))
         return undefined
       }
       const oldest = entry.keep === Infinity ? 1 : entry.version - entry.keep + 1
@@ -376,10 +391,7 @@ WHERE session_id = ${from} AND version <= ${version}`
   AND n = ${entry.expectedVersion} - base + 1 AND ${light}
   AND pending + ${entry.changesText.length} <= GREATEST(base_size, 256))`
     const changed = SessionStore.changedKeys(entry.changes)
-    const inserted = sql`versioned AS (INSERT INTO ${versions}
-  (session_id, version, run_id, committed_at, changed, state, changes, listed)
-SELECT ${id}::text, version, ${entry.runId}::text, ${entry.committedAt}::bigint,
-  ${changed === undefined ? null : JSON.stringify(changed)}::text, NULL, ${entry.changesText}::text, 1 FROM written)`
+    const inserted = sql`versioned AS (${insertFromWritten(entry, { state: null, changes: entry.changesText }, changed)})`
     const oldest = entry.expectedVersion + 2 - entry.keep
     if (entry.keep === Infinity || oldest <= 1) return { before: [chain], condition, after: [inserted] }
     // the rows before the last whole state at or below the oldest kept version go; those
@@ -401,9 +413,9 @@ SELECT ${id}::text, version, ${entry.runId}::text, ${entry.committedAt}::bigint,
   /**
    * PostgreSQL's one-statement commit of a new session's whole state (see the
    * store's `commitInOneStatement`), keeping version 1 as a whole state (as
-   * {@link keep} does): the CTE inserting its row, run only with the write
-   * (`written`); none for a commit that keeps no versions (a new session has
-   * none to drop).
+   * {@link keep} does), in the shape of {@link inOneStatement}'s: no CTE
+   * before, no condition, and after the write the CTE inserting its row; none
+   * for a commit that keeps no versions (a new session has none to drop).
    */
   const firstInOneStatement = (entry: {
     readonly sessionId: string
@@ -412,15 +424,14 @@ SELECT ${id}::text, version, ${entry.runId}::text, ${entry.committedAt}::bigint,
     readonly keep: number
     readonly state: unknown
     readonly stateText: string
-  }): ReadonlyArray<Fragment> => {
+  }) => {
     take(entry.sessionId)
-    if (entry.keep <= 0) return []
-    const changed = SessionStore.changedKeys(SessionStore.diffStates({}, entry.state))
-    return [sql`versioned AS (INSERT INTO ${versions}
-  (session_id, version, run_id, committed_at, changed, state, changes, listed)
-SELECT ${entry.sessionId}::text, version, ${entry.runId}::text, ${entry.committedAt}::bigint,
-  ${changed === undefined ? null : JSON.stringify(changed)}::text, ${entry.stateText}::text, NULL, 1 FROM written
-ON CONFLICT (session_id, version) DO NOTHING)`]
+    const after = entry.keep <= 0 ? [] : [
+      sql`versioned AS (${
+        insertFromWritten(entry, { state: entry.stateText, changes: null }, firstChanged(entry.state))
+      } ON CONFLICT (session_id, version) DO NOTHING)`
+    ]
+    return { before: [], condition: sql`TRUE`, after }
   }
 
   return { stateAt, list, keep, clear, copy, inOneStatement, firstInOneStatement }

@@ -378,18 +378,14 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     const lastRunId = commit.run?.runId ?? null
     const size = write.json.length
     const history = commit.expectedVersion === 0 && write._tag === "state"
-      ? {
-        before: [],
-        condition: sql`TRUE`,
-        after: versions.firstInOneStatement({
-          sessionId: commit.sessionId,
-          runId: lastRunId,
-          committedAt: now,
-          keep: keepOf(commit),
-          state: commit.state,
-          stateText: write.json
-        })
-      }
+      ? versions.firstInOneStatement({
+        sessionId: commit.sessionId,
+        runId: lastRunId,
+        committedAt: now,
+        keep: keepOf(commit),
+        state: commit.state,
+        stateText: write.json
+      })
       : versions.inOneStatement({
         sessionId: commit.sessionId,
         expectedVersion: commit.expectedVersion,
