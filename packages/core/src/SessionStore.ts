@@ -537,6 +537,22 @@ export const runState = (run: ActiveRun): RunState =>
     : "paused"
 
 /**
+ * What a caller is told of a run id whose run ended (completed, failed,
+ * cancelled, abandoned): `RunEnded` with its recorded status and, when it
+ * failed, its recorded error. Such a run never runs again under its id.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const runEnded = (record: RunRecord): WorkflowError.RunEnded =>
+  new WorkflowError.RunEnded({
+    runId: record.runId,
+    sessionId: record.sessionId,
+    status: record.status,
+    ...(record.error === undefined ? {} : { error: record.error })
+  })
+
+/**
  * Whether the process that holds a run's lease (its `owner`, see
  * {@link Service.owner}) is known to be gone: the owner names this host and
  * a process id that no process of this host has (`process.kill(pid, 0)` finds

@@ -545,25 +545,10 @@ const visibleRunOf = (served: Served, runId: string, userId: string | undefined)
  * user's run stays invisible), `RunEnded` (409 `run-ended`) when it has ended.
  */
 const visibleRun = (served: Served, runId: string, userId: string | undefined) =>
-  Effect.gen(function*() {
-    const store = yield* SessionStore.SessionStore
-    const known = yield* store.getRun(runId)
-    if (Option.isNone(known)) return yield* Effect.fail(errors.runNotFound(runId))
-    const run = known.value._tag === "Active" ? known.value.run : known.value.record
-    if (run.workflowName !== served.workflow.name || !mayUse(served, run.userId, userId)) {
-      return yield* Effect.fail(errors.runNotFound(runId))
-    }
-    if (known.value._tag === "Recorded") {
-      const { error, sessionId, status } = known.value.record
-      return yield* new WorkflowError.RunEnded({
-        runId,
-        sessionId,
-        status,
-        ...(error === undefined ? {} : { error })
-      })
-    }
-    return known.value.run
-  })
+  Effect.flatMap(
+    visibleRunOf(served, runId, userId),
+    (known) => known._tag === "Recorded" ? Effect.fail(SessionStore.runEnded(known.record)) : Effect.succeed(known.run)
+  )
 
 /** An unfinished run's state and, when it has them, its wake time, signal and timeout. */
 const unfinished = (run: SessionStore.ActiveRun) => {

@@ -21,7 +21,7 @@ import * as WorkflowError from "../../WorkflowError.js"
 import { registered } from "./background.js"
 import type { Any } from "../workflow/model.js"
 import { cancelledWhileRunning } from "./lease.js"
-import { endedRun, type Ids, storedInputOf } from "./model.js"
+import { type Ids, storedInputOf } from "./model.js"
 
 /** What a run does at a busy session. @internal */
 export type OnBusy = "reject" | "enqueue" | "interrupt"
@@ -98,7 +98,7 @@ const endedByInterrupt = (store: SessionStore.Service, { runId, sessionId }: Ids
     Effect.orElseSucceed(store.getRun(runId), () => Option.none<SessionStore.RunLookup>()),
     (found) =>
       Option.isSome(found) && found.value._tag === "Recorded" && found.value.record.status !== "cancelled"
-        ? endedRun(runId, found.value.record)
+        ? SessionStore.runEnded(found.value.record)
         : cancelledWhileRunning(runId, sessionId)
   )
 

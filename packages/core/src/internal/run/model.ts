@@ -247,18 +247,4 @@ export const runTaken = (runId: string, sessionId: string, existing: SessionStor
       )
     : existing.record.status === "completed"
     ? Effect.fail(new WorkflowError.RunLost({ runId, description: "a run with this id completed meanwhile" }))
-    : Effect.fail(endedRun(runId, existing.record))
-
-/**
- * A run id whose run ended (failed, cancelled, abandoned; or completed, to
- * anything but a replay): it never runs again under that id.
- *
- * @internal
- */
-export const endedRun = (runId: string, record: SessionStore.RunRecord) =>
-  new WorkflowError.RunEnded({
-    runId,
-    sessionId: record.sessionId,
-    status: record.status,
-    ...(record.error === undefined ? {} : { error: record.error })
-  })
+    : Effect.fail(SessionStore.runEnded(existing.record))

@@ -20,7 +20,7 @@ import * as WorkflowError from "../../WorkflowError.js"
 import { copyJson, deepCopy, deepMerge } from "../json.js"
 import * as stateCache from "../store/stateCache.js"
 import { type Any, decodeInput, decodeState } from "../workflow/model.js"
-import { type Attempt, checkJson, endedRun, lostRun, type Opened, type Phase, type Restore } from "./model.js"
+import { type Attempt, checkJson, lostRun, type Opened, type Phase, type Restore } from "./model.js"
 import { recordFailure } from "./settle.js"
 
 /**
@@ -150,7 +150,7 @@ export const unfinished = (self: Any, runId: string, options: ContinueOptions | 
         return yield* new WorkflowError.RunNotFound({ runId, description: `the run belongs to workflow '${record.workflowName}'` })
       }
       if (record.userId !== undefined) yield* SessionStore.checkOwner(record.sessionId, record.userId, options?.userId ?? self.userId)
-      return yield* endedRun(runId, record)
+      return yield* SessionStore.runEnded(record)
     }
     const active = found.value.run
     if (active.workflowName !== self.name) {
@@ -204,7 +204,7 @@ export const claim = (
         Effect.catchTag("RunNotFound", (error) =>
           Effect.flatMap(store.getRun(runId), (found) =>
             Effect.fail(
-              Option.isSome(found) && found.value._tag === "Recorded" ? endedRun(runId, found.value.record) : error
+              Option.isSome(found) && found.value._tag === "Recorded" ? SessionStore.runEnded(found.value.record) : error
             )))
       )
   )

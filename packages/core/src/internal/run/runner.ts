@@ -42,7 +42,6 @@ import { recordedAnswer, withAnswer } from "./journal.js"
 import {
   type Attempt,
   checkJson,
-  endedRun,
   type Ids,
   isConflict,
   isTagged,
@@ -384,7 +383,7 @@ const byId = (
       return other(replay(self, found.record))
     }
     // a failed, cancelled or abandoned run never runs again under its id
-    if (found._tag === "Recorded") return yield* endedRun(runId, found.record)
+    if (found._tag === "Recorded") return yield* SessionStore.runEnded(found.record)
     const now = yield* Clock.currentTimeMillis
     // abandoned (its lease expired, or its process is gone): carry on from its journal
     if (SessionStore.isAbandoned(found.run, now)) {

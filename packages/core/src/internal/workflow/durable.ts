@@ -33,7 +33,7 @@ import { jsonProblem } from "../json.js"
 import { currentBackground } from "../run/background.js"
 import * as eventLog from "../run/eventLog.js"
 import { stopHere } from "../run/lease.js"
-import { endedRun, isTagged } from "../run/model.js"
+import { isTagged } from "../run/model.js"
 import { unfinished } from "../run/open.js"
 import * as runner from "../run/runner.js"
 import { decodeSignal, signalSchemas } from "../step/executors.js"
@@ -247,7 +247,7 @@ const endedOf = (
   const record = found.value.record
   if (record.workflowName !== self.name) return undefined
   if (record.userId !== undefined && record.userId !== (options?.userId ?? self.userId)) return undefined
-  return Effect.fail(endedRun(runId, record))
+  return Effect.fail(SessionStore.runEnded(record))
 }
 
 /** @internal */
