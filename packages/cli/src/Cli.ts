@@ -47,7 +47,6 @@ import * as Exit from "effect/Exit"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as CommandLine from "./CommandLine.js"
@@ -365,11 +364,9 @@ const oneLine = WorkflowEvent.formatLine
 /** How many sessions `sessions list` reads from the store at a time. */
 const sessionPage = 100
 
-/** Where the next page of `sessions list` starts, as it prints it (`--after`): opaque, base64url. */
+/** Where the next page of `sessions list` starts, as it prints it (`--after`): the store's cursor. */
 const encodeAfter = (cursor: SessionStore.SessionCursor): string =>
-  Buffer.from(JSON.stringify([cursor.updatedAt, cursor.sessionId]), "utf8").toString("base64url")
-
-const decodeAfter = Schema.decodeUnknownOption(Schema.parseJson(Schema.Tuple(Schema.Int, SessionStore.Id)))
+  SessionStore.encodeCursor([cursor.updatedAt, cursor.sessionId])
 
 /** What `sessions list` reads: at most `limit` sessions (all without), after `after`. */
 interface SessionsPage {
@@ -824,7 +821,7 @@ export const sessionsListCommand = Command.make(
       Options.withPseudoName("cursor"),
       Options.withDescription("the sessions after the ones a --limit listing printed (its --after)"),
       Options.mapEffect((text) =>
-        Option.match(decodeAfter(Buffer.from(text, "base64url").toString("utf8")), {
+        Option.match(SessionStore.decodeCursor(text), {
           onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p("--after is not where a sessions list left off"))),
           onSome: ([updatedAt, sessionId]) => Effect.succeed<SessionStore.SessionCursor>({ updatedAt, sessionId })
         })

@@ -12,6 +12,7 @@
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Encoding from "effect/Encoding"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -704,6 +705,47 @@ export interface Commit {
 export interface SessionCursor {
   readonly updatedAt: number
   readonly sessionId: string
+}
+
+/**
+ * The key a cursor of a paged listing names: its last item's number (a
+ * session's `updatedAt`, a run's `startedAt`) and id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CursorKey = readonly [number, string]
+
+/**
+ * A cursor for clients (HTTP's `next`, the CLI's `--after`): `key`, opaque
+ * (base64url of its JSON).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const encodeCursor = (key: CursorKey): string => Encoding.encodeBase64Url(JSON.stringify(key))
+
+const isId = Schema.is(Id)
+
+/**
+ * The key a cursor made by {@link encodeCursor} names; none for any other
+ * text.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const decodeCursor = (cursor: string): Option.Option<CursorKey> => {
+  const text = Encoding.decodeBase64UrlString(cursor)
+  if (text._tag === "Left") return Option.none()
+  try {
+    const key = JSON.parse(text.right) as unknown
+    return Array.isArray(key) && key.length === 2 && Number.isSafeInteger(key[0]) && typeof key[1] === "string" &&
+        isId(key[1])
+      ? Option.some([key[0] as number, key[1]])
+      : Option.none()
+  } catch {
+    return Option.none()
+  }
 }
 
 /**

@@ -8,31 +8,14 @@
  */
 import { SessionStore } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
+import * as Option from "effect/Option"
 import * as Api from "../WorkflowApi.js"
 
 /** @internal */
 export const defaultLimit = 100
 
 /** @internal */
-export type Key = readonly [number, string]
-
-/** The cursor that names `key` (opaque to clients). @internal */
-export const encode = (key: Key): string => Buffer.from(JSON.stringify(key)).toString("base64url")
-
-const isId = Schema.is(SessionStore.Id)
-
-const read = (cursor: string): Key | undefined => {
-  try {
-    const key = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown
-    return Array.isArray(key) && key.length === 2 && Number.isSafeInteger(key[0]) && typeof key[1] === "string" &&
-        isId(key[1])
-      ? [key[0] as number, key[1]]
-      : undefined
-  } catch {
-    return undefined
-  }
-}
+export type Key = SessionStore.CursorKey
 
 /**
  * The key a request's cursor names (none without one); a cursor this server
@@ -42,8 +25,8 @@ const read = (cursor: string): Key | undefined => {
  */
 export const decode = (cursor: string | undefined): Effect.Effect<Key | undefined, Api.BadRequest> => {
   if (cursor === undefined) return Effect.succeed(undefined)
-  const key = read(cursor)
-  return key === undefined
-    ? Effect.fail(new Api.BadRequest({ reason: "cursor", message: "The cursor is not one this server gave" }))
-    : Effect.succeed(key)
+  return Option.match(SessionStore.decodeCursor(cursor), {
+    onNone: () => Effect.fail(new Api.BadRequest({ reason: "cursor", message: "The cursor is not one this server gave" })),
+    onSome: Effect.succeed
+  })
 }

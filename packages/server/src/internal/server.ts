@@ -329,7 +329,7 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
               sessions: listing.sessions.map(sessionInfo),
               // the rows the store cannot read, on the page they fall in
               broken: listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message })),
-              ...(listing.next === undefined ? {} : { next: paging.encode([listing.next.updatedAt, listing.next.sessionId]) })
+              ...(listing.next === undefined ? {} : { next: SessionStore.encodeCursor([listing.next.updatedAt, listing.next.sessionId]) })
             }
           })))
       .handle("get", ({ path }) =>
@@ -852,7 +852,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             })
             return {
               runs: listing.runs.map(runInfo),
-              ...(listing.next === undefined ? {} : { next: paging.encode([listing.next.startedAt, listing.next.runId]) })
+              ...(listing.next === undefined ? {} : { next: SessionStore.encodeCursor([listing.next.startedAt, listing.next.runId]) })
             }
           })))
       .handle("paused", ({ path, urlParams }) =>
