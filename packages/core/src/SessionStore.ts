@@ -538,6 +538,17 @@ export const runState = (run: ActiveRun): RunState =>
     : "paused"
 
 /**
+ * Whether a continue may answer the run's pause now: it is paused, or a
+ * process of this host that is gone was continuing it from its pause (see
+ * {@link ownerGone}; the continue then carries it on).
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const awaitsAnswer = (run: ActiveRun): boolean =>
+  run.status === "paused" || (run.pause !== undefined && run.status === "running" && ownerGone(run.owner))
+
+/**
  * What a caller is told of a run id whose run ended (completed, failed,
  * cancelled, abandoned): `RunEnded` with its recorded status and, when it
  * failed, its recorded error. Such a run never runs again under its id.

@@ -879,7 +879,7 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             Effect.mapError(errors.sessionError(false))
           )
           // a run that a process of this host that died was continuing is carried on by the continue
-          if (run.status !== "paused" && !(run.pause !== undefined && SessionStore.ownerGone(run.owner))) {
+          if (!SessionStore.awaitsAnswer(run)) {
             return yield* Effect.fail(
               new Api.Conflict({
                 reason: "run-in-progress",

@@ -159,7 +159,7 @@ export const unfinished = (self: Any, runId: string, options: ContinueOptions | 
     if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
     const named = options?.pause
     // a continue of a run that a gone process was continuing carries it on from that pause
-    const waits = active.status === "paused" || (active.pause !== undefined && continuedByGone(active))
+    const waits = SessionStore.awaitsAnswer(active)
     if (answering && named !== undefined && (!waits || active.pause?.key !== named)) {
       return yield* new WorkflowError.PauseMismatch({
         runId,
