@@ -3,7 +3,17 @@ import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { Cause, Clock, Config, ConfigProvider, Deferred, type Duration, Effect, Exit, Fiber, Layer, Option, Queue, Schedule, Stream } from "effect"
-import { clientLayer, freshSchema, listening, notifiedWatcher, tcpProxy, terminateLockWaiter, testUrl, withClient } from "./pg.js"
+import {
+  cancelLockWaiter,
+  clientLayer,
+  freshSchema,
+  listening,
+  notifiedWatcher,
+  tcpProxy,
+  terminateLockWaiter,
+  testUrl,
+  withClient
+} from "./pg.js"
 import { run } from "../store-sql/dialects.js"
 
 /** The store on the test's own client (for assertions in SQL), in `schema`. */
@@ -254,6 +264,29 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
       assert.strictEqual(yield* commitR2, 2)
       assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r-s1", "r2"])
       assert.deepStrictEqual(yield* store.activeRuns({ sessionId: "s1" }), [])
+    })), 60_000)
+})
+
+describe("PgSessionStore: a statement cancelled from outside", () => {
+  // what @effect/sql-pg's cancel of another caller's interrupted query does when it reaches the
+  // connection late: the statement it cancels is not the one it meant, and is run again
+  it.live("a commit whose statement is cancelled by pg_cancel_backend is run again and lands once", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const schema = yield* freshSchema
+      const applicationName = `sessionflow-${crypto.randomUUID()}`
+      const context = yield* Layer.build(PgSessionStore.layer({ url: testUrl, schema, applicationName }))
+      const store = context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service
+      yield* commitFirst(store, "s1", { n: 1 })
+      const { holder, release } = yield* holdRow(`${schema}.sessionflow_sessions`, "session_id", "s1")
+      const committing = yield* Effect.fork(
+        store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") })
+      )
+      yield* cancelLockWaiter(applicationName)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      assert.strictEqual(yield* Fiber.join(committing), 2)
+      assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => [s.state, s.version]), Option.some([{ n: 2 }, 2]))
+      assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r-s1", "r2"])
     })), 60_000)
 })
 

@@ -85,7 +85,12 @@ export const notifiedWatcher = (store: SessionStore.Service, sessionId: string) 
  * `applicationName` that waits for a lock, once one does (failing after 20
  * seconds without one): a connection lost mid-statement.
  */
-export const terminateLockWaiter = (applicationName: string) =>
+export const terminateLockWaiter = (applicationName: string) => signalLockWaiter(applicationName, "pg_terminate_backend")
+
+/** Cancels the statement of `applicationName`'s connection that waits for a lock (`pg_cancel_backend`, once). */
+export const cancelLockWaiter = (applicationName: string) => signalLockWaiter(applicationName, "pg_cancel_backend")
+
+const signalLockWaiter = (applicationName: string, signal: "pg_terminate_backend" | "pg_cancel_backend") =>
   withClient((sql) =>
     Effect.gen(function*() {
       const blocked = sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
@@ -95,7 +100,7 @@ WHERE application_name = ${applicationName} AND wait_event_type = 'Lock'`
         Effect.retry(Schedule.spaced("20 millis")),
         Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("no statement waited for the lock") })
       )
-      yield* sql`SELECT pg_terminate_backend(${victim.pid})`
+      yield* sql`SELECT ${sql.literal(signal)}(${victim.pid})`
     })
   )
 

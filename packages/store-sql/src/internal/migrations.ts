@@ -460,6 +460,15 @@ const pgCode = (error: unknown): string | undefined => {
 }
 
 /**
+ * A PostgreSQL statement cancelled from outside (`57014`, query_canceled;
+ * the store sets no `statement_timeout`): `@effect/sql-pg` cancels an
+ * interrupted query with `pg_cancel_backend`, which can reach its connection
+ * after that query ended, and cancel the next query sent on it — another
+ * caller's.
+ */
+export const isCancelled = (error: unknown): boolean => Predicate.isTagged(error, "SqlError") && pgCode(error) === "57014"
+
+/**
  * Two PostgreSQL connections creating the same table, schema or migrations
  * row at once: one of them fails (duplicate table or schema, the table's
  * row type created by the other one — duplicate object —, unique

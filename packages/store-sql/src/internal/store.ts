@@ -176,11 +176,14 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
    * sleeps are ordinary `Effect` sleeps: they block nothing and are
    * interruptible where the caller is. Every retried operation is one
    * statement or one transaction that was rolled back, so re-running it is
-   * safe. PostgreSQL waits for row locks in the server.
+   * safe. PostgreSQL waits for row locks in the server; there an operation
+   * whose statement was cancelled from outside (`migrations.isCancelled`: the
+   * cancel of another caller's interrupted query that reached this one's
+   * connection late) is run again, at most twice.
    */
   const waitForLock = (method: string) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.SessionStoreError, R> =>
-    dialect === "pg" ? self : Effect.retry(self, {
+    dialect === "pg" ? Effect.retry(self, { while: migrations.isCancelled, times: 2 }) : Effect.retry(self, {
       while: migrations.isBusy,
       schedule: Schedule.exponential("5 millis", 2).pipe(
         Schedule.union(Schedule.spaced("100 millis")),
