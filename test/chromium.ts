@@ -71,3 +71,18 @@ export const launch = (options: { readonly viewport?: { readonly width: number; 
     const page = context.pages()[0] ?? (yield* Effect.promise(() => context.newPage()))
     return { context, page }
   })
+
+/**
+ * Waits until `check` (reads of the page through locators) is true, every
+ * 50 ms, at most `timeout` ms. Unlike `page.waitForFunction`, whose polling
+ * evaluates its predicate with the page's own `eval`, which the server's
+ * Content-Security-Policy (no 'unsafe-eval') refuses once the first check is
+ * false, each read comes from outside the page.
+ */
+export const waitUntil = async (check: () => Promise<boolean>, timeout = 30_000): Promise<void> => {
+  const end = Date.now() + timeout
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`the page did not get there within ${timeout} ms: ${check.toString()}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}

@@ -12,7 +12,7 @@ import { expect, it } from "@effect/vitest"
 import { Step, Workflow } from "@sessionflow/core"
 import { Deferred, Effect, Schema } from "effect"
 import { gated } from "./fixtures.js"
-import { describeBrowser, launch } from "../chromium.js"
+import { describeBrowser, launch, waitUntil } from "../chromium.js"
 import { shop } from "./shop.js"
 import { request, start } from "./utils.js"
 
@@ -140,8 +140,10 @@ describeBrowser("the workflow page", () => {
 
         // the same run, replayed from its stored events
         await page.click("#runs tr button.show-timeline")
-        await page.waitForFunction(`document.querySelector("#timeline-title").textContent.includes("replayed") &&
-          document.querySelectorAll("#timeline tr[data-status=completed]").length === ${live.length}`)
+        await waitUntil(async () =>
+          (await page.locator("#timeline-title").textContent())?.includes("replayed") === true &&
+          (await page.locator("#timeline tr[data-status=completed]").count()) === live.length
+        )
         const replayed = await readTimeline()
         return { nodes, structure, form, afterArrow, tabs, onRun, live, marked, state, layout, replayed, problems: [...problems] }
       })
@@ -273,8 +275,10 @@ describeBrowser("the workflow page", () => {
         await page.waitForSelector("body[data-ready=true]")
         // (a session whose first run waits is not stored yet: the paused list is the workflow's)
         await page.click("#paused li button.show-timeline")
-        await page.waitForFunction(`document.querySelector("#timeline-title").textContent.includes("replayed") &&
-          document.querySelectorAll("#timeline tr[data-status=paused]").length === 1`)
+        await waitUntil(async () =>
+          (await page.locator("#timeline-title").textContent())?.includes("replayed") === true &&
+          (await page.locator("#timeline tr[data-status=paused]").count()) === 1
+        )
         const replayed = await rows()
         await page.click("#paused li button.approve")
         await page.waitForSelector("#events li[data-tag=RunCompleted]")
