@@ -26,4 +26,20 @@ describe("logging", () => {
         expect.stringMatching(/^INFO GET \/workflows\/nope 404 \d+ ms$/)
       ]))
     }))
+  it.scoped("the default Debug line is written only where the minimum log level lets Debug through", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        lines.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+      })
+      const withLogger = Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      // the default minimum (Info): no request line
+      const quiet = yield* start({ workflows: [notes] }).pipe(withLogger)
+      yield* request(`${quiet}/workflows`)
+      expect(lines.filter((l) => l.includes("GET /workflows"))).toEqual([])
+      // Debug let through: the line, at Debug
+      const verbose = yield* start({ workflows: [notes] }).pipe(withLogger, Logger.withMinimumLogLevel(LogLevel.Debug))
+      yield* request(`${verbose}/workflows`)
+      expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(/^DEBUG GET \/workflows 200 \d+ ms$/)]))
+    }))
 })

@@ -12,6 +12,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as LogLevel from "effect/LogLevel"
 import { createHash } from "node:crypto"
@@ -197,17 +198,19 @@ export const layer = (options: GuardOptions): Layer.Layer<never, never, HttpLaye
         Effect.map(secure)
       )
       if (level === LogLevel.None) return answered
-      return Effect.flatMap(Clock.currentTimeMillis, (started) =>
-        answered.pipe(
-          Effect.onExit((exit) =>
-            Effect.flatMap(Clock.currentTimeMillis, (ended) =>
-              Effect.logWithLevel(
-                level,
-                `${request.method} ${path} ${exit._tag === "Success" ? exit.value.status : "failed"} ${ended - started} ms`
+      // a line below the minimum level (Debug, by default) costs nothing: not even its timing
+      return Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) =>
+        LogLevel.lessThan(level, minimum) ? answered : Effect.flatMap(Clock.currentTimeMillis, (started) =>
+          answered.pipe(
+            Effect.onExit((exit) =>
+              Effect.flatMap(Clock.currentTimeMillis, (ended) =>
+                Effect.logWithLevel(
+                  level,
+                  `${request.method} ${path} ${exit._tag === "Success" ? exit.value.status : "failed"} ${ended - started} ms`
+                )
               )
             )
-          )
-        ))
+          )))
     })
   return Layer.effectDiscard(Effect.flatMap(
     HttpLayerRouter.HttpRouter,
