@@ -1440,6 +1440,59 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(yield* store.activeRuns({ sessionId: "s1" }), [])
       }))
 
+    test("findSession: a stored session as load reads it (or without its state), else the unfinished runs on its id, oldest first", (store) =>
+      Effect.gen(function*() {
+        // an id nothing used: a new session with no runs
+        assert.deepStrictEqual(yield* store.findSession("none"), { _tag: "New", runs: [] })
+        // a stored session, with its state, as load reads it
+        yield* create(store, "s1", { n: 1, items: ["a"] }, { userId: "ann" })
+        const loaded = yield* loadSome(store, "s1")
+        assert.deepStrictEqual(yield* store.findSession("s1"), { _tag: "Stored", session: loaded })
+        // at a version the caller knows, or without its state: no state read
+        const known = yield* store.findSession("s1", { knownVersion: 1 })
+        const bare = yield* store.findSession("s1", { state: false })
+        for (const found of [known, bare]) {
+          assert(found._tag === "Stored")
+          assert.strictEqual(found.session.unchanged, true)
+          assert.isUndefined(found.session.state)
+          assert.deepInclude(found.session, { sessionId: "s1", workflowName: "wf", userId: "ann", version: 1 })
+        }
+        // a stored session's paused run is named, its other unfinished runs are not listed
+        yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))
+        const running = yield* store.findSession("s1", { state: false })
+        assert(running._tag === "Stored")
+        assert.isUndefined(running.session.pausedRunId)
+        yield* store.updateRun("r1", "owner-a", {
+          status: "paused",
+          owner: "",
+          leaseExpiresAt: 0,
+          pause: { path: ["ask"], key: "0:ask#1", payload: { q: 1 }, pausedAt: 1 }
+        })
+        const paused = yield* store.findSession("s1")
+        assert(paused._tag === "Stored")
+        assert.strictEqual(paused.session.pausedRunId, "r1")
+        assert.deepStrictEqual(paused.session.state, { n: 1, items: ["a"] })
+        // a new session's first runs, whole, oldest first, whatever their status
+        yield* store.startRun(active("r3", "s2", { startedAt: 300, userId: "bob" }))
+        yield* store.startRun(active("r2", "s2", { startedAt: 200, workflowName: "other" }))
+        yield* store.updateRun("r2", "owner-a", {
+          status: "paused",
+          owner: "",
+          leaseExpiresAt: 0,
+          pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 2 }
+        })
+        const first = yield* store.findSession("s2", { state: false })
+        assert.deepStrictEqual(first, { _tag: "New", runs: yield* store.activeRuns({ sessionId: "s2" }) })
+        assert(first._tag === "New")
+        assert.deepStrictEqual(first.runs.map((r) => [r.runId, r.status, r.workflowName, r.userId]), [
+          ["r2", "paused", "other", undefined],
+          ["r3", "running", "wf", "bob"]
+        ])
+        assert.deepStrictEqual(yield* store.findSession("s2"), first)
+        // an id no store takes is found by no read
+        assert.deepStrictEqual(yield* store.findSession("bad\u0000id"), { _tag: "New", runs: [] })
+      }))
+
     test("a commit that ends a run it no longer owns is RunLost and writes nothing", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { n: 0 })

@@ -8,14 +8,20 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Schema, TestClock } from "effect"
 import { Boom, Items, itemsWorkflow, on } from "./utils.js"
 
-/** A store over `backend` that records, for each load, whether the state was left out (`unchanged`). */
+/**
+ * A store over `backend` that records, for each read of a session's state (a
+ * run's `findSession`, a `load`), whether the state was left out (`unchanged`).
+ */
 const spied = (backend: SessionStore.Backend) => {
   const loads: Array<boolean> = []
   const store = SessionStore.make({
     ...backend,
     load: (sessionId, options) =>
       Effect.tap(backend.load(sessionId, options), (found) =>
-        Effect.sync(() => loads.push(Option.exists(found, (s) => s.unchanged === true))))
+        Effect.sync(() => loads.push(Option.exists(found, (s) => s.unchanged === true)))),
+    findSession: (sessionId, options) =>
+      Effect.tap(backend.findSession(sessionId, options), (found) =>
+        Effect.sync(() => loads.push(found._tag === "Stored" && found.session.unchanged === true)))
   })
   return { store, loads }
 }

@@ -280,6 +280,12 @@ for (const dialect of dialects) {
           assert.instanceOf(error, WorkflowError.StateDecodeError)
           assert.deepInclude(error, { sessionId: "broken", reason: "corrupt" })
           assert.include(error.message, "'broken'")
+          // findSession the same; without the state, the corrupt text does not matter
+          const found = yield* Effect.flip(store.findSession("broken"))
+          assert.deepInclude(found, { _tag: "StateDecodeError", sessionId: "broken", reason: "corrupt" })
+          const bare = yield* store.findSession("broken", { state: false })
+          assert.deepInclude(bare, { _tag: "Stored" })
+          assert.deepInclude(bare._tag === "Stored" ? bare.session : {}, { sessionId: "broken", version: 2, state: undefined })
           // the edit made a new version (2)
           const failed = yield* Effect.flip(store.commit({ sessionId: "broken", workflowName: "wf", expectedVersion: 1, state: { id: "x" } }))
           assert.instanceOf(failed, WorkflowError.SessionConflict)

@@ -28,7 +28,11 @@ const openSpied = (filename: string) =>
       ...sqlite,
       load: (sessionId, options) =>
         Effect.tap(sqlite.load(sessionId, options), (found) =>
-          Effect.sync(() => loads.push(Option.exists(found, (s) => s.unchanged === true))))
+          Effect.sync(() => loads.push(Option.exists(found, (s) => s.unchanged === true)))),
+      // a run reads its session through findSession
+      findSession: (sessionId, options) =>
+        Effect.tap(sqlite.findSession(sessionId, options), (found) =>
+          Effect.sync(() => loads.push(found._tag === "Stored" && found.session.unchanged === true)))
     })
     return { store, loads }
   })

@@ -157,6 +157,33 @@ export interface StoredSession extends SessionInfo {
   readonly pausedRunId?: string | undefined
 }
 
+/**
+ * A session as {@link Backend.findSession} finds it: stored (`Stored`, as
+ * `load` reads it), or not stored yet (`New`) with the unfinished runs on its
+ * id, oldest first: its first runs (running, paused or waiting), none for an
+ * id no run has used.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SessionFound =
+  | { readonly _tag: "Stored"; readonly session: StoredSession }
+  | { readonly _tag: "New"; readonly runs: ReadonlyArray<ActiveRun> }
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface FindSessionOptions extends LoadOptions {
+  /**
+   * `false`: the state is not read (nor parsed, so a corrupt one does not
+   * matter), as by `info`: a stored session comes back as with a
+   * `knownVersion` equal to its version (`unchanged: true`, no `state`).
+   * Default `true`.
+   */
+  readonly state?: boolean | undefined
+}
+
 // -----------------------------------------------------------------------------
 // unfinished runs
 // -----------------------------------------------------------------------------
@@ -1344,6 +1371,17 @@ export interface Backend {
   ) => Effect.Effect<Option.Option<StoredSession>, WorkflowError.SessionStoreError | StateDecodeError>
   /** What the store knows of a session without its state (its state is not read, so a corrupt one does not matter). */
   readonly info: (sessionId: string) => Effect.Effect<Option.Option<SessionInfo>, WorkflowError.SessionStoreError>
+  /**
+   * A session, or, when it is not stored yet, the unfinished runs on its id,
+   * in one read: what a run's admission checks (a session's owner, a new
+   * session's first run, a paused run holding either) need before the run
+   * starts. A stored session is as `load` reads it with the same options (its
+   * `pausedRunId` included); with `state: false` its state is not read.
+   */
+  readonly findSession: (
+    sessionId: string,
+    options?: FindSessionOptions | undefined
+  ) => Effect.Effect<SessionFound, WorkflowError.SessionStoreError | StateDecodeError>
   /** Returns the session's version after the commit. */
   readonly commit: (
     commit: Commit

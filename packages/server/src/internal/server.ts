@@ -482,31 +482,33 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
       }
     }
     if (sessionId === undefined) return undefined
-    const info = yield* store.info(sessionId)
-    if (Option.isNone(info)) {
+    // one read: the session, or a new session's first runs
+    const found = yield* store.findSession(sessionId, { state: false })
+    if (found._tag === "New") {
       // a new session whose first run is still unfinished (running, or paused for a person) is that run's
       // user's: to anyone else it does not exist, and no conflict names the run
-      const first = yield* store.activeRuns({ sessionId })
-      if (first.some((run) => run.workflowName !== served.workflow.name || !mayUse(served, run.userId, userId))) {
+      if (found.runs.some((run) => run.workflowName !== served.workflow.name || !mayUse(served, run.userId, userId))) {
         return yield* Effect.fail(errors.sessionNotFound(sessionId))
       }
     } else {
-      if (!mayUse(served, info.value.userId, userId)) return yield* Effect.fail(errors.sessionNotFound(sessionId))
-      if (info.value.workflowName !== served.workflow.name) {
+      if (!mayUse(served, found.session.userId, userId)) return yield* Effect.fail(errors.sessionNotFound(sessionId))
+      if (found.session.workflowName !== served.workflow.name) {
         return yield* Effect.fail(
           new Api.Conflict({
             reason: "other-workflow",
             sessionId,
-            message: `Session '${sessionId}' belongs to workflow '${info.value.workflowName}'`
+            message: `Session '${sessionId}' belongs to workflow '${found.session.workflowName}'`
           })
         )
       }
     }
     if (streamed && (payload.onBusy ?? "reject") === "reject") {
       // the engine refuses it too, but a stream would have started by then
-      const paused = (yield* store.activeRuns({ sessionId, status: "paused" })).find((run) => run.runId !== payload.runId)
-      if (paused !== undefined) {
-        return yield* Effect.fail(new WorkflowError.SessionPaused({ sessionId, runId: paused.runId }))
+      const paused = found._tag === "Stored"
+        ? found.session.pausedRunId
+        : found.runs.find((run) => run.status === "paused" && run.runId !== payload.runId)?.runId
+      if (paused !== undefined && paused !== payload.runId) {
+        return yield* Effect.fail(new WorkflowError.SessionPaused({ sessionId, runId: paused }))
       }
     }
     return sessionId

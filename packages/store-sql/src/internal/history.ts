@@ -14,6 +14,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
 import { SessionStore, type WorkflowEvent, WorkflowError } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -218,7 +219,8 @@ WHERE session_id = ${sessionId} AND listed = 1 ORDER BY version`,
 
   const insert = (
     entry: NewVersion,
-    body: { readonly state: string | null; readonly changes: string | null },
+    /** `state` a text, or (`Fragment`) a column of `written` */
+    body: { readonly state: string | Fragment | null; readonly changes: string | null },
     changed: ReadonlyArray<string> | undefined
   ) =>
     sql`INSERT INTO ${versions} (session_id, version, run_id, committed_at, changed, state, changes, listed)
@@ -232,7 +234,8 @@ ON CONFLICT (session_id, version) DO NOTHING`
    */
   const insertFromWritten = (
     entry: { readonly sessionId: string; readonly runId: string | null; readonly committedAt: number },
-    body: { readonly state: string | null; readonly changes: string | null },
+    /** `state` a text, or (`Fragment`) a column of `written` */
+    body: { readonly state: string | Fragment | null; readonly changes: string | null },
     changed: ReadonlyArray<string> | undefined
   ) =>
     sql`INSERT INTO ${versions}
@@ -423,12 +426,12 @@ WHERE session_id = ${from} AND version <= ${version}`
     readonly committedAt: number
     readonly keep: number
     readonly state: unknown
-    readonly stateText: string
   }) => {
     take(entry.sessionId)
     const after = entry.keep <= 0 ? [] : [
       sql`versioned AS (${
-        insertFromWritten(entry, { state: entry.stateText, changes: null }, firstChanged(entry.state))
+        // the state as the session's row took it, so that its text is sent once
+        insertFromWritten(entry, { state: sql.literal("state"), changes: null }, firstChanged(entry.state))
       } ON CONFLICT (session_id, version) DO NOTHING)`
     ]
     return { before: [], condition: sql`TRUE`, after }

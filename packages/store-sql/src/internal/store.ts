@@ -183,25 +183,32 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
    */
   const waitForLock = (method: string) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.SessionStoreError, R> =>
-    dialect === "pg" ? Effect.retry(self, { while: migrations.isCancelled, times: 2 }) : Effect.retry(self, {
-      while: migrations.isBusy,
-      schedule: Schedule.exponential("5 millis", 2).pipe(
-        Schedule.union(Schedule.spaced("100 millis")),
-        Schedule.jittered,
-        Schedule.upTo(lockTimeout)
-      )
-    }).pipe(
-      Effect.catchIf(migrations.isBusy, (cause) =>
-        Effect.fail(
-          new WorkflowError.SessionStoreError({
-            method,
-            description: `the database stayed locked by another connection for more than ${
-              Duration.format(lockTimeout)
-            } (SQLITE_BUSY)`,
-            cause
-          })
-        ))
-    )
+    // a statement that went through costs no retry policy: one is built only after a failure to retry
+    dialect === "pg" ? retryCancelled(self, 2) : Effect.catchIf(self, migrations.isBusy, () =>
+      Effect.retry(self, {
+        while: migrations.isBusy,
+        schedule: Schedule.exponential("5 millis", 2).pipe(
+          Schedule.union(Schedule.spaced("100 millis")),
+          Schedule.jittered,
+          Schedule.upTo(lockTimeout)
+        )
+      }).pipe(
+        Effect.delay("5 millis"),
+        Effect.catchIf(migrations.isBusy, (cause) =>
+          Effect.fail(
+            new WorkflowError.SessionStoreError({
+              method,
+              description: `the database stayed locked by another connection for more than ${
+                Duration.format(lockTimeout)
+              } (SQLITE_BUSY)`,
+              cause
+            })
+          ))
+      ))
+
+  /** `self` again, at most `times` more times, while its statement was cancelled from outside. */
+  const retryCancelled = <A, E, R>(self: Effect.Effect<A, E, R>, times: number): Effect.Effect<A, E, R> =>
+    times === 0 ? self : Effect.catchIf(self, migrations.isCancelled, () => retryCancelled(self, times - 1))
 
   /**
    * `body` in one transaction. When the connection is lost on the way, the
@@ -347,6 +354,76 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
     Effect.catchTags({ SqlError: storeError("load"), ParseError: storeError("load") })
   )
 
+  /**
+   * A new session's unfinished run as one JSON column beside the session's
+   * columns in `findSession`'s one statement (NULL for none, and for a stored
+   * session's paused run, of which only the id is read): PostgreSQL's whole
+   * row, which keeps the statement short (its text is sent with every call);
+   * SQLite's listed columns.
+   */
+  const activeAsJson = sql.onDialectOrElse({
+    pg: () => sql.literal("CASE WHEN s.session_id IS NULL THEN row_to_json(a) END AS a_row"),
+    orElse: () =>
+      sql.literal(`CASE WHEN s.session_id IS NULL AND a.run_id IS NOT NULL THEN json_object(${
+        [
+          "run_id",
+          "session_id",
+          "workflow_name",
+          "user_id",
+          "status",
+          "owner",
+          "lease_expires_at",
+          "base_version",
+          "durability",
+          "data",
+          "started_at",
+          "updated_at"
+        ].map((column) => `'${column}', a.${column}`).join(", ")
+      }) END AS a_row`)
+  })
+  const decodeSessionRow = Schema.decodeUnknown(SessionRow)
+
+  /**
+   * One statement: the session's row (its state only when asked) with its
+   * paused run's id, or, when it has no row, the unfinished runs on its id —
+   * a row per run, or one row of NULLs for neither. The runs are one join for
+   * both (a stored session's paused ones only), cheaper for PostgreSQL to
+   * plan than a subquery beside the join.
+   */
+  const findSession = Effect.fn("SqlSessionStore.findSession")(
+    function*(sessionId: string, options?: SessionStore.FindSessionOptions) {
+      yield* Effect.annotateCurrentSpan(sessionAttribute, sessionId)
+      const withState = options?.state !== false
+      const knownVersion = withState ? options?.knownVersion ?? null : null
+      const state = withState
+        ? sql`CASE WHEN s.version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE s.state END AS state,
+  CASE WHEN s.changes_size = 0 OR s.version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE ${
+          pendingChanges(sessionId)
+        } END AS pending_changes`
+        : sql`NULL AS state, NULL AS pending_changes`
+      const found = yield* sql<{ readonly session_id: unknown; readonly a_run_id: string | null; readonly a_row: unknown }>`
+SELECT s.session_id, s.workflow_name, s.user_id, s.session_name, s.version, s.created_at, s.updated_at, ${state},
+  a.run_id AS a_run_id, ${activeAsJson}
+FROM (SELECT 1 AS one) k
+LEFT JOIN ${sessions} s ON s.session_id = ${sessionId}
+LEFT JOIN ${activeTable} a ON a.session_id = ${sessionId} AND (s.session_id IS NULL OR a.status = 'paused')
+ORDER BY a.started_at, a.run_id${binary}`
+      const first = found[0]
+      if (first !== undefined && first.session_id !== null && first.session_id !== undefined) {
+        const row = yield* decodeSessionRow({ ...first, paused_run_id: first.a_run_id })
+        // without the state, the session is as if the caller knew its version
+        const session = yield* rows.toStoredSession(row, withState ? knownVersion : row.version)
+        return { _tag: "Stored", session } satisfies SessionStore.SessionFound
+      }
+      const runs = yield* decodeActive(found.flatMap(({ a_row }) =>
+        a_row === null || a_row === undefined ? [] : [typeof a_row === "string" ? JSON.parse(a_row) as unknown : a_row]
+      ))
+      return { _tag: "New", runs: runs.map(rows.toActiveRun) } satisfies SessionStore.SessionFound
+    },
+    waitForLock("findSession"),
+    Effect.catchTags({ SqlError: storeError("findSession"), ParseError: storeError("findSession") })
+  )
+
   const info = Effect.fn("SqlSessionStore.info")(
     function*(sessionId: string) {
       return Option.map(yield* selectInfo(sessionId), rows.toInfo)
@@ -386,8 +463,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
         runId: lastRunId,
         committedAt: now,
         keep: keepOf(commit),
-        state: commit.state,
-        stateText: write.json
+        state: commit.state
       })
       : versions.inOneStatement({
         sessionId: commit.sessionId,
@@ -412,7 +488,7 @@ SELECT ${commit.sessionId}::text, ${commit.workflowName}::text, ${userId}::text,
   ${size}::bigint, ${size}::bigint, 1, ${lastRunId}::text, ${now}::bigint, ${now}::bigint
 WHERE ${notPaused}
 ON CONFLICT (session_id) DO NOTHING
-RETURNING version`
+RETURNING version, state`
       : write._tag === "state"
       ? sql`UPDATE ${sessions}
 SET state = ${write.json}, state_size = ${size}, base_size = ${size}, changes_size = 0, version = version + 1,
@@ -1479,6 +1555,7 @@ RETURNING name`.pipe(writing("claimScheduleTick"))
     updateRun,
     claimRun,
     activeRuns,
+    findSession,
     listRuns,
     endRun,
     addSignal,

@@ -139,6 +139,43 @@ export interface Opened extends Attempt {
   readonly initial: unknown
 }
 
+/**
+ * An attempt and what opening it found, as an `Opened`. Every field is
+ * listed, in one order, so that every opened attempt has one shape: a spread
+ * of the attempt made objects the engine then reads slowly.
+ *
+ * @internal
+ */
+export const opened = (
+  attempt: Attempt,
+  found: Omit<Opened, keyof Attempt>,
+  tracked: boolean = attempt.tracked
+): Opened => ({
+  self: attempt.self,
+  store: attempt.store,
+  ids: attempt.ids,
+  input: attempt.input,
+  options: attempt.options,
+  start: attempt.start,
+  claimed: attempt.claimed,
+  startedAt: attempt.startedAt,
+  inputProblem: attempt.inputProblem,
+  storedInput: attempt.storedInput,
+  durability: attempt.durability,
+  leaseMillis: attempt.leaseMillis,
+  tracked,
+  retriesLeft: attempt.retriesLeft,
+  traced: attempt.traced,
+  stored: found.stored,
+  version: found.version,
+  cacheKey: found.cacheKey,
+  base: found.base,
+  decodedInput: found.decodedInput,
+  encodedInitial: found.encodedInitial,
+  encodedStart: found.encodedStart,
+  initial: found.initial
+})
+
 /** @internal */
 export const jsonValue = (u: unknown): unknown => (u === undefined ? null : u)
 

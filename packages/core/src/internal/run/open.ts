@@ -20,7 +20,7 @@ import * as WorkflowError from "../../WorkflowError.js"
 import { copyJson, deepCopy, deepMerge } from "../json.js"
 import * as stateCache from "../store/stateCache.js"
 import { type Any, decodeInput, decodeState } from "../workflow/model.js"
-import { type Attempt, checkJson, lostRun, type Opened, type Phase, type Restore } from "./model.js"
+import { type Attempt, checkJson, lostRun, type Opened, opened, type Phase, type Restore } from "./model.js"
 import { recordFailure } from "./settle.js"
 
 /**
@@ -31,17 +31,17 @@ import { recordFailure } from "./settle.js"
  * @internal
  */
 export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
-  const { ids: { runId, sessionId, userId }, store } = attempt
+  const { ids: { runId, sessionId, userId } } = attempt
   const loaded = yield* load(attempt, restore)
   if (Either.isLeft(loaded)) return yield* refuseUnreadable(attempt, loaded.left, restore)
-  const { base, cacheKey, hit, stored } = loaded.right
+  const { base, cacheKey, firstRuns, hit, stored } = loaded.right
   // another user's session is never written to, not even a run record
   if (Option.isSome(stored)) yield* SessionStore.checkOwner(sessionId, stored.value.userId, userId)
   // a session with a paused run takes no other run (a new session's paused
-  // run is not on a session row yet: ask for it)
+  // run is not on a session row yet: it is among its first runs)
   const paused = Option.isSome(stored)
     ? stored.value.pausedRunId
-    : (yield* restore(store.activeRuns({ sessionId, status: "paused" })))[0]?.runId
+    : firstRuns.find((run) => run.status === "paused")?.runId
   if (paused !== undefined && paused !== runId) {
     const refused = new WorkflowError.SessionPaused({ sessionId, runId: paused })
     // a run already tracked (the next attempt after a conflict) ends with the refusal
@@ -76,11 +76,13 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
     if (Option.isSome(stored) || attempt.tracked) yield* recordFailure(attempt, prepared.cause, Option.none(), version)
     return yield* Effect.failCause(prepared.cause)
   }
-  return { ...attempt, ...prepared.value, stored, version, cacheKey, base }
+  return opened(attempt, { ...prepared.value, stored, version, cacheKey, base })
 }
 
 interface Loaded {
   readonly stored: Option.Option<SessionStore.StoredSession>
+  /** a new session's unfinished runs (its first runs), oldest first */
+  readonly firstRuns: ReadonlyArray<SessionStore.ActiveRun>
   readonly cacheKey: stateCache.Key | undefined
   readonly base: { readonly state: unknown } | undefined
   /** whether the state is the cached one (checked and encoded when it was committed) */
@@ -92,7 +94,7 @@ interface Loaded {
  * from the state this store's last run of the session committed, if the store
  * still has that version; the entry is out of the cache while this run runs.
  */
-type LoadError = Effect.Effect.Error<ReturnType<SessionStore.Service["load"]>>
+type LoadError = Effect.Effect.Error<ReturnType<SessionStore.Service["findSession"]>>
 
 function* load(attempt: Attempt, restore: Restore): Phase<Either.Either<Loaded, LoadError>> {
   const { self, start, store, options } = attempt
@@ -102,22 +104,22 @@ function* load(attempt: Attempt, restore: Restore): Phase<Either.Either<Loaded, 
     ? stateCache.keyOf(self.state?.schema, self.persist === "changes")
     : undefined
   const cached = cacheKey === undefined ? undefined : stateCache.take(store, sessionId, cacheKey)
+  // one read: the session, or a new session's first runs (for the paused one among them)
   const loaded = yield* Effect.either(restore(
-    store.load(sessionId, cached === undefined ? undefined : { knownVersion: cached.version })
+    store.findSession(sessionId, cached === undefined ? undefined : { knownVersion: cached.version })
   ))
-  const found = Either.isRight(loaded) && Option.isSome(loaded.right) ? loaded.right.value : undefined
-  if (cached === undefined || found?.unchanged !== true) {
-    return Either.map(loaded, (stored) => ({ stored, cacheKey, base: undefined, hit: false }))
-  }
-  if (!stateCache.matches(cached, found)) {
-    const reloaded = yield* Effect.either(restore(store.load(sessionId)))
-    return Either.map(reloaded, (stored) => ({ stored, cacheKey, base: undefined, hit: false }))
-  }
+  const found = Either.isRight(loaded) && loaded.right._tag === "Stored" ? loaded.right.session : undefined
+  const read = (session: SessionStore.SessionFound): Loaded =>
+    session._tag === "Stored"
+      ? { stored: Option.some(session.session), firstRuns: [], cacheKey, base: undefined, hit: false }
+      : { stored: Option.none(), firstRuns: session.runs, cacheKey, base: undefined, hit: false }
+  if (cached === undefined || found?.unchanged !== true) return Either.map(loaded, read)
+  if (!stateCache.matches(cached, found)) return Either.map(yield* Effect.either(restore(store.findSession(sessionId))), read)
   // the untyped state is not encoded, and a frozen one cannot be changed in
   // place: the run may have the cached state itself
   const base = self.state !== undefined || cached.frozen ? { state: cached.state } : undefined
   const state = self.state === undefined || cached.frozen ? cached.state : copyJson(cached.state)
-  return Either.right({ stored: Option.some({ ...found, state, unchanged: undefined }), cacheKey, base, hit: true })
+  return Either.right({ stored: Option.some({ ...found, state, unchanged: undefined }), firstRuns: [], cacheKey, base, hit: true })
 }
 
 /** A session that cannot be read: a corrupt stored state is recorded (for its owner), as the session exists. */

@@ -12,7 +12,7 @@ import * as Clock from "effect/Clock"
 import * as Option from "effect/Option"
 import { registered } from "./background.js"
 import { entry } from "./lease.js"
-import { type Opened, type Phase, type Restore, runTaken } from "./model.js"
+import { type Opened, opened, type Phase, type Restore, runTaken } from "./model.js"
 import { shapeOf } from "./shape.js"
 
 /** @internal */
@@ -34,5 +34,5 @@ export function* track(run: Opened, restore: Restore): Phase<Opened> {
   const existing = yield* restore(run.store.startRun(entry(run, "running", now)))
   if (Option.isSome(existing)) return yield* runTaken(run.ids.runId, run.ids.sessionId, existing.value)
   yield* registered
-  return { ...run, tracked: true }
+  return opened(run, run, true)
 }

@@ -53,6 +53,8 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
     ...backend,
     load: (sessionId, options) => bad(sessionId) ? Effect.succeed(Option.none()) : backend.load(sessionId, options),
     info: (sessionId) => bad(sessionId) ? Effect.succeed(Option.none()) : backend.info(sessionId),
+    findSession: (sessionId, options) =>
+      bad(sessionId) ? Effect.succeed({ _tag: "New", runs: [] }) : backend.findSession(sessionId, options),
     runs: (sessionId, options) => bad(sessionId) ? Effect.succeed([]) : backend.runs(sessionId, options),
     remove: (sessionId) => bad(sessionId) ? Effect.succeed(false) : backend.remove(sessionId),
     setName: (sessionId, name) =>

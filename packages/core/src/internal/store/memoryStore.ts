@@ -204,6 +204,28 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     }
     return undefined
   }
+  /** a stored session as a load reads it: without its state when it is still at `knownVersion` */
+  const storedOf = (s: MemorySession, knownVersion: number | undefined): SessionStore.StoredSession => {
+    const pausedRunId = pausedRunOf(s.info.sessionId)
+    const unchanged = knownVersion === s.info.version
+    return {
+      ...s.info,
+      state: unchanged ? undefined : copyJson(s.state),
+      ...(unchanged ? { unchanged } : {}),
+      ...(pausedRunId === undefined ? {} : { pausedRunId })
+    }
+  }
+  /** unfinished runs, oldest first */
+  const unfinishedRuns = (filter: SessionStore.ActiveFilter): Array<SessionStore.ActiveRun> =>
+    Array.from(active.values(), (json) => parse<SessionStore.ActiveRun>(json))
+      .filter((run) =>
+        (filter.sessionId === undefined || run.sessionId === filter.sessionId) &&
+        (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
+        (filter.status === undefined || run.status === filter.status) &&
+        (filter.dueBy === undefined ||
+          (run.status === "paused" && run.pause?.wakeAt !== undefined && run.pause.wakeAt <= filter.dueBy))
+      )
+      .sort((a, b) => a.startedAt - b.startedAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
   /** appends a record; one with the same run id (there is none: an ended run never runs again) is replaced, as the SQL stores do */
   const append = (session: MemorySession, runId: string, json: string) => {
     session.runs.delete(runId)
@@ -235,15 +257,13 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     load: (sessionId, options) =>
       Effect.sync(() => {
         const s = sessions.get(sessionId)
-        if (s === undefined) return Option.none()
-        const pausedRunId = pausedRunOf(sessionId)
-        const unchanged = options?.knownVersion === s.info.version
-        return Option.some({
-          ...s.info,
-          state: unchanged ? undefined : copyJson(s.state),
-          ...(unchanged ? { unchanged } : {}),
-          ...(pausedRunId === undefined ? {} : { pausedRunId })
-        })
+        return s === undefined ? Option.none() : Option.some(storedOf(s, options?.knownVersion))
+      }),
+    findSession: (sessionId, options) =>
+      Effect.sync((): SessionStore.SessionFound => {
+        const s = sessions.get(sessionId)
+        if (s === undefined) return { _tag: "New", runs: unfinishedRuns({ sessionId }) }
+        return { _tag: "Stored", session: storedOf(s, options?.state === false ? s.info.version : options?.knownVersion) }
       }),
     info: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId)?.info)),
     commit: (commit) =>
@@ -642,18 +662,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         active.set(runId, yield* serialise("claimRun", "run", next))
         return next
       }),
-    activeRuns: (filter) =>
-      Effect.sync(() =>
-        Array.from(active.values(), (json) => parse<SessionStore.ActiveRun>(json))
-          .filter((run) =>
-            (filter.sessionId === undefined || run.sessionId === filter.sessionId) &&
-            (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
-            (filter.status === undefined || run.status === filter.status) &&
-            (filter.dueBy === undefined ||
-              (run.status === "paused" && run.pause?.wakeAt !== undefined && run.pause.wakeAt <= filter.dueBy))
-          )
-          .sort((a, b) => a.startedAt - b.startedAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
-      ),
+    activeRuns: (filter) => Effect.sync(() => unfinishedRuns(filter)),
     prune: (request) =>
       Effect.sync(() => {
         let runs = 0
