@@ -12,7 +12,7 @@ import { PgSessionStore } from "@sessionflow/store-pg"
 import { Context, Effect, Layer, Option } from "effect"
 import { commitAppend } from "../core/utils.js"
 import { sessionRows } from "../store-sql/dialects.js"
-import { clientLayer, freshSchema, notifiedWatcher, testUrl, withClient } from "./pg.js"
+import { clientLayer, freshSchema, noteWrites, notifiedWatcher, testUrl, withClient } from "./pg.js"
 
 /** A store on a pool of its own (as an app server) in `schema`. */
 const openStore = (schema: string, history?: SessionStore.HistoryOptions) =>
@@ -43,17 +43,12 @@ describe("PgSessionStore: commits with changes", () => {
       const { schema, sql, store } = yield* open
       yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items: [] } })
       // every row written notes the statement that wrote it
-      yield* sql.unsafe(`CREATE TABLE ${schema}.written (what TEXT, at TIMESTAMPTZ)`)
-      yield* sql.unsafe(`CREATE FUNCTION ${schema}.note() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME, statement_timestamp()); RETURN NEW; END $$`)
-      for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs", "sessionflow_sessions_changes", "sessionflow_sessions_versions"]) {
-        yield* sql.unsafe(`CREATE TRIGGER note AFTER INSERT OR UPDATE ON ${schema}.${table}
-FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
-      }
-      const notes = Effect.flatMap(
-        sql<{ what: string; at: Date }>`SELECT what, at FROM ${sql(`${schema}.written`)} ORDER BY what`,
-        (rows) => Effect.as(sql`DELETE FROM ${sql(`${schema}.written`)}`, rows)
-      )
+      const notes = yield* noteWrites(sql, schema, [
+        "sessionflow_sessions",
+        "sessionflow_sessions_runs",
+        "sessionflow_sessions_changes",
+        "sessionflow_sessions_versions"
+      ])
       const version = yield* store.commit({
         sessionId: "s",
         workflowName: "wf",

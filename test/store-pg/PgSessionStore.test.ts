@@ -8,6 +8,7 @@ import {
   clientLayer,
   freshSchema,
   listening,
+  noteWrites,
   notifiedWatcher,
   tcpProxy,
   terminateLockWaiter,
@@ -138,24 +139,17 @@ describe("PgSessionStore", () => {
         const sql = yield* PgClient.PgClient
         yield* commitFirst(store, "s1", { n: 1 })
         // every row written notes the statement that wrote it
-        yield* sql.unsafe(`CREATE TABLE ${schema}.written (what TEXT, at TIMESTAMPTZ)`)
-        yield* sql.unsafe(`CREATE FUNCTION ${schema}.note() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME, statement_timestamp()); RETURN NEW; END $$`)
-        for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs"]) {
-          yield* sql.unsafe(`CREATE TRIGGER note AFTER INSERT OR UPDATE ON ${schema}.${table}
-FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
-        }
+        const notes = yield* noteWrites(sql, schema, ["sessionflow_sessions", "sessionflow_sessions_runs"])
         assert.strictEqual(
           yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") }),
           2
         )
-        const rows = yield* sql<{ what: string; at: Date }>`SELECT what, at FROM ${sql(`${schema}.written`)} ORDER BY what`
+        const rows = yield* notes
         assert.deepStrictEqual(rows.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_runs"])
         assert.strictEqual(rows[0]!.at.getTime(), rows[1]!.at.getTime())
         // a new session's first commit too
-        yield* sql`DELETE FROM ${sql(`${schema}.written`)}`
         assert.strictEqual(yield* commitFirst(store, "s2", { n: 1 }), 1)
-        const created = yield* sql<{ what: string; at: Date }>`SELECT what, at FROM ${sql(`${schema}.written`)} ORDER BY what`
+        const created = yield* notes
         assert.deepStrictEqual(created.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_runs"])
         assert.strictEqual(created[0]!.at.getTime(), created[1]!.at.getTime())
         // a commit that fails a check writes nothing and says which check failed
@@ -165,7 +159,7 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
         assert.strictEqual(stale._tag, "SessionConflict")
         const again = yield* Effect.flip(commitFirst(store, "s2", { n: 9 }))
         assert.strictEqual(again._tag, "SessionConflict")
-        assert.strictEqual((yield* sql`SELECT 1 FROM ${sql(`${schema}.written`)}`).length, 2)
+        assert.deepStrictEqual(yield* notes, [])
       }).pipe(Effect.provide(storeWithClient(schema, { history: { keep: "none" } })))
     }))
 
@@ -176,18 +170,16 @@ FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
         const store = yield* SessionStore.SessionStore
         const sql = yield* PgClient.PgClient
         yield* commitFirst(store, "s0", { n: 0 })
-        yield* sql.unsafe(`CREATE TABLE ${schema}.written (what TEXT, at TIMESTAMPTZ, xid BIGINT)`)
-        yield* sql.unsafe(`CREATE FUNCTION ${schema}.note() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME, statement_timestamp(), txid_current()); RETURN NEW; END $$`)
-        for (const table of ["sessionflow_sessions", "sessionflow_sessions_runs", "sessionflow_sessions_versions"]) {
-          yield* sql.unsafe(`CREATE TRIGGER note AFTER INSERT OR UPDATE ON ${schema}.${table}
-FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
-        }
+        const notes = yield* noteWrites(sql, schema, [
+          "sessionflow_sessions",
+          "sessionflow_sessions_runs",
+          "sessionflow_sessions_versions"
+        ])
         assert.strictEqual(
           yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1, items: ["a"] }, run: run("s1", "r1") }),
           1
         )
-        const rows = yield* sql<{ what: string; at: Date; xid: string }>`SELECT what, at, xid FROM ${sql(`${schema}.written`)} ORDER BY what`
+        const rows = yield* notes
         assert.deepStrictEqual(rows.map((r) => r.what), [
           "sessionflow_sessions",
           "sessionflow_sessions_runs",

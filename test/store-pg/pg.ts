@@ -64,6 +64,35 @@ export const freshDatabase: Effect.Effect<string, SqlError.SqlError, Scope.Scope
 export const storeLayer = (options: Omit<PgSessionStore.Options, "schema" | "url"> = {}) =>
   Layer.unwrapScoped(Effect.map(freshSchema, (schema) => PgSessionStore.layer({ url: testUrl, schema, ...options })))
 
+/** A row written, as `noteWrites` noted it: its table, when its statement started, its transaction. */
+export interface WrittenNote {
+  readonly what: string
+  readonly at: Date
+  readonly xid: string
+}
+
+/**
+ * Notes every row inserted or updated in `tables` (of `schema`) by a trigger:
+ * the effect that takes the notes made since it last ran, ordered by table,
+ * so that a test can tell how many statements (one statement time) and
+ * transactions a write took.
+ */
+export const noteWrites = (sql: PgClient.PgClient, schema: string, tables: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const written = sql(`${schema}.written`)
+    yield* sql.unsafe(`CREATE TABLE ${schema}.written (what TEXT, at TIMESTAMPTZ, xid BIGINT)`)
+    yield* sql.unsafe(`CREATE FUNCTION ${schema}.note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO ${schema}.written VALUES (TG_TABLE_NAME, statement_timestamp(), txid_current()); RETURN NEW; END $$`)
+    for (const table of tables) {
+      yield* sql.unsafe(`CREATE TRIGGER note AFTER INSERT OR UPDATE ON ${schema}.${table}
+FOR EACH ROW EXECUTE FUNCTION ${schema}.note()`)
+    }
+    return Effect.flatMap(
+      sql<WrittenNote>`SELECT what, at, xid FROM ${written} ORDER BY what`,
+      (notes) => Effect.as(sql`DELETE FROM ${written}`, notes)
+    )
+  })
+
 /**
  * Watches `sessionId` on `store` for the scope, reading only at the start and
  * when notified (its poll interval is an hour): the effect that takes its
