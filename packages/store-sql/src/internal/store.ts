@@ -303,19 +303,26 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
 
   // -- reading -----------------------------------------------------------------------
 
-  // the state is not read when the session is still at the version the caller knows
+  /**
+   * A session row's `state` and `pending_changes` columns (of the row as `s`),
+   * as a load reads them: not read when the session is still at the version
+   * the caller knows.
+   */
+  const storedState = (sessionId: string, knownVersion: number | null) =>
+    sql`CASE WHEN s.version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE s.state END AS state,
+  CASE WHEN s.changes_size = 0 OR s.version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE ${
+      pendingChanges(sessionId)
+    } END AS pending_changes`
+
   const selectSession = SqlSchema.findOne({
     Request: Schema.Struct({ sessionId: Schema.String, knownVersion: Schema.NullOr(Schema.Number) }),
     Result: SessionRow,
     execute: ({ knownVersion, sessionId }) =>
-      sql`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at,
-  CASE WHEN version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE state END AS state,
+      sql`SELECT s.session_id, s.workflow_name, s.user_id, s.session_name, s.version, s.created_at, s.updated_at,
+  ${storedState(sessionId, knownVersion)},
   (SELECT run_id FROM ${activeTable} a WHERE a.session_id = ${sessionId} AND a.status = 'paused'
-   ORDER BY a.started_at, a.run_id${binary} LIMIT 1) AS paused_run_id,
-  CASE WHEN changes_size = 0 OR version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE ${
-        pendingChanges(sessionId)
-      } END AS pending_changes
-FROM ${sessions} WHERE session_id = ${sessionId}`
+   ORDER BY a.started_at, a.run_id${binary} LIMIT 1) AS paused_run_id
+FROM ${sessions} s WHERE s.session_id = ${sessionId}`
   })
 
   const selectInfo = SqlSchema.findOne({
@@ -359,26 +366,13 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
    * columns in `findSession`'s one statement (NULL for none, and for a stored
    * session's paused run, of which only the id is read): PostgreSQL's whole
    * row, which keeps the statement short (its text is sent with every call);
-   * SQLite's listed columns.
+   * SQLite's columns, those an unfinished run's row is read with (`ActiveRow`).
    */
   const activeAsJson = sql.onDialectOrElse({
     pg: () => sql.literal("CASE WHEN s.session_id IS NULL THEN row_to_json(a) END AS a_row"),
     orElse: () =>
       sql.literal(`CASE WHEN s.session_id IS NULL AND a.run_id IS NOT NULL THEN json_object(${
-        [
-          "run_id",
-          "session_id",
-          "workflow_name",
-          "user_id",
-          "status",
-          "owner",
-          "lease_expires_at",
-          "base_version",
-          "durability",
-          "data",
-          "started_at",
-          "updated_at"
-        ].map((column) => `'${column}', a.${column}`).join(", ")
+        Object.keys(ActiveRow.fields).map((column) => `'${column}', a.${column}`).join(", ")
       }) END AS a_row`)
   })
   const decodeSessionRow = Schema.decodeUnknown(SessionRow)
@@ -395,12 +389,7 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
       yield* Effect.annotateCurrentSpan(sessionAttribute, sessionId)
       const withState = options?.state !== false
       const knownVersion = withState ? options?.knownVersion ?? null : null
-      const state = withState
-        ? sql`CASE WHEN s.version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE s.state END AS state,
-  CASE WHEN s.changes_size = 0 OR s.version = CAST(${knownVersion} AS INTEGER) THEN NULL ELSE ${
-          pendingChanges(sessionId)
-        } END AS pending_changes`
-        : sql`NULL AS state, NULL AS pending_changes`
+      const state = withState ? storedState(sessionId, knownVersion) : sql`NULL AS state, NULL AS pending_changes`
       const found = yield* sql<{ readonly session_id: unknown; readonly a_run_id: string | null; readonly a_row: unknown }>`
 SELECT s.session_id, s.workflow_name, s.user_id, s.session_name, s.version, s.created_at, s.updated_at, ${state},
   a.run_id AS a_run_id, ${activeAsJson}
