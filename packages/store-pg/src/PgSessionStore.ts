@@ -106,6 +106,14 @@ export interface Options extends StoreOptions {
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** shown in `pg_stat_activity` (default `sessionflow`) */
   readonly applicationName?: string | undefined
+  /**
+   * Prepare the statements each connection sends again (default `true`):
+   * PostgreSQL then parses and plans them once per connection instead of at
+   * every call. Turn it off behind a connection pooler that does not keep a
+   * connection's prepared statements (PgBouncer before 1.21 in transaction
+   * mode).
+   */
+  readonly prepare?: boolean | undefined
 }
 
 /**
@@ -185,7 +193,8 @@ const layerClient = (options: Options): Layer.Layer<PgClient.PgClient, WorkflowE
         ssl: options.ssl,
         maxConnections: options.maxConnections,
         connectTimeout: options.connectTimeout,
-        applicationName: options.applicationName ?? "sessionflow"
+        applicationName: options.applicationName ?? "sessionflow",
+        prepare: options.prepare
       })
     }).pipe(
       Effect.map((client) => Context.make(PgClient.PgClient, client)),

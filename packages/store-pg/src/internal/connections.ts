@@ -10,13 +10,18 @@
  * - `LISTEN`: `PgClient.listen`'s shared connection is never made again once
  *   it is lost (its listeners go quiet, and a later `listen` fails); here a
  *   lost connection fails its listeners, so that they listen again, on a new
- *   connection.
+ *   connection;
+ * - prepared statements: `PgClient` sends every statement unnamed, so
+ *   PostgreSQL parses and plans it again at every call (a commit that keeps
+ *   versions is 2–3 KB of SQL); here a client prepares the statements it
+ *   sends again (see `prepareRepeated`).
  *
  * @internal
  */
 import { SqlError } from "@effect/sql/SqlError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import * as RcRef from "effect/RcRef"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -80,13 +85,77 @@ export const lostConnection = (error: SqlError): boolean => {
 }
 
 /**
+ * The most statements a connection keeps prepared: the store's statements
+ * that run at every run are a few dozen; texts past this many are sent
+ * unnamed, as they are without `prepare`.
+ *
+ * @internal
+ */
+export const preparedLimit = 200
+
+/** The PostgreSQL errors that say a prepared statement cannot be used as it is. */
+const unpreparable = new Set([
+  // cached plan must not change result type (a table changed under it)
+  "0A000",
+  // the statement does not exist (e.g. a connection pooler in front that switched server connections)
+  "26000"
+])
+
+/**
+ * Makes `client` send a parameterised statement as a named (prepared) one
+ * from the second time it sends its text: PostgreSQL then parses it once per
+ * connection, and plans it once when a generic plan serves (node-postgres
+ * parses a named statement on its first use and binds it after). A text sent
+ * once (a migration, a listing with a rare filter) is never prepared; at most
+ * `limit` texts are. A statement without parameters is left alone: it goes
+ * by the simple protocol, which allows several statements in one text. When
+ * PostgreSQL refuses a prepared statement (a table changed under it, or it
+ * is missing, as behind a pooler in transaction mode), that statement fails
+ * as it would have anyway, and the client stops preparing.
+ *
+ * @internal
+ */
+export const prepareRepeated = (client: Pg.ClientBase, limit: number = preparedLimit): void => {
+  const original = client.query.bind(client) as (...args: ReadonlyArray<unknown>) => unknown
+  const seen = new Map<string, string | undefined>()
+  let prepared = 0
+  let stopped = false
+  const nameOf = (text: string): string | undefined => {
+    if (stopped) return undefined
+    if (!seen.has(text)) {
+      if (seen.size < 4 * limit) seen.set(text, undefined)
+      return undefined
+    }
+    const known = seen.get(text)
+    if (known !== undefined || prepared >= limit) return known
+    prepared += 1
+    const name = `sessionflow_${prepared}`
+    seen.set(text, name)
+    return name
+  }
+  const query = (...args: Array<unknown>): unknown => {
+    const [text, values, callback] = args
+    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || typeof callback !== "function") {
+      return original(...args)
+    }
+    const name = nameOf(text)
+    if (name === undefined) return original(...args)
+    return original({ name, text, values }, (error: unknown, result: unknown) => {
+      if (Predicate.hasProperty(error, "code") && typeof error.code === "string" && unpreparable.has(error.code)) stopped = true
+      return (callback as (error: unknown, result: unknown) => unknown)(error, result)
+    })
+  }
+  Object.assign(client, { query })
+}
+
+/**
  * A pool whose clients are closed, instead of kept, when they are given back
  * after the server ended their connection: `PgClient` gives a client back
  * without an error when only its query failed, and the pool would keep it
  * until its socket's end is processed, handing it out again meanwhile.
  */
 export const makePool = (
-  options: ConnectionOptions & { readonly maxConnections?: number | undefined }
+  options: ConnectionOptions & { readonly maxConnections?: number | undefined; readonly prepare?: boolean | undefined }
 ): Effect.Effect<Pg.Pool, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.gen(function*() {
@@ -98,6 +167,7 @@ export const makePool = (
       pool.on("error", () => {})
       const ended = new WeakSet<Pg.ClientBase>()
       pool.on("connect", (client) => {
+        if (options.prepare !== false) prepareRepeated(client)
         // before the client's own handler, which answers the query (and may give the client back)
         clientConnection(client)?.prependListener("errorMessage", (message) => {
           if (endsConnection(message)) ended.add(client)
