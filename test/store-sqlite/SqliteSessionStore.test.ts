@@ -40,7 +40,7 @@ suite("SqliteSessionStore.layer (temp file)", tempFileLayer(), {
 suite("SqliteSessionStore.layer (:memory:)", SqliteSessionStore.layer({ filename: ":memory:" }), {
   keepingRuns: (keepRuns) => SqliteSessionStore.layer({ filename: ":memory:", keepRuns })
 })
-suite("SqliteSessionStore.layer (synchronous NORMAL)", SqliteSessionStore.layer({ filename: ":memory:", synchronous: "NORMAL" }))
+suite("SqliteSessionStore.layer (synchronous FULL)", SqliteSessionStore.layer({ filename: ":memory:", synchronous: "FULL" }))
 suite(
   "SqliteSessionStore.layerStore (table workflow_session)",
   SqliteSessionStore.layerStore({ table: "workflow_session" }).pipe(Layer.provide(SqliteClient.layer({ filename: ":memory:" }))),

@@ -123,11 +123,11 @@ export interface Options extends StoreOptions {
    */
   readonly readonly?: boolean | undefined
   /**
-   * The connection's `PRAGMA synchronous` (default SQLite's own, `"FULL"`:
-   * every commit waits for the disk). `"NORMAL"`, common with WAL, waits for
-   * the disk at checkpoints only: a commit then survives the process
-   * crashing, but may be lost if the machine loses power; commits are several
-   * times faster on most disks.
+   * The connection's `PRAGMA synchronous` (default `"NORMAL"`, what
+   * better-sqlite3's SQLite does in WAL mode): `"NORMAL"` waits for the disk
+   * at checkpoints only, so a commit survives the process crashing but may
+   * be lost if the machine loses power; `"FULL"` makes every commit wait for
+   * the disk, several times slower on most disks.
    */
   readonly synchronous?: "FULL" | "NORMAL" | undefined
 }
@@ -201,9 +201,7 @@ const layerClient = (options: Options): Layer.Layer<SqlClient.SqlClient, Workflo
       const sql = yield* SqliteClient.make({ filename: options.filename, readonly, disableWAL: readonly })
       yield* sql`SELECT COUNT(*) FROM sqlite_master`.withoutTransform
       yield* sql.unsafe(`PRAGMA busy_timeout = ${busyTimeoutMillis}`)
-      if (options.synchronous !== undefined) {
-        yield* sql.unsafe(`PRAGMA synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`)
-      }
+      yield* sql.unsafe(`PRAGMA synchronous = ${options.synchronous === "FULL" ? "FULL" : "NORMAL"}`)
       return Context.make(SqlClient.SqlClient, sql)
     }).pipe(
       Effect.catchAllDefect((defect) => Effect.fail(openError(defect))),
