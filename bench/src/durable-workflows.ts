@@ -57,7 +57,7 @@ export const crashable = (onStep: (n: number) => Effect.Effect<void>) =>
   })
 
 /**
- * A store by its spec: a SQLite file (SQLite's default `synchronous=FULL`),
+ * A store by its spec: a SQLite file (the store's default, `synchronous=NORMAL` in WAL),
  * `normal:<file>` for one with `synchronous=NORMAL`, or `pg:<url>#<schema>`
  * for a schema of a PostgreSQL database.
  */
