@@ -27,7 +27,9 @@ const roles = ["cancel", "continue", "recover", "update", "cancel", "continue"] 
 const allowed: Record<(typeof roles)[number], Record<RaceRun["kind"], ReadonlyArray<string>>> = {
   cancel: { paused: ["Cancelled", "RunEnded"], crashed: ["Cancelled", "RunEnded"] },
   continue: {
-    paused: ["Success", "RunLost", "RunEnded", "RunInProgress", "PauseMismatch"],
+    // a paused run is no longer paused once a continue takes it: a commit outside any run may then
+    // land first, and the run's own commit ends with the conflict (as a crashed run's does)
+    paused: ["Success", "RunLost", "RunEnded", "RunInProgress", "PauseMismatch", "SessionConflict"],
     crashed: ["Success", "RunLost", "RunEnded", "RunInProgress", "SessionConflict"]
   },
   recover: { paused: ["NotTaken"], crashed: ["Success", "NotTaken", "RunLost", "RunEnded", "RunInProgress", "SessionConflict"] },
@@ -142,12 +144,13 @@ describe("one lock order across OS processes (PostgreSQL)", () => {
           } else if (status === "completed") {
             assert.deepStrictEqual([count("Cancelled"), count("Success")], [0, 1], context)
           } else {
-            // a crashed run carried on whose commit lost to a commit outside any run: ended with the conflict
-            assert.deepStrictEqual([status, run.kind, count("Cancelled"), count("Success"), count("SessionConflict")], [
+            // a run carried on (a crashed one resumed or recovered, a paused one continued) whose commit
+            // lost to a commit outside any run: ended with the conflict, the update's state kept
+            assert.deepStrictEqual([status, count("Cancelled"), count("Success"), count("SessionConflict"), count("Updated")], [
               "error",
-              "crashed",
               0,
               0,
+              1,
               1
             ], context)
           }
