@@ -23,22 +23,15 @@
  * `--cpu-prof DIR` starts both servers with `--cpu-prof` (profiles in
  * DIR/<side>-<store>/, written when they stop).
  */
-import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as readline from "node:readline"
-import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { postRun, type Summary, summarize, type Timed, timeCalls } from "./load.ts"
+import { afterRoot, beforeRootOption, copyScripts, option, spawnSide } from "./sides.ts"
 
-const option = (name: string) => {
-  const index = process.argv.indexOf(name)
-  return index > 0 ? process.argv[index + 1] : undefined
-}
 const number = (name: string, fallback: number) => Number(option(name) ?? fallback)
-const beforeRoot = option("--before")
-if (beforeRoot === undefined) throw new Error("--before DIR: a checkout of the version to compare with, with its node_modules")
+const beforeRoot = beforeRootOption()
 const chunk = number("--chunk", 200)
 const rounds = number("--rounds", 5)
 const warmup = number("--warmup", 300)
@@ -47,16 +40,13 @@ const stores = (option("--stores") ?? "sqlite,postgres").split(",")
 const cpuProf = option("--cpu-prof")
 const pgUrl = process.env.SESSIONFLOW_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 
-const afterRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const entry = path.join("bench", "src", "server-ab-serve.ts")
-const beforeEntry = path.join(beforeRoot, entry)
-const copied = !fs.existsSync(beforeEntry)
-if (copied) fs.copyFileSync(path.join(afterRoot, entry), beforeEntry)
+const removeCopies = copyScripts(beforeRoot, [entry])
 
 // stopped by a signal: exit, so that the servers started below are stopped too
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(1))
 
-const sides = [{ name: "before", root: path.resolve(beforeRoot) }, { name: "after", root: afterRoot }] as const
+const sides = [{ name: "before", root: beforeRoot }, { name: "after", root: afterRoot }] as const
 
 interface Server {
   readonly url: string
@@ -64,32 +54,12 @@ interface Server {
 }
 
 /** Starts one side's server from its own tree and waits for its port. */
-const start = (root: string, label: string, args: ReadonlyArray<string>): Promise<Server> => {
+const start = async (root: string, label: string, args: ReadonlyArray<string>): Promise<Server> => {
   const profile = cpuProf === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", path.resolve(cpuProf, label)]
-  const child = childProcess.spawn(
-    process.execPath,
-    [...profile, "--conditions=@sessionflow/source", "--import", "tsx", entry, ...args],
-    { cwd: root, stdio: ["ignore", "pipe", "inherit"] }
-  )
-  process.once("exit", () => child.kill("SIGTERM"))
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  return new Promise((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`the ${label} server exited (${code}) before it listened`)))
-    // the server may log before (a newer one says where it listens)
-    const lines = readline.createInterface({ input: child.stdout })
-    lines.on("line", (line) => {
-      if (!line.startsWith(`{"port":`)) return
-      lines.close()
-      const { port } = JSON.parse(line) as { port: number }
-      resolve({
-        url: `http://127.0.0.1:${port}`,
-        stop: () => {
-          child.kill("SIGTERM")
-          return exited
-        }
-      })
-    })
-  })
+  const side = spawnSide(root, `${label} server`, entry, args, profile)
+  // the server may log before (a newer one says where it listens)
+  const { port } = JSON.parse(await side.line(`{"port":`)) as { port: number }
+  return { url: `http://127.0.0.1:${port}`, stop: side.stop }
 }
 
 interface Row {
@@ -176,7 +146,7 @@ const rows: Array<Row> = []
 try {
   for (const store of stores) rows.push(...(await run(store)))
 } finally {
-  if (copied) fs.rmSync(beforeEntry, { force: true })
+  removeCopies()
 }
 const loadAtEnd = os.loadavg()
 

@@ -15,34 +15,24 @@
  *   node --import tsx src/sqlite-replay.ts --before DIR [--requests N] [--warmup N] [--rounds N]
  */
 import Database from "better-sqlite3"
-import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as readline from "node:readline"
-import { fileURLToPath } from "node:url"
 import { postRun, timeCalls } from "./load.ts"
+import { afterRoot, beforeRootOption, copyScripts, option, spawnSide } from "./sides.ts"
 
-const option = (name: string) => {
-  const index = process.argv.indexOf(name)
-  return index > 0 ? process.argv[index + 1] : undefined
-}
-const beforeRoot = option("--before")
-if (beforeRoot === undefined) throw new Error("--before DIR: a checkout of the version to compare with, with its node_modules")
+const beforeRoot = beforeRootOption()
 const requests = Number(option("--requests") ?? 500)
 const warmup = Number(option("--warmup") ?? 300)
 const rounds = Number(option("--rounds") ?? 7)
 
-const afterRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const files = ["server-ab-serve.ts", "sqlite-replay-record.ts"].map((name) => path.join("bench", "src", name))
-const copied = files.filter((file) => !fs.existsSync(path.join(beforeRoot, file)))
-for (const file of copied) fs.copyFileSync(path.join(afterRoot, file), path.join(beforeRoot, file))
+const recorder = path.join("bench", "src", "sqlite-replay-record.ts")
+const removeCopies = copyScripts(beforeRoot, [path.join("bench", "src", "server-ab-serve.ts"), recorder])
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-sqlite-replay-"))
-const cleanUp = () => {
-  for (const file of copied) fs.rmSync(path.join(beforeRoot, file), { force: true })
+process.once("exit", () => {
+  removeCopies()
   fs.rmSync(dir, { recursive: true, force: true })
-}
-process.once("exit", cleanUp)
+})
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(1))
 
 type Statement = readonly [text: string, method: string, args: ReadonlyArray<unknown>]
@@ -50,32 +40,16 @@ type Statement = readonly [text: string, method: string, args: ReadonlyArray<unk
 /** Runs one side's server, records `requests` runs after the warm-up; the recording's path (without extension). */
 const record = async (side: string, root: string): Promise<string> => {
   const out = path.join(dir, side)
-  const child = childProcess.spawn(
-    process.execPath,
-    ["--conditions=@sessionflow/source", "--import", "tsx", files[1]!, path.join(dir, `${side}-server.db`), out],
-    { cwd: root, stdio: ["ignore", "pipe", "inherit"] }
-  )
-  process.once("exit", () => child.kill("SIGKILL"))
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const lines = readline.createInterface({ input: child.stdout })
-  const next = (prefix: string) =>
-    new Promise<string>((resolve) => {
-      const onLine = (line: string) => {
-        if (!line.startsWith(prefix)) return
-        lines.off("line", onLine)
-        resolve(line)
-      }
-      lines.on("line", onLine)
-    })
-  const { port } = JSON.parse(await next(`{"port":`)) as { port: number }
+  const server = spawnSide(root, `${side} server`, recorder, [path.join(dir, `${side}-server.db`), out])
+  const { port } = JSON.parse(await server.line(`{"port":`)) as { port: number }
   const url = `http://127.0.0.1:${port}`
   await timeCalls(postRun(url, `${side}-warm`), 16, warmup)
-  const recording = next(`{"recording":`)
-  child.kill("SIGUSR2")
+  const recording = server.line(`{"recording":`)
+  server.signal("SIGUSR2")
   await recording
   await timeCalls(postRun(url, `${side}-rec`), 1, requests)
-  child.kill("SIGUSR2")
-  await exited
+  server.signal("SIGUSR2")
+  await server.exited
   return out
 }
 
@@ -112,7 +86,7 @@ const replay = (recording: string, variant: "as recorded" | "no versions row" | 
   return micros
 }
 
-const before = await record("before", path.resolve(beforeRoot))
+const before = await record("before", beforeRoot)
 const after = await record("after", afterRoot)
 const cases = [
   { name: "before", recording: before, variant: "as recorded" },
