@@ -114,7 +114,8 @@ describe("SqliteSessionStore", () => {
         { migration_id: 10 },
         { migration_id: 11 },
         { migration_id: 12 },
-        { migration_id: 13 }
+        { migration_id: 13 },
+        { migration_id: 14 }
       ])
     }), 60_000)
 
@@ -216,7 +217,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* sql<{ migration_id: number; name: string }>`
           SELECT migration_id, name FROM sessionflow_sessions_migrations ORDER BY migration_id`
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
         assert.strictEqual(migrations[11]!.name, "create_schedules")
         assert.include(yield* tables, "sessionflow_sessions_schedules")
         const stored = yield* store.putSchedule({ workflowName: "wf", name: "s", cron: "* * * * *", nextTick: 60_000, now: 0 })
@@ -253,12 +254,12 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
       // read-only, it is not migrated: an error that says what to do
       const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
-      assert.include(readonlyError.description, "are at migration 3 of 13")
+      assert.include(readonlyError.description, "are at migration 3 of 14")
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
         // the sizes the store keeps changes by: the existing state's, no changes
         const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
           SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`
@@ -275,6 +276,106 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         assert.deepStrictEqual([after!.version, after!.state, after!.runId], [2, { n: 2 }, "r2"])
         const rows = yield* sql<{ last_run_id: string | null }>`SELECT last_run_id FROM sessionflow_sessions WHERE session_id = 'old'`
         assert.deepStrictEqual(rows, [{ last_run_id: "r2" }])
+      }).pipe(Effect.provide(storeWithClient(filename)))
+    }))
+
+  it.scoped("a database at migration 13 gets 14 (the tables a commit writes fewer pages of) and reads back what it held; new records come after the old", () =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      /** everything the store reads of the sessions, their versions and records */
+      const snapshot = Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sessions = yield* Effect.forEach(["a", "b", "c"], (id) =>
+          Effect.gen(function*() {
+            const versions = yield* store.versions(id)
+            return {
+              session: Option.map(yield* store.load(id), ({ name, state, version }) => ({ name, state, version })),
+              versions,
+              states: yield* Effect.forEach(versions, (info) => store.loadVersion(id, info.version)),
+              runs: (yield* store.runs(id, {})).map((record) => [record.runId, record.content])
+            }
+          }))
+        const listing = (yield* store.list({ workflowName: "wf" })).sessions.map((info) => info.sessionId)
+        const runs = (yield* store.listRuns({ workflowName: "wf" })).runs.map((found) =>
+          found._tag === "Active" ? found.run.runId : found.record.runId
+        )
+        return { sessions, listing, runs }
+      })
+      const written = yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const commit = (sessionId: string, expectedVersion: number, state: unknown, runId: string) =>
+          store.commit({ sessionId, workflowName: "wf", expectedVersion, state, run: run(sessionId, runId) })
+        yield* commit("a", 0, { items: ["x"], n: 1 }, "a1")
+        yield* commit("a", 1, { items: ["x", "y"], n: 1 }, "a2")
+        yield* commit("a", 2, { items: ["x", "y"], n: 3, note: "é ✓ 😀" }, "a3")
+        yield* commit("b", 0, { n: 1 }, "b1")
+        yield* store.setName("b", "the b session")
+        yield* store.fork({ sessionId: "a", version: 2, newSessionId: "c" })
+        const taken = yield* snapshot
+        // back to the tables exactly as migration 13 left them
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`DROP INDEX sessionflow_sessions_updated_idx`
+        yield* sql`CREATE INDEX sessionflow_sessions_updated_idx ON sessionflow_sessions (updated_at DESC, session_id)`
+        yield* sql`DROP INDEX sessionflow_sessions_listing_idx`
+        yield* sql`CREATE INDEX sessionflow_sessions_listing_idx ON sessionflow_sessions (workflow_name, user_id, updated_at DESC, session_id)`
+        yield* sql`DROP INDEX sessionflow_sessions_active_listing_idx`
+        yield* sql`CREATE INDEX sessionflow_sessions_active_listing_idx ON sessionflow_sessions_active (workflow_name, user_id, started_at DESC, run_id)`
+        yield* sql`CREATE TABLE versions_13 (session_id TEXT NOT NULL, version INTEGER NOT NULL, run_id TEXT, committed_at INTEGER NOT NULL,
+  changed TEXT, state TEXT, changes TEXT, listed INTEGER NOT NULL, PRIMARY KEY (session_id, version)) WITHOUT ROWID`
+        yield* sql`INSERT INTO versions_13 SELECT session_id, version, run_id, committed_at, changed, state, changes, listed FROM sessionflow_sessions_versions`
+        yield* sql`DROP TABLE sessionflow_sessions_versions`
+        yield* sql`ALTER TABLE versions_13 RENAME TO sessionflow_sessions_versions`
+        yield* sql`CREATE TABLE runs_13 (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL REFERENCES sessionflow_sessions (session_id) ON DELETE CASCADE, workflow_name TEXT NOT NULL, user_id TEXT,
+  status TEXT NOT NULL, input TEXT, content TEXT, error TEXT, started_at INTEGER NOT NULL, completed_at INTEGER NOT NULL, usage TEXT)`
+        yield* sql`INSERT INTO runs_13 SELECT seq, run_id, session_id, workflow_name, user_id, status, input, content, error, started_at,
+  completed_at, usage FROM sessionflow_sessions_runs`
+        yield* sql`DROP TABLE sessionflow_sessions_runs`
+        yield* sql`ALTER TABLE runs_13 RENAME TO sessionflow_sessions_runs`
+        yield* sql`CREATE INDEX sessionflow_sessions_runs_session_idx ON sessionflow_sessions_runs (session_id, seq)`
+        yield* sql`CREATE INDEX sessionflow_sessions_runs_listing_idx ON sessionflow_sessions_runs (workflow_name, user_id, started_at DESC, run_id)`
+        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id = 14`
+        assert.deepStrictEqual(yield* snapshot, taken)
+        return taken
+      }).pipe(Effect.provide(storeWithClient(filename)))
+      assert.deepStrictEqual(written.sessions.map((s) => s.versions.map((info) => info.version)), [[1, 2, 3], [1], [1, 2]])
+      yield* Effect.gen(function*() {
+        const store = yield* SessionStore.SessionStore
+        const sql = yield* SqlClient.SqlClient
+        const migrations = yield* sql<{ migration_id: number; name: string }>`
+          SELECT migration_id, name FROM sessionflow_sessions_migrations ORDER BY migration_id`
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+        assert.strictEqual(migrations[13]!.name, "lighter_commits")
+        assert.deepStrictEqual(yield* snapshot, written)
+        // the layout: no sqlite_sequence row for the records, the versions in a rowid table, the recency indexes
+        // ascending by time (descending by id), and a page of a listing read from them with nothing to sort
+        const plan = yield* sql<{ detail: string }>`EXPLAIN QUERY PLAN SELECT session_id FROM sessionflow_sessions
+          WHERE workflow_name = 'wf' AND user_id IS NULL ORDER BY updated_at DESC, session_id LIMIT 2`
+        assert.deepStrictEqual(plan.map((row) => row.detail), [
+          "SEARCH sessionflow_sessions USING COVERING INDEX sessionflow_sessions_listing_idx (workflow_name=? AND user_id=?)"
+        ])
+        const schema = new Map(
+          (yield* sql<{ name: string; sql: string | null }>`SELECT name, sql FROM sqlite_master WHERE tbl_name LIKE 'sessionflow_sessions%'`)
+            .map((row) => [row.name, row.sql ?? ""])
+        )
+        assert.notInclude(schema.get("sessionflow_sessions_runs"), "AUTOINCREMENT")
+        assert.notInclude(schema.get("sessionflow_sessions_versions"), "WITHOUT ROWID")
+        for (const index of ["updated_idx", "listing_idx", "runs_listing_idx", "active_listing_idx"]) {
+          const text = schema.get(`sessionflow_sessions_${index}`)
+          assert.match(text ?? "", /(updated_at|started_at), (session_id|run_id) DESC\)$/, index)
+        }
+        assert.match(schema.get("sessionflow_sessions_runs_session_idx") ?? "", /\(session_id, seq\)$/)
+        assert.isFalse(schema.has("versions_13") || schema.has("runs_13") || schema.has("sessionflow_sessions_runs_rebuilt"))
+        const sequences = yield* sql<{ name: string }>`SELECT name FROM sqlite_sequence`
+        assert.notInclude(sequences.map((row) => row.name), "sessionflow_sessions_runs")
+        // a new record comes after the old ones, in its session's records and in the table
+        const [old] = yield* sql<{ seq: number }>`SELECT MAX(seq) AS seq FROM sessionflow_sessions_runs`
+        yield* store.commit({ sessionId: "b", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("b", "b2") })
+        assert.deepStrictEqual((yield* store.runs("b", {})).map((record) => record.runId), ["b1", "b2"])
+        const [added] = yield* sql<{ seq: number }>`SELECT seq FROM sessionflow_sessions_runs WHERE run_id = 'b2'`
+        assert.isAbove(added!.seq, old!.seq)
+        assert.deepStrictEqual((yield* store.versions("b")).map((info) => info.version), [1, 2])
+        assert.deepStrictEqual(yield* store.loadVersion("b", 2), Option.some({ n: 2 }))
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 

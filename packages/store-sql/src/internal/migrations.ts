@@ -18,6 +18,9 @@
  * shipped after 13, so `migrate` also runs a migration that a database
  * migrated past it is missing (see {@link migrate}). Migration 13
  * (`create_versions`, the same on both) adds the sessions' kept versions.
+ * Migration 14 (`lighter_commits`) changes SQLite's tables only, so that a
+ * commit writes fewer pages (see {@link lighterCommits}); the same tables,
+ * columns and indexes stay on both.
  *
  * @internal
  */
@@ -38,7 +41,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 13
+export const latestMigrationId = 14
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -210,6 +213,77 @@ const createSchedules = (sql: SqlClient.SqlClient, t: Tables) =>
 )`
   })
 
+/**
+ * Migration 14 on SQLite: the same tables, columns and indexes, laid out so
+ * that a commit writes fewer pages to the WAL (which its checkpoints then
+ * copy into the database file) — a new session's commit wrote 15 (the
+ * store before the listing indexes and the kept versions 8.6), now 12:
+ * - The indexes by recency (the sessions' `updated_idx`, the three listing
+ *   indexes) ascending by time, and descending by id: the newest row goes
+ *   at the end of its range, which SQLite appends to, where an index
+ *   descending by time put it at the start, which splits pages. Read
+ *   backwards, each is still exactly a listing's order (newest first, ties
+ *   by id), with nothing to sort.
+ * - The versions table a rowid table with a unique index on its key, not a
+ *   `WITHOUT ROWID` table: its rows (each with a state) are appended, and
+ *   only the small index entry goes in a session's place.
+ * - The runs table without `AUTOINCREMENT`, which wrote `sqlite_sequence`
+ *   at every insert: a new record's `seq` is still above every record's
+ *   (only the order of a session's records reads it).
+ * The two tables are rebuilt (copied, in one transaction, once).
+ */
+const lighterCommits = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const recency = [
+      { index: `${t.sessions}_updated_idx`, table: t.sessions, columns: "updated_at, session_id DESC" },
+      { index: `${t.sessions}_listing_idx`, table: t.sessions, columns: "workflow_name, user_id, updated_at, session_id DESC" },
+      { index: `${t.active}_listing_idx`, table: t.active, columns: "workflow_name, user_id, started_at, run_id DESC" }
+    ]
+    for (const { columns, index, table } of recency) {
+      yield* sql`DROP INDEX IF EXISTS ${sql(index)}`
+      yield* sql`CREATE INDEX ${sql(index)} ON ${sql(table)} (${sql.literal(columns)})`
+    }
+    const versions = `${t.versions}_rebuilt`
+    yield* sql`CREATE TABLE ${sql(versions)} (
+  session_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  run_id TEXT,
+  committed_at INTEGER NOT NULL,
+  changed TEXT,
+  state TEXT,
+  changes TEXT,
+  listed INTEGER NOT NULL,
+  UNIQUE (session_id, version)
+)`
+    yield* sql`INSERT INTO ${sql(versions)} (session_id, version, run_id, committed_at, changed, state, changes, listed)
+SELECT session_id, version, run_id, committed_at, changed, state, changes, listed FROM ${sql(t.versions)} ORDER BY session_id, version`
+    yield* sql`DROP TABLE ${sql(t.versions)}`
+    yield* sql`ALTER TABLE ${sql(versions)} RENAME TO ${sql(t.versions)}`
+    const runs = `${t.runs}_rebuilt`
+    const runColumns = sql.literal(
+      "seq, run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at, usage"
+    )
+    yield* sql`CREATE TABLE ${sql(runs)} (
+  seq INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL REFERENCES ${sql(t.sessions)} (session_id) ON DELETE CASCADE,
+  workflow_name TEXT NOT NULL,
+  user_id TEXT,
+  status TEXT NOT NULL,
+  input TEXT,
+  content TEXT,
+  error TEXT,
+  started_at INTEGER NOT NULL,
+  completed_at INTEGER NOT NULL,
+  usage TEXT
+)`
+    yield* sql`INSERT INTO ${sql(runs)} (${runColumns}) SELECT ${runColumns} FROM ${sql(t.runs)} ORDER BY seq`
+    yield* sql`DROP TABLE ${sql(t.runs)}`
+    yield* sql`ALTER TABLE ${sql(runs)} RENAME TO ${sql(t.runs)}`
+    yield* sql`CREATE INDEX ${sql(`${t.runs}_session_idx`)} ON ${sql(t.runs)} (session_id, seq)`
+    yield* sql`CREATE INDEX ${sql(`${t.runs}_listing_idx`)} ON ${sql(t.runs)} (workflow_name, user_id, started_at, run_id DESC)`
+  })
+
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
   "0001_create_sessions": Effect.gen(function*() {
     yield* sql`CREATE TABLE ${sql(t.sessions)} (
@@ -301,7 +375,8 @@ END`
   "0010_create_queue": createQueue(sql, t),
   "0011_create_signals": createSignals(sql, t),
   "0012_create_schedules": createSchedules(sql, t),
-  "0013_create_versions": createVersions(sql, t)
+  "0013_create_versions": createVersions(sql, t),
+  "0014_lighter_commits": lighterCommits(sql, t)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -403,7 +478,11 @@ FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${
   "0010_create_queue": createQueue(sql, t),
   "0011_create_signals": createSignals(sql, t),
   "0012_create_schedules": createSchedules(sql, t),
-  "0013_create_versions": createVersions(sql, t)
+  "0013_create_versions": createVersions(sql, t),
+  // SQLite's tables only (see `lighterCommits`): PostgreSQL's tables are heaps (a row is
+  // appended whatever its key), its identity column writes no other row, and its B-trees split
+  // a full page in two wherever an entry goes
+  "0014_lighter_commits": Effect.void
 })
 
 /** The store's migrations on the client's dialect, by `<id>_<name>`. */
