@@ -6,7 +6,7 @@
 import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Schema, TestClock } from "effect"
-import { Boom, Items, itemsWorkflow, on } from "./utils.js"
+import { appendInput, Boom, Items, itemsWorkflow, on } from "./utils.js"
 
 /**
  * A store over `backend` that records, for each read of a session's state (a
@@ -26,13 +26,6 @@ const spied = (backend: SessionStore.Backend) => {
   return { store, loads }
 }
 
-/** A one-step workflow appending its input. */
-const appendInput = Workflow.make({
-  name: "items",
-  state: Items,
-  sessionState: { items: [] },
-  steps: [Step.make("add", (input) => Items.update((s) => ({ items: [...s.items, String(input.input)] })))]
-})
 
 const itemsOf = (store: SessionStore.Service, sessionId: string) =>
   Effect.map(Workflow.getSessionState(appendInput, sessionId), (s) => s.items).pipe(on(store))

@@ -1,6 +1,6 @@
 /**
  * Fixtures of the core tests: a typed list state, a step that appends to it,
- * a workflow of such steps, a tagged error, the memory store, and several
+ * a workflow of such steps, one that appends its input, a tagged error, the memory store, and several
  * "processes" over one memory backend.
  */
 import { SessionState, SessionStore, Step, Workflow, type WorkflowEvent } from "@sessionflow/core"
@@ -15,6 +15,11 @@ export const append = (name: string, item: string = name) =>
 
 export const itemsWorkflow = <const S extends ReadonlyArray<Step.Any>>(steps: S & Step.Chain<S, unknown, unknown>) =>
   Workflow.make<S, typeof Schema.Unknown, typeof Items>({ name: "items", state: Items, sessionState: { items: [] }, steps })
+
+/** A one-step workflow appending its input to the items. */
+export const appendInput = itemsWorkflow([
+  Step.make("add", (input) => Items.update((s) => ({ items: [...s.items, String(input.input)] })))
+])
 
 export class Boom extends Schema.TaggedError<Boom>()("Boom", { reason: Schema.String }) {}
 

@@ -3,7 +3,7 @@
  * of sessions, URL-safe workflow ids, and `GET /health`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { SessionStore, WorkflowError } from "@sessionflow/core"
+import { SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { WorkflowServer } from "@sessionflow/server"
 import { Effect, Layer, TestClock } from "effect"
 import { approvals, failing, notes, spaced } from "./fixtures.js"
@@ -216,5 +216,48 @@ describe("health", () => {
       const reply = yield* request(`${down}/health`)
       expect(reply.status).toBe(503)
       expect(reply.body.status).toBe("unavailable")
+    }))
+})
+
+describe("a run reads its session once", () => {
+  it.scoped("the server's checks read the session, and the run starts from that read where it answers the run's own; another user's session stays a 404", () =>
+    Effect.gen(function*() {
+      const backend = SessionStore.makeMemoryBackend()
+      const reads: Array<"without state" | "knowing its version" | "with state"> = []
+      const store = SessionStore.make({
+        ...backend,
+        findSession: (sessionId, options) =>
+          Effect.zipRight(
+            Effect.sync(() =>
+              reads.push(
+                options?.state === false ? "without state" : options?.knownVersion !== undefined ? "knowing its version" : "with state"
+              )
+            ),
+            backend.findSession(sessionId, options)
+          )
+      })
+      const url = yield* start({ workflows: [notes], tokens }, Layer.succeed(SessionStore.SessionStore, store))
+      const post = (input: string, headers: Record<string, string>) =>
+        request(`${url}/workflows/notes/runs`, { method: "POST", json: { input, sessionId: "shared" }, headers })
+      // a new session: the checks' read is the run's
+      expect((yield* post("milk", alice)).status).toBe(200)
+      expect(reads).toEqual(["without state"])
+      // then the run reads the state (a new session's first run leaves none cached), which it keeps
+      expect((yield* post("eggs", alice)).body.content).toBe(2)
+      expect(reads).toEqual(["without state", "without state", "with state"])
+      // then the checks' read answers the run, which starts from the state it kept
+      expect((yield* post("tea", alice)).body.content).toBe(3)
+      expect(reads).toHaveLength(4)
+      // another user is refused by the checks, from their one read
+      expect((yield* post("jam", bob)).status).toBe(404)
+      expect(reads).toHaveLength(5)
+      // a commit from another process since: the checks read the new version, and the run reads the new state
+      yield* Workflow.run(notes, "jam", { sessionId: "shared", userId: "alice" }).pipe(
+        Effect.provideService(SessionStore.SessionStore, SessionStore.make(backend))
+      )
+      const after = yield* post("rice", alice)
+      expect(after.status).toBe(200)
+      expect(after.body.state.notes).toEqual(["milk", "eggs", "tea", "jam", "rice"])
+      expect(reads.slice(5)).toEqual(["without state", "knowing its version"])
     }))
 })

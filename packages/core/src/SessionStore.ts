@@ -1708,6 +1708,81 @@ export interface Service extends Backend {
 export class SessionStore extends Context.Tag("@sessionflow/core/SessionStore")<SessionStore, Service>() {}
 
 /**
+ * A session read ahead (see {@link readSession}): what was found, and `ahead`,
+ * which runs an effect whose first `findSession` of the session on this
+ * store that the read answers is given it instead of reading the store.
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export interface SessionRead {
+  readonly found: SessionFound
+  readonly ahead: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+interface ReadAhead {
+  readonly reader: Service["findSession"]
+  readonly sessionId: string
+  readonly found: SessionFound
+  /** whether the read was made without the state (`state: false`) */
+  readonly withoutState: boolean
+  used: boolean
+}
+
+/** The read ahead of the effect running, if any (shared by the fibers it forks: it answers once). */
+const readAhead = FiberRef.unsafeMake<ReadAhead | undefined>(undefined)
+
+/**
+ * Whether a read ahead is what the store would answer `findSession(sessionId,
+ * options)` with: a new session's read answers any call; a stored session's
+ * read without its state answers a call without it, or one that knows its
+ * version (the store would answer `unchanged`, without the state); a stored
+ * session's read with its state, none (its options are not kept).
+ */
+const answers = (ahead: ReadAhead, sessionId: string, options: FindSessionOptions | undefined): boolean => {
+  if (ahead.used || ahead.sessionId !== sessionId) return false
+  if (ahead.found._tag === "New") return true
+  if (!ahead.withoutState) return false
+  return options?.state === false || options?.knownVersion === ahead.found.session.version
+}
+
+/**
+ * Reads a session (`findSession`) for a caller that checks it before running
+ * an effect on it — a server's admission checks before a run — and gives the
+ * read to that effect: the first `findSession` of the session inside
+ * `read.ahead(effect)`, on the same store, is answered with it when the read
+ * is what the store would answer (a new session's read answers any call; a
+ * stored session's read without its state, a call without it or one that
+ * knows its version, as a run starting from a cached state does). So the run
+ * does not read the session again. Later calls, and calls the read does not
+ * answer, read the store; so does a run that waits for the session's lock
+ * (another run of it in this process: the session may change meanwhile), and
+ * one whose commit finds the session changed since (a conflict) when it tries
+ * again. Give it only to an effect that reads the session at once: not to a
+ * run that waits in the session's queue (`onBusy: "enqueue"`) or cancels the
+ * runs on it first (`"interrupt"`).
+ *
+ * @since 0.1.0
+ * @category reading
+ */
+export const readSession = (
+  store: Service,
+  sessionId: string,
+  options?: FindSessionOptions | undefined
+): Effect.Effect<SessionRead, WorkflowError.SessionStoreError | StateDecodeError> =>
+  Effect.map(store.findSession(sessionId, options), (found): SessionRead => ({
+    found,
+    ahead: (effect) =>
+      Effect.locally(effect, readAhead, {
+        reader: store.findSession,
+        sessionId,
+        found,
+        withoutState: options?.state === false,
+        used: false
+      })
+  }))
+
+/**
  * Builds a store from a backend's primitives, adding per-session
  * serialisation within the process, and the one rule of ids for every
  * backend: a session or run id outside {@link Id} (NUL, a lone surrogate,
@@ -1721,6 +1796,15 @@ export class SessionStore extends Context.Tag("@sessionflow/core/SessionStore")<
  */
 export const make = (primitives: Backend): Service => {
   const backend = idGuard.guard(primitives)
+  // this store's `findSession`: a read ahead made through it (see `readSession`) answers it
+  const findSession: Service["findSession"] = (sessionId, options) =>
+    Effect.flatMap(FiberRef.get(readAhead), (ahead) => {
+      if (ahead === undefined || ahead.reader !== findSession || !answers(ahead, sessionId, options)) {
+        return backend.findSession(sessionId, options)
+      }
+      ahead.used = true
+      return Effect.succeed(ahead.found)
+    })
   const locks = new Map<string, SessionLock>()
   // the sessions whose lock the current fiber (or one of its ancestors) holds,
   // innermost first: taking such a lock again would wait for ever, so it is
@@ -1733,6 +1817,7 @@ export const make = (primitives: Backend): Service => {
   const dequeued = Effect.runSync(PubSub.unbounded<string>())
   return {
     ...backend,
+    findSession,
     leaveQueue: (sessionId, runId, owner) =>
       Effect.tap(backend.leaveQueue(sessionId, runId, owner), (left) => left ? PubSub.publish(dequeued, sessionId) : Effect.void),
     watchQueue: (sessionId, options) =>
@@ -1783,6 +1868,9 @@ export const make = (primitives: Backend): Service => {
               taken = true
               return Effect.void
             }
+            // the session may change while this waits: a read made before is not given to `self`
+            const ahead = fiber.getFiberRef(readAhead)
+            if (ahead !== undefined && ahead.sessionId === sessionId) ahead.used = true
             return Effect.flatMap(restore(waitFor(lock)), take)
           }
           return Effect.zipRight(

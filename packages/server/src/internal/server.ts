@@ -430,7 +430,9 @@ const wantsEvents = (accept: string | undefined) => accept !== undefined && /\bt
  * a status code for it: an input that does not fit the workflow's input
  * Schema (400), a session of another user (404), a session of another
  * workflow or with a paused run (409), and a run id taken by a run the caller
- * may not see (404) or one that runs or waits (409).
+ * may not see (404) or one that runs or waits (409). Gives the session id the
+ * run is on, if any, with the session as read for these checks, for the run
+ * to start from (`SessionStore.readSession`).
  */
 const precheck = (served: Served, payload: Api.RunRequest, userId: string | undefined, streamed: boolean) =>
   Effect.gen(function*() {
@@ -482,8 +484,9 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
       }
     }
     if (sessionId === undefined) return undefined
-    // one read: the session, or a new session's first runs
-    const found = yield* store.findSession(sessionId, { state: false })
+    // one read: the session, or a new session's first runs; the run is given it (it does not read it again)
+    const read = yield* SessionStore.readSession(store, sessionId, { state: false })
+    const found = read.found
     if (found._tag === "New") {
       // a new session whose first run is still unfinished (running, or paused for a person) is that run's
       // user's: to anyone else it does not exist, and no conflict names the run
@@ -511,7 +514,7 @@ const precheck = (served: Served, payload: Api.RunRequest, userId: string | unde
         return yield* Effect.fail(new WorkflowError.SessionPaused({ sessionId, runId: paused }))
       }
     }
-    return sessionId
+    return { sessionId, ahead: read.ahead }
   })
 
 /**
@@ -798,10 +801,11 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
           const { userId } = yield* Api.CurrentUser
           const served = yield* lookup(registry, path.name)
           const streamed = wantsEvents(headers.accept) && !prefersAsync(headers.prefer)
-          const sessionId = yield* within(served, precheck(served, payload, userId, streamed)).pipe(
+          const checked = yield* within(served, precheck(served, payload, userId, streamed)).pipe(
             errors.withRetryAfter,
             Effect.mapError(errors.sessionError(false))
           )
+          const sessionId = checked?.sessionId
           const options: Workflow.RunOptions<unknown> = {
             sessionId,
             userId,
@@ -817,7 +821,11 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             : yield* runJson<never>(
               served,
               settings,
-              Workflow.run(served.workflow, payload.input, options),
+              // the run starts from the session as the checks read it, unless it waits first (its
+              // queue, or the runs it interrupts) and the session may change meanwhile
+              checked === undefined || (payload.onBusy ?? "reject") !== "reject"
+                ? Workflow.run(served.workflow, payload.input, options)
+                : checked.ahead(Workflow.run(served.workflow, payload.input, options)),
               payload.sessionState !== undefined
             )
         }).pipe(errors.catchDefects))
