@@ -279,7 +279,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 
-  it.scoped("a database at migration 13 gets 14 (the tables a commit writes fewer pages of) and reads back what it held; new records come after the old", () =>
+  it.scoped("a database at migration 13 gets 14 (the tables a commit writes fewer pages of) and reads back what it held, an operator's column and index included; new records come after the old", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
       /** everything the store reads of the sessions, their versions and records */
@@ -334,6 +334,10 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         yield* sql`ALTER TABLE runs_13 RENAME TO sessionflow_sessions_runs`
         yield* sql`CREATE INDEX sessionflow_sessions_runs_session_idx ON sessionflow_sessions_runs (session_id, seq)`
         yield* sql`CREATE INDEX sessionflow_sessions_runs_listing_idx ON sessionflow_sessions_runs (workflow_name, user_id, started_at DESC, run_id)`
+        // and what an operator may have added to them: a column and an index
+        yield* sql`ALTER TABLE sessionflow_sessions_runs ADD COLUMN reviewed TEXT`
+        yield* sql`UPDATE sessionflow_sessions_runs SET reviewed = 'yes' WHERE run_id = 'a2'`
+        yield* sql`CREATE INDEX ops_runs_by_status ON sessionflow_sessions_runs (status)`
         yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id = 14`
         assert.deepStrictEqual(yield* snapshot, taken)
         return taken
@@ -366,6 +370,11 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         }
         assert.match(schema.get("sessionflow_sessions_runs_session_idx") ?? "", /\(session_id, seq\)$/)
         assert.isFalse(schema.has("versions_13") || schema.has("runs_13") || schema.has("sessionflow_sessions_runs_rebuilt"))
+        // what the operator added is kept
+        assert.include(schema.get("ops_runs_by_status"), "(status)")
+        const reviewed = yield* sql<{ run_id: string; reviewed: string | null }>`
+          SELECT run_id, reviewed FROM sessionflow_sessions_runs WHERE session_id = 'a' ORDER BY seq`
+        assert.deepStrictEqual(reviewed, [{ run_id: "a1", reviewed: null }, { run_id: "a2", reviewed: "yes" }, { run_id: "a3", reviewed: null }])
         const sequences = yield* sql<{ name: string }>`SELECT name FROM sqlite_sequence`
         assert.notInclude(sequences.map((row) => row.name), "sessionflow_sessions_runs")
         // a new record comes after the old ones, in its session's records and in the table

@@ -224,64 +224,49 @@ const createSchedules = (sql: SqlClient.SqlClient, t: Tables) =>
  *   descending by time put it at the start, which splits pages. Read
  *   backwards, each is still exactly a listing's order (newest first, ties
  *   by id), with nothing to sort.
- * - The versions table a rowid table with a unique index on its key, not a
- *   `WITHOUT ROWID` table: its rows (each with a state) are appended, and
- *   only the small index entry goes in a session's place.
+ * - The versions table a rowid table (its primary key then a unique index),
+ *   not a `WITHOUT ROWID` table: its rows (each with a state) are appended,
+ *   and only the small index entry goes in a session's place.
  * - The runs table without `AUTOINCREMENT`, which wrote `sqlite_sequence`
  *   at every insert: a new record's `seq` is still above every record's
  *   (only the order of a session's records reads it).
- * The two tables are rebuilt (copied, in one transaction, once).
+ * The two tables are rebuilt (copied, in one transaction, once) from their
+ * own definitions: a column, index or trigger added by hand is kept.
  */
 const lighterCommits = (sql: SqlClient.SqlClient, t: Tables) =>
   Effect.gen(function*() {
+    /**
+     * `table` rebuilt from its own `CREATE TABLE` text as `change` makes it (undefined: nothing
+     * to change), its rows copied as they are and its indexes and triggers made again: so a
+     * column or an index added by hand is kept.
+     */
+    const rebuild = (table: string, change: (ddl: string) => string | undefined) =>
+      Effect.gen(function*() {
+        const [found] = yield* sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ${table}`
+        const ddl = found === undefined ? undefined : change(found.sql)
+        if (ddl === undefined) return
+        const attached = yield* sql<{ sql: string }>`SELECT sql FROM sqlite_master
+WHERE tbl_name = ${table} AND type IN ('index', 'trigger') AND sql IS NOT NULL`
+        const rebuilt = `${table}_rebuilt`
+        yield* sql.unsafe(ddl.replace(/^CREATE TABLE\s+("(?:[^"]|"")*"|\S+)/i, `CREATE TABLE "${rebuilt}"`))
+        yield* sql`INSERT INTO ${sql(rebuilt)} SELECT * FROM ${sql(table)}`
+        yield* sql`DROP TABLE ${sql(table)}`
+        yield* sql`ALTER TABLE ${sql(rebuilt)} RENAME TO ${sql(table)}`
+        for (const statement of attached) yield* sql.unsafe(statement.sql)
+      })
+    yield* rebuild(t.runs, (ddl) => /\bAUTOINCREMENT\b/i.test(ddl) ? ddl.replace(/\s+AUTOINCREMENT\b/i, "") : undefined)
+    // a rowid table whose primary key is a unique index
+    yield* rebuild(t.versions, (ddl) => /\)\s*WITHOUT\s+ROWID\s*$/i.test(ddl) ? ddl.replace(/\)\s*WITHOUT\s+ROWID\s*$/i, ")") : undefined)
     const recency = [
       { index: `${t.sessions}_updated_idx`, table: t.sessions, columns: "updated_at, session_id DESC" },
       { index: `${t.sessions}_listing_idx`, table: t.sessions, columns: "workflow_name, user_id, updated_at, session_id DESC" },
+      { index: `${t.runs}_listing_idx`, table: t.runs, columns: "workflow_name, user_id, started_at, run_id DESC" },
       { index: `${t.active}_listing_idx`, table: t.active, columns: "workflow_name, user_id, started_at, run_id DESC" }
     ]
     for (const { columns, index, table } of recency) {
       yield* sql`DROP INDEX IF EXISTS ${sql(index)}`
       yield* sql`CREATE INDEX ${sql(index)} ON ${sql(table)} (${sql.literal(columns)})`
     }
-    const versions = `${t.versions}_rebuilt`
-    yield* sql`CREATE TABLE ${sql(versions)} (
-  session_id TEXT NOT NULL,
-  version INTEGER NOT NULL,
-  run_id TEXT,
-  committed_at INTEGER NOT NULL,
-  changed TEXT,
-  state TEXT,
-  changes TEXT,
-  listed INTEGER NOT NULL,
-  UNIQUE (session_id, version)
-)`
-    yield* sql`INSERT INTO ${sql(versions)} (session_id, version, run_id, committed_at, changed, state, changes, listed)
-SELECT session_id, version, run_id, committed_at, changed, state, changes, listed FROM ${sql(t.versions)} ORDER BY session_id, version`
-    yield* sql`DROP TABLE ${sql(t.versions)}`
-    yield* sql`ALTER TABLE ${sql(versions)} RENAME TO ${sql(t.versions)}`
-    const runs = `${t.runs}_rebuilt`
-    const runColumns = sql.literal(
-      "seq, run_id, session_id, workflow_name, user_id, status, input, content, error, started_at, completed_at, usage"
-    )
-    yield* sql`CREATE TABLE ${sql(runs)} (
-  seq INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL UNIQUE,
-  session_id TEXT NOT NULL REFERENCES ${sql(t.sessions)} (session_id) ON DELETE CASCADE,
-  workflow_name TEXT NOT NULL,
-  user_id TEXT,
-  status TEXT NOT NULL,
-  input TEXT,
-  content TEXT,
-  error TEXT,
-  started_at INTEGER NOT NULL,
-  completed_at INTEGER NOT NULL,
-  usage TEXT
-)`
-    yield* sql`INSERT INTO ${sql(runs)} (${runColumns}) SELECT ${runColumns} FROM ${sql(t.runs)} ORDER BY seq`
-    yield* sql`DROP TABLE ${sql(t.runs)}`
-    yield* sql`ALTER TABLE ${sql(runs)} RENAME TO ${sql(t.runs)}`
-    yield* sql`CREATE INDEX ${sql(`${t.runs}_session_idx`)} ON ${sql(t.runs)} (session_id, seq)`
-    yield* sql`CREATE INDEX ${sql(`${t.runs}_listing_idx`)} ON ${sql(t.runs)} (workflow_name, user_id, started_at, run_id DESC)`
   })
 
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
