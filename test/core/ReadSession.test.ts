@@ -19,7 +19,6 @@ const counted = (backend: SessionStore.Backend) => {
   return { store, reads }
 }
 
-
 const run = (input: string, sessionId: string, options?: { readonly retryOnConflict?: number }) =>
   Effect.map(Workflow.run(appendInput, input, { ...options, sessionId }), (result) => result.state.items)
 

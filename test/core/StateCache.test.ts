@@ -26,7 +26,6 @@ const spied = (backend: SessionStore.Backend) => {
   return { store, loads }
 }
 
-
 const itemsOf = (store: SessionStore.Service, sessionId: string) =>
   Effect.map(Workflow.getSessionState(appendInput, sessionId), (s) => s.items).pipe(on(store))
 

@@ -26,6 +26,11 @@ const tables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
 ).pipe(Effect.map((rows) => rows.map((row) => row.name)))
 
+/** The migrations recorded in the file, in order. */
+const recordedMigrations = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ migration_id: number; name: string }>`SELECT migration_id, name FROM sessionflow_sessions_migrations ORDER BY migration_id`
+)
+
 /** Two stores, each on its own connection to one fresh file (two processes). */
 const twoStores = (open: (filename: string) => Layer.Layer<SessionStore.SessionStore, unknown>) =>
   Effect.gen(function*() {
@@ -214,9 +219,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
-        const sql = yield* SqlClient.SqlClient
-        const migrations = yield* sql<{ migration_id: number; name: string }>`
-          SELECT migration_id, name FROM sessionflow_sessions_migrations ORDER BY migration_id`
+        const migrations = yield* recordedMigrations
         assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
         assert.strictEqual(migrations[11]!.name, "create_schedules")
         assert.include(yield* tables, "sessionflow_sessions_schedules")
@@ -258,7 +261,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
-        const migrations = yield* sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
+        const migrations = yield* recordedMigrations
         assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
         // the sizes the store keeps changes by: the existing state's, no changes
         const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
@@ -346,8 +349,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
-        const migrations = yield* sql<{ migration_id: number; name: string }>`
-          SELECT migration_id, name FROM sessionflow_sessions_migrations ORDER BY migration_id`
+        const migrations = yield* recordedMigrations
         assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
         assert.strictEqual(migrations[13]!.name, "lighter_commits")
         assert.deepStrictEqual(yield* snapshot, written)

@@ -254,17 +254,18 @@ WHERE tbl_name = ${table} AND type IN ('index', 'trigger') AND sql IS NOT NULL`
         yield* sql`ALTER TABLE ${sql(rebuilt)} RENAME TO ${sql(table)}`
         for (const statement of attached) yield* sql.unsafe(statement.sql)
       })
-    yield* rebuild(t.runs, (ddl) => /\bAUTOINCREMENT\b/i.test(ddl) ? ddl.replace(/\s+AUTOINCREMENT\b/i, "") : undefined)
-    // a rowid table whose primary key is a unique index
-    yield* rebuild(t.versions, (ddl) => /\)\s*WITHOUT\s+ROWID\s*$/i.test(ddl) ? ddl.replace(/\)\s*WITHOUT\s+ROWID\s*$/i, ")") : undefined)
     const recency = [
       { index: `${t.sessions}_updated_idx`, table: t.sessions, columns: "updated_at, session_id DESC" },
       { index: `${t.sessions}_listing_idx`, table: t.sessions, columns: "workflow_name, user_id, updated_at, session_id DESC" },
       { index: `${t.runs}_listing_idx`, table: t.runs, columns: "workflow_name, user_id, started_at, run_id DESC" },
       { index: `${t.active}_listing_idx`, table: t.active, columns: "workflow_name, user_id, started_at, run_id DESC" }
     ]
+    // dropped first, so that the rebuild of the runs table does not make its old one again
+    for (const { index } of recency) yield* sql`DROP INDEX IF EXISTS ${sql(index)}`
+    yield* rebuild(t.runs, (ddl) => /\bAUTOINCREMENT\b/i.test(ddl) ? ddl.replace(/\s+AUTOINCREMENT\b/i, "") : undefined)
+    // a rowid table whose primary key is a unique index
+    yield* rebuild(t.versions, (ddl) => /\)\s*WITHOUT\s+ROWID\s*$/i.test(ddl) ? ddl.replace(/\)\s*WITHOUT\s+ROWID\s*$/i, ")") : undefined)
     for (const { columns, index, table } of recency) {
-      yield* sql`DROP INDEX IF EXISTS ${sql(index)}`
       yield* sql`CREATE INDEX ${sql(index)} ON ${sql(table)} (${sql.literal(columns)})`
     }
   })
