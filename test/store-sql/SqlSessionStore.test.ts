@@ -12,7 +12,7 @@ import { type Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { type Database, dialects, run, type StoreOptions } from "./dialects.js"
 
 /** the ids of the migrations after the ninth, by name */
-const laterMigrations: Readonly<Record<string, number>> = { create_queue: 10, create_signals: 11, create_schedules: 12, create_versions: 13, lighter_commits: 14 }
+const laterMigrations: Readonly<Record<string, number>> = { create_queue: 10, create_signals: 11, create_schedules: 12, create_versions: 13, lighter_commits: 14, first_commits: 15 }
 
 const storeOf = (layer: Layer.Layer<SessionStore.SessionStore, unknown>) =>
   Effect.map(Layer.build(layer), (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service)
@@ -137,12 +137,12 @@ for (const dialect of dialects) {
         yield* sql`DELETE FROM ${sql(db.table("sessionflow_sessions_migrations"))} WHERE migration_id >= 3`
         const behind = yield* Effect.flip(SqlSessionStore.make({ ...db.options, migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         assert.include(behind.message, "the tables of 'sessionflow_sessions'")
-        assert.include(behind.message, "are at migration 2 of 14: open them once with migrations on")
+        assert.include(behind.message, "are at migration 2 of 15: open them once with migrations on")
       }))
   })
 
   describe(`SqlSessionStore on ${dialect.name}: what a commit writes`, () => {
-    it.scoped("a commit is one transaction: when the run row cannot be written, the state is not written either", () =>
+    it.scoped("a commit is one transaction: when the run row cannot be written, the state is not written either, nor a new session created", () =>
       withStore(({ db, store, sql }) =>
         Effect.gen(function*() {
           yield* commitFirst(store, "s1", { n: 1 })
@@ -157,11 +157,25 @@ for (const dialect of dialects) {
             assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => [s.state, s.version]), Option.some([{ n: 1 }, 1]))
             assert.strictEqual((yield* store.runs("s1", {})).length, 1)
           }
+          // a new session's first commit (one statement on both dialects) creates nothing: no row, no version
+          const first = yield* Effect.flip(
+            store.commit({ sessionId: "s2", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s2", "bad") })
+          )
+          assert.instanceOf(first, WorkflowError.SessionStoreError)
+          assert.include(first.message, "refused")
+          assert.isTrue(Option.isNone(yield* store.load("s2")))
+          assert.deepStrictEqual(yield* store.versions("s2"), [])
+          assert.deepStrictEqual(yield* store.runs("s2", {}), [])
           // and the store is usable afterwards
           assert.strictEqual(
             yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") }),
             2
           )
+          assert.strictEqual(
+            yield* store.commit({ sessionId: "s2", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s2", "r1") }),
+            1
+          )
+          assert.deepStrictEqual(Option.map(yield* store.load("s2"), (s) => s.state), Option.some({ n: 1 }))
         })))
 
     it.scoped("works on a client that transforms column and table names", () =>

@@ -120,7 +120,8 @@ describe("SqliteSessionStore", () => {
         { migration_id: 11 },
         { migration_id: 12 },
         { migration_id: 13 },
-        { migration_id: 14 }
+        { migration_id: 14 },
+        { migration_id: 15 }
       ])
     }), 60_000)
 
@@ -220,7 +221,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
         assert.strictEqual(migrations[11]!.name, "create_schedules")
         assert.include(yield* tables, "sessionflow_sessions_schedules")
         const stored = yield* store.putSchedule({ workflowName: "wf", name: "s", cron: "* * * * *", nextTick: 60_000, now: 0 })
@@ -238,6 +239,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         yield* store.setName("old", "an old session")
         // back to the tables exactly as migration 3 left them
         const sql = yield* SqlClient.SqlClient
+        yield* sql`DROP VIEW sessionflow_sessions_first_commits`
         yield* sql`DROP INDEX sessionflow_sessions_listing_idx`
         yield* sql`DROP INDEX sessionflow_sessions_runs_listing_idx`
         yield* sql`DROP INDEX sessionflow_sessions_active_listing_idx`
@@ -257,12 +259,12 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
       // read-only, it is not migrated: an error that says what to do
       const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
-      assert.include(readonlyError.description, "are at migration 3 of 14")
+      assert.include(readonlyError.description, "are at migration 3 of 15")
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
         // the sizes the store keeps changes by: the existing state's, no changes
         const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
           SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`
@@ -282,7 +284,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 
-  it.scoped("a database at migration 13 gets 14 (the tables a commit writes fewer pages of) and reads back what it held, an operator's column and index included; new records come after the old", () =>
+  it.scoped("a database at migration 13 gets 14 (the tables a commit writes fewer pages of) and 15 (the view of first commits) and reads back what it held, an operator's column and index included; new records and sessions come after the old", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
       /** everything the store reads of the sessions, their versions and records */
@@ -317,6 +319,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const taken = yield* snapshot
         // back to the tables exactly as migration 13 left them
         const sql = yield* SqlClient.SqlClient
+        yield* sql`DROP VIEW sessionflow_sessions_first_commits`
         yield* sql`DROP INDEX sessionflow_sessions_updated_idx`
         yield* sql`CREATE INDEX sessionflow_sessions_updated_idx ON sessionflow_sessions (updated_at DESC, session_id)`
         yield* sql`DROP INDEX sessionflow_sessions_listing_idx`
@@ -341,7 +344,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         yield* sql`ALTER TABLE sessionflow_sessions_runs ADD COLUMN reviewed TEXT`
         yield* sql`UPDATE sessionflow_sessions_runs SET reviewed = 'yes' WHERE run_id = 'a2'`
         yield* sql`CREATE INDEX ops_runs_by_status ON sessionflow_sessions_runs (status)`
-        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id = 14`
+        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 14`
         assert.deepStrictEqual(yield* snapshot, taken)
         return taken
       }).pipe(Effect.provide(storeWithClient(filename)))
@@ -350,7 +353,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
         assert.strictEqual(migrations[13]!.name, "lighter_commits")
         assert.deepStrictEqual(yield* snapshot, written)
         // the layout: no sqlite_sequence row for the records, the versions in a rowid table, the recency indexes
@@ -387,6 +390,15 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         assert.isAbove(added!.seq, old!.seq)
         assert.deepStrictEqual((yield* store.versions("b")).map((info) => info.version), [1, 2])
         assert.deepStrictEqual(yield* store.loadVersion("b", 2), Option.some({ n: 2 }))
+        // a new session's first commit goes through the view again
+        assert.strictEqual(migrations[14]!.name, "first_commits")
+        assert.strictEqual(schema.get("sessionflow_sessions_first_commits_insert") !== undefined, true)
+        yield* store.commit({ sessionId: "d", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("d", "d1") })
+        assert.deepStrictEqual(Option.map(yield* store.load("d"), (s) => [s.state, s.version]), Option.some([{ n: 1 }, 1]))
+        assert.deepStrictEqual((yield* store.runs("d", {})).map((record) => record.runId), ["d1"])
+        const [newest] = yield* sql<{ seq: number }>`SELECT seq FROM sessionflow_sessions_runs WHERE run_id = 'd1'`
+        assert.isAbove(newest!.seq, added!.seq)
+        assert.deepStrictEqual(yield* store.loadVersion("d", 1), Option.some({ n: 1 }))
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
 

@@ -437,7 +437,18 @@ WHERE session_id = ${from} AND version <= ${version}`
     return { before: [], condition: sql`TRUE`, after }
   }
 
-  return { stateAt, list, keep, clear, copy, inOneStatement, firstInOneStatement }
+  /**
+   * SQLite's one-statement commit of a new session's whole state (see the
+   * store's `firstCommitInOneStatement`), keeping version 1 as a whole state
+   * (as {@link keep} does): the `changed` of that version, or undefined for a
+   * commit that keeps no versions.
+   */
+  const firstVersion = (entry: { readonly sessionId: string; readonly keep: number; readonly state: unknown }) => {
+    take(entry.sessionId)
+    return entry.keep <= 0 ? undefined : { changed: changedText(firstChanged(entry.state)) }
+  }
+
+  return { stateAt, list, keep, clear, copy, inOneStatement, firstInOneStatement, firstVersion }
 }
 
 /** The `history` of a store's option, checked. */

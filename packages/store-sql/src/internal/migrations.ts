@@ -20,7 +20,9 @@
  * (`create_versions`, the same on both) adds the sessions' kept versions.
  * Migration 14 (`lighter_commits`) changes SQLite's tables only, so that a
  * commit writes fewer pages (see {@link lighterCommits}); the same tables,
- * columns and indexes stay on both.
+ * columns and indexes stay on both. Migration 15 (`first_commits`, SQLite
+ * only) adds the view a new session's first commit is written through in one
+ * statement (see {@link firstCommits}); PostgreSQL does the same with CTEs.
  *
  * @internal
  */
@@ -41,7 +43,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 14
+export const latestMigrationId = 15
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -270,6 +272,82 @@ WHERE tbl_name = ${table} AND type IN ('index', 'trigger') AND sql IS NOT NULL`
     }
   })
 
+/** The view a SQLite store writes a new session's first commit through (migration 15). */
+export const firstCommitsView = (t: Tables): string => `${t.sessions}_first_commits`
+
+/**
+ * The columns of {@link firstCommitsView}: the session's row, whether it
+ * keeps its version 1 (`keep_version`, 0 or 1) and that version's `changed`,
+ * and its run's record (`run_id` also the session's `last_run_id`; none
+ * without a record).
+ *
+ * @internal
+ */
+export const firstCommitColumns = [
+  "session_id",
+  "workflow_name",
+  "user_id",
+  "state",
+  "state_size",
+  "committed_at",
+  "keep_version",
+  "changed",
+  "run_id",
+  "run_workflow_name",
+  "run_user_id",
+  "status",
+  "input",
+  "content",
+  "error",
+  "usage",
+  "started_at",
+  "completed_at"
+] as const
+
+/** The message of a first commit that {@link firstCommits}' trigger refused. */
+export const firstCommitRefused = "sessionflow: the session exists or a run is paused on it"
+
+/**
+ * Migration 15 (SQLite only): a new session's first commit as one statement,
+ * which is its own transaction — an insert into a view of no rows, whose
+ * `INSTEAD OF` trigger refuses it (`RAISE(ABORT)`, so nothing is written)
+ * when the session exists or a run is paused on its id, and otherwise writes
+ * the session's row, its version 1 (with `keep_version`) and its run's record
+ * (a retried run's replaces its earlier attempt's). One statement instead of
+ * five (`BEGIN`, the three inserts, `COMMIT`), each of which costs the
+ * process more than SQLite's own work for it. A refused insert is done again
+ * by the transactional commit, which tells which check refused it. A later
+ * migration that rebuilds one of the trigger's tables drops the view first
+ * and makes it again after: SQLite checks a trigger's tables when one of
+ * them is renamed.
+ */
+const firstCommits = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    const view = firstCommitsView(t)
+    yield* sql`CREATE VIEW ${sql(view)} (${sql.literal(firstCommitColumns.join(", "))}) AS SELECT ${
+      sql.literal(firstCommitColumns.map(() => "NULL").join(", "))
+    } WHERE 0`
+    yield* sql`CREATE TRIGGER ${sql(`${view}_insert`)} INSTEAD OF INSERT ON ${sql(view)}
+BEGIN
+  SELECT RAISE(ABORT, ${sql.literal(`'${firstCommitRefused}'`)})
+  WHERE EXISTS (SELECT 1 FROM ${sql(t.sessions)} WHERE session_id = NEW.session_id)
+    OR EXISTS (SELECT 1 FROM ${sql(t.active)} WHERE session_id = NEW.session_id AND status = 'paused');
+  INSERT INTO ${sql(t.sessions)}
+    (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at,
+     last_run_id)
+  VALUES (NEW.session_id, NEW.workflow_name, NEW.user_id, NULL, NEW.state, NEW.state_size, NEW.state_size, 1,
+    NEW.committed_at, NEW.committed_at, NEW.run_id);
+  INSERT INTO ${sql(t.versions)} (session_id, version, run_id, committed_at, changed, state, changes, listed)
+  SELECT NEW.session_id, 1, NEW.run_id, NEW.committed_at, NEW.changed, NEW.state, NULL, 1 WHERE NEW.keep_version = 1
+  ON CONFLICT (session_id, version) DO NOTHING;
+  INSERT OR REPLACE INTO ${sql(t.runs)}
+    (run_id, session_id, workflow_name, user_id, status, input, content, error, usage, started_at, completed_at)
+  SELECT NEW.run_id, NEW.session_id, NEW.run_workflow_name, NEW.run_user_id, NEW.status, NEW.input, NEW.content,
+    NEW.error, NEW.usage, NEW.started_at, NEW.completed_at
+  WHERE NEW.status IS NOT NULL;
+END`
+  })
+
 const sqlite = (sql: SqlClient.SqlClient, t: Tables) => ({
   "0001_create_sessions": Effect.gen(function*() {
     yield* sql`CREATE TABLE ${sql(t.sessions)} (
@@ -362,7 +440,8 @@ END`
   "0011_create_signals": createSignals(sql, t),
   "0012_create_schedules": createSchedules(sql, t),
   "0013_create_versions": createVersions(sql, t),
-  "0014_lighter_commits": lighterCommits(sql, t)
+  "0014_lighter_commits": lighterCommits(sql, t),
+  "0015_first_commits": firstCommits(sql, t)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -468,7 +547,9 @@ FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${
   // SQLite's tables only (see `lighterCommits`): PostgreSQL's tables are heaps (a row is
   // appended whatever its key), its identity column writes no other row, and its B-trees split
   // a full page in two wherever an entry goes
-  "0014_lighter_commits": Effect.void
+  "0014_lighter_commits": Effect.void,
+  // SQLite only (see `firstCommits`): PostgreSQL's first commit is one statement of CTEs
+  "0015_first_commits": Effect.void
 })
 
 /** The store's migrations on the client's dialect, by `<id>_<name>`. */

@@ -506,6 +506,41 @@ SELECT version, pg_notify(${channel}, ${commit.sessionId}) FROM written`,
     )
   }
 
+  const firstCommits = sql(migrations.firstCommitsView(t))
+  const firstCommitColumns = sql.literal(migrations.firstCommitColumns.join(", "))
+
+  /** Whether a first commit was refused by its view's trigger (the session exists, or a run is paused on it). */
+  const firstCommitRefused = (error: SqlError) =>
+    Predicate.hasProperty(error.cause, "message") && error.cause.message === migrations.firstCommitRefused
+
+  /**
+   * SQLite's usual commit of a new session — its first whole state, with its
+   * record, no unfinished run to end — as one statement (and so its own
+   * transaction): an insert into the view of migration 15, whose trigger
+   * writes the session's row, its version 1 (when it keeps versions) and the
+   * record, or refuses the insert, writing nothing, when the session exists
+   * or a run is paused on its id. Refused (undefined), the transactional
+   * commit tells which check, or writes it (if the session was deleted or the
+   * run unpaused meanwhile).
+   */
+  const firstCommitInOneStatement = (
+    commit: SessionStore.Commit,
+    state: string,
+    runRow: rows.RunRow | undefined,
+    now: number
+  ): Effect.Effect<number | undefined, SqlError | WorkflowError.SessionStoreError> => {
+    const version = versions.firstVersion({ sessionId: commit.sessionId, keep: keepOf(commit), state: commit.state })
+    return sql`INSERT INTO ${firstCommits} (${firstCommitColumns}) VALUES (${commit.sessionId}, ${commit.workflowName},
+  ${commit.userId ?? null}, ${state}, ${state.length}, ${now}, ${version === undefined ? 0 : 1}, ${version?.changed ?? null},
+  ${commit.run?.runId ?? null}, ${runRow?.workflow_name ?? null}, ${runRow?.user_id ?? null}, ${runRow?.status ?? null},
+  ${runRow?.input ?? null}, ${runRow?.content ?? null}, ${runRow?.error ?? null}, ${runRow?.usage ?? null},
+  ${runRow?.started_at ?? null}, ${runRow?.completed_at ?? null})`.pipe(
+      writing("commit"),
+      Effect.as(1),
+      Effect.catchIf((error) => error._tag === "SqlError" && firstCommitRefused(error), () => Effect.succeed(undefined))
+    )
+  }
+
   /**
    * A commit as one short transaction whose first statement is the write
    * itself, with the version and owner checks in its `WHERE` clause: on
@@ -708,6 +743,10 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
           const version = yield* commitInOneStatement(commit, write, runRow, now)
           if (version !== undefined) return yield* bounded(commit.sessionId, version)
         }
+      }
+      if (dialect === "sqlite" && commit.ends === undefined && commit.expectedVersion === 0 && state !== null) {
+        const version = yield* firstCommitInOneStatement(commit, state, runRow, now)
+        if (version !== undefined) return yield* bounded(commit.sessionId, version)
       }
       const version = yield* commitInTransaction(commit, changes, state, runRow, now)
       return commit.state === undefined ? version : yield* bounded(commit.sessionId, version)
