@@ -13,9 +13,12 @@
  * `SESSIONFLOW_TEST_DATABASE_URL`, else the local test database; skipped
  * when it does not answer). Each server is warmed up first (`--warmup N`,
  * default 300, at 16 clients, not counted). Prints requests/s, p50 and p99 of
- * each side and the ratio after/before per row, with the load average, as a
- * table and one JSON line. On a shared machine the ratio is the figure: both
- * sides see the same load, in alternating slices.
+ * each side, and the CPU time its server's process used per request during
+ * its own turns (Linux: `/proc/<pid>/stat`, in 10 ms ticks, so summed over
+ * all turns), and the ratios after/before per row, with the load average,
+ * as a table and one JSON line. On a shared machine the ratios are the
+ * figure: both sides see the same load, in alternating slices; the CPU per
+ * request is the one least moved by the load.
  *
  *   node --import tsx src/server-ab.ts --before DIR [--chunk N] [--rounds N] [--warmup N]
  *     [--clients 1,16,64] [--stores sqlite,postgres] [--cpu-prof DIR]
@@ -50,6 +53,7 @@ const sides = [{ name: "before", root: beforeRoot }, { name: "after", root: afte
 
 interface Server {
   readonly url: string
+  readonly cpuMs: () => number | undefined
   readonly stop: () => Promise<void>
 }
 
@@ -59,19 +63,28 @@ const start = async (root: string, label: string, args: ReadonlyArray<string>): 
   const side = spawnSide(root, `${label} server`, entry, args, profile)
   // the server may log before (a newer one says where it listens)
   const { port } = JSON.parse(await side.line(`{"port":`)) as { port: number }
-  return { url: `http://127.0.0.1:${port}`, stop: side.stop }
+  return { url: `http://127.0.0.1:${port}`, cpuMs: side.cpuMs, stop: side.stop }
 }
 
 interface Row {
   readonly store: string
   readonly clients: number
-  readonly before: Summary
-  readonly after: Summary
+  readonly before: Summary & Cpu
+  readonly after: Summary & Cpu
   /** after/before requests/s: above 1, the after side is faster */
   readonly throughputRatio: number
   /** after/before p99: below 1, the after side is faster */
   readonly p99Ratio: number
+  /** after/before server CPU per request: below 1, the after side does less work per request */
+  readonly cpuRatio: number | undefined
 }
+
+/** The CPU time the server's process (all its threads) used per request of its turns, where `/proc` tells it. */
+interface Cpu {
+  readonly cpuMsPerRequest: number | undefined
+}
+
+const ratio = (after: number, before: number) => Math.round((after / before) * 100) / 100
 
 const compare = async (store: string, servers: readonly [Server, Server]): Promise<Array<Row>> => {
   const tag = crypto.randomUUID().slice(0, 8)
@@ -80,24 +93,41 @@ const compare = async (store: string, servers: readonly [Server, Server]): Promi
   const rows: Array<Row> = []
   for (const concurrency of clients) {
     const batches: [Array<Timed>, Array<Timed>] = [[], []]
+    // the CPU each server used during its own turns only
+    const cpu: [number | undefined, number | undefined] = [0, 0]
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? [0, 1] : [1, 0]
       for (const s of order) {
         const call = postRun(servers[s]!.url, `${tag}-c${concurrency}-r${round}-${s}`)
+        const cpuBefore = servers[s]!.cpuMs()
         batches[s]!.push(await timeCalls(call, concurrency, chunk))
+        const cpuAfter = servers[s]!.cpuMs()
+        const used = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
+        cpu[s] = used === undefined || cpu[s] === undefined ? undefined : cpu[s] + used
       }
     }
-    const before = summarize(concurrency, batches[0])
-    const after = summarize(concurrency, batches[1])
+    const perRequest = (s: 0 | 1) => {
+      const used = cpu[s]
+      return used === undefined ? undefined : Math.round((used / (rounds * chunk)) * 1000) / 1000
+    }
+    const before = { ...summarize(concurrency, batches[0]), cpuMsPerRequest: perRequest(0) }
+    const after = { ...summarize(concurrency, batches[1]), cpuMsPerRequest: perRequest(1) }
     rows.push({
       store,
       clients: concurrency,
       before,
       after,
-      throughputRatio: Math.round((after.perSecond / before.perSecond) * 100) / 100,
-      p99Ratio: Math.round((after.p99Ms / before.p99Ms) * 100) / 100
+      throughputRatio: ratio(after.perSecond, before.perSecond),
+      p99Ratio: ratio(after.p99Ms, before.p99Ms),
+      cpuRatio: before.cpuMsPerRequest === undefined || after.cpuMsPerRequest === undefined
+        ? undefined
+        : ratio(after.cpuMsPerRequest, before.cpuMsPerRequest)
     })
-    console.error(`${store} ${concurrency} clients: ${before.perSecond} → ${after.perSecond} req/s`)
+    console.error(
+      `${store} ${concurrency} clients: ${before.perSecond} → ${after.perSecond} req/s, ${before.cpuMsPerRequest ?? "?"} → ${
+        after.cpuMsPerRequest ?? "?"
+      } ms of server CPU per request`
+    )
   }
   return rows
 }
@@ -152,12 +182,16 @@ const loadAtEnd = os.loadavg()
 
 const fixed = (load: ReadonlyArray<number>) => load.map((l) => l.toFixed(1)).join(" ")
 console.log(
-  "| store | clients | before req/s | before p50 ms | before p99 ms | after req/s | after p50 ms | after p99 ms | req/s after/before | p99 after/before | failures |"
+  "| store | clients | before req/s | before p50 ms | before p99 ms | before CPU ms/req | after req/s | after p50 ms | after p99 ms | after CPU ms/req | req/s after/before | p99 after/before | CPU/req after/before | failures |"
 )
-console.log("|---|---|---|---|---|---|---|---|---|---|---|")
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (const r of rows) {
   console.log(
-    `| ${r.store} | ${r.clients} | ${r.before.perSecond} | ${r.before.p50Ms} | ${r.before.p99Ms} | ${r.after.perSecond} | ${r.after.p50Ms} | ${r.after.p99Ms} | ${r.throughputRatio} | ${r.p99Ratio} | ${
+    `| ${r.store} | ${r.clients} | ${r.before.perSecond} | ${r.before.p50Ms} | ${r.before.p99Ms} | ${
+      r.before.cpuMsPerRequest ?? "–"
+    } | ${r.after.perSecond} | ${r.after.p50Ms} | ${r.after.p99Ms} | ${r.after.cpuMsPerRequest ?? "–"} | ${r.throughputRatio} | ${r.p99Ratio} | ${
+      r.cpuRatio ?? "–"
+    } | ${
       r.before.failures + r.after.failures
     } |`
   )

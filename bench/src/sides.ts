@@ -41,11 +41,26 @@ export const copyScripts = (beforeRoot: string, files: ReadonlyArray<string>): (
   }
 }
 
+/** `/proc/<pid>/stat`'s utime + stime (fields 14 and 15, in clock ticks of 10 ms) in ms; undefined without it. */
+const processCpuMs = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    // the fields after the command name, which is in parentheses and may hold spaces
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return undefined
+  }
+}
+
 /** A side's script running, stopped with this process at the latest. */
 export interface Side {
   /** the next line of its output that starts with `prefix`; fails when it exits first */
   readonly line: (prefix: string) => Promise<string>
   readonly signal: (signal: NodeJS.Signals) => void
+  /** the CPU time its process has used so far in ms (user + system, all threads), where `/proc` tells it (Linux), else undefined */
+  readonly cpuMs: () => number | undefined
   readonly exited: Promise<void>
   /** SIGTERM, and its exit */
   readonly stop: () => Promise<void>
@@ -86,6 +101,7 @@ export const spawnSide = (
   return {
     line,
     signal: (signal) => child.kill(signal),
+    cpuMs: () => processCpuMs(child.pid),
     exited,
     stop: () => {
       child.kill("SIGTERM")
