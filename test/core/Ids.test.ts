@@ -18,7 +18,14 @@ describe("session ids", () => {
           ["x".repeat(SessionStore.maxIdLength + 1), "too-long"],
           ["a\u0000b", "control-character"],
           ["line\nbreak", "control-character"],
-          ["\uD800", "malformed"]
+          ["\uD800", "malformed"],
+          ["\uDC00", "malformed"],
+          ["a\uD800b", "malformed"],
+          ["\uDC00\uD800", "malformed"],
+          ["\u007F", "control-character"],
+          ["\u0085", "control-character"],
+          // a control character is named before a lone surrogate, wherever each is
+          ["\uD800x\u0000", "control-character"]
         ] as const
       ) {
         const error = yield* Effect.flip(Workflow.run(echo, "x", { sessionId }))
@@ -30,6 +37,8 @@ describe("session ids", () => {
       expect(SessionStore.maxIdLength).toBe(256)
       const longest = "é".repeat(SessionStore.maxIdLength)
       expect((yield* Workflow.run(echo, "x", { sessionId: longest })).sessionId).toBe(longest)
+      // a character above U+FFFF is a surrogate pair, well-formed
+      expect((yield* Workflow.run(echo, "x", { sessionId: "a\u{1F600}b\u{10FFFF}" })).sessionId).toBe("a\u{1F600}b\u{10FFFF}")
     }).pipe(Effect.provide(SessionStore.layerMemory)))
 
   it("the Id Schema says the same", () => {

@@ -10,26 +10,36 @@
 /** @internal */
 export const maxLength = 256
 
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
-// C0 controls (NUL included), DEL and the C1 controls
-// eslint-disable-next-line no-control-regex
-const control = /[\u0000-\u001F\u007F-\u009F]/
-
 /** @internal */
 export type Problem = "empty" | "too-long" | "control-character" | "malformed"
 
-/** Why an id cannot be stored as given, if it cannot. @internal */
-export const problem = (id: string): Problem | undefined =>
-  id.length === 0
-    ? "empty"
-    : id.length > maxLength
-    ? "too-long"
-    : control.test(id)
-    ? "control-character"
-    : loneSurrogate.test(id)
-    ? "malformed"
-    : undefined
+/**
+ * Why an id cannot be stored as given, if it cannot: one pass over its code
+ * units (every store call checks its ids), a control character (C0, NUL
+ * included, DEL and C1) found first, then a lone surrogate.
+ *
+ * @internal
+ */
+export const problem = (id: string): Problem | undefined => {
+  if (id.length === 0) return "empty"
+  if (id.length > maxLength) return "too-long"
+  let malformed = false
+  for (let i = 0; i < id.length; i++) {
+    const unit = id.charCodeAt(i)
+    if (unit < 0x20 || (unit >= 0x7f && unit <= 0x9f)) return "control-character"
+    if (unit < 0xd800 || unit > 0xdfff) continue
+    // a high surrogate followed by a low one is a character above U+FFFF; anything else is malformed
+    if (unit <= 0xdbff && i + 1 < id.length) {
+      const next = id.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++
+        continue
+      }
+    }
+    malformed = true
+  }
+  return malformed ? "malformed" : undefined
+}
 
 /** The message of a {@link Problem}. @internal */
 export const describe = (what: string, id: string, problem: Problem): string => {

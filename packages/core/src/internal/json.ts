@@ -48,12 +48,17 @@ export const deepMerge = (base: unknown, patch: unknown, depth = 0): unknown => 
 }
 
 /**
- * A deep copy (`structuredClone`); a value too deep for it to copy is given
- * back as it is (a run refuses to store it: see {@link jsonProblem}).
+ * A deep copy: of JSON as {@link copyIfJson} makes it (a walk in JavaScript,
+ * many times cheaper than \`structuredClone\`, which serializes the value and
+ * reads it back), of anything else with \`structuredClone\`; a value too deep
+ * for it to copy is given back as it is (a run refuses to store it: see
+ * {@link jsonProblem}).
  *
  * @internal
  */
 export const deepCopy = <A>(a: A): A => {
+  const json = copyIfJson(a)
+  if (json !== undefined) return json.copy as A
   try {
     return structuredClone(a)
   } catch (error) {
