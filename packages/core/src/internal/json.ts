@@ -49,8 +49,8 @@ export const deepMerge = (base: unknown, patch: unknown, depth = 0): unknown => 
 
 /**
  * A deep copy: of JSON as {@link copyIfJson} makes it (a walk in JavaScript,
- * many times cheaper than \`structuredClone\`, which serializes the value and
- * reads it back), of anything else with \`structuredClone\`; a value too deep
+ * many times cheaper than `structuredClone`, which serializes the value and
+ * reads it back), of anything else with `structuredClone`; a value too deep
  * for it to copy is given back as it is (a run refuses to store it: see
  * {@link jsonProblem}).
  *

@@ -159,7 +159,7 @@ const policyOf = (response: HttpServerResponse.HttpServerResponse): string => {
  */
 export const secure = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
   const contentType = response.headers["content-type"] ?? response.body.contentType ?? ""
-  // one header at a time: \`setHeaders\` copies the headers with an object spread, which V8 makes
+  // one header at a time: `setHeaders` copies the headers with an object spread, which V8 makes
   // slow (about 10 µs) for this many keys
   let secured = HttpServerResponse.setHeader(response, "content-security-policy", policyOf(response))
   for (const [name, value] of fixedHeaders) secured = HttpServerResponse.setHeader(secured, name, value)
