@@ -150,6 +150,15 @@ const policyOf = (response: HttpServerResponse.HttpServerResponse): string => {
   return policy
 }
 
+/** The security headers every answer gets as they are. */
+const fixedHeaders: ReadonlyArray<readonly [string, string]> = [
+  ["x-frame-options", "DENY"],
+  ["x-content-type-options", "nosniff"],
+  ["referrer-policy", "no-referrer"],
+  ["cross-origin-opener-policy", "same-origin"],
+  ["cross-origin-resource-policy", "same-origin"]
+]
+
 /**
  * The security headers of an answer: a Content-Security-Policy (no inline
  * script but hashed ones), no framing, no sniffing, no referrer, and
@@ -165,15 +174,6 @@ export const secure = (response: HttpServerResponse.HttpServerResponse): HttpSer
   for (const [name, value] of fixedHeaders) secured = HttpServerResponse.setHeader(secured, name, value)
   return mediaType(contentType) === "application/json" ? HttpServerResponse.setHeader(secured, "cache-control", "no-store") : secured
 }
-
-/** The security headers every answer gets as they are. */
-const fixedHeaders: ReadonlyArray<readonly [string, string]> = [
-  ["x-frame-options", "DENY"],
-  ["x-content-type-options", "nosniff"],
-  ["referrer-policy", "no-referrer"],
-  ["cross-origin-opener-policy", "same-origin"],
-  ["cross-origin-resource-policy", "same-origin"]
-]
 
 const isRouteNotFound = (error: unknown): error is HttpServerError.RouteNotFound =>
   HttpServerError.isServerError(error) && error._tag === "RouteNotFound"

@@ -48,8 +48,12 @@ const textOf = (row: typeof ChainRow.Type): string => row.state ?? row.changes ?
 /** The top-level keys a session's first version sets: all of its state's. */
 const firstChanged = (state: unknown) => SessionStore.changedKeys(SessionStore.diffStates({}, state))
 
-/** The `changed` column of a version: its top-level keys as JSON, when known. */
-const changedText = (changed: ReadonlyArray<string> | undefined) => changed === undefined ? null : JSON.stringify(changed)
+/**
+ * The `changed` column of a version: its top-level keys as JSON, when known.
+ *
+ * @internal
+ */
+export const changedText = (changed: ReadonlyArray<string> | undefined) => changed === undefined ? null : JSON.stringify(changed)
 
 /**
  * The state of a session's latest kept version, as a commit of this store
@@ -414,11 +418,22 @@ WHERE session_id = ${from} AND version <= ${version}`
   }
 
   /**
-   * PostgreSQL's one-statement commit of a new session's whole state (see the
-   * store's `commitInOneStatement`), keeping version 1 as a whole state (as
-   * {@link keep} does), in the shape of {@link inOneStatement}'s: no CTE
-   * before, no condition, and after the write the CTE inserting its row; none
-   * for a commit that keeps no versions (a new session has none to drop).
+   * A new session's first commit in one statement (the store's
+   * `commitInOneStatement` on PostgreSQL, `firstCommitInOneStatement` on
+   * SQLite), keeping version 1 as a whole state (as {@link keep} does): the
+   * top-level keys that version changed, or undefined for a commit that keeps
+   * no versions (a new session has none to drop).
+   */
+  const firstVersion = (entry: { readonly sessionId: string; readonly keep: number; readonly state: unknown }) => {
+    take(entry.sessionId)
+    return entry.keep <= 0 ? undefined : { changed: firstChanged(entry.state) }
+  }
+
+  /**
+   * PostgreSQL's one-statement commit of a new session's whole state (see
+   * {@link firstVersion}), in the shape of {@link inOneStatement}'s: no CTE
+   * before, no condition, and after the write the CTE inserting its row, if
+   * it keeps one.
    */
   const firstInOneStatement = (entry: {
     readonly sessionId: string
@@ -427,25 +442,14 @@ WHERE session_id = ${from} AND version <= ${version}`
     readonly keep: number
     readonly state: unknown
   }) => {
-    take(entry.sessionId)
-    const after = entry.keep <= 0 ? [] : [
+    const first = firstVersion(entry)
+    const after = first === undefined ? [] : [
       sql`versioned AS (${
         // the state as the session's row took it, so that its text is sent once
-        insertFromWritten(entry, { state: sql.literal("state"), changes: null }, firstChanged(entry.state))
+        insertFromWritten(entry, { state: sql.literal("state"), changes: null }, first.changed)
       } ON CONFLICT (session_id, version) DO NOTHING)`
     ]
     return { before: [], condition: sql`TRUE`, after }
-  }
-
-  /**
-   * SQLite's one-statement commit of a new session's whole state (see the
-   * store's `firstCommitInOneStatement`), keeping version 1 as a whole state
-   * (as {@link keep} does): the `changed` of that version, or undefined for a
-   * commit that keeps no versions.
-   */
-  const firstVersion = (entry: { readonly sessionId: string; readonly keep: number; readonly state: unknown }) => {
-    take(entry.sessionId)
-    return entry.keep <= 0 ? undefined : { changed: changedText(firstChanged(entry.state)) }
   }
 
   return { stateAt, list, keep, clear, copy, inOneStatement, firstInOneStatement, firstVersion }

@@ -304,6 +304,9 @@ export const firstCommitColumns = [
   "completed_at"
 ] as const
 
+/** A column of {@link firstCommitsView}. @internal */
+export type FirstCommitColumn = (typeof firstCommitColumns)[number]
+
 /** The message of a first commit that {@link firstCommits}' trigger refused. */
 export const firstCommitRefused = "sessionflow: the session exists or a run is paused on it"
 

@@ -507,7 +507,6 @@ SELECT version, pg_notify(${channel}, ${commit.sessionId}) FROM written`,
   }
 
   const firstCommits = sql(migrations.firstCommitsView(t))
-  const firstCommitColumns = sql.literal(migrations.firstCommitColumns.join(", "))
 
   /** Whether a first commit was refused by its view's trigger (the session exists, or a run is paused on it). */
   const firstCommitRefused = (error: SqlError) =>
@@ -530,11 +529,27 @@ SELECT version, pg_notify(${channel}, ${commit.sessionId}) FROM written`,
     now: number
   ): Effect.Effect<number | undefined, SqlError | WorkflowError.SessionStoreError> => {
     const version = versions.firstVersion({ sessionId: commit.sessionId, keep: keepOf(commit), state: commit.state })
-    return sql`INSERT INTO ${firstCommits} (${firstCommitColumns}) VALUES (${commit.sessionId}, ${commit.workflowName},
-  ${commit.userId ?? null}, ${state}, ${state.length}, ${now}, ${version === undefined ? 0 : 1}, ${version?.changed ?? null},
-  ${commit.run?.runId ?? null}, ${runRow?.workflow_name ?? null}, ${runRow?.user_id ?? null}, ${runRow?.status ?? null},
-  ${runRow?.input ?? null}, ${runRow?.content ?? null}, ${runRow?.error ?? null}, ${runRow?.usage ?? null},
-  ${runRow?.started_at ?? null}, ${runRow?.completed_at ?? null})`.pipe(
+    const values: Record<migrations.FirstCommitColumn, string | number | null> = {
+      session_id: commit.sessionId,
+      workflow_name: commit.workflowName,
+      user_id: commit.userId ?? null,
+      state,
+      state_size: state.length,
+      committed_at: now,
+      keep_version: version === undefined ? 0 : 1,
+      changed: version === undefined ? null : history.changedText(version.changed),
+      run_id: commit.run?.runId ?? null,
+      run_workflow_name: runRow?.workflow_name ?? null,
+      run_user_id: runRow?.user_id ?? null,
+      status: runRow?.status ?? null,
+      input: runRow?.input ?? null,
+      content: runRow?.content ?? null,
+      error: runRow?.error ?? null,
+      usage: runRow?.usage ?? null,
+      started_at: runRow?.started_at ?? null,
+      completed_at: runRow?.completed_at ?? null
+    }
+    return sql`INSERT INTO ${firstCommits} ${sql.insert(values)}`.pipe(
       writing("commit"),
       Effect.as(1),
       Effect.catchIf((error) => error._tag === "SqlError" && firstCommitRefused(error), () => Effect.succeed(undefined))
