@@ -311,6 +311,32 @@ export const WorkflowShape = Schema.Struct({
 export type WorkflowShape = typeof WorkflowShape.Type
 
 /**
+ * What a run was started with that whoever carries it on (a continue, a
+ * resume, the `DurableRuns` supervisor, a cluster runner) must carry it on
+ * with: its event log (`events: "stored"`, with its retention), its lease
+ * (`leaseMillis`), what it does at a busy session (`onBusy`), and its retries
+ * on a conflict. A carrying-on call's own option wins where it gives one.
+ *
+ * @since 0.1.0
+ * @category runs
+ */
+export const StartedWith = Schema.Struct({
+  events: Schema.optional(Schema.Literal("stored")),
+  /** the run's event retention (see {@link EventRetention}) */
+  maxEvents: Schema.optional(Schema.Number),
+  keepFor: Schema.optional(Schema.Number),
+  leaseMillis: Schema.optional(Schema.Number),
+  onBusy: Schema.optional(Schema.Literal("reject", "enqueue", "interrupt")),
+  retryOnConflict: Schema.optional(Schema.Number)
+})
+
+/**
+ * @since 0.1.0
+ * @category runs
+ */
+export type StartedWith = typeof StartedWith.Type
+
+/**
  * An unfinished run, as the store keeps it while it runs or waits: who runs it
  * (`owner`) and until when (`leaseExpiresAt`: a running run whose lease has
  * expired is abandoned), the session version it started from, its journal and
@@ -341,6 +367,8 @@ export const ActiveRun = Schema.Struct({
   shape: Schema.optional(WorkflowShape),
   journal: Schema.optional(Journal),
   pause: Schema.optional(Pause),
+  /** what it was started with (absent on runs stored before it was kept, or started with the defaults) */
+  startedWith: Schema.optional(StartedWith),
   /** epoch milliseconds */
   startedAt: Schema.Number,
   /** epoch milliseconds */
@@ -669,6 +697,8 @@ export interface RunUpdate {
   readonly journal?: Journal | null | undefined
   /** `null` removes the pause */
   readonly pause?: Pause | null | undefined
+  /** what a continuation carries it on with from now on (e.g. its event log turned on) */
+  readonly startedWith?: StartedWith | undefined
 }
 
 /**

@@ -95,7 +95,8 @@ export const ActiveData = Schema.Struct({
   initialState: Schema.optional(Schema.Unknown),
   journal: Schema.optional(SessionStore.Journal),
   pause: Schema.optional(SessionStore.Pause),
-  shape: Schema.optional(SessionStore.WorkflowShape)
+  shape: Schema.optional(SessionStore.WorkflowShape),
+  startedWith: Schema.optional(SessionStore.StartedWith)
 })
 
 /**
@@ -466,7 +467,8 @@ export const activeData = (run: SessionStore.ActiveRun): string =>
     ...(run.initialState === undefined ? {} : { initialState: run.initialState }),
     ...(run.journal === undefined ? {} : { journal: run.journal }),
     ...(run.pause === undefined ? {} : { pause: run.pause }),
-    ...(run.shape === undefined ? {} : { shape: run.shape })
+    ...(run.shape === undefined ? {} : { shape: run.shape }),
+    ...(run.startedWith === undefined ? {} : { startedWith: run.startedWith })
   })
 
 /**

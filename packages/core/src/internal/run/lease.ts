@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
-import type { Attempt, Opened } from "./model.js"
+import { type Attempt, type Opened, startedWithOf } from "./model.js"
 import { shapeOf } from "./shape.js"
 
 /**
@@ -36,9 +36,15 @@ export const entry = (run: Opened, status: SessionStore.ActiveStatus, now: numbe
   ...(Option.isNone(run.stored) ? { initialState: run.encodedInitial } : {}),
   durability: run.durability,
   shape: shapeOf(run.self),
+  ...startedWithField(run),
   startedAt: run.startedAt,
   updatedAt: now
 })
+
+const startedWithField = (run: Opened) => {
+  const startedWith = startedWithOf(run.options)
+  return startedWith === undefined ? {} : { startedWith }
+}
 
 /**
  * `self` holding the run's lease: a tracked run renews it every third of its

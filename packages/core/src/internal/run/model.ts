@@ -36,6 +36,62 @@ export const defaultLeaseDuration: Duration.Duration = Duration.seconds(10)
 export const leaseMillisOf = (options: RunOptions<unknown> | ContinueOptions | undefined): number =>
   Duration.toMillis(Duration.decode(options?.leaseDuration ?? defaultLeaseDuration))
 
+/**
+ * What a run keeps of its options, so that whoever carries it on (a continue,
+ * a resume, a supervisor, a cluster runner) does it the same way; undefined
+ * when every option is the default.
+ *
+ * @internal
+ */
+export const startedWithOf = (options: RunOptions<unknown> | ContinueOptions | undefined): SessionStore.StartedWith | undefined => {
+  if (options === undefined) return undefined
+  const retention = options.eventRetention
+  const startedWith: Record<string, unknown> = {}
+  if (options.events === "stored") {
+    startedWith.events = "stored"
+    if (retention?.maxEvents !== undefined) startedWith.maxEvents = retention.maxEvents
+    if (retention?.keepFor !== undefined) startedWith.keepFor = Duration.toMillis(Duration.decode(retention.keepFor))
+  }
+  if (options.leaseDuration !== undefined) startedWith.leaseMillis = leaseMillisOf(options)
+  if ("onBusy" in options && options.onBusy !== undefined) startedWith.onBusy = options.onBusy
+  const retries = retriesOf(options.retryOnConflict)
+  if (retries > 0) startedWith.retryOnConflict = retries
+  return Object.keys(startedWith).length === 0 ? undefined : startedWith as SessionStore.StartedWith
+}
+
+/**
+ * The options a run is carried on with: the caller's, and, where the caller
+ * gives none, what the run was started with (its event log stays on once on).
+ *
+ * @internal
+ */
+export const carriedOptions = (
+  options: ContinueOptions | undefined,
+  startedWith: SessionStore.StartedWith | undefined
+): ContinueOptions | undefined => {
+  if (startedWith === undefined) return options
+  const stored = startedWith.events === "stored" && options?.events !== "stored"
+  return {
+    ...options,
+    ...(stored
+      ? {
+        events: "stored" as const,
+        eventRetention: {
+          ...(startedWith.maxEvents === undefined ? {} : { maxEvents: startedWith.maxEvents }),
+          ...(startedWith.keepFor === undefined ? {} : { keepFor: Duration.millis(startedWith.keepFor) }),
+          ...options?.eventRetention
+        }
+      }
+      : {}),
+    ...(options?.leaseDuration === undefined && startedWith.leaseMillis !== undefined
+      ? { leaseDuration: Duration.millis(startedWith.leaseMillis) }
+      : {}),
+    ...(options?.retryOnConflict === undefined && startedWith.retryOnConflict !== undefined
+      ? { retryOnConflict: startedWith.retryOnConflict }
+      : {})
+  }
+}
+
 /** Where a run's events go (nowhere when undefined). @internal */
 export type Sink = ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
 
