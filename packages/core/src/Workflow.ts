@@ -642,12 +642,17 @@ export type SignalResult<A, S> = durable.SignalResult<RunOutput<A, S>>
  * `SignalDecodeError` when it does not fit (or when no step waits for such a
  * signal); nothing is stored then. Else it is stored with the run:
  *
- * - when the run waits for this signal now, it is given the signal and
- *   carried on in this process, like {@link continue} (it may pause, sleep
- *   or wait again: `RunPaused`); the result is `Delivered` with its output;
+ * - when the run waits for this signal now, it is woken and carried on in
+ *   this process, like {@link continue}, with the first signal of that name
+ *   it has not taken (signals are taken in the order they were stored, each
+ *   by one wait). When that was this signal, the result is `Delivered` with
+ *   the run's output (it may pause, sleep or wait again: `RunPaused`). When
+ *   the wait took an earlier signal, this one is `Kept` for the run's next
+ *   wait (or, if the run ended meanwhile, `RunEnded`: it was never taken);
  * - otherwise (it runs, sleeps, or waits elsewhere) the signal is `Kept`:
- *   the run's next wait for it takes it at once, in whichever process runs
- *   it. Signals are taken in the order they were sent, each by one wait.
+ *   the run's next wait for it takes it, in whichever process runs it.
+ *
+ * `Delivered` is said only of a signal a wait took.
  *
  * A run that ended takes no signal (`RunEnded`); a run of another workflow
  * or none is `RunNotFound`; another user's run `SessionOwnershipError`.

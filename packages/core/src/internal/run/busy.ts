@@ -9,16 +9,18 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
-import { registered } from "./background.js"
+import { currentBackground, registered } from "./background.js"
 import type { Any } from "../workflow/model.js"
 import { cancelledWhileRunning } from "./lease.js"
 import { type Ids, storedInputOf } from "./model.js"
@@ -170,7 +172,8 @@ export const enqueued = <A, E, R>(
   ids: Ids,
   input: unknown,
   leaseMillis: number,
-  body: Effect.Effect<A, E, R>
+  body: Effect.Effect<A, E, R>,
+  carryOn: (run: SessionStore.ActiveRun) => Effect.Effect<unknown, unknown, R>
 ): Effect.Effect<A, E | WorkflowError.SessionStoreError | WorkflowError.RunLost, R | SessionStore.SessionStore> =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
@@ -205,13 +208,30 @@ export const enqueued = <A, E, R>(
       runId,
       description: "its place in the session's queue was lost: its lease expired (the process stalled longer than the lease)"
     })
+    /** the abandoned runs of this workflow this caller carries on (once each) */
+    const helped = new Set<string>()
     /**
-     * whether a run outside the queue holds the session: paused, or running
-     * elsewhere, not abandoned (under a live lease, its process not gone)
+     * Whether another unfinished run holds the session: paused, or running —
+     * also when it was abandoned (its process died): it holds the session
+     * until recovery carries it on or ends it, so that it never runs beside
+     * the next run of the queue. An abandoned run of this workflow is carried
+     * on from here (in the background, as `DurableRuns` would: one claim wins).
      */
     const held = Effect.flatMap(store.activeRuns({ sessionId }), (runs) =>
-      Effect.map(Clock.currentTimeMillis, (at) =>
-        runs.some((run) => run.runId !== runId && (run.status === "paused" || !SessionStore.isAbandoned(run, at)))))
+      Effect.flatMap(Clock.currentTimeMillis, (at) =>
+        Effect.as(
+          Effect.forEach(
+            runs.filter((run) =>
+              run.runId !== runId && run.workflowName === self.name && SessionStore.isAbandoned(run, at) &&
+              !helped.has(run.runId)
+            ),
+            (run) => {
+              helped.add(run.runId)
+              return Effect.forkDaemon(Effect.ignoreLogged(Effect.locally(carryOn(run), currentBackground, { registered: Deferred.unsafeMake<void, unknown>(FiberId.none) })))
+            }
+          ),
+          runs.some((run) => run.runId !== runId)
+        )))
     /**
      * Drops the session's queued runs whose caller is a gone process of this
      * host (`SessionStore.ownerGone`), each only while it is still that
@@ -228,7 +248,7 @@ export const enqueued = <A, E, R>(
     const nextWakeUp = Effect.timeout(Queue.take(wakeUps), Duration.millis(pollMillis)).pipe(
       Effect.catchTag("TimeoutException", () => Effect.void)
     )
-    const waitTurn: Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost> = Effect.gen(function*() {
+    const waitTurn: Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost, R> = Effect.gen(function*() {
       while (true) {
         const turn = yield* look
         if (turn === "lost") return yield* lost

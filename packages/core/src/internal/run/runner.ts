@@ -15,11 +15,13 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import type * as Stream from "effect/Stream"
 import type * as SessionState from "../../SessionState.js"
 import * as SessionStore from "../../SessionStore.js"
@@ -41,6 +43,7 @@ import { execute } from "./execute.js"
 import { recordedAnswer, withAnswer } from "./journal.js"
 import {
   type Attempt,
+  carriedOptions,
   checkJson,
   type Ids,
   isConflict,
@@ -50,7 +53,8 @@ import {
   retriesOf,
   runTaken,
   type Sink,
-  type Start
+  type Start,
+  startedWithOf
 } from "./model.js"
 import { claim, continuedByGone, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
@@ -299,7 +303,11 @@ export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<
     })
     const onBusy = options?.onBusy ?? "reject"
     const events: Untyped = onBusy === "enqueue"
-      ? Effect.zipRight(checked, busy.enqueued(self, ids, input, leaseMillisOf(options), run))
+      ? Effect.zipRight(
+        checked,
+        busy.enqueued(self, ids, input, leaseMillisOf(options), run, (held) =>
+          resumeRun(self, held.runId, { userId: held.userId }, undefined, undefined))
+      )
       : onBusy === "interrupt"
       ? Effect.zipRight(checked, busy.interrupting(self, ids, run))
       : run
@@ -351,9 +359,27 @@ const attemptsOf = (
   return Effect.catchIf(
     once,
     isConflict,
-    () => attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability, retried: tracked }, retries - 1, traced)
+    () =>
+      Effect.zipRight(
+        conflictBackoff(retriesOf(options?.retryOnConflict) - retries),
+        attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability, retried: tracked }, retries - 1, traced)
+      )
   )
 }
+
+/**
+ * The wait before the next attempt after `done` conflicts (0: the first
+ * retry goes at once): a random time up to 2 ms × 2^done, at most half a
+ * second ("full jitter"), so that runs racing for one session do not meet
+ * again at once, round after round, and starve.
+ */
+const conflictBackoff = (done: number): Effect.Effect<void> =>
+  done <= 0
+    ? Effect.void
+    : Effect.flatMap(
+      Random.nextIntBetween(0, Math.min(500, 2 * 2 ** Math.min(done, 16)) + 1),
+      (millis) => millis === 0 ? Effect.void : Effect.sleep(Duration.millis(millis))
+    )
 
 /**
  * A run with an id may have run before: replayed, resumed or refused; else
@@ -428,14 +454,17 @@ export const resumeRun = <W extends Any>(
   options: ContinueOptions | undefined,
   sink: Sink,
   answer: ((run: SessionStore.ActiveRun) => Answer) | undefined,
-  accepts?: (run: SessionStore.ActiveRun) => Effect.Effect<void, WorkflowError.RunNotFound>
+  accepts?: (run: SessionStore.ActiveRun) => Effect.Effect<void, WorkflowError.RunNotFound>,
+  given?: (answer: Answer) => void
 ): Typed<W> =>
   atTypes(Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     yield* checkRunId(runId)
     const traced = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(tracing.isTracing(fiber)))
-    const logged = eventLog.storing(options, runId, true, sink)
     const active = yield* unfinished(self, runId, options, answer !== undefined)
+    // carried on as it was started (its event log, lease, retries), where the caller says nothing else
+    const carried = carriedOptions(options, active.startedWith)
+    const logged = eventLog.storing(carried, runId, true, sink)
     // refused before the run is claimed: it stays as it was
     if (accepts !== undefined) yield* accepts(active)
     yield* checkShape(self, active)
@@ -445,16 +474,22 @@ export const resumeRun = <W extends Any>(
     const pause = answer === undefined ? undefined : options?.pause ?? active.pause?.key
     const reason = answer === undefined ? "resumed" as const : "continued" as const
     const ids = { runId, sessionId: active.sessionId, userId: active.userId }
-    const leaseMillis = leaseMillisOf(options)
-    const retries = retriesOf(options?.retryOnConflict)
+    const leaseMillis = leaseMillisOf(carried)
+    const retries = retriesOf(carried?.retryOnConflict)
+    // a continuation that turns the run's event log on keeps it on for whoever carries it on next
+    const logTurnedOn = carried?.events === "stored" && active.startedWith?.events !== "stored"
     // a running run whose process is gone is taken from that owner, whatever its
     // lease (by a continue, only while that owner was continuing from its pause)
     const from = continuedByGone(active) ? active.owner : undefined
     const body = Effect.gen(function*() {
       const claimed = yield* claim(store, runId, leaseMillis, pause, from)
+      if (logTurnedOn) {
+        yield* store.updateRun(runId, store.owner, { startedWith: { ...claimed.startedWith, ...startedWithOf(carried) } })
+      }
       yield* registered
       // the answer, and the state it continues from, are the claimed pause's
-      const given = answer === undefined ? undefined : yield* recordAnswer(store, claimed, answer)
+      const taken = answer === undefined ? undefined : yield* recordAnswer(store, claimed, answer)
+      if (taken !== undefined) given?.(taken)
       yield* WorkflowEvent.emit({ _tag: "RunResumed", workflowName: self.name, fromStep: claimed.journal?.next ?? 0, reason })
       // on a conflict the run starts over on the session's new state, under the
       // same id and entry (it does not end in between)
@@ -462,13 +497,13 @@ export const resumeRun = <W extends Any>(
         self,
         active.input,
         {
-          ...options,
+          ...carried,
           sessionId: active.sessionId,
           ...(active.additionalData === undefined ? {} : { additionalData: active.additionalData })
         },
         ids,
         store,
-        { _tag: "Claimed", run: claimed, reason, answer: given },
+        { _tag: "Claimed", run: claimed, reason, answer: taken },
         retries,
         traced
       )

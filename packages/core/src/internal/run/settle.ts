@@ -12,6 +12,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
@@ -299,5 +300,12 @@ export const recordConflict = (self: Any, input: unknown, ids: Ids, error: Workf
         startedAt: now,
         completedAt: now
       }
-    })
-  }).pipe(Effect.timeout(failedRunRecordTimeout), Effect.catchAll(() => Effect.void))
+    }).pipe(
+      // every failed run keeps a record: a write that waited too long for a
+      // session's lock (runs racing for it) is tried again a few times
+      Effect.timeout(failedRunRecordTimeout),
+      Effect.retry({ times: 4, schedule: Schedule.jittered(Schedule.exponential("20 millis")) })
+    )
+  }).pipe(
+    Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not record run ${ids.runId}, which met a conflict`, error))
+  )

@@ -113,6 +113,18 @@ const dueAnswer = (run: SessionStore.ActiveRun, now: number) =>
  * @internal
  */
 export const wake = <W extends Any>(self: W, run: SessionStore.ActiveRun, options?: ContinueOptions) =>
+  wakeTelling(self, run, options, undefined)
+
+/**
+ * `wake`, telling `taken` which signal the run was given (its `seq`) when it
+ * woke to one: the first of its name not taken yet, as its wait takes them.
+ */
+const wakeTelling = <W extends Any>(
+  self: W,
+  run: SessionStore.ActiveRun,
+  options: ContinueOptions | undefined,
+  taken: ((seq: number | undefined) => void) | undefined
+) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const answer = yield* dueAnswer(run, now)
@@ -122,7 +134,9 @@ export const wake = <W extends Any>(self: W, run: SessionStore.ActiveRun, option
       run.runId,
       { ...options, userId: run.userId, pause: run.pause.key },
       undefined,
-      (claimed) => ({ ...answer, checkpoint: claimed.pause?.checkpoint })
+      (claimed) => ({ ...answer, checkpoint: claimed.pause?.checkpoint }),
+      undefined,
+      taken === undefined ? undefined : (given) => taken(given.seq)
     )
     return Option.some(output)
   })
@@ -155,18 +169,47 @@ export const signal = Effect.fn("Workflow.signal")(
     if (Option.isNone(found) || found.value._tag !== "Active") return kept
     const run = found.value.run
     if (run.status !== "paused" || run.pause?.kind !== "signal" || run.pause.signal !== name) return kept
-    const woken = yield* wake(self, run, options).pipe(
+    // the seq of the signal the run's wait took, if this process woke it
+    let given: number | undefined
+    const woken = yield* wakeTelling(self, run, options, (taken) => {
+      given = taken
+    }).pipe(
       // another process gave it (or woke it) first: the signal stays for the run's next wait
       Effect.catchIf(
         (error: unknown) => isTagged(error, "RunInProgress") || isTagged(error, "PauseMismatch"),
         () => Effect.succeed(Option.none())
+      ),
+      // the wait took an earlier signal: this one is kept for the run's next wait, or, when
+      // the run ended meanwhile, was never taken (`RunEnded`)
+      Effect.catchIf(
+        (error: unknown) => given !== undefined && given !== seq && !isTagged(error, "SessionStoreError"),
+        (error) => isTagged(error, "RunPaused") ? Effect.succeed(Option.none()) : endedNow(self, runId, options, error)
       )
     )
     if (Option.isNone(woken)) return kept
+    if (given !== seq) {
+      // it completed having taken an earlier signal: this one was never taken
+      return yield* endedNow(self, runId, options, new WorkflowError.RunNotFound({ runId, description: "the run ended" }))
+    }
     const delivered: SignalResult<typeof woken.value> = { _tag: "Delivered", runId, signal: name, seq, output: woken.value }
     return delivered
   }
 )
+
+/**
+ * What a signal's caller is told when the run it woke took an earlier signal
+ * and ended: `RunEnded` as recorded (its signal was never taken), else `error`.
+ */
+const endedNow = <E>(
+  self: Any,
+  runId: string,
+  options: ContinueOptions | undefined,
+  error: E
+): Effect.Effect<never, E | WorkflowError.RunEnded, SessionStore.SessionStore> =>
+  Effect.flatMap(
+    Effect.orElseSucceed(Effect.flatMap(SessionStore.SessionStore, (store) => store.getRun(runId)), () => Option.none()),
+    (found): Effect.Effect<never, E | WorkflowError.RunEnded> => endedOf(self, runId, options, found) ?? Effect.fail(error)
+  )
 
 /**
  * What `Workflow.signal` did with a signal: kept for the run's next wait for
