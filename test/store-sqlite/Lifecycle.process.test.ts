@@ -1,0 +1,4 @@
+import { lifecycleProcessSuite } from "../lifecycleProcesses.js"
+import { tempFile } from "./processes.js"
+
+lifecycleProcessSuite("SQLite", tempFile)
