@@ -265,7 +265,7 @@ describe("the run lifecycle", () => {
       return ast._tag === "PropertySignatureDeclaration" && SchemaAST.isLiteral(ast.type) ? ast.type.literal : undefined
     })
     const readme = fs.readFileSync(new URL("../../packages/core/README.md", import.meta.url), "utf8")
-    const section = readme.slice(readme.indexOf("### The run lifecycle"), readme.indexOf("### Background runs"))
+    const section = readme.slice(readme.indexOf("### The run lifecycle"), readme.indexOf("**Every transition is one conditional write.**"))
     const rows = section.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| state") && !line.startsWith("|---"))
     const tableTags = rows.map((row) => row.split("|")[2]!.trim()).filter((tag) => tag !== "—").map((tag) => tag.replaceAll("`", ""))
     assert.deepStrictEqual(tableTags, schemaTags)

@@ -28,6 +28,7 @@ import * as owners from "./internal/store/owner.js"
 import type { StateChange } from "./WorkflowEvent.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
+import * as RunLifecycle from "./RunLifecycle.js"
 import * as WorkflowError from "./WorkflowError.js"
 
 /**
@@ -583,14 +584,7 @@ export type RunState = "running" | "paused" | "sleeping" | "waiting"
  * @since 0.1.0
  * @category runs
  */
-export const runState = (run: ActiveRun): RunState =>
-  run.status === "running"
-    ? "running"
-    : run.pause?.kind === "sleep"
-    ? "sleeping"
-    : run.pause?.kind === "signal"
-    ? "waiting"
-    : "paused"
+export const runState = (run: ActiveRun): RunState => RunLifecycle.stateOfActive(run) as RunState
 
 /**
  * Whether a continue may answer the run's pause now: it is paused, or a

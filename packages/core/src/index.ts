@@ -47,6 +47,14 @@ export * as Router from "./Router.js"
 export * as RunContext from "./RunContext.js"
 
 /**
+ * The run lifecycle, declared once: states, transitions, who may make each,
+ * and the one conditional write of the store that makes it.
+ *
+ * @since 0.1.0
+ */
+export * as RunLifecycle from "./RunLifecycle.js"
+
+/**
  * Workflows run on cron schedules, once per tick across processes.
  *
  * @since 0.1.0
