@@ -124,6 +124,27 @@ export const lifecycleProcessSuite = (name: string, spec: Effect.Effect<string, 
         assert.deepStrictEqual(Option.map(session, (s) => s.state), Option.some({ runs: [a, b] }))
       })), 120_000)
 
+    it.live("onBusy reject with a tracked run of the session running in another process: refused before any work (SessionBusy)", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const db = yield* spec
+        const effects = yield* effectsFile
+        const sessionId = `r-${crypto.randomUUID()}`
+        const [held, refused] = [`held-${sessionId}`, `refused-${sessionId}`]
+        const holder = yield* spawnFixture("lifecycleWorker.ts", [db, effects, "enqueue", held, sessionId, "6000"])
+        const rejecting = yield* spawnFixture("lifecycleWorker.ts", [db, effects, "reject", refused, sessionId])
+        yield* Effect.all([holder.ready, rejecting.ready], { concurrency: "unbounded" })
+        yield* holder.start
+        yield* printed(holder, `turn ${held}`)
+        yield* rejecting.start
+        const told = lastJsonLine(yield* rejecting.exit) as { readonly ok: boolean; readonly error?: string }
+        assert.deepStrictEqual(told, { ok: false, error: "SessionBusy" })
+        assert.deepStrictEqual(lastJsonLine(yield* holder.exit), { ok: true, value: held })
+        // the refused run did none of its work, and left no record
+        assert.isFalse(readEffects(effects).some((line) => line.runId === refused))
+        const store = yield* storeOf(db)
+        assert.isTrue(Option.isNone(yield* store.getRun(refused)))
+      })), 120_000)
+
     it.live("five processes signal one run waiting twice: a caller told Delivered had its own signal taken by a wait", () =>
       Effect.scoped(Effect.gen(function*() {
         const db = yield* spec

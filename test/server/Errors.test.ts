@@ -50,6 +50,11 @@ const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError
     { _tag: "Conflict", reason: "session-paused", sessionId: "s", runId: "r" },
     409
   ],
+  SessionBusy: [
+    new WorkflowError.SessionBusy({ sessionId: "s", runId: "r", leaseExpiresAt: 0 }),
+    { _tag: "Conflict", reason: "session-busy", sessionId: "s", runId: "r" },
+    409
+  ],
   RunInProgress: [
     new WorkflowError.RunInProgress({ runId: "r", sessionId: "s", owner: "o", leaseExpiresAt: 0 }),
     { _tag: "Conflict", reason: "run-in-progress", sessionId: "s", runId: "r" },

@@ -156,6 +156,25 @@ export interface StoredSession extends SessionInfo {
   readonly unchanged?: boolean | undefined
   /** the id of the session's paused run, if it has one (it then takes no new run) */
   readonly pausedRunId?: string | undefined
+  /**
+   * the session's running runs, with their owner and lease (read by
+   * {@link Backend.findSession} only): a run with `onBusy: "reject"` is
+   * refused before its work while one runs elsewhere under a live lease
+   */
+  readonly running?: ReadonlyArray<RunningRun> | undefined
+}
+
+/**
+ * A run that runs on a session, as {@link Backend.findSession} reads it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunningRun {
+  readonly runId: string
+  readonly owner: string
+  /** epoch milliseconds */
+  readonly leaseExpiresAt: number
 }
 
 /**
@@ -1398,9 +1417,10 @@ export interface Backend {
   /**
    * A session, or, when it is not stored yet, the unfinished runs on its id,
    * in one read: what a run's admission checks (a session's owner, a new
-   * session's first run, a paused run holding either) need before the run
-   * starts. A stored session is as `load` reads it with the same options (its
-   * `pausedRunId` included); with `state: false` its state is not read.
+   * session's first run, a paused run holding either, a run running on it)
+   * need before the run starts. A stored session is as `load` reads it with
+   * the same options (its `pausedRunId` included), and its `running` runs;
+   * with `state: false` its state is not read.
    */
   readonly findSession: (
     sessionId: string,

@@ -345,15 +345,18 @@ export interface RunOptions<I> {
    * What the run does when its session is busy (see the README's "Busy
    * sessions"):
    *
-   * - `"reject"` (default): as always — a session with a paused run refuses
-   *   it (`SessionPaused`), a run by id running elsewhere is
-   *   `RunInProgress`, a run that loses the race to commit is
-   *   `SessionConflict` (unless `retryOnConflict`); runs of one process wait
-   *   for each other.
+   * - `"reject"` (default): refused before any of its work when the session
+   *   is held — a session with a paused run refuses it (`SessionPaused`), one
+   *   with a tracked run running in another process under a live lease
+   *   `SessionBusy`, a run by id running elsewhere is `RunInProgress`; a run
+   *   that loses the race to commit is `SessionConflict`. With
+   *   `retryOnConflict` a busy or conflicting run waits and tries again; runs
+   *   of one process wait for each other.
    * - `"enqueue"`: the run joins the session's queue in the store and waits
    *   for its turn: after the runs queued before it (from any process over
-   *   the store), in arrival order, and while the session has no paused run
-   *   and no run running elsewhere under a live lease. Its caller keeps its
+   *   the store), in arrival order, and while the session has no other
+   *   unfinished run (paused, running, or abandoned: a waiting caller carries
+   *   an abandoned run of its workflow on itself). Its caller keeps its
    *   place with a lease (`leaseDuration`): a caller whose process died is
    *   dropped from the queue once its lease expired, or at once by a caller
    *   of the same host waiting behind it (`SessionStore.ownerGone`). A paused run holds the

@@ -636,6 +636,29 @@ export class SessionPaused extends Schema.TaggedError<SessionPaused>("@sessionfl
 }
 
 /**
+ * A run with `onBusy: "reject"` (the default) refused before any of its work:
+ * another run of the session (`runId`) runs in another process under a live
+ * lease (until `leaseExpiresAt`). Nothing was written. With `retryOnConflict`
+ * the run waits and tries again, as after a conflict.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionBusy extends Schema.TaggedError<SessionBusy>("@sessionflow/core/SessionBusy")(
+  "SessionBusy",
+  { sessionId: Schema.String, runId: Schema.String, leaseExpiresAt: Schema.Number }
+) {
+  /** @since 0.1.0 */
+  readonly [TypeId]: TypeId = TypeId
+  /** @since 0.1.0 */
+  override get message(): string {
+    return `Session '${this.sessionId}' is busy: run '${this.runId}' runs on it elsewhere (lease until ${
+      new Date(this.leaseExpiresAt).toISOString()
+    }); nothing was written`
+  }
+}
+
+/**
  * The response given to `Workflow.continue` does not fit the paused step's
  * response Schema. The run stays paused.
  *
@@ -788,6 +811,7 @@ export type WorkflowError =
   | PlacementError
   | SignalDecodeError
   | InvalidSchedule
+  | SessionBusy
 
 /**
  * Errors a run of any workflow can fail with, whatever its steps are.
@@ -804,6 +828,7 @@ export type RunError =
   | NotSerializable
   | InvalidSessionId
   | SessionPaused
+  | SessionBusy
   | RunInProgress
   | RunLost
   | WorkflowChanged
@@ -847,7 +872,8 @@ export const WorkflowError: Schema.Union<[
   typeof SessionExists,
   typeof PlacementError,
   typeof SignalDecodeError,
-  typeof InvalidSchedule
+  typeof InvalidSchedule,
+  typeof SessionBusy
 ]> = Schema.Union(
   SessionNotFound,
   SessionOwnershipError,
@@ -878,7 +904,8 @@ export const WorkflowError: Schema.Union<[
   SessionExists,
   PlacementError,
   SignalDecodeError,
-  InvalidSchedule
+  InvalidSchedule,
+  SessionBusy
 )
 
 /**

@@ -103,6 +103,7 @@ export class NotFound extends Schema.TaggedError<NotFound>("@sessionflow/server/
 export const ConflictReason = Schema.Literal(
   "session-changed",
   "session-paused",
+  "session-busy",
   "run-in-progress",
   "run-paused",
   "run-lost",
@@ -118,7 +119,8 @@ export const ConflictReason = Schema.Literal(
  * The request conflicts with the session or run as stored; nothing of it was
  * written. `reason`: another run committed to the session first
  * (`session-changed`); the session has a paused run, `runId` (`session-paused`:
- * continue or cancel it first); a run with this id runs elsewhere
+ * continue or cancel it first); another run of the session runs elsewhere
+ * (`session-busy`: the run was refused before any of its work); a run with this id runs elsewhere
  * (`run-in-progress`) or waits for a response (`run-paused`, when streamed);
  * the run was taken over or cancelled meanwhile (`run-lost`); the session
  * belongs to another workflow (`other-workflow`); the run was started by a

@@ -51,6 +51,15 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
       return new Api.Conflict({ reason: "session-changed", sessionId: error.sessionId, message: error.message })
     case "SessionPaused":
       return new Api.Conflict({ reason: "session-paused", sessionId: error.sessionId, runId: error.runId, message: error.message })
+    case "SessionBusy":
+      return new Api.Conflict({
+        reason: "session-busy",
+        sessionId: error.sessionId,
+        runId: error.runId,
+        message: `Session '${error.sessionId}' is busy: another run runs on it (lease until ${
+          new Date(error.leaseExpiresAt).toISOString()
+        }); nothing was written`
+      })
     case "RunInProgress":
       // not `error.message`: the owner id names the host and process that run it
       return new Api.Conflict({
@@ -124,7 +133,7 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
  */
 export const withRetryAfter = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.tapError(self, (error) =>
-    WorkflowError.isWorkflowError(error) && error._tag === "RunInProgress"
+    WorkflowError.isWorkflowError(error) && (error._tag === "RunInProgress" || error._tag === "SessionBusy")
       ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
         HttpApp.appendPreResponseHandler((_, response) =>
           Effect.succeed(

@@ -390,19 +390,35 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
       const withState = options?.state !== false
       const knownVersion = withState ? options?.knownVersion ?? null : null
       const state = withState ? storedState(sessionId, knownVersion) : sql`NULL AS state, NULL AS pending_changes`
-      const found = yield* sql<{ readonly session_id: unknown; readonly a_run_id: string | null; readonly a_row: unknown }>`
+      const found = yield* sql<{
+        readonly session_id: unknown
+        readonly a_run_id: string | null
+        readonly a_status: string | null
+        readonly a_owner: string | null
+        readonly a_lease: number | string | null
+        readonly a_row: unknown
+      }>`
 SELECT s.session_id, s.workflow_name, s.user_id, s.session_name, s.version, s.created_at, s.updated_at, ${state},
-  a.run_id AS a_run_id, ${activeAsJson}
+  a.run_id AS a_run_id, a.status AS a_status, a.owner AS a_owner, a.lease_expires_at AS a_lease, ${activeAsJson}
 FROM (SELECT 1 AS one) k
 LEFT JOIN ${sessions} s ON s.session_id = ${sessionId}
-LEFT JOIN ${activeTable} a ON a.session_id = ${sessionId} AND (s.session_id IS NULL OR a.status = 'paused')
+LEFT JOIN ${activeTable} a ON a.session_id = ${sessionId}
 ORDER BY a.started_at, a.run_id${binary}`
       const first = found[0]
       if (first !== undefined && first.session_id !== null && first.session_id !== undefined) {
-        const row = yield* decodeSessionRow({ ...first, paused_run_id: first.a_run_id })
+        const paused = found.find((row) => row.a_status === "paused")
+        const row = yield* decodeSessionRow({ ...first, paused_run_id: paused?.a_run_id ?? null })
         // without the state, the session is as if the caller knew its version
         const session = yield* rows.toStoredSession(row, withState ? knownVersion : row.version)
-        return { _tag: "Stored", session } satisfies SessionStore.SessionFound
+        const running = found.flatMap(({ a_lease, a_owner, a_run_id, a_status }) =>
+          a_status === "running" && a_run_id !== null
+            ? [{ runId: a_run_id, owner: a_owner ?? "", leaseExpiresAt: Number(a_lease) }]
+            : []
+        )
+        return {
+          _tag: "Stored",
+          session: running.length === 0 ? session : { ...session, running }
+        } satisfies SessionStore.SessionFound
       }
       const runs = yield* decodeActive(found.flatMap(({ a_row }) =>
         a_row === null || a_row === undefined ? [] : [typeof a_row === "string" ? JSON.parse(a_row) as unknown : a_row]

@@ -52,6 +52,13 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
     return yield* Effect.fail(refused)
   }
   const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
+  const busy = yield* busyElsewhere(attempt, stored, firstRuns)
+  if (busy !== undefined) {
+    const refused = new WorkflowError.SessionBusy({ sessionId, runId: busy.runId, leaseExpiresAt: busy.leaseExpiresAt })
+    // a run already tracked (the next attempt after a conflict) with no retries left ends with the refusal
+    if (attempt.tracked && attempt.retriesLeft === 0) yield* recordFailure(attempt, Cause.fail(refused), Option.none(), version)
+    return yield* Effect.fail(refused)
+  }
   if (attempt.claimed !== undefined && attempt.claimed.baseVersion !== version) {
     // another run committed to the session since this one started: its journal
     // is stale, so it ends here (recorded with the conflict)
@@ -78,6 +85,29 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
   }
   return opened(attempt, { ...prepared.value, stored, version, cacheKey, base })
 }
+
+/**
+ * The run that makes a fresh run with `onBusy: "reject"` refuse before any of
+ * its work: another run of the session running in another process under a
+ * live lease (an abandoned one does not count: recovery carries it on, and
+ * the version check orders the two). Runs of this store wait for each other.
+ */
+const busyElsewhere = (
+  attempt: Attempt,
+  stored: Option.Option<SessionStore.StoredSession>,
+  firstRuns: ReadonlyArray<SessionStore.ActiveRun>
+) =>
+  Effect.gen(function*() {
+    const { options, start, store } = attempt
+    if (start._tag !== "Fresh" || (options?.onBusy ?? "reject") !== "reject") return undefined
+    const running = Option.isSome(stored) ? stored.value.running ?? [] : firstRuns.filter((run) => run.status === "running")
+    if (running.length === 0) return undefined
+    const now = yield* Clock.currentTimeMillis
+    return running.find((run) =>
+      run.runId !== attempt.ids.runId && run.owner !== store.owner && run.leaseExpiresAt >= now &&
+      !SessionStore.ownerGone(run.owner)
+    )
+  })
 
 interface Loaded {
   readonly stored: Option.Option<SessionStore.StoredSession>

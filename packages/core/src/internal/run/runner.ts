@@ -358,14 +358,23 @@ const attemptsOf = (
   const durability = start._tag === "Claimed" ? start.run.durability : start.durability
   return Effect.catchIf(
     once,
-    isConflict,
-    () =>
-      Effect.zipRight(
-        conflictBackoff(retriesOf(options?.retryOnConflict) - retries),
-        attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability, retried: tracked }, retries - 1, traced)
+    (error) => isConflict(error) || isTagged(error, "SessionBusy"),
+    (error) => {
+      // a run refused as busy before it was tracked has no entry to take over yet
+      const retried = isConflict(error) ? tracked : start._tag === "Fresh" ? start.retried : tracked
+      return Effect.zipRight(
+        isConflict(error) ? conflictBackoff(retriesOf(options?.retryOnConflict) - retries) : busyBackoff,
+        attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability, retried }, retries - 1, traced)
       )
+    }
   )
 }
+
+/** The wait before the next attempt of a run refused as busy: the other run goes on for a while. */
+const busyBackoff: Effect.Effect<void> = Effect.flatMap(
+  Random.nextIntBetween(100, 301),
+  (millis) => Effect.sleep(Duration.millis(millis))
+)
 
 /**
  * The wait before the next attempt after `done` conflicts (0: the first

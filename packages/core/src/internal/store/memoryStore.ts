@@ -263,7 +263,13 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       Effect.sync((): SessionStore.SessionFound => {
         const s = sessions.get(sessionId)
         if (s === undefined) return { _tag: "New", runs: unfinishedRuns({ sessionId }) }
-        return { _tag: "Stored", session: storedOf(s, options?.state === false ? s.info.version : options?.knownVersion) }
+        const stored = storedOf(s, options?.state === false ? s.info.version : options?.knownVersion)
+        const running = unfinishedRuns({ sessionId, status: "running" }).map(({ leaseExpiresAt, owner, runId }) => ({
+          runId,
+          owner,
+          leaseExpiresAt
+        }))
+        return { _tag: "Stored", session: running.length === 0 ? stored : { ...stored, running } }
       }),
     info: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId)?.info)),
     commit: (commit) =>
