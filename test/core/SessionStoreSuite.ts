@@ -1293,6 +1293,28 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(Option.map(yield* store.getRun("r1"), (r) => r._tag === "Active" && r.run.journal), Option.some(odd))
       }))
 
+    test("a run paused with a payload holding NUL and a lone surrogate is claimed at its pause, journaled and read back exactly", (store) =>
+      Effect.gen(function*() {
+        const payload = { text: "a\u0000b", lone: "x\ud800y", nested: ["\u0000", "\udfff"] }
+        const pause: SessionStore.Pause = { path: ["approve"], key: "1:approve#1", payload, pausedAt: 300 }
+        yield* store.startRun(active("odd", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, journal, pause }))
+        // a claim at another pause changes nothing; at its own it takes the run
+        assert.strictEqual((yield* Effect.flip(store.claimRun("odd", { owner: "owner-b", now: 1_000, leaseExpiresAt: 5_000, pause: "2:other#1" })))._tag, "PauseMismatch")
+        const claimed = yield* store.claimRun("odd", { owner: "owner-b", now: 1_000, leaseExpiresAt: 5_000, pause: "1:approve#1" })
+        assert.deepStrictEqual([claimed.status, claimed.owner, claimed.pause], ["running", "owner-b", pause])
+        // its next steps are journaled (the run's other data holds the payload)
+        const next: SessionStore.Journal = { ...journal, next: 2 }
+        yield* store.updateRun("odd", "owner-b", { journal: next })
+        yield* store.updateRun("odd", "owner-b", { leaseExpiresAt: 6_000 })
+        const found = yield* store.getRun("odd")
+        assert(Option.isSome(found) && found.value._tag === "Active")
+        assert.deepStrictEqual([found.value.run.journal, found.value.run.pause, found.value.run.leaseExpiresAt], [next, pause, 6_000])
+        // paused again at the same kind of pause, and claimed again
+        yield* store.updateRun("odd", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0, pause: { ...pause, key: "2:approve#1" } })
+        const again = yield* store.claimRun("odd", { owner: "owner-c", now: 2_000, leaseExpiresAt: 7_000, pause: "2:approve#1" })
+        assert.deepStrictEqual(again.pause?.payload, payload)
+      }))
+
     test("updateRun starts a run over at a new base version and shape, without its journal (journal: null)", (store) =>
       Effect.gen(function*() {
         yield* store.startRun(active("r1", "s1", { journal, shape: { fingerprint: "old", steps: ["a step"] } }))

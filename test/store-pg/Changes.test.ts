@@ -158,7 +158,7 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
       )
 
       const behind = yield* Effect.flip(Effect.provide(Effect.void, PgSessionStore.layer({ url: testUrl, schema, migrate: false })))
-      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 15`)
+      assert.include(behind.message, `the tables of 'sessionflow_sessions' in schema '${schema}' are at migration 3 of 16`)
 
       const store = yield* openStore(schema)
       const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))

@@ -12,7 +12,7 @@ import { type Duration, Effect, Layer, Option, Schema, Stream } from "effect"
 import { type Database, dialects, run, type StoreOptions } from "./dialects.js"
 
 /** the ids of the migrations after the ninth, by name */
-const laterMigrations: Readonly<Record<string, number>> = { create_queue: 10, create_signals: 11, create_schedules: 12, create_versions: 13, lighter_commits: 14, first_commits: 15 }
+const laterMigrations: Readonly<Record<string, number>> = { create_queue: 10, create_signals: 11, create_schedules: 12, create_versions: 13, lighter_commits: 14, first_commits: 15, pause_keys: 16 }
 
 const storeOf = (layer: Layer.Layer<SessionStore.SessionStore, unknown>) =>
   Effect.map(Layer.build(layer), (context) => context.unsafeMap.get(SessionStore.SessionStore.key) as SessionStore.Service)
@@ -137,7 +137,7 @@ for (const dialect of dialects) {
         yield* sql`DELETE FROM ${sql(db.table("sessionflow_sessions_migrations"))} WHERE migration_id >= 3`
         const behind = yield* Effect.flip(SqlSessionStore.make({ ...db.options, migrate: false }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         assert.include(behind.message, "the tables of 'sessionflow_sessions'")
-        assert.include(behind.message, "are at migration 2 of 15: open them once with migrations on")
+        assert.include(behind.message, "are at migration 2 of 16: open them once with migrations on")
       }))
   })
 

@@ -58,7 +58,7 @@ const tempFile = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirect
 
 export const sqlite: Dialect = {
   name: "SQLite",
-  migrations: ["create_sessions", "create_runs", "create_active", "add_last_run_id", "create_changes", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_queue", "create_signals", "create_schedules", "create_versions", "lighter_commits", "first_commits"],
+  migrations: ["create_sessions", "create_runs", "create_active", "add_last_run_id", "create_changes", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_queue", "create_signals", "create_schedules", "create_versions", "lighter_commits", "first_commits", "pause_keys"],
   fresh: Effect.map(tempFile, (filename): Database => {
     const client = SqliteClient.layer({ filename })
     return {
@@ -86,7 +86,7 @@ WHEN NEW.run_id = 'bad' BEGIN SELECT RAISE(ABORT, 'refused'); END`))
 
 export const pg: Dialect = {
   name: "PostgreSQL",
-  migrations: ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_queue", "create_signals", "create_schedules", "create_versions", "lighter_commits", "first_commits"],
+  migrations: ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_queue", "create_signals", "create_schedules", "create_versions", "lighter_commits", "first_commits", "pause_keys"],
   fresh: Effect.map(freshSchema, (schema): Database => {
     const client = PgClient.layer({ url: Redacted.make(testUrl), applicationName: "sessionflow-test" })
     return {

@@ -245,7 +245,7 @@ describe("SqliteSessionStore.layer read-only and without migrations", () => {
           )
         const error = yield* openFailure(SqliteSessionStore.layer({ filename, ...options }))
         assert.include(error.description, "'sessionflow_sessions' in")
-        assert.include(error.description, "are at migration 2 of 15")
+        assert.include(error.description, "are at migration 2 of 16")
         const ids = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
           sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations`).pipe(
             Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))

@@ -121,7 +121,8 @@ describe("SqliteSessionStore", () => {
         { migration_id: 12 },
         { migration_id: 13 },
         { migration_id: 14 },
-        { migration_id: 15 }
+        { migration_id: 15 },
+        { migration_id: 16 }
       ])
     }), 60_000)
 
@@ -221,7 +222,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
         assert.strictEqual(migrations[11]!.name, "create_schedules")
         assert.include(yield* tables, "sessionflow_sessions_schedules")
         const stored = yield* store.putSchedule({ workflowName: "wf", name: "s", cron: "* * * * *", nextTick: 60_000, now: 0 })
@@ -259,12 +260,12 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       }).pipe(Effect.provide(storeWithClient(filename)))
       // read-only, it is not migrated: an error that says what to do
       const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
-      assert.include(readonlyError.description, "are at migration 3 of 15")
+      assert.include(readonlyError.description, "are at migration 3 of 16")
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
         // the sizes the store keeps changes by: the existing state's, no changes
         const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
           SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`
@@ -378,7 +379,7 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16])
         assert.strictEqual(migrations[13]!.name, "lighter_commits")
         assert.deepStrictEqual(yield* snapshot, written)
         // the layout: no sqlite_sequence row for the records, the versions in a rowid table, the recency indexes

@@ -43,7 +43,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 15
+export const latestMigrationId = 16
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -171,6 +171,42 @@ const createSignals = (sql: SqlClient.SqlClient, t: Tables) =>
   PRIMARY KEY (run_id, seq)
 )${sql.onDialectOrElse({ pg: () => sql.literal(""), orElse: () => sql.literal(" WITHOUT ROWID") })}`
   })
+
+/**
+ * Migration 16: the key of an unfinished run's pause in a column of its own
+ * (`pause_key`, NULL for none), which a claim compares: read out of the
+ * run's JSON `data` by PostgreSQL, the key was refused with the whole text
+ * when a pause payload held a `\u0000` escape or a lone surrogate, and the
+ * run could never be continued. Filled for the runs there (their `data`
+ * parsed here, not by the database).
+ */
+const addPauseKeys = (sql: SqlClient.SqlClient, t: Tables) =>
+  Effect.gen(function*() {
+    yield* sql.onDialectOrElse({
+      pg: () => Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN IF NOT EXISTS pause_key TEXT`),
+      orElse: () =>
+        Effect.flatMap(
+          sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${t.active}) WHERE name = 'pause_key'`,
+          ([found]) =>
+            (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN pause_key TEXT`)
+        )
+    })
+    const runs = yield* sql<{ run_id: string; data: string }>`SELECT run_id, data FROM ${sql(t.active)}`
+    for (const run of runs) {
+      const key = pauseKeyOf(run.data)
+      if (key !== undefined) yield* sql`UPDATE ${sql(t.active)} SET pause_key = ${key} WHERE run_id = ${run.run_id}`
+    }
+  })
+
+/** The key of the pause in an unfinished run's `data` (JSON text), if it has one. */
+const pauseKeyOf = (data: string): string | undefined => {
+  try {
+    const parsed = JSON.parse(data) as { readonly pause?: { readonly key?: unknown } }
+    return typeof parsed.pause?.key === "string" ? parsed.pause.key : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * Migration 13: the kept versions of sessions (see `./history.ts`), one row
@@ -444,7 +480,8 @@ END`
   "0012_create_schedules": createSchedules(sql, t),
   "0013_create_versions": createVersions(sql, t),
   "0014_lighter_commits": lighterCommits(sql, t),
-  "0015_first_commits": firstCommits(sql, t)
+  "0015_first_commits": firstCommits(sql, t),
+  "0016_pause_keys": addPauseKeys(sql, t)
 })
 
 const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
@@ -552,7 +589,8 @@ FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${
   // a full page in two wherever an entry goes
   "0014_lighter_commits": Effect.void,
   // SQLite only (see `firstCommits`): PostgreSQL's first commit is one statement of CTEs
-  "0015_first_commits": Effect.void
+  "0015_first_commits": Effect.void,
+  "0016_pause_keys": addPauseKeys(sql, t)
 })
 
 /** The store's migrations on the client's dialect, by `<id>_<name>`. */

@@ -259,11 +259,8 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
 
   /** text compared by its bytes (SQLite's default; PostgreSQL's "C" collation) */
   const binary = sql.onDialectOrElse({ pg: () => sql.literal(` COLLATE "C"`), orElse: () => sql.literal("") })
-  /** the key of an unfinished run's pause (in its data column), null when it has none */
-  const pauseKey = sql.onDialectOrElse({
-    pg: () => sql.literal(`(data::jsonb #>> '{pause,key}')`),
-    orElse: () => sql.literal(`json_extract(data, '$.pause.key')`)
-  })
+  /** the key of an unfinished run's pause (a column of its own, see migration 16), null when it has none */
+  const pauseKey = sql.literal("pause_key")
 
   /**
    * The changes kept after a session's whole state, as `rows.PendingChanges`: a
@@ -964,10 +961,10 @@ ON CONFLICT (session_id) DO NOTHING RETURNING version`
       // one statement: inserted unless the id is unfinished or ended
       const inserted = yield* sql`INSERT INTO ${activeTable}
   (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at,
-   wake_at)
+   wake_at, pause_key)
 SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
   ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${rows.activeData(run)}, ${run.startedAt}, ${run.updatedAt},
-  ${wakeAtValue(rows.wakeAtOf(run))}
+  ${wakeAtValue(rows.wakeAtOf(run))}, ${run.pause?.key ?? null}
 WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId})
 ON CONFLICT (run_id) DO NOTHING
 RETURNING run_id`.pipe(writing("startRun"))
@@ -991,6 +988,11 @@ RETURNING run_id`.pipe(writing("startRun"))
     dialect === "pg"
       ? sql`(jsonb_set(data::jsonb, '{journal}', ${text}::jsonb))::text`
       : sql`json_set(data, '$.journal', json(${text}))`
+
+  /** PostgreSQL refused JSON text as `jsonb`: a `\u0000` escape (22P05), or a lone surrogate (22P02). */
+  const refusedByJsonb = (error: unknown): boolean =>
+    isSqlError(error) && Predicate.hasProperty(error.cause, "code") &&
+    (error.cause.code === "22P05" || error.cause.code === "22P02")
 
   /**
    * A lease renewal or a journal write (what a durable run does at every
@@ -1017,9 +1019,7 @@ WHERE run_id = ${runId} AND owner = ${owner} RETURNING run_id`.pipe(writing("upd
     function*(runId: string, owner: string, update: SessionStore.RunUpdate) {
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
       const now = yield* Clock.currentTimeMillis
-      const inOne = updateInOneStatement(runId, owner, update, now)
-      if (inOne !== undefined) return yield* inOne
-      return yield* Effect.gen(function*() {
+      const general = Effect.gen(function*() {
         // the first statement writes (takes the lock) and checks the owner
         const touched = yield* sql`UPDATE ${activeTable} SET updated_at = ${now}
 WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`
@@ -1028,9 +1028,14 @@ WHERE run_id = ${runId} AND owner = ${owner} RETURNING *`
         const next = rows.applyRunUpdate(rows.toActiveRun(row), update, now)
         yield* sql`UPDATE ${activeTable} SET status = ${next.status}, owner = ${next.owner},
   lease_expires_at = ${next.leaseExpiresAt}, base_version = ${next.baseVersion}, data = ${rows.activeData(next)},
-  wake_at = ${wakeAtValue(rows.wakeAtOf(next))}
+  wake_at = ${wakeAtValue(rows.wakeAtOf(next))}, pause_key = ${next.pause?.key ?? null}
 WHERE run_id = ${runId}`
       }).pipe(transaction("updateRun"))
+      const inOne = updateInOneStatement(runId, owner, update, now)
+      // PostgreSQL's jsonb refuses a `data` holding a `\u0000` escape or a lone surrogate (a
+      // pause payload may): such a run's journal is written as the whole `data`, from here
+      if (inOne !== undefined) return yield* Effect.catchIf(inOne, refusedByJsonb, () => general)
+      return yield* general
     },
     Effect.catchTags({ SqlError: storeError("updateRun"), ParseError: storeError("updateRun") })
   )
