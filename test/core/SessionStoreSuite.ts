@@ -330,6 +330,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           ["missing", 4]
         )
         assert.isTrue(Option.isNone(yield* store.load("c2")))
+        // versions no session reaches (past a 4-byte integer, fractional, negative) are not found, on every store
+        for (const version of [2 ** 31 - 1, 2 ** 31, Number.MAX_SAFE_INTEGER, 1.5, -1]) {
+          const beyond = yield* refused({ sessionId: "orig", version, newSessionId: "c3" })
+          assert.strictEqual(beyond._tag, "VersionNotFound", `fork at ${version}`)
+          assert.isTrue(Option.isNone(yield* store.loadVersion("orig", version)), `loadVersion at ${version}`)
+        }
       }))
 
     test("fork: a version no longer kept is VersionNotFound (not-kept)", (store) =>

@@ -167,10 +167,14 @@ ORDER BY version`,
       decodeChain
     )
 
+  /** Past the versions a session reaches: PostgreSQL's `INTEGER` (the queries read the version after one). */
+  const maxVersion = 2_147_483_647
+
   /** The state at a kept version (listed, and built on contiguous rows), else none. */
   const stateAt = (sessionId: string, version: number) =>
     Effect.gen(function*() {
-      if (!Number.isSafeInteger(version) || version < 1) return Option.none<unknown>()
+      // PostgreSQL's version column is a 4-byte integer: a version past it was never kept (and would fail the query)
+      if (!Number.isSafeInteger(version) || version < 1 || version >= maxVersion) return Option.none<unknown>()
       const chain = yield* chainTo(sessionId, version)
       const last = chain.at(-1)
       if (last === undefined || last.version !== version || last.listed !== 1) return Option.none<unknown>()
