@@ -125,8 +125,15 @@ describe("GET /workflows/:name/runs/:runId/events", () => {
       expect(seqs(parseEvents(rest.text))).toEqual(range(liveFrames.length).slice(3))
       const after = yield* request(`${events}?after=3`)
       expect(seqs(parseEvents(after.text))).toEqual(range(liveFrames.length).slice(4))
-      const bad = yield* request(events, { headers: { "last-event-id": "x" } })
-      expect(bad.status).toBe(400)
+      // an id is the decimal seq the server sent, nothing else
+      for (const id of ["x", "-1", "-5", "1e1", "10.0", "0x2", "+2"]) {
+        const bad = yield* request(events, { headers: { "last-event-id": id } })
+        expect([id, bad.status]).toEqual([id, 400])
+      }
+      for (const after of ["1e1", "-5", "2.5", "x"]) {
+        expect([after, (yield* request(`${events}?after=${after}`)).status]).toEqual([after, 400])
+      }
+      expect(seqs(parseEvents((yield* request(`${events}?after=-1`)).text))).toEqual(range(liveFrames.length))
       expect((yield* request(`${url}/workflows/notes/runs/unknown/events`)).status).toBe(404)
     })))
 

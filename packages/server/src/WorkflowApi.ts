@@ -1051,7 +1051,9 @@ export class RunsGroup extends HttpApiGroup.make("runs")
     HttpApiEndpoint.get("events", "/workflows/:name/runs/:runId/events")
       .setPath(runPath)
       .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(Schema.String) }))
-      .setUrlParams(Schema.Struct({ after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(-1))) }))
+      .setUrlParams(Schema.Struct({ after: Schema.optional(
+        Schema.String.pipe(Schema.pattern(/^(-1|[0-9]{1,16})$/), Schema.compose(Schema.NumberFromString), Schema.int())
+      ) }))
       .addSuccess(Schema.String)
       .annotate(OpenApi.Summary, "A run's stored events, then its new ones until it ends, as server-sent events, from every server")
       .annotate(

@@ -782,13 +782,15 @@ const cancelOnDisconnect = Effect.map(HttpServerRequest.HttpServerRequest, (requ
 })
 
 /**
- * The `seq` a client of a run's event log has seen last: `Last-Event-ID`,
- * else `?after=`, else none (-1).
+ * The `seq` a client of a run's event log has seen last: `Last-Event-ID`
+ * (the `id:` of an event: decimal digits, as the server sent it), else
+ * `?after=`, else none (-1).
  */
 const lastSeen = (header: string | undefined, after: number | undefined): Effect.Effect<number, Api.BadRequest> => {
   if (header === undefined || header.trim() === "") return Effect.succeed(after ?? -1)
-  const seq = Number(header.trim())
-  return Number.isSafeInteger(seq) && seq >= -1
+  const text = header.trim()
+  const seq = /^[0-9]{1,16}$/.test(text) ? Number(text) : Number.NaN
+  return Number.isSafeInteger(seq)
     ? Effect.succeed(seq)
     : Effect.fail(new Api.BadRequest({ reason: "last-event-id", message: "Last-Event-ID is not the seq of an event" }))
 }
