@@ -208,7 +208,10 @@ interface Listening {
 
 /**
  * `LISTEN` on one connection shared by the store's watchers, opened when the
- * first one listens and closed when the last one stops. The stream of a
+ * first one listens and closed 30 seconds after the last one stopped (closed
+ * at once, a storm of watchers coming and going — SSE clients reconnecting —
+ * opened a new one each time while the last was still closing: tens of
+ * connections beside a pool of four). The stream of a
  * channel emits an empty string once it listens (anything may have been
  * notified before), then each notification's payload; it fails when the
  * connection is lost, and the connection is made anew for the next listener.
@@ -241,7 +244,8 @@ export const makeListen = (
         Effect.promise(() => {
           listening.lost ??= { cause: new Error("closed") }
           return listening.client.end().catch(() => {})
-        }).pipe(Effect.interruptible, Effect.timeoutOption(1000)))
+        }).pipe(Effect.interruptible, Effect.timeoutOption(1000))),
+      idleTimeToLive: "30 seconds"
     })
     const rc = ref
     return (channel: string) =>
