@@ -145,6 +145,33 @@ export const lifecycleProcessSuite = (name: string, spec: Effect.Effect<string, 
         assert.isTrue(Option.isNone(yield* store.getRun(refused)))
       })), 120_000)
 
+    it.live("a background run queued behind a busy session whose starter is killed: recorded abandoned on the session, never lost", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const db = yield* spec
+        const effects = yield* effectsFile
+        const store = yield* storeOf(db)
+        const sessionId = `d-${crypto.randomUUID()}`
+        const [held, dropped] = [`held-${sessionId}`, `dropped-${sessionId}`]
+        // a session with a first run (a dropped run is recorded on its session; a new one is not created for it)
+        const { queued } = lifecycleWorkflows(effects, false)
+        yield* Workflow.run(queued, 0, { sessionId }).pipe(Effect.provideService(SessionStore.SessionStore, store))
+        const holder = yield* spawnFixture("lifecycleWorker.ts", [db, effects, "enqueue", held, sessionId, "5000"])
+        const starter = yield* spawnFixture("lifecycleWorker.ts", [db, effects, "start-enqueue", dropped, sessionId])
+        yield* Effect.all([holder.ready, starter.ready], { concurrency: "unbounded" })
+        yield* holder.start
+        yield* printed(holder, `turn ${held}`)
+        yield* starter.start
+        yield* printed(starter, "registered")
+        yield* starter.kill
+        assert.deepStrictEqual(lastJsonLine(yield* holder.exit), { ok: true, value: held })
+        // the holder's next look at the queue dropped it: recorded, with why
+        const record = yield* recorded(store, dropped)
+        assert.strictEqual(record.status, "abandoned")
+        assert.include(record.error ?? "", "queue")
+        assert.isFalse(readEffects(effects).some((line) => line.runId === dropped))
+        assert.deepStrictEqual(yield* store.queuedRuns({ sessionId }), [])
+      })), 120_000)
+
     it.live("five processes signal one run waiting twice: a caller told Delivered had its own signal taken by a wait", () =>
       Effect.scoped(Effect.gen(function*() {
         const db = yield* spec

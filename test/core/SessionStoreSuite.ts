@@ -1898,6 +1898,59 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(yield* turn(store, "alive", 1_001, 20_000, "q-other"), "lost")
       }))
 
+    test("queue: a dropped run that never started is recorded abandoned on its session; never on a new one", (store) =>
+      Effect.gen(function*() {
+        // a new session is not created for it (a first run running on it would find it moved on)
+        yield* store.enqueueRun({ runId: "unseen", sessionId: "q", workflowName: "wf", input: "x", owner: "dead", leaseExpiresAt: 1_000, enqueuedAt: 5 })
+        yield* queued(store, "q", "first", 10_000)
+        assert.strictEqual(yield* turn(store, "first", 1_001), "taken")
+        assert.isTrue(Option.isNone(yield* store.getRun("unseen")))
+        assert.isTrue(Option.isNone(yield* store.load("q")))
+        yield* store.leaveQueue("q", "first", store.owner)
+        // on an existing session it is
+        yield* create(store, "q", { items: [] })
+        yield* store.enqueueRun({ runId: "gone", sessionId: "q", workflowName: "wf", input: "x", owner: "dead", leaseExpiresAt: 1_000, enqueuedAt: 5 })
+        // a run that started has its own entry or record, which tell what became of it: no record for its entry
+        yield* store.enqueueRun({ runId: "started", sessionId: "q", workflowName: "wf", input: "y", owner: "dead", leaseExpiresAt: 1_000, enqueuedAt: 6 })
+        yield* store.startRun(active("started", "q", { owner: "dead", leaseExpiresAt: 1_000 }))
+        yield* queued(store, "q", "alive", 10_000)
+        assert.strictEqual(yield* turn(store, "alive", 1_001), "waiting")
+        const started = yield* store.getRun("started")
+        assert(Option.isSome(started) && started.value._tag === "Active")
+        const found = yield* store.getRun("gone")
+        assert(Option.isSome(found) && found.value._tag === "Recorded")
+        assert.deepStrictEqual(
+          [found.value.record.status, found.value.record.sessionId, found.value.record.startedAt, found.value.record.input],
+          ["abandoned", "q", 5, "x"]
+        )
+        // leaveQueue with a record writes it in the same write, on the existing session
+        yield* queued(store, "q", "left", 10_000)
+        assert.isTrue(yield* store.leaveQueue("q", "left", store.owner, run("q", "left", { status: "cancelled", error: "cancelled while queued" })))
+        const left = yield* store.getRun("left")
+        assert(Option.isSome(left) && left.value._tag === "Recorded")
+        assert.strictEqual(left.value.record.status, "cancelled")
+        // not there (any more): nothing written
+        assert.isFalse(yield* store.leaveQueue("q", "left", store.owner, run("q", "left", { status: "error" })))
+        assert.strictEqual((yield* store.runs("q", {})).filter((r) => r.runId === "left").length, 1)
+      }))
+
+    test("queue: no turn while another unfinished run of the session holds it (running, abandoned or paused)", (store) =>
+      Effect.gen(function*() {
+        yield* store.startRun(active("holder", "q", { leaseExpiresAt: 500 }))
+        yield* queued(store, "q", "next", 10_000)
+        // its lease expired at 500: abandoned, it still holds the session until it is carried on or ended
+        assert.strictEqual(yield* turn(store, "next", 1_000), "waiting")
+        yield* store.claimRun("holder", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000 })
+        assert.strictEqual(yield* turn(store, "next", 1_000), "waiting")
+        yield* store.updateRun("holder", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0, pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 1 } })
+        assert.strictEqual(yield* turn(store, "next", 1_000), "waiting")
+        yield* store.endRun("holder", run("q", "holder", { status: "cancelled", error: "cancelled" }))
+        assert.strictEqual(yield* turn(store, "next", 1_000), "taken")
+        // the run's own entry does not hold it
+        yield* store.startRun(active("next", "q"))
+        assert.strictEqual(yield* turn(store, "next", 1_000), "taken")
+      }))
+
     test("queue: watchQueue wakes the waiting when a run leaves the session's queue", (store) =>
       Effect.gen(function*() {
         const wakes = yield* collecting(store.watchQueue("q", { pollInterval }))

@@ -34,7 +34,8 @@ describe("onBusy over HTTP", () => {
         sessionId: "busy",
         workflowName: "approvals",
         input: "bread",
-        status: "running",
+        // first in the queue, but no turn while the paused run holds the session
+        status: "waiting",
         ticket: expect.any(Number),
         enqueuedAt: expect.any(Number)
       }])

@@ -149,7 +149,7 @@ export const rules: { readonly [T in Transition]: Rule } = {
     to: ["abandoned"],
     by: "any caller of the session's queue",
     write: "`takeQueueTurn`",
-    when: "the queued run's caller's lease expired, or its process is gone (this host)",
+    when: "the queued run's caller's lease expired, or its process is gone (this host); recorded on its session when that exists",
     prevents: "an acknowledged queued run vanishing without a record"
   },
   renew: {

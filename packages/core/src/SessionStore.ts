@@ -463,6 +463,26 @@ export type QueuedRun = typeof QueuedRun.Type
 export type NewQueuedRun = Omit<QueuedRun, "ticket" | "status">
 
 /**
+ * The record of a queued run dropped from its session's queue because its
+ * caller stopped (its lease expired, or its process is gone): `abandoned`,
+ * nothing of it ran.
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export const droppedRecord = (run: QueuedRun, now: number): RunRecord => ({
+  runId: run.runId,
+  sessionId: run.sessionId,
+  workflowName: run.workflowName,
+  ...(run.userId === undefined ? {} : { userId: run.userId }),
+  status: "abandoned",
+  input: run.input,
+  error: "abandoned: its caller stopped while it waited in the session's queue; it never ran",
+  startedAt: run.enqueuedAt,
+  completedAt: now
+})
+
+/**
  * What {@link Backend.takeQueueTurn} found: `"taken"`, the run has its turn
  * (now or already); `"waiting"`, a run queued before it, or one that has its
  * turn, is still there; `"lost"`, the run is not in the queue with that owner
@@ -1666,11 +1686,16 @@ export interface Backend {
   /**
    * One look at a session's queue by the caller of a queued run, in one
    * atomic write: renews the run's lease (`leaseExpiresAt`) if it is still
-   * queued on `sessionId` with `owner` (else `"lost"`); drops the session's entries whose
-   * lease expired before `now`; then gives the run its turn (`running`) when
-   * no other entry of the session is running and none was queued before it
-   * (`"taken"`, also when it had its turn already), else `"waiting"`. Of
-   * several callers at once, at most one entry of a session is running.
+   * queued on `sessionId` with `owner` (else `"lost"`); drops the session's
+   * entries whose lease expired before `now`, each that never started
+   * recorded as `abandoned` on its session when the session exists (a
+   * session is not created for it: that would move a first run running on
+   * it); then gives the run its
+   * turn (`running`) when no other entry of the session is running, none was
+   * queued before it, and no other unfinished run of the session (running,
+   * abandoned, paused) holds it (`"taken"`, also when it had its turn
+   * already), else `"waiting"`. Of several callers at once, at most one
+   * entry of a session is running.
    */
   readonly takeQueueTurn: (
     sessionId: string,
@@ -1679,13 +1704,16 @@ export interface Backend {
   ) => Effect.Effect<QueueTurn, WorkflowError.SessionStoreError>
   /**
    * Removes a run from its session's queue (with `owner`: only while it is
-   * that owner's); whether it was there. Callers waiting in the session's
-   * queue are woken (see {@link watchQueue}).
+   * that owner's); whether it was there. With `ended`, the run's record is
+   * written in the same write when it was there and never started, on its
+   * session if it exists (as a dropped entry's is, see {@link takeQueueTurn}). Callers waiting in the session's queue are woken
+   * (see {@link watchQueue}).
    */
   readonly leaveQueue: (
     sessionId: string,
     runId: string,
-    owner?: string | undefined
+    owner?: string | undefined,
+    ended?: RunRecord | undefined
   ) => Effect.Effect<boolean, WorkflowError.SessionStoreError>
   /** The queued runs (waiting and running), in ticket order (arrival order). */
   readonly queuedRuns: (filter: QueueFilter) => Effect.Effect<ReadonlyArray<QueuedRun>, WorkflowError.SessionStoreError>
@@ -1862,8 +1890,8 @@ export const make = (primitives: Backend): Service => {
   return {
     ...backend,
     findSession,
-    leaveQueue: (sessionId, runId, owner) =>
-      Effect.tap(backend.leaveQueue(sessionId, runId, owner), (left) => left ? PubSub.publish(dequeued, sessionId) : Effect.void),
+    leaveQueue: (sessionId, runId, owner, ended) =>
+      Effect.tap(backend.leaveQueue(sessionId, runId, owner, ended), (left) => left ? PubSub.publish(dequeued, sessionId) : Effect.void),
     watchQueue: (sessionId, options) =>
       Stream.unwrapScoped(Effect.map(PubSub.subscribe(dequeued), (local) =>
         Stream.merge(

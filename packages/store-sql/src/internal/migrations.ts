@@ -182,20 +182,23 @@ const createSignals = (sql: SqlClient.SqlClient, t: Tables) =>
  */
 const addPauseKeys = (sql: SqlClient.SqlClient, t: Tables) =>
   Effect.gen(function*() {
-    yield* sql.onDialectOrElse({
-      pg: () => Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN IF NOT EXISTS pause_key TEXT`),
-      orElse: () =>
-        Effect.flatMap(
-          sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${t.active}) WHERE name = 'pause_key'`,
-          ([found]) =>
-            (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN pause_key TEXT`)
-        )
-    })
+    yield* addTextColumn(sql, t.active, "pause_key")
     const runs = yield* sql<{ run_id: string; data: string }>`SELECT run_id, data FROM ${sql(t.active)}`
     for (const run of runs) {
       const key = pauseKeyOf(run.data)
       if (key !== undefined) yield* sql`UPDATE ${sql(t.active)} SET pause_key = ${key} WHERE run_id = ${run.run_id}`
     }
+  })
+
+/** Adds a TEXT column to a table unless it has it (a table taken back to an earlier migration by hand). */
+const addTextColumn = (sql: SqlClient.SqlClient, table: string, column: string) =>
+  sql.onDialectOrElse({
+    pg: () => Effect.asVoid(sql`ALTER TABLE ${sql(table)} ADD COLUMN IF NOT EXISTS ${sql(column)} TEXT`),
+    orElse: () =>
+      Effect.flatMap(
+        sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${table}) WHERE name = ${column}`,
+        ([found]) => (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(table)} ADD COLUMN ${sql(column)} TEXT`)
+      )
   })
 
 /** The key of the pause in an unfinished run's `data` (JSON text), if it has one. */

@@ -1126,6 +1126,58 @@ RETURNING *`.pipe(writing("claimRun"))
     Effect.catchTags({ SqlError: storeError("listRuns"), ParseError: storeError("listRuns") })
   )
 
+  const sessionExists = (sessionId: string) =>
+    Effect.map(sql`SELECT 1 AS found FROM ${sessions} WHERE session_id = ${sessionId}`, (found) => found.length > 0)
+  /** whether a queued run never started: it has no unfinished run and no record (else those tell what became of it) */
+  const neverStarted = (runId: string) =>
+    Effect.map(
+      sql`SELECT 1 AS found FROM ${activeTable} WHERE run_id = ${runId}
+UNION ALL SELECT 1 AS found FROM ${runsTable} WHERE run_id = ${runId}`,
+      (found) => found.length === 0
+    )
+
+  /**
+   * Writes the record of a run that ended without a commit on its session,
+   * inside the caller's transaction: a run of a new session ends with the
+   * session created (from its initial state) to hold the record.
+   */
+  const recordEnded = (
+    method: string,
+    run: {
+      readonly sessionId: string
+      readonly workflowName: string
+      readonly userId?: string | undefined
+      readonly initialState?: unknown
+    },
+    recordRow: rows.RunRow,
+    now: number
+  ) =>
+    Effect.gen(function*() {
+      const initial = yield* rows.stateJson(method, run.initialState ?? {})
+      const existed = (yield* sql`SELECT 1 AS found FROM ${sessions} WHERE session_id = ${run.sessionId}`).length > 0
+      yield* sql`INSERT INTO ${sessions}
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
+VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, ${initial.length},
+  1, NULL, ${now}, ${now})
+ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
+      if (!existed) {
+        yield* versions.keep({
+          sessionId: run.sessionId,
+          version: 1,
+          runId: null,
+          committedAt: now,
+          keep: keepOf({}),
+          state: JSON.parse(initial) as unknown,
+          stateText: Effect.succeed(initial),
+          changes: undefined,
+          changesText: null
+        })
+      }
+      yield* writeRecord({ ...recordRow, session_id: run.sessionId })
+      // the session may have been created (a watcher then sees its version 1)
+      yield* notify(run.sessionId)
+    })
+
   const endRun = Effect.fn("SqlSessionStore.endRun")(
     function*(runId: string, record: SessionStore.RunRecord, owner?: string) {
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
@@ -1145,30 +1197,7 @@ RETURNING *`.pipe(writing("claimRun"))
         }
         const run = rows.toActiveRun(row)
         yield* sql`DELETE FROM ${signalsTable} WHERE run_id = ${runId}`
-        const initial = yield* rows.stateJson("endRun", run.initialState ?? {})
-        const existed = (yield* sql`SELECT 1 AS found FROM ${sessions} WHERE session_id = ${run.sessionId}`).length > 0
-        // a run of a new session ends with the session created (from its initial state) to hold the record
-        yield* sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
-VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, ${initial.length},
-  1, NULL, ${now}, ${now})
-ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
-        if (!existed) {
-          yield* versions.keep({
-            sessionId: run.sessionId,
-            version: 1,
-            runId: null,
-            committedAt: now,
-            keep: keepOf({}),
-            state: JSON.parse(initial) as unknown,
-            stateText: Effect.succeed(initial),
-            changes: undefined,
-            changesText: null
-          })
-        }
-        yield* writeRecord({ ...recordRow, session_id: run.sessionId })
-        // the session may have been created (a watcher then sees its version 1)
-        yield* notify(run.sessionId)
+        yield* recordEnded("endRun", run, recordRow, now)
       }).pipe(transaction("endRun"))
     },
     Effect.catchTags({ SqlError: storeError("endRun"), ParseError: storeError("endRun") })
@@ -1488,12 +1517,24 @@ RETURNING ticket`
 WHERE run_id = ${runId} AND session_id = ${sessionId} AND owner = ${turn.owner} RETURNING *`
         )
         if (mine === undefined) return "lost" as const
-        const dropped = yield* sql`DELETE FROM ${queueTable}
-WHERE session_id = ${sessionId} AND run_id <> ${runId} AND lease_expires_at < ${turn.now} RETURNING run_id`
+        const dropped = yield* decodeQueue(
+          yield* sql`DELETE FROM ${queueTable}
+WHERE session_id = ${sessionId} AND run_id <> ${runId} AND lease_expires_at < ${turn.now} RETURNING *`
+        )
+        // an acknowledged run never vanishes: a dropped one is recorded abandoned
+        for (const row of dropped) {
+          const run = yield* rows.toQueuedRun(row)
+          const record = SessionStore.droppedRecord(run, turn.now)
+          if (!(yield* neverStarted(run.runId)) || !(yield* sessionExists(sessionId))) continue
+          yield* recordEnded("takeQueueTurn", run, yield* rows.toRunRow("takeQueueTurn", sessionId, record), turn.now)
+        }
         if (dropped.length > 0) yield* notifyQueue(sessionId)
         if (mine.status === "running") return "taken" as const
-        const [ahead] = yield* sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${queueTable}
-WHERE session_id = ${sessionId} AND run_id <> ${runId} AND (status = 'running' OR ticket < ${mine.ticket})`
+        // the turn waits for the runs queued before it, and for any other unfinished run of the session
+        const [ahead] = yield* sql<{ n: unknown }>`SELECT
+  (SELECT COUNT(*) FROM ${queueTable}
+   WHERE session_id = ${sessionId} AND run_id <> ${runId} AND (status = 'running' OR ticket < ${mine.ticket})) +
+  (SELECT COUNT(*) FROM ${activeTable} WHERE session_id = ${sessionId} AND run_id <> ${runId}) AS n`
         if (Number(ahead?.n ?? 0) > 0) return "waiting" as const
         yield* sql`UPDATE ${queueTable} SET status = 'running' WHERE run_id = ${runId}`
         return "taken" as const
@@ -1503,18 +1544,27 @@ WHERE session_id = ${sessionId} AND run_id <> ${runId} AND (status = 'running' O
   )
 
   const leaveQueue = Effect.fn("SqlSessionStore.leaveQueue")(
-    function*(sessionId: string, runId: string, owner?: string) {
+    function*(sessionId: string, runId: string, owner?: string, ended?: SessionStore.RunRecord) {
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
+      const recordRow = ended === undefined ? undefined : yield* rows.toRunRow("leaveQueue", sessionId, ended)
       return yield* Effect.gen(function*() {
         yield* lockQueue(sessionId)
-        const removed = yield* sql`DELETE FROM ${queueTable} WHERE run_id = ${runId} AND session_id = ${sessionId}${
-          owner === undefined ? sql.literal("") : sql` AND owner = ${owner}`
-        } RETURNING run_id`
-        if (removed.length > 0) yield* notifyQueue(sessionId)
-        return removed.length > 0
+        const removed = yield* decodeQueue(
+          yield* sql`DELETE FROM ${queueTable} WHERE run_id = ${runId} AND session_id = ${sessionId}${
+            owner === undefined ? sql.literal("") : sql` AND owner = ${owner}`
+          } RETURNING *`
+        )
+        const [left] = removed
+        if (left === undefined) return false
+        const run = yield* rows.toQueuedRun(left)
+        if (recordRow !== undefined && (yield* neverStarted(runId)) && (yield* sessionExists(sessionId))) {
+          yield* recordEnded("leaveQueue", run, recordRow, yield* Clock.currentTimeMillis)
+        }
+        yield* notifyQueue(sessionId)
+        return true
       }).pipe(transaction("leaveQueue"))
     },
-    Effect.catchTags({ SqlError: storeError("leaveQueue") })
+    Effect.catchTags({ SqlError: storeError("leaveQueue"), ParseError: storeError("leaveQueue") })
   )
 
   const queuedRuns = Effect.fn("SqlSessionStore.queuedRuns")(

@@ -211,26 +211,26 @@ export const enqueued = <A, E, R>(
     /** the abandoned runs of this workflow this caller carries on (once each) */
     const helped = new Set<string>()
     /**
-     * Whether another unfinished run holds the session: paused, or running —
-     * also when it was abandoned (its process died): it holds the session
-     * until recovery carries it on or ends it, so that it never runs beside
-     * the next run of the queue. An abandoned run of this workflow is carried
-     * on from here (in the background, as `DurableRuns` would: one claim wins).
+     * Another unfinished run holds the session (the store gives no turn while
+     * one does): paused, or running — also when it was abandoned (its process
+     * died), until recovery carries it on or ends it, so that it never runs
+     * beside the next run of the queue. An abandoned run of this workflow is
+     * carried on from here (in the background, as `DurableRuns` would: of
+     * several, one claim wins), so that the queue goes on without a supervisor.
      */
-    const held = Effect.flatMap(store.activeRuns({ sessionId }), (runs) =>
+    const help = Effect.flatMap(store.activeRuns({ sessionId, status: "running" }), (runs) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        Effect.as(
-          Effect.forEach(
-            runs.filter((run) =>
-              run.runId !== runId && run.workflowName === self.name && SessionStore.isAbandoned(run, at) &&
-              !helped.has(run.runId)
-            ),
-            (run) => {
-              helped.add(run.runId)
-              return Effect.forkDaemon(Effect.ignoreLogged(Effect.locally(carryOn(run), currentBackground, { registered: Deferred.unsafeMake<void, unknown>(FiberId.none) })))
-            }
+        Effect.forEach(
+          runs.filter((run) =>
+            run.runId !== runId && run.workflowName === self.name && SessionStore.isAbandoned(run, at) &&
+            !helped.has(run.runId)
           ),
-          runs.some((run) => run.runId !== runId)
+          (run) => {
+            helped.add(run.runId)
+            const background = { registered: Deferred.unsafeMake<void, unknown>(FiberId.none) }
+            return Effect.forkDaemon(Effect.ignoreLogged(Effect.locally(carryOn(run), currentBackground, background)))
+          },
+          { discard: true }
         )))
     /**
      * Drops the session's queued runs whose caller is a gone process of this
@@ -241,7 +241,11 @@ export const enqueued = <A, E, R>(
       Effect.map(
         Effect.forEach(
           runs.filter((run) => run.runId !== runId && SessionStore.ownerGone(run.owner)),
-          (run) => store.leaveQueue(sessionId, run.runId, run.owner)
+          (run) =>
+            Effect.flatMap(
+              Clock.currentTimeMillis,
+              (at) => store.leaveQueue(sessionId, run.runId, run.owner, SessionStore.droppedRecord(run, at))
+            )
         ),
         (dropped) => dropped.some((left) => left)
       ))
@@ -252,9 +256,10 @@ export const enqueued = <A, E, R>(
       while (true) {
         const turn = yield* look
         if (turn === "lost") return yield* lost
-        if (turn === "taken" && !(yield* held)) return
+        if (turn === "taken") return
         // a run ahead whose caller died on this host leaves the queue at once: look again
-        if (turn === "waiting" && (yield* dropGone)) continue
+        if (yield* dropGone) continue
+        yield* help
         yield* nextWakeUp
       }
     })

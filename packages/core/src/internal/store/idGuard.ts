@@ -122,8 +122,8 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
     },
     takeQueueTurn: (sessionId, runId, turn) =>
       bad(sessionId) || bad(runId) ? Effect.succeed("lost" as const) : backend.takeQueueTurn(sessionId, runId, turn),
-    leaveQueue: (sessionId, runId, owner) =>
-      bad(sessionId) || bad(runId) ? Effect.succeed(false) : backend.leaveQueue(sessionId, runId, owner),
+    leaveQueue: (sessionId, runId, owner, ended) =>
+      bad(sessionId) || bad(runId) ? Effect.succeed(false) : backend.leaveQueue(sessionId, runId, owner, ended),
     queuedRuns: (filter) =>
       (filter.sessionId !== undefined && bad(filter.sessionId)) || (filter.runId !== undefined && bad(filter.runId))
         ? Effect.succeed([])

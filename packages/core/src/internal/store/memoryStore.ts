@@ -245,6 +245,51 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
   }
   /** the records of a session beyond its most recent `keep`, oldest first */
   const beyond = (session: MemorySession, keep: number) => [...session.runs.keys()].slice(0, Math.max(0, session.runs.size - keep))
+  /**
+   * Appends the record of a run that ended without a commit to its session,
+   * creating the session from the run's initial state when it does not exist
+   * yet (its version 1 is then a state change, without a run that made it).
+   */
+  const recordEnded = (
+    run: {
+      readonly runId: string
+      readonly sessionId: string
+      readonly workflowName: string
+      readonly userId?: string | undefined
+      readonly initialState?: unknown
+    },
+    json: string,
+    now: number
+  ) =>
+    Effect.gen(function*() {
+      const existing = sessions.get(run.sessionId)
+      if (existing !== undefined) {
+        existing.info = { ...existing.info, updatedAt: now }
+        append(existing, run.runId, json)
+        return
+      }
+      const session: MemorySession = {
+        info: {
+          sessionId: run.sessionId,
+          workflowName: run.workflowName,
+          userId: run.userId,
+          name: undefined,
+          version: 1,
+          createdAt: now,
+          updatedAt: now
+        },
+        state: yield* store("endRun", run.initialState ?? {}),
+        lastRunId: undefined,
+        runs: new Map(),
+        versions: []
+      }
+      keepVersion(session, keepOf({}), now, undefined, undefined)
+      sessions.set(run.sessionId, session)
+      append(session, run.runId, json)
+      yield* publish(session)
+    })
+  /** whether a queued run never started: it has no unfinished run and no record (else those tell what became of it) */
+  const neverStarted = (runId: string) => !active.has(runId) && recordOf(runId) === undefined
   const lost = (runId: string, description: string) => Effect.fail(new WorkflowError.RunLost({ runId, description }))
   const checkRunOwner = (runId: string, owner: string) => {
     const run = activeRun(runId)
@@ -570,23 +615,32 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         for (const other of queuedOf(mine.sessionId)) {
           if (other.runId !== runId && other.leaseExpiresAt < turn.now) {
             queue.delete(other.runId)
+            if (neverStarted(other.runId) && sessions.has(other.sessionId)) {
+              const record = yield* serialise("takeQueueTurn", "run record", SessionStore.droppedRecord(other, turn.now))
+              yield* recordEnded(other, record, turn.now)
+            }
             dropped = true
           }
         }
         if (dropped) yield* PubSub.publish(dequeued, mine.sessionId)
+        // the turn waits for the runs queued before it, and for any other unfinished run of the session
         const ahead = queuedOf(mine.sessionId).some((other) =>
           other.runId !== runId && (other.status === "running" || other.ticket < mine.ticket)
-        )
+        ) || unfinishedRuns({ sessionId }).some((other) => other.runId !== runId)
         const status = mine.status === "running" || !ahead ? "running" as const : "waiting" as const
         queue.set(runId, yield* serialise("takeQueueTurn", "queued run", { ...mine, status, leaseExpiresAt: turn.leaseExpiresAt }))
         return status === "running" ? "taken" as const : "waiting" as const
       }),
-    leaveQueue: (sessionId, runId, owner) =>
+    leaveQueue: (sessionId, runId, owner, ended) =>
       Effect.gen(function*() {
         const json = queue.get(runId)
         const run = json === undefined ? undefined : parse<SessionStore.QueuedRun>(json)
         if (run === undefined || run.sessionId !== sessionId || (owner !== undefined && run.owner !== owner)) return false
+        const record = ended === undefined ? undefined : yield* serialise("leaveQueue", "run record", ended)
         queue.delete(runId)
+        if (record !== undefined && neverStarted(runId) && sessions.has(sessionId)) {
+          yield* recordEnded(run, record, yield* Clock.currentTimeMillis)
+        }
         yield* PubSub.publish(dequeued, sessionId)
         return true
       }),
@@ -719,34 +773,8 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         if (owner !== undefined) yield* checkRunOwner(runId, owner)
         const json = yield* serialise("endRun", "run record", record)
         const now = yield* Clock.currentTimeMillis
-        let session = sessions.get(run.sessionId)
-        if (session === undefined) {
-          session = {
-            info: {
-              sessionId: run.sessionId,
-              workflowName: run.workflowName,
-              userId: run.userId,
-              name: undefined,
-              version: 1,
-              createdAt: now,
-              updatedAt: now
-            },
-            state: yield* store("endRun", run.initialState ?? {}),
-            lastRunId: undefined,
-            runs: new Map(),
-            versions: []
-          }
-          keepVersion(session, keepOf({}), now, undefined, undefined)
-          sessions.set(run.sessionId, session)
-          append(session, runId, json)
-          endActive(runId)
-          // a new session: its version 1 is a state change (without a run that made it)
-          yield* publish(session)
-        } else {
-          session.info = { ...session.info, updatedAt: now }
-          append(session, runId, json)
-          endActive(runId)
-        }
+        endActive(runId)
+        yield* recordEnded(run, json, now)
       })
   }
 }
