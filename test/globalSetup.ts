@@ -58,7 +58,9 @@ const freePort = (): Promise<number> =>
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")))
+      server.close(() =>
+        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))
+      )
     })
   })
 
@@ -71,7 +73,9 @@ const startEmbedded = async (): Promise<{ readonly url: string; readonly stop: (
   // exit code: failed tests would pass) and throw on exit: the teardown stops the server instead
   for (const event of events) {
     for (const listener of emitter.listeners(event)) {
-      if (!hooked.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: Array<unknown>) => void)
+      if (!hooked.get(event)?.has(listener)) {
+        emitter.removeListener(event, listener as (...args: Array<unknown>) => void)
+      }
     }
   }
   const folder = await mkdtemp(path.join(tmpdir(), "sessionflow-test-pg-"))

@@ -23,7 +23,9 @@ export const afterRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url
 /** The tree to compare with (`--before DIR`), required. */
 export const beforeRootOption = (): string => {
   const root = option("--before")
-  if (root === undefined) throw new Error("--before DIR: a checkout of the version to compare with, with its node_modules")
+  if (root === undefined) {
+    throw new Error("--before DIR: a checkout of the version to compare with, with its node_modules")
+  }
   return path.resolve(root)
 }
 

@@ -51,7 +51,10 @@ process.on("SIGUSR2", () => {
     console.log(JSON.stringify({ recording: true }))
     return
   }
-  fs.writeFileSync(`${out}.json`, JSON.stringify(noted, (_, value) => typeof value === "bigint" ? Number(value) : value))
+  fs.writeFileSync(
+    `${out}.json`,
+    JSON.stringify(noted, (_, value) => typeof value === "bigint" ? Number(value) : value)
+  )
   process.exit(0)
 })
 

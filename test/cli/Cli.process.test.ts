@@ -28,7 +28,8 @@ describe("sessionflow (a separate process)", () => {
       expect(broken).toEqual({
         code: 1,
         stdout: "",
-        stderr: `error: cannot open the SQLite database '${text}' read-only: it is not a SQLite database (file is not a database)\n`
+        stderr:
+          `error: cannot open the SQLite database '${text}' read-only: it is not a SQLite database (file is not a database)\n`
       })
     }))
 

@@ -9,9 +9,13 @@ describe("the store a command line names", () => {
       const table = `missing_${crypto.randomUUID().replaceAll("-", "")}`
       const database = { _tag: "Postgres", url: testUrl } as const
       const noSchema = yield* Layer.build(Cli.storeLayer(database, { table, migrate: false })).pipe(Effect.flip)
-      expect(noSchema.description).toBe(`there is no session table '${table}' (or it is not fully created); if the tables are in a schema, give it with --schema <name>`)
+      expect(noSchema.description).toBe(
+        `there is no session table '${table}' (or it is not fully created); if the tables are in a schema, give it with --schema <name>`
+      )
       const schema = yield* freshSchema
       const inSchema = yield* Layer.build(Cli.storeLayer(database, { table, schema, migrate: false })).pipe(Effect.flip)
-      expect(inSchema.description).toBe(`there is no session table '${table}' in schema '${schema}' (or it is not fully created)`)
+      expect(inSchema.description).toBe(
+        `there is no session table '${table}' in schema '${schema}' (or it is not fully created)`
+      )
     }))
 })

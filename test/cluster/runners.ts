@@ -41,13 +41,18 @@ const settled = (database: string, runners: number) =>
       withClient((sql) =>
         sql<{ shards: number; runners: number }>`
           SELECT count(*)::int AS shards, count(DISTINCT pid)::int AS runners FROM pg_locks
-          WHERE locktype = 'advisory' AND granted AND classid = 0 AND objsubid = 1 AND objid BETWEEN 1000001 AND ${1000000 + shardsPerGroup}
+          WHERE locktype = 'advisory' AND granted AND classid = 0 AND objsubid = 1 AND objid BETWEEN 1000001 AND ${
+          1000000 + shardsPerGroup
+        }
             AND database = (SELECT oid FROM pg_database WHERE datname = ${database})`
       ),
       Effect.sleep("200 millis")
     ),
     { until: ([row]) => row !== undefined && row.shards === shardsPerGroup && row.runners === runners }
-  ).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("the shards did not settle over the runners") }))
+  ).pipe(Effect.timeoutFail({
+    duration: "60 seconds",
+    onTimeout: () => new Error("the shards did not settle over the runners")
+  }))
 
 /** A fresh database, a side-effect file, three runners started one after the other (their shards settled), and the client's layer. */
 export const cluster = Effect.gen(function*() {
@@ -57,7 +62,10 @@ export const cluster = Effect.gen(function*() {
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
   const effects = path.join(dir, "effects.log")
-  const start = Effect.flatMap(freePort, (port) => spawnFixture("../../cluster/fixtures/runner.ts", [database, String(port), effects]))
+  const start = Effect.flatMap(
+    freePort,
+    (port) => spawnFixture("../../cluster/fixtures/runner.ts", [database, String(port), effects])
+  )
   // the first one creates the cluster's tables; then the two others at once
   const first = yield* start
   yield* first.ready
@@ -92,7 +100,9 @@ export const killMidRun = (effects: string, runners: ReadonlyArray<Worker>) =>
     const victim = yield* Effect.repeat(
       Effect.zipLeft(
         Effect.sync(() =>
-          lines(effects).map((line) => line.split(" ") as [string, string, string]).find(([, step]) => step === "step-2")?.[2]
+          lines(effects).map((line) => line.split(" ") as [string, string, string]).find(([, step]) =>
+            step === "step-2"
+          )?.[2]
         ),
         Effect.sleep("20 millis")
       ),
@@ -105,7 +115,9 @@ export const killMidRun = (effects: string, runners: ReadonlyArray<Worker>) =>
     const killedAt = Date.now()
     const doneBefore = new Set(lines(effects).filter((l) => l.includes(" step-4 ")).map((l) => l.split(" ")[0]))
     const interrupted = new Set(
-      lines(effects).filter((l) => l.endsWith(` ${victim}`)).map((l) => l.split(" ")[0]!).filter((id) => !doneBefore.has(id))
+      lines(effects).filter((l) => l.endsWith(` ${victim}`)).map((l) => l.split(" ")[0]!).filter((id) =>
+        !doneBefore.has(id)
+      )
     )
     return { victim: victim!, pid: killed.pid, killedAt, interrupted }
   })

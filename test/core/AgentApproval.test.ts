@@ -8,8 +8,19 @@
 import { Tool, Toolkit } from "@effect/ai"
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { Agent, SessionState, Step, StepOutput, Steps, Team, TestModel, Workflow, WorkflowError, WorkflowEvent } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import {
+  Agent,
+  SessionState,
+  Step,
+  StepOutput,
+  Steps,
+  Team,
+  TestModel,
+  Workflow,
+  WorkflowError,
+  WorkflowEvent
+} from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Chunk, Effect, Exit, Layer, Ref, Schema, Stream } from "effect"
 import { on, processes, type Store } from "./utils.js"
@@ -38,14 +49,21 @@ const toolsLive = (made: Ref.Ref<ReadonlyArray<string>>) =>
     record_expense: ({ amount, description }) =>
       Effect.zipRight(
         Ref.update(made, (m) => [...m, description]),
-        Expenses.modify((s) => [`Recorded ${description} (${amount})`, { expenses: [...s.expenses, { description, amount }] }])
+        Expenses.modify((
+          s
+        ) => [`Recorded ${description} (${amount})`, { expenses: [...s.expenses, { description, amount }] }])
       ),
     list_expenses: () => Effect.map(Expenses.get, (s) => s.expenses.map((e) => e.description).join(", "))
   })
 
 const assistant = Agent.make({ name: "Expense Assistant", instructions: "Record expenses.", tools: ExpenseTools })
 
-const expenses = Workflow.make({ name: "expenses", state: Expenses, sessionState: { expenses: [] }, input: Schema.String }).pipe(
+const expenses = Workflow.make({
+  name: "expenses",
+  state: Expenses,
+  sessionState: { expenses: [] },
+  input: Schema.String
+}).pipe(
   Workflow.andThen(Step.agent("assistant", assistant)),
   Workflow.andThen("after", ({ previousStepContent }) => Effect.succeed(`after: ${previousStepContent}`))
 )
@@ -54,10 +72,16 @@ const record = (description: string, amount: number) => ["record_expense", { des
 
 /** A reply for each turn of the conversation (by how many replies came before since the message). */
 const byTurn = (...turns: ReadonlyArray<TestModel.Reply>): TestModel.Responder => (request) =>
-  turns[request.turn] ?? TestModel.text(`Done: ${request.toolResults.map((r) => StepOutput.contentText(r.result)).join("; ")}`)
+  turns[request.turn] ??
+    TestModel.text(`Done: ${request.toolResults.map((r) => StepOutput.contentText(r.result)).join("; ")}`)
 
 /** Runs `self` in one "process": its store, a fresh scripted model, the tools' handlers. */
-const inProcess = <A, E, R>(store: Store, script: TestModel.Script, made: Ref.Ref<ReadonlyArray<string>>, self: Effect.Effect<A, E, R>) =>
+const inProcess = <A, E, R>(
+  store: Store,
+  script: TestModel.Script,
+  made: Ref.Ref<ReadonlyArray<string>>,
+  self: Effect.Effect<A, E, R>
+) =>
   Effect.gen(function*() {
     const exit = yield* Effect.exit(self)
     return { exit, requests: yield* TestModel.requests }
@@ -84,7 +108,12 @@ describe("Agent tool approval", () => {
       const made = yield* Ref.make<ReadonlyArray<string>>([])
       const script = byTurn(TestModel.toolCalls(record("taxi", 35), record("team dinner", 240)))
 
-      const first = yield* inProcess(a, script, made, collect(Workflow.stream(expenses, "taxi and dinner", { sessionId: "s" })))
+      const first = yield* inProcess(
+        a,
+        script,
+        made,
+        collect(Workflow.stream(expenses, "taxi and dinner", { sessionId: "s" }))
+      )
       const paused = success(first.exit)
       expect(tagsOf(paused)).toEqual([
         "RunStarted",
@@ -106,17 +135,32 @@ describe("Agent tool approval", () => {
       expect(first.requests.length).toBe(1)
       expect(yield* Ref.get(made)).toEqual(["taxi"])
       // nothing committed; the question is listed with its key
-      expect(yield* Effect.flip(Workflow.getSessionState(expenses, "s").pipe(on(b)))).toMatchObject({ _tag: "SessionNotFound" })
+      expect(yield* Effect.flip(Workflow.getSessionState(expenses, "s").pipe(on(b)))).toMatchObject({
+        _tag: "SessionNotFound"
+      })
       const [waiting] = yield* Workflow.pausedRuns(expenses).pipe(on(b))
       expect(waiting?.pause?.key).toBe("0:Expense Assistant#1")
 
-      const second = yield* inProcess(b, script, made, collect(Workflow.continueStream(expenses, last.runId, { approved: true })))
+      const second = yield* inProcess(
+        b,
+        script,
+        made,
+        collect(Workflow.continueStream(expenses, last.runId, { approved: true }))
+      )
       const done = success(second.exit)
       expect(tagsOf(done)).toEqual(["RunResumed", "ToolCallCompleted record_expense", "RunCompleted"])
       const completed = done.find((e) => e._tag === "ToolCallCompleted")
       assert(completed?._tag === "ToolCallCompleted")
-      expect(completed).toMatchObject({ toolCallId: "call_0_1", isError: false, result: "Recorded team dinner (240)", path: ["assistant"] })
-      expect(done.at(-1)).toMatchObject({ _tag: "RunCompleted", content: "after: Done: Recorded taxi (35); Recorded team dinner (240)" })
+      expect(completed).toMatchObject({
+        toolCallId: "call_0_1",
+        isError: false,
+        result: "Recorded team dinner (240)",
+        path: ["assistant"]
+      })
+      expect(done.at(-1)).toMatchObject({
+        _tag: "RunCompleted",
+        content: "after: Done: Recorded taxi (35); Recorded team dinner (240)"
+      })
       // one model call, for the turn after the calls; the conversation before it restored
       expect(second.requests.length).toBe(1)
       const request = second.requests[0]!
@@ -126,13 +170,15 @@ describe("Agent tool approval", () => {
         ["call_0_0", "Recorded taxi (35)", false],
         ["call_0_1", "Recorded team dinner (240)", false]
       ])
-      expect(TestModel.render(request.prompt)).toBe(TestModel.render(first.requests[0]!.prompt) + [
-        "",
-        'assistant: call record_expense({"description":"taxi","amount":35})',
-        'assistant: call record_expense({"description":"team dinner","amount":240})',
-        "tool: record_expense returned: Recorded taxi (35)",
-        "tool: record_expense returned: Recorded team dinner (240)"
-      ].join("\n"))
+      expect(TestModel.render(request.prompt)).toBe(
+        TestModel.render(first.requests[0]!.prompt) + [
+          "",
+          "assistant: call record_expense({\"description\":\"taxi\",\"amount\":35})",
+          "assistant: call record_expense({\"description\":\"team dinner\",\"amount\":240})",
+          "tool: record_expense returned: Recorded taxi (35)",
+          "tool: record_expense returned: Recorded team dinner (240)"
+        ].join("\n")
+      )
       // the taxi was recorded once, before the pause
       expect(yield* Ref.get(made)).toEqual(["taxi", "team dinner"])
       expect((yield* Workflow.getSessionState(expenses, "s").pipe(on(b))).expenses).toEqual([
@@ -185,7 +231,10 @@ describe("Agent tool approval", () => {
         ["Recorded taxi (35)", false]
       ])
       expect(yield* Ref.get(made)).toEqual(["taxi"])
-      expect((yield* Workflow.getSessionState(expenses, "s").pipe(on(b))).expenses).toEqual([{ description: "taxi", amount: 35 }])
+      expect((yield* Workflow.getSessionState(expenses, "s").pipe(on(b))).expenses).toEqual([{
+        description: "taxi",
+        amount: 35
+      }])
     }))
 
   it.effect("two approvals in one run (in two turns, then two in one turn): questions #1, #2, #3, each continued elsewhere", () =>
@@ -227,7 +276,12 @@ describe("Agent tool approval", () => {
     Effect.gen(function*() {
       const { make } = yield* processes
       const made = yield* Ref.make<ReadonlyArray<string>>([])
-      const twice = Workflow.make({ name: "twice", state: Expenses, sessionState: { expenses: [] }, input: Schema.String }).pipe(
+      const twice = Workflow.make({
+        name: "twice",
+        state: Expenses,
+        sessionState: { expenses: [] },
+        input: Schema.String
+      }).pipe(
         Workflow.andThen(Steps.make("both", [Step.agent("small", assistant), Step.agent("large", assistant)]))
       )
       // the first run records a coffee, the second (given the first's reply) a dinner that needs approval
@@ -238,7 +292,11 @@ describe("Agent tool approval", () => {
       const first = yield* inProcess(make(), script, made, Workflow.run(twice, "expenses", { sessionId: "s" }))
       const paused = yield* Effect.flip(first.exit)
       assert(paused._tag === "RunPaused")
-      expect(first.requests.map((r) => r.lastUserMessage)).toEqual(["expenses", "expenses", "Done: Recorded coffee (4)"])
+      expect(first.requests.map((r) => r.lastUserMessage)).toEqual([
+        "expenses",
+        "expenses",
+        "Done: Recorded coffee (4)"
+      ])
       const second = yield* inProcess(make(), script, made, Workflow.continue(twice, paused.runId, { approved: true }))
       // the small run runs again (two model calls); the large one carries on (one)
       expect(second.requests.map((r) => [r.lastUserMessage, r.turn])).toEqual([
@@ -259,13 +317,21 @@ describe("Agent tool approval", () => {
       const { make } = yield* processes
       const made = yield* Ref.make<ReadonlyArray<string>>([])
       const team = Team.make({ name: "Office", members: [assistant], instructions: "Delegate expenses." })
-      const wf = Workflow.make({ name: "office", state: Expenses, sessionState: { expenses: [] }, input: Schema.String }).pipe(
+      const wf = Workflow.make({
+        name: "office",
+        state: Expenses,
+        sessionState: { expenses: [] },
+        input: Schema.String
+      }).pipe(
         Workflow.andThen(Step.team("office", team))
       )
       const script: TestModel.Responder = (request) =>
         request.agent === "Office"
           ? request.turn === 0
-            ? TestModel.toolCalls(["delegate_task_to_member", { member_name: "Expense Assistant", task: "record the dinner" }])
+            ? TestModel.toolCalls(["delegate_task_to_member", {
+              member_name: "Expense Assistant",
+              task: "record the dinner"
+            }])
             : TestModel.text(`Office: ${request.toolResults.map((r) => StepOutput.contentText(r.result)).join("; ")}`)
           : byTurn(TestModel.toolCalls(record("dinner", 240)))(request)
       const first = yield* inProcess(make(), script, made, Workflow.run(wf, "dinner", { sessionId: "s" }))
@@ -273,7 +339,10 @@ describe("Agent tool approval", () => {
       assert(paused._tag === "RunPaused")
       expect(paused.payload).toMatchObject({ agent: "Expense Assistant", tool: "record_expense" })
       const second = yield* inProcess(make(), script, made, Workflow.continue(wf, paused.runId, { approved: true }))
-      expect(second.requests.map((r) => [r.agent, r.turn])).toEqual([["Office", 0], ["Expense Assistant", 1], ["Office", 1]])
+      expect(second.requests.map((r) => [r.agent, r.turn])).toEqual([["Office", 0], ["Expense Assistant", 1], [
+        "Office",
+        1
+      ]])
       expect(success(second.exit).content).toBe("Office: Done: Recorded dinner (240)")
       // the team's type knows that a member may pause
       const pauses: Extract<Agent.Error<typeof team.leader>, WorkflowError.RunPaused>["_tag"] = "RunPaused"
@@ -287,7 +356,9 @@ describe("Agent tool approval", () => {
       const script = byTurn(TestModel.toolCalls(record("coffee", 4), ["record_expense", { description: "bad" }]))
       const run = yield* inProcess(make(), script, made, Workflow.run(expenses, "coffee", { sessionId: "s" }))
       // arguments that do not decode are never asked about: they are an error result
-      expect(success(run.exit).content).toMatch(/^after: Done: Recorded coffee \(4\); Invalid arguments for tool 'record_expense'/)
+      expect(success(run.exit).content).toMatch(
+        /^after: Done: Recorded coffee \(4\); Invalid arguments for tool 'record_expense'/
+      )
     }))
 
   it.effect("outside a workflow run nobody can be asked: the call is not made, the model gets an error result", () =>
@@ -296,16 +367,26 @@ describe("Agent tool approval", () => {
       const streamed = yield* Agent.stream(assistant, "dinner").pipe(
         Stream.runCollect,
         Effect.map(Chunk.toReadonlyArray),
-        Effect.provide(Layer.mergeAll(TestModel.layer(byTurn(TestModel.toolCalls(record("dinner", 240)))), toolsLive(made))),
+        Effect.provide(
+          Layer.mergeAll(TestModel.layer(byTurn(TestModel.toolCalls(record("dinner", 240)))), toolsLive(made))
+        ),
         Effect.provideServiceEffect(Expenses, SessionState.make<SessionState.Type<typeof Expenses>>({ expenses: [] }))
       )
       const result = streamed.at(-1)
       assert(result?._tag === "Completed")
-      expect(result.result.content).toMatch(/^Done: Tool 'record_expense' needs a person's approval, and nobody can be asked outside a workflow run/)
-      expect(streamed.filter((e) => e._tag !== "TextDelta").map((e) => e._tag)).toEqual(["ToolCallStarted", "ToolCallCompleted", "Completed"])
+      expect(result.result.content).toMatch(
+        /^Done: Tool 'record_expense' needs a person's approval, and nobody can be asked outside a workflow run/
+      )
+      expect(streamed.filter((e) => e._tag !== "TextDelta").map((e) => e._tag)).toEqual([
+        "ToolCallStarted",
+        "ToolCallCompleted",
+        "Completed"
+      ])
       const completed = streamed.find((e) => e._tag === "ToolCallCompleted")
       expect(completed).toMatchObject({ isError: true })
-      expect(String(completed?._tag === "ToolCallCompleted" ? completed.result : "")).toContain("nobody can be asked outside a workflow run")
+      expect(String(completed?._tag === "ToolCallCompleted" ? completed.result : "")).toContain(
+        "nobody can be asked outside a workflow run"
+      )
       expect(yield* Ref.get(made)).toEqual([])
     }))
 

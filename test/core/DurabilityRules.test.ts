@@ -25,17 +25,25 @@ const stores: ReadonlyArray<readonly [string, Layer.Layer<SessionStore.SessionSt
 const altered = <R>(
   change: (inner: SessionStore.Service) => Effect.Effect<Partial<SessionStore.Backend>, never, R>
 ) =>
-  <A, E, R2>(self: Effect.Effect<A, E, R2>) =>
-    Effect.flatMap(SessionStore.SessionStore, (inner) =>
+<A, E, R2>(self: Effect.Effect<A, E, R2>) =>
+  Effect.flatMap(
+    SessionStore.SessionStore,
+    (inner) =>
       Effect.flatMap(change(inner), (changed) =>
-        Effect.provideService(self, SessionStore.SessionStore, { ...inner, ...changed })))
+        Effect.provideService(self, SessionStore.SessionStore, { ...inner, ...changed }))
+  )
 
 /** A one-step workflow whose step counts its calls in `calls` and appends `call-<n>` to the state. */
 const countedWorkflow = (calls: Ref.Ref<number>) =>
   Workflow.make({ name: "counted", state: Counted, sessionState: { items: [] } }).pipe(
-    Workflow.andThen("count", () =>
-      Effect.flatMap(Ref.updateAndGet(calls, (n) => n + 1), (n) =>
-        Effect.as(Counted.update((s) => ({ items: [...s.items, `call-${n}`] })), n)))
+    Workflow.andThen(
+      "count",
+      () =>
+        Effect.flatMap(
+          Ref.updateAndGet(calls, (n) => n + 1),
+          (n) => Effect.as(Counted.update((s) => ({ items: [...s.items, `call-${n}`] })), n)
+        )
+    )
   )
 
 const gate = Effect.all({ reached: Deferred.make<void>(), proceed: Deferred.make<void>() })
@@ -55,7 +63,9 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       assert.notStrictEqual(second.key, first.key)
       const waiting = yield* Workflow.pausedRuns(twoQuestions)
       // another answer meant for the first question
-      const stale = yield* Effect.flip(Workflow.continue(twoQuestions, first.runId, { approved: false }, { pause: first.key }))
+      const stale = yield* Effect.flip(
+        Workflow.continue(twoQuestions, first.runId, { approved: false }, { pause: first.key })
+      )
       assert.instanceOf(stale, WorkflowError.PauseMismatch)
       assert.deepStrictEqual([stale.expected, stale.current], [first.key, second.key])
       assert.deepStrictEqual(yield* Workflow.pausedRuns(twoQuestions), waiting)
@@ -76,7 +86,9 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       for (const error of outcomes) assert.include(["RunPaused", "PauseMismatch", "RunInProgress"], error._tag)
       const [waiting] = yield* Workflow.pausedRuns(twoQuestions)
       assert.strictEqual(waiting?.pause?.key, (taken[0] as WorkflowError.RunPaused).key)
-      const done = yield* Workflow.continue(twoQuestions, first.runId, { approved: true }, { pause: waiting!.pause!.key })
+      const done = yield* Workflow.continue(twoQuestions, first.runId, { approved: true }, {
+        pause: waiting!.pause!.key
+      })
       assert.strictEqual(done.state.items.length, 2)
       assert.strictEqual(done.state.items[1], "second:true")
     }).pipe(Effect.provide(layer)))
@@ -90,14 +102,18 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
           claimRun: (runId, claim) =>
             Effect.tap(
               inner.claimRun(runId, claim),
-              () => Effect.orDie(Effect.provideService(Workflow.cancel(twoQuestions, runId), SessionStore.SessionStore, inner))
+              () =>
+                Effect.orDie(
+                  Effect.provideService(Workflow.cancel(twoQuestions, runId), SessionStore.SessionStore, inner)
+                )
             )
         })
       )
       const lost = yield* Effect.flip(
-        Workflow.continue(twoQuestions, first.runId, { approved: true }, { pause: first.key, retryOnConflict: true }).pipe(
-          cancelAfterClaim
-        )
+        Workflow.continue(twoQuestions, first.runId, { approved: true }, { pause: first.key, retryOnConflict: true })
+          .pipe(
+            cancelAfterClaim
+          )
       )
       assert.strictEqual(lost._tag, "RunLost", String(lost))
       assert.deepStrictEqual((yield* Workflow.getRunHistory(twoQuestions, "s")).map((r) => [r.runId, r.status]), [
@@ -130,14 +146,26 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       assert.instanceOf(told, WorkflowError.RunUnfinished)
       assert.deepStrictEqual([told.runId, told.sessionId], ["r", "s"])
       // stored: unfinished, nothing committed, nothing recorded as failed
-      assert.deepStrictEqual((yield* Workflow.unfinishedRuns(counted)).map((r) => [r.runId, r.status]), [["r", "running"]])
-      assert.strictEqual(Option.isNone(yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load("s"))), true)
+      assert.deepStrictEqual((yield* Workflow.unfinishedRuns(counted)).map((r) => [r.runId, r.status]), [[
+        "r",
+        "running"
+      ]])
+      assert.strictEqual(
+        Option.isNone(yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.load("s"))),
+        true
+      )
       // a retry under the same id while the lease holds is RunInProgress, never a second run
-      assert.strictEqual((yield* Effect.flip(Workflow.run(counted, "go", { sessionId: "s", runId: "r" })))._tag, "RunInProgress")
+      assert.strictEqual(
+        (yield* Effect.flip(Workflow.run(counted, "go", { sessionId: "s", runId: "r" })))._tag,
+        "RunInProgress"
+      )
       yield* TestClock.adjust("2 seconds")
       const recovered = yield* Workflow.recover(counted)
       assert.deepStrictEqual(recovered.map((r) => [r.runId, r.outcome._tag]), [["r", "Success"]])
-      assert.deepStrictEqual((yield* Workflow.getRunHistory(counted, "s")).map((r) => [r.runId, r.status]), [["r", "completed"]])
+      assert.deepStrictEqual((yield* Workflow.getRunHistory(counted, "s")).map((r) => [r.runId, r.status]), [[
+        "r",
+        "completed"
+      ]])
       // the caller waiting for its id gets the completed run
       const replayed = yield* Workflow.run(counted, "go", { sessionId: "s", runId: "r" })
       assert.strictEqual(replayed.content, 2)
@@ -182,7 +210,9 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       const history = yield* Workflow.getRunHistory(held, "s1")
       assert.strictEqual(history.find((r) => r.runId === "r1")?.status, "error")
       // it ended: its id never runs again
-      const ended = yield* Effect.flip(Workflow.run(held, "go", { sessionId: "s1", runId: "r1", retryOnConflict: true }))
+      const ended = yield* Effect.flip(
+        Workflow.run(held, "go", { sessionId: "s1", runId: "r1", retryOnConflict: true })
+      )
       assert.instanceOf(ended, WorkflowError.RunEnded)
       assert.strictEqual(ended.status, "error")
       // with retries: it runs again under its id, on the new state
@@ -202,15 +232,16 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
   it.effect("a run id that ended never runs again: a completed one replays, a failed or cancelled one is RunEnded and nothing runs", () =>
     Effect.gen(function*() {
       const calls = yield* Ref.make(0)
-      const flaky = Workflow.make({ name: "flaky", state: Counted, sessionState: { items: [] }, input: Schema.String }).pipe(
-        Workflow.andThen("count", ({ input }) =>
-          Effect.gen(function*() {
-            const n = yield* Ref.updateAndGet(calls, (n) => n + 1)
-            if (input === "fail") return yield* new WorkflowError.StepError({ step: "count", description: "boom" })
-            yield* Counted.update((s) => ({ items: [...s.items, `call-${n}`] }))
-            return n
-          }))
-      )
+      const flaky = Workflow.make({ name: "flaky", state: Counted, sessionState: { items: [] }, input: Schema.String })
+        .pipe(
+          Workflow.andThen("count", ({ input }) =>
+            Effect.gen(function*() {
+              const n = yield* Ref.updateAndGet(calls, (n) => n + 1)
+              if (input === "fail") return yield* new WorkflowError.StepError({ step: "count", description: "boom" })
+              yield* Counted.update((s) => ({ items: [...s.items, `call-${n}`] }))
+              return n
+            }))
+        )
       const done = yield* Workflow.run(flaky, "go", { sessionId: "s", runId: "done" })
       const failed = yield* Effect.flip(Workflow.run(flaky, "fail", { sessionId: "s", runId: "failed" }))
       assert.instanceOf(failed, WorkflowError.StepError)
@@ -226,11 +257,17 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
         assert.instanceOf(again, WorkflowError.RunEnded)
         assert.deepStrictEqual([again.runId, again.sessionId, again.status], ["failed", "s", "error"])
         // it answers with what is recorded: the run's error, as its record has it
-        assert.strictEqual(again.error, (yield* Workflow.getRunHistory(flaky, "s")).find((r) => r.runId === "failed")?.error)
+        assert.strictEqual(
+          again.error,
+          (yield* Workflow.getRunHistory(flaky, "s")).find((r) => r.runId === "failed")?.error
+        )
         assert.match(again.error ?? "", /StepError: .*boom/)
         assert.match(again.message, /'failed'.*\(error\).*; its recorded error: StepError: .*boom/)
       }
-      assert.instanceOf(yield* Effect.flip(Effect.scoped(Workflow.start(flaky, "go", { sessionId: "s", runId: "failed" }))), WorkflowError.RunEnded)
+      assert.instanceOf(
+        yield* Effect.flip(Effect.scoped(Workflow.start(flaky, "go", { sessionId: "s", runId: "failed" }))),
+        WorkflowError.RunEnded
+      )
       assert.strictEqual(
         (yield* Effect.flip(Stream.runDrain(Workflow.stream(flaky, "go", { sessionId: "s", runId: "failed" }))))._tag,
         "RunEnded"
@@ -267,8 +304,14 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
               ? inner.commit(commit)
               : Effect.gen(function*() {
                 conflicted.current = true
-                yield* Effect.orDie(Effect.provideService(Workflow.cancel(counted, commit.ends!.runId), SessionStore.SessionStore, inner))
-                return yield* new WorkflowError.SessionConflict({ sessionId: "s", expectedVersion: 1, actualVersion: 2 })
+                yield* Effect.orDie(
+                  Effect.provideService(Workflow.cancel(counted, commit.ends!.runId), SessionStore.SessionStore, inner)
+                )
+                return yield* new WorkflowError.SessionConflict({
+                  sessionId: "s",
+                  expectedVersion: 1,
+                  actualVersion: 2
+                })
               })
         }))
       )
@@ -284,7 +327,10 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
         ["cancelled"]
       )
       assert.deepStrictEqual(yield* Workflow.unfinishedRuns(counted), [])
-      assert.instanceOf(yield* Effect.flip(Workflow.run(counted, "go", { sessionId: "s", runId: "r", retryOnConflict: 3 })), WorkflowError.RunEnded)
+      assert.instanceOf(
+        yield* Effect.flip(Workflow.run(counted, "go", { sessionId: "s", runId: "r", retryOnConflict: 3 })),
+        WorkflowError.RunEnded
+      )
       assert.strictEqual(yield* Ref.get(calls), 2)
     }).pipe(Effect.provide(layer)))
 
@@ -303,7 +349,9 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
           stream: Effect.flip(Stream.runDrain(Workflow.stream(twoQuestions, "go", { sessionId: "s", runId }))),
           start: Effect.flip(Workflow.start(twoQuestions, "go", { sessionId: "s", runId })),
           continue: Effect.flip(Workflow.continue(twoQuestions, runId, { approved: true })),
-          continueStream: Effect.flip(Stream.runDrain(Workflow.continueStream(twoQuestions, runId, { approved: true }))),
+          continueStream: Effect.flip(
+            Stream.runDrain(Workflow.continueStream(twoQuestions, runId, { approved: true }))
+          ),
           resume: Effect.flip(Workflow.resume(twoQuestions, runId)),
           resumeStream: Effect.flip(Stream.runDrain(Workflow.resumeStream(twoQuestions, runId))),
           cancel: Effect.flip(Workflow.cancel(twoQuestions, runId)),
@@ -330,7 +378,8 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       )
       const failingEnd = altered((inner) =>
         Effect.succeed({
-          endRun: () => Effect.fail(new WorkflowError.SessionStoreError({ method: "endRun", description: "connection lost" }))
+          endRun: () =>
+            Effect.fail(new WorkflowError.SessionStoreError({ method: "endRun", description: "connection lost" }))
         })
       )
       const told = yield* Effect.flip(Workflow.run(failing, "go", { sessionId: "s", runId: "r" }).pipe(failingEnd))

@@ -15,7 +15,8 @@ const steps = (n: number) =>
     Workflow.andThen("second", () => Items.update((s) => ({ items: [...s.items, "x"] })))
   )
 
-const collect = <A, E, R>(stream: Stream.Stream<A, E, R>) => Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)
+const collect = <A, E, R>(stream: Stream.Stream<A, E, R>) =>
+  Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)
 
 const seqs = (events: ReadonlyArray<WorkflowEvent.WorkflowEvent>) => events.map((event) => event.seq)
 
@@ -79,7 +80,10 @@ describe("Workflow.events", () => {
       assert.strictEqual(wrongWorkflow._tag, "RunNotFound")
       const asBob = yield* Effect.flip(collect(Workflow.events(wf, "owned", { userId: "bob" })))
       assert.strictEqual(asBob._tag, "SessionOwnershipError")
-      assert.strictEqual((yield* collect(Workflow.events(wf, "owned", { userId: "alice" }))).at(-1)?._tag, "RunCompleted")
+      assert.strictEqual(
+        (yield* collect(Workflow.events(wf, "owned", { userId: "alice" }))).at(-1)?._tag,
+        "RunCompleted"
+      )
     }).pipe(memory))
 
   it.effect("follows a run in another process: the stored events, then each batch as it is written, until the run ends", () =>
@@ -181,7 +185,8 @@ describe("Workflow.events", () => {
       yield* Effect.forkDaemon(Workflow.run(wf, "go", { runId: "dies-unlogged", durability: "step" }).pipe(on(a)))
       // A has journaled step 1 and waits in step 2; then it dies
       yield* Effect.repeat(b.getRun("dies-unlogged"), {
-        until: (found) => found._tag === "Some" && found.value._tag === "Active" && (found.value.run.journal?.next ?? 0) >= 1
+        until: (found) =>
+          found._tag === "Some" && found.value._tag === "Active" && (found.value.run.journal?.next ?? 0) >= 1
       })
       yield* crash(a)
       yield* TestClock.adjust("31 seconds")

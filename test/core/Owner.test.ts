@@ -35,10 +35,26 @@ describe("owner ids", () => {
   })
 
   it("parses `<host>:<pid>:<uuid>`; an id of another form names no process", () => {
-    assert.deepStrictEqual(owners.parse("vm+4026531836:1234:0f0e-aa"), { host: "vm+4026531836", pid: 1234, unique: "0f0e-aa" })
+    assert.deepStrictEqual(owners.parse("vm+4026531836:1234:0f0e-aa"), {
+      host: "vm+4026531836",
+      pid: 1234,
+      unique: "0f0e-aa"
+    })
     // the host name is URI-encoded, so a colon in it cannot shift the fields
     assert.deepStrictEqual(owners.parse(`${encodeURIComponent("a:b")}:7:u`), { host: "a%3Ab", pid: 7, unique: "u" })
-    for (const bad of ["", "1234-0f0e", "?:1234:u", "host:?:u", "host:0:u", "host:-3:u", "host:12a:u", "host:1234:", "host:99999999999:u"]) {
+    for (
+      const bad of [
+        "",
+        "1234-0f0e",
+        "?:1234:u",
+        "host:?:u",
+        "host:0:u",
+        "host:-3:u",
+        "host:12a:u",
+        "host:1234:",
+        "host:99999999999:u"
+      ]
+    ) {
       assert.isUndefined(owners.parse(bad), bad)
     }
   })
@@ -122,7 +138,11 @@ describe("a continue whose process is gone", () => {
       const paused = yield* Effect.flip(Workflow.run(approval, null, { sessionId }))
       assert(paused._tag === "RunPaused")
       const dead = `${owners.thisHost()!}:${exitedPid()}:u`
-      const claimed = yield* store.claimRun(paused.runId, { owner: store.owner, now: 0, leaseExpiresAt: Number.MAX_SAFE_INTEGER })
+      const claimed = yield* store.claimRun(paused.runId, {
+        owner: store.owner,
+        now: 0,
+        leaseExpiresAt: Number.MAX_SAFE_INTEGER
+      })
       yield* store.updateRun(paused.runId, store.owner, {
         owner: dead,
         ...(recorded === undefined ? {} : { pause: { ...claimed.pause!, answer: { response: recorded } } })

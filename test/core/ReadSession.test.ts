@@ -4,8 +4,8 @@
  * read the session again — only where the read is what the store would
  * answer, once, and never in place of a newer state.
  */
-import { SessionStore, Step, Workflow } from "@sessionflow/core"
 import { assert, describe, it } from "@effect/vitest"
+import { SessionStore, Step, Workflow } from "@sessionflow/core"
 import { Deferred, Effect, Fiber } from "effect"
 import { appendInput, Items, on } from "./utils.js"
 
@@ -14,7 +14,8 @@ const counted = (backend: SessionStore.Backend) => {
   const reads: Array<string> = []
   const store = SessionStore.make({
     ...backend,
-    findSession: (sessionId, options) => Effect.zipRight(Effect.sync(() => reads.push(sessionId)), backend.findSession(sessionId, options))
+    findSession: (sessionId, options) =>
+      Effect.zipRight(Effect.sync(() => reads.push(sessionId)), backend.findSession(sessionId, options))
   })
   return { store, reads }
 }
@@ -81,7 +82,13 @@ describe("SessionStore.readSession", () => {
         state: Items,
         sessionState: { items: [] },
         steps: [
-          Step.make("wait", (input) => input.input === "a" ? Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate)) : Effect.void),
+          Step.make(
+            "wait",
+            (input) =>
+              input.input === "a"
+                ? Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate))
+                : Effect.void
+          ),
           Step.make("add", (input) => Items.update((s) => ({ items: [...s.items, String(input.input)] })))
         ]
       })

@@ -1,5 +1,5 @@
-import { Router, Workflow } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { Router, Workflow } from "@sessionflow/core"
 import { Effect } from "effect"
 import { append, itemsWorkflow, memory } from "./utils.js"
 
@@ -8,7 +8,8 @@ describe("Router", () => {
     Effect.gen(function*() {
       const a = append("a")
       const b = append("b")
-      const router = (pick: Router.Selection<[typeof a, typeof b]>) => Router.make({ name: "r", choices: [a, b], selector: () => Effect.succeed(pick) })
+      const router = (pick: Router.Selection<[typeof a, typeof b]>) =>
+        Router.make({ name: "r", choices: [a, b], selector: () => Effect.succeed(pick) })
       expect((yield* Workflow.run(itemsWorkflow([router(a)]), "x")).state.items).toEqual(["a"])
       expect((yield* Workflow.run(itemsWorkflow([router("b")]), "x")).state.items).toEqual(["b"])
       expect((yield* Workflow.run(itemsWorkflow([router([b, "a"])]), "x")).state.items).toEqual(["b", "a"])
@@ -34,7 +35,11 @@ describe("Router", () => {
     Effect.gen(function*() {
       const a = append("a")
       const b = append("b")
-      const plain = Router.make({ name: "r", choices: [a, b], selector: (input) => (`${input.input}` === "both" ? [b, a] : "a") })
+      const plain = Router.make({
+        name: "r",
+        choices: [a, b],
+        selector: (input) => (`${input.input}` === "both" ? [b, a] : "a")
+      })
       expect((yield* Workflow.run(itemsWorkflow([plain]), "one")).state.items).toEqual(["a"])
       expect((yield* Workflow.run(itemsWorkflow([plain]), "both")).state.items).toEqual(["b", "a"])
       const byStep = Router.make({ name: "r", choices: [a, b], selector: (_input, choices) => choices[1] })

@@ -115,27 +115,47 @@ export interface SuiteOptions {
   readonly keepingRuns?: ((keepRuns: number) => Layer.Layer<SessionStore.SessionStore, unknown>) | undefined
 }
 
-export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore, unknown>, options: SuiteOptions = {}) =>
+export const suite = (
+  name: string,
+  layer: Layer.Layer<SessionStore.SessionStore, unknown>,
+  options: SuiteOptions = {}
+) =>
   describe(name, () => {
     const test = (title: string, body: (store: Store) => Effect.Effect<void, unknown>, timeout?: number) =>
       it.effect(title, () => Effect.flatMap(SessionStore.SessionStore, body).pipe(Effect.provide(layer)), timeout)
 
     const keepingRuns = options.keepingRuns
     if (keepingRuns !== undefined) {
-      it.effect("keepRuns: every 100th state commit of a session trims its records to the most recent keepRuns, with their events", () =>
-        Effect.gen(function*() {
-          const store = yield* SessionStore.SessionStore
-          for (let i = 1; i <= 99; i++) {
-            yield* store.commit({ sessionId: "k", workflowName: "wf", expectedVersion: i - 1, state: { n: i }, run: run("k", `k${i}`) })
-          }
-          yield* store.appendEvents("k1", logOf("k1", 0, 2), keep)
-          yield* store.appendEvents("k99", logOf("k99", 0, 2), keep)
-          assert.strictEqual((yield* store.runs("k", {})).length, 99)
-          yield* store.commit({ sessionId: "k", workflowName: "wf", expectedVersion: 99, state: { n: 100 }, run: run("k", "k100") })
-          assert.deepStrictEqual((yield* store.runs("k", {})).map((r) => r.runId), ["k98", "k99", "k100"])
-          assert.deepStrictEqual(yield* store.readEvents("k1"), [])
-          assert.deepStrictEqual(seqs(yield* store.readEvents("k99")), [0, 1, 2])
-        }).pipe(Effect.provide(keepingRuns(3))), 60_000)
+      it.effect(
+        "keepRuns: every 100th state commit of a session trims its records to the most recent keepRuns, with their events",
+        () =>
+          Effect.gen(function*() {
+            const store = yield* SessionStore.SessionStore
+            for (let i = 1; i <= 99; i++) {
+              yield* store.commit({
+                sessionId: "k",
+                workflowName: "wf",
+                expectedVersion: i - 1,
+                state: { n: i },
+                run: run("k", `k${i}`)
+              })
+            }
+            yield* store.appendEvents("k1", logOf("k1", 0, 2), keep)
+            yield* store.appendEvents("k99", logOf("k99", 0, 2), keep)
+            assert.strictEqual((yield* store.runs("k", {})).length, 99)
+            yield* store.commit({
+              sessionId: "k",
+              workflowName: "wf",
+              expectedVersion: 99,
+              state: { n: 100 },
+              run: run("k", "k100")
+            })
+            assert.deepStrictEqual((yield* store.runs("k", {})).map((r) => r.runId), ["k98", "k99", "k100"])
+            assert.deepStrictEqual(yield* store.readEvents("k1"), [])
+            assert.deepStrictEqual(seqs(yield* store.readEvents("k99")), [0, 1, 2])
+          }).pipe(Effect.provide(keepingRuns(3))),
+        60_000
+      )
     }
 
     test("load of a missing session is None", (store) =>
@@ -169,7 +189,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const usage = { inputTokens: 30, outputTokens: 12, totalTokens: 42, reasoningTokens: 5, modelCalls: 2 }
         const r1 = run("s1", "r1", { usage })
         yield* create(store, "s1", { count: 1 }, { run: r1 })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { count: 2 }, run: run("s1", "r2") })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { count: 2 },
+          run: run("s1", "r2")
+        })
         const [first, second] = yield* store.runs("s1", {})
         assert.deepStrictEqual(first, r1)
         assert.notProperty(second, "usage")
@@ -183,7 +209,16 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const session = yield* loadSome(store, "s1")
         assert.isUndefined(session.userId)
         // anyone may commit to it, and it stays without an owner
-        assert.strictEqual(yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "bob", expectedVersion: 1, state: { a: 2 } }), 2)
+        assert.strictEqual(
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            userId: "bob",
+            expectedVersion: 1,
+            state: { a: 2 }
+          }),
+          2
+        )
         const after = yield* loadSome(store, "s1")
         assert.isUndefined(after.userId)
         assert.deepStrictEqual(after.state, { a: 2 })
@@ -191,8 +226,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
 
     // -- kept versions -----------------------------------------------------------
 
-    const commitState = (store: Store, sessionId: string, expectedVersion: number, state: unknown, extra: Partial<SessionStore.Commit> = {}) =>
-      store.commit({ sessionId, workflowName: "wf", expectedVersion, state, ...extra })
+    const commitState = (
+      store: Store,
+      sessionId: string,
+      expectedVersion: number,
+      state: unknown,
+      extra: Partial<SessionStore.Commit> = {}
+    ) => store.commit({ sessionId, workflowName: "wf", expectedVersion, state, ...extra })
     const versionOf = (store: Store, sessionId: string, version: number) =>
       Effect.map(store.loadVersion(sessionId, version), Option.getOrUndefined)
 
@@ -223,14 +263,25 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.isUndefined(yield* versionOf(store, "missing", 1))
         assert.deepStrictEqual(yield* store.versions("missing"), [])
         // a commit that leaves the state alone makes no version
-        yield* store.commit({ sessionId: "v1", workflowName: "wf", expectedVersion: 4, run: run("v1", "r5", { status: "error" }) })
+        yield* store.commit({
+          sessionId: "v1",
+          workflowName: "wf",
+          expectedVersion: 4,
+          run: run("v1", "r5", { status: "error" })
+        })
         assert.strictEqual((yield* store.versions("v1")).length, 4)
       }))
 
     test("versions: keep N keeps the last N, each readable as committed, whatever the mix of states and changes", (store) =>
       Effect.gen(function*() {
         const history = { keep: 3 }
-        yield* store.commit({ sessionId: "kn", workflowName: "wf", expectedVersion: 0, state: { items: [] as Array<string> }, history })
+        yield* store.commit({
+          sessionId: "kn",
+          workflowName: "wf",
+          expectedVersion: 0,
+          state: { items: [] as Array<string> },
+          history
+        })
         const items: Array<string> = []
         for (let version = 1; version <= 12; version++) {
           const item = `i${version}`
@@ -300,8 +351,20 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("fork: a new session from a kept version, with the versions up to it; commits on either leave the other alone", (store) =>
       Effect.gen(function*() {
         yield* create(store, "orig", { items: ["a"] }, { userId: "alice", run: run("orig", "r1", { userId: "alice" }) })
-        yield* store.commit({ sessionId: "orig", workflowName: "wf", userId: "alice", expectedVersion: 1, state: { items: ["a", "b"] } })
-        yield* store.commit({ sessionId: "orig", workflowName: "wf", userId: "alice", expectedVersion: 2, state: { items: ["a", "b", "c"] } })
+        yield* store.commit({
+          sessionId: "orig",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 1,
+          state: { items: ["a", "b"] }
+        })
+        yield* store.commit({
+          sessionId: "orig",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 2,
+          state: { items: ["a", "b", "c"] }
+        })
         yield* TestClock.adjust("3 seconds")
         const info = yield* store.fork({ sessionId: "orig", version: 2, newSessionId: "copy", userId: "alice" })
         assert.deepStrictEqual(
@@ -313,17 +376,35 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* store.versions("copy")).map((v) => v.version), [1, 2])
         assert.deepStrictEqual(yield* store.runs("copy", {}), [])
         // the fork goes on from its version; the original is untouched
-        yield* store.commit({ sessionId: "copy", workflowName: "wf", userId: "alice", expectedVersion: 2, state: { items: ["a", "b", "x"] } })
+        yield* store.commit({
+          sessionId: "copy",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 2,
+          state: { items: ["a", "b", "x"] }
+        })
         assert.deepStrictEqual((yield* loadSome(store, "orig")).state, { items: ["a", "b", "c"] })
         assert.deepStrictEqual(yield* versionOf(store, "orig", 3), { items: ["a", "b", "c"] })
         assert.deepStrictEqual(yield* versionOf(store, "copy", 3), { items: ["a", "b", "x"] })
-        yield* store.commit({ sessionId: "orig", workflowName: "wf", userId: "alice", expectedVersion: 3, state: { items: [] } })
+        yield* store.commit({
+          sessionId: "orig",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 3,
+          state: { items: [] }
+        })
         assert.deepStrictEqual((yield* loadSome(store, "copy")).state, { items: ["a", "b", "x"] })
         assert.strictEqual((yield* loadSome(store, "copy")).version, 3)
         // what a fork refuses
         const refused = (request: SessionStore.ForkRequest) => Effect.flip(store.fork(request))
-        assert.strictEqual((yield* refused({ sessionId: "orig", version: 2, newSessionId: "copy" }))._tag, "SessionExists")
-        assert.strictEqual((yield* refused({ sessionId: "nope", version: 1, newSessionId: "c2" }))._tag, "SessionNotFound")
+        assert.strictEqual(
+          (yield* refused({ sessionId: "orig", version: 2, newSessionId: "copy" }))._tag,
+          "SessionExists"
+        )
+        assert.strictEqual(
+          (yield* refused({ sessionId: "nope", version: 1, newSessionId: "c2" }))._tag,
+          "SessionNotFound"
+        )
         const missing = yield* refused({ sessionId: "orig", version: 9, newSessionId: "c2" })
         assert.deepStrictEqual(
           missing._tag === "VersionNotFound" ? [missing.reason, missing.latest] : missing._tag,
@@ -338,7 +419,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.commit({ sessionId: "short", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, history })
         yield* commitState(store, "short", 1, { n: 2 }, { history })
         const error = yield* Effect.flip(store.fork({ sessionId: "short", version: 1, newSessionId: "short-copy" }))
-        assert.deepStrictEqual(error._tag === "VersionNotFound" ? [error.reason, error.latest] : error._tag, ["not-kept", 2])
+        assert.deepStrictEqual(error._tag === "VersionNotFound" ? [error.reason, error.latest] : error._tag, [
+          "not-kept",
+          2
+        ])
         const info = yield* store.fork({ sessionId: "short", version: 2, newSessionId: "short-copy" })
         assert.isUndefined(info.userId)
         assert.deepStrictEqual((yield* loadSome(store, "short-copy")).state, { n: 2 })
@@ -372,10 +456,22 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("a stale expectedVersion fails with SessionConflict and writes nothing", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { v: "one" }, { run: run("s1", "r1") })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { v: "two" }, run: run("s1", "r2") })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { v: "two" },
+          run: run("s1", "r2")
+        })
         yield* TestClock.adjust("1 minute")
         const error = yield* Effect.flip(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { v: "stale" }, run: run("s1", "r3") })
+          store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { v: "stale" },
+            run: run("s1", "r3")
+          })
         )
         assert.instanceOf(error, WorkflowError.SessionConflict)
         assert.deepInclude(error, { sessionId: "s1", expectedVersion: 1, actualVersion: 2 })
@@ -401,7 +497,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("a non-zero expectedVersion on a missing session fails with SessionConflict and creates nothing", (store) =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 3, state: { v: 1 }, run: run("s1", "r1") })
+          store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 3,
+            state: { v: 1 },
+            run: run("s1", "r1")
+          })
         )
         assert.instanceOf(error, WorkflowError.SessionConflict)
         assert.deepInclude(error, { sessionId: "s1", expectedVersion: 3, actualVersion: 0 })
@@ -415,7 +517,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const exits = yield* Effect.all(
           ["a", "b"].map((who) =>
             Effect.exit(
-              store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { winner: who }, run: run("s1", who) })
+              store.commit({
+                sessionId: "s1",
+                workflowName: "wf",
+                expectedVersion: 1,
+                state: { winner: who },
+                run: run("s1", who)
+              })
             )
           ),
           { concurrency: "unbounded" }
@@ -472,7 +580,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         ]
         for (const [i, attempt] of attempts.entries()) {
           const error = yield* Effect.flip(
-            store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, ...attempt, run: run("s1", `x${i}`) })
+            store.commit({
+              sessionId: "s1",
+              workflowName: "wf",
+              expectedVersion: 1,
+              ...attempt,
+              run: run("s1", `x${i}`)
+            })
           )
           assert.instanceOf(error, WorkflowError.SessionOwnershipError)
           assert.strictEqual(error.sessionId, "s1")
@@ -486,7 +600,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r1"])
         // the owner still may
         assert.strictEqual(
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 1, state: { owner: "alice", n: 2 } }),
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 1,
+            state: { owner: "alice", n: 2 }
+          }),
           2
         )
       }))
@@ -521,10 +641,22 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
 
         // a run-only commit and a state commit both move a session to the front
         yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "s1", workflowName: "alpha", userId: "u1", expectedVersion: 0, run: run("s1", "r1") })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "alpha",
+          userId: "u1",
+          expectedVersion: 0,
+          run: run("s1", "r1")
+        })
         assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["s1", "s4", "s3", "s2"])
         yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "s2", workflowName: "beta", userId: "u1", expectedVersion: 1, state: { n: 1 } })
+        yield* store.commit({
+          sessionId: "s2",
+          workflowName: "beta",
+          userId: "u1",
+          expectedVersion: 1,
+          state: { n: 1 }
+        })
         assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["s2", "s1", "s4", "s3"])
 
         // equal update times are ordered by session id
@@ -537,7 +669,9 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
 
     /** Every page of a listing from `after` on, each read with `limit`. */
     const walk = <A, C>(
-      read: (after: C | undefined) => Effect.Effect<{ readonly items: ReadonlyArray<A>; readonly next?: C | undefined }, unknown>,
+      read: (
+        after: C | undefined
+      ) => Effect.Effect<{ readonly items: ReadonlyArray<A>; readonly next?: C | undefined }, unknown>,
       between: (page: number) => Effect.Effect<void, unknown> = () => Effect.void
     ) =>
       Effect.gen(function*() {
@@ -579,10 +713,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           const whole = ids((yield* store.list(filter)).sessions)
           const pages = yield* listed(filter)
           // full pages but the last; every session once, in the listing's order
-          assert.deepStrictEqual(pages.map((p) => p.length), whole.map((_, i) => i).filter((i) => i % 4 === 0).map((i) => Math.min(4, whole.length - i)), JSON.stringify(filter))
+          assert.deepStrictEqual(
+            pages.map((p) => p.length),
+            whole.map((_, i) => i).filter((i) => i % 4 === 0).map((i) => Math.min(4, whole.length - i)),
+            JSON.stringify(filter)
+          )
           assert.deepStrictEqual(pages.flat(), whole, JSON.stringify(filter))
         }
-        assert.deepStrictEqual(ids((yield* store.list({ userId: null })).sessions), created.filter((_, i) => i % 4 === 0).reverse())
+        assert.deepStrictEqual(
+          ids((yield* store.list({ userId: null })).sessions),
+          created.filter((_, i) => i % 4 === 0).reverse()
+        )
 
         // sessions added (and one updated, to the front) between pages are not met on the way: the rest comes once, in order
         const before = ids((yield* store.list({})).sessions)
@@ -604,7 +745,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
 
     test("list searches ids and names in the store: A to Z in either case, any other character as it is; pages of a search by keyset", (store) =>
       Effect.gen(function*() {
-        for (const [sessionId, name] of [["Order-7", undefined], ["q-order", undefined], ["x1", "Big ORDER"], ["x2", "ordinary"], ["x3", undefined], ["Émile", "Été"], ["x4", "100%_done"]] as const) {
+        for (
+          const [sessionId, name] of [
+            ["Order-7", undefined],
+            ["q-order", undefined],
+            ["x1", "Big ORDER"],
+            ["x2", "ordinary"],
+            ["x3", undefined],
+            ["Émile", "Été"],
+            ["x4", "100%_done"]
+          ] as const
+        ) {
           yield* TestClock.adjust("1 second")
           yield* create(store, sessionId, {})
           if (name !== undefined) yield* store.setName(sessionId, name)
@@ -642,20 +793,38 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("listRuns pages a workflow's unfinished and recorded runs together, most recently started first, by user, status and session", (store) =>
       Effect.gen(function*() {
         const runIds = (listing: SessionStore.RunListing) =>
-          listing.runs.map((r) => r._tag === "Active" ? `${r.run.runId}:${r.run.status}` : `${r.record.runId}:${r.record.status}`)
+          listing.runs.map((r) =>
+            r._tag === "Active" ? `${r.run.runId}:${r.run.status}` : `${r.record.runId}:${r.record.status}`
+          )
         const statuses = ["completed", "error", "cancelled"] as const
         // 3 sessions (ann's, bob's, ownerless) with 6 records each, started 10 ms apart, two at each time
         for (const [s, userId] of [["sa", "ann"], ["sb", "bob"], ["sn", undefined]] as const) {
           for (let i = 0; i < 6; i++) {
-            const record = run(s, `${s}-r${i}`, { status: statuses[i % 3]!, startedAt: 1000 + 10 * Math.floor(i / 2), ...(userId === undefined ? {} : { userId }) })
-            yield* store.commit({ sessionId: s, workflowName: "wf", expectedVersion: i === 0 ? 0 : i, state: { i }, run: record, ...(userId === undefined ? {} : { userId }) })
+            const record = run(s, `${s}-r${i}`, {
+              status: statuses[i % 3]!,
+              startedAt: 1000 + 10 * Math.floor(i / 2),
+              ...(userId === undefined ? {} : { userId })
+            })
+            yield* store.commit({
+              sessionId: s,
+              workflowName: "wf",
+              expectedVersion: i === 0 ? 0 : i,
+              state: { i },
+              run: record,
+              ...(userId === undefined ? {} : { userId })
+            })
           }
         }
         // another workflow's run is never listed
-        yield* create(store, "so", {}, { workflowName: "other", run: run("so", "so-r0", { workflowName: "other", startedAt: 5000 }) })
+        yield* create(store, "so", {}, {
+          workflowName: "other",
+          run: run("so", "so-r0", { workflowName: "other", startedAt: 5000 })
+        })
         // unfinished: ann's running and paused runs; her failed run's id does not start again (listed once, as it ended)
         yield* store.startRun(active("sa-run", "sa", { userId: "ann", startedAt: 2000 }))
-        yield* store.startRun(active("sa-paused", "sa", { userId: "ann", status: "paused", owner: "", startedAt: 1015 }))
+        yield* store.startRun(
+          active("sa-paused", "sa", { userId: "ann", status: "paused", owner: "", startedAt: 1015 })
+        )
         yield* store.startRun(active("sa-r1", "sa", { userId: "ann", startedAt: 3000 }))
         const pagesOf = (filter: SessionStore.RunListFilter) =>
           walk((after: SessionStore.RunCursor | undefined) =>
@@ -681,9 +850,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           "sn-r0:completed",
           "sn-r1:error"
         ])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "bob", status: "error" })).flat(), ["sb-r4:error", "sb-r1:error"])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "running" })).flat(), ["sa-run:running"])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "error" })).flat(), ["sa-r4:error", "sa-r1:error"])
+        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "bob", status: "error" })).flat(), [
+          "sb-r4:error",
+          "sb-r1:error"
+        ])
+        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "running" })).flat(), [
+          "sa-run:running"
+        ])
+        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "error" })).flat(), [
+          "sa-r4:error",
+          "sa-r1:error"
+        ])
         assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", sessionId: "sb" })).flat().length, 6)
         assert.deepStrictEqual((yield* pagesOf({ workflowName: "other" })).flat(), ["so-r0:completed"])
 
@@ -691,7 +868,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const whole = runIds(yield* store.listRuns({ workflowName: "wf" }))
         const walked = yield* walk(
           (after: SessionStore.RunCursor | undefined) =>
-            Effect.map(store.listRuns({ workflowName: "wf", after, limit: 4 }), (l) => ({ items: runIds(l), next: l.next })),
+            Effect.map(
+              store.listRuns({ workflowName: "wf", after, limit: 4 }),
+              (l) => ({ items: runIds(l), next: l.next })
+            ),
           (page) => Effect.asVoid(store.startRun(active(`late-${page}`, "sb", { startedAt: 4000 + page })))
         )
         assert.deepStrictEqual(walked.flat(), whole)
@@ -701,7 +881,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("remove deletes the session and its history", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { n: 1 }, { run: run("s1", "r1") })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { n: 2 },
+          run: run("s1", "r2")
+        })
         yield* store.setName("s1", "named")
         yield* create(store, "s2", { other: true }, { run: run("s2", "r3") })
 
@@ -753,15 +939,49 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           run("s1", "r1", { userId: "alice", input: { nested: { list: [1, 2, 3] } }, startedAt: 1, completedAt: 2 }),
           run("s1", "r2", { status: "error", error: "step 'a' failed", startedAt: 3, completedAt: 4 }),
           run("s1", "r3", { status: "cancelled", content: null, input: "plain text", startedAt: 5, completedAt: 6 }),
-          { runId: "r4", sessionId: "s1", workflowName: "wf", status: "completed", input: null, startedAt: 7, completedAt: 8 } as const,
+          {
+            runId: "r4",
+            sessionId: "s1",
+            workflowName: "wf",
+            status: "completed",
+            input: null,
+            startedAt: 7,
+            completedAt: 8
+          } as const,
           run("s1", "r5", { content: { structured: ["output", 1] }, startedAt: 9, completedAt: 10 })
         ]
         yield* create(store, "s1", { n: 0 }, { userId: "alice", run: records[0] })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 0, run: records[1] })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 1, state: { n: 1 }, run: records[2] })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 0,
+          run: records[1]
+        })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 1,
+          state: { n: 1 },
+          run: records[2]
+        })
         yield* create(store, "s2", {}, { run: run("s2", "other") })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 2, state: { n: 2 }, run: records[3] })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 0, run: records[4] })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 2,
+          state: { n: 2 },
+          run: records[3]
+        })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 0,
+          run: records[4]
+        })
 
         assert.deepStrictEqual(yield* store.runs("s1", {}), records)
         assert.deepStrictEqual(yield* store.runs("s1", { limit: undefined }), records)
@@ -773,7 +993,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(yield* store.runs("s2", {}), [run("s2", "other")])
         // a commit without a run adds none
         assert.strictEqual(
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 3, state: { n: 3 } }),
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 3,
+            state: { n: 3 }
+          }),
           4
         )
         assert.strictEqual((yield* store.runs("s1", {})).length, 5)
@@ -784,12 +1010,14 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const events: Array<string> = []
         const aInside = yield* Deferred.make<void>()
         const aRelease = yield* Deferred.make<void>()
-        const a = yield* Effect.fork(store.withSessionLock("s1")(Effect.gen(function*() {
-          events.push("a:start")
-          yield* Deferred.succeed(aInside, undefined)
-          yield* Deferred.await(aRelease)
-          events.push("a:end")
-        })))
+        const a = yield* Effect.fork(
+          store.withSessionLock("s1")(Effect.gen(function*() {
+            events.push("a:start")
+            yield* Deferred.succeed(aInside, undefined)
+            yield* Deferred.await(aRelease)
+            events.push("a:end")
+          }))
+        )
         yield* Deferred.await(aInside)
         const b = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("b"))))
         yield* settled(b)
@@ -801,38 +1029,46 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(events, ["a:start", "a:end", "b"])
       }), 10_000)
 
-    test("withSessionLock: a fiber interrupted while it waits gives up its turn; an interrupted holder lets the lock go", (store) =>
-      Effect.gen(function*() {
-        const events: Array<string> = []
-        const aInside = yield* Deferred.make<void>()
-        const a = yield* Effect.fork(store.withSessionLock("s1")(Effect.zipRight(Deferred.succeed(aInside, undefined), Effect.never)))
-        yield* Deferred.await(aInside)
-        const b = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("b"))))
-        const c = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("c"))))
-        yield* settled(b)
-        yield* settled(c)
-        yield* Fiber.interrupt(b)
-        assert.deepStrictEqual(events, [])
-        assert.strictEqual((yield* c.status)._tag, "Suspended")
-        yield* Fiber.interrupt(a)
-        yield* Fiber.join(c)
-        assert.deepStrictEqual(events, ["c"])
-        // free again, and taken again at once
-        yield* store.withSessionLock("s1")(Effect.sync(() => events.push("d")))
-        assert.deepStrictEqual(events, ["c", "d"])
-      }), 10_000)
+    test(
+      "withSessionLock: a fiber interrupted while it waits gives up its turn; an interrupted holder lets the lock go",
+      (store) =>
+        Effect.gen(function*() {
+          const events: Array<string> = []
+          const aInside = yield* Deferred.make<void>()
+          const a = yield* Effect.fork(
+            store.withSessionLock("s1")(Effect.zipRight(Deferred.succeed(aInside, undefined), Effect.never))
+          )
+          yield* Deferred.await(aInside)
+          const b = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("b"))))
+          const c = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("c"))))
+          yield* settled(b)
+          yield* settled(c)
+          yield* Fiber.interrupt(b)
+          assert.deepStrictEqual(events, [])
+          assert.strictEqual((yield* c.status)._tag, "Suspended")
+          yield* Fiber.interrupt(a)
+          yield* Fiber.join(c)
+          assert.deepStrictEqual(events, ["c"])
+          // free again, and taken again at once
+          yield* store.withSessionLock("s1")(Effect.sync(() => events.push("d")))
+          assert.deepStrictEqual(events, ["c", "d"])
+        }),
+      10_000
+    )
 
     test("withSessionLock does not serialise different sessions", (store) =>
       Effect.gen(function*() {
         const events: Array<string> = []
         const aInside = yield* Deferred.make<void>()
         const aRelease = yield* Deferred.make<void>()
-        const a = yield* Effect.fork(store.withSessionLock("s1")(Effect.gen(function*() {
-          events.push("a:start")
-          yield* Deferred.succeed(aInside, undefined)
-          yield* Deferred.await(aRelease)
-          events.push("a:end")
-        })))
+        const a = yield* Effect.fork(
+          store.withSessionLock("s1")(Effect.gen(function*() {
+            events.push("a:start")
+            yield* Deferred.succeed(aInside, undefined)
+            yield* Deferred.await(aRelease)
+            events.push("a:end")
+          }))
+        )
         yield* Deferred.await(aInside)
         const b = yield* Effect.fork(store.withSessionLock("s2")(Effect.sync(() => events.push("b"))))
         yield* settled(b)
@@ -944,14 +1180,15 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           const version = yield* commitChanges(store, "c1", n, next, [
             { op: "set", path: ["counter"], value: n },
             { op: "append", path: ["items"], items: [item] },
-            n === 1 ? { op: "delete", path: ["meta", "gone"], previous: null } : { op: "set", path: ["meta", "by"], value: `run ${n}` },
+            n === 1
+              ? { op: "delete", path: ["meta", "gone"], previous: null }
+              : { op: "set", path: ["meta", "by"], value: `run ${n}` },
             ...(n === 1 ? [{ op: "set" as const, path: ["meta", "by"], value: `run ${n}` }] : [])
           ])
           assert.strictEqual(version, n + 1)
           expected = next
           const loaded = yield* loadSome(store, "c1")
-          assert.deepStrictEqual([loaded.version, loaded.state], [n + 1, expected])
-          // what a load hands out is the caller's own
+          assert.deepStrictEqual([loaded.version, loaded.state], [n + 1, expected]) // what a load hands out is the caller's own
           ;(loaded.state as { items: Array<unknown> }).items.push("mutated")
           assert.deepStrictEqual((yield* loadSome(store, "c1")).state, expected)
         }
@@ -977,7 +1214,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           yield* commitChanges(store, "big", n, { log: [...log] }, [{ op: "append", path: ["log"], items: [entry] }])
           const loaded = yield* loadSome(store, "big")
           assert.strictEqual(loaded.version, n + 1)
-          assert.deepStrictEqual((loaded.state as { log: Array<string> }).log.map((l) => l.split(":")[0]), log.map((l) => l.split(":")[0]))
+          assert.deepStrictEqual(
+            (loaded.state as { log: Array<string> }).log.map((l) => l.split(":")[0]),
+            log.map((l) => l.split(":")[0])
+          )
           assert.deepStrictEqual(loaded.state, { log })
         }
       }))
@@ -998,7 +1238,14 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* create(store, "stale", { items: [] })
         yield* commitChanges(store, "stale", 1, { items: ["a"] }, [{ op: "append", path: ["items"], items: ["a"] }])
         const conflict = yield* Effect.flip(
-          commitChanges(store, "stale", 1, { items: ["b"] }, [{ op: "append", path: ["items"], items: ["b"] }], run("stale", "late"))
+          commitChanges(
+            store,
+            "stale",
+            1,
+            { items: ["b"] },
+            [{ op: "append", path: ["items"], items: ["b"] }],
+            run("stale", "late")
+          )
         )
         assert.deepInclude(conflict, { _tag: "SessionConflict", expectedVersion: 1, actualVersion: 2 })
         const loaded = yield* loadSome(store, "stale")
@@ -1011,16 +1258,46 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* create(store, "wc", { items: [] })
         const watcher = yield* watching(store, "wc")
         assert.strictEqual((yield* next(watcher)).version, 1)
-        yield* commitChanges(store, "wc", 1, { items: ["a"] }, [{ op: "append", path: ["items"], items: ["a"] }], run("wc", "r2"))
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "wc", workflowName: "wf", version: 2, state: { items: ["a"] }, runId: "r2" })
-        yield* commitChanges(store, "wc", 2, { items: ["a", "b"] }, [{ op: "append", path: ["items"], items: ["b"] }], run("wc", "r3"))
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "wc", workflowName: "wf", version: 3, state: { items: ["a", "b"] }, runId: "r3" })
+        yield* commitChanges(
+          store,
+          "wc",
+          1,
+          { items: ["a"] },
+          [{ op: "append", path: ["items"], items: ["a"] }],
+          run("wc", "r2")
+        )
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "wc",
+          workflowName: "wf",
+          version: 2,
+          state: { items: ["a"] },
+          runId: "r2"
+        })
+        yield* commitChanges(
+          store,
+          "wc",
+          2,
+          { items: ["a", "b"] },
+          [{ op: "append", path: ["items"], items: ["b"] }],
+          run("wc", "r3")
+        )
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "wc",
+          workflowName: "wf",
+          version: 3,
+          state: { items: ["a", "b"] },
+          runId: "r3"
+        })
       }).pipe(Effect.scoped))
 
     test("remove drops the kept changes: a session made anew under the id has only its own state", (store) =>
       Effect.gen(function*() {
         yield* create(store, "again", { items: ["old"] })
-        yield* commitChanges(store, "again", 1, { items: ["old", "older"] }, [{ op: "append", path: ["items"], items: ["older"] }])
+        yield* commitChanges(store, "again", 1, { items: ["old", "older"] }, [{
+          op: "append",
+          path: ["items"],
+          items: ["older"]
+        }])
         assert.isTrue(yield* store.remove("again"))
         yield* create(store, "again", { items: [] })
         yield* commitChanges(store, "again", 1, { items: ["new"] }, [{ op: "append", path: ["items"], items: ["new"] }])
@@ -1077,7 +1354,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const cyclic: Record<string, unknown> = {}
         cyclic.self = cyclic
         const exit = yield* Effect.exit(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2", { input: cyclic }) })
+          store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 2 },
+            run: run("s1", "r2", { input: cyclic })
+          })
         )
         assert.isTrue(Exit.isFailure(exit))
         assert.deepStrictEqual((yield* loadSome(store, "s1")).state, { n: 1 })
@@ -1092,7 +1375,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.setName("s1", "named")
         const { state: _state, ...expected } = yield* loadSome(store, "s1")
         assert.deepStrictEqual(yield* store.info("s1"), Option.some(expected))
-        assert.deepStrictEqual(Option.map(yield* store.info("s1"), (i) => [i.userId, i.name, i.version]), Option.some(["alice", "named", 1]))
+        assert.deepStrictEqual(
+          Option.map(yield* store.info("s1"), (i) => [i.userId, i.name, i.version]),
+          Option.some(["alice", "named", 1])
+        )
       }))
 
     // -- unfinished runs --------------------------------------------------------
@@ -1119,7 +1405,11 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     const journal: SessionStore.Journal = {
       next: 2,
       previous: "two",
-      completed: [{ stepName: "one", content: "one", success: true }, { stepName: "two", content: "two", success: true }],
+      completed: [{ stepName: "one", content: "one", success: true }, {
+        stepName: "two",
+        content: "two",
+        success: true
+      }],
       outputs: { two: { stepName: "two", content: "two", success: true } },
       state: { items: ["a", "b"] },
       answers: {}
@@ -1128,16 +1418,30 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("startRun registers an unfinished run once; getRun finds it, then its record", (store) =>
       Effect.gen(function*() {
         assert.isTrue(Option.isNone(yield* store.getRun("r1")))
-        assert.isTrue(Option.isNone(yield* store.startRun(active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } }))))
+        assert.isTrue(
+          Option.isNone(
+            yield* store.startRun(active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } }))
+          )
+        )
         const found = yield* store.getRun("r1")
         assert(Option.isSome(found) && found.value._tag === "Active")
-        assert.deepStrictEqual(found.value.run, active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } }))
+        assert.deepStrictEqual(
+          found.value.run,
+          active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } })
+        )
         // a second start of the same id is refused and shows the unfinished run
         const again = yield* store.startRun(active("r1", "s1", { owner: "owner-b" }))
         assert(Option.isSome(again) && again.value._tag === "Active")
         assert.strictEqual(again.value.run.owner, "owner-a")
         // a commit that ends the run removes it and records it
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 0,
+          state: { n: 1 },
+          run: run("s1", "r1"),
+          ends: { runId: "r1", owner: "owner-a" }
+        })
         const recorded = yield* store.getRun("r1")
         assert(Option.isSome(recorded) && recorded.value._tag === "Recorded")
         assert.strictEqual(recorded.value.record.status, "completed")
@@ -1152,7 +1456,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const statuses = ["error", "cancelled", "abandoned"] as const
         yield* create(store, "s1", { n: 0 }, { run: run("s1", "r-error", { status: "error", error: "boom" }) })
         for (const status of statuses.slice(1)) {
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, run: run("s1", `r-${status}`, { status, error: status }) })
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            run: run("s1", `r-${status}`, { status, error: status })
+          })
         }
         for (const status of statuses) {
           const existing = yield* store.startRun(active(`r-${status}`, "s1", { baseVersion: 1 }))
@@ -1160,15 +1469,30 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           assert.strictEqual(existing.value.record.status, status)
         }
         assert.deepStrictEqual(yield* store.activeRuns({}), [])
-        assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => [r.runId, r.status]), statuses.map((s) => [`r-${s}`, s]))
+        assert.deepStrictEqual(
+          (yield* store.runs("s1", {})).map((r) => [r.runId, r.status]),
+          statuses.map((s) => [`r-${s}`, s])
+        )
       }))
 
     test("a record with an earlier record's run id, committed with a new state, replaces it and moves to the end", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { n: 0 }, { run: run("s1", "r1", { status: "error", error: "boom" }) })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r2") })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { n: 1 },
+          run: run("s1", "r2")
+        })
         assert.strictEqual(
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 2, state: { n: 2 }, run: run("s1", "r1") }),
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 2,
+            state: { n: 2 },
+            run: run("s1", "r1")
+          }),
           3
         )
         const runs = yield* store.runs("s1", {})
@@ -1186,12 +1510,24 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           kind: "sleep",
           wakeAt
         })
-        yield* store.startRun(active("early", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(1_000) }))
-        yield* store.startRun(active("late", "s2", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(5_000) }))
+        yield* store.startRun(
+          active("early", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(1_000) })
+        )
+        yield* store.startRun(
+          active("late", "s2", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(5_000) })
+        )
         // a question without a timeout never wakes by itself; a running run is not due
-        yield* store.startRun(active("asks", "s3", { status: "paused", owner: "", leaseExpiresAt: 0, pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 100 } }))
+        yield* store.startRun(
+          active("asks", "s3", {
+            status: "paused",
+            owner: "",
+            leaseExpiresAt: 0,
+            pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 100 }
+          })
+        )
         yield* store.startRun(active("runs", "s4"))
-        const due = (by: number) => Effect.map(store.activeRuns({ dueBy: by }), (runs) => runs.map((r) => r.runId).sort())
+        const due = (by: number) =>
+          Effect.map(store.activeRuns({ dueBy: by }), (runs) => runs.map((r) => r.runId).sort())
         assert.deepStrictEqual(yield* due(999), [])
         assert.deepStrictEqual(yield* due(1_000), ["early"])
         assert.deepStrictEqual(yield* due(10_000), ["early", "late"])
@@ -1201,7 +1537,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         // a claim makes the run running: no longer due; pausing it again with a later time makes it due then
         yield* store.claimRun("early", { owner: "owner-b", now: 1_000, leaseExpiresAt: 2_000, pause: "0:nap#1" })
         assert.deepStrictEqual(yield* due(10_000), ["late"])
-        yield* store.updateRun("early", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(7_000) })
+        yield* store.updateRun("early", "owner-b", {
+          status: "paused",
+          owner: "",
+          leaseExpiresAt: 0,
+          pause: sleeping(7_000)
+        })
         assert.deepStrictEqual(yield* due(6_999), ["late"])
         assert.deepStrictEqual(yield* due(7_000), ["early", "late"])
         // removing the pause removes its wake time
@@ -1227,11 +1568,24 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           [2, "shipped", "today"],
           [3, "paid", { amount: 7 }]
         ])
-        assert.deepStrictEqual(yield* store.signals("r2"), [{ runId: "r2", seq: 1, name: "paid", value: null, createdAt: 1000 }])
+        assert.deepStrictEqual(yield* store.signals("r2"), [{
+          runId: "r2",
+          seq: 1,
+          name: "paid",
+          value: null,
+          createdAt: 1000
+        }])
         // a run that is not unfinished takes no signal
         assert.strictEqual((yield* Effect.flip(store.addSignal("missing", "paid", 1)))._tag, "RunNotFound")
         // ended by its commit, or by endRun: its signals are gone, another run's stay
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 0,
+          state: { n: 1 },
+          run: run("s1", "r1"),
+          ends: { runId: "r1", owner: "owner-a" }
+        })
         assert.deepStrictEqual(yield* store.signals("r1"), [])
         assert.strictEqual((yield* Effect.flip(store.addSignal("r1", "paid", 1)))._tag, "RunNotFound")
         assert.strictEqual((yield* store.signals("r2")).length, 1)
@@ -1250,11 +1604,20 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const other = yield* Effect.flip(store.updateRun("r1", "owner-b", { leaseExpiresAt: 9_000 }))
         assert.strictEqual(other._tag, "RunLost")
         // a pause, then its removal
-        const pause: SessionStore.Pause = { path: ["approve"], key: "1:approve#1", payload: { amount: 5 }, pausedAt: 300 }
+        const pause: SessionStore.Pause = {
+          path: ["approve"],
+          key: "1:approve#1",
+          payload: { amount: 5 },
+          pausedAt: 300
+        }
         yield* store.updateRun("r1", "owner-a", { status: "paused", owner: "", leaseExpiresAt: 0, pause })
         const paused = yield* store.getRun("r1")
         assert(Option.isSome(paused) && paused.value._tag === "Active")
-        assert.deepStrictEqual([paused.value.run.status, paused.value.run.owner, paused.value.run.pause], ["paused", "", pause])
+        assert.deepStrictEqual([paused.value.run.status, paused.value.run.owner, paused.value.run.pause], [
+          "paused",
+          "",
+          pause
+        ])
         const lost = yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 1 }))
         assert.strictEqual(lost._tag, "RunLost")
         yield* store.updateRun("r1", "", { pause: null })
@@ -1274,7 +1637,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const odd: SessionStore.Journal = {
           ...journal,
           next: 3,
-          previous: { text: "nul \u0000, quote \", back\\slash, é, 😀, line\nbreak", n: 1e21, small: 5e-324, neg: -1.5 },
+          previous: {
+            text: "nul \u0000, quote \", back\\slash, é, 😀, line\nbreak",
+            n: 1e21,
+            small: 5e-324,
+            neg: -1.5
+          },
           state: { items: ["a", "b", "c"], nested: { empty: [], none: null, flag: false } }
         }
         yield* store.updateRun("r1", "owner-a", { journal: odd })
@@ -1290,7 +1658,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* store.activeRuns({ sessionId: "s1" }))[0], run)
         // another owner's journal write changes nothing
         assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-b", { journal })))._tag, "RunLost")
-        assert.deepStrictEqual(Option.map(yield* store.getRun("r1"), (r) => r._tag === "Active" && r.run.journal), Option.some(odd))
+        assert.deepStrictEqual(
+          Option.map(yield* store.getRun("r1"), (r) => r._tag === "Active" && r.run.journal),
+          Option.some(odd)
+        )
       }))
 
     test("updateRun starts a run over at a new base version and shape, without its journal (journal: null)", (store) =>
@@ -1301,7 +1672,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const found = yield* store.getRun("r1")
         assert(Option.isSome(found) && found.value._tag === "Active")
         const run = found.value.run
-        assert.deepStrictEqual([run.baseVersion, run.shape, run.journal, run.leaseExpiresAt], [3, shape, undefined, 7_000])
+        assert.deepStrictEqual([run.baseVersion, run.shape, run.journal, run.leaseExpiresAt], [
+          3,
+          shape,
+          undefined,
+          7_000
+        ])
         assert.isFalse("journal" in run)
         // and it is read back the same by a listing
         assert.deepStrictEqual((yield* store.activeRuns({ sessionId: "s1" }))[0], run)
@@ -1319,7 +1695,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const second = yield* Effect.flip(store.claimRun("r1", { owner: "owner-c", now: 1_001, leaseExpiresAt: 5_000 }))
         assert.strictEqual(second._tag, "RunInProgress")
         // the old owner has lost it
-        assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 9_000 })))._tag, "RunLost")
+        assert.strictEqual(
+          (yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 9_000 })))._tag,
+          "RunLost"
+        )
         // a paused run is claimable whatever the time
         yield* store.updateRun("r1", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0 })
         const resumed = yield* store.claimRun("r1", { owner: "owner-c", now: 2_000, leaseExpiresAt: 6_000 })
@@ -1332,17 +1711,29 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
       Effect.gen(function*() {
         yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 60_000 }))
         // naming an owner the run does not have takes nothing
-        const wrong = yield* Effect.flip(store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-x" }))
+        const wrong = yield* Effect.flip(
+          store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-x" })
+        )
         assert(wrong._tag === "RunInProgress")
         assert.deepStrictEqual([wrong.owner, wrong.leaseExpiresAt], ["owner-a", 60_000])
         // naming its owner takes it, lease or not
-        const taken = yield* store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" })
+        const taken = yield* store.claimRun("r1", {
+          owner: "owner-b",
+          now: 1_000,
+          leaseExpiresAt: 9_000,
+          from: "owner-a"
+        })
         assert.deepStrictEqual([taken.status, taken.owner, taken.leaseExpiresAt], ["running", "owner-b", 9_000])
         // a second claim from the same (gone) owner finds the new owner's lease
-        const late = yield* Effect.flip(store.claimRun("r1", { owner: "owner-c", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" }))
+        const late = yield* Effect.flip(
+          store.claimRun("r1", { owner: "owner-c", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" })
+        )
         assert(late._tag === "RunInProgress")
         assert.strictEqual(late.owner, "owner-b")
-        assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 70_000 })))._tag, "RunLost")
+        assert.strictEqual(
+          (yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 70_000 })))._tag,
+          "RunLost"
+        )
         // two claims from the same gone owner at once: exactly one wins
         yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
         const both = yield* Effect.all(
@@ -1360,7 +1751,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(found.value.run.owner, winners[0]!.right.owner)
         // a paused run's claim is unchanged by `from`
         yield* store.updateRun("r1", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0 })
-        const resumed = yield* store.claimRun("r1", { owner: "owner-f", now: 2_000, leaseExpiresAt: 6_000, from: "owner-z" })
+        const resumed = yield* store.claimRun("r1", {
+          owner: "owner-f",
+          now: 2_000,
+          leaseExpiresAt: 6_000,
+          from: "owner-z"
+        })
         assert.deepStrictEqual([resumed.status, resumed.owner], ["running", "owner-f"])
       }))
 
@@ -1368,21 +1764,37 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
       Effect.gen(function*() {
         const pause: SessionStore.Pause = { path: ["approve"], key: "approve#1", payload: { amount: 1 }, pausedAt: 50 }
         // a continue took the run at its pause and recorded its answer with it
-        yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 60_000, pause: { ...pause, answer: { response: { ok: true } } } }))
+        yield* store.startRun(
+          active("r1", "s1", { leaseExpiresAt: 60_000, pause: { ...pause, answer: { response: { ok: true } } } })
+        )
         // at another pause: refused, nothing changes
         const elsewhere = yield* Effect.flip(
-          store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, pause: "other#1", from: "owner-a" })
+          store.claimRun("r1", {
+            owner: "owner-b",
+            now: 1_000,
+            leaseExpiresAt: 9_000,
+            pause: "other#1",
+            from: "owner-a"
+          })
         )
         assert.strictEqual(elsewhere._tag, "RunInProgress")
         // from an owner it does not have: its lease holds
         const wrong = yield* Effect.flip(
-          store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-x" })
+          store.claimRun("r1", {
+            owner: "owner-b",
+            now: 1_000,
+            leaseExpiresAt: 9_000,
+            pause: "approve#1",
+            from: "owner-x"
+          })
         )
         assert.strictEqual(wrong._tag, "RunInProgress")
         // two such claims at once: exactly one wins, with the answer recorded
         const both = yield* Effect.all(
           ["owner-c", "owner-d"].map((owner) =>
-            Effect.either(store.claimRun("r1", { owner, now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" }))
+            Effect.either(
+              store.claimRun("r1", { owner, now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" })
+            )
           ),
           { concurrency: "unbounded" }
         )
@@ -1397,7 +1809,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         // a running run that never paused is not taken by a continue
         yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
         const never = yield* Effect.flip(
-          store.claimRun("r2", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" })
+          store.claimRun("r2", {
+            owner: "owner-b",
+            now: 1_000,
+            leaseExpiresAt: 9_000,
+            pause: "approve#1",
+            from: "owner-a"
+          })
         )
         assert.strictEqual(never._tag, "RunInProgress")
       }))
@@ -1414,7 +1832,9 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 1 }
         })
         assert.strictEqual((yield* loadSome(store, "s1")).pausedRunId, "r1")
-        const refused = yield* Effect.flip(store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 9 } }))
+        const refused = yield* Effect.flip(
+          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 9 } })
+        )
         assert(refused._tag === "SessionPaused")
         assert.strictEqual(refused.runId, "r1")
         // a new session's paused run: its first commit is refused too
@@ -1425,15 +1845,29 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           leaseExpiresAt: 0,
           pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 1 }
         })
-        const first = yield* Effect.flip(store.commit({ sessionId: "s2", workflowName: "wf", expectedVersion: 0, state: { n: 1 } }))
+        const first = yield* Effect.flip(
+          store.commit({ sessionId: "s2", workflowName: "wf", expectedVersion: 0, state: { n: 1 } })
+        )
         assert.deepStrictEqual(first._tag === "SessionPaused" ? first.runId : first._tag, "r2")
         assert.isTrue(Option.isNone(yield* store.load("s2")))
         // a record without a state change is still accepted
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, run: run("s1", "other", { status: "error" }) })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          run: run("s1", "other", { status: "error" })
+        })
         // the paused run, claimed again, commits and ends
         yield* store.claimRun("r1", { owner: "owner-b", now: 10, leaseExpiresAt: 100 })
         assert.strictEqual(
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-b" } }),
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 1 },
+            run: run("s1", "r1"),
+            ends: { runId: "r1", owner: "owner-b" }
+          }),
           2
         )
         assert.isUndefined((yield* loadSome(store, "s1")).pausedRunId)
@@ -1499,7 +1933,14 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))
         yield* store.claimRun("r1", { owner: "owner-b", now: 5_000, leaseExpiresAt: 9_000 })
         const lost = yield* Effect.flip(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+          store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 1 },
+            run: run("s1", "r1"),
+            ends: { runId: "r1", owner: "owner-a" }
+          })
         )
         assert.strictEqual(lost._tag, "RunLost")
         const session = yield* loadSome(store, "s1")
@@ -1513,10 +1954,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.endRun("r1", run("fresh", "r1", { status: "cancelled", error: "cancelled" }))
         assert.deepStrictEqual((yield* loadSome(store, "fresh")).state, { items: [] })
         assert.deepStrictEqual((yield* store.runs("fresh", {})).map((r) => [r.runId, r.status]), [["r1", "cancelled"]])
-        assert.isTrue(Option.isNone(yield* store.activeRuns({ sessionId: "fresh" }).pipe(Effect.map((runs) => Option.fromNullable(runs[0])))))
+        assert.isTrue(
+          Option.isNone(
+            yield* store.activeRuns({ sessionId: "fresh" }).pipe(Effect.map((runs) => Option.fromNullable(runs[0])))
+          )
+        )
         // with an owner: only that owner's run
         yield* store.startRun(active("r2", "fresh", { baseVersion: 1 }))
-        assert.strictEqual((yield* Effect.flip(store.endRun("r2", run("fresh", "r2", { status: "error" }), "owner-b")))._tag, "RunLost")
+        assert.strictEqual(
+          (yield* Effect.flip(store.endRun("r2", run("fresh", "r2", { status: "error" }), "owner-b")))._tag,
+          "RunLost"
+        )
         yield* store.endRun("r2", run("fresh", "r2", { status: "error" }), "owner-a")
         assert.strictEqual((yield* Effect.flip(store.endRun("r2", run("fresh", "r2"))))._tag, "RunNotFound")
         // the existing session's state is left alone
@@ -1556,7 +2004,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           assert.isTrue(Option.isNone(yield* store.info(bad)))
           assert.isTrue(Option.isNone(yield* store.getRun(bad)))
           assert.deepStrictEqual(yield* store.runs(bad, {}), [])
-          assert.strictEqual((yield* Effect.flip(store.claimRun(bad, { owner: "o", now: 1, leaseExpiresAt: 2 })))._tag, "RunNotFound")
+          assert.strictEqual(
+            (yield* Effect.flip(store.claimRun(bad, { owner: "o", now: 1, leaseExpiresAt: 2 })))._tag,
+            "RunNotFound"
+          )
         }
         // nothing was stored; the longest id every store takes, with astral characters, comes back exactly
         assert.isTrue(Option.isNone(yield* store.info("fine")))
@@ -1574,13 +2025,37 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* create(store, "w1", { n: 1 }, { workflowName: "counter", run: run("w1", "r1") })
         const watcher = yield* watching(store, "w1")
         const first = yield* next(watcher)
-        assert.deepStrictEqual(seen(first), { sessionId: "w1", workflowName: "counter", version: 1, state: { n: 1 }, runId: "r1" })
+        assert.deepStrictEqual(seen(first), {
+          sessionId: "w1",
+          workflowName: "counter",
+          version: 1,
+          state: { n: 1 },
+          runId: "r1"
+        })
         assert.strictEqual(first.updatedAt, 1000)
         // a state change outside a run has no runId
         yield* store.commit({ sessionId: "w1", workflowName: "counter", expectedVersion: 1, state: { n: 2 } })
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "counter", version: 2, state: { n: 2 }, runId: undefined })
-        yield* store.commit({ sessionId: "w1", workflowName: "counter", expectedVersion: 2, state: { n: 3 }, run: run("w1", "r3") })
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "counter", version: 3, state: { n: 3 }, runId: "r3" })
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "w1",
+          workflowName: "counter",
+          version: 2,
+          state: { n: 2 },
+          runId: undefined
+        })
+        yield* store.commit({
+          sessionId: "w1",
+          workflowName: "counter",
+          expectedVersion: 2,
+          state: { n: 3 },
+          run: run("w1", "r3")
+        })
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "w1",
+          workflowName: "counter",
+          version: 3,
+          state: { n: 3 },
+          runId: "r3"
+        })
       }).pipe(Effect.scoped))
 
     test("watch: a watcher is never silently behind: each change says how many versions it coalesced, and the latest always arrives", (store) =>
@@ -1590,7 +2065,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const start = yield* next(watcher)
         assert.deepStrictEqual([start.version, start.skipped], [1, 0])
         for (let n = 2; n <= 6; n++) {
-          yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("w1", `r${n}`) })
+          yield* store.commit({
+            sessionId: "w1",
+            workflowName: "wf",
+            expectedVersion: n - 1,
+            state: { n },
+            run: run("w1", `r${n}`)
+          })
         }
         const changes: Array<SessionStore.SessionChange> = []
         let last = start
@@ -1600,11 +2081,21 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         }
         // each change follows the previous one by the versions it coalesced: together, every version
         changes.reduce((previous, change) => {
-          assert.strictEqual(change.version - change.skipped - 1, previous, `after ${previous}: ${change.version} skipping ${change.skipped}`)
+          assert.strictEqual(
+            change.version - change.skipped - 1,
+            previous,
+            `after ${previous}: ${change.version} skipping ${change.skipped}`
+          )
           return change.version
         }, 1)
         assert.strictEqual(changes.reduce((sum, change) => sum + change.skipped + 1, 0), 5)
-        assert.deepStrictEqual(seen(last), { sessionId: "w1", workflowName: "wf", version: 6, state: { n: 6 }, runId: "r6" })
+        assert.deepStrictEqual(seen(last), {
+          sessionId: "w1",
+          workflowName: "wf",
+          version: 6,
+          state: { n: 6 },
+          runId: "r6"
+        })
       }).pipe(Effect.scoped))
 
     test("watch: versions committed after the watch began and before a session's first read are counted as skipped", (store) =>
@@ -1630,7 +2121,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(yield* Queue.size(watcher.queue), 0)
         yield* create(store, "other", { x: 1 })
         yield* create(store, "later", { items: ["a"] }, { run: run("later", "r1") })
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "later", workflowName: "wf", version: 1, state: { items: ["a"] }, runId: "r1" })
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "later",
+          workflowName: "wf",
+          version: 1,
+          state: { items: ["a"] },
+          runId: "r1"
+        })
       }).pipe(Effect.scoped))
 
     test("watch: a session created by a first run that did not complete arrives as version 1 without a runId", (store) =>
@@ -1638,7 +2135,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const watcher = yield* watching(store, "fresh")
         yield* store.startRun(active("r1", "fresh", { initialState: { items: [] } }))
         yield* store.endRun("r1", run("fresh", "r1", { status: "error", error: "boom" }))
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "fresh", workflowName: "wf", version: 1, state: { items: [] }, runId: undefined })
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "fresh",
+          workflowName: "wf",
+          version: 1,
+          state: { items: [] },
+          runId: undefined
+        })
       }).pipe(Effect.scoped))
 
     test("watch: commits that do not change the state (a run record, a name, an ended run) emit nothing", (store) =>
@@ -1651,9 +2154,21 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.startRun(active("r3", "w1", { baseVersion: 1 }))
         yield* store.endRun("r3", run("w1", "r3", { status: "cancelled" }))
         yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("w1", "r4") })
+        yield* store.commit({
+          sessionId: "w1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { n: 2 },
+          run: run("w1", "r4")
+        })
         // the next change is the state commit: nothing came in between
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "wf", version: 2, state: { n: 2 }, runId: "r4" })
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "w1",
+          workflowName: "wf",
+          version: 2,
+          state: { n: 2 },
+          runId: "r4"
+        })
         assert.strictEqual(yield* Queue.size(watcher.queue), 0)
       }).pipe(Effect.scoped))
 
@@ -1670,8 +2185,20 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* TestClock.adjust("1 second")
         yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { again: 2 } })
         yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 2, state: { again: 3 }, run: run("w1", "r3") })
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "wf", version: 3, state: { again: 3 }, runId: "r3" })
+        yield* store.commit({
+          sessionId: "w1",
+          workflowName: "wf",
+          expectedVersion: 2,
+          state: { again: 3 },
+          run: run("w1", "r3")
+        })
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "w1",
+          workflowName: "wf",
+          version: 3,
+          state: { again: 3 },
+          runId: "r3"
+        })
       }).pipe(Effect.scoped))
 
     test("watch follows one session only; two watchers of one session each see every change", (store) =>
@@ -1684,8 +2211,20 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* create(store, "b", { n: 100 })
         yield* store.commit({ sessionId: "b", workflowName: "wf", expectedVersion: 1, state: { n: 101 } })
         yield* store.commit({ sessionId: "a", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
-        assert.deepStrictEqual(seen(yield* next(a1)), { sessionId: "a", workflowName: "wf", version: 2, state: { n: 2 }, runId: undefined })
-        assert.deepStrictEqual(seen(yield* next(a2)), { sessionId: "a", workflowName: "wf", version: 2, state: { n: 2 }, runId: undefined })
+        assert.deepStrictEqual(seen(yield* next(a1)), {
+          sessionId: "a",
+          workflowName: "wf",
+          version: 2,
+          state: { n: 2 },
+          runId: undefined
+        })
+        assert.deepStrictEqual(seen(yield* next(a2)), {
+          sessionId: "a",
+          workflowName: "wf",
+          version: 2,
+          state: { n: 2 },
+          runId: undefined
+        })
       }).pipe(Effect.scoped))
 
     /** A session with `n` runs (each its own state commit), ending at `completedAt` 100, 200, …; r<i>'s log has i+1 events. */
@@ -1703,7 +2242,8 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           yield* store.appendEvents(runId, logOf(runId, 0, i), keep)
         }
       })
-    const runIds = (store: Store, sessionId: string) => Effect.map(store.runs(sessionId, {}), (runs) => runs.map((r) => r.runId))
+    const runIds = (store: Store, sessionId: string) =>
+      Effect.map(store.runs(sessionId, {}), (runs) => runs.map((r) => r.runId))
 
     test("prune: keepLast keeps each session's most recent records of the workflow, removing the others with their events", (store) =>
       Effect.gen(function*() {
@@ -1736,7 +2276,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r3", "p1-r4", "p1-r5"])
         assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1"])
         // r3 by age, r4 by count
-        assert.deepStrictEqual(yield* store.prune({ workflowName: "wf", endedBefore: 350, keepLast: 1 }), { runs: 3, events: 11 })
+        assert.deepStrictEqual(yield* store.prune({ workflowName: "wf", endedBefore: 350, keepLast: 1 }), {
+          runs: 3,
+          events: 11
+        })
         assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r5"])
         assert.deepStrictEqual(yield* runIds(store, "p2"), [])
         assert.deepStrictEqual(yield* store.prune({ workflowName: "missing", keepLast: 0 }), { runs: 0, events: 0 })
@@ -1801,14 +2344,37 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* woken(wakes)
         yield* store.appendEvents("r1", logOf("r1", 0, 0), keep)
         yield* woken(wakes)
-        const ids = yield* Effect.flip(Effect.scoped(Effect.flatMap(collecting(store.watchEvents("bad\u0000id")), (c) => c.fiber.await.pipe(Effect.flatten))))
+        const ids = yield* Effect.flip(
+          Effect.scoped(
+            Effect.flatMap(collecting(store.watchEvents("bad\u0000id")), (c) => c.fiber.await.pipe(Effect.flatten))
+          )
+        )
         assert.strictEqual(ids._tag, "SessionStoreError")
       }).pipe(Effect.scoped))
 
-    const queued = (store: Store, sessionId: string, runId: string, leaseExpiresAt: number, input: unknown = { n: runId }) =>
-      store.enqueueRun({ runId, sessionId, workflowName: "wf", input, owner: store.owner, leaseExpiresAt, enqueuedAt: 0 })
-    const turn = (store: Store, runId: string, now: number, leaseExpiresAt = now + 10_000, sessionId = runId.startsWith("o") ? "q-other" : runId.startsWith("from") ? "shared-q" : "q") =>
-      store.takeQueueTurn(sessionId, runId, { owner: store.owner, now, leaseExpiresAt })
+    const queued = (
+      store: Store,
+      sessionId: string,
+      runId: string,
+      leaseExpiresAt: number,
+      input: unknown = { n: runId }
+    ) =>
+      store.enqueueRun({
+        runId,
+        sessionId,
+        workflowName: "wf",
+        input,
+        owner: store.owner,
+        leaseExpiresAt,
+        enqueuedAt: 0
+      })
+    const turn = (
+      store: Store,
+      runId: string,
+      now: number,
+      leaseExpiresAt = now + 10_000,
+      sessionId = runId.startsWith("o") ? "q-other" : runId.startsWith("from") ? "shared-q" : "q"
+    ) => store.takeQueueTurn(sessionId, runId, { owner: store.owner, now, leaseExpiresAt })
 
     test("queue: runs take their turn in arrival order, one at a time per session", (store) =>
       Effect.gen(function*() {
@@ -1833,8 +2399,14 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* store.queuedRuns({})).map((run) => run.runId), ["r1", "r2", "o1"])
         assert.deepStrictEqual(yield* store.queuedRuns({ workflowName: "other" }), [])
         // one run by its id, with the other filters or alone
-        assert.deepStrictEqual((yield* store.queuedRuns({ runId: "r2" })).map((run) => [run.runId, run.status, run.ticket]), [["r2", "waiting", t2]])
-        assert.deepStrictEqual((yield* store.queuedRuns({ runId: "o1", workflowName: "wf" })).map((run) => run.sessionId), ["q-other"])
+        assert.deepStrictEqual(
+          (yield* store.queuedRuns({ runId: "r2" })).map((run) => [run.runId, run.status, run.ticket]),
+          [["r2", "waiting", t2]]
+        )
+        assert.deepStrictEqual(
+          (yield* store.queuedRuns({ runId: "o1", workflowName: "wf" })).map((run) => run.sessionId),
+          ["q-other"]
+        )
         assert.deepStrictEqual(yield* store.queuedRuns({ runId: "o1", sessionId: "q" }), [])
         assert.deepStrictEqual(yield* store.queuedRuns({ runId: "nobody" }), [])
         assert.deepStrictEqual(yield* store.queuedRuns({ runId: "bad\u0000run" }), [])
@@ -1865,7 +2437,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* store.queuedRuns({ sessionId: "q" })).map((run) => run.runId), ["alive"])
         assert.strictEqual(yield* turn(store, "dead", 1_002), "lost")
         // another owner's look at a run is no renewal of it
-        assert.strictEqual(yield* store.takeQueueTurn("q", "alive", { owner: "someone else", now: 0, leaseExpiresAt: 0 }), "lost")
+        assert.strictEqual(
+          yield* store.takeQueueTurn("q", "alive", { owner: "someone else", now: 0, leaseExpiresAt: 0 }),
+          "lost"
+        )
         // nor a look at it on another session
         assert.strictEqual(yield* turn(store, "alive", 1_001, 20_000, "q-other"), "lost")
       }))
@@ -1885,7 +2460,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("schedules: stored once, kept with the same cron, replaced with a new cron", (store) =>
       Effect.gen(function*() {
         const first = yield* putSchedule(store, "nightly", "0 2 * * *", 1_000)
-        assert.deepStrictEqual(first, { workflowName: "wf", name: "nightly", cron: "0 2 * * *", nextTick: 1_000, updatedAt: 50 })
+        assert.deepStrictEqual(first, {
+          workflowName: "wf",
+          name: "nightly",
+          cron: "0 2 * * *",
+          nextTick: 1_000,
+          updatedAt: 50
+        })
         // the same cron again (another process starting): its stored next tick is kept
         assert.strictEqual((yield* putSchedule(store, "nightly", "0 2 * * *", 9_000)).nextTick, 1_000)
         yield* putSchedule(store, "hourly", "0 * * * *", 500)
@@ -1902,7 +2483,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         // a new cron: replaced, with its next tick
         const changed = yield* putSchedule(store, "nightly", "0 3 * * *", 2_000)
         assert.deepStrictEqual([changed.cron, changed.nextTick], ["0 3 * * *", 2_000])
-        assert.deepStrictEqual((yield* store.schedules({ workflowName: "wf" })).map((s) => s.cron), ["0 * * * *", "0 3 * * *"])
+        assert.deepStrictEqual((yield* store.schedules({ workflowName: "wf" })).map((s) => s.cron), [
+          "0 * * * *",
+          "0 3 * * *"
+        ])
         // a name no store takes is refused, and found nowhere
         const bad = yield* Effect.flip(putSchedule(store, "bad\u0000name", "0 * * * *", 1))
         assert.strictEqual(bad._tag, "SessionStoreError")
@@ -1966,10 +2550,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           yield* queued(b, "shared-q", "from-b", 10_000)
           assert.strictEqual(yield* turn(b, "from-b", 0), "waiting")
           assert.strictEqual(yield* turn(a, "from-a", 0), "taken")
-          assert.deepStrictEqual((yield* b.queuedRuns({ sessionId: "shared-q" })).map((run) => [run.runId, run.owner]), [
-            ["from-a", a.owner],
-            ["from-b", b.owner]
-          ])
+          assert.deepStrictEqual(
+            (yield* b.queuedRuns({ sessionId: "shared-q" })).map((run) => [run.runId, run.owner]),
+            [
+              ["from-a", a.owner],
+              ["from-b", b.owner]
+            ]
+          )
           yield* a.leaveQueue("shared-q", "from-a", a.owner)
           yield* woken(wakes)
           assert.strictEqual(yield* turn(b, "from-b", 0), "taken")
@@ -1984,7 +2571,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           const fromA = { sessionId: "shared", workflowName: "wf", version: 1, state: { by: ["a"] }, runId: "ra" }
           assert.deepStrictEqual(seen(yield* next(onA)), fromA)
           assert.deepStrictEqual(seen(yield* next(onB)), fromA)
-          yield* b.commit({ sessionId: "shared", workflowName: "wf", expectedVersion: 1, state: { by: ["a", "b"] }, run: run("shared", "rb") })
+          yield* b.commit({
+            sessionId: "shared",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { by: ["a", "b"] },
+            run: run("shared", "rb")
+          })
           const fromB = { sessionId: "shared", workflowName: "wf", version: 2, state: { by: ["a", "b"] }, runId: "rb" }
           assert.deepStrictEqual(seen(yield* next(onA)), fromB)
           assert.deepStrictEqual(seen(yield* next(onB)), fromB)
@@ -1997,9 +2590,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         Effect.gen(function*() {
           const [a, b] = yield* twoStores
           yield* create(a, "passed", { items: ["a0"] })
-          yield* commitChanges(a, "passed", 1, { items: ["a0", "a1"] }, [{ op: "append", path: ["items"], items: ["a1"] }])
+          yield* commitChanges(a, "passed", 1, { items: ["a0", "a1"] }, [{
+            op: "append",
+            path: ["items"],
+            items: ["a1"]
+          }])
           assert.deepStrictEqual((yield* loadSome(b, "passed")).state, { items: ["a0", "a1"] })
-          yield* commitChanges(b, "passed", 2, { items: ["a0", "a1", "b2"] }, [{ op: "append", path: ["items"], items: ["b2"] }])
+          yield* commitChanges(b, "passed", 2, { items: ["a0", "a1", "b2"] }, [{
+            op: "append",
+            path: ["items"],
+            items: ["b2"]
+          }])
           const seenByA = yield* loadSome(a, "passed")
           assert.deepStrictEqual([seenByA.version, seenByA.state], [3, { items: ["a0", "a1", "b2"] }])
         }).pipe(Effect.scoped))

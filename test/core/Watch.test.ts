@@ -17,7 +17,9 @@ const counter = (options: { readonly sessionId?: string; readonly userId?: strin
     steps: [Step.make("increment", () => Counter.update((s) => ({ count: s.count + 1 })))]
   })
 
-const summary = (update: Workflow.SessionUpdate<{ readonly count: number }>) => [update.version, update.state.count, update.runId]
+const summary = (
+  update: Workflow.SessionUpdate<{ readonly count: number }>
+) => [update.version, update.state.count, update.runId]
 
 describe("Workflow.watch", () => {
   it.scoped("streams the session's current version, then each run's commit, with the state decoded and the run's id", () =>
@@ -64,7 +66,9 @@ describe("Workflow.watch", () => {
       // the owner, given as an option or as the workflow's user
       const [asAlice] = yield* Stream.runCollect(Stream.take(Workflow.watch(wf, "owned", { userId: "alice" }), 1))
       assert.deepStrictEqual(asAlice!.state, { count: 1 })
-      const [asAlicesWorkflow] = yield* Stream.runCollect(Stream.take(Workflow.watch(counter({ userId: "alice" }), "owned"), 1))
+      const [asAlicesWorkflow] = yield* Stream.runCollect(
+        Stream.take(Workflow.watch(counter({ userId: "alice" }), "owned"), 1)
+      )
       assert.strictEqual(asAlicesWorkflow!.version, 1)
       // a session created later by another user fails the watch when it appears
       const waiting = yield* collecting(Workflow.watch(wf, "later", { userId: "bob" }))

@@ -1,7 +1,7 @@
-import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { Cause, Deferred, Effect, Exit, Fiber, Option, Schema, TestClock, Tracer } from "effect"
-import { Boom, Items, append, itemsWorkflow, memory } from "./utils.js"
+import { append, Boom, Items, itemsWorkflow, memory } from "./utils.js"
 
 // The numbers are those of the semantics in the README; 3 (one shared state) is tested in
 // SessionState.test.ts and Parallel.test.ts, 7 (events) in WorkflowEvent.test.ts.
@@ -71,7 +71,10 @@ describe("Workflow", () => {
           tags: ["a"],
           count: 2
         })
-        yield* Workflow.run(wf, "x", { sessionId: "m", sessionState: { settings: { theme: "dark" }, tags: ["b", "c"] } })
+        yield* Workflow.run(wf, "x", {
+          sessionId: "m",
+          sessionState: { settings: { theme: "dark" }, tags: ["b", "c"] }
+        })
         expect(yield* Workflow.getSessionState(wf, "m")).toEqual({
           settings: { theme: "dark", lang: "en" },
           tags: ["b", "c"],
@@ -150,7 +153,12 @@ describe("Workflow", () => {
       Effect.gen(function*() {
         const fail = Step.make("fail", () => Effect.fail(new Boom({ reason: "no" })))
         const ok = itemsWorkflow([append("a")])
-        const failing = Workflow.make({ name: "items", state: Items, sessionState: { items: [] }, steps: [append("b"), fail] })
+        const failing = Workflow.make({
+          name: "items",
+          state: Items,
+          sessionState: { items: [] },
+          steps: [append("b"), fail]
+        })
         yield* Workflow.run(ok, "1", { sessionId: "atomic" })
         const error = yield* Effect.flip(Workflow.run(failing, "2", { sessionId: "atomic" }))
         expect(error).toBeInstanceOf(Boom)
@@ -238,14 +246,20 @@ describe("Workflow", () => {
                 yield* Items.update((s) => ({ items: [...s.items, item] }))
               }))
           ])
-        yield* Workflow.run(wf("seed"), "0", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processA))
+        yield* Workflow.run(wf("seed"), "0", { sessionId: "x" }).pipe(
+          Effect.provideService(SessionStore.SessionStore, processA)
+        )
 
         const gate = yield* Deferred.make<void>()
         const slowA = yield* Effect.fork(
-          Workflow.run(wf("a", gate), "a", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processA))
+          Workflow.run(wf("a", gate), "a", { sessionId: "x" }).pipe(
+            Effect.provideService(SessionStore.SessionStore, processA)
+          )
         )
         yield* Effect.yieldNow()
-        yield* Workflow.run(wf("b"), "b", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processB))
+        yield* Workflow.run(wf("b"), "b", { sessionId: "x" }).pipe(
+          Effect.provideService(SessionStore.SessionStore, processB)
+        )
         yield* Deferred.succeed(gate, undefined)
         const exit = yield* Fiber.await(slowA)
         assert(Exit.isFailure(exit))
@@ -253,7 +267,9 @@ describe("Workflow", () => {
         assert(Option.isSome(error) && error.value._tag === "SessionConflict")
         expect(error.value.expectedVersion).toBe(1)
         expect(error.value.actualVersion).toBe(2)
-        const state = yield* Workflow.getSessionState(wf("a"), "x").pipe(Effect.provideService(SessionStore.SessionStore, processA))
+        const state = yield* Workflow.getSessionState(wf("a"), "x").pipe(
+          Effect.provideService(SessionStore.SessionStore, processA)
+        )
         expect(state.items).toEqual(["seed", "b"])
 
         const gate2 = yield* Deferred.make<void>()
@@ -272,7 +288,9 @@ describe("Workflow", () => {
           )
         )
         yield* Effect.yieldNow()
-        yield* Workflow.run(wf("d"), "d", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processB))
+        yield* Workflow.run(wf("d"), "d", { sessionId: "x" }).pipe(
+          Effect.provideService(SessionStore.SessionStore, processB)
+        )
         yield* Deferred.succeed(gate2, undefined)
         const landed = yield* Fiber.join(retrying)
         expect(attempts).toBe(2)
@@ -291,7 +309,10 @@ describe("Workflow", () => {
   describe("6. failures are typed", () => {
     it.effect("a failing step fails the run with its own typed error", () =>
       Effect.gen(function*() {
-        const wf = Workflow.make({ name: "typed", steps: [Step.make("boom", () => Effect.fail(new Boom({ reason: "typed" })))] })
+        const wf = Workflow.make({
+          name: "typed",
+          steps: [Step.make("boom", () => Effect.fail(new Boom({ reason: "typed" })))]
+        })
         const result = yield* Workflow.run(wf, "x").pipe(
           Effect.catchTag("Boom", (e) => Effect.succeed(`caught ${e.reason}`))
         )
@@ -397,7 +418,8 @@ describe("Workflow", () => {
         const rest = yield* Workflow.listSessions(wf, { updatedSince: 7_000, after: recent.next })
         expect([rest.sessions.map((s) => s.sessionId), rest.next]).toEqual([["new-1", "s3", "s6"], undefined])
         // a search, by the store
-        expect((yield* Workflow.listSessions(wf, { search: "NEW-", limit: 2 })).sessions.map((s) => s.sessionId)).toEqual(["new-3", "new-2"])
+        expect((yield* Workflow.listSessions(wf, { search: "NEW-", limit: 2 })).sessions.map((s) => s.sessionId))
+          .toEqual(["new-3", "new-2"])
       }).pipe(memory))
   })
 })

@@ -35,8 +35,12 @@ describe("sessionflow CLI (a separate process)", () => {
       for (const line of result.stdout.trim().split("\n")) decodeEvent(JSON.parse(line))
       const runs = result.stderr.split("\n").filter((line) => line.startsWith("Workflow.run "))
       expect(runs).toHaveLength(2)
-      for (const run of runs) expect(run).toMatch(/workflow\.name=.* session\.id=user-123 run\.id=\S+ .*run\.outcome=completed/)
-      expect(result.stderr).toMatch(/\n  Workflow\.step [\d.]+ms  step\.name=Check If New User step\.kind=condition .*step\.outcome=completed\n/)
+      for (const run of runs) {
+        expect(run).toMatch(/workflow\.name=.* session\.id=user-123 run\.id=\S+ .*run\.outcome=completed/)
+      }
+      expect(result.stderr).toMatch(
+        /\n  Workflow\.step [\d.]+ms  step\.name=Check If New User step\.kind=condition .*step\.outcome=completed\n/
+      )
     }))
 
   it.effect("an unknown scenario exits with code 1 and one line: the message and where the usage is (a separate process)", () =>
@@ -44,6 +48,8 @@ describe("sessionflow CLI (a separate process)", () => {
       const result = yield* cli(["run", "nope"])
       expect(result.code).toBe(1)
       expect(result.stdout).toBe("")
-      expect(result.stderr).toMatch(/^error: unknown scenario 'nope'\. Known scenarios: shopping-list, job-tracker, .*approval \(see: npm start -- run --help\)\n$/)
+      expect(result.stderr).toMatch(
+        /^error: unknown scenario 'nope'\. Known scenarios: shopping-list, job-tracker, .*approval \(see: npm start -- run --help\)\n$/
+      )
     }))
 })

@@ -3,7 +3,6 @@ import { Cli, GreetingCondition } from "@sessionflow/examples"
 import { Effect, Option } from "effect"
 import { captured, tempDb } from "./utils.js"
 
-
 describe("sessionflow CLI", () => {
   it.effect("list shows the eight scenarios with a one-line description", () =>
     Effect.gen(function*() {
@@ -46,7 +45,9 @@ describe("sessionflow CLI", () => {
       expect(yield* mistake(["run", "team", "--jsno"])).toBe("unknown option '--jsno' (did you mean --json?)")
       expect(yield* mistake(["rn", "team"])).toBe("unknown command 'rn' (did you mean 'run'?)")
       expect(yield* mistake(["team"])).toBe("unknown command 'team' (did you mean 'run team'?)")
-      expect(yield* mistake(["runs", "contineu", "r1"])).toBe("unknown runs command 'contineu' (did you mean 'runs continue'?)")
+      expect(yield* mistake(["runs", "contineu", "r1"])).toBe(
+        "unknown runs command 'contineu' (did you mean 'runs continue'?)"
+      )
       expect(yield* mistake(["run"])).toBe("run: missing argument <scenario>")
       expect(yield* mistake(["serve", "--approve"])).toBe("serve: no option --approve here")
       expect(yield* mistake(["run", "nope"])).toContain("unknown scenario 'nope'")
@@ -59,7 +60,9 @@ describe("sessionflow CLI", () => {
       expect(yield* mistake(["list", "--db", "x.db"])).toBe("list: no option --db here")
       expect(yield* mistake(["--url", "postgres://localhost/app", "list"])).toBe("list: no option --url here")
       expect(yield* mistake(["help", "--db", "x.db"])).toBe("help: no option --db here")
-      expect(yield* mistake(["sessions", "list", "--offline", "--db", "x.db"])).toBe("sessions list: no option --offline here")
+      expect(yield* mistake(["sessions", "list", "--offline", "--db", "x.db"])).toBe(
+        "sessions list: no option --offline here"
+      )
       expect(yield* mistake(["--db", "a.db", "runs", "list", "--url", "postgres://localhost/app"])).toBe(
         "give --db <file> or --url <url>, not both"
       )

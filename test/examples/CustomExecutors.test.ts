@@ -39,9 +39,10 @@ describe("CustomExecutors (state_in_function)", () => {
       expectTwoPlans(plain)
       expectTwoPlans(streaming)
       // the sessions live in the configured table
-      const other = yield* Effect.flatMap(SessionStore.SessionStore, (s) => Effect.map(s.list({}), (l) => l.sessions)).pipe(
-        Effect.provide(SqliteSessionStore.layer({ filename: db }))
-      )
+      const other = yield* Effect.flatMap(SessionStore.SessionStore, (s) => Effect.map(s.list({}), (l) => l.sessions))
+        .pipe(
+          Effect.provide(SqliteSessionStore.layer({ filename: db }))
+        )
       expect(other).toEqual([])
     }))
 
@@ -114,4 +115,3 @@ describe("CustomExecutors (state_in_function)", () => {
       expect(completed._tag === "StepCompleted" && String(completed.content)).toContain("## Strategic Content Plan #1")
     }).pipe(Effect.provide(Layer.mergeAll(offlineModel, SessionStore.layerMemory))))
 })
-

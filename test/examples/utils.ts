@@ -7,8 +7,8 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { SessionState, Workflow, WorkflowEvent } from "@sessionflow/core"
 import { Output } from "@sessionflow/examples"
 import { Chunk, Context, Effect, Stream } from "effect"
-import { execTypeScript, type ProcessResult } from "../process.js"
 import { fileURLToPath } from "node:url"
+import { execTypeScript, type ProcessResult } from "../process.js"
 
 const bin = fileURLToPath(new URL("../../packages/examples/src/bin.ts", import.meta.url))
 

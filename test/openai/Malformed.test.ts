@@ -82,7 +82,12 @@ for (const kit of kits) {
         Effect.gen(function*() {
           const server = yield* TestServer.make({
             replies: [
-              TestServer.toolCalls([{ id: "c1", name: "GetWeather", arguments: { city: "Paris" }, argumentsAsObject: true }])
+              TestServer.toolCalls([{
+                id: "c1",
+                name: "GetWeather",
+                arguments: { city: "Paris" },
+                argumentsAsObject: true
+              }])
             ]
           })
           const calls: Array<unknown> = []
@@ -253,7 +258,10 @@ for (const kit of kits) {
               })
             ]
           })
-          const exit = yield* provide(server, LanguageModel.streamText({ prompt: "x" }).pipe(Stream.runDrain, Effect.exit))
+          const exit = yield* provide(
+            server,
+            LanguageModel.streamText({ prompt: "x" }).pipe(Stream.runDrain, Effect.exit)
+          )
           expect(malformed(exit).description).toContain("item")
         }))
 
@@ -349,7 +357,9 @@ for (const kit of kits) {
             )
             expect(state.items).toEqual(["oats"])
             const requests = yield* server.requests
-            expect(requests.map((r) => r.stream)).toEqual(mode === "stream" ? [true, true, true] : [false, false, false])
+            expect(requests.map((r) => r.stream)).toEqual(
+              mode === "stream" ? [true, true, true] : [false, false, false]
+            )
             expect(requests[1]!.rawBody).toContain("Invalid arguments for tool 'add_item'")
           }))
       }

@@ -7,8 +7,8 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { OpenAIChat, OpenAIResponses } from "@sessionflow/openai"
 import { Cause, Chunk, type ConfigError, Effect, Exit, type Layer, Option, Schema, Stream } from "effect"
-import { CartToolsLive, shoppingWorkflow } from "./Shopping.js"
 import { inMemoryTracing } from "../tracing.js"
+import { CartToolsLive, shoppingWorkflow } from "./Shopping.js"
 import * as TestServer from "./TestServer.js"
 
 const JobApplication = Schema.Struct({
@@ -100,7 +100,9 @@ for (const kit of kits) {
       Effect.gen(function*() {
         const server = yield* TestServer.make({
           replies: [
-            TestServer.toolCalls([{ name: "add_item", arguments: { item: "milk" } }], { usage: { inputTokens: 11, outputTokens: 7 } }),
+            TestServer.toolCalls([{ name: "add_item", arguments: { item: "milk" } }], {
+              usage: { inputTokens: 11, outputTokens: 7 }
+            }),
             TestServer.text("I added milk.", { usage: { inputTokens: 21, outputTokens: 3 } })
           ]
         })
@@ -117,14 +119,20 @@ for (const kit of kits) {
         expect(result.run.usage).toMatchObject(usage)
         expect(result.history[0]!.usage).toEqual(result.run.usage)
         const calls = exporter.getFinishedSpans().filter((span) => span.name === "Agent.modelCall")
-        expect(calls.map((call) => [call.attributes["gen_ai.usage.input_tokens"], call.attributes["gen_ai.usage.output_tokens"]]))
+        expect(
+          calls.map((
+            call
+          ) => [call.attributes["gen_ai.usage.input_tokens"], call.attributes["gen_ai.usage.output_tokens"]])
+        )
           .toEqual([[11, 7], [21, 3]])
         expect(calls.map((call) => call.attributes["gen_ai.response.model"])).toEqual(["gpt-test", "gpt-test"])
       }))
 
     it.scoped("a streamed run's usage (the stream's last chunk) reaches its record", () =>
       Effect.gen(function*() {
-        const server = yield* TestServer.make({ replies: [TestServer.text("Hello there.", { usage: { inputTokens: 9, outputTokens: 4 } })] })
+        const server = yield* TestServer.make({
+          replies: [TestServer.text("Hello there.", { usage: { inputTokens: 9, outputTokens: 4 } })]
+        })
         const history = yield* provide(
           server,
           Effect.zipRight(
@@ -184,7 +192,9 @@ for (const kit of kits) {
         const server = yield* TestServer.make({ replies: [TestServer.text(["Hel", "lo ", "there"])] })
         const events = yield* provide(
           server,
-          Stream.runCollect(Workflow.stream(shoppingWorkflow, "hi", { sessionId: "st" })).pipe(Effect.map(Chunk.toReadonlyArray))
+          Stream.runCollect(Workflow.stream(shoppingWorkflow, "hi", { sessionId: "st" })).pipe(
+            Effect.map(Chunk.toReadonlyArray)
+          )
         )
         const tags = events.map((e) => (e._tag === "TextDelta" ? `delta:${e.delta}` : e._tag))
         expect(tags.filter((t) => t.startsWith("delta:"))).toEqual(["delta:Hel", "delta:lo ", "delta:there"])

@@ -93,17 +93,25 @@ describe("authentication and ownership", () => {
       const url = yield* start({ workflows: [notes], tokens })
       const runs = `${url}/workflows/notes/runs`
       // an anonymous caller creates the session a user will ask for
-      expect((yield* request(runs, { method: "POST", json: { input: "bait", sessionId: "alice-chat" } })).status).toBe(200)
+      expect((yield* request(runs, { method: "POST", json: { input: "bait", sessionId: "alice-chat" } })).status).toBe(
+        200
+      )
       // alice's run on it is refused: nothing of hers is written there
-      for (const attempt of [
-        yield* request(runs, { method: "POST", json: { input: "my secret", sessionId: "alice-chat" }, headers: alice }),
-        yield* streamRun(runs, { input: "my secret", sessionId: "alice-chat" }, alice),
-        yield* request(`${url}/workflows/notes/sessions/alice-chat/state`, {
-          method: "PUT",
-          json: { state: { notes: ["mine"] } },
-          headers: alice
-        })
-      ]) {
+      for (
+        const attempt of [
+          yield* request(runs, {
+            method: "POST",
+            json: { input: "my secret", sessionId: "alice-chat" },
+            headers: alice
+          }),
+          yield* streamRun(runs, { input: "my secret", sessionId: "alice-chat" }, alice),
+          yield* request(`${url}/workflows/notes/sessions/alice-chat/state`, {
+            method: "PUT",
+            json: { state: { notes: ["mine"] } },
+            headers: alice
+          })
+        ]
+      ) {
         expect(attempt.status).toBe(404)
       }
       const squatted = yield* request(`${url}/workflows/notes/sessions/alice-chat/runs`)
@@ -116,13 +124,19 @@ describe("authentication and ownership", () => {
     Effect.gen(function*() {
       const url = yield* start({ workflows: [approvals], tokens })
       const runs = `${url}/workflows/approvals/runs`
-      const paused = yield* request(runs, { method: "POST", json: { input: "plan", sessionId: "fresh" }, headers: alice })
+      const paused = yield* request(runs, {
+        method: "POST",
+        json: { input: "plan", sessionId: "fresh" },
+        headers: alice
+      })
       expect(paused.status).toBe(202)
       for (const headers of [bob, {}]) {
-        for (const attempt of [
-          yield* request(runs, { method: "POST", json: { input: "x", sessionId: "fresh" }, headers }),
-          yield* streamRun(runs, { input: "x", sessionId: "fresh" }, headers)
-        ]) {
+        for (
+          const attempt of [
+            yield* request(runs, { method: "POST", json: { input: "x", sessionId: "fresh" }, headers }),
+            yield* streamRun(runs, { input: "x", sessionId: "fresh" }, headers)
+          ]
+        ) {
           expect(attempt.status).toBe(404)
           expect(attempt.body).toEqual({
             _tag: "NotFound",
@@ -152,7 +166,11 @@ describe("authentication and ownership", () => {
         expect(attempt.status).toBe(401)
         expect(attempt.body._tag).toBe("Unauthorized")
       }
-      const run = yield* request(`${url}/workflows/notes/runs`, { method: "POST", json: { input: "x" }, headers: alice })
+      const run = yield* request(`${url}/workflows/notes/runs`, {
+        method: "POST",
+        json: { input: "x" },
+        headers: alice
+      })
       expect(run.status).toBe(200)
       expect(run.body.userId).toBe("alice")
     }))
@@ -237,7 +255,11 @@ describe("authentication and ownership", () => {
         }
       })
       const runs = `${url}/workflows/notes/runs`
-      const carol = yield* request(runs, { method: "POST", json: { input: "x", sessionId: "c1" }, headers: { "x-user": "carol" } })
+      const carol = yield* request(runs, {
+        method: "POST",
+        json: { input: "x", sessionId: "c1" },
+        headers: { "x-user": "carol" }
+      })
       expect(carol.body.userId).toBe("carol")
       expect((yield* request(`${url}/workflows/notes/sessions/c1`, { headers: { "x-user": "dave" } })).status).toBe(404)
       const banned = yield* request(runs, { method: "POST", json: { input: "x" }, headers: { "x-user": "mallory" } })

@@ -45,7 +45,13 @@ describe("background runs over HTTP", () => {
       // registered before the answer: its status is there at once
       const running = yield* request(`${url}${accepted.headers["location"]}`)
       expect(running.status).toBe(200)
-      expect(running.body).toMatchObject({ runId, sessionId: "b1", workflowName: "gated", status: "running", input: "wait" })
+      expect(running.body).toMatchObject({
+        runId,
+        sessionId: "b1",
+        workflowName: "gated",
+        status: "running",
+        input: "wait"
+      })
       yield* Deferred.await(started)
       yield* Deferred.succeed(gate, undefined)
       const done = yield* statusBecomes(`${runs}/${runId}`, "completed")
@@ -79,8 +85,14 @@ describe("background runs over HTTP", () => {
       const started = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
       const other = gated(yield* Deferred.make<void>(), yield* Deferred.make<void>())
-      const url = yield* start({ workflows: [gated(started, gate), { ...other, name: "other" } as typeof other], tokens })
-      const accepted = yield* post(`${url}/workflows/gated/runs`, { input: "wait", sessionId: "b3" }, { ...async, ...alice })
+      const url = yield* start({
+        workflows: [gated(started, gate), { ...other, name: "other" } as typeof other],
+        tokens
+      })
+      const accepted = yield* post(`${url}/workflows/gated/runs`, { input: "wait", sessionId: "b3" }, {
+        ...async,
+        ...alice
+      })
       expect(accepted.status).toBe(202)
       const runId: string = accepted.body.runId
       expect((yield* request(`${url}/workflows/gated/runs/${runId}`, { headers: alice })).status).toBe(200)
@@ -117,12 +129,17 @@ describe("background runs over HTTP", () => {
       // the session was made to hold the record, with nothing of the run
       expect((yield* request(`${url}/workflows/gated/sessions/b4/state`)).body).toEqual({ state: { notes: [] } })
       const log = yield* request(`${runs}/${runId}/events`)
-      expect(parseEvents(log.text).filter((e) => e.path.length === 0).map((e) => e._tag)).toEqual(["RunStarted", "RunCancelled"])
+      expect(parseEvents(log.text).filter((e) => e.path.length === 0).map((e) => e._tag)).toEqual([
+        "RunStarted",
+        "RunCancelled"
+      ])
 
       // a run answered as JSON, cancelled while it runs
       const started2 = yield* Deferred.make<void>()
       const url2 = yield* start({ workflows: [gated(started2, yield* Deferred.make<void>())] })
-      const json = yield* Effect.fork(post(`${url2}/workflows/gated/runs`, { input: "wait", sessionId: "b5", runId: "b-5" }))
+      const json = yield* Effect.fork(
+        post(`${url2}/workflows/gated/runs`, { input: "wait", sessionId: "b5", runId: "b-5" })
+      )
       yield* Deferred.await(started2)
       expect((yield* post(`${url2}/workflows/gated/runs/b-5/cancel`, undefined)).status).toBe(200)
       const answer = yield* Fiber.join(json)

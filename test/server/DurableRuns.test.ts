@@ -9,9 +9,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Placement, SessionStore } from "@sessionflow/core"
 import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
+import { spawnSync } from "node:child_process"
 import { approvals, failing, gated, notes, payments } from "./fixtures.js"
 import { parseEvents, parseFrames, request, start, streamRun } from "./utils.js"
-import { spawnSync } from "node:child_process"
 
 const post = (url: string, json: unknown, headers: Record<string, string> = {}) =>
   request(url, { method: "POST", json, headers })
@@ -29,7 +29,8 @@ describe("signals over HTTP", () => {
       expect(waiting.status).toBe(202)
       expect(waiting.body).toMatchObject({ status: "paused", sessionId: "pay", path: ["paid"] })
       const runId: string = waiting.body.runId
-      const signal = (name: string, value: unknown, headers = alice) => post(`${runs}/${runId}/signals/${name}`, { value }, headers)
+      const signal = (name: string, value: unknown, headers = alice) =>
+        post(`${runs}/${runId}/signals/${name}`, { value }, headers)
 
       const bad = yield* signal("paid", { amount: "ten" })
       expect(bad.status).toBe(400)
@@ -46,7 +47,12 @@ describe("signals over HTTP", () => {
       expect(kept.body).toEqual({ status: "kept", runId, signal: "shipped", seq: 1 })
       const done = yield* signal("paid", { amount: 10 })
       expect(done.status).toBe(200)
-      expect(done.body).toMatchObject({ runId, status: "completed", content: "order-1 shipped by train", state: { notes: ["order-1: shipped by train"] } })
+      expect(done.body).toMatchObject({
+        runId,
+        status: "completed",
+        content: "order-1 shipped by train",
+        state: { notes: ["order-1: shipped by train"] }
+      })
       const ended = yield* signal("paid", { amount: 10 })
       expect(ended.status).toBe(409)
       expect(ended.body).toMatchObject({ reason: "run-ended", runId })
@@ -92,7 +98,12 @@ describe("a run that pauses", () => {
       expect((yield* request(`${runs}/paused?sessionId=other`)).body).toEqual([])
 
       // a new run on the session: 409, as JSON and streamed (before any event)
-      for (const reply of [yield* post(runs, { input: "eggs", sessionId: "p1" }), yield* streamRun(runs, { input: "eggs", sessionId: "p1" })]) {
+      for (
+        const reply of [
+          yield* post(runs, { input: "eggs", sessionId: "p1" }),
+          yield* streamRun(runs, { input: "eggs", sessionId: "p1" })
+        ]
+      ) {
         expect(reply.status).toBe(409)
         expect(reply.contentType).toContain("application/json")
         expect(reply.body).toMatchObject({ _tag: "Conflict", reason: "session-paused", sessionId: "p1", runId })
@@ -107,9 +118,18 @@ describe("a run that pauses", () => {
       expect((yield* request(`${runs}/paused`)).body).toHaveLength(1)
 
       // an answer to a pause the run does not wait at: 409, nothing taken, the run stays paused
-      const stale = yield* post(`${runs}/${runId}/continue`, { response: { approved: true }, pause: "an-earlier-pause" })
+      const stale = yield* post(`${runs}/${runId}/continue`, {
+        response: { approved: true },
+        pause: "an-earlier-pause"
+      })
       expect(stale.status).toBe(409)
-      expect(stale.body).toMatchObject({ _tag: "Conflict", reason: "pause-mismatch", runId, expected: "an-earlier-pause", current: pause })
+      expect(stale.body).toMatchObject({
+        _tag: "Conflict",
+        reason: "pause-mismatch",
+        runId,
+        expected: "an-earlier-pause",
+        current: pause
+      })
       expect((yield* request(`${runs}/paused`)).body).toHaveLength(1)
 
       const done = yield* post(`${runs}/${runId}/continue`, { response: { approved: true }, pause })
@@ -123,7 +143,10 @@ describe("a run that pauses", () => {
       })
       expect((yield* request(`${runs}/paused`)).body).toEqual([])
       const history = yield* request(`${url}/workflows/approvals/sessions/p1/runs`)
-      expect(history.body.map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([[runId, "completed"]])
+      expect(history.body.map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([[
+        runId,
+        "completed"
+      ]])
 
       // the run has ended: 409 run-ended for continuing or cancelling it again, nothing changed
       const again = yield* post(`${runs}/${runId}/continue`, { response: { approved: true } })
@@ -147,7 +170,12 @@ describe("a run that pauses", () => {
       expect(first.contentType).toBe("text/event-stream")
       const events = parseEvents(first.text)
       expect(events[0]._tag).toBe("RunStarted")
-      expect(events.at(-1)).toMatchObject({ _tag: "RunPaused", sessionId: "s1", stepPath: ["approve"], payload: { note: "tea" } })
+      expect(events.at(-1)).toMatchObject({
+        _tag: "RunPaused",
+        sessionId: "s1",
+        stepPath: ["approve"],
+        payload: { note: "tea" }
+      })
       expect(events.filter((e) => ["RunCompleted", "RunFailed", "RunCancelled"].includes(e._tag))).toEqual([])
       const runId: string = events.at(-1).runId
 
@@ -156,7 +184,9 @@ describe("a run that pauses", () => {
       expect(bad[0]._tag).toBe("RunResumed")
       expect(bad.at(-1)._tag).toBe("RunFailed")
       expect(bad.at(-1).error).toContain("does not fit the paused step's response schema")
-      expect((yield* request(`${runs}/paused?sessionId=s1`)).body.map((r: { runId: string }) => r.runId)).toEqual([runId])
+      expect((yield* request(`${runs}/paused?sessionId=s1`)).body.map((r: { runId: string }) => r.runId)).toEqual([
+        runId
+      ])
 
       const continued = yield* streamRun(`${runs}/${runId}/continue`, { response: { approved: true } })
       expect(continued.status).toBe(200)
@@ -174,14 +204,20 @@ describe("a run that pauses", () => {
       expect(tags).toContain("StateChanged")
       expect(JSON.parse(frames.at(-1)!.data!).content).toBe("added tea")
       expect(continued.text.endsWith("\n\n")).toBe(true)
-      expect((yield* request(`${url}/workflows/approvals/sessions/s1/state`)).body).toEqual({ state: { notes: ["tea"] } })
+      expect((yield* request(`${url}/workflows/approvals/sessions/s1/state`)).body).toEqual({
+        state: { notes: ["tea"] }
+      })
 
       // a rejection, streamed: completed without the note
       const second = parseEvents((yield* streamRun(runs, { input: "cake", sessionId: "s1" })).text).at(-1)
       expect(second._tag).toBe("RunPaused")
-      const rejected = parseEvents((yield* streamRun(`${runs}/${second.runId}/continue`, { response: { approved: false } })).text)
+      const rejected = parseEvents(
+        (yield* streamRun(`${runs}/${second.runId}/continue`, { response: { approved: false } })).text
+      )
       expect(rejected.at(-1)).toMatchObject({ _tag: "RunCompleted", content: "rejected" })
-      expect((yield* request(`${url}/workflows/approvals/sessions/s1/state`)).body).toEqual({ state: { notes: ["tea"] } })
+      expect((yield* request(`${url}/workflows/approvals/sessions/s1/state`)).body).toEqual({
+        state: { notes: ["tea"] }
+      })
     }))
 
   it.scoped("cancelling answers the cancelled record and commits nothing; unknown runs and runs of another workflow are 404s", () =>
@@ -191,19 +227,28 @@ describe("a run that pauses", () => {
       const runId: string = (yield* post(runs, { input: "jam", sessionId: "c1" })).body.runId
 
       // the run belongs to another workflow: unknown there
-      for (const reply of [
-        yield* post(`${url}/workflows/notes/runs/${runId}/continue`, { response: { approved: true } }),
-        yield* post(`${url}/workflows/notes/runs/${runId}/cancel`, {})
-      ]) {
+      for (
+        const reply of [
+          yield* post(`${url}/workflows/notes/runs/${runId}/continue`, { response: { approved: true } }),
+          yield* post(`${url}/workflows/notes/runs/${runId}/cancel`, {})
+        ]
+      ) {
         expect(reply.status).toBe(404)
-        expect(reply.body).toEqual({ _tag: "NotFound", what: "run", id: runId, message: `Run '${runId}' does not exist` })
+        expect(reply.body).toEqual({
+          _tag: "NotFound",
+          what: "run",
+          id: runId,
+          message: `Run '${runId}' does not exist`
+        })
         expect(reply.text).not.toContain("jam")
       }
-      for (const reply of [
-        yield* post(`${runs}/nope/continue`, { response: { approved: true } }),
-        yield* post(`${runs}/nope/cancel`, {}),
-        yield* streamRun(`${runs}/nope/continue`, { response: { approved: true } })
-      ]) {
+      for (
+        const reply of [
+          yield* post(`${runs}/nope/continue`, { response: { approved: true } }),
+          yield* post(`${runs}/nope/cancel`, {}),
+          yield* streamRun(`${runs}/nope/continue`, { response: { approved: true } })
+        ]
+      ) {
         expect(reply.status).toBe(404)
         expect(reply.body.what).toBe("run")
       }
@@ -212,17 +257,25 @@ describe("a run that pauses", () => {
 
       const cancelled = yield* post(`${runs}/${runId}/cancel`, {})
       expect(cancelled.status).toBe(200)
-      expect(cancelled.body).toMatchObject({ runId, sessionId: "c1", workflowName: "approvals", status: "cancelled", input: "jam" })
+      expect(cancelled.body).toMatchObject({
+        runId,
+        sessionId: "c1",
+        workflowName: "approvals",
+        status: "cancelled",
+        input: "jam"
+      })
       expect((yield* request(`${runs}/paused`)).body).toEqual([])
       expect((yield* request(`${url}/workflows/approvals/sessions/c1/state`)).body).toEqual({ state: { notes: [] } })
       const history = yield* request(`${url}/workflows/approvals/sessions/c1/runs`)
       expect(history.body.map((r: { status: string }) => r.status)).toEqual(["cancelled"])
       // a cancelled run is over: continuing or cancelling it again is a 409 run-ended
-      for (const reply of [
-        yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }),
-        yield* streamRun(`${runs}/${runId}/continue`, { response: { approved: true } }),
-        yield* post(`${runs}/${runId}/cancel`, {})
-      ]) {
+      for (
+        const reply of [
+          yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }),
+          yield* streamRun(`${runs}/${runId}/continue`, { response: { approved: true } }),
+          yield* post(`${runs}/${runId}/cancel`, {})
+        ]
+      ) {
         expect(reply.status).toBe(409)
         expect(reply.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId, sessionId: "c1" })
         expect(reply.body.message).toContain("(cancelled)")
@@ -253,7 +306,13 @@ describe("run ids", () => {
       // a retry that names the run only gets its recorded result too
       const byRunId = yield* post(runs, { input: "milk", runId: "r-1" })
       expect(byRunId.status).toBe(200)
-      expect(byRunId.body).toMatchObject({ runId: "r-1", sessionId: "i1", content: 1, stepOutputs: [], state: { notes: ["milk"] } })
+      expect(byRunId.body).toMatchObject({
+        runId: "r-1",
+        sessionId: "i1",
+        content: 1,
+        stepOutputs: [],
+        state: { notes: ["milk"] }
+      })
       expect((yield* request(`${url}/workflows/notes/sessions/i1/runs`)).body).toHaveLength(1)
       expect((yield* post(runs, { input: "x", runId: "" })).status).toBe(400)
     }))
@@ -270,18 +329,28 @@ describe("run ids", () => {
       expect(failedAgain.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId: "f-1", sessionId: "f1" })
       expect(failedAgain.body.message).toContain("its recorded error: Boom: the tool broke")
       const failedHistory = (yield* request(`${url}/workflows/failing/sessions/f1/runs`)).body
-      expect(failedHistory.map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([["f-1", "error"]])
+      expect(failedHistory.map((r: { runId: string; status: string }) => [r.runId, r.status])).toEqual([[
+        "f-1",
+        "error"
+      ]])
       // a cancelled run
       const asks = `${url}/workflows/approvals/runs`
       const paused = yield* post(asks, { input: "tea", sessionId: "e1", runId: "e-1" })
       expect(paused.status).toBe(202)
       expect((yield* post(`${asks}/e-1/cancel`, {})).status).toBe(200)
-      for (const reply of [yield* post(asks, { input: "tea", sessionId: "e1", runId: "e-1" }), yield* post(asks, { input: "tea", runId: "e-1" })]) {
+      for (
+        const reply of [
+          yield* post(asks, { input: "tea", sessionId: "e1", runId: "e-1" }),
+          yield* post(asks, { input: "tea", runId: "e-1" })
+        ]
+      ) {
         expect(reply.status).toBe(409)
         expect(reply.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId: "e-1", sessionId: "e1" })
         expect(reply.body.message).toContain("cancelled")
       }
-      expect((yield* request(`${url}/workflows/approvals/sessions/e1/runs`)).body.map((r: { status: string }) => r.status)).toEqual([
+      expect(
+        (yield* request(`${url}/workflows/approvals/sessions/e1/runs`)).body.map((r: { status: string }) => r.status)
+      ).toEqual([
         "cancelled"
       ])
       // a run whose input does not fit is refused before it starts: the id stays free
@@ -297,13 +366,15 @@ describe("run ids", () => {
       const runs = `${url}/workflows/gated/runs`
       const running = yield* Effect.fork(post(runs, { input: "wait", sessionId: "g1", runId: "g-1" }))
       yield* Deferred.await(started)
-      for (const reply of [
-        yield* post(runs, { input: "wait", sessionId: "g1", runId: "g-1" }),
-        yield* streamRun(runs, { input: "wait", sessionId: "g1", runId: "g-1" }),
-        // a retry that names the run only
-        yield* post(runs, { input: "wait", runId: "g-1" }),
-        yield* streamRun(runs, { input: "wait", runId: "g-1" })
-      ]) {
+      for (
+        const reply of [
+          yield* post(runs, { input: "wait", sessionId: "g1", runId: "g-1" }),
+          yield* streamRun(runs, { input: "wait", sessionId: "g1", runId: "g-1" }),
+          // a retry that names the run only
+          yield* post(runs, { input: "wait", runId: "g-1" }),
+          yield* streamRun(runs, { input: "wait", runId: "g-1" })
+        ]
+      ) {
         expect(reply.status).toBe(409)
         expect(reply.body).toMatchObject({ _tag: "Conflict", reason: "run-in-progress", sessionId: "g1", runId: "g-1" })
         // when to try again: the whole seconds until the run's lease is past (10 s by default, from
@@ -337,7 +408,8 @@ describe("ownership of paused runs", () => {
       const runs = `${url}/workflows/approvals/runs`
       // alice's session exists (one approved run), then a second run of hers waits
       const first = yield* post(runs, { input: "first", sessionId: "a1" }, alice)
-      expect((yield* post(`${runs}/${first.body.runId}/continue`, { response: { approved: true } }, alice)).status).toBe(200)
+      expect((yield* post(`${runs}/${first.body.runId}/continue`, { response: { approved: true } }, alice)).status)
+        .toBe(200)
       const paused = yield* post(runs, { input: "secret plan", sessionId: "a1" }, alice)
       expect(paused.status).toBe(202)
       const runId: string = paused.body.runId
@@ -369,18 +441,27 @@ describe("ownership of paused runs", () => {
       expect(done.body.state).toEqual({ notes: ["first", "secret plan"] })
       // once ended, it is a 409 run-ended for alice only: anyone else gets the 404 of a run that does not exist
       for (const headers of [bob, {}]) {
-        for (const attempt of [
-          yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }, headers),
-          yield* post(`${runs}/${runId}/cancel`, {}, headers)
-        ]) {
+        for (
+          const attempt of [
+            yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }, headers),
+            yield* post(`${runs}/${runId}/cancel`, {}, headers)
+          ]
+        ) {
           expect(attempt.status).toBe(404)
-          expect(attempt.body).toEqual({ _tag: "NotFound", what: "run", id: runId, message: `Run '${runId}' does not exist` })
+          expect(attempt.body).toEqual({
+            _tag: "NotFound",
+            what: "run",
+            id: runId,
+            message: `Run '${runId}' does not exist`
+          })
         }
       }
-      for (const attempt of [
-        yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }, alice),
-        yield* post(`${runs}/${runId}/cancel`, {}, alice)
-      ]) {
+      for (
+        const attempt of [
+          yield* post(`${runs}/${runId}/continue`, { response: { approved: true } }, alice),
+          yield* post(`${runs}/${runId}/cancel`, {}, alice)
+        ]
+      ) {
         expect(attempt.status).toBe(409)
         expect(attempt.body).toMatchObject({ _tag: "Conflict", reason: "run-ended", runId, sessionId: "a1" })
       }
@@ -415,14 +496,19 @@ describe("abandoned runs", () => {
     })
 
   const recordOf = (store: SessionStore.Service) =>
-    Effect.map(store.getRun("orphan"), (found) => Option.isSome(found) && found.value._tag === "Recorded" ? found.value.record : undefined)
+    Effect.map(
+      store.getRun("orphan"),
+      (found) => Option.isSome(found) && found.value._tag === "Recorded" ? found.value.record : undefined
+    )
 
   it.scoped("are resumed by the server by default", () =>
     Effect.gen(function*() {
       const { store, url } = yield* withOrphan(undefined)
       const record = yield* Effect.repeat(recordOf(store), { until: (record) => record !== undefined })
       expect(record).toMatchObject({ runId: "orphan", status: "completed", content: 1 })
-      expect((yield* request(`${url}/workflows/notes/sessions/o1`)).body.state).toEqual({ notes: ["from a dead process"] })
+      expect((yield* request(`${url}/workflows/notes/sessions/o1`)).body.state).toEqual({
+        notes: ["from a dead process"]
+      })
     }))
 
   it.scoped("are left alone with supervise: false", () =>
@@ -465,7 +551,9 @@ describe("abandoned runs", () => {
 describe("a run whose process died on this host", () => {
   /** The owner id of a process of this host that ran and exited: its runs' owner is gone. */
   const deadOwner = () => {
-    const pid = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout)
+    const pid = Number(
+      spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
+    )
     const owner = SessionStore.make(SessionStore.makeMemoryBackend()).owner.replace(/:\d+:/, `:${pid}:`)
     expect(SessionStore.ownerGone(owner)).toBe(true)
     return owner
@@ -493,25 +581,38 @@ describe("a run whose process died on this host", () => {
         })
       yield* orphan("dead-json", "d1")
       yield* orphan("dead-sse", "d2")
-      const url = yield* start({ workflows: [notes], supervise: false }, Layer.succeed(SessionStore.SessionStore, store))
+      const url = yield* start(
+        { workflows: [notes], supervise: false },
+        Layer.succeed(SessionStore.SessionStore, store)
+      )
       const runs = `${url}/workflows/notes/runs`
       const json = yield* post(runs, { input: "from a dead process", sessionId: "d1", runId: "dead-json" })
       expect(json.status).toBe(200)
-      expect(json.body).toMatchObject({ runId: "dead-json", status: "completed", content: 1, state: { notes: ["from a dead process"] } })
+      expect(json.body).toMatchObject({
+        runId: "dead-json",
+        status: "completed",
+        content: 1,
+        state: { notes: ["from a dead process"] }
+      })
       // a retry that names the run only, streamed
       const streamed = yield* streamRun(runs, { input: "from a dead process", runId: "dead-sse" })
       expect(streamed.status).toBe(200)
       const tags = parseEvents(streamed.text).map((event) => event._tag)
       expect(tags[0]).toBe("RunResumed")
       expect(tags[tags.length - 1]).toBe("RunCompleted")
-      expect((yield* request(`${url}/workflows/notes/sessions/d2`)).body.state).toEqual({ notes: ["from a dead process"] })
+      expect((yield* request(`${url}/workflows/notes/sessions/d2`)).body.state).toEqual({
+        notes: ["from a dead process"]
+      })
       expect(yield* store.activeRuns({})).toEqual([])
     }))
 
   it.scoped("a continue it was running is carried on by a retry of the continue, with the answer it recorded; a living one's is a 409", () =>
     Effect.gen(function*() {
       const store = SessionStore.make(SessionStore.makeMemoryBackend())
-      const url = yield* start({ workflows: [approvals], supervise: false }, Layer.succeed(SessionStore.SessionStore, store))
+      const url = yield* start(
+        { workflows: [approvals], supervise: false },
+        Layer.succeed(SessionStore.SessionStore, store)
+      )
       const runs = `${url}/workflows/approvals/runs`
       const pausedOn = (sessionId: string) =>
         Effect.map(post(runs, { input: "tea", sessionId }), (reply) => {
@@ -523,17 +624,28 @@ describe("a run whose process died on this host", () => {
       const taken = (runId: string, owner: string) =>
         Effect.gen(function*() {
           const claimed = yield* store.claimRun(runId, { owner: store.owner, now: 0, leaseExpiresAt: 60_000 })
-          yield* store.updateRun(runId, store.owner, { owner, pause: { ...claimed.pause!, answer: { response: { approved: true } } } })
+          yield* store.updateRun(runId, store.owner, {
+            owner,
+            pause: { ...claimed.pause!, answer: { response: { approved: true } } }
+          })
         })
       const dead = yield* pausedOn("c1")
       yield* taken(dead.runId, deadOwner())
       const done = yield* post(`${runs}/${dead.runId}/continue`, { response: { approved: false }, pause: dead.pause })
       expect(done.status).toBe(200)
-      expect(done.body).toMatchObject({ runId: dead.runId, status: "completed", content: "added tea", state: { notes: ["tea"] } })
+      expect(done.body).toMatchObject({
+        runId: dead.runId,
+        status: "completed",
+        content: "added tea",
+        state: { notes: ["tea"] }
+      })
       // a continue that a living process runs: refused, as before
       const living = yield* pausedOn("c2")
       yield* taken(living.runId, store.owner)
-      const busy = yield* post(`${runs}/${living.runId}/continue`, { response: { approved: false }, pause: living.pause })
+      const busy = yield* post(`${runs}/${living.runId}/continue`, {
+        response: { approved: false },
+        pause: living.pause
+      })
       expect(busy.status).toBe(409)
       expect(busy.body).toMatchObject({ reason: "run-in-progress", runId: living.runId })
     }))

@@ -35,32 +35,42 @@ describe("the edge", () => {
         expect(attempt.body._tag).toBe("UnsupportedMediaType")
       }
       expect((yield* request(`${url}/workflows/notes/sessions/m1`)).status).toBe(404)
-      const json = yield* post(runs, JSON.stringify({ input: "x" }), { "content-type": "application/json; charset=utf-8" })
+      const json = yield* post(runs, JSON.stringify({ input: "x" }), {
+        "content-type": "application/json; charset=utf-8"
+      })
       expect(json.status).toBe(200)
     }))
 
-  it.scoped("500 multipart requests are each answered, and the server still answers JSON quickly", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [notes] })
-      const replies = yield* Effect.forEach(
-        Array.from({ length: 500 }, (_, i) => i),
-        () => {
-          const form = new FormData()
-          form.append("file", new Blob(["x".repeat(1000)]), "a.txt")
-          return Effect.map(post(`${url}/workflows/notes/runs`, form), (r) => r.status)
-        },
-        { concurrency: 32 }
-      )
-      expect(new Set(replies)).toEqual(new Set([415]))
-      const started = Date.now()
-      expect((yield* request(`${url}/workflows`)).status).toBe(200)
-      expect(Date.now() - started).toBeLessThan(1000)
-    }), 60_000)
+  it.scoped(
+    "500 multipart requests are each answered, and the server still answers JSON quickly",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [notes] })
+        const replies = yield* Effect.forEach(
+          Array.from({ length: 500 }, (_, i) => i),
+          () => {
+            const form = new FormData()
+            form.append("file", new Blob(["x".repeat(1000)]), "a.txt")
+            return Effect.map(post(`${url}/workflows/notes/runs`, form), (r) => r.status)
+          },
+          { concurrency: 32 }
+        )
+        expect(new Set(replies)).toEqual(new Set([415]))
+        const started = Date.now()
+        expect((yield* request(`${url}/workflows`)).status).toBe(200)
+        expect(Date.now() - started).toBeLessThan(1000)
+      }),
+    60_000
+  )
 
   it.scoped("an unknown method is a 405 and an unknown route a 404, both with a JSON body", () =>
     Effect.gen(function*() {
       const url = yield* start({ workflows: [notes] })
-      const patch = yield* request(`${url}/workflows/notes`, { method: "PATCH", body: "{}", headers: { "content-type": "application/json" } })
+      const patch = yield* request(`${url}/workflows/notes`, {
+        method: "PATCH",
+        body: "{}",
+        headers: { "content-type": "application/json" }
+      })
       expect(patch.status).toBe(405)
       expect(patch.body).toMatchObject({ _tag: "MethodNotAllowed", method: "PATCH" })
       const unknown = yield* request(`${url}/nothing/here`)
@@ -116,14 +126,24 @@ describe("the edge", () => {
     Effect.gen(function*() {
       const url = yield* start({ workflows: [notes] })
       const headersOf = (path: string, init: RequestInit = {}) =>
-        Effect.promise(() => fetch(`${url}${path}`, init).then(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() })))
+        Effect.promise(() =>
+          fetch(`${url}${path}`, init).then(async (r) => ({
+            status: r.status,
+            headers: r.headers,
+            text: await r.text()
+          }))
+        )
       for (
         const reply of [
           yield* headersOf("/workflows"),
           yield* headersOf("/workflows/nope"),
           yield* headersOf("/"),
           yield* headersOf("/docs"),
-          yield* headersOf("/workflows/notes/runs", { method: "POST", body: "{", headers: { "content-type": "application/json" } })
+          yield* headersOf("/workflows/notes/runs", {
+            method: "POST",
+            body: "{",
+            headers: { "content-type": "application/json" }
+          })
         ]
       ) {
         expect(reply.headers.get("x-content-type-options")).toBe("nosniff")
@@ -209,9 +229,11 @@ describe("values", () => {
         expect(reply.body._tag).toBe("HttpApiDecodeError")
       }
       const longest = "y".repeat(256)
-      expect((yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: longest }), {
-        "content-type": "application/json"
-      })).status).toBe(200)
+      expect(
+        (yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: longest }), {
+          "content-type": "application/json"
+        })).status
+      ).toBe(200)
       expect((yield* request(`${url}/workflows/notes/sessions/${longest}`)).status).toBe(200)
     }))
 })

@@ -17,14 +17,32 @@ describe("runs as resources", () => {
   it.scoped("GET /runs/:runId tells a run's status and result, error or question; another user's run is a 404", () =>
     Effect.gen(function*() {
       const url = yield* start({ workflows: [notes, failing, approvals], tokens })
-      const done = yield* request(`${url}/workflows/notes/runs`, { method: "POST", json: { input: "milk" }, headers: alice })
-      const failed = yield* request(`${url}/workflows/failing/runs`, { method: "POST", json: { input: "x" }, headers: alice })
+      const done = yield* request(`${url}/workflows/notes/runs`, {
+        method: "POST",
+        json: { input: "milk" },
+        headers: alice
+      })
+      const failed = yield* request(`${url}/workflows/failing/runs`, {
+        method: "POST",
+        json: { input: "x" },
+        headers: alice
+      })
       expect(failed.status).toBe(500)
-      const paused = yield* request(`${url}/workflows/approvals/runs`, { method: "POST", json: { input: "tea" }, headers: alice })
+      const paused = yield* request(`${url}/workflows/approvals/runs`, {
+        method: "POST",
+        json: { input: "tea" },
+        headers: alice
+      })
 
       const got = yield* request(`${url}/runs/${done.body.runId}`, { headers: alice })
       expect(got.status).toBe(200)
-      expect(got.body).toMatchObject({ runId: done.body.runId, status: "completed", content: 1, input: "milk", userId: "alice" })
+      expect(got.body).toMatchObject({
+        runId: done.body.runId,
+        status: "completed",
+        content: 1,
+        input: "milk",
+        userId: "alice"
+      })
       const failedRuns = yield* request(`${url}/workflows/failing/runs?status=error`, { headers: alice })
       expect(failedRuns.body.runs).toHaveLength(1)
       expect(failedRuns.body.runs[0]).toMatchObject({ status: "error" })
@@ -40,7 +58,13 @@ describe("runs as resources", () => {
       })
       expect(queued.status).toBe(202)
       const waiting = yield* request(`${url}/runs/${queued.body.runId}`, { headers: alice })
-      expect(waiting.body).toMatchObject({ status: "queued", position: 0, input: "jam", userId: "alice", queuedAt: expect.any(Number) })
+      expect(waiting.body).toMatchObject({
+        status: "queued",
+        position: 0,
+        input: "jam",
+        userId: "alice",
+        queuedAt: expect.any(Number)
+      })
 
       for (const headers of [bob, {}]) {
         const hidden = yield* request(`${url}/runs/${done.body.runId}`, { headers })
@@ -60,14 +84,20 @@ describe("runs as resources", () => {
       const url = yield* start({ workflows: [notes], tokens })
       const runs = `${url}/workflows/notes/runs`
       for (let i = 0; i < 5; i++) {
-        yield* request(runs, { method: "POST", json: { input: `a${i}`, sessionId: i < 3 ? "s1" : "s2" }, headers: alice })
+        yield* request(runs, {
+          method: "POST",
+          json: { input: `a${i}`, sessionId: i < 3 ? "s1" : "s2" },
+          headers: alice
+        })
       }
       yield* request(runs, { method: "POST", json: { input: "b", sessionId: "of-bob" }, headers: bob })
 
       const seen: Array<string> = []
       let cursor: string | undefined
       do {
-        const page = yield* request(`${runs}?limit=2${cursor === undefined ? "" : `&cursor=${cursor}`}`, { headers: alice })
+        const page = yield* request(`${runs}?limit=2${cursor === undefined ? "" : `&cursor=${cursor}`}`, {
+          headers: alice
+        })
         expect(page.status).toBe(200)
         expect(page.body.runs.length).toBeLessThanOrEqual(2)
         seen.push(...page.body.runs.map((r: { input: string }) => r.input))
@@ -94,12 +124,17 @@ describe("session listings", () => {
       const first = yield* request(`${url}/workflows/notes/sessions?limit=3`)
       expect(first.body.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual(["page-6", "page-5", "page-4"])
       const second = yield* request(`${url}/workflows/notes/sessions?limit=3&cursor=${first.body.next}`)
-      expect(second.body.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual(["page-3", "page-2", "page-1"])
+      expect(second.body.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual([
+        "page-3",
+        "page-2",
+        "page-1"
+      ])
       const last = yield* request(`${url}/workflows/notes/sessions?limit=3&cursor=${second.body.next}`)
       expect(last.body.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual(["page-0"])
       expect(last.body.next).toBeUndefined()
       expect((yield* request(`${url}/workflows/notes/sessions?q=GE-5`)).body.sessions).toHaveLength(1)
-      expect((yield* request(`${url}/workflows/notes/sessions?updatedSince=${Date.now() + 60_000}`)).body.sessions).toEqual([])
+      expect((yield* request(`${url}/workflows/notes/sessions?updatedSince=${Date.now() + 60_000}`)).body.sessions)
+        .toEqual([])
       expect((yield* request(`${url}/workflows/notes/sessions?limit=0`)).status).toBe(400)
     })))
 })
@@ -111,21 +146,31 @@ describe("paging reads only a page", () => {
     const reads: Array<number> = []
     const store = SessionStore.make({
       ...backend,
-      list: (filter) => Effect.tap(backend.list(filter), (l) => Effect.sync(() => reads.push(l.sessions.length + l.broken.length))),
+      list: (filter) =>
+        Effect.tap(backend.list(filter), (l) => Effect.sync(() => reads.push(l.sessions.length + l.broken.length))),
       listRuns: (filter) => Effect.tap(backend.listRuns(filter), (l) => Effect.sync(() => reads.push(l.runs.length)))
     })
     return { reads, layer: Layer.succeed(SessionStore.SessionStore, store) }
   }
 
   /** Every page of `path` for a caller, `limit` at a time; `between` runs after each page. */
-  const walk = (url: string, path: string, headers: Record<string, string>, reads: Array<number>, between: (page: number) => Effect.Effect<void>) =>
+  const walk = (
+    url: string,
+    path: string,
+    headers: Record<string, string>,
+    reads: Array<number>,
+    between: (page: number) => Effect.Effect<void>
+  ) =>
     Effect.gen(function*() {
       const pages: Array<ReadonlyArray<any>> = []
       let cursor: string | undefined
       do {
         const before = reads.length
         const separator = path.includes("?") ? "&" : "?"
-        const page = yield* request(`${url}${path}${separator}limit=3${cursor === undefined ? "" : `&cursor=${cursor}`}`, { headers })
+        const page = yield* request(
+          `${url}${path}${separator}limit=3${cursor === undefined ? "" : `&cursor=${cursor}`}`,
+          { headers }
+        )
         expect(page.status).toBe(200)
         const items = page.body.sessions ?? page.body.runs
         // one read of the store per page, which gave back the page (and no more)
@@ -170,8 +215,13 @@ describe("paging reads only a page", () => {
       const anonymous = yield* walk(url, "/workflows/notes/sessions", {}, reads, () => Effect.void)
       expect(anonymous.flat().map((s) => s.sessionId)).toEqual(["n6", "n3", "n0"])
 
-      const runPages = yield* walk(url, "/workflows/notes/runs?status=completed", bob, reads, (page) =>
-        Effect.asVoid(Effect.zipRight(post(`b-late-${page}`, bob), post(`a-late-${page}`, alice))))
+      const runPages = yield* walk(
+        url,
+        "/workflows/notes/runs?status=completed",
+        bob,
+        reads,
+        (page) => Effect.asVoid(Effect.zipRight(post(`b-late-${page}`, bob), post(`a-late-${page}`, alice)))
+      )
       expect(runPages.flat().map((r) => r.input)).toEqual(["b-new-3", "b-new-2", "b-new-1", "b6", "b4", "b2", "b0"])
       expect(runPages.flat().every((r) => r.userId === "bob" && r.status === "completed")).toBe(true)
 
@@ -191,10 +241,15 @@ describe("workflow ids", () => {
         ["spaced-name-workflow", "Spaced Name Workflow"],
         ["my-notes", "notes"]
       ])
-      const byId = yield* request(`${url}/workflows/spaced-name-workflow/runs`, { method: "POST", json: { input: "hi" } })
+      const byId = yield* request(`${url}/workflows/spaced-name-workflow/runs`, {
+        method: "POST",
+        json: { input: "hi" }
+      })
       expect(byId.status).toBe(200)
       expect(byId.body.workflowName).toBe("Spaced Name Workflow")
-      expect((yield* request(`${url}/workflows/my-notes/runs`, { method: "POST", json: { input: "x" } })).status).toBe(200)
+      expect((yield* request(`${url}/workflows/my-notes/runs`, { method: "POST", json: { input: "x" } })).status).toBe(
+        200
+      )
       expect((yield* request(`${url}/workflows/Spaced%20Name%20Workflow`)).body.id).toBe("spaced-name-workflow")
     }))
 })
@@ -230,7 +285,11 @@ describe("a run reads its session once", () => {
           Effect.zipRight(
             Effect.sync(() =>
               reads.push(
-                options?.state === false ? "without state" : options?.knownVersion !== undefined ? "knowing its version" : "with state"
+                options?.state === false
+                  ? "without state"
+                  : options?.knownVersion !== undefined
+                  ? "knowing its version"
+                  : "with state"
               )
             ),
             backend.findSession(sessionId, options)

@@ -39,7 +39,13 @@ describe("server-sent events", () => {
       }
       expect(reply.text.endsWith("\n\n")).toBe(true)
       const events = parseEvents(reply.text)
-      expect(events.map((e) => e._tag)).toEqual(["RunStarted", "StepStarted", "StateChanged", "StepCompleted", "RunCompleted"])
+      expect(events.map((e) => e._tag)).toEqual([
+        "RunStarted",
+        "StepStarted",
+        "StateChanged",
+        "StepCompleted",
+        "RunCompleted"
+      ])
       expect(events[2].changes).toEqual([{ op: "append", path: ["notes"], items: ["milk"] }])
       expect(events.at(-1).content).toBe(1)
       expect(new Set(events.map((e) => e.runId)).size).toBe(1)
@@ -102,7 +108,9 @@ describe("server-sent events", () => {
 
       const restarted = yield* Deferred.make<void>()
       const url2 = yield* start({ workflows: [gated(restarted, gate)], runTimeout: "1 minute" })
-      const json = yield* Effect.fork(request(`${url2}/workflows/gated/runs`, { method: "POST", json: { input: "wait", sessionId: "t2" } }))
+      const json = yield* Effect.fork(
+        request(`${url2}/workflows/gated/runs`, { method: "POST", json: { input: "wait", sessionId: "t2" } })
+      )
       yield* Deferred.await(restarted)
       yield* TestClock.adjust("1 minute")
       const timedOut = yield* Fiber.join(json)

@@ -1,7 +1,16 @@
 /**
  * Workflows the server tests serve.
  */
-import { Agent, SessionState, SessionStore, Step, type StepInput, TestModel, Workflow, WorkflowError } from "@sessionflow/core"
+import {
+  Agent,
+  SessionState,
+  SessionStore,
+  Step,
+  type StepInput,
+  TestModel,
+  Workflow,
+  WorkflowError
+} from "@sessionflow/core"
 import { Data, Deferred, Effect, Layer, Schema } from "effect"
 
 export class Notes extends SessionState.Tag("test/server/Notes")<Notes>()({ notes: Schema.Array(Schema.String) }) {}
@@ -98,8 +107,14 @@ export const payments = Workflow.make({
 }).pipe(
   Workflow.andThen(Step.waitFor("paid", Schema.Struct({ amount: Schema.Number }))),
   Workflow.andThen(Step.waitFor("shipped", Schema.String)),
-  Workflow.andThen("note", ({ input, previousStepContent: shipped }) =>
-    Effect.as(Notes.update((s) => ({ notes: [...s.notes, `${input}: shipped ${shipped}`] })), `${input} shipped ${shipped}`))
+  Workflow.andThen(
+    "note",
+    ({ input, previousStepContent: shipped }) =>
+      Effect.as(
+        Notes.update((s) => ({ notes: [...s.notes, `${input}: shipped ${shipped}`] })),
+        `${input} shipped ${shipped}`
+      )
+  )
 )
 
 /** An agent step whose own (scripted) model reports the tokens of its reply. */

@@ -16,15 +16,24 @@ import { freshSchema, testUrl, withClient } from "./pg.js"
 /** A client of the store's pool, held until the scope closes, so that every query below runs on the same connection. */
 const heldClient = (prepare?: boolean) =>
   Effect.flatMap(
-    connections.makePool({ url: Redacted.make(testUrl), maxConnections: 1, ...(prepare === undefined ? {} : { prepare }) }),
-    (pool) => Effect.acquireRelease(Effect.promise(() => pool.connect()), (client) => Effect.sync(() => client.release()))
+    connections.makePool({
+      url: Redacted.make(testUrl),
+      maxConnections: 1,
+      ...(prepare === undefined ? {} : { prepare })
+    }),
+    (pool) =>
+      Effect.acquireRelease(Effect.promise(() => pool.connect()), (client) => Effect.sync(() => client.release()))
   )
 
 /** A query as `PgClient` sends it: text, parameters and a callback. */
 const query = (client: Pg.PoolClient, text: string, values: ReadonlyArray<unknown> = []) =>
   Effect.async<Pg.QueryResult, Error>((resume) => {
-    client.query(text, [...values], (error: Error | undefined, result: Pg.QueryResult) =>
-      resume(error === undefined || error === null ? Effect.succeed(result) : Effect.fail(error)))
+    client.query(
+      text,
+      [...values],
+      (error: Error | undefined, result: Pg.QueryResult) =>
+        resume(error === undefined || error === null ? Effect.succeed(result) : Effect.fail(error))
+    )
   })
 
 const preparedOn = (client: Pg.PoolClient) =>
@@ -89,8 +98,10 @@ describe("PostgreSQL prepared statements", () => {
       state: Counter,
       sessionState: { count: 0, seen: [] },
       steps: [
-        Step.make("count", (input) =>
-          Counter.update((s) => ({ count: s.count + 1, seen: [...s.seen, `${input.input}·é\u{1F600}`] })))
+        Step.make(
+          "count",
+          (input) => Counter.update((s) => ({ count: s.count + 1, seen: [...s.seen, `${input.input}·é\u{1F600}`] }))
+        )
       ]
     })
     return Effect.gen(function*() {

@@ -51,7 +51,8 @@ for (const dialect of dialects) {
           }
           const kept = yield* weight("g")
           const whole = JSON.stringify({ items }).length
-          const change = JSON.stringify([{ op: "append", path: ["items"], items: [items[0]] }]).length + `["items"]`.length
+          const change = JSON.stringify([{ op: "append", path: ["items"], items: [items[0]] }]).length +
+            `["items"]`.length
           // the default keeps 20: at most 40 rows, of which at most 2 whole states
           assert.isAtMost(kept.rows, 40)
           assert.isAtLeast(kept.rows, 20)
@@ -59,7 +60,10 @@ for (const dialect of dialects) {
           assert.isAtMost(kept.size, 2 * whole + 40 * change)
           // against a whole state per version: what 20 copies of the state would weigh
           assert.isBelow(kept.size, 20 * whole / 4)
-          assert.deepStrictEqual((yield* store.versions("g")).map((v) => v.version), Array.from({ length: 20 }, (_, i) => 282 + i))
+          assert.deepStrictEqual(
+            (yield* store.versions("g")).map((v) => v.version),
+            Array.from({ length: 20 }, (_, i) => 282 + i)
+          )
           assert.deepStrictEqual(
             Option.getOrUndefined(yield* store.loadVersion("g", 282)),
             { items: items.slice(0, 281) }
@@ -103,7 +107,10 @@ for (const dialect of dialects) {
             list: [{ a: 3 }]
           }]
         )
-        assert.deepStrictEqual(Option.map(yield* b.load("s"), (s) => s.state), Option.some({ x: 1, y: 3, list: [{ a: 3 }] }))
+        assert.deepStrictEqual(
+          Option.map(yield* b.load("s"), (s) => s.state),
+          Option.some({ x: 1, y: 3, list: [{ a: 3 }] })
+        )
       }))
 
     it.scoped("a kept version that is not JSON is a StateDecodeError naming the session; the session loads as usual", () =>
@@ -114,7 +121,10 @@ for (const dialect of dialects) {
         yield* store.commit({ sessionId: "bad", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
         yield* sql`UPDATE ${versions} SET changes = 'not json' WHERE session_id = 'bad' AND version = 2`
         const error = yield* Effect.flip(store.loadVersion("bad", 2))
-        assert.deepStrictEqual(error._tag === "StateDecodeError" ? [error.sessionId, error.reason] : error._tag, ["bad", "corrupt"])
+        assert.deepStrictEqual(error._tag === "StateDecodeError" ? [error.sessionId, error.reason] : error._tag, [
+          "bad",
+          "corrupt"
+        ])
         assert.deepStrictEqual(Option.getOrUndefined(yield* store.loadVersion("bad", 1)), { n: 1 })
         assert.deepStrictEqual(Option.map(yield* store.load("bad"), (s) => s.state), Option.some({ n: 2 }))
         // the next commit does not build on it: it keeps its whole state

@@ -10,10 +10,11 @@ import { suite } from "../core/SessionStoreSuite.js"
 import { run } from "../store-sql/dialects.js"
 
 /** A fresh database file in a temp directory that is deleted afterwards. */
-const tempFile = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })).pipe(
-  Effect.map((dir) => `${dir}/sessions.db`),
-  Effect.provide(NodeFileSystem.layer)
-)
+const tempFile = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" }))
+  .pipe(
+    Effect.map((dir) => `${dir}/sessions.db`),
+    Effect.provide(NodeFileSystem.layer)
+  )
 
 const tempFileLayer = (table?: string) =>
   Layer.unwrapScoped(Effect.map(tempFile, (filename) => SqliteSessionStore.layer({ filename, table })))
@@ -22,13 +23,21 @@ const tempFileLayer = (table?: string) =>
 const storeWithClient = (filename: string, table?: string) =>
   SqliteSessionStore.layerStore({ table }).pipe(Layer.provideMerge(SqliteClient.layer({ filename })))
 
-const tables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
+const tables = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<
+      { name: string }
+    >`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`
 ).pipe(Effect.map((rows) => rows.map((row) => row.name)))
 
 /** The migrations recorded in the file, in order. */
-const recordedMigrations = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ migration_id: number; name: string }>`SELECT migration_id, name FROM sessionflow_sessions_migrations ORDER BY migration_id`
+const recordedMigrations = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<
+      { migration_id: number; name: string }
+    >`SELECT migration_id, name FROM sessionflow_sessions_migrations ORDER BY migration_id`
 )
 
 /** Two stores, each on its own connection to one fresh file (two processes). */
@@ -45,17 +54,32 @@ suite("SqliteSessionStore.layer (temp file)", tempFileLayer(), {
 suite("SqliteSessionStore.layer (:memory:)", SqliteSessionStore.layer({ filename: ":memory:" }), {
   keepingRuns: (keepRuns) => SqliteSessionStore.layer({ filename: ":memory:", keepRuns })
 })
-suite("SqliteSessionStore.layer (synchronous FULL)", SqliteSessionStore.layer({ filename: ":memory:", synchronous: "FULL" }))
+suite(
+  "SqliteSessionStore.layer (synchronous FULL)",
+  SqliteSessionStore.layer({ filename: ":memory:", synchronous: "FULL" })
+)
 suite(
   "SqliteSessionStore.layerStore (table workflow_session)",
-  SqliteSessionStore.layerStore({ table: "workflow_session" }).pipe(Layer.provide(SqliteClient.layer({ filename: ":memory:" }))),
+  SqliteSessionStore.layerStore({ table: "workflow_session" }).pipe(
+    Layer.provide(SqliteClient.layer({ filename: ":memory:" }))
+  ),
   { twoStores: twoStores((filename) => storeWithClient(filename, "workflow_session")) }
 )
 
 describe("SqliteSessionStore", () => {
   it.effect("an invalid table name fails with a SessionStoreError that says why, and creates nothing", () =>
     Effect.gen(function*() {
-      for (const table of ["bad-name", "x; DROP TABLE y", "1starts_with_digit", "", "sqlite_master", "a".repeat(49), "naïve"]) {
+      for (
+        const table of [
+          "bad-name",
+          "x; DROP TABLE y",
+          "1starts_with_digit",
+          "",
+          "sqlite_master",
+          "a".repeat(49),
+          "naïve"
+        ]
+      ) {
         const error = yield* Effect.flip(SqliteSessionStore.make({ table }))
         assert.instanceOf(error, WorkflowError.SessionStoreError)
         const storeError = error as WorkflowError.SessionStoreError
@@ -66,64 +90,77 @@ describe("SqliteSessionStore", () => {
       assert.deepStrictEqual(yield* tables, [])
     }).pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:" }))))
 
-  it.scopedLive("a store opened while another connection is still migrating the file waits for it to finish", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempFile
-      const a = yield* Layer.build(SqliteClient.layer({ filename }))
-      const b = yield* Layer.build(SqliteClient.layer({ filename }))
-      // b never waits inside SQLite, so it meets the lock at once
-      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`PRAGMA busy_timeout = 0`).pipe(Effect.provide(b))
-      // the migrations table exists (and b has seen it), the migrations have not run
-      yield* Migrator.make({})({ loader: Migrator.fromRecord({}), table: "sessionflow_sessions_migrations" }).pipe(
-        Effect.provide(a)
-      )
-      yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT COUNT(*) FROM sessionflow_sessions_migrations`).pipe(
-        Effect.provide(b)
-      )
-      // connection a migrates inside a transaction it keeps open
-      const migrated = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      const sqlA = Context.get(a, SqlClient.SqlClient)
-      const holder = yield* Effect.fork(
-        sqlA.withTransaction(Effect.gen(function*() {
-          yield* SqliteSessionStore.make()
-          yield* Deferred.succeed(migrated, undefined)
-          yield* Deferred.await(release)
-        })).pipe(Effect.provide(a))
-      )
-      yield* Deferred.await(migrated)
+  it.scopedLive(
+    "a store opened while another connection is still migrating the file waits for it to finish",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* tempFile
+        const a = yield* Layer.build(SqliteClient.layer({ filename }))
+        const b = yield* Layer.build(SqliteClient.layer({ filename }))
+        // b never waits inside SQLite, so it meets the lock at once
+        yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`PRAGMA busy_timeout = 0`).pipe(Effect.provide(b))
+        // the migrations table exists (and b has seen it), the migrations have not run
+        yield* Migrator.make({})({ loader: Migrator.fromRecord({}), table: "sessionflow_sessions_migrations" }).pipe(
+          Effect.provide(a)
+        )
+        yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT COUNT(*) FROM sessionflow_sessions_migrations`)
+          .pipe(
+            Effect.provide(b)
+          )
+        // connection a migrates inside a transaction it keeps open
+        const migrated = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const sqlA = Context.get(a, SqlClient.SqlClient)
+        const holder = yield* Effect.fork(
+          sqlA.withTransaction(Effect.gen(function*() {
+            yield* SqliteSessionStore.make()
+            yield* Deferred.succeed(migrated, undefined)
+            yield* Deferred.await(release)
+          })).pipe(Effect.provide(a))
+        )
+        yield* Deferred.await(migrated)
 
-      const opening = yield* Effect.fork(SqliteSessionStore.make().pipe(Effect.provide(b)))
-      yield* Effect.repeat(opening.status, { until: (status) => status._tag !== "Running" })
-      // not done: it must not use tables that are not committed yet
-      assert.strictEqual((yield* opening.status)._tag, "Suspended")
+        const opening = yield* Effect.fork(SqliteSessionStore.make().pipe(Effect.provide(b)))
+        yield* Effect.repeat(opening.status, { until: (status) => status._tag !== "Running" })
+        // not done: it must not use tables that are not committed yet
+        assert.strictEqual((yield* opening.status)._tag, "Suspended")
 
-      yield* Deferred.succeed(release, undefined)
-      yield* Fiber.join(holder)
-      const store = yield* Fiber.join(opening)
-      assert.strictEqual(yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { ok: 1 } }), 1)
-      const migrations = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`).pipe(
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        const store = yield* Fiber.join(opening)
+        assert.strictEqual(
+          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { ok: 1 } }),
+          1
+        )
+        const migrations = yield* Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) =>
+            sql<
+              { migration_id: number }
+            >`SELECT migration_id FROM sessionflow_sessions_migrations ORDER BY migration_id`
+        ).pipe(
           Effect.provide(b)
         )
-      assert.deepStrictEqual(migrations, [
-        { migration_id: 1 },
-        { migration_id: 2 },
-        { migration_id: 3 },
-        { migration_id: 4 },
-        { migration_id: 5 },
-        { migration_id: 6 },
-        { migration_id: 7 },
-        { migration_id: 8 },
-        { migration_id: 9 },
-        { migration_id: 10 },
-        { migration_id: 11 },
-        { migration_id: 12 },
-        { migration_id: 13 },
-        { migration_id: 14 },
-        { migration_id: 15 }
-      ])
-    }), 60_000)
+        assert.deepStrictEqual(migrations, [
+          { migration_id: 1 },
+          { migration_id: 2 },
+          { migration_id: 3 },
+          { migration_id: 4 },
+          { migration_id: 5 },
+          { migration_id: 6 },
+          { migration_id: 7 },
+          { migration_id: 8 },
+          { migration_id: 9 },
+          { migration_id: 10 },
+          { migration_id: 11 },
+          { migration_id: 12 },
+          { migration_id: 13 },
+          { migration_id: 14 },
+          { migration_id: 15 }
+        ])
+      }),
+    60_000
+  )
 
   it.scoped("opens its file in WAL mode; a state stored as a BLOB is a StateDecodeError naming the session, the others are unaffected", () =>
     Effect.gen(function*() {
@@ -134,35 +171,53 @@ describe("SqliteSessionStore", () => {
         const [mode] = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
         assert.strictEqual(mode!.journal_mode, "wal")
         for (const id of ["good", "blob"]) {
-          yield* store.commit({ sessionId: id, workflowName: "wf", expectedVersion: 0, state: { id }, run: run(id, `r-${id}`) })
+          yield* store.commit({
+            sessionId: id,
+            workflowName: "wf",
+            expectedVersion: 0,
+            state: { id },
+            run: run(id, `r-${id}`)
+          })
         }
-        yield* sql`UPDATE sessionflow_sessions SET state = ${new Uint8Array([0xff, 0x00, 0x7b])} WHERE session_id = 'blob'`
+        yield* sql`UPDATE sessionflow_sessions SET state = ${new Uint8Array([
+          0xff,
+          0x00,
+          0x7b
+        ])} WHERE session_id = 'blob'`
         const blobError = yield* Effect.flip(store.load("blob"))
         assert.instanceOf(blobError, WorkflowError.StateDecodeError)
         assert.deepInclude(blobError, { sessionId: "blob", reason: "corrupt" })
         assert.deepStrictEqual(Option.map(yield* store.load("good"), (s) => s.state), Option.some({ id: "good" }))
         assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId).sort(), ["blob", "good"])
         assert.deepStrictEqual((yield* store.runs("blob", {})).map((r) => r.runId), ["r-blob"])
-      }).pipe(Effect.provide(SqliteSessionStore.layer({ filename }).pipe(Layer.merge(SqliteClient.layer({ filename })))))
+      }).pipe(
+        Effect.provide(SqliteSessionStore.layer({ filename }).pipe(Layer.merge(SqliteClient.layer({ filename }))))
+      )
     }))
 
   it.scoped("layerConfig reads the file name and table from Config", () =>
     Effect.gen(function*() {
       const filename = yield* tempFile
-      const config = ConfigProvider.fromMap(new Map([["SESSIONS_DB", filename], ["SESSIONS_TABLE", "workflow_session"]]))
-      yield* Effect.flatMap(SessionStore.SessionStore, (store) =>
-        store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { from: "config" } })).pipe(
-          Effect.provide(
-            SqliteSessionStore.layerConfig({
-              filename: Config.string("SESSIONS_DB"),
-              table: Config.string("SESSIONS_TABLE")
-            }).pipe(Layer.provide(Layer.setConfigProvider(config)))
-          )
+      const config = ConfigProvider.fromMap(
+        new Map([["SESSIONS_DB", filename], ["SESSIONS_TABLE", "workflow_session"]])
+      )
+      yield* Effect.flatMap(
+        SessionStore.SessionStore,
+        (store) => store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { from: "config" } })
+      ).pipe(
+        Effect.provide(
+          SqliteSessionStore.layerConfig({
+            filename: Config.string("SESSIONS_DB"),
+            table: Config.string("SESSIONS_TABLE")
+          }).pipe(Layer.provide(Layer.setConfigProvider(config)))
         )
-      const rows = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ session_id: string; state: string }>`SELECT session_id, state FROM workflow_session`).pipe(
-          Effect.provide(SqliteClient.layer({ filename }))
-        )
+      )
+      const rows = yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<{ session_id: string; state: string }>`SELECT session_id, state FROM workflow_session`
+      ).pipe(
+        Effect.provide(SqliteClient.layer({ filename }))
+      )
       assert.deepStrictEqual(rows, [{ session_id: "s1", state: "{\"from\":\"config\"}" }])
     }))
 
@@ -184,7 +239,12 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
   const untyped = Workflow.make({
     name: "raw",
     sessionState: { items: [] },
-    steps: [Step.make("add", (input) => SessionState.update((s) => ({ ...s, items: [...(s.items as Array<unknown>), input.input] })))]
+    steps: [
+      Step.make(
+        "add",
+        (input) => SessionState.update((s) => ({ ...s, items: [...(s.items as Array<unknown>), input.input] }))
+      )
+    ]
   })
 
   it.scoped("a row with a corrupt version does not hide the others from listSessions: it is reported apart, typed", () =>
@@ -221,10 +281,32 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [
+          1,
+          2,
+          3,
+          4,
+          5,
+          6,
+          7,
+          8,
+          9,
+          10,
+          11,
+          12,
+          13,
+          14,
+          15
+        ])
         assert.strictEqual(migrations[11]!.name, "create_schedules")
         assert.include(yield* tables, "sessionflow_sessions_schedules")
-        const stored = yield* store.putSchedule({ workflowName: "wf", name: "s", cron: "* * * * *", nextTick: 60_000, now: 0 })
+        const stored = yield* store.putSchedule({
+          workflowName: "wf",
+          name: "s",
+          cron: "* * * * *",
+          nextTick: 60_000,
+          now: 0
+        })
         assert.strictEqual(stored.nextTick, 60_000)
         assert.isTrue(Option.isSome(yield* store.load("kept")))
       }).pipe(Effect.provide(storeWithClient(filename)))
@@ -235,7 +317,13 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
       const filename = yield* tempFile
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
-        yield* store.commit({ sessionId: "old", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("old", "r1") })
+        yield* store.commit({
+          sessionId: "old",
+          workflowName: "wf",
+          expectedVersion: 0,
+          state: { n: 1 },
+          run: run("old", "r1")
+        })
         yield* store.setName("old", "an old session")
         // back to the tables exactly as migration 3 left them
         const sql = yield* SqlClient.SqlClient
@@ -264,7 +352,23 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [
+          1,
+          2,
+          3,
+          4,
+          5,
+          6,
+          7,
+          8,
+          9,
+          10,
+          11,
+          12,
+          13,
+          14,
+          15
+        ])
         // the sizes the store keeps changes by: the existing state's, no changes
         const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
           SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`
@@ -276,10 +380,18 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         const changes = store.watch("old", { pollInterval: "10 millis" })
         const [before] = yield* Stream.runCollect(Stream.take(changes, 1))
         assert.deepStrictEqual([before!.version, before!.runId], [1, undefined])
-        yield* store.commit({ sessionId: "old", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("old", "r2") })
+        yield* store.commit({
+          sessionId: "old",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { n: 2 },
+          run: run("old", "r2")
+        })
         const [after] = yield* Stream.runCollect(Stream.take(changes, 1))
         assert.deepStrictEqual([after!.version, after!.state, after!.runId], [2, { n: 2 }, "r2"])
-        const rows = yield* sql<{ last_run_id: string | null }>`SELECT last_run_id FROM sessionflow_sessions WHERE session_id = 'old'`
+        const rows = yield* sql<
+          { last_run_id: string | null }
+        >`SELECT last_run_id FROM sessionflow_sessions WHERE session_id = 'old'`
         assert.deepStrictEqual(rows, [{ last_run_id: "r2" }])
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
@@ -293,12 +405,27 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         // the rows the connection's last INSERT, UPDATE or DELETE changed: none for an insert into a
         // view that its INSTEAD OF trigger carries out
         const lastChanges = Effect.map(sql<{ n: number }>`SELECT changes() AS n`, ([row]) => row!.n)
-        yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s", "r1") })
+        yield* store.commit({
+          sessionId: "s",
+          workflowName: "wf",
+          expectedVersion: 0,
+          state: { n: 1 },
+          run: run("s", "r1")
+        })
         assert.strictEqual(yield* lastChanges, 0)
-        assert.deepStrictEqual(Option.map(yield* store.load("s"), (s) => [s.state, s.version]), Option.some([{ n: 1 }, 1]))
+        assert.deepStrictEqual(
+          Option.map(yield* store.load("s"), (s) => [s.state, s.version]),
+          Option.some([{ n: 1 }, 1])
+        )
         assert.deepStrictEqual((yield* store.runs("s", {})).map((record) => record.runId), ["r1"])
         assert.deepStrictEqual(yield* store.loadVersion("s", 1), Option.some({ n: 1 }))
-        yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s", "r2") })
+        yield* store.commit({
+          sessionId: "s",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { n: 2 },
+          run: run("s", "r2")
+        })
         assert.strictEqual(yield* lastChanges, 1)
         // refused by the view (the session exists), then told by the transaction which check refused it
         const conflict = yield* Effect.flip(
@@ -373,12 +500,31 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         assert.deepStrictEqual(yield* snapshot, taken)
         return taken
       }).pipe(Effect.provide(storeWithClient(filename)))
-      assert.deepStrictEqual(written.sessions.map((s) => s.versions.map((info) => info.version)), [[1, 2, 3], [1], [1, 2]])
+      assert.deepStrictEqual(written.sessions.map((s) => s.versions.map((info) => info.version)), [[1, 2, 3], [1], [
+        1,
+        2
+      ]])
       yield* Effect.gen(function*() {
         const store = yield* SessionStore.SessionStore
         const sql = yield* SqlClient.SqlClient
         const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [
+          1,
+          2,
+          3,
+          4,
+          5,
+          6,
+          7,
+          8,
+          9,
+          10,
+          11,
+          12,
+          13,
+          14,
+          15
+        ])
         assert.strictEqual(migrations[13]!.name, "lighter_commits")
         assert.deepStrictEqual(yield* snapshot, written)
         // the layout: no sqlite_sequence row for the records, the versions in a rowid table, the recency indexes
@@ -389,7 +535,9 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
           "SEARCH sessionflow_sessions USING COVERING INDEX sessionflow_sessions_listing_idx (workflow_name=? AND user_id=?)"
         ])
         const schema = new Map(
-          (yield* sql<{ name: string; sql: string | null }>`SELECT name, sql FROM sqlite_master WHERE tbl_name LIKE 'sessionflow_sessions%'`)
+          (yield* sql<
+            { name: string; sql: string | null }
+          >`SELECT name, sql FROM sqlite_master WHERE tbl_name LIKE 'sessionflow_sessions%'`)
             .map((row) => [row.name, row.sql ?? ""])
         )
         assert.notInclude(schema.get("sessionflow_sessions_runs"), "AUTOINCREMENT")
@@ -399,17 +547,28 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
           assert.match(text ?? "", /(updated_at|started_at), (session_id|run_id) DESC\)$/, index)
         }
         assert.match(schema.get("sessionflow_sessions_runs_session_idx") ?? "", /\(session_id, seq\)$/)
-        assert.isFalse(schema.has("versions_13") || schema.has("runs_13") || schema.has("sessionflow_sessions_runs_rebuilt"))
+        assert.isFalse(
+          schema.has("versions_13") || schema.has("runs_13") || schema.has("sessionflow_sessions_runs_rebuilt")
+        )
         // what the operator added is kept
         assert.include(schema.get("ops_runs_by_status"), "(status)")
         const reviewed = yield* sql<{ run_id: string; reviewed: string | null }>`
           SELECT run_id, reviewed FROM sessionflow_sessions_runs WHERE session_id = 'a' ORDER BY seq`
-        assert.deepStrictEqual(reviewed, [{ run_id: "a1", reviewed: null }, { run_id: "a2", reviewed: "yes" }, { run_id: "a3", reviewed: null }])
+        assert.deepStrictEqual(reviewed, [{ run_id: "a1", reviewed: null }, { run_id: "a2", reviewed: "yes" }, {
+          run_id: "a3",
+          reviewed: null
+        }])
         const sequences = yield* sql<{ name: string }>`SELECT name FROM sqlite_sequence`
         assert.notInclude(sequences.map((row) => row.name), "sessionflow_sessions_runs")
         // a new record comes after the old ones, in its session's records and in the table
         const [old] = yield* sql<{ seq: number }>`SELECT MAX(seq) AS seq FROM sessionflow_sessions_runs`
-        yield* store.commit({ sessionId: "b", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("b", "b2") })
+        yield* store.commit({
+          sessionId: "b",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { n: 2 },
+          run: run("b", "b2")
+        })
         assert.deepStrictEqual((yield* store.runs("b", {})).map((record) => record.runId), ["b1", "b2"])
         const [added] = yield* sql<{ seq: number }>`SELECT seq FROM sessionflow_sessions_runs WHERE run_id = 'b2'`
         assert.isAbove(added!.seq, old!.seq)
@@ -418,13 +577,21 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
         // a new session's first commit goes through the view again
         assert.strictEqual(migrations[14]!.name, "first_commits")
         assert.isTrue(schema.has("sessionflow_sessions_first_commits_insert"))
-        yield* store.commit({ sessionId: "d", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("d", "d1") })
-        assert.deepStrictEqual(Option.map(yield* store.load("d"), (s) => [s.state, s.version]), Option.some([{ n: 1 }, 1]))
+        yield* store.commit({
+          sessionId: "d",
+          workflowName: "wf",
+          expectedVersion: 0,
+          state: { n: 1 },
+          run: run("d", "d1")
+        })
+        assert.deepStrictEqual(
+          Option.map(yield* store.load("d"), (s) => [s.state, s.version]),
+          Option.some([{ n: 1 }, 1])
+        )
         assert.deepStrictEqual((yield* store.runs("d", {})).map((record) => record.runId), ["d1"])
         const [newest] = yield* sql<{ seq: number }>`SELECT seq FROM sessionflow_sessions_runs WHERE run_id = 'd1'`
         assert.isAbove(newest!.seq, added!.seq)
         assert.deepStrictEqual(yield* store.loadVersion("d", 1), Option.some({ n: 1 }))
       }).pipe(Effect.provide(storeWithClient(filename)))
     }))
-
 })

@@ -5,13 +5,13 @@
  * exchanges, written by hand).
  */
 import { Tool, Toolkit } from "@effect/ai"
+import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { OpenAIChat, OpenAIClient } from "@sessionflow/openai"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import OpenAI from "openai"
-import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
-import { OpenAIChat, OpenAIClient } from "@sessionflow/openai"
 import type { Runner } from "./types.ts"
 
 export interface Server {

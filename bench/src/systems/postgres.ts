@@ -33,7 +33,9 @@ export const reachable = async (): Promise<string | undefined> => {
 }
 
 /** A fresh schema named after `file`, and how to drop it. */
-export const freshSchema = async (file: string): Promise<{ readonly schema: string; readonly drop: () => Promise<void> }> => {
+export const freshSchema = async (
+  file: string
+): Promise<{ readonly schema: string; readonly drop: () => Promise<void> }> => {
   const schema = `bench_${basename(file).toLowerCase().replace(/\.db$/, "").replace(/[^a-z0-9]+/g, "_")}`.slice(0, 63)
   const admin = async (statement: string) => {
     const client = new pg.Client({ connectionString: databaseUrl() })

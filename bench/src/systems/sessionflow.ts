@@ -2,13 +2,13 @@
  * sessionflow, imported by its package names: the compiled `dist` of each
  * package, as users run it (not the sources through the bench's TypeScript loader).
  */
+import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { PgSessionStore } from "@sessionflow/store-pg"
+import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
-import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
-import { PgSessionStore } from "@sessionflow/store-pg"
-import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { advance, type BenchState, emptyState, STEPS } from "../workload.ts"
 import { databaseUrl, freshSchema } from "./postgres.ts"
 import type { Runner } from "./types.ts"

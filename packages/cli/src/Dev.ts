@@ -256,7 +256,9 @@ export const run = (options: Options): Effect.Effect<never, Error> =>
                 }/ for changes. Ctrl-C stops it.`
               )
             } else {
-              console.unsafe.log(`reloaded ${shown} (${changed ?? "a change"}): serving ${message.workflows.join(", ")}`)
+              console.unsafe.log(
+                `reloaded ${shown} (${changed ?? "a change"}): serving ${message.workflows.join(", ")}`
+              )
             }
           })
           current.on("exit", (code, signal) => {

@@ -392,7 +392,8 @@ export type MakeError<O> =
  * @category type-level
  */
 export type MakeContext<O> =
-  | (O extends { readonly tools: Toolkit.Toolkit<infer T> } ? Tool.HandlersFor<T> | Tool.Requirements<T[keyof T]> : never)
+  | (O extends { readonly tools: Toolkit.Toolkit<infer T> } ? Tool.HandlersFor<T> | Tool.Requirements<T[keyof T]>
+    : never)
   | (O extends { readonly outputSchema: Schema.Schema<infer _A, infer _I, infer R> } ? R : never)
   | (O extends { readonly model: Layer.Layer<infer _ROut, infer _E, infer RIn> } ? RIn : LanguageModel.LanguageModel)
 
@@ -452,7 +453,11 @@ export interface RunOptions {
  * @since 0.1.0
  * @category running
  */
-export const run = <A, E, R>(self: Agent<A, E, R>, message: unknown, options?: RunOptions): Effect.Effect<Result<A>, E, R> =>
+export const run = <A, E, R>(
+  self: Agent<A, E, R>,
+  message: unknown,
+  options?: RunOptions
+): Effect.Effect<Result<A>, E, R> =>
   // the loop runs any agent; this agent's type says what it produces, fails with and needs
   runAny(self, message, options) as Effect.Effect<Result<A>, E, R>
 

@@ -98,7 +98,13 @@ export const make = <
             })))
           const exhausted = !ended && iteration === max && options.endCondition !== undefined
           const done = ended || iteration === max
-          yield* WorkflowEvent.emit({ _tag: "LoopIterationCompleted", stepName: options.name, iteration, done, exhausted })
+          yield* WorkflowEvent.emit({
+            _tag: "LoopIterationCompleted",
+            stepName: options.name,
+            iteration,
+            done,
+            exhausted
+          })
           if (exhausted && options.onExhausted === "fail") {
             const error = new WorkflowError.LoopExhausted({ loop: options.name, maxIterations: max })
             // only raised with onExhausted: "fail", which is what puts LoopExhausted in the type

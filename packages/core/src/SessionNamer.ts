@@ -52,7 +52,9 @@ export class SessionNamer extends Context.Tag("@sessionflow/core/SessionNamer")<
  * @category constructors
  */
 export const fallbackName = (request: Request): string =>
-  `${request.description ?? request.workflowName} - ${new Date(request.createdAt).toISOString().slice(0, 16).replace("T", " ")}`
+  `${request.description ?? request.workflowName} - ${
+    new Date(request.createdAt).toISOString().slice(0, 16).replace("T", " ")
+  }`
 
 /**
  * @since 0.1.0

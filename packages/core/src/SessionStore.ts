@@ -19,16 +19,16 @@ import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { StepOutputSchema } from "./StepOutput.js"
 import * as ids from "./internal/ids.js"
 import * as json from "./internal/json.js"
 import * as idGuard from "./internal/store/idGuard.js"
 import * as memory from "./internal/store/memoryStore.js"
 import * as owners from "./internal/store/owner.js"
-import type { StateChange } from "./WorkflowEvent.js"
-import * as WorkflowEvent from "./WorkflowEvent.js"
+import { StepOutputSchema } from "./StepOutput.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
 import * as WorkflowError from "./WorkflowError.js"
+import type { StateChange } from "./WorkflowEvent.js"
+import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
  * The longest session or run id (in UTF-16 code units) every store takes.
@@ -469,7 +469,10 @@ export type RunPlace = RunLookup | QueuePlace
  * @since 0.1.0
  * @category queue
  */
-export const findRun = (store: Backend, runId: string): Effect.Effect<Option.Option<RunPlace>, WorkflowError.SessionStoreError> =>
+export const findRun = (
+  store: Backend,
+  runId: string
+): Effect.Effect<Option.Option<RunPlace>, WorkflowError.SessionStoreError> =>
   Effect.gen(function*() {
     const known: Option.Option<RunPlace> = yield* store.getRun(runId)
     if (Option.isSome(known)) return known
@@ -535,7 +538,6 @@ export interface NewSchedule {
 export interface ScheduleFilter {
   readonly workflowName?: string | undefined
 }
-
 
 /**
  * The state of an unfinished run, as the run lifecycle names it: `running`
@@ -937,7 +939,8 @@ export const chatHistory = (
     ? Effect.succeed([])
     : Effect.map(
       store.runs(sessionId, { status: "completed", limit: options?.lastRuns }),
-      (runs) => runs.map((run) => ({ runId: run.runId, input: run.input, output: run.content, completedAt: run.completedAt }))
+      (runs) =>
+        runs.map((run) => ({ runId: run.runId, input: run.input, output: run.content, completedAt: run.completedAt }))
     )
 
 // -----------------------------------------------------------------------------
@@ -1233,7 +1236,9 @@ const decodeEventJson = Schema.decodeUnknown(EventJson)
  * @since 0.1.0
  * @category event logs
  */
-export const encodeEvent = (event: WorkflowEvent.WorkflowEvent): Effect.Effect<string, WorkflowError.SessionStoreError> =>
+export const encodeEvent = (
+  event: WorkflowEvent.WorkflowEvent
+): Effect.Effect<string, WorkflowError.SessionStoreError> =>
   encodeEventJson(event).pipe(
     Effect.catchAllDefect((cause) => Effect.fail(cause)),
     Effect.mapError((cause) =>
@@ -1252,7 +1257,10 @@ export const encodeEvent = (event: WorkflowEvent.WorkflowEvent): Effect.Effect<s
  * @since 0.1.0
  * @category event logs
  */
-export const decodeEvent = (runId: string, text: unknown): Effect.Effect<WorkflowEvent.WorkflowEvent, WorkflowError.SessionStoreError> =>
+export const decodeEvent = (
+  runId: string,
+  text: unknown
+): Effect.Effect<WorkflowEvent.WorkflowEvent, WorkflowError.SessionStoreError> =>
   Effect.mapError(decodeEventJson(text), (cause) =>
     new WorkflowError.SessionStoreError({
       method: "readEvents",
@@ -1464,7 +1472,9 @@ export interface Backend {
     options?: { readonly name?: string | undefined }
   ) => Effect.Effect<ReadonlyArray<StoredSignal>, WorkflowError.SessionStoreError>
   /** Unfinished runs, oldest first. */
-  readonly activeRuns: (filter: ActiveFilter) => Effect.Effect<ReadonlyArray<ActiveRun>, WorkflowError.SessionStoreError>
+  readonly activeRuns: (
+    filter: ActiveFilter
+  ) => Effect.Effect<ReadonlyArray<ActiveRun>, WorkflowError.SessionStoreError>
   /**
    * Ends an unfinished run without changing the session's state: removes it
    * and appends `record` (cancelled, abandoned, error) to the session's
@@ -1675,7 +1685,9 @@ export interface Backend {
     claim: { readonly tick: number; readonly next: number; readonly now: number }
   ) => Effect.Effect<boolean, WorkflowError.SessionStoreError>
   /** The stored schedules, by workflow name then name. */
-  readonly schedules: (filter: ScheduleFilter) => Effect.Effect<ReadonlyArray<StoredSchedule>, WorkflowError.SessionStoreError>
+  readonly schedules: (
+    filter: ScheduleFilter
+  ) => Effect.Effect<ReadonlyArray<StoredSchedule>, WorkflowError.SessionStoreError>
 }
 
 /**
@@ -1819,14 +1831,16 @@ export const make = (primitives: Backend): Service => {
     ...backend,
     findSession,
     leaveQueue: (sessionId, runId, owner) =>
-      Effect.tap(backend.leaveQueue(sessionId, runId, owner), (left) => left ? PubSub.publish(dequeued, sessionId) : Effect.void),
+      Effect.tap(
+        backend.leaveQueue(sessionId, runId, owner),
+        (left) => left ? PubSub.publish(dequeued, sessionId) : Effect.void
+      ),
     watchQueue: (sessionId, options) =>
       Stream.unwrapScoped(Effect.map(PubSub.subscribe(dequeued), (local) =>
         Stream.merge(
           backend.watchQueue(sessionId, options),
           Stream.fromQueue(local).pipe(Stream.filter((id) => id === sessionId), Stream.as(undefined))
-        )
-      )),
+        ))),
     appendEvents: (runId, events, retention) =>
       events.length === 0
         ? Effect.void
@@ -1837,8 +1851,7 @@ export const make = (primitives: Backend): Service => {
         Stream.merge(
           backend.watchEvents(runId, options),
           Stream.fromQueue(local).pipe(Stream.filter((id) => id === runId), Stream.as(undefined))
-        )
-      )),
+        ))),
     owner: owners.make(),
     withSessionLock: (sessionId) => (self) =>
       // Uninterruptible but for the wait and `self`; `Effect.exit` takes every
@@ -1944,7 +1957,9 @@ export const checkOwner = (
 ): Effect.Effect<void, SessionOwnershipError> =>
   ownerId === undefined || ownerId === userId
     ? Effect.void
-    : Effect.fail(new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) }))
+    : Effect.fail(
+      new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) })
+    )
 
 /**
  * Parses a stored state: JSON text, else a `StateDecodeError` (`corrupt`)
@@ -1959,7 +1974,12 @@ export const parseState = (sessionId: string, raw: unknown): Effect.Effect<unkno
     ? Effect.try({
       try: () => JSON.parse(raw) as unknown,
       catch: (cause) =>
-        new WorkflowError.StateDecodeError({ sessionId, reason: "corrupt", description: "stored state is not valid JSON", cause })
+        new WorkflowError.StateDecodeError({
+          sessionId,
+          reason: "corrupt",
+          description: "stored state is not valid JSON",
+          cause
+        })
     })
     : Effect.fail(
       new WorkflowError.StateDecodeError({
@@ -1990,7 +2010,9 @@ export const applyChanges = (
       new WorkflowError.StateDecodeError({
         sessionId,
         reason: "corrupt",
-        description: `the stored changes do not fit the stored state: ${cause instanceof Error ? cause.message : String(cause)}`,
+        description: `the stored changes do not fit the stored state: ${
+          cause instanceof Error ? cause.message : String(cause)
+        }`,
         cause
       })
   })

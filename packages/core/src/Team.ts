@@ -115,7 +115,9 @@ const delegateTool = (members: ReadonlyArray<Agent.Any>): internal.ToolEntry => 
       member_name: Schema.Literal(...names).annotations({
         description: "The name of the member",
         message: (issue) => ({
-          message: `Unknown member ${JSON.stringify(issue.actual)}; the members are ${names.map((n) => JSON.stringify(n)).join(", ")}`,
+          message: `Unknown member ${JSON.stringify(issue.actual)}; the members are ${
+            names.map((n) => JSON.stringify(n)).join(", ")
+          }`,
           override: true
         })
       }),
@@ -193,8 +195,14 @@ export const make = <const O extends MakeOptions>(
  * @since 0.1.0
  * @category running
  */
-export const run = <A, E, R>(self: Team<A, E, R>, message: unknown, options?: Agent.RunOptions): Effect.Effect<Agent.Result<A>, E, R> =>
-  Agent.run(self.leader, message, options).pipe(Effect.withSpan("Team.run", { attributes: { "sessionflow.team.name": self.name } }))
+export const run = <A, E, R>(
+  self: Team<A, E, R>,
+  message: unknown,
+  options?: Agent.RunOptions
+): Effect.Effect<Agent.Result<A>, E, R> =>
+  Agent.run(self.leader, message, options).pipe(
+    Effect.withSpan("Team.run", { attributes: { "sessionflow.team.name": self.name } })
+  )
 
 /**
  * Runs the team and streams its leader's and members' text deltas and tool

@@ -21,12 +21,12 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as stepInternal from "./internal/step/node.js"
 import * as runner from "./internal/run/runner.js"
 import * as shape from "./internal/run/shape.js"
+import type * as stepInternal from "./internal/step/node.js"
 import * as durable from "./internal/workflow/durable.js"
-import * as sessions from "./internal/workflow/sessions.js"
 import * as internal from "./internal/workflow/model.js"
+import * as sessions from "./internal/workflow/sessions.js"
 import * as Placement from "./Placement.js"
 import type * as SessionState from "./SessionState.js"
 import * as SessionStore from "./SessionStore.js"
@@ -546,7 +546,8 @@ export const resume: <W extends Any>(
   self: W,
   runId: string,
   options?: ContinueOptions
-) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = durable.resume
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> =
+  durable.resume
 
 /**
  * `resume`, streaming the run's events (starting with `RunResumed`).
@@ -584,7 +585,12 @@ export const continue_: <W extends Any>(
   runId: string,
   response: unknown,
   options?: ContinueOptions
-) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = (self, runId, response, options) =>
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = (
+  self,
+  runId,
+  response,
+  options
+) =>
   Effect.flatMap(Placement.Placement, (placement) =>
     placement._tag === "Local"
       ? durable.continue_(self, runId, response, options)
@@ -853,7 +859,12 @@ export const RunStatus = Schema.Union(
     timeoutAt: Schema.optionalWith(Schema.Number, { exact: true }),
     ...usageField
   }),
-  Schema.TaggedStruct("Completed", { ...runFields, content: Schema.Unknown, ...usageField, completedAt: Schema.Number }),
+  Schema.TaggedStruct("Completed", {
+    ...runFields,
+    content: Schema.Unknown,
+    ...usageField,
+    completedAt: Schema.Number
+  }),
   Schema.TaggedStruct("Failed", { ...runFields, error: Schema.String, completedAt: Schema.Number }),
   Schema.TaggedStruct("Cancelled", {
     ...runFields,
@@ -929,7 +940,8 @@ export type UnfinishedRun = SessionStore.ActiveRun
 export const pausedRuns: <W extends Any>(
   self: W,
   options?: { readonly sessionId?: string | undefined }
-) => Effect.Effect<ReadonlyArray<UnfinishedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> = durable.pausedRuns
+) => Effect.Effect<ReadonlyArray<UnfinishedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
+  durable.pausedRuns
 
 /**
  * The unfinished runs of this workflow: running (with their owner and lease;
@@ -1011,7 +1023,8 @@ export type QueuedRun = SessionStore.QueuedRun
 export const queuedRuns: <W extends Any>(
   self: W,
   options?: { readonly sessionId?: string | undefined }
-) => Effect.Effect<ReadonlyArray<QueuedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> = durable.queuedRuns
+) => Effect.Effect<ReadonlyArray<QueuedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
+  durable.queuedRuns
 
 // -----------------------------------------------------------------------------
 // pruning
@@ -1195,11 +1208,13 @@ export const getSessionState: {
     SessionError | WorkflowError.StateDecodeError | WorkflowError.VersionNotFound,
     SessionStore.SessionStore
   >
-} = sessions.getSessionState as typeof sessions.getSessionState & (<W extends Any>(
-  self: W,
-  sessionId?: string | undefined,
-  options?: SessionOptions & { readonly version?: undefined }
-) => Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore>)
+} = sessions.getSessionState as
+  & typeof sessions.getSessionState
+  & (<W extends Any>(
+    self: W,
+    sessionId?: string | undefined,
+    options?: SessionOptions & { readonly version?: undefined }
+  ) => Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore>)
 
 /**
  * The kept versions of a session, oldest first: each with the run whose
@@ -1352,7 +1367,8 @@ export const getSession: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<Session<State<W>>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> = sessions.getSession
+) => Effect.Effect<Session<State<W>>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> =
+  sessions.getSession
 
 /**
  * A committed change to a session, with its state decoded.
@@ -1447,7 +1463,8 @@ export interface ListSessionsOptions extends SessionOptions {
 export const listSessions: <W extends Any>(
   self: W,
   options?: ListSessionsOptions
-) => Effect.Effect<SessionStore.SessionListing, WorkflowError.SessionStoreError, SessionStore.SessionStore> = sessions.listSessions
+) => Effect.Effect<SessionStore.SessionListing, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
+  sessions.listSessions
 
 /**
  * Deletes a session with its history.
@@ -1472,7 +1489,8 @@ export const getRunHistory: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions & SessionStore.RunsOptions
-) => Effect.Effect<ReadonlyArray<SessionStore.RunRecord>, SessionError, SessionStore.SessionStore> = sessions.getRunHistory
+) => Effect.Effect<ReadonlyArray<SessionStore.RunRecord>, SessionError, SessionStore.SessionStore> =
+  sessions.getRunHistory
 
 /**
  * @since 0.1.0
@@ -1496,4 +1514,5 @@ export interface ChatHistoryOptions extends SessionOptions {
 export const getChatHistory: <W extends Any>(
   self: W,
   options?: ChatHistoryOptions
-) => Effect.Effect<ReadonlyArray<SessionStore.ChatTurn>, SessionError, SessionStore.SessionStore> = sessions.getChatHistory
+) => Effect.Effect<ReadonlyArray<SessionStore.ChatTurn>, SessionError, SessionStore.SessionStore> =
+  sessions.getChatHistory

@@ -274,7 +274,9 @@ export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessi
   /** @since 0.1.0 */
   override get message(): string {
     const which = this.what === "output" ? "output" : this.what
-    return `The run's ${which}${this.path === "" ? "" : ` at ${this.what}${this.path}`} is not JSON (${this.description}); nothing was written to session '${this.sessionId}'`
+    return `The run's ${which}${
+      this.path === "" ? "" : ` at ${this.what}${this.path}`
+    } is not JSON (${this.description}); nothing was written to session '${this.sessionId}'`
   }
 }
 
@@ -352,8 +354,11 @@ export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/Ru
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    const ended = `Run '${this.runId}' of session '${this.sessionId}' has ended (${this.status}): it does not run again under its id`
-    return this.error === undefined || this.error === this.status ? ended : `${ended}; its recorded error: ${this.error}`
+    const ended =
+      `Run '${this.runId}' of session '${this.sessionId}' has ended (${this.status}): it does not run again under its id`
+    return this.error === undefined || this.error === this.status
+      ? ended
+      : `${ended}; its recorded error: ${this.error}`
   }
 }
 
@@ -365,10 +370,12 @@ export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/Ru
  * @since 0.1.0
  * @category errors
  */
-export class InvalidPruneOptions extends Schema.TaggedError<InvalidPruneOptions>("@sessionflow/core/InvalidPruneOptions")(
-  "InvalidPruneOptions",
-  { workflowName: Schema.String, description: Schema.String }
-) {
+export class InvalidPruneOptions
+  extends Schema.TaggedError<InvalidPruneOptions>("@sessionflow/core/InvalidPruneOptions")(
+    "InvalidPruneOptions",
+    { workflowName: Schema.String, description: Schema.String }
+  )
+{
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
@@ -466,7 +473,13 @@ export class RunLost extends Schema.TaggedError<RunLost>("@sessionflow/core/RunL
  */
 export class WorkflowChanged extends Schema.TaggedError<WorkflowChanged>("@sessionflow/core/WorkflowChanged")(
   "WorkflowChanged",
-  { runId: Schema.String, workflowName: Schema.String, recorded: Schema.String, current: Schema.String, difference: Schema.String }
+  {
+    runId: Schema.String,
+    workflowName: Schema.String,
+    recorded: Schema.String,
+    current: Schema.String,
+    difference: Schema.String
+  }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -540,9 +553,13 @@ export class RunPaused extends Schema.TaggedError<RunPaused>("@sessionflow/core/
   override get message(): string {
     const at = this.path.join(" > ")
     if (this.kind === "sleep") {
-      return `Run '${this.runId}' sleeps at ${at} until ${new Date(this.wakeAt ?? 0).toISOString()} (DurableRuns wakes it)`
+      return `Run '${this.runId}' sleeps at ${at} until ${
+        new Date(this.wakeAt ?? 0).toISOString()
+      } (DurableRuns wakes it)`
     }
-    if (this.kind === "signal") return `Run '${this.runId}' waits at ${at} for signal '${this.signal}' (Workflow.signal)`
+    if (this.kind === "signal") {
+      return `Run '${this.runId}' waits at ${at} for signal '${this.signal}' (Workflow.signal)`
+    }
     return `Run '${this.runId}' paused at ${at}, waiting for a response (Workflow.continue)`
   }
 }
@@ -642,10 +659,12 @@ export class SessionPaused extends Schema.TaggedError<SessionPaused>("@sessionfl
  * @since 0.1.0
  * @category errors
  */
-export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>("@sessionflow/core/ResponseDecodeError")(
-  "ResponseDecodeError",
-  { runId: Schema.String, description: Schema.String, cause: Schema.optional(Schema.Defect) }
-) {
+export class ResponseDecodeError
+  extends Schema.TaggedError<ResponseDecodeError>("@sessionflow/core/ResponseDecodeError")(
+    "ResponseDecodeError",
+    { runId: Schema.String, description: Schema.String, cause: Schema.optional(Schema.Defect) }
+  )
+{
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
@@ -665,7 +684,12 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
  */
 export class VersionNotFound extends Schema.TaggedError<VersionNotFound>("@sessionflow/core/VersionNotFound")(
   "VersionNotFound",
-  { sessionId: Schema.String, version: Schema.Number, reason: Schema.Literal("missing", "not-kept"), latest: Schema.Number }
+  {
+    sessionId: Schema.String,
+    version: Schema.Number,
+    reason: Schema.Literal("missing", "not-kept"),
+    latest: Schema.Number
+  }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -725,7 +749,6 @@ export class PlacementError extends Schema.TaggedError<PlacementError>("@session
       : `A run of workflow '${this.workflowName}' on session '${this.sessionId}' failed where it ran: ${this.description}`
   }
 }
-
 
 /**
  * A schedule given to `Schedules.layer` that cannot run: its cron expression

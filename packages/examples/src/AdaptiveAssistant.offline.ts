@@ -40,7 +40,9 @@ const adaptiveReply = (agent: string | undefined, query: string): string => {
     default:
       return /quantum/i.test(query)
         ? "Quantum computers use qubits, which can hold a mix of 0 and 1 at once and can be entangled with each other. For some problems — factoring, simulating molecules — that lets them explore many possibilities far faster than classical computers."
-        : `Here's a balanced answer to "${Offline.topicOf(query)}": the key ideas first, then the details if you want them.`
+        : `Here's a balanced answer to "${
+          Offline.topicOf(query)
+        }": the key ideas first, then the details if you want them.`
   }
 }
 

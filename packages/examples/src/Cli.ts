@@ -17,11 +17,11 @@
  *
  * @since 0.1.0
  */
+import type * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
-import type * as LanguageModel from "@effect/ai/LanguageModel"
 import { Cli as SessionflowCli, CommandLine } from "@sessionflow/cli"
 import { SessionStore } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
@@ -126,7 +126,8 @@ const scenarioOptions = (
   options: SessionflowCli.DatabaseOptions & { readonly offline: boolean }
 ) =>
   Effect.map(
-    Effect.mapError(SessionflowCli.chooseDatabase(options), (error) => new UsageError({ message: error.message, command })),
+    Effect.mapError(SessionflowCli.chooseDatabase(options), (error) =>
+      new UsageError({ message: error.message, command })),
     (database) => ({
       ...(database === undefined
         ? {}
@@ -152,7 +153,9 @@ const traced = (exporter: Tracing.Exporter | undefined) => <A, E, R>(self: Effec
 
 /** Runs `self` with the workflow events as JSON lines on stdout when `json`. */
 const eventsAsJson = (json: boolean) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  json ? Effect.flatMap(Output.Output, (output) => Effect.provideService(self, Output.Output, { ...output, mode: "json" })) : self
+  json
+    ? Effect.flatMap(Output.Output, (output) => Effect.provideService(self, Output.Output, { ...output, mode: "json" }))
+    : self
 
 // -----------------------------------------------------------------------------
 // commands
@@ -183,7 +186,9 @@ const runScenario = Command.make(
       const found = findScenario(options.scenario)
       if (Option.isNone(found)) {
         return yield* new UsageError({
-          message: `unknown scenario '${options.scenario}'. Known scenarios: ${scenarios.map((s) => s.name).join(", ")}`,
+          message: `unknown scenario '${options.scenario}'. Known scenarios: ${
+            scenarios.map((s) => s.name).join(", ")
+          }`,
           command: "run"
         })
       }
@@ -221,7 +226,10 @@ const serve = Command.make(
       const given = Option.getOrUndefined(options.port)
       const port = given === undefined ? undefined : Number(given)
       if (port !== undefined && !(given !== "" && Number.isInteger(port) && port >= 0 && port < 65536)) {
-        return yield* new UsageError({ message: `serve: --port must be a port number, not '${given}'`, command: "serve" })
+        return yield* new UsageError({
+          message: `serve: --port must be a port number, not '${given}'`,
+          command: "serve"
+        })
       }
       const { table: _table, ...database } = yield* scenarioOptions("serve", options)
       yield* Serve.main({
@@ -232,17 +240,27 @@ const serve = Command.make(
         ...database
       }).pipe(traced(options.trace))
     })
-).pipe(Command.withDescription("every example workflow over HTTP, with a session browser (default database: tmp/server.db)"))
+).pipe(
+  Command.withDescription("every example workflow over HTTP, with a session browser (default database: tmp/server.db)")
+)
 
 /** The answer `runs continue` was given on the command line, if any. */
 const givenResponse = (
-  options: { readonly approve: boolean; readonly reject: boolean; readonly reason: string | undefined; readonly response: string | undefined }
+  options: {
+    readonly approve: boolean
+    readonly reject: boolean
+    readonly reason: string | undefined
+    readonly response: string | undefined
+  }
 ): Effect.Effect<unknown, UsageError> =>
   Effect.suspend(() => {
-    const fail = (message: string) => Effect.fail(new UsageError({ message: `runs continue: ${message}`, command: "runs continue" }))
+    const fail = (message: string) =>
+      Effect.fail(new UsageError({ message: `runs continue: ${message}`, command: "runs continue" }))
     const given = [options.approve, options.reject, options.response !== undefined].filter(Boolean).length
     if (given > 1) return fail("give one of --approve, --reject and --response")
-    if (options.reason !== undefined && !options.approve && !options.reject) return fail("--reason goes with --approve or --reject")
+    if (options.reason !== undefined && !options.approve && !options.reject) {
+      return fail("--reason goes with --approve or --reject")
+    }
     if (options.response !== undefined) {
       try {
         return Effect.succeed(JSON.parse(options.response))
@@ -251,7 +269,10 @@ const givenResponse = (
       }
     }
     if (!options.approve && !options.reject) return Effect.succeed(undefined)
-    return Effect.succeed({ approved: options.approve, ...(options.reason === undefined ? {} : { reason: options.reason }) })
+    return Effect.succeed({
+      approved: options.approve,
+      ...(options.reason === undefined ? {} : { reason: options.reason })
+    })
   })
 
 const isId = Schema.is(SessionStore.Id)
@@ -299,15 +320,22 @@ const continueRun = Command.make(
         })
       }
       if (!isId(runId)) {
-        return yield* new UsageError({ message: `runs continue: ${JSON.stringify(runId)} is not a run id (${idRule})`, command })
+        return yield* new UsageError({
+          message: `runs continue: ${JSON.stringify(runId)} is not a run id (${idRule})`,
+          command
+        })
       }
       const response = yield* givenResponse(options)
       if (response === undefined && options.json) {
-        return yield* new UsageError({ message: "runs continue --json: give the answer (--approve, --reject or --response <json>)", command })
+        return yield* new UsageError({
+          message: "runs continue --json: give the answer (--approve, --reject or --response <json>)",
+          command
+        })
       }
       if (options.pause === undefined && options.json) {
         return yield* new UsageError({
-          message: "runs continue --json: name the pause answered (--pause <key>: the RunPaused event's key, or see runs list)",
+          message:
+            "runs continue --json: name the pause answered (--pause <key>: the RunPaused event's key, or see runs list)",
           command
         })
       }
@@ -317,7 +345,8 @@ const continueRun = Command.make(
       )
       if (database === undefined) {
         return yield* new UsageError({
-          message: "runs continue: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database the run is in)",
+          message:
+            "runs continue: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database the run is in)",
           command
         })
       }
@@ -332,7 +361,9 @@ const continueRun = Command.make(
         const found = yield* store.getRun(runId)
         if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.status !== "paused") {
           const why = Option.isSome(found)
-            ? found.value._tag === "Recorded" ? `: it has ended (${ended(found.value.record)})` : ": it is running, not paused"
+            ? found.value._tag === "Recorded"
+              ? `: it has ended (${ended(found.value.record)})`
+              : ": it is running, not paused"
             : ` (see: npm start -- runs list ${dbOption})`
           return yield* new CommandError({ message: `no paused run '${runId}' in ${db}${why}` })
         }
@@ -340,7 +371,9 @@ const continueRun = Command.make(
         const owner = scenarios.flatMap((scenario) => scenario.workflows.map((workflow) => ({ scenario, workflow })))
           .find(({ workflow }) => workflow.name === run.workflowName)
         if (owner === undefined) {
-          return yield* new CommandError({ message: `run '${runId}' belongs to workflow '${run.workflowName}', which no example defines` })
+          return yield* new CommandError({
+            message: `run '${runId}' belongs to workflow '${run.workflowName}', which no example defines`
+          })
         }
         const { scenario, workflow } = owner
         // the pause named, else the one whose question is shown here
@@ -382,8 +415,7 @@ const sessionsCommands = [
  * @category scenarios
  */
 export const demoGuide: Scenario.Guide = {
-  intro: (db) =>
-    `
+  intro: (db) => `
 sessionflow — stateful multi-step AI workflows on Effect
 
 This demo ports agno's state_with_agent cookbook: a workflow of two agent steps
@@ -404,7 +436,9 @@ const version: string = createRequire(import.meta.url)("../package.json").versio
 
 /** A command that only groups others: alone, it asks which of them. */
 const group = (name: string, description: string) =>
-  Command.make(name, {}, () => Effect.fail(CommandLine.whichCommand(tree, [name]))).pipe(Command.withDescription(description))
+  Command.make(name, {}, () => Effect.fail(CommandLine.whichCommand(tree, [name]))).pipe(
+    Command.withDescription(description)
+  )
 
 /** The commands under the top level. */
 const subcommands = [
@@ -539,8 +573,11 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<void> =>
       )
     ),
     Effect.catchAllDefect((defect) =>
-      Effect.zipRight(Output.error(`unexpected error: ${SessionflowCli.describeError(defect)}`), Effect.sync(() => {
-        process.exitCode = 1
-      }))
+      Effect.zipRight(
+        Output.error(`unexpected error: ${SessionflowCli.describeError(defect)}`),
+        Effect.sync(() => {
+          process.exitCode = 1
+        })
+      )
     )
   )

@@ -61,7 +61,9 @@ export const pastCalls = (request: TestModel.Request): ReadonlyArray<PastCall> =
   for (const message of messages.slice(lastUser + 1)) {
     if (message.role === "assistant") {
       for (const part of message.content) {
-        if (part.type === "tool-call") calls.push({ id: part.id, name: part.name, params: part.params, result: undefined })
+        if (part.type === "tool-call") {
+          calls.push({ id: part.id, name: part.name, params: part.params, result: undefined })
+        }
       }
     } else if (message.role === "tool") {
       for (const part of message.content) {

@@ -11,7 +11,10 @@ import * as Offline from "./Offline.js"
 /** The subject of a request ("Write an article about X" → "X"). */
 export const subjectOf = (request: string): string =>
   Offline.topicOf(
-    request.replace(/^\s*(?:please\s+)?(?:write|draft|create|give me)\s+(?:an?\s+|the\s+)?(?:short\s+)?(?:article|post|piece|essay|blog post)\s+(?:about|on)\s+/i, "")
+    request.replace(
+      /^\s*(?:please\s+)?(?:write|draft|create|give me)\s+(?:an?\s+|the\s+)?(?:short\s+)?(?:article|post|piece|essay|blog post)\s+(?:about|on)\s+/i,
+      ""
+    )
   )
 
 const titleFrom = (namerPrompt: string): string => {

@@ -171,8 +171,10 @@ const api = Shared.makeModelApi(layer, Config)
  * @since 0.1.0
  * @category Layers
  */
-export const model: (model: string, config?: Config.Service) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =
-  api.model
+export const model: (
+  model: string,
+  config?: Config.Service
+) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> = api.model
 
 /**
  * The model `model` on an explicit client layer (e.g. `OpenAIClient.layer({...})`).

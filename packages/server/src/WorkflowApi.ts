@@ -60,7 +60,17 @@ import * as Schema from "effect/Schema"
 export class BadRequest extends Schema.TaggedError<BadRequest>("@sessionflow/server/BadRequest")(
   "BadRequest",
   {
-    reason: Schema.Literal("body", "input", "state", "session-id", "run-id", "response", "signal", "cursor", "last-event-id"),
+    reason: Schema.Literal(
+      "body",
+      "input",
+      "state",
+      "session-id",
+      "run-id",
+      "response",
+      "signal",
+      "cursor",
+      "last-event-id"
+    ),
     message: Schema.String
   },
   HttpApiSchema.annotations({ status: 400 })
@@ -642,7 +652,9 @@ export const RunInfo = Schema.Struct({
   /** the error's message, once failed */
   error: Schema.optional(Schema.String),
   /** the question, while paused */
-  pause: Schema.optional(Schema.Struct({ path: Schema.Array(Schema.String), payload: Schema.Unknown, pausedAt: Schema.Number })),
+  pause: Schema.optional(
+    Schema.Struct({ path: Schema.Array(Schema.String), payload: Schema.Unknown, pausedAt: Schema.Number })
+  ),
   ...unfinishedFields,
   /** epoch milliseconds: when it was queued, while queued */
   queuedAt: Schema.optional(Schema.Number),
@@ -686,7 +698,9 @@ export type RunPage = typeof RunPage.Type
  * @since 0.1.0
  * @category models
  */
-export const Session = Schema.Struct({ ...SessionInfo.fields, state: JsonObject }).annotations({ identifier: "Session" })
+export const Session = Schema.Struct({ ...SessionInfo.fields, state: JsonObject }).annotations({
+  identifier: "Session"
+})
 
 /**
  * @since 0.1.0
@@ -708,7 +722,9 @@ export const StateBody = Schema.Struct({ state: JsonObject }).annotations({ iden
  * @since 0.1.0
  * @category models
  */
-export const VersionState = Schema.Struct({ version: Schema.Number, state: JsonObject }).annotations({ identifier: "VersionState" })
+export const VersionState = Schema.Struct({ version: Schema.Number, state: JsonObject }).annotations({
+  identifier: "VersionState"
+})
 
 /**
  * @since 0.1.0
@@ -964,13 +980,19 @@ export class RunsGroup extends HttpApiGroup.make("runs")
     HttpApiEndpoint.get("get", "/runs/:runId")
       .setPath(Schema.Struct({ runId: SessionStore.Id }))
       .addSuccess(RunInfo)
-      .annotate(OpenApi.Summary, "A run: its status, its result or error, its question while paused (the caller's only)")
+      .annotate(
+        OpenApi.Summary,
+        "A run: its status, its result or error, its question while paused (the caller's only)"
+      )
   )
   .add(
     HttpApiEndpoint.get("status", "/workflows/:name/runs/:runId")
       .setPath(runPath)
       .addSuccess(RunInfo)
-      .annotate(OpenApi.Summary, "A run of this workflow: its status, its result or error, its question while paused (the caller's only)")
+      .annotate(
+        OpenApi.Summary,
+        "A run of this workflow: its status, its result or error, its question while paused (the caller's only)"
+      )
       .annotate(
         OpenApi.Description,
         "Where a run stands — `queued` (waiting in its session's queue, with `queuedAt` and its `position`: how many " +
@@ -1049,9 +1071,16 @@ export class RunsGroup extends HttpApiGroup.make("runs")
     HttpApiEndpoint.get("events", "/workflows/:name/runs/:runId/events")
       .setPath(runPath)
       .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(Schema.String) }))
-      .setUrlParams(Schema.Struct({ after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(-1))) }))
+      .setUrlParams(
+        Schema.Struct({
+          after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.greaterThanOrEqualTo(-1)))
+        })
+      )
       .addSuccess(Schema.String)
-      .annotate(OpenApi.Summary, "A run's stored events, then its new ones until it ends, as server-sent events, from every server")
+      .annotate(
+        OpenApi.Summary,
+        "A run's stored events, then its new ones until it ends, as server-sent events, from every server"
+      )
       .annotate(
         OpenApi.Description,
         "Replays the events of a run (stored by the server that runs it) after the client's last one — " +
@@ -1060,12 +1089,15 @@ export class RunsGroup extends HttpApiGroup.make("runs")
           "polled). No event is sent twice or skipped. A client cut off (a dropped connection, a slow reader past " +
           "the stream buffer) reconnects with the last id it saw."
       )
-      .annotate(OpenApi.Transform, eventStreamDoc(
-        "Server-sent events: one per WorkflowEvent (`id:` its seq, `event:` its _tag, `data:` its JSON), ending " +
-          "with RunCompleted, RunFailed, RunCancelled or RunPaused; comments as heartbeats; an `EventsFailed` " +
-          "event (`data:` `{ error }`) ends the stream when the events asked for are no longer kept.",
-        true
-      ))
+      .annotate(
+        OpenApi.Transform,
+        eventStreamDoc(
+          "Server-sent events: one per WorkflowEvent (`id:` its seq, `event:` its _tag, `data:` its JSON), ending " +
+            "with RunCompleted, RunFailed, RunCancelled or RunPaused; comments as heartbeats; an `EventsFailed` " +
+            "event (`data:` `{ error }`) ends the stream when the events asked for are no longer kept.",
+          true
+        )
+      )
   )
   .add(
     HttpApiEndpoint.post("cancel", "/workflows/:name/runs/:runId/cancel")
@@ -1192,7 +1224,10 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
     HttpApiEndpoint.get("versions", "/workflows/:name/sessions/:sessionId/versions")
       .setPath(sessionPath)
       .addSuccess(Schema.Array(SessionStore.VersionInfo))
-      .annotate(OpenApi.Summary, "A session's kept versions, oldest first: the run that made each, when, and the keys it changed")
+      .annotate(
+        OpenApi.Summary,
+        "A session's kept versions, oldest first: the run that made each, when, and the keys it changed"
+      )
   )
   .add(
     HttpApiEndpoint.get("version", "/workflows/:name/sessions/:sessionId/versions/:version")
@@ -1205,7 +1240,10 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
       .setPath(sessionPath)
       .setPayload(ForkRequest)
       .addSuccess(ForkResult, { status: 201 })
-      .annotate(OpenApi.Summary, "Fork a session: a new session of the caller's from a kept version, or from a paused run's point")
+      .annotate(
+        OpenApi.Summary,
+        "Fork a session: a new session of the caller's from a kept version, or from a paused run's point"
+      )
       .annotate(
         OpenApi.Description,
         "The new session's state is the state at `atVersion` (default: the current version), its kept versions the " +

@@ -81,7 +81,10 @@ export const RunOutput = Schema.Struct({
 
 /** A persisted operation answered with a run's output. */
 const answered = <const Tag extends string, Payload extends Schema.Struct.Fields>(tag: Tag, payload: Payload) =>
-  Rpc.make(tag, { payload, success: RunOutput, error: WorkflowError.WorkflowError }).annotate(ClusterSchema.Persisted, true)
+  Rpc.make(tag, { payload, success: RunOutput, error: WorkflowError.WorkflowError }).annotate(
+    ClusterSchema.Persisted,
+    true
+  )
 
 /** An operation answered with the run's events as they happen (not persisted). */
 const streamed = <const Tag extends string, Payload extends Schema.Struct.Fields>(tag: Tag, payload: Payload) =>
@@ -140,7 +143,9 @@ const retentionToWire = (retention: Workflow.EventRetentionOptions | undefined) 
     keepForMillis: millis(retention.keepFor)
   })
 
-const retentionFromWire = (retention: typeof EventRetention.Type | undefined): Workflow.EventRetentionOptions | undefined =>
+const retentionFromWire = (
+  retention: typeof EventRetention.Type | undefined
+): Workflow.EventRetentionOptions | undefined =>
   retention === undefined ? undefined : {
     maxEvents: retention.maxEvents,
     keepFor: retention.keepForMillis === undefined ? undefined : Duration.millis(retention.keepForMillis)

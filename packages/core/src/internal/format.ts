@@ -65,7 +65,10 @@ export const preview = (u: unknown, max: number = 200): string => {
 
 /** A value on one line of at most `max` characters, whitespace collapsed (`WorkflowEvent.formatLine`). @internal */
 export const line = (u: unknown, max: number = 70): string =>
-  oneLine((u === undefined || u === null ? "" : typeof u === "string" ? u : safeJson(u)).replace(/\s+/g, " ").trim(), max)
+  oneLine(
+    (u === undefined || u === null ? "" : typeof u === "string" ? u : safeJson(u)).replace(/\s+/g, " ").trim(),
+    max
+  )
 
 /** The first `maxLines` lines of a text, and how many more there are. @internal */
 export const clip = (text: string, maxLines: number): string => {
@@ -228,15 +231,28 @@ const eventLines = (
       ]
     }
     case "RunCompleted":
-      return [[0, `${p("success", "└ ✓ run completed")}${options.elapsed === undefined ? "" : ` ${p("dim", `in ${duration(options.elapsed)}`)}`}`]]
+      return [[
+        0,
+        `${p("success", "└ ✓ run completed")}${
+          options.elapsed === undefined ? "" : ` ${p("dim", `in ${duration(options.elapsed)}`)}`
+        }`
+      ]]
     case "RunFailed":
       return [[0, `${p("failure", "└ ✗ run failed:")} ${event.error}`]]
     case "RunCancelled":
       return [[0, p("notice", "└ run cancelled")]]
     case "RunPaused":
-      return [[0, `${p("notice", "└ ⏸ run paused at")} ${p("strong", event.stepPath.join(" › "))}: ${preview(event.payload)}`]]
+      return [[
+        0,
+        `${p("notice", "└ ⏸ run paused at")} ${p("strong", event.stepPath.join(" › "))}: ${preview(event.payload)}`
+      ]]
     case "RunResumed":
-      return [[0, `${p("notice", `┌ ▶ run ${event.reason}`)} ${p("dim", `from step ${event.fromStep + 1} of ${event.workflowName}`)}`]]
+      return [[
+        0,
+        `${p("notice", `┌ ▶ run ${event.reason}`)} ${
+          p("dim", `from step ${event.fromStep + 1} of ${event.workflowName}`)
+        }`
+      ]]
     case "StepStarted": {
       const where = event.path.length > 1 ? `  ${p("dim", event.path.join(" › "))}` : ""
       return [[0, `${p("step", "▶")} ${p("strong", event.stepName)} ${p("dim", `(${event.kind})`)}${where}`]]
@@ -278,11 +294,17 @@ const eventLines = (
     case "RunRecording":
       return [[1, p("dim", "● recording for replay")]]
     case "ModelReplied":
-      return [[2, p("dim", `● model replied${event.agent === undefined ? "" : ` to ${event.agent}`}: ${
-        event.reply._tag === "Fail" ? `failed: ${event.reply.error}` : event.reply._tag === "ToolCalls"
-        ? `call ${event.reply.calls.map((call) => call.name).join(", ")}`
-        : oneLine(event.reply.text, 80)
-      }`)]]
+      return [[
+        2,
+        p(
+          "dim",
+          `● model replied${event.agent === undefined ? "" : ` to ${event.agent}`}: ${
+            event.reply._tag === "Fail" ? `failed: ${event.reply.error}` : event.reply._tag === "ToolCalls"
+              ? `call ${event.reply.calls.map((call) => call.name).join(", ")}`
+              : oneLine(event.reply.text, 80)
+          }`
+        )
+      ]]
     case "ToolCallCompleted":
       return options.streamed === true && !event.isError
         ? [[2, p("dim", "→ (the reply above)")]]

@@ -106,7 +106,9 @@ const bodyText = (error: APIError): string | undefined => {
 
 const causeMessage = (error: Error): string => {
   const cause = (error as { readonly cause?: unknown }).cause
-  return cause instanceof Error && cause.message !== error.message ? `${error.message} (${cause.message})` : error.message
+  return cause instanceof Error && cause.message !== error.message
+    ? `${error.message} (${cause.message})`
+    : error.message
 }
 
 /**

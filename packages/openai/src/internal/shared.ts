@@ -12,16 +12,16 @@ import * as Tool from "@effect/ai/Tool"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
-import type { OpenAI } from "openai"
-import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { OpenAI } from "openai"
 import * as OpenAIClient from "../OpenAIClient.js"
 import * as JsonSchema from "./jsonSchema.js"
 import * as InternalLanguageModel from "./languageModel.js"
@@ -292,7 +292,9 @@ export const contentText = (content: typeof WireContent.Type | null | undefined)
 export const stringField = (u: unknown): string | undefined => (typeof u === "string" && u.length > 0 ? u : undefined)
 
 /** @internal */
-export const numberField = (u: unknown): number | undefined => (typeof u === "number" && Number.isFinite(u) ? u : undefined)
+export const numberField = (
+  u: unknown
+): number | undefined => (typeof u === "number" && Number.isFinite(u) ? u : undefined)
 
 /** @internal */
 export const recordField = (u: unknown): Readonly<Record<string, unknown>> | undefined =>
@@ -374,7 +376,8 @@ export const unsupportedFile = (module: string, part: Prompt.FilePart): AiError.
   new AiError.MalformedInput({
     module,
     method: "prepareMessages",
-    description: `Unsupported media type for a file part: '${part.mediaType}' (images and application/pdf are supported)`
+    description:
+      `Unsupported media type for a file part: '${part.mediaType}' (images and application/pdf are supported)`
   })
 
 /** @internal */
@@ -525,13 +528,15 @@ export const makeLanguageModel = <Body>(spec: {
         const prepared = yield* spec.prepare(providerOptions)
         if (!prepared.stream) {
           return Stream.fromIterableEffect(
-            Effect.flatMap(generate(prepared, "streamText"), ({ idGenerator, parts }) => toStreamParts(parts, idGenerator))
+            Effect.flatMap(generate(prepared, "streamText"), ({ idGenerator, parts }) =>
+              toStreamParts(parts, idGenerator))
           )
         }
         const converter = spec.makeStreamConverter(prepared.tools, yield* IdGenerator.IdGenerator)
         return client.stream(
           { module: spec.module, method: "streamText", path: spec.path },
-          (sdk, signal) => spec.stream(sdk, prepared.body, signal)
+          (sdk, signal) =>
+            spec.stream(sdk, prepared.body, signal)
         ).pipe(
           Stream.mapEffect(converter.onChunk),
           Stream.concat(Stream.fromEffect(converter.onEnd)),

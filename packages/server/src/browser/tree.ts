@@ -21,7 +21,11 @@ const label = (key: string | undefined): Array<Node> =>
 /** Values nested deeper are shown collapsed to `{…}` / `[…]`, so a deep state never overflows the stack or the layout. */
 export const maxDepth = 40
 
-const node = (value: unknown, key: string | undefined, depth: number): readonly [HTMLElement, Array<readonly [unknown, string]>] => {
+const node = (
+  value: unknown,
+  key: string | undefined,
+  depth: number
+): readonly [HTMLElement, Array<readonly [unknown, string]>] => {
   if (value !== null && typeof value === "object") {
     const isArray = Array.isArray(value)
     const entries = isArray

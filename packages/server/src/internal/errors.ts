@@ -50,7 +50,12 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
     case "SessionConflict":
       return new Api.Conflict({ reason: "session-changed", sessionId: error.sessionId, message: error.message })
     case "SessionPaused":
-      return new Api.Conflict({ reason: "session-paused", sessionId: error.sessionId, runId: error.runId, message: error.message })
+      return new Api.Conflict({
+        reason: "session-paused",
+        sessionId: error.sessionId,
+        runId: error.runId,
+        message: error.message
+      })
     case "RunInProgress":
       // not `error.message`: the owner id names the host and process that run it
       return new Api.Conflict({
@@ -66,7 +71,12 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
     case "RunNotFound":
       return runNotFound(error.runId, error.message)
     case "RunEnded":
-      return new Api.Conflict({ reason: "run-ended", runId: error.runId, sessionId: error.sessionId, message: error.message })
+      return new Api.Conflict({
+        reason: "run-ended",
+        runId: error.runId,
+        sessionId: error.sessionId,
+        message: error.message
+      })
     case "InvalidRunId":
       return new Api.BadRequest({ reason: "run-id", message: error.message })
     case "PauseMismatch":
@@ -78,7 +88,12 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
         message: error.message
       })
     case "RunUnfinished":
-      return new Api.Conflict({ reason: "run-unfinished", runId: error.runId, sessionId: error.sessionId, message: error.message })
+      return new Api.Conflict({
+        reason: "run-unfinished",
+        runId: error.runId,
+        sessionId: error.sessionId,
+        message: error.message
+      })
     case "WorkflowChanged":
       return new Api.Conflict({ reason: "workflow-changed", runId: error.runId, message: error.message })
     case "ResponseDecodeError":
@@ -161,7 +176,9 @@ export const runError = (carriedState: boolean) => (error: unknown): CommonError
  * cluster runner (`PlacementError`, `"remote"`) was formatted there already.
  */
 const stepErrorMessage = (error: unknown): string =>
-  WorkflowError.isWorkflowError(error) && error._tag === "PlacementError" ? error.description : WorkflowError.format(error)
+  WorkflowError.isWorkflowError(error) && error._tag === "PlacementError"
+    ? error.description
+    : WorkflowError.format(error)
 
 /**
  * The message a client may see for a run's failure: ownership errors read as

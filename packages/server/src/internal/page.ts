@@ -101,7 +101,8 @@ td .detail { display: block; color: var(--muted); font-size: .85em; }
 #timeline ul.diff { list-style: none; margin: 0; padding: 0; font-family: ui-monospace, monospace; font-size: 12px; color: #7a3e9d; }
 `
 
-const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
+const html = (prefix: string, scriptAvailable: boolean) =>
+  `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -183,10 +184,10 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
   </div>
 </main>
 ${
-  scriptAvailable
-    ? `<script type="module" src="${escapeHtml(prefix)}/assets/app.js"></script>`
-    : `<p style="padding:1rem">The page's script is not built: run <code>npm run build</code>.</p>`
-}
+    scriptAvailable
+      ? `<script type="module" src="${escapeHtml(prefix)}/assets/app.js"></script>`
+      : `<p style="padding:1rem">The page's script is not built: run <code>npm run build</code>.</p>`
+  }
 </body>
 </html>
 `
@@ -218,7 +219,9 @@ const readAssets = Effect.gen(function*() {
  *
  * @internal
  */
-export const layer = (prefix: "" | `/${string}`): Layer.Layer<never, never, HttpLayerRouter.HttpRouter | FileSystem.FileSystem> =>
+export const layer = (
+  prefix: "" | `/${string}`
+): Layer.Layer<never, never, HttpLayerRouter.HttpRouter | FileSystem.FileSystem> =>
   Layer.effectDiscard(Effect.gen(function*() {
     const router = yield* HttpLayerRouter.HttpRouter
     const assets = yield* readAssets.pipe(Effect.orElseSucceed(() => new Map<string, string>()))

@@ -593,7 +593,8 @@ export const lookupRun = <E, R>(
           ? Effect.succeed(Option.none())
           : Effect.map(
             toRunRecords("getRun", `the stored run '${runId}'`, [row.value]),
-            (records) => Option.map(Option.fromNullable(records[0]), (record) => ({ _tag: "Recorded" as const, record }))
+            (records) =>
+              Option.map(Option.fromNullable(records[0]), (record) => ({ _tag: "Recorded" as const, record }))
           )))
 
 /**
@@ -754,7 +755,9 @@ export const claimRejected = (
     ? new WorkflowError.PauseMismatch({
       runId,
       expected: pause,
-      ...(existing.value.status === "paused" && existing.value.pause !== undefined ? { current: existing.value.pause.key } : {})
+      ...(existing.value.status === "paused" && existing.value.pause !== undefined
+        ? { current: existing.value.pause.key }
+        : {})
     })
     : new WorkflowError.RunInProgress({
       runId,
@@ -782,7 +785,9 @@ export const QueueRow = Schema.Struct({
 })
 
 /** A queued run from its row; an input that is not JSON fails with a `SessionStoreError`. */
-export const toQueuedRun = (row: typeof QueueRow.Type): Effect.Effect<SessionStore.QueuedRun, WorkflowError.SessionStoreError> =>
+export const toQueuedRun = (
+  row: typeof QueueRow.Type
+): Effect.Effect<SessionStore.QueuedRun, WorkflowError.SessionStoreError> =>
   Effect.try({
     try: () => ({
       runId: row.run_id,

@@ -62,7 +62,6 @@ const channelName = (sessions: string): string => {
   return `sessionflow_${hash.toString(16).padStart(8, "0")}`
 }
 
-
 const makeError = (description: string, cause?: unknown) =>
   new WorkflowError.SessionStoreError({ method: "make", description, ...(cause === undefined ? {} : { cause }) })
 
@@ -181,30 +180,31 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
    * cancel of another caller's interrupted query that reached this one's
    * connection late) is run again, at most twice.
    */
-  const waitForLock = (method: string) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.SessionStoreError, R> =>
-    // a statement that went through costs no retry policy: one is built only after a failure to retry
-    dialect === "pg" ? retryCancelled(self, 2) : Effect.catchIf(self, migrations.isBusy, () =>
-      Effect.retry(self, {
-        while: migrations.isBusy,
-        schedule: Schedule.exponential("5 millis", 2).pipe(
-          Schedule.union(Schedule.spaced("100 millis")),
-          Schedule.jittered,
-          Schedule.upTo(lockTimeout)
-        )
-      }).pipe(
-        Effect.delay("5 millis"),
-        Effect.catchIf(migrations.isBusy, (cause) =>
-          Effect.fail(
-            new WorkflowError.SessionStoreError({
-              method,
-              description: `the database stayed locked by another connection for more than ${
-                Duration.format(lockTimeout)
-              } (SQLITE_BUSY)`,
-              cause
-            })
-          ))
-      ))
+  const waitForLock =
+    (method: string) =>
+    <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.SessionStoreError, R> =>
+      // a statement that went through costs no retry policy: one is built only after a failure to retry
+      dialect === "pg" ? retryCancelled(self, 2) : Effect.catchIf(self, migrations.isBusy, () =>
+        Effect.retry(self, {
+          while: migrations.isBusy,
+          schedule: Schedule.exponential("5 millis", 2).pipe(
+            Schedule.union(Schedule.spaced("100 millis")),
+            Schedule.jittered,
+            Schedule.upTo(lockTimeout)
+          )
+        }).pipe(
+          Effect.delay("5 millis"),
+          Effect.catchIf(migrations.isBusy, (cause) =>
+            Effect.fail(
+              new WorkflowError.SessionStoreError({
+                method,
+                description: `the database stayed locked by another connection for more than ${
+                  Duration.format(lockTimeout)
+                } (SQLITE_BUSY)`,
+                cause
+              })
+            ))
+        ))
 
   /** `self` again, at most `times` more times, while its statement was cancelled from outside. */
   const retryCancelled = <A, E, R>(self: Effect.Effect<A, E, R>, times: number): Effect.Effect<A, E, R> =>
@@ -242,7 +242,9 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
    * database is locked); a transaction of its own on another SQLite
    * connection (see `inTransaction`).
    */
-  const writing = (method: string): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError | WorkflowError.SessionStoreError, R> =>
+  const writing = (
+    method: string
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError | WorkflowError.SessionStoreError, R> =>
     dialect === "pg" ? identity : exclusiveConnection ? waitForLock(method) : transaction(method)
 
   // On the connection it opened itself, nobody else's, the SQLite store keeps the
@@ -294,8 +296,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
     })
 
   /** A wake-up time, typed (PostgreSQL's `INSERT … SELECT` has no column type to infer a NULL's from). */
-  const wakeAtValue = (wakeAt: number | null) =>
-    wakeAt === null ? sql.literal("NULL") : sql`${wakeAt}`
+  const wakeAtValue = (wakeAt: number | null) => wakeAt === null ? sql.literal("NULL") : sql`${wakeAt}`
 
   /** Tells PostgreSQL watchers of a commit (delivered when its transaction commits); SQLite's poll. */
   const notify = (sessionId: string): Effect.Effect<void, SqlError> =>
@@ -344,7 +345,8 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   const selectActive = (runId: string) =>
     Effect.flatMap(
       sql`SELECT * FROM ${activeTable} WHERE run_id = ${runId}`,
-      (found) => Effect.map(decodeActive(found), (decoded) => Option.map(Option.fromNullable(decoded[0]), rows.toActiveRun))
+      (found) =>
+        Effect.map(decodeActive(found), (decoded) => Option.map(Option.fromNullable(decoded[0]), rows.toActiveRun))
     )
   const runLost = (runId: string) =>
     Effect.flatMap(selectActive(runId), (active) => Effect.fail(rows.runLost(runId, active)))
@@ -371,9 +373,11 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   const activeAsJson = sql.onDialectOrElse({
     pg: () => sql.literal("CASE WHEN s.session_id IS NULL THEN row_to_json(a) END AS a_row"),
     orElse: () =>
-      sql.literal(`CASE WHEN s.session_id IS NULL AND a.run_id IS NOT NULL THEN json_object(${
-        Object.keys(ActiveRow.fields).map((column) => `'${column}', a.${column}`).join(", ")
-      }) END AS a_row`)
+      sql.literal(
+        `CASE WHEN s.session_id IS NULL AND a.run_id IS NOT NULL THEN json_object(${
+          Object.keys(ActiveRow.fields).map((column) => `'${column}', a.${column}`).join(", ")
+        }) END AS a_row`
+      )
   })
   const decodeSessionRow = Schema.decodeUnknown(SessionRow)
 
@@ -390,7 +394,9 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
       const withState = options?.state !== false
       const knownVersion = withState ? options?.knownVersion ?? null : null
       const state = withState ? storedState(sessionId, knownVersion) : sql`NULL AS state, NULL AS pending_changes`
-      const found = yield* sql<{ readonly session_id: unknown; readonly a_run_id: string | null; readonly a_row: unknown }>`
+      const found = yield* sql<
+        { readonly session_id: unknown; readonly a_run_id: string | null; readonly a_row: unknown }
+      >`
 SELECT s.session_id, s.workflow_name, s.user_id, s.session_name, s.version, s.created_at, s.updated_at, ${state},
   a.run_id AS a_run_id, ${activeAsJson}
 FROM (SELECT 1 AS one) k
@@ -404,9 +410,13 @@ ORDER BY a.started_at, a.run_id${binary}`
         const session = yield* rows.toStoredSession(row, withState ? knownVersion : row.version)
         return { _tag: "Stored", session } satisfies SessionStore.SessionFound
       }
-      const runs = yield* decodeActive(found.flatMap(({ a_row }) =>
-        a_row === null || a_row === undefined ? [] : [typeof a_row === "string" ? JSON.parse(a_row) as unknown : a_row]
-      ))
+      const runs = yield* decodeActive(
+        found.flatMap(({ a_row }) =>
+          a_row === null || a_row === undefined
+            ? []
+            : [typeof a_row === "string" ? JSON.parse(a_row) as unknown : a_row]
+        )
+      )
       return { _tag: "New", runs: runs.map(rows.toActiveRun) } satisfies SessionStore.SessionFound
     },
     waitForLock("findSession"),
@@ -463,7 +473,8 @@ ORDER BY a.started_at, a.run_id${binary}`
         changes: commit.changes ?? [],
         changesText: write.json
       })
-    const notPaused = sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
+    const notPaused =
+      sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
     const checked = sql`session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId}) AND ${notPaused}`
     // `keptChanges`'s rule, in SQL, on the row before the write
@@ -489,13 +500,21 @@ WHERE ${checked} AND ${keepable} AND ${history.condition} RETURNING version`
     const alongside = commit.expectedVersion === 0
       ? []
       : write._tag === "state"
-      ? [sql`dropped AS (DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`]
+      ? [
+        sql`dropped AS (DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`
+      ]
       : [sql`kept AS (INSERT INTO ${changesTable} (session_id, version, changes)
   SELECT ${commit.sessionId}::text, version, ${write.json}::text FROM written)`]
     const recorded = runRow === undefined ? [] : [sql`recorded AS (
   INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(runRow)} FROM written ${replacingRecord}
 )`]
-    const ctes = sql.join(",\n", false)([...history.before, sql`written AS (${written})`, ...alongside, ...history.after, ...recorded])
+    const ctes = sql.join(",\n", false)([
+      ...history.before,
+      sql`written AS (${written})`,
+      ...alongside,
+      ...history.after,
+      ...recorded
+    ])
     return Effect.map(
       Effect.flatMap(
         sql`WITH ${ctes}
@@ -602,8 +621,14 @@ RETURNING version`
       : commit.expectedVersion === 0
       ? sql`INSERT INTO ${sessions}
   (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at, last_run_id)
-${pausedInWrite ? sql.literal("SELECT ") : sql.literal("VALUES (")}${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state},
-  ${state.length}, ${state.length}, 1, ${now}, ${now}, ${lastRunId}${pausedInWrite ? sql`WHERE TRUE ${notPaused}` : sql.literal(")")}
+${
+        pausedInWrite
+          ? sql.literal("SELECT ")
+          : sql.literal("VALUES (")
+      }${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state},
+  ${state.length}, ${state.length}, 1, ${now}, ${now}, ${lastRunId}${
+        pausedInWrite ? sql`WHERE TRUE ${notPaused}` : sql.literal(")")
+      }
 ON CONFLICT (session_id) DO NOTHING
 RETURNING version`
       : sql`UPDATE ${sessions} SET state = ${state}, state_size = ${state.length}, base_size = ${state.length},
@@ -730,7 +755,10 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
       ? Effect.succeed(version)
       : trimRecords(sessionId, keepRuns).pipe(
         Effect.catchAll((error) =>
-          Effect.logWarning(`SqlSessionStore: could not trim the run records of session '${sessionId}' to ${keepRuns}`, error)
+          Effect.logWarning(
+            `SqlSessionStore: could not trim the run records of session '${sessionId}' to ${keepRuns}`,
+            error
+          )
         ),
         Effect.as(version)
       )
@@ -741,7 +769,9 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
       if (commit.run !== undefined) yield* Effect.annotateCurrentSpan(runAttribute, commit.run.runId)
       const now = yield* Clock.currentTimeMillis
       const changes = yield* rows.changesJson("commit", commit)
-      const state = commit.state === undefined || changes !== null ? null : yield* rows.stateJson("commit", commit.state)
+      const state = commit.state === undefined || changes !== null
+        ? null
+        : yield* rows.stateJson("commit", commit.state)
       const runRow = commit.run === undefined ? undefined : yield* rows.toRunRow("commit", commit.sessionId, commit.run)
       // a commit of its whole state that keeps versions compares it with the version before:
       // the transactional commit (but a new session's has none: one statement keeps it whole);
@@ -813,7 +843,9 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
         ...(filter.search === undefined ? [] : [searched(SessionStore.foldSearch(filter.search))]),
         ...afterKey("updated_at", "session_id", filter.after && [filter.after.updatedAt, filter.after.sessionId])
       ]
-      const found = yield* sql<{ readonly session_id: unknown; readonly updated_at: unknown }>`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
+      const found = yield* sql<
+        { readonly session_id: unknown; readonly updated_at: unknown }
+      >`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
 FROM ${sessions} WHERE ${sql.and(clauses)} ${keyOrder("updated_at", "session_id")}${binary}${pastPage(filter.limit)}`
       const limit = filter.limit
       const page = limit === undefined || found.length <= limit ? found : found.slice(0, limit)
@@ -913,7 +945,9 @@ WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
         const [at] = (yield* versions.list(request.sessionId)).filter((info) => info.version === request.version)
         const created = yield* sql`INSERT INTO ${sessions}
   (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
-VALUES (${request.newSessionId}, ${source.value.workflow_name}, ${request.userId ?? null}, NULL, ${state}, ${state.length},
+VALUES (${request.newSessionId}, ${source.value.workflow_name}, ${
+          request.userId ?? null
+        }, NULL, ${state}, ${state.length},
   ${state.length}, ${request.version}, ${at?.runId ?? null}, ${now}, ${now})
 ON CONFLICT (session_id) DO NOTHING RETURNING version`
         if (created.length === 0) return yield* new WorkflowError.SessionExists({ sessionId: request.newSessionId })
@@ -950,7 +984,9 @@ ON CONFLICT (session_id) DO NOTHING RETURNING version`
   (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at,
    wake_at)
 SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
-  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${rows.activeData(run)}, ${run.startedAt}, ${run.updatedAt},
+  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${
+        rows.activeData(run)
+      }, ${run.startedAt}, ${run.updatedAt},
   ${wakeAtValue(rows.wakeAtOf(run))}
 WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId})
 ON CONFLICT (run_id) DO NOTHING
@@ -1058,7 +1094,9 @@ RETURNING *`.pipe(writing("claimRun"))
         ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
         ...(filter.dueBy === undefined ? [] : [sql`status = 'paused' AND wake_at <= ${filter.dueBy}`])
       ]
-      const found = yield* sql`SELECT * FROM ${activeTable} WHERE ${sql.and(clauses)} ORDER BY started_at, run_id${binary}`
+      const found = yield* sql`SELECT * FROM ${activeTable} WHERE ${
+        sql.and(clauses)
+      } ORDER BY started_at, run_id${binary}`
       return (yield* decodeActive(found)).map(rows.toActiveRun)
     },
     waitForLock("activeRuns"),
@@ -1129,7 +1167,9 @@ RETURNING *`.pipe(writing("claimRun"))
         // a run of a new session ends with the session created (from its initial state) to hold the record
         yield* sql`INSERT INTO ${sessions}
   (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
-VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, ${initial.length},
+VALUES (${run.sessionId}, ${run.workflowName}, ${
+          run.userId ?? null
+        }, NULL, ${initial}, ${initial.length}, ${initial.length},
   1, NULL, ${now}, ${now})
 ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
         if (!existed) {
@@ -1160,16 +1200,22 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
       const json = yield* rows.toJson("addSignal", "signal value", value)
       if (json === null) {
-        return yield* new WorkflowError.SessionStoreError({ method: "addSignal", description: "cannot serialise the signal value as JSON" })
+        return yield* new WorkflowError.SessionStoreError({
+          method: "addSignal",
+          description: "cannot serialise the signal value as JSON"
+        })
       }
       const now = yield* Clock.currentTimeMillis
       return yield* Effect.gen(function*() {
         // the unfinished run's row first (the one lock order): its signals are numbered one at a time
-        const held = yield* sql`UPDATE ${activeTable} SET updated_at = updated_at WHERE run_id = ${runId} RETURNING run_id`
+        const held =
+          yield* sql`UPDATE ${activeTable} SET updated_at = updated_at WHERE run_id = ${runId} RETURNING run_id`
         if (held.length === 0) return yield* Effect.fail(rows.runNotFound(runId))
         const [last] = yield* decodeSeq(yield* sql`SELECT MAX(seq) AS seq FROM ${signalsTable} WHERE run_id = ${runId}`)
         const seq = (last?.seq ?? 0) + 1
-        yield* sql`INSERT INTO ${signalsTable} ${sql.insert({ run_id: runId, seq, name, value: json, created_at: now })}`
+        yield* sql`INSERT INTO ${signalsTable} ${
+          sql.insert({ run_id: runId, seq, name, value: json, created_at: now })
+        }`
         return seq
       }).pipe(transaction("addSignal"))
     },
@@ -1201,7 +1247,11 @@ ORDER BY seq`
             createdAt: row.created_at
           })),
         catch: (cause) =>
-          new WorkflowError.SessionStoreError({ method: "signals", description: `a stored signal of run '${runId}' is not valid JSON`, cause })
+          new WorkflowError.SessionStoreError({
+            method: "signals",
+            description: `a stored signal of run '${runId}' is not valid JSON`,
+            cause
+          })
       })
     },
     waitForLock("signals"),
@@ -1242,23 +1292,23 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
    * A watcher's read that lost its connection is tried again (`reconnecting`),
    * then fails saying so; the database's other errors fail it at once.
    */
-  const readAgainWhenLost = (method: string) =>
-  <A, E extends { readonly _tag: string }, R>(self: Effect.Effect<A, E, R>) =>
-    (lostConnection === undefined ? self : Effect.retry(self, { while: lost, schedule: reconnecting })).pipe(
-      Effect.catchIf(
-        (error): error is Extract<E, rows.StoreFailure> => error._tag === "SqlError" || error._tag === "ParseError",
-        (error) =>
-          lost(error)
-            ? new WorkflowError.SessionStoreError({
-              method,
-              description: `lost its connection, and could not read again within ${Duration.format(relistenTimeout)}: ${
-                describeError(error)
-              }`,
-              cause: error
-            })
-            : storeError(method)(error)
+  const readAgainWhenLost =
+    (method: string) => <A, E extends { readonly _tag: string }, R>(self: Effect.Effect<A, E, R>) =>
+      (lostConnection === undefined ? self : Effect.retry(self, { while: lost, schedule: reconnecting })).pipe(
+        Effect.catchIf(
+          (error): error is Extract<E, rows.StoreFailure> => error._tag === "SqlError" || error._tag === "ParseError",
+          (error) =>
+            lost(error)
+              ? new WorkflowError.SessionStoreError({
+                method,
+                description: `lost its connection, and could not read again within ${
+                  Duration.format(relistenTimeout)
+                }: ${describeError(error)}`,
+                cause: error
+              })
+              : storeError(method)(error)
+        )
       )
-    )
 
   /**
    * The wake-ups of a reader: every `pollInterval`, and, told of writes (the
@@ -1313,7 +1363,9 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
         waitForLock("watch"),
         readAgainWhenLost("watch")
       )
-    return rows.watchStream(wakeUps("watch", channel, sessionId, options), read).pipe(Stream.withSpan("SqlSessionStore.watch"))
+    return rows.watchStream(wakeUps("watch", channel, sessionId, options), read).pipe(
+      Stream.withSpan("SqlSessionStore.watch")
+    )
   }
 
   // -- event logs --------------------------------------------------------------------
@@ -1322,7 +1374,11 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   const eventsChannel = channelName(`${t.sessions}_events`)
 
   const appendEvents = Effect.fn("SqlSessionStore.appendEvents")(
-    function*(runId: string, events: ReadonlyArray<WorkflowEvent.WorkflowEvent>, retention: SessionStore.EventRetention) {
+    function*(
+      runId: string,
+      events: ReadonlyArray<WorkflowEvent.WorkflowEvent>,
+      retention: SessionStore.EventRetention
+    ) {
       if (events.length === 0) return
       const now = yield* Clock.currentTimeMillis
       const values = yield* Effect.forEach(events, (event) =>
@@ -1370,7 +1426,10 @@ ORDER BY seq LIMIT ${limit}`
     Effect.catchTags({ SqlError: storeError("readEvents"), ParseError: storeError("readEvents") })
   )
 
-  const watchEvents = (runId: string, options?: SessionStore.WatchOptions): Stream.Stream<void, WorkflowError.SessionStoreError> =>
+  const watchEvents = (
+    runId: string,
+    options?: SessionStore.WatchOptions
+  ): Stream.Stream<void, WorkflowError.SessionStoreError> =>
     Stream.concat(Stream.make(undefined), wakeUps("watchEvents", eventsChannel, runId, options)).pipe(
       Stream.as(undefined),
       Stream.withSpan("SqlSessionStore.watchEvents")
@@ -1425,7 +1484,9 @@ ORDER BY seq LIMIT ${limit}`
    * never both find the queue free; SQLite's write lock does that already.
    */
   const lockQueue = (sessionId: string) =>
-    dialect === "pg" ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${t.queue}:${sessionId}`}, 0))`) : Effect.void
+    dialect === "pg"
+      ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${t.queue}:${sessionId}`}, 0))`)
+      : Effect.void
   const notifyQueue = (sessionId: string): Effect.Effect<void, SqlError> =>
     dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${queueChannel}, ${sessionId})`) : Effect.void
 
@@ -1444,7 +1505,10 @@ RETURNING ticket`
       }).pipe(transaction("enqueueRun"))
       const ticket = inserted[0]?.ticket
       if (ticket === undefined) {
-        return yield* new WorkflowError.SessionStoreError({ method: "enqueueRun", description: `run '${run.runId}' is queued already` })
+        return yield* new WorkflowError.SessionStoreError({
+          method: "enqueueRun",
+          description: `run '${run.runId}' is queued already`
+        })
       }
       return Number(ticket)
     },
@@ -1503,14 +1567,19 @@ WHERE session_id = ${sessionId} AND run_id <> ${runId} AND (status = 'running' O
         ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
         ...(filter.runId === undefined ? [] : [sql`run_id = ${filter.runId}`])
       ]
-      const found = yield* decodeQueue(yield* sql`SELECT * FROM ${queueTable} WHERE ${sql.and(clauses)} ORDER BY ticket`)
+      const found = yield* decodeQueue(
+        yield* sql`SELECT * FROM ${queueTable} WHERE ${sql.and(clauses)} ORDER BY ticket`
+      )
       return yield* Effect.forEach(found, rows.toQueuedRun)
     },
     waitForLock("queuedRuns"),
     Effect.catchTags({ SqlError: storeError("queuedRuns"), ParseError: storeError("queuedRuns") })
   )
 
-  const watchQueue = (sessionId: string, options?: SessionStore.WatchOptions): Stream.Stream<void, WorkflowError.SessionStoreError> =>
+  const watchQueue = (
+    sessionId: string,
+    options?: SessionStore.WatchOptions
+  ): Stream.Stream<void, WorkflowError.SessionStoreError> =>
     Stream.concat(Stream.make(undefined), wakeUps("watchQueue", queueChannel, sessionId, options)).pipe(
       Stream.as(undefined),
       Stream.withSpan("SqlSessionStore.watchQueue")

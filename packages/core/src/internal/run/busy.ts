@@ -18,8 +18,8 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
-import { registered } from "./background.js"
 import type { Any } from "../workflow/model.js"
+import { registered } from "./background.js"
 import { cancelledWhileRunning } from "./lease.js"
 import { type Ids, storedInputOf } from "./model.js"
 
@@ -93,7 +93,10 @@ export const interruptibleRun = <A, E, R>(
  * no record, `cancelled` too), marked as a cancellation (see
  * `lease.isCancellation`: its events end with `RunCancelled`).
  */
-const endedByInterrupt = (store: SessionStore.Service, { runId, sessionId }: Ids): Effect.Effect<WorkflowError.RunEnded> =>
+const endedByInterrupt = (
+  store: SessionStore.Service,
+  { runId, sessionId }: Ids
+): Effect.Effect<WorkflowError.RunEnded> =>
   Effect.map(
     Effect.orElseSucceed(store.getRun(runId), () => Option.none<SessionStore.RunLookup>()),
     (found) =>
@@ -180,7 +183,9 @@ export const enqueued = <A, E, R>(
     const wakeUps = yield* Queue.sliding<void>(1)
     yield* store.watchQueue(sessionId).pipe(
       Stream.runForEach(() => Queue.offer(wakeUps, undefined)),
-      Effect.catchAll((error) => Effect.logWarning(`sessionflow: cannot watch the queue of session ${sessionId}`, error)),
+      Effect.catchAll((error) =>
+        Effect.logWarning(`sessionflow: cannot watch the queue of session ${sessionId}`, error)
+      ),
       Effect.forkScoped
     )
     const now = yield* Clock.currentTimeMillis
@@ -203,15 +208,22 @@ export const enqueued = <A, E, R>(
     )
     const lost = new WorkflowError.RunLost({
       runId,
-      description: "its place in the session's queue was lost: its lease expired (the process stalled longer than the lease)"
+      description:
+        "its place in the session's queue was lost: its lease expired (the process stalled longer than the lease)"
     })
     /**
      * whether a run outside the queue holds the session: paused, or running
      * elsewhere, not abandoned (under a live lease, its process not gone)
      */
-    const held = Effect.flatMap(store.activeRuns({ sessionId }), (runs) =>
-      Effect.map(Clock.currentTimeMillis, (at) =>
-        runs.some((run) => run.runId !== runId && (run.status === "paused" || !SessionStore.isAbandoned(run, at)))))
+    const held = Effect.flatMap(
+      store.activeRuns({ sessionId }),
+      (runs) =>
+        Effect.map(
+          Clock.currentTimeMillis,
+          (at) =>
+            runs.some((run) => run.runId !== runId && (run.status === "paused" || !SessionStore.isAbandoned(run, at)))
+        )
+    )
     /**
      * Drops the session's queued runs whose caller is a gone process of this
      * host (`SessionStore.ownerGone`), each only while it is still that
@@ -228,23 +240,29 @@ export const enqueued = <A, E, R>(
     const nextWakeUp = Effect.timeout(Queue.take(wakeUps), Duration.millis(pollMillis)).pipe(
       Effect.catchTag("TimeoutException", () => Effect.void)
     )
-    const waitTurn: Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost> = Effect.gen(function*() {
-      while (true) {
-        const turn = yield* look
-        if (turn === "lost") return yield* lost
-        if (turn === "taken" && !(yield* held)) return
-        // a run ahead whose caller died on this host leaves the queue at once: look again
-        if (turn === "waiting" && (yield* dropGone)) continue
-        yield* nextWakeUp
+    const waitTurn: Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost> = Effect.gen(
+      function*() {
+        while (true) {
+          const turn = yield* look
+          if (turn === "lost") return yield* lost
+          if (turn === "taken" && !(yield* held)) return
+          // a run ahead whose caller died on this host leaves the queue at once: look again
+          if (turn === "waiting" && (yield* dropGone)) continue
+          yield* nextWakeUp
+        }
       }
-    })
+    )
     // while the run runs, its turn is kept (a lost turn is only logged: the
     // session's version check still refuses a commit on a state moved on)
     const keepTurn = look.pipe(
       Effect.tap((turn) =>
-        turn === "lost" ? Effect.logWarning(`sessionflow: run ${runId} lost its turn in the queue of session ${sessionId}`) : Effect.void
+        turn === "lost"
+          ? Effect.logWarning(`sessionflow: run ${runId} lost its turn in the queue of session ${sessionId}`)
+          : Effect.void
       ),
-      Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not renew run ${runId}'s turn in the queue`, error)),
+      Effect.catchAll((error) =>
+        Effect.logWarning(`sessionflow: could not renew run ${runId}'s turn in the queue`, error)
+      ),
       Effect.repeat(Schedule.spaced(Duration.millis(pollMillis))),
       Effect.delay(Duration.millis(pollMillis)),
       Effect.zipRight(Effect.never)

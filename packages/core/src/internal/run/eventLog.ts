@@ -90,7 +90,10 @@ export const storing = (options: LogOptions | undefined, runId: string, known: b
             Effect.sync(() => {
               batch = [...written, ...batch]
             }),
-            Effect.logWarning(`sessionflow: could not store the events of run '${runId}' (kept for the next write)`, error)
+            Effect.logWarning(
+              `sessionflow: could not store the events of run '${runId}' (kept for the next write)`,
+              error
+            )
           )
         )
       )
@@ -201,7 +204,10 @@ export const follow = (
         if (ended === undefined) return { events, done: false }
         const rest = yield* readAll
         if (rest.length === 0 && !checked && after < 0) {
-          return yield* new WorkflowError.RunNotFound({ runId, description: "it has no stored events (they were not stored, or are no longer kept)" })
+          return yield* new WorkflowError.RunNotFound({
+            runId,
+            description: "it has no stored events (they were not stored, or are no longer kept)"
+          })
         }
         if (rest.some(endsStream)) return { events: rest, done: true }
         // the log ended the stream at or before what was asked for (read after its end)

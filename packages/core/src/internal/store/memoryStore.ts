@@ -43,13 +43,15 @@ const serialise = (method: string, what: string, value: unknown) =>
       if (json === undefined) throw new Error(`the ${what} is not JSON-serialisable`)
       return json
     },
-    catch: (cause) => new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
+    catch: (cause) =>
+      new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
   })
 
 const parse = <A>(json: string): A => JSON.parse(json) as A
 
 /** Larger `at` first, then by id in code point order: the order of every listing. */
-const byKey = (a: readonly [number, string], b: readonly [number, string]): number => b[0] - a[0] || ids.compare(a[1], b[1])
+const byKey = (a: readonly [number, string], b: readonly [number, string]): number =>
+  b[0] - a[0] || ids.compare(a[1], b[1])
 
 /**
  * The page of `items` (with their keys) after `after`, at most `limit` long,
@@ -62,7 +64,10 @@ const pageOf = <A>(
 ): { readonly items: ReadonlyArray<A>; readonly next: readonly [number, string] | undefined } => {
   const rest = items.filter(([key]) => after === undefined || byKey(key, after) > 0).sort((a, b) => byKey(a[0], b[0]))
   const taken = limit === undefined ? rest : rest.slice(0, limit)
-  return { items: taken.map(([, item]) => item), next: taken.length < rest.length ? taken[taken.length - 1]![0] : undefined }
+  return {
+    items: taken.map(([, item]) => item),
+    next: taken.length < rest.length ? taken[taken.length - 1]![0] : undefined
+  }
 }
 
 const owned = (userId: string | undefined, filter: string | null | undefined) =>
@@ -71,7 +76,9 @@ const owned = (userId: string | undefined, filter: string | null | undefined) =>
 const checkOwner = (sessionId: string, ownerId: string | undefined, userId: string | undefined) =>
   ownerId === undefined || ownerId === userId
     ? Effect.void
-    : Effect.fail(new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) }))
+    : Effect.fail(
+      new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) })
+    )
 
 /**
  * A private copy of a state, as a JSON round trip would give it back: plain
@@ -139,7 +146,10 @@ const keepVersion = (
     const named = changes === undefined ? undefined : SessionStore.changedKeys(changes)
     const changed = version === 1
       ? createdKeys(session.state)
-      : named ?? (previous === undefined ? undefined : SessionStore.changedKeys(SessionStore.diffStates(previous.state, session.state)))
+      : named ??
+        (previous === undefined
+          ? undefined
+          : SessionStore.changedKeys(SessionStore.diffStates(previous.state, session.state)))
     session.versions.push({ info: versionInfo(version, session.lastRunId, committedAt, changed), state: session.state })
   }
   const oldest = version - keep + 1
@@ -165,7 +175,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
   /** the event logs of runs, by run id */
   const logs = new Map<string, EventLog>()
   /** the signals of unfinished runs (values as JSON text), by run id, in `seq` order */
-  const signals = new Map<string, Array<{ readonly seq: number; readonly name: string; readonly json: string; readonly createdAt: number }>>()
+  const signals = new Map<
+    string,
+    Array<{ readonly seq: number; readonly name: string; readonly json: string; readonly createdAt: number }>
+  >()
   /** removes an unfinished run, with its signals */
   const endActive = (runId: string) => {
     active.delete(runId)
@@ -244,12 +257,17 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     return { runs, events }
   }
   /** the records of a session beyond its most recent `keep`, oldest first */
-  const beyond = (session: MemorySession, keep: number) => [...session.runs.keys()].slice(0, Math.max(0, session.runs.size - keep))
+  const beyond = (session: MemorySession, keep: number) =>
+    [...session.runs.keys()].slice(0, Math.max(0, session.runs.size - keep))
   const lost = (runId: string, description: string) => Effect.fail(new WorkflowError.RunLost({ runId, description }))
   const checkRunOwner = (runId: string, owner: string) => {
     const run = activeRun(runId)
-    if (run === undefined) return lost(runId, "the run is no longer unfinished (it was cancelled or finished elsewhere)")
-    if (run.owner !== owner) return lost(runId, `the run is now owned by ${run.owner === "" ? "nobody (paused)" : run.owner}`)
+    if (run === undefined) {
+      return lost(runId, "the run is no longer unfinished (it was cancelled or finished elsewhere)")
+    }
+    if (run.owner !== owner) {
+      return lost(runId, `the run is now owned by ${run.owner === "" ? "nobody (paused)" : run.owner}`)
+    }
     return Effect.succeed(run)
   }
 
@@ -263,7 +281,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       Effect.sync((): SessionStore.SessionFound => {
         const s = sessions.get(sessionId)
         if (s === undefined) return { _tag: "New", runs: unfinishedRuns({ sessionId }) }
-        return { _tag: "Stored", session: storedOf(s, options?.state === false ? s.info.version : options?.knownVersion) }
+        return {
+          _tag: "Stored",
+          session: storedOf(s, options?.state === false ? s.info.version : options?.knownVersion)
+        }
       }),
     info: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId)?.info)),
     commit: (commit) =>
@@ -282,7 +303,11 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           ? yield* Effect.try({
             try: () => applyChanges(existing!.state, changes.copy as ReadonlyArray<Change>, { copy: true }),
             catch: (cause) =>
-              new WorkflowError.SessionStoreError({ method: "commit", description: "the changes do not fit the stored state", cause })
+              new WorkflowError.SessionStoreError({
+                method: "commit",
+                description: "the changes do not fit the stored state",
+                cause
+              })
           })
           : yield* store("commit", commit.state)
         const run = commit.run === undefined ? undefined : yield* serialise("commit", "run record", commit.run)
@@ -380,7 +405,14 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       }),
     listRuns: (filter) =>
       Effect.sync(() => {
-        const matches = (run: { readonly workflowName: string; readonly userId?: string | undefined; readonly sessionId: string; readonly status: string }) =>
+        const matches = (
+          run: {
+            readonly workflowName: string
+            readonly userId?: string | undefined
+            readonly sessionId: string
+            readonly status: string
+          }
+        ) =>
           (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
           owned(run.userId, filter.userId) &&
           (filter.sessionId === undefined || run.sessionId === filter.sessionId) &&
@@ -396,7 +428,11 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
             if (matches(record)) found.push([[record.startedAt, record.runId], { _tag: "Recorded", record }])
           }
         }
-        const page = pageOf(found, filter.after === undefined ? undefined : [filter.after.startedAt, filter.after.runId], filter.limit)
+        const page = pageOf(
+          found,
+          filter.after === undefined ? undefined : [filter.after.startedAt, filter.after.runId],
+          filter.limit
+        )
         return {
           runs: page.items,
           ...(page.next === undefined ? {} : { next: { startedAt: page.next[0], runId: page.next[1] } })
@@ -418,8 +454,11 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       }),
     runs: (sessionId, options) =>
       Effect.sync(() => {
-        const all = Array.from(sessions.get(sessionId)?.runs.values() ?? [], (json) => parse<SessionStore.RunRecord>(json))
-        const runs = options.status === undefined ? all : all.filter((run) => run.status === options.status)
+        const all = Array.from(sessions.get(sessionId)?.runs.values() ?? [], (json) =>
+          parse<SessionStore.RunRecord>(json))
+        const runs = options.status === undefined ? all : all.filter((run) =>
+          run.status === options.status
+        )
         return options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
       }),
     versions: (sessionId) => Effect.sync(() => (sessions.get(sessionId)?.versions ?? []).map((kept) => kept.info)),
@@ -434,7 +473,9 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         const source = sessions.get(request.sessionId)
         if (source === undefined) return yield* new WorkflowError.SessionNotFound({ sessionId: request.sessionId })
         const at = source.versions.find((row) => row.info.version === request.version)
-        if (at === undefined) return yield* SessionStore.versionNotFound(request.sessionId, request.version, source.info.version)
+        if (at === undefined) {
+          return yield* SessionStore.versionNotFound(request.sessionId, request.version, source.info.version)
+        }
         if (sessions.has(request.newSessionId)) {
           return yield* new WorkflowError.SessionExists({ sessionId: request.newSessionId })
         }
@@ -471,7 +512,9 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           last = published.info.version
           return Option.some(toChange(published, skipped))
         }
-        const start = current === undefined ? [] : [toChange({ info: current.info, state: current.state, runId: current.lastRunId }, 0)]
+        const start = current === undefined
+          ? []
+          : [toChange({ info: current.info, state: current.state, runId: current.lastRunId }, 0)]
         return Stream.concat(Stream.fromIterable(start), Stream.fromQueue(subscription).pipe(Stream.filterMap(later)))
       })),
     appendEvents: (runId, events, retention) =>
@@ -549,7 +592,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     enqueueRun: (run) =>
       Effect.gen(function*() {
         if (queue.has(run.runId)) {
-          return yield* new WorkflowError.SessionStoreError({ method: "enqueueRun", description: `run '${run.runId}' is queued already` })
+          return yield* new WorkflowError.SessionStoreError({
+            method: "enqueueRun",
+            description: `run '${run.runId}' is queued already`
+          })
         }
         const ticket = ++lastTicket
         queue.set(run.runId, yield* serialise("enqueueRun", "queued run", { ...run, ticket, status: "waiting" }))
@@ -572,14 +618,19 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           other.runId !== runId && (other.status === "running" || other.ticket < mine.ticket)
         )
         const status = mine.status === "running" || !ahead ? "running" as const : "waiting" as const
-        queue.set(runId, yield* serialise("takeQueueTurn", "queued run", { ...mine, status, leaseExpiresAt: turn.leaseExpiresAt }))
+        queue.set(
+          runId,
+          yield* serialise("takeQueueTurn", "queued run", { ...mine, status, leaseExpiresAt: turn.leaseExpiresAt })
+        )
         return status === "running" ? "taken" as const : "waiting" as const
       }),
     leaveQueue: (sessionId, runId, owner) =>
       Effect.gen(function*() {
         const json = queue.get(runId)
         const run = json === undefined ? undefined : parse<SessionStore.QueuedRun>(json)
-        if (run === undefined || run.sessionId !== sessionId || (owner !== undefined && run.owner !== owner)) return false
+        if (run === undefined || run.sessionId !== sessionId || (owner !== undefined && run.owner !== owner)) {
+          return false
+        }
         queue.delete(runId)
         yield* PubSub.publish(dequeued, sessionId)
         return true
@@ -702,7 +753,13 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       Effect.sync(() =>
         (signals.get(runId) ?? [])
           .filter((signal) => options?.name === undefined || signal.name === options.name)
-          .map((signal) => ({ runId, seq: signal.seq, name: signal.name, value: parse<unknown>(signal.json), createdAt: signal.createdAt }))
+          .map((signal) => ({
+            runId,
+            seq: signal.seq,
+            name: signal.name,
+            value: parse<unknown>(signal.json),
+            createdAt: signal.createdAt
+          }))
       ),
     endRun: (runId, record, owner) =>
       Effect.gen(function*() {

@@ -197,7 +197,9 @@ const encodeChanged = (ast: AST.AST, base: unknown, next: unknown): unknown => {
       known++
       const value = next[name]
       if (value === undefined) return fallback
-      const encoded = Object.hasOwn(base, name) ? encodeChanged(ps.type, base[name], value) : encodeWhole(ps.type, value)
+      const encoded = Object.hasOwn(base, name)
+        ? encodeChanged(ps.type, base[name], value)
+        : encodeWhole(ps.type, value)
       if (encoded === fallback) return fallback
       out[name] = encoded
     }

@@ -4,8 +4,8 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as ParseResult from "effect/ParseResult"
+import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as Schema from "effect/Schema"
 import * as RunContext from "../../RunContext.js"
 import * as SessionState from "../../SessionState.js"
@@ -13,9 +13,9 @@ import type * as SessionStore from "../../SessionStore.js"
 import type { StepInput } from "../../StepInput.js"
 import type * as StepOutput from "../../StepOutput.js"
 import * as WorkflowError from "../../WorkflowError.js"
-import * as executors from "../step/executors.js"
 import { isPlainObject } from "../json.js"
 import { nestedExecContext, runSequence } from "../step/exec.js"
+import * as executors from "../step/executors.js"
 import * as step from "../step/node.js"
 
 /** @internal */
@@ -202,7 +202,9 @@ export const fromFields = <W extends Any>(fields: Fields): W => {
 }
 
 /** @internal */
-export const fromOptions = <W extends Any>(options: MakeOptions<ReadonlyArray<step.Any>, InputSchema, SessionState.Any>): W =>
+export const fromOptions = <W extends Any>(
+  options: MakeOptions<ReadonlyArray<step.Any>, InputSchema, SessionState.Any>
+): W =>
   fromFields({
     name: options.name,
     description: options.description,
@@ -282,7 +284,10 @@ export const decodeState = (
 ): Effect.Effect<unknown, WorkflowError.StateDecodeError> =>
   self.state === undefined
     ? isPlainObject(encoded) ? Effect.succeed(encoded) : Effect.fail(notAnObject(sessionId))
-    : Effect.mapError(Schema.decodeUnknown(self.state.schema as Schema.Schema<unknown, unknown>)(encoded), schemaError(sessionId))
+    : Effect.mapError(
+      Schema.decodeUnknown(self.state.schema as Schema.Schema<unknown, unknown>)(encoded),
+      schemaError(sessionId)
+    )
 
 /** Encodes a state for storage. @internal */
 export const encodeState = (
@@ -292,7 +297,10 @@ export const encodeState = (
 ): Effect.Effect<unknown, WorkflowError.StateDecodeError> =>
   self.state === undefined
     ? isPlainObject(state) ? Effect.succeed(state) : Effect.fail(notAnObject(sessionId))
-    : Effect.mapError(Schema.encode(self.state.schema as Schema.Schema<unknown, unknown>)(state), schemaError(sessionId))
+    : Effect.mapError(
+      Schema.encode(self.state.schema as Schema.Schema<unknown, unknown>)(state),
+      schemaError(sessionId)
+    )
 
 // -----------------------------------------------------------------------------
 // nested workflows
@@ -311,14 +319,21 @@ export const asStep = <const N extends string, W extends Any>(
     children: inner.steps,
     execute: (input: StepInput<EncodedInput<W>>, ctx) =>
       // decoding fails only for an input Schema, which is what puts InputDecodeError in the type
-      Effect.flatMap(decodeInput(inner, input.previousStepContent) as Effect.Effect<unknown, InputError<W>>, (decoded) =>
-        Effect.map(
-          runSequence(
-            inner.steps as ReadonlyArray<step.Step<unknown, Error<W>, Context<W>>>,
-            { input: decoded, previousStepContent: decoded, previousStepOutputs: {}, additionalData: input.additionalData },
-            nestedExecContext(ctx)
-          ),
-          (output) => output.content
-        ))
+      Effect.flatMap(
+        decodeInput(inner, input.previousStepContent) as Effect.Effect<unknown, InputError<W>>,
+        (decoded) =>
+          Effect.map(
+            runSequence(
+              inner.steps as ReadonlyArray<step.Step<unknown, Error<W>, Context<W>>>,
+              {
+                input: decoded,
+                previousStepContent: decoded,
+                previousStepOutputs: {},
+                additionalData: input.additionalData
+              },
+              nestedExecContext(ctx)
+            ),
+            (output) => output.content
+          )
+      )
   })
-
