@@ -33,7 +33,7 @@ Database.prototype.prepare = function(text) {
     const original = statement[method]
     if (typeof original !== "function") continue
     Object.defineProperty(statement, method, {
-      value: function(this: unknown, ...args: Array<unknown>) {
+      value(this: unknown, ...args: Array<unknown>) {
         noted?.push([text, method, args])
         return (original as (...args: Array<unknown>) => unknown).apply(this, args)
       }

@@ -77,7 +77,7 @@ describe("sessionflow (in process)", () => {
           })
         }
       }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
-      const idsOf = (stdout: string) => [...stdout.matchAll(/^  (\S+)$/gm)].map((m) => m[1])
+      const idsOf = (stdout: string) => [...stdout.matchAll(/^ {2}(\S+)$/gm)].map((m) => m[1])
       const newest = [
         ...Array.from({ length: 205 }, (_, i) => `s-${String(204 - i).padStart(3, "0")}`),
         "big",

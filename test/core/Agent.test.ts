@@ -8,7 +8,7 @@ import {
   Step,
   TestModel,
   Workflow,
-  WorkflowEvent
+  type WorkflowEvent
 } from "@sessionflow/core"
 import { Cause, Chunk, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
 

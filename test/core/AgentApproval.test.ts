@@ -18,8 +18,8 @@ import {
   Team,
   TestModel,
   Workflow,
-  WorkflowError,
-  WorkflowEvent
+  type WorkflowError,
+  type WorkflowEvent
 } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Chunk, Effect, Exit, Layer, Ref, Schema, Stream } from "effect"

@@ -7,7 +7,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { SessionState, SessionStore, Step, StepInput, Workflow, WorkflowError } from "@sessionflow/core"
+import { SessionState, SessionStore, Step, type StepInput, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Chunk, Deferred, Effect, Exit, Fiber, Option, Ref, Schema, Stream, TestClock } from "effect"
 import { on, onStream, processes } from "./utils.js"

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionStore, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
-import { Deferred, Effect, Either, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, type Layer, Option, Queue, type Scope, TestClock } from "effect"
 import { type Collecting, collecting, commitChanges, nextOf } from "./utils.js"
 
 type Store = SessionStore.Service

@@ -1,6 +1,15 @@
-import { LanguageModel, Tool, Toolkit } from "@effect/ai"
+import { type LanguageModel, Tool, Toolkit } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Agent, SessionState, SessionStore, Step, Team, TestModel, Workflow, WorkflowEvent } from "@sessionflow/core"
+import {
+  Agent,
+  SessionState,
+  SessionStore,
+  Step,
+  Team,
+  TestModel,
+  Workflow,
+  type WorkflowEvent
+} from "@sessionflow/core"
 import { Chunk, Effect, Layer, Schema, Stream } from "effect"
 
 // -- fixtures: the project steps of scenario 6 --------------------------------

@@ -10,7 +10,7 @@ import {
   SessionState,
   SessionStore,
   Step,
-  StepInput,
+  type StepInput,
   StepOutput,
   TestModel,
   Workflow,

@@ -7,7 +7,7 @@
  * file and a PostgreSQL schema.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Loop, SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
+import { Loop, SessionState, SessionStore, Step, Workflow, type WorkflowError } from "@sessionflow/core"
 import { Effect, Schema, TestClock } from "effect"
 import { freshStores } from "../stores.js"
 import { on, processes } from "./utils.js"

@@ -13,11 +13,11 @@ import {
   SessionState,
   SessionStore,
   Step,
-  StepInput,
+  type StepInput,
   StepOutput,
   TestModel,
   Workflow,
-  WorkflowError
+  type WorkflowError
 } from "@sessionflow/core"
 import { Context, Effect, Layer, Schema } from "effect"
 

@@ -39,7 +39,7 @@ describe("sessionflow CLI (a separate process)", () => {
         expect(run).toMatch(/workflow\.name=.* session\.id=user-123 run\.id=\S+ .*run\.outcome=completed/)
       }
       expect(result.stderr).toMatch(
-        /\n  Workflow\.step [\d.]+ms  step\.name=Check If New User step\.kind=condition .*step\.outcome=completed\n/
+        /\n {2}Workflow\.step [\d.]+ms {2}step\.name=Check If New User step\.kind=condition .*step\.outcome=completed\n/
       )
     }))
 

@@ -4,9 +4,9 @@
  */
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { SessionState, Workflow, WorkflowEvent } from "@sessionflow/core"
+import { SessionState, Workflow, type WorkflowEvent } from "@sessionflow/core"
 import { Output } from "@sessionflow/examples"
-import { Chunk, Context, Effect, Stream } from "effect"
+import { Chunk, type Context, Effect, Stream } from "effect"
 import { fileURLToPath } from "node:url"
 import { execTypeScript, type ProcessResult } from "../process.js"
 

@@ -14,7 +14,7 @@ import {
   Effect,
   Exit,
   Fiber,
-  Layer,
+  type Layer,
   Option,
   Random,
   Schema,

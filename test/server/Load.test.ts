@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SessionState, Workflow } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, type Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"

@@ -5,7 +5,7 @@
  * parallel branches and recorded by a nested workflow, each step changing the
  * state.
  */
-import { Condition, Loop, Parallel, Router, SessionState, Step, StepInput, Workflow } from "@sessionflow/core"
+import { Condition, Loop, Parallel, Router, SessionState, Step, type StepInput, Workflow } from "@sessionflow/core"
 import { Effect, Schema } from "effect"
 
 export class Shop extends SessionState.Tag("test/server/Shop")<Shop>()({

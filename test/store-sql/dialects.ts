@@ -5,7 +5,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
+import { type SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { SessionStore, WorkflowError } from "@sessionflow/core"

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Cause, type Context, Duration, Effect, Either, Fiber, Layer, Logger, Option } from "effect"
+import { Cause, type Context, type Duration, Effect, Either, Fiber, Layer, Logger, Option } from "effect"
 import { performance } from "node:perf_hooks"
 import { spawnFixture, tempFile, type Worker } from "./processes.js"
 

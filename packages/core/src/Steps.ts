@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import * as internal from "./internal/step/node.js"
+import type * as internal from "./internal/step/node.js"
 import * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 

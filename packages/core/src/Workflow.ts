@@ -17,7 +17,7 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -33,7 +33,7 @@ import * as SessionStore from "./SessionStore.js"
 import type * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import type * as StepOutput from "./StepOutput.js"
-import * as WorkflowError from "./WorkflowError.js"
+import type * as WorkflowError from "./WorkflowError.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Agent, Step, StepInput, StepOutput, Team, Workflow } from "@sessionflow/core"
+import { Agent, Step, type StepInput, StepOutput, Team, Workflow } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import { type ContentPlan, ContentPlans, planningPrompt, presentPlan, summarize } from "./ContentPlanning.tools.js"
 

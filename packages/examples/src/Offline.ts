@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import type * as Prompt from "@effect/ai/Prompt"
-import { Step, StepOutput, TestModel } from "@sessionflow/core"
+import { Step, StepOutput, type TestModel } from "@sessionflow/core"
 
 /** What core's agent steps put before the run input in a later step's system prompt. */
 const RUN_INPUT_MARKER = `${Step.runInputHeading}\n`

@@ -8,7 +8,7 @@
  */
 import type * as LanguageModel from "@effect/ai/LanguageModel"
 import { Cli as SessionflowCli } from "@sessionflow/cli"
-import { Agent, SessionStore, Workflow, type WorkflowError, type WorkflowEvent } from "@sessionflow/core"
+import { Agent, type SessionStore, Workflow, type WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import { OpenAIChat } from "@sessionflow/openai"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"

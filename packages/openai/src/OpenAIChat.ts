@@ -31,7 +31,7 @@ import type {
 } from "openai/resources/chat/completions"
 import * as InternalChat from "./internal/chat.js"
 import * as Shared from "./internal/shared.js"
-import * as OpenAIClient from "./OpenAIClient.js"
+import type * as OpenAIClient from "./OpenAIClient.js"
 
 const MODULE = "OpenAIChat"
 const PATH = "/chat/completions"

@@ -31,7 +31,7 @@ import type {
 } from "openai/resources/responses/responses"
 import * as InternalResponses from "./internal/responses.js"
 import * as Shared from "./internal/shared.js"
-import * as OpenAIClient from "./OpenAIClient.js"
+import type * as OpenAIClient from "./OpenAIClient.js"
 
 const MODULE = "OpenAIResponses"
 const PATH = "/responses"
