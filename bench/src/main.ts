@@ -12,6 +12,7 @@ import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
+import type { Figure } from "./measure.ts"
 
 const { values: args } = parseArgs({
   options: {
@@ -51,7 +52,6 @@ const { w7 } = await import("./w7.ts")
 const { log } = await import("./measure.ts")
 const Report = await import("./report.ts")
 const { cleanupTemp } = await import("./util.ts")
-type Figure = import("./measure.ts").Figure
 
 const base = args.quick ? quickConfig(args["langgraph-all"]) : fullConfig(args["langgraph-all"])
 const config = { ...base, reps: args.reps === undefined ? base.reps : Math.max(1, Number(args.reps)) }

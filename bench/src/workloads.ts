@@ -408,7 +408,7 @@ const runChild = (args: ReadonlyArray<string>): Promise<ChildResult> =>
       const last = stdout.trim().split("\n").at(-1) ?? ""
       try {
         resolve(JSON.parse(last) as ChildResult)
-      } catch (error) {
+      } catch {
         reject(new Error(`child ${args.join(" ")} printed ${JSON.stringify(stdout)}`))
       }
     })

@@ -413,8 +413,8 @@ describe("Agent tool approval", () => {
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
   it("the agent's type says it may pause only when a tool needs approval", () => {
-    const plain = Agent.make({ name: "plain", tools: Toolkit.make(ListExpenses) })
-    type PlainErrors = Agent.Error<typeof plain>
+    const _plain = Agent.make({ name: "plain", tools: Toolkit.make(ListExpenses) })
+    type PlainErrors = Agent.Error<typeof _plain>
     type ApprovalErrors = Agent.Error<typeof assistant>
     const pauses: Extract<ApprovalErrors, WorkflowError.RunPaused>["_tag"] = "RunPaused"
     const decodes: Extract<ApprovalErrors, WorkflowError.ResponseDecodeError>["_tag"] = "ResponseDecodeError"

@@ -376,7 +376,7 @@ describe.each(stores)("durability rules (%s)", (_, layer) => {
       const failing = Workflow.make({ name: "failing", sessionState: {} }).pipe(
         Workflow.andThen("fail", () => Effect.fail(new WorkflowError.StepError({ step: "fail", description: "boom" })))
       )
-      const failingEnd = altered((inner) =>
+      const failingEnd = altered(() =>
         Effect.succeed({
           endRun: () =>
             Effect.fail(new WorkflowError.SessionStoreError({ method: "endRun", description: "connection lost" }))

@@ -7,7 +7,7 @@
 import { AiError, LanguageModel, Tool, Toolkit } from "@effect/ai"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { SessionStore, Workflow, type WorkflowEvent } from "@sessionflow/core"
-import { OpenAIChat, OpenAIResponses } from "@sessionflow/openai"
+import { OpenAIChat, type OpenAIClient, OpenAIResponses } from "@sessionflow/openai"
 import { Cause, Chunk, Effect, Exit, type Layer, Option, Schema, Stream } from "effect"
 import { makeToolsLayer, Tools } from "./ProviderSuite.js"
 import { CartToolsLive, shoppingWorkflow } from "./Shopping.js"
@@ -16,7 +16,7 @@ import * as TestServer from "./TestServer.js"
 interface Kit {
   readonly name: "OpenAIChat" | "OpenAIResponses"
   readonly modelWithClient: (
-    client: Layer.Layer<import("@sessionflow/openai").OpenAIClient.OpenAIClient>
+    client: Layer.Layer<OpenAIClient.OpenAIClient>
   ) => Layer.Layer<LanguageModel.LanguageModel>
 }
 

@@ -54,7 +54,7 @@ export const scenario = Scenario.make({
   workflows: [articleWorkflow],
   offlineModel,
   layer: Layer.empty
-}, ({ db, dbOption }) =>
+}, ({ dbOption }) =>
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId("article")
     yield* Output.heading("Article creation")

@@ -18,7 +18,7 @@ import * as StepOutput from "../../StepOutput.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as formatting from "../format.js"
 import * as tracing from "../tracing.js"
-import type { Any, Chain, ChainOutput, Context, Error, Output, Previous, Runner, Step } from "./node.js"
+import type { Any, ChainOutput, Context, Error, Output, Previous, Runner, Step } from "./node.js"
 import { makeQuestions, pauseOf, type Questions } from "./questions.js"
 
 /**
@@ -236,7 +236,7 @@ export const nextInput = (
  * Runs steps one after the other; each gets the previous one's content. The
  * result is the last output (an empty sequence passes its input's content
  * through); a `stop` output ends the sequence and is passed up. The steps'
- * input types are checked where the sequence is built (see {@link Chain}).
+ * input types are checked where the sequence is built (see `Chain` in node.ts).
  *
  * @internal
  */
