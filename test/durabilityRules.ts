@@ -41,7 +41,9 @@ export const heldBeforeCommit = Effect.gen(function*() {
   return { workflow, calls, reached, proceed }
 })
 
-/** Runs the held workflow as the tracked run `r` of session `s` (lease 1 s) on `store`, in a fiber: what it fails with. */
+/**
+ * Runs the held workflow as the tracked run `r` of session `s` (lease 1 s) on `store`, in a fiber: what it fails with.
+ */
 export const forkHeldRun = (
   workflow: Effect.Effect.Success<typeof heldBeforeCommit>["workflow"],
   store: Context.Context<SessionStore.SessionStore>

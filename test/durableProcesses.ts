@@ -47,7 +47,10 @@ const committed = (store: string) =>
 
 class Items extends SessionState.Tag("test/DurableProcessItems")<Items>()({ items: Schema.Array(Schema.String) }) {}
 
-/** The workflow of `durableWorker.ts` (the same steps, so the same shape), in this process: each step appends to `effects`. */
+/**
+ * The workflow of `durableWorker.ts` (the same steps, so the
+ * same shape), in this process: each step appends to `effects`.
+ */
 const durableIn = (effects: string) =>
   Workflow.make({
     name: "durable",
@@ -64,7 +67,9 @@ const durableIn = (effects: string) =>
     )
   })
 
-/** Kills the worker running `r1` after its step 2; the run's unfinished entry as the worker left it (its last lease). */
+/**
+ * Kills the worker running `r1` after its step 2; the run's unfinished entry as the worker left it (its last lease).
+ */
 const killAfterStep2 = (filename: string, effects: string, lease?: string) =>
   Effect.gen(function*() {
     const worker = yield* spawnFixture("durableWorker.ts", [

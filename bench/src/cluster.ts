@@ -163,7 +163,10 @@ const drive = (
     return row
   })
 
-/** `count` stores over the schema (app servers), for the scope; few connections each (the database has 100 for everyone). */
+/**
+ * `count` stores over the schema (app servers), for the scope;
+ * few connections each (the database has 100 for everyone).
+ */
 const stores = (count: number, connections: number) =>
   Effect.forEach(
     Array.from({ length: count }),

@@ -61,7 +61,10 @@ export interface Side {
   /** the next line of its output that starts with `prefix`; fails when it exits first */
   readonly line: (prefix: string) => Promise<string>
   readonly signal: (signal: NodeJS.Signals) => void
-  /** the CPU time its process has used so far in ms (user + system, all threads), where `/proc` tells it (Linux), else undefined */
+  /**
+   * the CPU time its process has used so far in ms (user + system,
+   * all threads), where `/proc` tells it (Linux), else undefined
+   */
   readonly cpuMs: () => number | undefined
   readonly exited: Promise<void>
   /** SIGTERM, and its exit */

@@ -41,7 +41,9 @@ const appDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
 
-/** An app (its node_modules the repository's) with `src/workflows.ts` and `src/greeting.ts`, under `sessionflow dev`. */
+/**
+ * An app (its node_modules the repository's) with `src/workflows.ts` and `src/greeting.ts`, under `sessionflow dev`.
+ */
 const devOn = (source: string) =>
   Effect.gen(function*() {
     const app = yield* appDir

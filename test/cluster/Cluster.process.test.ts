@@ -70,7 +70,8 @@ describe("a cluster of runner processes on PostgreSQL", () => {
           victim
         )
         const failover = Math.max(...results.filter(([o]) => interrupted.has(o.runId)).map(([, at]) => at)) - killedAt
-        // the bound: the tuned health check, assignment refresh, lease and poll intervals, plus the runs' remaining steps
+        // the bound: the tuned health check, assignment refresh,
+        // lease and poll intervals, plus the runs' remaining steps
         console.log(`failover: the interrupted runs completed ${failover} ms after the kill`)
         expect(failover).toBeLessThan(Duration.toMillis("20 seconds"))
       })),

@@ -34,7 +34,10 @@ const counter = Workflow.make({
   Workflow.andThen("add", ({ input }) => track(input))
 )
 
-/** The step body (its input is `session:label`): counts its executions on the session, holds a little while, then adds one. */
+/**
+ * The step body (its input is `session:label`): counts its
+ * executions on the session, holds a little while, then adds one.
+ */
 function track(input: string) {
   return Effect.gen(function*() {
     const session = input.split(":")[0]!

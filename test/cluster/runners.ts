@@ -54,7 +54,10 @@ const settled = (database: string, runners: number) =>
     onTimeout: () => new Error("the shards did not settle over the runners")
   }))
 
-/** A fresh database, a side-effect file, three runners started one after the other (their shards settled), and the client's layer. */
+/**
+ * A fresh database, a side-effect file, three runners started one
+ * after the other (their shards settled), and the client's layer.
+ */
 export const cluster = Effect.gen(function*() {
   const database = yield* freshDatabase
   const dir = yield* Effect.acquireRelease(
@@ -109,7 +112,8 @@ export const killMidRun = (effects: string, runners: ReadonlyArray<Worker>) =>
       { until: (pid) => pid !== undefined }
     ).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("no run reached step 2") }))
     const killed = runners.find((r) => String(r.pid) === victim)!
-    // into its next step (a kill right after a step's effect, before its journal entry, is the case `checkSteps` allows)
+    // into its next step (a kill right after a step's effect,
+    // before its journal entry, is the case `checkSteps` allows)
     yield* Effect.sleep("150 millis")
     yield* killed.kill
     const killedAt = Date.now()

@@ -725,7 +725,8 @@ export const suite = (
           created.filter((_, i) => i % 4 === 0).reverse()
         )
 
-        // sessions added (and one updated, to the front) between pages are not met on the way: the rest comes once, in order
+        // sessions added (and one updated, to the front) between
+        // pages are not met on the way: the rest comes once, in order
         const before = ids((yield* store.list({})).sessions)
         const pages = yield* walk(
           (after: SessionStore.SessionCursor | undefined) =>
@@ -820,7 +821,8 @@ export const suite = (
           workflowName: "other",
           run: run("so", "so-r0", { workflowName: "other", startedAt: 5000 })
         })
-        // unfinished: ann's running and paused runs; her failed run's id does not start again (listed once, as it ended)
+        // unfinished: ann's running and paused runs; her failed
+        // run's id does not start again (listed once, as it ended)
         yield* store.startRun(active("sa-run", "sa", { userId: "ann", startedAt: 2000 }))
         yield* store.startRun(
           active("sa-paused", "sa", { userId: "ann", status: "paused", owner: "", startedAt: 1015 })
@@ -1188,7 +1190,8 @@ export const suite = (
           assert.strictEqual(version, n + 1)
           expected = next
           const loaded = yield* loadSome(store, "c1")
-          assert.deepStrictEqual([loaded.version, loaded.state], [n + 1, expected]) // what a load hands out is the caller's own
+          // what a load hands out is the caller's own
+          assert.deepStrictEqual([loaded.version, loaded.state], [n + 1, expected])
           ;(loaded.state as { items: Array<unknown> }).items.push("mutated")
           assert.deepStrictEqual((yield* loadSome(store, "c1")).state, expected)
         }
@@ -2227,7 +2230,10 @@ export const suite = (
         })
       }).pipe(Effect.scoped))
 
-    /** A session with `n` runs (each its own state commit), ending at `completedAt` 100, 200, …; r<i>'s log has i+1 events. */
+    /**
+     * A session with `n` runs (each its own state commit), ending
+     * at `completedAt` 100, 200, …; r<i>'s log has i+1 events.
+     */
     const history = (store: Store, sessionId: string, n: number, workflowName = "wf") =>
       Effect.gen(function*() {
         for (let i = 1; i <= n; i++) {

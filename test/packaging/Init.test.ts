@@ -58,7 +58,8 @@ describe("sessionflow init", () => {
         const typecheck = yield* inApp("npx tsc --noEmit", "npx", ["tsc", "--noEmit"])
         expect(typecheck.stdout).toBe("")
 
-        // npx sessionflow dev src/workflows.ts: the installed command (plain node, compiled JavaScript, tsx for the module)
+        // npx sessionflow dev src/workflows.ts: the installed command
+        // (plain node, compiled JavaScript, tsx for the module)
         const dev = yield* start(path.join(app, "node_modules", ".bin", "sessionflow"), [
           "dev",
           "src/workflows.ts",

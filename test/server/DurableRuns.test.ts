@@ -179,7 +179,8 @@ describe("a run that pauses", () => {
       expect(events.filter((e) => ["RunCompleted", "RunFailed", "RunCancelled"].includes(e._tag))).toEqual([])
       const runId: string = events.at(-1).runId
 
-      // a response that does not fit, streamed: found once the step runs again, it ends the stream with RunFailed; the run waits on
+      // a response that does not fit, streamed: found once the step
+      // runs again, it ends the stream with RunFailed; the run waits on
       const bad = parseEvents((yield* streamRun(`${runs}/${runId}/continue`, { response: { approved: 1 } })).text)
       expect(bad[0]._tag).toBe("RunResumed")
       expect(bad.at(-1)._tag).toBe("RunFailed")

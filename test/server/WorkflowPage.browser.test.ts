@@ -16,7 +16,10 @@ import { gated } from "./fixtures.js"
 import { shop } from "./shop.js"
 import { request, start } from "./utils.js"
 
-/** An input Schema with an identifier (a `$ref` in its JSON Schema), a choice of literals, an optional field and an integer. */
+/**
+ * An input Schema with an identifier (a `$ref` in its JSON
+ * Schema), a choice of literals, an optional field and an integer.
+ */
 const parcel = Workflow.make({
   name: "parcel",
   input: Schema.Struct({ size: Schema.Literal("S", "M", "L"), note: Schema.optional(Schema.String), count: Schema.Int })

@@ -23,7 +23,9 @@ const rounds = 12
 const perKind = 6
 const roles = ["cancel", "continue", "recover", "update", "cancel", "continue"] as const
 
-/** What each role may be told, by the kind of run: anything else (a store error, a deadlock, a defect) fails the test. */
+/**
+ * What each role may be told, by the kind of run: anything else (a store error, a deadlock, a defect) fails the test.
+ */
 const allowed: Record<(typeof roles)[number], Record<RaceRun["kind"], ReadonlyArray<string>>> = {
   cancel: { paused: ["Cancelled", "RunEnded"], crashed: ["Cancelled", "RunEnded"] },
   continue: {
@@ -43,7 +45,9 @@ const allowed: Record<(typeof roles)[number], Record<RaceRun["kind"], ReadonlyAr
   }
 }
 
-/** The rounds' runs: paused ones, and running ones of a process that died (lease expired); half on sessions that exist. */
+/**
+ * The rounds' runs: paused ones, and running ones of a process that died (lease expired); half on sessions that exist.
+ */
 const makeRounds = Effect.gen(function*() {
   const store = yield* SessionStore.SessionStore
   const made: Array<RaceRound> = []

@@ -51,7 +51,9 @@ export interface Options {
   readonly synchronous?: "NORMAL" | undefined
   /** `PgSessionStore.layer` on a fresh schema of the bench database (named after `filename`) instead of SQLite. */
   readonly postgres?: boolean | undefined
-  /** Steps per run (default: the workload's ten); the profiler compares 1 and 10 to split per-run from per-step costs. */
+  /**
+   * Steps per run (default: the workload's ten); the profiler compares 1 and 10 to split per-run from per-step costs.
+   */
   readonly steps?: number | undefined
   /** The workflow's `persist` option (typed state only; default `"state"`). */
   readonly persist?: "state" | "changes" | undefined

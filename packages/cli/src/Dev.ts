@@ -130,7 +130,10 @@ const freePort = (host: string): Effect.Effect<number, Error> =>
     })
   })
 
-/** A change to ignore: dependencies, dot-files and folders (the default database, editors' swap files), SQLite files and their journals, backups (`~`). */
+/**
+ * A change to ignore: dependencies, dot-files and folders (the default database,
+ * editors' swap files), SQLite files and their journals, backups (`~`).
+ */
 const ignored = (file: string): boolean =>
   file.split(/[\\/]/).some((part) => part === "node_modules" || part.startsWith(".")) ||
   /\.(db|sqlite|sqlite3)(-wal|-shm|-journal)?$|~$/.test(file)

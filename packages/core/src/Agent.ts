@@ -251,7 +251,10 @@ export interface ApprovalTool {
  *
  * ```ts
  * const RecordExpense = Agent.needsApproval(
- *   Tool.make("record_expense", { parameters: { item: Schema.String, amount: Schema.Number }, success: Schema.String }),
+ *   Tool.make("record_expense", {
+ *     parameters: { item: Schema.String, amount: Schema.Number },
+ *     success: Schema.String
+ *   }),
  *   ({ amount }) => amount > 100
  * )
  * ```

@@ -270,7 +270,10 @@ export const Pause = Schema.Struct({
   kind: Schema.optional(PauseKind),
   /** the signal a `"signal"` pause waits for */
   signal: Schema.optional(Schema.String),
-  /** epoch milliseconds: when the run is due to be woken (a sleep's end, a timeout, or at once for a signal that came as it paused) */
+  /**
+   * epoch milliseconds: when the run is due to be woken (a sleep's
+   * end, a timeout, or at once for a signal that came as it paused)
+   */
   wakeAt: Schema.optional(Schema.Number),
   /** epoch milliseconds: when a question or a wait for a signal times out */
   timeoutAt: Schema.optional(Schema.Number),

@@ -580,7 +580,11 @@ export type Runner = internal.Runner
  *     Effect.gen(function*() {
  *       let previous = input.previousStepContent
  *       for (let i = 0; i < 5; i++) {
- *         const output = yield* runner.run(step, { ...input, previousStepContent: previous, previousStepOutputs: runner.outputs() })
+ *         const output = yield* runner.run(step, {
+ *           ...input,
+ *           previousStepContent: previous,
+ *           previousStepOutputs: runner.outputs()
+ *         })
  *         previous = output.content
  *         if (output.content % 2 === 0) break
  *       }

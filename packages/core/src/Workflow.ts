@@ -154,7 +154,12 @@ export type MakeOptions<S extends ReadonlyArray<Step.Any>, In extends InputSchem
  *   is required when the state Schema cannot decode `{}`.
  *
  * ```ts
- * const orders = Workflow.make({ name: "orders", input: Schema.String, state: Orders, sessionState: { orders: [] } }).pipe(
+ * const orders = Workflow.make({
+ *   name: "orders",
+ *   input: Schema.String,
+ *   state: Orders,
+ *   sessionState: { orders: [] }
+ * }).pipe(
  *   Workflow.andThen("parse", ({ input }) => parseOrder(input)),               // input: string
  *   Workflow.andThen("save", ({ previousStepContent: order }) => saveOrder(order)) // order: Order
  * )

@@ -10,14 +10,14 @@
  * | `GET /workflows/:name` | one workflow |
  * | `GET /workflows/:name/graph` | its step tree |
  * | `GET /workflows/:name/schedules` | its schedules, with their next tick |
- * | `POST /workflows/:name/runs` | run it: JSON `RunOutput` (202 `PausedRunOutput` when it pauses), or with `Accept: text/event-stream` its events as server-sent events, or with `Prefer: respond-async` in the background (202 `StartedRun`, `Location` its status) |
+ * | `POST /workflows/:name/runs` | run it (what it answers: below the table) |
  * | `GET /runs/:runId` | a run of the caller's: status, result or error, question |
- * | `GET /workflows/:name/runs/:runId` | the same, for a run of this workflow (where a background run's `Location` points) |
+ * | `GET /workflows/:name/runs/:runId` | the same, for a run of this workflow (a background run's `Location`) |
  * | `GET /workflows/:name/runs` | the caller's runs, a page at a time |
  * | `GET /workflows/:name/runs/paused` | the caller's paused runs, with their questions |
- * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question and carry it on (JSON or server-sent events) |
- * | `POST /workflows/:name/runs/:runId/signals/:signal` | send a signal to a run (`Step.waitFor`): kept for its wait, or given to it now and the run carried on |
- * | `GET /workflows/:name/runs/:runId/events` | a run's stored events after `Last-Event-ID`, then its new ones until it ends (server-sent events) |
+ * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question, carry it on (JSON or events) |
+ * | `POST /workflows/:name/runs/:runId/signals/:signal` | send a run a signal (`Step.waitFor`), kept or taken now |
+ * | `GET /workflows/:name/runs/:runId/events` | a run's events after `Last-Event-ID`, then new ones until it ends |
  * | `POST /workflows/:name/runs/:runId/cancel` | end a paused (or running) run: its `cancelled` record |
  * | `GET /workflows/:name/sessions` | the caller's sessions, a page at a time |
  * | `GET /workflows/:name/sessions/:sessionId` | a session with its state |
@@ -29,6 +29,13 @@
  * | `GET /workflows/:name/sessions/:sessionId/versions` | its kept versions: run, time, the keys each changed |
  * | `GET /workflows/:name/sessions/:sessionId/versions/:version` | the state as committed at a kept version |
  * | `POST /workflows/:name/sessions/:sessionId/fork` | a new session from a kept version (or a paused run's point) |
+ *
+ * `POST /workflows/:name/runs` answers with the run's JSON `RunOutput` (202
+ * `PausedRunOutput` when it pauses); with `Accept: text/event-stream`, with
+ * its events as server-sent events (as `continue` and `events` do); with
+ * `Prefer: respond-async`, at once, the run going on in the background (202
+ * `StartedRun`, its `Location` the run's status). A signal is kept for the
+ * run's wait, or given to it now and the run carried on.
  *
  * @since 0.1.0
  */

@@ -10,7 +10,10 @@
  *   tokens: { "secret-token-of-alice": "alice" }
  * })
  * HttpLayerRouter.serve(Layer.mergeAll(MyApiRoutes, Workflows)).pipe(
- *   Layer.provide([NodeHttpServer.layer(createServer, { port: 3000 }), SqliteSessionStore.layer({ filename: "app.db" })]),
+ *   Layer.provide([
+ *     NodeHttpServer.layer(createServer, { port: 3000 }),
+ *     SqliteSessionStore.layer({ filename: "app.db" })
+ *   ]),
  *   Layer.launch,
  *   NodeRuntime.runMain
  * )

@@ -112,7 +112,10 @@ export interface StoreOptions {
  * @category models
  */
 export interface Options extends StoreOptions {
-  /** The database file, or `":memory:"`. A missing file is created (unless `readonly` or `migrate: false`); its folder must exist. */
+  /**
+   * The database file, or `":memory:"`. A missing file is created
+   * (unless `readonly` or `migrate: false`); its folder must exist.
+   */
   readonly filename: string
   /**
    * Open an existing database read-only, for inspection (default `false`):

@@ -235,9 +235,9 @@ export const sameJson = (a: unknown, b: unknown, depth = 0): boolean => {
  * class instance), a circular reference, nesting deeper than
  * {@link maxJsonDepth}, or a `"__proto__"` key (which JSON text keeps but
  * an object keeps only as long as no code assigns or spreads it: a run
- * refuses it, so that no copy of a stored value differs from another). `undefined` object properties are fine (JSON leaves
- * them out, which reads back the same). `undefined` on its own is fine too
- * (stored as `null`).
+ * refuses it, so that no copy of a stored value differs from another).
+ * `undefined` object properties are fine (JSON leaves them out, which reads
+ * back the same). `undefined` on its own is fine too (stored as `null`).
  *
  * @internal
  */

@@ -18,7 +18,9 @@ const leaf = (value: unknown): HTMLElement => {
 const label = (key: string | undefined): Array<Node> =>
   key === undefined ? [] : [el("span", "key", key), document.createTextNode(": ")]
 
-/** Values nested deeper are shown collapsed to `{…}` / `[…]`, so a deep state never overflows the stack or the layout. */
+/**
+ * Values nested deeper are shown collapsed to `{…}` / `[…]`, so a deep state never overflows the stack or the layout.
+ */
 export const maxDepth = 40
 
 const node = (

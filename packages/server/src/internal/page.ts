@@ -12,7 +12,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fileURLToPath } from "node:url"
 
-/** Where the build puts the page's script: `dist/browser/` of this package (from `src/internal/` or `dist/internal/`). */
+/**
+ * Where the build puts the page's script: `dist/browser/` of this package (from `src/internal/` or `dist/internal/`).
+ */
 const assetsDir = fileURLToPath(new URL("../../dist/browser/", import.meta.url))
 
 const escapeHtml = (text: string) =>

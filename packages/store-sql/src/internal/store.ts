@@ -32,7 +32,10 @@ export const defaultLockTimeout: Duration.Duration = Duration.seconds(5)
 
 export const defaultNotifiedPollInterval: Duration.Duration = Duration.seconds(5)
 
-/** How long a watcher tries to listen again after its listening connection was lost, before it fails (`relistenTimeout`). */
+/**
+ * How long a watcher tries to listen again after its listening
+ * connection was lost, before it fails (`relistenTimeout`).
+ */
 export const defaultRelistenTimeout: Duration.Duration = Duration.seconds(30)
 
 /** The busy timeout of a SQLite connection the store did not open, when it cannot read it back. */
@@ -435,9 +438,10 @@ ORDER BY a.started_at, a.run_id${binary}`
 
   /**
    * PostgreSQL's usual commit — a run's new state (of a session that keeps no
-   * versions, or of a new session: its version 1 kept whole), or its changes while they stay within the state's weight (and
-   * do not set the whole state; with the version they make, see
-   * `history.inOneStatement`), with its record, no unfinished run to end — as one statement, so one round trip
+   * versions, or of a new session: its version 1 kept whole), or its changes
+   * while they stay within the state's weight (and do not set the whole state;
+   * with the version they make, see `history.inOneStatement`), with its
+   * record, no unfinished run to end — as one statement, so one round trip
    * and its own transaction: the session row is written only at the expected
    * version (created only if it does not exist, for 0), by its owner, with no
    * paused run on it; a whole state drops the changes kept before it,
@@ -1277,7 +1281,9 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   const listen = dialect === "pg" ? driver?.listen : undefined
   const lostConnection = dialect === "pg" ? driver?.lostConnection : undefined
 
-  /** How often a watcher tries to listen (or read) again after its connection was lost, for `relistenTimeout` in all. */
+  /**
+   * How often a watcher tries to listen (or read) again after its connection was lost, for `relistenTimeout` in all.
+   */
   const reconnecting = Schedule.exponential("50 millis", 2).pipe(
     Schedule.union(Schedule.spaced("1 second")),
     Schedule.jittered,

@@ -239,7 +239,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           (run.status === "paused" && run.pause?.wakeAt !== undefined && run.pause.wakeAt <= filter.dueBy))
       )
       .sort((a, b) => a.startedAt - b.startedAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
-  /** appends a record; one with the same run id (there is none: an ended run never runs again) is replaced, as the SQL stores do */
+  /**
+   * appends a record; one with the same run id (there is none: an
+   * ended run never runs again) is replaced, as the SQL stores do
+   */
   const append = (session: MemorySession, runId: string, json: string) => {
     session.runs.delete(runId)
     session.runs.set(runId, json)
