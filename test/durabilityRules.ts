@@ -129,7 +129,8 @@ const pauseFirst = (store: string, sessionId: string) =>
 export const durabilityRaceSuite = (name: string, location: Effect.Effect<string, unknown, Scope.Scope>) =>
   describe(`durability rules across OS processes (${name})`, () => {
     it.live(
-      "of several processes answering one pause, one answer is taken; the others are refused, none lands on the next pause",
+      "of several processes answering one pause, one answer is " +
+        "taken; the others are refused, none lands on the next pause",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const store = yield* location
@@ -154,7 +155,8 @@ export const durabilityRaceSuite = (name: string, location: Effect.Effect<string
     )
 
     it.live(
-      "a cancel racing continues (with retryOnConflict) on a session's first run wins: the run ends cancelled and never runs again",
+      "a cancel racing continues (with retryOnConflict) on a session's " +
+        "first run wins: the run ends cancelled and never runs again",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const store = yield* location
@@ -199,7 +201,8 @@ export const durabilityRaceSuite = (name: string, location: Effect.Effect<string
     )
 
     it.live(
-      "one lock order: cancels racing continues and their commits on many runs never deadlock, and each run has one outcome",
+      "one lock order: cancels racing continues and their commits " +
+        "on many runs never deadlock, and each run has one outcome",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const store = yield* location

@@ -111,7 +111,8 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
     )
 
     it.live(
-      "a crashed run's id is carried on by a retry from another process of the host before its 60-second lease expires: each step once, then replayed",
+      "a crashed run's id is carried on by a retry from another process of the " +
+        "host before its 60-second lease expires: each step once, then replayed",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const { effects, store: filename } = yield* location
@@ -139,7 +140,8 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
     )
 
     it.live(
-      "a crashed run's id is carried on by a retry through the HTTP server of another process before its 60-second lease expires",
+      "a crashed run's id is carried on by a retry through the HTTP " +
+        "server of another process before its 60-second lease expires",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const { effects, store: filename } = yield* location
@@ -174,7 +176,8 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
     )
 
     it.live(
-      "two processes taking over one dead run at once (60-second lease): exactly one wins, the other is told, the steps after the journal run once",
+      "two processes taking over one dead run at once (60-second lease): " +
+        "exactly one wins, the other is told, the steps after the journal run once",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const { effects, store: filename } = yield* location
@@ -203,7 +206,8 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
     )
 
     it.live(
-      "a worker killed mid-run is resumed by one of two supervising processes of the host before its 60-second lease expires, every step once",
+      "a worker killed mid-run is resumed by one of two supervising processes " +
+        "of the host before its 60-second lease expires, every step once",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const { effects, store: filename } = yield* location
@@ -241,7 +245,8 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
     )
 
     it.live(
-      "a run blocked in a step in one process is cancelled from another: it ends cancelled within one lease renewal, nothing committed, the step's later effects never happen",
+      "a run blocked in a step in one process is cancelled from another: it ends cancelled " +
+        "within one lease renewal, nothing committed, the step's later effects never happen",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const { effects, store: filename } = yield* location
@@ -295,7 +300,8 @@ export const durableProcessSuite = (name: string, location: Effect.Effect<Locati
       })), 90_000)
 
     it.live(
-      "a continue whose process died mid-step (60-second lease) is carried on by one of two racing retries of it before its lease: the dead process's answer is the one the run goes on with",
+      "a continue whose process died mid-step (60-second lease) is carried on by one of two racing " +
+        "retries of it before its lease: the dead process's answer is the one the run goes on with",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const { effects, store: filename } = yield* location

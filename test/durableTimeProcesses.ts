@@ -40,7 +40,8 @@ const committed = (store: string) =>
 export const durableTimeProcessSuite = (name: string, location: Effect.Effect<Location, unknown, Scope.Scope>) =>
   describe(`durable time across OS processes (${name})`, () => {
     it.live(
-      "a run that sleeps in process A, which exits, is woken after its time by process B's supervisor and completes there",
+      "a run that sleeps in process A, which exits, is woken " +
+        "after its time by process B's supervisor and completes there",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const { effects, store } = yield* location

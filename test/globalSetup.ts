@@ -109,10 +109,14 @@ const startEmbedded = async (): Promise<{ readonly url: string; readonly stop: (
 /** What the tests of this run (`vitest --mode`) need, on the first screen of `npm test` and `npm run test:slow`. */
 const needs = (mode: string, postgres: string): string => {
   const tier = mode === "slow"
-    ? "the tests that start processes, pack the packages and drive a browser: they need Node, npm (npm install of the tarballs reads the peers from the registry or npm's cache) and Chromium for the browser tests (skipped without it)"
+    ? "the tests that start processes, pack the packages and drive a browser: they " +
+      "need Node, npm (npm install of the tarballs reads the peers from the registry " +
+      "or npm's cache) and Chromium for the browser tests (skipped without it)"
     : mode === "all"
-    ? "every test: Node, npm (the packaging test installs from the registry or npm's cache) and Chromium for the browser tests (skipped without it)"
-    : "the in-process tests: they need Node alone (npm run test:slow runs those that start processes, pack the packages or drive a browser)"
+    ? "every test: Node, npm (the packaging test installs from the registry " +
+      "or npm's cache) and Chromium for the browser tests (skipped without it)"
+    : "the in-process tests: they need Node alone (npm run test:slow runs " +
+      "those that start processes, pack the packages or drive a browser)"
   return `sessionflow tests, ${tier}. PostgreSQL: ${postgres}.`
 }
 

@@ -62,7 +62,8 @@ export const queueProcessSuite = (name: string, store: Effect.Effect<string, unk
     )
 
     it.live(
-      "a sender killed while its runs hold the session's queue (60-second leases): the next run drops them at once and runs",
+      "a sender killed while its runs hold the session's queue " +
+        "(60-second leases): the next run drops them at once and runs",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const spec = yield* store

@@ -160,7 +160,8 @@ console.log("| setup | clients | runs | runs/s | p50 ms | p99 ms | retries | fai
 console.log("|---|---|---|---|---|---|---|---|---|")
 for (const r of rows) {
   console.log(
-    `| ${r.setup} | ${r.clients} | ${r.runs} | ${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.retries} | ${r.failures} | ${r.finalCount} |`
+    `| ${r.setup} | ${r.clients} | ${r.runs} | ${r.perSecond} | ${r.p50Ms} ` +
+      `| ${r.p99Ms} | ${r.retries} | ${r.failures} | ${r.finalCount} |`
   )
 }
 console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} (${os.cpus().length} cores)`)

@@ -317,7 +317,8 @@ console.log("| workload | setup | clients | runs | runs/s | p50 ms | p99 ms | re
 console.log("|---|---|---|---|---|---|---|---|---|---|")
 for (const r of result.rows) {
   console.log(
-    `| ${r.workload} | ${r.setup} | ${r.clients} | ${r.runs} | ${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.retries} | ${r.failures} | ${r.load} |`
+    `| ${r.workload} | ${r.setup} | ${r.clients} | ${r.runs} | ${r.perSecond} ` +
+      `| ${r.p50Ms} | ${r.p99Ms} | ${r.retries} | ${r.failures} | ${r.load} |`
   )
 }
 console.log(

@@ -208,7 +208,8 @@ const sqliteFloor = (spec: string) => {
 CREATE TABLE IF NOT EXISTS journal (run_id TEXT PRIMARY KEY NOT NULL, data TEXT NOT NULL)`)
   const select = db.prepare<[string], { state: string }>("SELECT state FROM sessions WHERE session_id = ?")
   const upsert = db.prepare(
-    "INSERT INTO sessions (session_id, state) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET state = excluded.state"
+    "INSERT INTO sessions (session_id, state) VALUES (?, ?) ON " +
+      "CONFLICT (session_id) DO UPDATE SET state = excluded.state"
   )
   const journal = db.prepare(
     "INSERT INTO journal (run_id, data) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET data = excluded.data"

@@ -674,8 +674,10 @@ if (splits.length > 0) {
   lines.push(
     "### Per run and per step",
     "",
-    "Small state; the 1-step and the 10-step workflow side by side, chunk by chunk: per step = (10-step − 1-step) / 9 " +
-      "(timed: the median over the rounds), per run = the 1-step run less one step; each category is its share of the " +
+    "Small state; the 1-step and the 10-step workflow side by " +
+      "side, chunk by chunk: per step = (10-step − 1-step) / 9 " +
+      "(timed: the median over the rounds), per run = the 1-step " +
+      "run less one step; each category is its share of the " +
       "profile times the timed µs. A difference of two noisy figures: small or negative entries are noise.",
     "",
     `| category | ${splits.map((s) => `${s.case} µs/run | µs/step`).join(" | ")} |`,

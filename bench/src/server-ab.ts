@@ -182,7 +182,9 @@ const loadAtEnd = os.loadavg()
 
 const fixed = (load: ReadonlyArray<number>) => load.map((l) => l.toFixed(1)).join(" ")
 console.log(
-  "| store | clients | before req/s | before p50 ms | before p99 ms | before CPU ms/req | after req/s | after p50 ms | after p99 ms | after CPU ms/req | req/s after/before | p99 after/before | CPU/req after/before | failures |"
+  "| store | clients | before req/s | before p50 ms | before p99 ms | before " +
+    "CPU ms/req | after req/s | after p50 ms | after p99 ms | after CPU ms/req " +
+    "| req/s after/before | p99 after/before | CPU/req after/before | failures |"
 )
 console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (const r of rows) {

@@ -100,7 +100,8 @@ console.log("| store | via | clients | requests | req/s | p50 ms | p99 ms | fail
 console.log("|---|---|---|---|---|---|---|---|")
 for (const r of rows) {
   console.log(
-    `| ${r.store} | ${r.via} | ${r.clients} | ${r.requests} | ${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`
+    `| ${r.store} | ${r.via} | ${r.clients} | ${r.requests} | ` +
+      `${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`
   )
 }
 console.log(`load average at the end: ${load} (${os.cpus().length} cores)`)

@@ -280,7 +280,8 @@ const lines: Array<string> = []
 lines.push(`## Storage (bounded state: ${RING} items of 20 characters, each run replaces ${STEPS})`)
 lines.push("")
 lines.push(
-  `The state change of one run: ${change.values} bytes of new values (ten 22-byte JSON strings and the counter), ${change.json} bytes as a JSON change list (\`[{"op":"set","path":["items",7],"value":"item-…"}, …]\`).`
+  `The state change of one run: ${change.values} bytes of new values (ten 22-byte JSON strings and the counter), ` +
+    `${change.json} bytes as a JSON change list (\`[{"op":"set","path":["items",7],"value":"item-…"}, …]\`).`
 )
 lines.push("")
 lines.push(

@@ -109,7 +109,8 @@ describe("sessionflow dev", () => {
         // a module without a workflow says what to export
         fs.writeFileSync(module, `export const answer = 42\n`)
         expect(yield* dev.line("stderr", /^error: /, 1)).toBe(
-          "error: src/workflows.ts failed to load: it exports no workflow: export each workflow (export const greet = Workflow.make(…)), or export default an array of them (waiting for a change)"
+          "error: src/workflows.ts failed to load: it exports no workflow: export each workflow (export " +
+            "const greet = Workflow.make(…)), or export default an array of them (waiting for a change)"
         )
 
         // fixed, with a default export array: served again on the same port

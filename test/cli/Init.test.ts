@@ -85,8 +85,8 @@ describe("sessionflow init", () => {
       expect(refused).toEqual({
         code: 1,
         stdout: "",
-        stderr:
-          `error: '${dir}' is not empty: sessionflow init writes a new app into a new or empty folder (nothing was written)\n`
+        stderr: `error: '${dir}' is not empty: sessionflow init writes a ` +
+          `new app into a new or empty folder (nothing was written)\n`
       })
       expect(fs.readdirSync(dir)).toEqual(["notes.txt"])
       const empty = path.join(dir, "empty")
@@ -163,8 +163,8 @@ describe("sessionflow dev: the module's workflows", () => {
       expect(refused).toEqual({
         code: 1,
         stdout: "",
-        stderr:
-          "error: dev listens on a loopback address only (its server has no authentication): --host 127.0.0.1, ::1 or localhost, not 0.0.0.0\n"
+        stderr: "error: dev listens on a loopback address only (its server has no " +
+          "authentication): --host 127.0.0.1, ::1 or localhost, not 0.0.0.0\n"
       })
       expect(yield* inProcess(["dev", "no-such-module.ts"])).toEqual({
         code: 1,

@@ -93,7 +93,8 @@ describe("sessionflow on PostgreSQL", () => {
     }), 120_000)
 
   it.scoped(
-    "mistakes are one clear line: --db with --url, a URL that is not PostgreSQL's, tables that are not there (nothing created), a password never shown",
+    "mistakes are one clear line: --db with --url, a URL that is not PostgreSQL's, " +
+      "tables that are not there (nothing created), a password never shown",
     () =>
       Effect.gen(function*() {
         const schema = yield* freshSchema

@@ -41,7 +41,8 @@ const post = (server: string, workflow: string, body: object) =>
 
 describe("a cluster of runner processes behind two HTTP servers on PostgreSQL", () => {
   it.live(
-    "runs posted to both servers on one hot session and on 40 other sessions at once: none conflicts, none is lost, each applied once",
+    "runs posted to both servers on one hot session and on 40 other " +
+      "sessions at once: none conflicts, none is lost, each applied once",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const { database, effects } = yield* cluster
@@ -98,7 +99,8 @@ describe("a cluster of runner processes behind two HTTP servers on PostgreSQL", 
   )
 
   it.live(
-    "a runner killed in the middle of durable runs posted to the servers: every run completes through them, no completed step ran twice",
+    "a runner killed in the middle of durable runs posted to the " +
+      "servers: every run completes through them, no completed step ran twice",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const { database, effects, runners } = yield* cluster

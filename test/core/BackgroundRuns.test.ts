@@ -131,7 +131,8 @@ for (const [name, storeLayer] of freshStores) {
       }).pipe(Effect.provide(layer)), 30_000)
 
     it.live(
-      "a run cancelled while it runs, through the same store, stops at once: RunEnded (cancelled), its step's later effects never happen, nothing is committed",
+      "a run cancelled while it runs, through the same store, stops at once: RunEnded " +
+        "(cancelled), its step's later effects never happen, nothing is committed",
       () =>
         Effect.gen(function*() {
           const { effects, started, wf } = yield* fixture
@@ -189,7 +190,8 @@ for (const [name, storeLayer] of freshStores) {
     )
 
     it.live(
-      "a background run whose scope closes is not cancelled: it is left unfinished with its lease given up, and recovery completes it",
+      "a background run whose scope closes is not cancelled: it is " +
+        "left unfinished with its lease given up, and recovery completes it",
       () =>
         Effect.gen(function*() {
           const { effects, release, started, wf } = yield* fixture
@@ -222,7 +224,8 @@ for (const [name, storeLayer] of freshStores) {
 
 describe("cancel across stores (another process)", () => {
   it.live(
-    "a run cancelled through another store stops at its next lease renewal: RunEnded (cancelled), nothing committed, no later effect",
+    "a run cancelled through another store stops at its next lease " +
+      "renewal: RunEnded (cancelled), nothing committed, no later effect",
     () =>
       Effect.gen(function*() {
         const backend = SessionStore.makeMemoryBackend()
@@ -251,7 +254,8 @@ describe("cancel across stores (another process)", () => {
 
 describe("a supervisor that stops (a shutdown)", () => {
   it.live(
-    "leaves the run it was resuming unfinished, its lease given up, instead of cancelling it; the next supervisor completes it",
+    "leaves the run it was resuming unfinished, its lease given " +
+      "up, instead of cancelling it; the next supervisor completes it",
     () =>
       Effect.gen(function*() {
         const { crash, make } = yield* processes

@@ -266,7 +266,8 @@ for (const [name, twoStores] of stores) {
       }).pipe(Effect.scoped), 30_000)
 
     it.live(
-      "interrupt: this process's running run is interrupted (recorded cancelled, nothing committed; its caller gets RunEnded cancelled), then the new one runs",
+      "interrupt: this process's running run is interrupted (recorded cancelled, " +
+        "nothing committed; its caller gets RunEnded cancelled), then the new one runs",
       () =>
         Effect.gen(function*() {
           const [a] = yield* twoStores

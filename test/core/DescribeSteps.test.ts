@@ -93,24 +93,27 @@ describe("Workflow.describeSteps", () => {
     expect(Workflow.describeSteps(workflow)[0]?.children?.map((c) => c.branch)).toEqual(["steps", "else"])
   })
 
-  it("marks a container listed again inside itself, without walking it twice; a custom container keeps its branches", () => {
-    const children: Array<Step.Any> = [leaf("inside")]
-    const again = Step.container("again", (input, runner) => runner.sequence([], input), {
-      children,
-      branches: ["first"]
-    })
-    children.push(again)
-    const tree = Workflow.describeSteps(Workflow.make({ name: "recursive", steps: [again] }))
-    expect(tree).toEqual([{
-      name: "again",
-      kind: "container",
-      path: ["again"],
-      children: [
-        { name: "inside", kind: "step", path: ["again", "inside"], branch: "first" },
-        { name: "again", kind: "container", path: ["again", "again"], recursive: true }
-      ]
-    }])
-  })
+  it(
+    "marks a container listed again inside itself, without walking it twice; a custom container keeps its branches",
+    () => {
+      const children: Array<Step.Any> = [leaf("inside")]
+      const again = Step.container("again", (input, runner) => runner.sequence([], input), {
+        children,
+        branches: ["first"]
+      })
+      children.push(again)
+      const tree = Workflow.describeSteps(Workflow.make({ name: "recursive", steps: [again] }))
+      expect(tree).toEqual([{
+        name: "again",
+        kind: "container",
+        path: ["again"],
+        children: [
+          { name: "inside", kind: "step", path: ["again", "inside"], branch: "first" },
+          { name: "again", kind: "container", path: ["again", "again"], recursive: true }
+        ]
+      }])
+    }
+  )
 
   it.effect("gives each step the path its events carry", () =>
     Effect.gen(function*() {

@@ -188,53 +188,56 @@ describe("durable runs", () => {
         expect((yield* Ref.get(counts)).filter((s) => s === "step-3")).toEqual(["step-3"])
       }))
 
-    it.effect("resuming after another run committed to the session is a SessionConflict; retryOnConflict starts over", () =>
-      Effect.gen(function*() {
-        const { crash, make } = yield* processes
-        const [a, b] = [make(), make()]
-        const counts = yield* Ref.make<ReadonlyArray<string>>([])
-        const hold = yield* Deferred.make<void>()
-        const abandon = (runId: string) =>
-          Effect.gen(function*() {
-            yield* Ref.set(counts, [])
-            yield* Effect.forkDaemon(
-              Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId, durability: "step" }).pipe(on(a))
-            )
-            yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 2 })
-          })
-        yield* abandon("r1")
-        yield* crash(a)
-        yield* TestClock.adjust("31 seconds")
-        // another run commits meanwhile
-        yield* Workflow.run(counting(counts), "other", { sessionId: "s" }).pipe(on(b))
-        const conflict = yield* Effect.flip(Workflow.resume(counting(counts), "r1").pipe(on(b)))
-        expect(conflict._tag).toBe("SessionConflict")
-        // the stale run ended with the conflict
-        const history = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(b))
-        expect(history.find((r) => r.runId === "r1")).toMatchObject({ status: "error" })
-        expect(history.find((r) => r.runId === "r1")?.error).toMatch(/^SessionConflict: /)
-        expect(yield* Workflow.unfinishedRuns(counting(counts)).pipe(on(b))).toEqual([])
+    it.effect(
+      "resuming after another run committed to the session is a SessionConflict; retryOnConflict starts over",
+      () =>
+        Effect.gen(function*() {
+          const { crash, make } = yield* processes
+          const [a, b] = [make(), make()]
+          const counts = yield* Ref.make<ReadonlyArray<string>>([])
+          const hold = yield* Deferred.make<void>()
+          const abandon = (runId: string) =>
+            Effect.gen(function*() {
+              yield* Ref.set(counts, [])
+              yield* Effect.forkDaemon(
+                Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId, durability: "step" }).pipe(on(a))
+              )
+              yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 2 })
+            })
+          yield* abandon("r1")
+          yield* crash(a)
+          yield* TestClock.adjust("31 seconds")
+          // another run commits meanwhile
+          yield* Workflow.run(counting(counts), "other", { sessionId: "s" }).pipe(on(b))
+          const conflict = yield* Effect.flip(Workflow.resume(counting(counts), "r1").pipe(on(b)))
+          expect(conflict._tag).toBe("SessionConflict")
+          // the stale run ended with the conflict
+          const history = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(b))
+          expect(history.find((r) => r.runId === "r1")).toMatchObject({ status: "error" })
+          expect(history.find((r) => r.runId === "r1")?.error).toMatch(/^SessionConflict: /)
+          expect(yield* Workflow.unfinishedRuns(counting(counts)).pipe(on(b))).toEqual([])
 
-        // with retryOnConflict, the run starts over on the new state, under the same id
-        const { crash: crash2, make: make2 } = yield* processes
-        const [c, d] = [make2(), make2()]
-        yield* Workflow.run(counting(counts), "seed", { sessionId: "s" }).pipe(on(c))
-        yield* Ref.set(counts, [])
-        yield* Effect.forkDaemon(
-          Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId: "r2", durability: "step" }).pipe(on(c))
-        )
-        yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 2 })
-        yield* crash2(c)
-        yield* TestClock.adjust("31 seconds")
-        yield* Workflow.run(counting(counts), "other", { sessionId: "s" }).pipe(on(d))
-        yield* Ref.set(counts, [])
-        const over = yield* Workflow.resume(counting(counts), "r2", { retryOnConflict: true }).pipe(on(d))
-        expect(over.runId).toBe("r2")
-        expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2", "step-3", "step-4"])
-        expect(over.state.items).toEqual(["1", "2", "3", "4", "1", "2", "3", "4", "1", "2", "3", "4"])
-        const after = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(d))
-        expect(after.filter((r) => r.runId === "r2").map((r) => r.status)).toEqual(["completed"])
-      }))
+          // with retryOnConflict, the run starts over on the new state, under the same id
+          const { crash: crash2, make: make2 } = yield* processes
+          const [c, d] = [make2(), make2()]
+          yield* Workflow.run(counting(counts), "seed", { sessionId: "s" }).pipe(on(c))
+          yield* Ref.set(counts, [])
+          yield* Effect.forkDaemon(
+            Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId: "r2", durability: "step" }).pipe(on(c))
+          )
+          yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 2 })
+          yield* crash2(c)
+          yield* TestClock.adjust("31 seconds")
+          yield* Workflow.run(counting(counts), "other", { sessionId: "s" }).pipe(on(d))
+          yield* Ref.set(counts, [])
+          const over = yield* Workflow.resume(counting(counts), "r2", { retryOnConflict: true }).pipe(on(d))
+          expect(over.runId).toBe("r2")
+          expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2", "step-3", "step-4"])
+          expect(over.state.items).toEqual(["1", "2", "3", "4", "1", "2", "3", "4", "1", "2", "3", "4"])
+          const after = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(d))
+          expect(after.filter((r) => r.runId === "r2").map((r) => r.status)).toEqual(["completed"])
+        })
+    )
 
     it.effect("recover resumes the abandoned runs of a workflow, or ends them as abandoned", () =>
       Effect.gen(function*() {

@@ -83,31 +83,36 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         expect((yield* Workflow.getSessionState(wf, "session-r1").pipe(on(c))).items).toEqual(["done"])
       }))
 
-    it.scoped("a run whose owner is a process of this host that exited is resumed once at the supervisors' next look, its lease still held", () =>
-      Effect.gen(function*() {
-        const make = yield* makeProcesses
-        const [a, b, c] = [yield* make(), yield* make(), yield* make()]
-        const counts = yield* Ref.make<ReadonlyArray<string>>([])
-        const wf = counting(counts)
-        // the owner id of a process of this host that ran and exited
-        const pid = Number(
-          spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
-        )
-        const dead = a.owner.replace(/:\d+:/, `:${pid}:`)
-        expect(SessionStore.ownerGone(dead)).toBe(true)
-        const now = yield* currentTime
-        yield* orphan(a, "gone", { owner: dead, leaseMillis: 60_000 })
-        yield* supervised(b, { workflows: [wf] })
-        yield* supervised(c, { workflows: [wf] })
-        // well within the lease
-        const record = yield* recorded(b, "gone", "100 millis", 20)
-        expect(record).toMatchObject({ status: "completed", runId: "gone" })
-        expect(yield* currentTime).toBeLessThan(now + 60_000)
-        yield* TestClock.adjust("2 seconds")
-        yield* flush
-        expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
-        expect((yield* Workflow.getSessionState(wf, "session-gone").pipe(on(c))).items).toEqual(["done"])
-      }))
+    it.scoped(
+      "a run whose owner is a process of this host that exited is " +
+        "resumed once at the supervisors' next look, its lease still held",
+      () =>
+        Effect.gen(function*() {
+          const make = yield* makeProcesses
+          const [a, b, c] = [yield* make(), yield* make(), yield* make()]
+          const counts = yield* Ref.make<ReadonlyArray<string>>([])
+          const wf = counting(counts)
+          // the owner id of a process of this host that ran and exited
+          const pid = Number(
+            spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" })
+              .stdout
+          )
+          const dead = a.owner.replace(/:\d+:/, `:${pid}:`)
+          expect(SessionStore.ownerGone(dead)).toBe(true)
+          const now = yield* currentTime
+          yield* orphan(a, "gone", { owner: dead, leaseMillis: 60_000 })
+          yield* supervised(b, { workflows: [wf] })
+          yield* supervised(c, { workflows: [wf] })
+          // well within the lease
+          const record = yield* recorded(b, "gone", "100 millis", 20)
+          expect(record).toMatchObject({ status: "completed", runId: "gone" })
+          expect(yield* currentTime).toBeLessThan(now + 60_000)
+          yield* TestClock.adjust("2 seconds")
+          yield* flush
+          expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
+          expect((yield* Workflow.getSessionState(wf, "session-gone").pipe(on(c))).items).toEqual(["done"])
+        })
+    )
 
     it.scoped("a run whose resume keeps failing is ended as abandoned after maxAttempts, with the reason", () =>
       Effect.gen(function*() {

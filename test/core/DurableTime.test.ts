@@ -210,28 +210,33 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         expect((yield* Workflow.getSessionState(payingInTime, "s-t2").pipe(on(a))).entries).toEqual(["not paid"])
       }))
 
-    it.scoped("Step.pause with a timeout: an answer in time is taken; else the run wakes and onTimeout gives the content", () =>
-      Effect.gen(function*() {
-        const make = yield* makeProcesses
-        const [a, b] = [yield* make(), yield* make()]
-        const start = yield* currentTime
-        const asked = yield* paused(Workflow.run(approving, undefined, { sessionId: "s-q1", runId: "q-1" }).pipe(on(a)))
-        expect(asked).toMatchObject({ payload: { question: "ok?" }, timeoutAt: start + 86_400_000 })
-        expect(asked.kind).toBeUndefined()
-        yield* paused(Workflow.run(approving, undefined, { sessionId: "s-q2", runId: "q-2" }).pipe(on(a)))
-        yield* supervised(b, [approving])
-        yield* TestClock.adjust("23 hours")
-        yield* flush
-        const answered = yield* Workflow.continue(approving, "q-1", { approved: true }).pipe(on(a))
-        expect(answered.content).toBe("approved")
-        expect((yield* unfinished(a, "q-2"))?.status).toBe("paused")
-        const record = yield* recorded(a, "q-2", "10 minutes")
-        expect(record).toMatchObject({ status: "completed", content: "timed out" })
-        expect((yield* Workflow.getSessionState(approving, "s-q2").pipe(on(a))).entries).toEqual(["nobody answered"])
-        // the one answered in time did not time out as well
-        yield* TestClock.adjust("2 days")
-        yield* flush
-        expect((yield* Workflow.getSessionState(approving, "s-q1").pipe(on(a))).entries).toEqual(["approved"])
-      }))
+    it.scoped(
+      "Step.pause with a timeout: an answer in time is taken; else the run wakes and onTimeout gives the content",
+      () =>
+        Effect.gen(function*() {
+          const make = yield* makeProcesses
+          const [a, b] = [yield* make(), yield* make()]
+          const start = yield* currentTime
+          const asked = yield* paused(
+            Workflow.run(approving, undefined, { sessionId: "s-q1", runId: "q-1" }).pipe(on(a))
+          )
+          expect(asked).toMatchObject({ payload: { question: "ok?" }, timeoutAt: start + 86_400_000 })
+          expect(asked.kind).toBeUndefined()
+          yield* paused(Workflow.run(approving, undefined, { sessionId: "s-q2", runId: "q-2" }).pipe(on(a)))
+          yield* supervised(b, [approving])
+          yield* TestClock.adjust("23 hours")
+          yield* flush
+          const answered = yield* Workflow.continue(approving, "q-1", { approved: true }).pipe(on(a))
+          expect(answered.content).toBe("approved")
+          expect((yield* unfinished(a, "q-2"))?.status).toBe("paused")
+          const record = yield* recorded(a, "q-2", "10 minutes")
+          expect(record).toMatchObject({ status: "completed", content: "timed out" })
+          expect((yield* Workflow.getSessionState(approving, "s-q2").pipe(on(a))).entries).toEqual(["nobody answered"])
+          // the one answered in time did not time out as well
+          yield* TestClock.adjust("2 days")
+          yield* flush
+          expect((yield* Workflow.getSessionState(approving, "s-q1").pipe(on(a))).entries).toEqual(["approved"])
+        })
+    )
   })
 }

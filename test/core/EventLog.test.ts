@@ -86,41 +86,44 @@ describe("Workflow.events", () => {
       )
     }).pipe(memory))
 
-  it.effect("follows a run in another process: the stored events, then each batch as it is written, until the run ends", () =>
-    Effect.gen(function*() {
-      const { make } = yield* processes
-      const [a, b] = [make(), make()]
-      const gate = yield* Deferred.make<void>()
-      const wf = Workflow.make({ name: "gated" }).pipe(
-        Workflow.andThen("wait", () =>
-          Effect.gen(function*() {
-            yield* WorkflowEvent.log("before")
-            yield* Deferred.await(gate)
-            yield* WorkflowEvent.log("after")
-            return "done"
-          }))
-      )
-      const running = yield* Effect.fork(Workflow.run(wf, "go", { ...stored, runId: "gated-run" }).pipe(on(a)))
-      // the run is registered before its first event
-      const follower = yield* Effect.gen(function*() {
-        while (true) {
-          const started = yield* Effect.exit(collecting(Workflow.events(wf, "gated-run").pipe(onStream(b))))
-          if (started._tag === "Success") return started.value
-          yield* Effect.yieldNow()
-        }
-      })
-      // the first batch waits for the flush interval (100 millis): then the follower has it
-      const first = [yield* nextOf(follower), yield* nextOf(follower), yield* nextOf(follower)]
-      assert.deepStrictEqual(first.map((e) => e._tag), ["RunStarted", "StepStarted", "Log"])
-      assert.deepStrictEqual(seqs(first), [0, 1, 2])
-      yield* Deferred.succeed(gate, undefined)
-      yield* Fiber.join(running)
-      const rest: Array<WorkflowEvent.WorkflowEvent> = []
-      while (rest.at(-1)?._tag !== "RunCompleted") rest.push(yield* nextOf(follower))
-      assert.deepStrictEqual(seqs(rest), range(3, 2 + rest.length))
-      yield* Fiber.join(follower.fiber)
-      assert.strictEqual(yield* Queue.size(follower.queue), 0)
-    }).pipe(Effect.scoped))
+  it.effect(
+    "follows a run in another process: the stored events, then each batch as it is written, until the run ends",
+    () =>
+      Effect.gen(function*() {
+        const { make } = yield* processes
+        const [a, b] = [make(), make()]
+        const gate = yield* Deferred.make<void>()
+        const wf = Workflow.make({ name: "gated" }).pipe(
+          Workflow.andThen("wait", () =>
+            Effect.gen(function*() {
+              yield* WorkflowEvent.log("before")
+              yield* Deferred.await(gate)
+              yield* WorkflowEvent.log("after")
+              return "done"
+            }))
+        )
+        const running = yield* Effect.fork(Workflow.run(wf, "go", { ...stored, runId: "gated-run" }).pipe(on(a)))
+        // the run is registered before its first event
+        const follower = yield* Effect.gen(function*() {
+          while (true) {
+            const started = yield* Effect.exit(collecting(Workflow.events(wf, "gated-run").pipe(onStream(b))))
+            if (started._tag === "Success") return started.value
+            yield* Effect.yieldNow()
+          }
+        })
+        // the first batch waits for the flush interval (100 millis): then the follower has it
+        const first = [yield* nextOf(follower), yield* nextOf(follower), yield* nextOf(follower)]
+        assert.deepStrictEqual(first.map((e) => e._tag), ["RunStarted", "StepStarted", "Log"])
+        assert.deepStrictEqual(seqs(first), [0, 1, 2])
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(running)
+        const rest: Array<WorkflowEvent.WorkflowEvent> = []
+        while (rest.at(-1)?._tag !== "RunCompleted") rest.push(yield* nextOf(follower))
+        assert.deepStrictEqual(seqs(rest), range(3, 2 + rest.length))
+        yield* Fiber.join(follower.fiber)
+        assert.strictEqual(yield* Queue.size(follower.queue), 0)
+      }).pipe(Effect.scoped)
+  )
 
   it.effect("a paused run's log ends at RunPaused; continued, it goes on after it, numbered on", () =>
     Effect.gen(function*() {

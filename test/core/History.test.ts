@@ -59,14 +59,17 @@ describe("the store's history option", () => {
       ["SQLite", SqliteSessionStore.layer({ filename: ":memory:", history: { keep: 2 } })]
     ] as const
   ) {
-    it.effect(`${name}: keeps what the store says for a workflow that does not say, and the workflow's own otherwise`, () =>
-      Effect.gen(function*() {
-        for (const item of ["a", "b", "c"]) yield* Workflow.run(shop(), item, { sessionId: "st" })
-        assert.deepStrictEqual((yield* Workflow.sessionVersions(shop(), "st")).map((v) => v.version), [2, 3])
-        const all = shop({ history: { keep: "all" } })
-        for (const item of ["d", "e", "f"]) yield* Workflow.run(all, item, { sessionId: "st" })
-        assert.deepStrictEqual((yield* Workflow.sessionVersions(all, "st")).map((v) => v.version), [2, 3, 4, 5, 6])
-      }).pipe(Effect.provide(layer)))
+    it.effect(
+      `${name}: keeps what the store says for a workflow that does not say, and the workflow's own otherwise`,
+      () =>
+        Effect.gen(function*() {
+          for (const item of ["a", "b", "c"]) yield* Workflow.run(shop(), item, { sessionId: "st" })
+          assert.deepStrictEqual((yield* Workflow.sessionVersions(shop(), "st")).map((v) => v.version), [2, 3])
+          const all = shop({ history: { keep: "all" } })
+          for (const item of ["d", "e", "f"]) yield* Workflow.run(all, item, { sessionId: "st" })
+          assert.deepStrictEqual((yield* Workflow.sessionVersions(all, "st")).map((v) => v.version), [2, 3, 4, 5, 6])
+        }).pipe(Effect.provide(layer))
+    )
   }
 })
 

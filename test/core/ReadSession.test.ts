@@ -56,22 +56,25 @@ describe("SessionStore.readSession", () => {
       assert.deepStrictEqual(reads, ["s", "s"])
     }))
 
-  it.effect("a read made stale by a commit before the run is never used in its place: the run's conflict reads again", () =>
-    Effect.gen(function*() {
-      const backend = SessionStore.makeMemoryBackend()
-      const { reads, store } = counted(backend)
-      const read = yield* SessionStore.readSession(store, "s", { state: false })
-      // another process creates the session meanwhile
-      yield* run("x", "s").pipe(on(SessionStore.make(backend)))
-      assert.deepStrictEqual(yield* read.ahead(run("a", "s", { retryOnConflict: 1 })).pipe(on(store)), ["x", "a"])
-      assert.deepStrictEqual(reads, ["s", "s"])
-      // without a try left, the conflict is the run's answer, and nothing is lost
-      const stale = yield* SessionStore.readSession(store, "t", { state: false })
-      yield* run("y", "t").pipe(on(SessionStore.make(backend)))
-      const refused = yield* Effect.flip(stale.ahead(run("b", "t")).pipe(on(store)))
-      assert.strictEqual(refused._tag, "SessionConflict")
-      assert.deepStrictEqual(yield* Workflow.getSessionState(appendInput, "t").pipe(on(store)), { items: ["y"] })
-    }))
+  it.effect(
+    "a read made stale by a commit before the run is never used in its place: the run's conflict reads again",
+    () =>
+      Effect.gen(function*() {
+        const backend = SessionStore.makeMemoryBackend()
+        const { reads, store } = counted(backend)
+        const read = yield* SessionStore.readSession(store, "s", { state: false })
+        // another process creates the session meanwhile
+        yield* run("x", "s").pipe(on(SessionStore.make(backend)))
+        assert.deepStrictEqual(yield* read.ahead(run("a", "s", { retryOnConflict: 1 })).pipe(on(store)), ["x", "a"])
+        assert.deepStrictEqual(reads, ["s", "s"])
+        // without a try left, the conflict is the run's answer, and nothing is lost
+        const stale = yield* SessionStore.readSession(store, "t", { state: false })
+        yield* run("y", "t").pipe(on(SessionStore.make(backend)))
+        const refused = yield* Effect.flip(stale.ahead(run("b", "t")).pipe(on(store)))
+        assert.strictEqual(refused._tag, "SessionConflict")
+        assert.deepStrictEqual(yield* Workflow.getSessionState(appendInput, "t").pipe(on(store)), { items: ["y"] })
+      })
+  )
 
   it.effect("a run that waits for the session's lock (another run of it in this process) reads the session again", () =>
     Effect.gen(function*() {

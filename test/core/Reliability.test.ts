@@ -37,29 +37,32 @@ const history = (sessionId: string) => Effect.flatMap(SessionStore.SessionStore,
 describe("reliability", () => {
   describe("a stored state that is not an object is never replaced by a patch", () => {
     for (const bad of [null, [1, 2], 5]) {
-      it.effect(`stored ${JSON.stringify(bad)}: StateDecodeError with and without a sessionState patch, nothing overwritten`, () =>
-        Effect.gen(function*() {
-          yield* storeRaw("bad", bad)
-          const withPatch = yield* Effect.flip(
-            Workflow.run(untyped, "x", { sessionId: "bad", sessionState: { items: ["patched"] } })
-          )
-          assert(withPatch._tag === "StateDecodeError")
-          expect(withPatch.sessionId).toBe("bad")
-          const without = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "bad" }))
-          expect(without._tag).toBe("StateDecodeError")
-          const typedError = yield* Effect.flip(
-            Workflow.run(typed, "x", { sessionId: "bad", sessionState: { items: ["patched"] } })
-          )
-          expect(typedError._tag).toBe("StateDecodeError")
-          expect(yield* storedState("bad")).toEqual(Option.some(bad))
-          // overwriting is the way to repair it
-          const repaired = yield* Workflow.run(untyped, "x", {
-            sessionId: "bad",
-            overwriteDbSessionState: true,
-            sessionState: { items: [] }
-          })
-          expect(repaired.state).toEqual({ items: ["x"] })
-        }).pipe(memory))
+      it.effect(
+        `stored ${JSON.stringify(bad)}: StateDecodeError with and without a sessionState patch, nothing overwritten`,
+        () =>
+          Effect.gen(function*() {
+            yield* storeRaw("bad", bad)
+            const withPatch = yield* Effect.flip(
+              Workflow.run(untyped, "x", { sessionId: "bad", sessionState: { items: ["patched"] } })
+            )
+            assert(withPatch._tag === "StateDecodeError")
+            expect(withPatch.sessionId).toBe("bad")
+            const without = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "bad" }))
+            expect(without._tag).toBe("StateDecodeError")
+            const typedError = yield* Effect.flip(
+              Workflow.run(typed, "x", { sessionId: "bad", sessionState: { items: ["patched"] } })
+            )
+            expect(typedError._tag).toBe("StateDecodeError")
+            expect(yield* storedState("bad")).toEqual(Option.some(bad))
+            // overwriting is the way to repair it
+            const repaired = yield* Workflow.run(untyped, "x", {
+              sessionId: "bad",
+              overwriteDbSessionState: true,
+              sessionState: { items: [] }
+            })
+            expect(repaired.state).toEqual({ items: ["x"] })
+          }).pipe(memory)
+      )
     }
   })
 
@@ -88,17 +91,21 @@ describe("reliability", () => {
     for (
       const [sessionId, reason] of [["", "empty"], ["bad-\ud800-x", "malformed"], ["bad-\udc00", "malformed"]] as const
     ) {
-      it.effect(`${JSON.stringify(sessionId)} is an InvalidSessionId (${reason}) for runs and session functions; nothing is stored`, () =>
-        Effect.gen(function*() {
-          const run = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId }))
-          assert(run._tag === "InvalidSessionId")
-          expect(run.reason).toBe(reason)
-          const read = yield* Effect.flip(Workflow.getSessionState(untyped, sessionId))
-          expect(read._tag).toBe("InvalidSessionId")
-          const named = yield* Effect.flip(Workflow.setSessionName(untyped, sessionId, "x"))
-          expect(named._tag).toBe("InvalidSessionId")
-          expect((yield* Workflow.listSessions(untyped)).sessions).toEqual([])
-        }).pipe(memory))
+      it.effect(
+        `${JSON.stringify(sessionId)} is an InvalidSessionId ` +
+          `(${reason}) for runs and session functions; nothing is stored`,
+        () =>
+          Effect.gen(function*() {
+            const run = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId }))
+            assert(run._tag === "InvalidSessionId")
+            expect(run.reason).toBe(reason)
+            const read = yield* Effect.flip(Workflow.getSessionState(untyped, sessionId))
+            expect(read._tag).toBe("InvalidSessionId")
+            const named = yield* Effect.flip(Workflow.setSessionName(untyped, sessionId, "x"))
+            expect(named._tag).toBe("InvalidSessionId")
+            expect((yield* Workflow.listSessions(untyped)).sessions).toEqual([])
+          }).pipe(memory)
+      )
     }
 
     it.effect("well-formed ids round-trip exactly, astral characters included", () =>
@@ -210,14 +217,17 @@ describe("reliability", () => {
         expect((yield* history("owned")).length).toBe(1)
       }).pipe(memory))
 
-    it.effect("a run that fails before its steps on a new session creates nothing (no valid state to create it with)", () =>
-      Effect.gen(function*() {
-        const badSeed = Workflow.make({ name: "bad-seed", state: Items, sessionState: { items: [] } })
-        const error = yield* Effect.flip(
-          Workflow.run(badSeed, "x", { sessionId: "fresh", sessionState: { items: [1] } as never })
-        )
-        assert(error instanceof WorkflowError.StateDecodeError)
-        expect(yield* storedState("fresh")).toEqual(Option.none())
-      }).pipe(memory))
+    it.effect(
+      "a run that fails before its steps on a new session creates nothing (no valid state to create it with)",
+      () =>
+        Effect.gen(function*() {
+          const badSeed = Workflow.make({ name: "bad-seed", state: Items, sessionState: { items: [] } })
+          const error = yield* Effect.flip(
+            Workflow.run(badSeed, "x", { sessionId: "fresh", sessionState: { items: [1] } as never })
+          )
+          assert(error instanceof WorkflowError.StateDecodeError)
+          expect(yield* storedState("fresh")).toEqual(Option.none())
+        }).pipe(memory)
+    )
   })
 })

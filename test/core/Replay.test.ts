@@ -74,27 +74,32 @@ const mismatchOf = <A>(exit: Exit.Exit<A, WorkflowError.ReplayMismatch>): Workfl
 }
 
 describe("Replay", () => {
-  it.effect("a recorded run replays green against the same workflow, from its start state, with its model replies", () =>
-    Effect.gen(function*() {
-      const runs = yield* record
-      expect(runs.map((r) => r.input)).toEqual(["add milk", "add bread"])
-      // the second run starts from the state the first one committed
-      expect(runs[1]!.state).toEqual({ items: ["milk"], runs: 1 })
-      expect(runs[0]!.events.filter((e) => e._tag === "ModelReplied").map((e) => e._tag === "ModelReplied" && e.reply))
-        .toEqual([
-          {
-            _tag: "ToolCalls",
-            calls: [{ name: "add_item", params: { item: "milk" } }],
-            usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 }
-          },
-          { _tag: "Text", text: "Added milk.", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } }
+  it.effect(
+    "a recorded run replays green against the same workflow, from its start state, with its model replies",
+    () =>
+      Effect.gen(function*() {
+        const runs = yield* record
+        expect(runs.map((r) => r.input)).toEqual(["add milk", "add bread"])
+        // the second run starts from the state the first one committed
+        expect(runs[1]!.state).toEqual({ items: ["milk"], runs: 1 })
+        expect(
+          runs[0]!.events.filter((e) => e._tag === "ModelReplied").map((e) => e._tag === "ModelReplied" && e.reply)
+        )
+          .toEqual([
+            {
+              _tag: "ToolCalls",
+              calls: [{ name: "add_item", params: { item: "milk" } }],
+              usage: { inputTokens: 10, outputTokens: 2, totalTokens: 12 }
+            },
+            { _tag: "Text", text: "Added milk.", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } }
+          ])
+        const replayed = yield* Replay.replayAll(recorded, runs).pipe(Effect.provide(ToolsLive))
+        expect(replayed).toEqual([
+          { runId: runs[0]!.runId, steps: 3, modelCalls: 2 },
+          { runId: runs[1]!.runId, steps: 3, modelCalls: 2 }
         ])
-      const replayed = yield* Replay.replayAll(recorded, runs).pipe(Effect.provide(ToolsLive))
-      expect(replayed).toEqual([
-        { runId: runs[0]!.runId, steps: 3, modelCalls: 2 },
-        { runId: runs[1]!.runId, steps: 3, modelCalls: 2 }
-      ])
-    }))
+      })
+  )
 
   it.effect("a file of recorded runs round-trips through its Schema and replays", () =>
     Effect.gen(function*() {

@@ -15,21 +15,24 @@ describe("Router", () => {
       expect((yield* Workflow.run(itemsWorkflow([router([b, "a"])]), "x")).state.items).toEqual(["b", "a"])
     }).pipe(memory))
 
-  it.effect("a router choosing an unknown name or a step outside its choices fails with RouterChoiceError, committing nothing", () =>
-    Effect.gen(function*() {
-      const a = append("a")
-      const stranger = append("stranger")
-      const unknown = Router.make({ name: "r", choices: [a], selector: () => Effect.succeed("nope") })
-      const e1 = yield* Effect.flip(Workflow.run(itemsWorkflow([a, unknown]), "x", { sessionId: "r1" }))
-      assert(e1._tag === "RouterChoiceError")
-      expect(e1.reason).toBe("unknown-name")
-      expect(e1.message).toBe("Router 'r' selected unknown step name 'nope' (choices: 'a')")
-      const outside = Router.make({ name: "r", choices: [a], selector: () => Effect.succeed(stranger) })
-      const e2 = yield* Effect.flip(Workflow.run(itemsWorkflow([outside]), "x"))
-      assert(e2._tag === "RouterChoiceError")
-      expect(e2.reason).toBe("outside-choices")
-      expect((yield* Workflow.getSessionState(itemsWorkflow([]), "r1")).items).toEqual([])
-    }).pipe(memory))
+  it.effect(
+    "a router choosing an unknown name or a step outside its choices fails with RouterChoiceError, committing nothing",
+    () =>
+      Effect.gen(function*() {
+        const a = append("a")
+        const stranger = append("stranger")
+        const unknown = Router.make({ name: "r", choices: [a], selector: () => Effect.succeed("nope") })
+        const e1 = yield* Effect.flip(Workflow.run(itemsWorkflow([a, unknown]), "x", { sessionId: "r1" }))
+        assert(e1._tag === "RouterChoiceError")
+        expect(e1.reason).toBe("unknown-name")
+        expect(e1.message).toBe("Router 'r' selected unknown step name 'nope' (choices: 'a')")
+        const outside = Router.make({ name: "r", choices: [a], selector: () => Effect.succeed(stranger) })
+        const e2 = yield* Effect.flip(Workflow.run(itemsWorkflow([outside]), "x"))
+        assert(e2._tag === "RouterChoiceError")
+        expect(e2.reason).toBe("outside-choices")
+        expect((yield* Workflow.getSessionState(itemsWorkflow([]), "r1")).items).toEqual([])
+      }).pipe(memory)
+  )
 
   it.effect("a selector may return its choice as a plain value: a step, a name or several", () =>
     Effect.gen(function*() {

@@ -92,28 +92,31 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         }
       }))
 
-    it.scoped("missed ticks: after every process was down, only the latest missed tick runs, once, then the schedule goes on", () =>
-      Effect.gen(function*() {
-        const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
-        const options = {
-          schedules: [{ name: "every-second", workflow: wf, cron: "* * * * * *", input: "tick", sessionId: "down" }]
-        }
-        const first = yield* scheduling(a, options)
-        yield* flush
-        yield* seconds(2)
-        yield* Fiber.interrupt(first)
-        // down from 2 s to 12.5 s: the ticks 3 to 12 pass with nobody there
-        yield* TestClock.adjust("10500 millis")
-        yield* scheduling(b, options)
-        yield* flush
-        expect(yield* Ref.get(runs)).toBe(3)
-        yield* TestClock.adjust("500 millis")
-        yield* flush
-        const history = yield* Workflow.getRunHistory(wf, "down").pipe(on(b))
-        expect(history.map((run) => run.runId)).toEqual(
-          [1, 2, 12, 13].map((s) => Schedules.runIdOf("ticking", "every-second", s * 1000))
-        )
-      }))
+    it.scoped(
+      "missed ticks: after every process was down, only the latest missed tick runs, once, then the schedule goes on",
+      () =>
+        Effect.gen(function*() {
+          const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
+          const options = {
+            schedules: [{ name: "every-second", workflow: wf, cron: "* * * * * *", input: "tick", sessionId: "down" }]
+          }
+          const first = yield* scheduling(a, options)
+          yield* flush
+          yield* seconds(2)
+          yield* Fiber.interrupt(first)
+          // down from 2 s to 12.5 s: the ticks 3 to 12 pass with nobody there
+          yield* TestClock.adjust("10500 millis")
+          yield* scheduling(b, options)
+          yield* flush
+          expect(yield* Ref.get(runs)).toBe(3)
+          yield* TestClock.adjust("500 millis")
+          yield* flush
+          const history = yield* Workflow.getRunHistory(wf, "down").pipe(on(b))
+          expect(history.map((run) => run.runId)).toEqual(
+            [1, 2, 12, 13].map((s) => Schedules.runIdOf("ticking", "every-second", s * 1000))
+          )
+        })
+    )
 
     it.scoped("a changed cron replaces the stored schedule and its next tick", () =>
       Effect.gen(function*() {

@@ -127,7 +127,8 @@ export const suite = (
     const keepingRuns = options.keepingRuns
     if (keepingRuns !== undefined) {
       it.effect(
-        "keepRuns: every 100th state commit of a session trims its records to the most recent keepRuns, with their events",
+        "keepRuns: every 100th state commit of a session trims " +
+          "its records to the most recent keepRuns, with their events",
         () =>
           Effect.gen(function*() {
             const store = yield* SessionStore.SessionStore
@@ -272,41 +273,44 @@ export const suite = (
         assert.strictEqual((yield* store.versions("v1")).length, 4)
       }))
 
-    test("versions: keep N keeps the last N, each readable as committed, whatever the mix of states and changes", (store) =>
-      Effect.gen(function*() {
-        const history = { keep: 3 }
-        yield* store.commit({
-          sessionId: "kn",
-          workflowName: "wf",
-          expectedVersion: 0,
-          state: { items: [] as Array<string> },
-          history
+    test(
+      "versions: keep N keeps the last N, each readable as committed, whatever the mix of states and changes",
+      (store) =>
+        Effect.gen(function*() {
+          const history = { keep: 3 }
+          yield* store.commit({
+            sessionId: "kn",
+            workflowName: "wf",
+            expectedVersion: 0,
+            state: { items: [] as Array<string> },
+            history
+          })
+          const items: Array<string> = []
+          for (let version = 1; version <= 12; version++) {
+            const item = `i${version}`
+            const next = { items: [...items, item] }
+            yield* version % 4 === 0
+              ? commitState(store, "kn", version, next, { history })
+              : store.commit({
+                sessionId: "kn",
+                workflowName: "wf",
+                expectedVersion: version,
+                state: next,
+                changes: [{ op: "append", path: ["items"], items: [item] }],
+                history
+              })
+            items.push(item)
+          }
+          assert.deepStrictEqual((yield* store.versions("kn")).map((info) => info.version), [11, 12, 13])
+          for (const version of [11, 12, 13]) {
+            assert.deepStrictEqual(yield* versionOf(store, "kn", version), { items: items.slice(0, version - 1) })
+          }
+          assert.isUndefined(yield* versionOf(store, "kn", 10))
+          assert.isUndefined(yield* versionOf(store, "kn", 1))
+          // the session itself is as committed
+          assert.deepStrictEqual((yield* loadSome(store, "kn")).state, { items })
         })
-        const items: Array<string> = []
-        for (let version = 1; version <= 12; version++) {
-          const item = `i${version}`
-          const next = { items: [...items, item] }
-          yield* version % 4 === 0
-            ? commitState(store, "kn", version, next, { history })
-            : store.commit({
-              sessionId: "kn",
-              workflowName: "wf",
-              expectedVersion: version,
-              state: next,
-              changes: [{ op: "append", path: ["items"], items: [item] }],
-              history
-            })
-          items.push(item)
-        }
-        assert.deepStrictEqual((yield* store.versions("kn")).map((info) => info.version), [11, 12, 13])
-        for (const version of [11, 12, 13]) {
-          assert.deepStrictEqual(yield* versionOf(store, "kn", version), { items: items.slice(0, version - 1) })
-        }
-        assert.isUndefined(yield* versionOf(store, "kn", 10))
-        assert.isUndefined(yield* versionOf(store, "kn", 1))
-        // the session itself is as committed
-        assert.deepStrictEqual((yield* loadSome(store, "kn")).state, { items })
-      }))
+    )
 
     test("versions: keep none keeps none, and drops those kept before; keep all keeps every one", (store) =>
       Effect.gen(function*() {
@@ -348,70 +352,76 @@ export const suite = (
         assert.isUndefined(yield* versionOf(store, "gone", 2))
       }))
 
-    test("fork: a new session from a kept version, with the versions up to it; commits on either leave the other alone", (store) =>
-      Effect.gen(function*() {
-        yield* create(store, "orig", { items: ["a"] }, { userId: "alice", run: run("orig", "r1", { userId: "alice" }) })
-        yield* store.commit({
-          sessionId: "orig",
-          workflowName: "wf",
-          userId: "alice",
-          expectedVersion: 1,
-          state: { items: ["a", "b"] }
+    test(
+      "fork: a new session from a kept version, with the versions up to it; commits on either leave the other alone",
+      (store) =>
+        Effect.gen(function*() {
+          yield* create(store, "orig", { items: ["a"] }, {
+            userId: "alice",
+            run: run("orig", "r1", { userId: "alice" })
+          })
+          yield* store.commit({
+            sessionId: "orig",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 1,
+            state: { items: ["a", "b"] }
+          })
+          yield* store.commit({
+            sessionId: "orig",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 2,
+            state: { items: ["a", "b", "c"] }
+          })
+          yield* TestClock.adjust("3 seconds")
+          const info = yield* store.fork({ sessionId: "orig", version: 2, newSessionId: "copy", userId: "alice" })
+          assert.deepStrictEqual(
+            [info.sessionId, info.workflowName, info.userId, info.version, info.createdAt],
+            ["copy", "wf", "alice", 2, 3000]
+          )
+          const copy = yield* loadSome(store, "copy")
+          assert.deepStrictEqual([copy.version, copy.state], [2, { items: ["a", "b"] }])
+          assert.deepStrictEqual((yield* store.versions("copy")).map((v) => v.version), [1, 2])
+          assert.deepStrictEqual(yield* store.runs("copy", {}), [])
+          // the fork goes on from its version; the original is untouched
+          yield* store.commit({
+            sessionId: "copy",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 2,
+            state: { items: ["a", "b", "x"] }
+          })
+          assert.deepStrictEqual((yield* loadSome(store, "orig")).state, { items: ["a", "b", "c"] })
+          assert.deepStrictEqual(yield* versionOf(store, "orig", 3), { items: ["a", "b", "c"] })
+          assert.deepStrictEqual(yield* versionOf(store, "copy", 3), { items: ["a", "b", "x"] })
+          yield* store.commit({
+            sessionId: "orig",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 3,
+            state: { items: [] }
+          })
+          assert.deepStrictEqual((yield* loadSome(store, "copy")).state, { items: ["a", "b", "x"] })
+          assert.strictEqual((yield* loadSome(store, "copy")).version, 3)
+          // what a fork refuses
+          const refused = (request: SessionStore.ForkRequest) => Effect.flip(store.fork(request))
+          assert.strictEqual(
+            (yield* refused({ sessionId: "orig", version: 2, newSessionId: "copy" }))._tag,
+            "SessionExists"
+          )
+          assert.strictEqual(
+            (yield* refused({ sessionId: "nope", version: 1, newSessionId: "c2" }))._tag,
+            "SessionNotFound"
+          )
+          const missing = yield* refused({ sessionId: "orig", version: 9, newSessionId: "c2" })
+          assert.deepStrictEqual(
+            missing._tag === "VersionNotFound" ? [missing.reason, missing.latest] : missing._tag,
+            ["missing", 4]
+          )
+          assert.isTrue(Option.isNone(yield* store.load("c2")))
         })
-        yield* store.commit({
-          sessionId: "orig",
-          workflowName: "wf",
-          userId: "alice",
-          expectedVersion: 2,
-          state: { items: ["a", "b", "c"] }
-        })
-        yield* TestClock.adjust("3 seconds")
-        const info = yield* store.fork({ sessionId: "orig", version: 2, newSessionId: "copy", userId: "alice" })
-        assert.deepStrictEqual(
-          [info.sessionId, info.workflowName, info.userId, info.version, info.createdAt],
-          ["copy", "wf", "alice", 2, 3000]
-        )
-        const copy = yield* loadSome(store, "copy")
-        assert.deepStrictEqual([copy.version, copy.state], [2, { items: ["a", "b"] }])
-        assert.deepStrictEqual((yield* store.versions("copy")).map((v) => v.version), [1, 2])
-        assert.deepStrictEqual(yield* store.runs("copy", {}), [])
-        // the fork goes on from its version; the original is untouched
-        yield* store.commit({
-          sessionId: "copy",
-          workflowName: "wf",
-          userId: "alice",
-          expectedVersion: 2,
-          state: { items: ["a", "b", "x"] }
-        })
-        assert.deepStrictEqual((yield* loadSome(store, "orig")).state, { items: ["a", "b", "c"] })
-        assert.deepStrictEqual(yield* versionOf(store, "orig", 3), { items: ["a", "b", "c"] })
-        assert.deepStrictEqual(yield* versionOf(store, "copy", 3), { items: ["a", "b", "x"] })
-        yield* store.commit({
-          sessionId: "orig",
-          workflowName: "wf",
-          userId: "alice",
-          expectedVersion: 3,
-          state: { items: [] }
-        })
-        assert.deepStrictEqual((yield* loadSome(store, "copy")).state, { items: ["a", "b", "x"] })
-        assert.strictEqual((yield* loadSome(store, "copy")).version, 3)
-        // what a fork refuses
-        const refused = (request: SessionStore.ForkRequest) => Effect.flip(store.fork(request))
-        assert.strictEqual(
-          (yield* refused({ sessionId: "orig", version: 2, newSessionId: "copy" }))._tag,
-          "SessionExists"
-        )
-        assert.strictEqual(
-          (yield* refused({ sessionId: "nope", version: 1, newSessionId: "c2" }))._tag,
-          "SessionNotFound"
-        )
-        const missing = yield* refused({ sessionId: "orig", version: 9, newSessionId: "c2" })
-        assert.deepStrictEqual(
-          missing._tag === "VersionNotFound" ? [missing.reason, missing.latest] : missing._tag,
-          ["missing", 4]
-        )
-        assert.isTrue(Option.isNone(yield* store.load("c2")))
-      }))
+    )
 
     test("fork: a version no longer kept is VersionNotFound (not-kept)", (store) =>
       Effect.gen(function*() {
@@ -686,101 +696,109 @@ export const suite = (
         return pages
       })
 
-    test("list pages by keyset: a page of N holds N sessions, and the cursor walks the listing once, in order, while sessions are added", (store) =>
-      Effect.gen(function*() {
-        // 23 sessions over 8 update times (ties ordered by id), two owners and the ownerless, two workflows
-        const created: Array<string> = []
-        for (let i = 0; i < 23; i++) {
-          if (i % 3 === 0) yield* TestClock.adjust("1 second")
-          const sessionId = `p${String(i).padStart(2, "0")}`
-          yield* create(store, sessionId, { i }, {
-            workflowName: i % 5 === 4 ? "other" : "wf",
-            ...(i % 4 === 0 ? {} : { userId: i % 4 === 1 ? "ann" : "bob" })
-          })
-          created.push(sessionId)
-        }
-        const listed = (filter: SessionStore.ListFilter) =>
-          walk((after: SessionStore.SessionCursor | undefined) =>
-            Effect.map(store.list({ ...filter, after, limit: 4 }), (l) => ({ items: ids(l.sessions), next: l.next }))
-          )
-        for (
-          const filter of [{}, { workflowName: "wf" }, { workflowName: "wf", userId: "ann" }, { userId: null }, {
-            workflowName: "wf",
-            userId: null,
-            updatedSince: 3000
-          }] satisfies ReadonlyArray<SessionStore.ListFilter>
-        ) {
-          const whole = ids((yield* store.list(filter)).sessions)
-          const pages = yield* listed(filter)
-          // full pages but the last; every session once, in the listing's order
-          assert.deepStrictEqual(
-            pages.map((p) => p.length),
-            whole.map((_, i) => i).filter((i) => i % 4 === 0).map((i) => Math.min(4, whole.length - i)),
-            JSON.stringify(filter)
-          )
-          assert.deepStrictEqual(pages.flat(), whole, JSON.stringify(filter))
-        }
-        assert.deepStrictEqual(
-          ids((yield* store.list({ userId: null })).sessions),
-          created.filter((_, i) => i % 4 === 0).reverse()
-        )
-
-        // sessions added (and one updated, to the front) between
-        // pages are not met on the way: the rest comes once, in order
-        const before = ids((yield* store.list({})).sessions)
-        const pages = yield* walk(
-          (after: SessionStore.SessionCursor | undefined) =>
-            Effect.map(store.list({ after, limit: 5 }), (l) => ({ items: ids(l.sessions), next: l.next })),
-          (page) =>
-            Effect.gen(function*() {
-              yield* TestClock.adjust("1 second")
-              yield* create(store, `new-${page}`, {})
-              if (page === 1) yield* store.setName(before[0]!, "renamed")
+    test(
+      "list pages by keyset: a page of N holds N sessions, and the " +
+        "cursor walks the listing once, in order, while sessions are added",
+      (store) =>
+        Effect.gen(function*() {
+          // 23 sessions over 8 update times (ties ordered by id), two owners and the ownerless, two workflows
+          const created: Array<string> = []
+          for (let i = 0; i < 23; i++) {
+            if (i % 3 === 0) yield* TestClock.adjust("1 second")
+            const sessionId = `p${String(i).padStart(2, "0")}`
+            yield* create(store, sessionId, { i }, {
+              workflowName: i % 5 === 4 ? "other" : "wf",
+              ...(i % 4 === 0 ? {} : { userId: i % 4 === 1 ? "ann" : "bob" })
             })
-        )
-        assert.deepStrictEqual(pages.flat(), before)
-        // a limit of 0 reads nothing; no limit reads all
-        assert.deepStrictEqual(yield* store.list({ limit: 0 }), { sessions: [], broken: [] })
-        assert.strictEqual((yield* store.list({})).next, undefined)
-      }))
+            created.push(sessionId)
+          }
+          const listed = (filter: SessionStore.ListFilter) =>
+            walk((after: SessionStore.SessionCursor | undefined) =>
+              Effect.map(store.list({ ...filter, after, limit: 4 }), (l) => ({ items: ids(l.sessions), next: l.next }))
+            )
+          for (
+            const filter of [{}, { workflowName: "wf" }, { workflowName: "wf", userId: "ann" }, { userId: null }, {
+              workflowName: "wf",
+              userId: null,
+              updatedSince: 3000
+            }] satisfies ReadonlyArray<SessionStore.ListFilter>
+          ) {
+            const whole = ids((yield* store.list(filter)).sessions)
+            const pages = yield* listed(filter)
+            // full pages but the last; every session once, in the listing's order
+            assert.deepStrictEqual(
+              pages.map((p) => p.length),
+              whole.map((_, i) => i).filter((i) => i % 4 === 0).map((i) => Math.min(4, whole.length - i)),
+              JSON.stringify(filter)
+            )
+            assert.deepStrictEqual(pages.flat(), whole, JSON.stringify(filter))
+          }
+          assert.deepStrictEqual(
+            ids((yield* store.list({ userId: null })).sessions),
+            created.filter((_, i) => i % 4 === 0).reverse()
+          )
 
-    test("list searches ids and names in the store: A to Z in either case, any other character as it is; pages of a search by keyset", (store) =>
-      Effect.gen(function*() {
-        for (
-          const [sessionId, name] of [
-            ["Order-7", undefined],
-            ["q-order", undefined],
-            ["x1", "Big ORDER"],
-            ["x2", "ordinary"],
-            ["x3", undefined],
-            ["Émile", "Été"],
-            ["x4", "100%_done"]
-          ] as const
-        ) {
-          yield* TestClock.adjust("1 second")
-          yield* create(store, sessionId, {})
-          if (name !== undefined) yield* store.setName(sessionId, name)
-        }
-        const found = (search: string) => Effect.map(store.list({ search }), (l) => ids(l.sessions))
-        assert.deepStrictEqual(yield* found("order"), ["x1", "q-order", "Order-7"])
-        assert.deepStrictEqual(yield* found("ORD"), ["x2", "x1", "q-order", "Order-7"])
-        assert.deepStrictEqual(yield* found("der-7"), ["Order-7"])
-        // only A to Z are folded: É and é differ, on every store
-        assert.deepStrictEqual(yield* found("É"), ["Émile"])
-        assert.deepStrictEqual(yield* found("é"), ["Émile"])
-        assert.deepStrictEqual(yield* found("émile"), [])
-        // % and _ are characters, not patterns
-        assert.deepStrictEqual(yield* found("%_"), ["x4"])
-        assert.deepStrictEqual(yield* found("1%"), [])
-        assert.deepStrictEqual(yield* found("nothing like it"), [])
-        assert.strictEqual((yield* found("")).length, 7)
-        // with the other filters, a page at a time
-        const first = yield* store.list({ search: "o", limit: 2 })
-        assert.deepStrictEqual(ids(first.sessions), ["x4", "x2"])
-        const rest = yield* store.list({ search: "o", after: first.next })
-        assert.deepStrictEqual([ids(rest.sessions), rest.next], [["x1", "q-order", "Order-7"], undefined])
-        assert.deepStrictEqual(ids((yield* store.list({ search: "order", workflowName: "none" })).sessions), [])
-      }))
+          // sessions added (and one updated, to the front) between
+          // pages are not met on the way: the rest comes once, in order
+          const before = ids((yield* store.list({})).sessions)
+          const pages = yield* walk(
+            (after: SessionStore.SessionCursor | undefined) =>
+              Effect.map(store.list({ after, limit: 5 }), (l) => ({ items: ids(l.sessions), next: l.next })),
+            (page) =>
+              Effect.gen(function*() {
+                yield* TestClock.adjust("1 second")
+                yield* create(store, `new-${page}`, {})
+                if (page === 1) yield* store.setName(before[0]!, "renamed")
+              })
+          )
+          assert.deepStrictEqual(pages.flat(), before)
+          // a limit of 0 reads nothing; no limit reads all
+          assert.deepStrictEqual(yield* store.list({ limit: 0 }), { sessions: [], broken: [] })
+          assert.strictEqual((yield* store.list({})).next, undefined)
+        })
+    )
+
+    test(
+      "list searches ids and names in the store: A to Z in either " +
+        "case, any other character as it is; pages of a search by keyset",
+      (store) =>
+        Effect.gen(function*() {
+          for (
+            const [sessionId, name] of [
+              ["Order-7", undefined],
+              ["q-order", undefined],
+              ["x1", "Big ORDER"],
+              ["x2", "ordinary"],
+              ["x3", undefined],
+              ["Émile", "Été"],
+              ["x4", "100%_done"]
+            ] as const
+          ) {
+            yield* TestClock.adjust("1 second")
+            yield* create(store, sessionId, {})
+            if (name !== undefined) yield* store.setName(sessionId, name)
+          }
+          const found = (search: string) => Effect.map(store.list({ search }), (l) => ids(l.sessions))
+          assert.deepStrictEqual(yield* found("order"), ["x1", "q-order", "Order-7"])
+          assert.deepStrictEqual(yield* found("ORD"), ["x2", "x1", "q-order", "Order-7"])
+          assert.deepStrictEqual(yield* found("der-7"), ["Order-7"])
+          // only A to Z are folded: É and é differ, on every store
+          assert.deepStrictEqual(yield* found("É"), ["Émile"])
+          assert.deepStrictEqual(yield* found("é"), ["Émile"])
+          assert.deepStrictEqual(yield* found("émile"), [])
+          // % and _ are characters, not patterns
+          assert.deepStrictEqual(yield* found("%_"), ["x4"])
+          assert.deepStrictEqual(yield* found("1%"), [])
+          assert.deepStrictEqual(yield* found("nothing like it"), [])
+          assert.strictEqual((yield* found("")).length, 7)
+          // with the other filters, a page at a time
+          const first = yield* store.list({ search: "o", limit: 2 })
+          assert.deepStrictEqual(ids(first.sessions), ["x4", "x2"])
+          const rest = yield* store.list({ search: "o", after: first.next })
+          assert.deepStrictEqual([ids(rest.sessions), rest.next], [["x1", "q-order", "Order-7"], undefined])
+          assert.deepStrictEqual(ids((yield* store.list({ search: "order", workflowName: "none" })).sessions), [])
+        })
+    )
 
     test("ties in a listing are ordered by code point (as UTF-8 bytes), the same on every store", (store) =>
       Effect.gen(function*() {
@@ -791,94 +809,98 @@ export const suite = (
         assert.deepStrictEqual(ids((yield* store.list({ limit: 2, after: first.next })).sessions), ["t-\u{1F600}"])
       }))
 
-    test("listRuns pages a workflow's unfinished and recorded runs together, most recently started first, by user, status and session", (store) =>
-      Effect.gen(function*() {
-        const runIds = (listing: SessionStore.RunListing) =>
-          listing.runs.map((r) =>
-            r._tag === "Active" ? `${r.run.runId}:${r.run.status}` : `${r.record.runId}:${r.record.status}`
-          )
-        const statuses = ["completed", "error", "cancelled"] as const
-        // 3 sessions (ann's, bob's, ownerless) with 6 records each, started 10 ms apart, two at each time
-        for (const [s, userId] of [["sa", "ann"], ["sb", "bob"], ["sn", undefined]] as const) {
-          for (let i = 0; i < 6; i++) {
-            const record = run(s, `${s}-r${i}`, {
-              status: statuses[i % 3]!,
-              startedAt: 1000 + 10 * Math.floor(i / 2),
-              ...(userId === undefined ? {} : { userId })
-            })
-            yield* store.commit({
-              sessionId: s,
-              workflowName: "wf",
-              expectedVersion: i === 0 ? 0 : i,
-              state: { i },
-              run: record,
-              ...(userId === undefined ? {} : { userId })
-            })
+    test(
+      "listRuns pages a workflow's unfinished and recorded runs " +
+        "together, most recently started first, by user, status and session",
+      (store) =>
+        Effect.gen(function*() {
+          const runIds = (listing: SessionStore.RunListing) =>
+            listing.runs.map((r) =>
+              r._tag === "Active" ? `${r.run.runId}:${r.run.status}` : `${r.record.runId}:${r.record.status}`
+            )
+          const statuses = ["completed", "error", "cancelled"] as const
+          // 3 sessions (ann's, bob's, ownerless) with 6 records each, started 10 ms apart, two at each time
+          for (const [s, userId] of [["sa", "ann"], ["sb", "bob"], ["sn", undefined]] as const) {
+            for (let i = 0; i < 6; i++) {
+              const record = run(s, `${s}-r${i}`, {
+                status: statuses[i % 3]!,
+                startedAt: 1000 + 10 * Math.floor(i / 2),
+                ...(userId === undefined ? {} : { userId })
+              })
+              yield* store.commit({
+                sessionId: s,
+                workflowName: "wf",
+                expectedVersion: i === 0 ? 0 : i,
+                state: { i },
+                run: record,
+                ...(userId === undefined ? {} : { userId })
+              })
+            }
           }
-        }
-        // another workflow's run is never listed
-        yield* create(store, "so", {}, {
-          workflowName: "other",
-          run: run("so", "so-r0", { workflowName: "other", startedAt: 5000 })
-        })
-        // unfinished: ann's running and paused runs; her failed
-        // run's id does not start again (listed once, as it ended)
-        yield* store.startRun(active("sa-run", "sa", { userId: "ann", startedAt: 2000 }))
-        yield* store.startRun(
-          active("sa-paused", "sa", { userId: "ann", status: "paused", owner: "", startedAt: 1015 })
-        )
-        yield* store.startRun(active("sa-r1", "sa", { userId: "ann", startedAt: 3000 }))
-        const pagesOf = (filter: SessionStore.RunListFilter) =>
-          walk((after: SessionStore.RunCursor | undefined) =>
-            Effect.map(store.listRuns({ ...filter, after, limit: 3 }), (l) => ({ items: runIds(l), next: l.next }))
+          // another workflow's run is never listed
+          yield* create(store, "so", {}, {
+            workflowName: "other",
+            run: run("so", "so-r0", { workflowName: "other", startedAt: 5000 })
+          })
+          // unfinished: ann's running and paused runs; her failed
+          // run's id does not start again (listed once, as it ended)
+          yield* store.startRun(active("sa-run", "sa", { userId: "ann", startedAt: 2000 }))
+          yield* store.startRun(
+            active("sa-paused", "sa", { userId: "ann", status: "paused", owner: "", startedAt: 1015 })
           )
-        const ann = yield* pagesOf({ workflowName: "wf", userId: "ann" })
-        assert.deepStrictEqual(ann.flat(), [
-          "sa-run:running",
-          "sa-r4:error",
-          "sa-r5:cancelled",
-          "sa-paused:paused",
-          "sa-r2:cancelled",
-          "sa-r3:completed",
-          "sa-r0:completed",
-          "sa-r1:error"
-        ])
-        assert.deepStrictEqual(ann.map((p) => p.length), [3, 3, 2])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: null })).flat(), [
-          "sn-r4:error",
-          "sn-r5:cancelled",
-          "sn-r2:cancelled",
-          "sn-r3:completed",
-          "sn-r0:completed",
-          "sn-r1:error"
-        ])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "bob", status: "error" })).flat(), [
-          "sb-r4:error",
-          "sb-r1:error"
-        ])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "running" })).flat(), [
-          "sa-run:running"
-        ])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "error" })).flat(), [
-          "sa-r4:error",
-          "sa-r1:error"
-        ])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", sessionId: "sb" })).flat().length, 6)
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "other" })).flat(), ["so-r0:completed"])
+          yield* store.startRun(active("sa-r1", "sa", { userId: "ann", startedAt: 3000 }))
+          const pagesOf = (filter: SessionStore.RunListFilter) =>
+            walk((after: SessionStore.RunCursor | undefined) =>
+              Effect.map(store.listRuns({ ...filter, after, limit: 3 }), (l) => ({ items: runIds(l), next: l.next }))
+            )
+          const ann = yield* pagesOf({ workflowName: "wf", userId: "ann" })
+          assert.deepStrictEqual(ann.flat(), [
+            "sa-run:running",
+            "sa-r4:error",
+            "sa-r5:cancelled",
+            "sa-paused:paused",
+            "sa-r2:cancelled",
+            "sa-r3:completed",
+            "sa-r0:completed",
+            "sa-r1:error"
+          ])
+          assert.deepStrictEqual(ann.map((p) => p.length), [3, 3, 2])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: null })).flat(), [
+            "sn-r4:error",
+            "sn-r5:cancelled",
+            "sn-r2:cancelled",
+            "sn-r3:completed",
+            "sn-r0:completed",
+            "sn-r1:error"
+          ])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "bob", status: "error" })).flat(), [
+            "sb-r4:error",
+            "sb-r1:error"
+          ])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "running" })).flat(), [
+            "sa-run:running"
+          ])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "error" })).flat(), [
+            "sa-r4:error",
+            "sa-r1:error"
+          ])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", sessionId: "sb" })).flat().length, 6)
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "other" })).flat(), ["so-r0:completed"])
 
-        // runs started between pages (later than the cursor) are not met on the way; the rest comes once
-        const whole = runIds(yield* store.listRuns({ workflowName: "wf" }))
-        const walked = yield* walk(
-          (after: SessionStore.RunCursor | undefined) =>
-            Effect.map(
-              store.listRuns({ workflowName: "wf", after, limit: 4 }),
-              (l) => ({ items: runIds(l), next: l.next })
-            ),
-          (page) => Effect.asVoid(store.startRun(active(`late-${page}`, "sb", { startedAt: 4000 + page })))
-        )
-        assert.deepStrictEqual(walked.flat(), whole)
-        assert.strictEqual(whole.length, 20)
-      }))
+          // runs started between pages (later than the cursor) are not met on the way; the rest comes once
+          const whole = runIds(yield* store.listRuns({ workflowName: "wf" }))
+          const walked = yield* walk(
+            (after: SessionStore.RunCursor | undefined) =>
+              Effect.map(
+                store.listRuns({ workflowName: "wf", after, limit: 4 }),
+                (l) => ({ items: runIds(l), next: l.next })
+              ),
+            (page) => Effect.asVoid(store.startRun(active(`late-${page}`, "sb", { startedAt: 4000 + page })))
+          )
+          assert.deepStrictEqual(walked.flat(), whole)
+          assert.strictEqual(whole.length, 20)
+        })
+    )
 
     test("remove deletes the session and its history", (store) =>
       Effect.gen(function*() {
@@ -1478,80 +1500,86 @@ export const suite = (
         )
       }))
 
-    test("a record with an earlier record's run id, committed with a new state, replaces it and moves to the end", (store) =>
-      Effect.gen(function*() {
-        yield* create(store, "s1", { n: 0 }, { run: run("s1", "r1", { status: "error", error: "boom" }) })
-        yield* store.commit({
-          sessionId: "s1",
-          workflowName: "wf",
-          expectedVersion: 1,
-          state: { n: 1 },
-          run: run("s1", "r2")
-        })
-        assert.strictEqual(
+    test(
+      "a record with an earlier record's run id, committed with a new state, replaces it and moves to the end",
+      (store) =>
+        Effect.gen(function*() {
+          yield* create(store, "s1", { n: 0 }, { run: run("s1", "r1", { status: "error", error: "boom" }) })
           yield* store.commit({
             sessionId: "s1",
             workflowName: "wf",
-            expectedVersion: 2,
-            state: { n: 2 },
-            run: run("s1", "r1")
-          }),
-          3
-        )
-        const runs = yield* store.runs("s1", {})
-        assert.deepStrictEqual(runs.map((r) => [r.runId, r.status]), [["r2", "completed"], ["r1", "completed"]])
-        assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.state), Option.some({ n: 2 }))
-      }))
-
-    test("activeRuns with dueBy lists the paused runs whose wake time has come, by a start, an update and a claim", (store) =>
-      Effect.gen(function*() {
-        const sleeping = (wakeAt: number): SessionStore.Pause => ({
-          path: ["nap"],
-          key: "0:nap#1",
-          payload: null,
-          pausedAt: 100,
-          kind: "sleep",
-          wakeAt
+            expectedVersion: 1,
+            state: { n: 1 },
+            run: run("s1", "r2")
+          })
+          assert.strictEqual(
+            yield* store.commit({
+              sessionId: "s1",
+              workflowName: "wf",
+              expectedVersion: 2,
+              state: { n: 2 },
+              run: run("s1", "r1")
+            }),
+            3
+          )
+          const runs = yield* store.runs("s1", {})
+          assert.deepStrictEqual(runs.map((r) => [r.runId, r.status]), [["r2", "completed"], ["r1", "completed"]])
+          assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.state), Option.some({ n: 2 }))
         })
-        yield* store.startRun(
-          active("early", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(1_000) })
-        )
-        yield* store.startRun(
-          active("late", "s2", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(5_000) })
-        )
-        // a question without a timeout never wakes by itself; a running run is not due
-        yield* store.startRun(
-          active("asks", "s3", {
+    )
+
+    test(
+      "activeRuns with dueBy lists the paused runs whose wake time has come, by a start, an update and a claim",
+      (store) =>
+        Effect.gen(function*() {
+          const sleeping = (wakeAt: number): SessionStore.Pause => ({
+            path: ["nap"],
+            key: "0:nap#1",
+            payload: null,
+            pausedAt: 100,
+            kind: "sleep",
+            wakeAt
+          })
+          yield* store.startRun(
+            active("early", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(1_000) })
+          )
+          yield* store.startRun(
+            active("late", "s2", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(5_000) })
+          )
+          // a question without a timeout never wakes by itself; a running run is not due
+          yield* store.startRun(
+            active("asks", "s3", {
+              status: "paused",
+              owner: "",
+              leaseExpiresAt: 0,
+              pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 100 }
+            })
+          )
+          yield* store.startRun(active("runs", "s4"))
+          const due = (by: number) =>
+            Effect.map(store.activeRuns({ dueBy: by }), (runs) => runs.map((r) => r.runId).sort())
+          assert.deepStrictEqual(yield* due(999), [])
+          assert.deepStrictEqual(yield* due(1_000), ["early"])
+          assert.deepStrictEqual(yield* due(10_000), ["early", "late"])
+          const found = yield* store.getRun("early")
+          assert(Option.isSome(found) && found.value._tag === "Active")
+          assert.deepStrictEqual(found.value.run.pause, sleeping(1_000))
+          // a claim makes the run running: no longer due; pausing it again with a later time makes it due then
+          yield* store.claimRun("early", { owner: "owner-b", now: 1_000, leaseExpiresAt: 2_000, pause: "0:nap#1" })
+          assert.deepStrictEqual(yield* due(10_000), ["late"])
+          yield* store.updateRun("early", "owner-b", {
             status: "paused",
             owner: "",
             leaseExpiresAt: 0,
-            pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 100 }
+            pause: sleeping(7_000)
           })
-        )
-        yield* store.startRun(active("runs", "s4"))
-        const due = (by: number) =>
-          Effect.map(store.activeRuns({ dueBy: by }), (runs) => runs.map((r) => r.runId).sort())
-        assert.deepStrictEqual(yield* due(999), [])
-        assert.deepStrictEqual(yield* due(1_000), ["early"])
-        assert.deepStrictEqual(yield* due(10_000), ["early", "late"])
-        const found = yield* store.getRun("early")
-        assert(Option.isSome(found) && found.value._tag === "Active")
-        assert.deepStrictEqual(found.value.run.pause, sleeping(1_000))
-        // a claim makes the run running: no longer due; pausing it again with a later time makes it due then
-        yield* store.claimRun("early", { owner: "owner-b", now: 1_000, leaseExpiresAt: 2_000, pause: "0:nap#1" })
-        assert.deepStrictEqual(yield* due(10_000), ["late"])
-        yield* store.updateRun("early", "owner-b", {
-          status: "paused",
-          owner: "",
-          leaseExpiresAt: 0,
-          pause: sleeping(7_000)
+          assert.deepStrictEqual(yield* due(6_999), ["late"])
+          assert.deepStrictEqual(yield* due(7_000), ["early", "late"])
+          // removing the pause removes its wake time
+          yield* store.updateRun("late", "", { pause: null })
+          assert.deepStrictEqual(yield* due(10_000), ["early"])
         })
-        assert.deepStrictEqual(yield* due(6_999), ["late"])
-        assert.deepStrictEqual(yield* due(7_000), ["early", "late"])
-        // removing the pause removes its wake time
-        yield* store.updateRun("late", "", { pause: null })
-        assert.deepStrictEqual(yield* due(10_000), ["early"])
-      }))
+    )
 
     test("addSignal numbers a run's signals; signals reads them by name; they go when the run ends", (store) =>
       Effect.gen(function*() {
@@ -1632,40 +1660,43 @@ export const suite = (
         assert.strictEqual(gone._tag, "RunLost")
       }))
 
-    test("updateRun's journal writes replace the journal, keep the rest of the run, and read back any JSON the same", (store) =>
-      Effect.gen(function*() {
-        const shape: SessionStore.WorkflowShape = { fingerprint: "f", steps: ["a step"] }
-        yield* store.startRun(active("r1", "s1", { additionalData: { tenant: "t" }, initialState: { n: 0 }, shape }))
-        yield* store.updateRun("r1", "owner-a", { journal })
-        const odd: SessionStore.Journal = {
-          ...journal,
-          next: 3,
-          previous: {
-            text: "nul \u0000, quote \", back\\slash, é, 😀, line\nbreak",
-            n: 1e21,
-            small: 5e-324,
-            neg: -1.5
-          },
-          state: { items: ["a", "b", "c"], nested: { empty: [], none: null, flag: false } }
-        }
-        yield* store.updateRun("r1", "owner-a", { journal: odd })
-        yield* store.updateRun("r1", "owner-a", { leaseExpiresAt: 4_000 })
-        const found = yield* store.getRun("r1")
-        assert(Option.isSome(found) && found.value._tag === "Active")
-        const run = found.value.run
-        assert.deepStrictEqual(run.journal, odd)
-        assert.deepStrictEqual(
-          [run.input, run.additionalData, run.initialState, run.shape, run.leaseExpiresAt, run.owner, run.status],
-          [{ message: "input of r1" }, { tenant: "t" }, { n: 0 }, shape, 4_000, "owner-a", "running"]
-        )
-        assert.deepStrictEqual((yield* store.activeRuns({ sessionId: "s1" }))[0], run)
-        // another owner's journal write changes nothing
-        assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-b", { journal })))._tag, "RunLost")
-        assert.deepStrictEqual(
-          Option.map(yield* store.getRun("r1"), (r) => r._tag === "Active" && r.run.journal),
-          Option.some(odd)
-        )
-      }))
+    test(
+      "updateRun's journal writes replace the journal, keep the rest of the run, and read back any JSON the same",
+      (store) =>
+        Effect.gen(function*() {
+          const shape: SessionStore.WorkflowShape = { fingerprint: "f", steps: ["a step"] }
+          yield* store.startRun(active("r1", "s1", { additionalData: { tenant: "t" }, initialState: { n: 0 }, shape }))
+          yield* store.updateRun("r1", "owner-a", { journal })
+          const odd: SessionStore.Journal = {
+            ...journal,
+            next: 3,
+            previous: {
+              text: "nul \u0000, quote \", back\\slash, é, 😀, line\nbreak",
+              n: 1e21,
+              small: 5e-324,
+              neg: -1.5
+            },
+            state: { items: ["a", "b", "c"], nested: { empty: [], none: null, flag: false } }
+          }
+          yield* store.updateRun("r1", "owner-a", { journal: odd })
+          yield* store.updateRun("r1", "owner-a", { leaseExpiresAt: 4_000 })
+          const found = yield* store.getRun("r1")
+          assert(Option.isSome(found) && found.value._tag === "Active")
+          const run = found.value.run
+          assert.deepStrictEqual(run.journal, odd)
+          assert.deepStrictEqual(
+            [run.input, run.additionalData, run.initialState, run.shape, run.leaseExpiresAt, run.owner, run.status],
+            [{ message: "input of r1" }, { tenant: "t" }, { n: 0 }, shape, 4_000, "owner-a", "running"]
+          )
+          assert.deepStrictEqual((yield* store.activeRuns({ sessionId: "s1" }))[0], run)
+          // another owner's journal write changes nothing
+          assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-b", { journal })))._tag, "RunLost")
+          assert.deepStrictEqual(
+            Option.map(yield* store.getRun("r1"), (r) => r._tag === "Active" && r.run.journal),
+            Option.some(odd)
+          )
+        })
+    )
 
     test("updateRun starts a run over at a new base version and shape, without its journal (journal: null)", (store) =>
       Effect.gen(function*() {
@@ -1710,118 +1741,131 @@ export const suite = (
         assert.strictEqual(missing._tag, "RunNotFound")
       }))
 
-    test("claimRun from a gone owner takes its running run whatever the lease; from another owner it is RunInProgress; of two such claims one wins", (store) =>
-      Effect.gen(function*() {
-        yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 60_000 }))
-        // naming an owner the run does not have takes nothing
-        const wrong = yield* Effect.flip(
-          store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-x" })
-        )
-        assert(wrong._tag === "RunInProgress")
-        assert.deepStrictEqual([wrong.owner, wrong.leaseExpiresAt], ["owner-a", 60_000])
-        // naming its owner takes it, lease or not
-        const taken = yield* store.claimRun("r1", {
-          owner: "owner-b",
-          now: 1_000,
-          leaseExpiresAt: 9_000,
-          from: "owner-a"
+    test(
+      "claimRun from a gone owner takes its running run whatever the lease; " +
+        "from another owner it is RunInProgress; of two such claims one wins",
+      (store) =>
+        Effect.gen(function*() {
+          yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 60_000 }))
+          // naming an owner the run does not have takes nothing
+          const wrong = yield* Effect.flip(
+            store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-x" })
+          )
+          assert(wrong._tag === "RunInProgress")
+          assert.deepStrictEqual([wrong.owner, wrong.leaseExpiresAt], ["owner-a", 60_000])
+          // naming its owner takes it, lease or not
+          const taken = yield* store.claimRun("r1", {
+            owner: "owner-b",
+            now: 1_000,
+            leaseExpiresAt: 9_000,
+            from: "owner-a"
+          })
+          assert.deepStrictEqual([taken.status, taken.owner, taken.leaseExpiresAt], ["running", "owner-b", 9_000])
+          // a second claim from the same (gone) owner finds the new owner's lease
+          const late = yield* Effect.flip(
+            store.claimRun("r1", { owner: "owner-c", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" })
+          )
+          assert(late._tag === "RunInProgress")
+          assert.strictEqual(late.owner, "owner-b")
+          assert.strictEqual(
+            (yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 70_000 })))._tag,
+            "RunLost"
+          )
+          // two claims from the same gone owner at once: exactly one wins
+          yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
+          const both = yield* Effect.all(
+            ["owner-d", "owner-e"].map((owner) =>
+              Effect.either(store.claimRun("r2", { owner, now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" }))
+            ),
+            { concurrency: "unbounded" }
+          )
+          const winners = both.filter(Either.isRight)
+          assert.strictEqual(winners.length, 1)
+          const losers = both.filter(Either.isLeft)
+          assert.deepStrictEqual(losers.map((loser) => loser.left._tag), ["RunInProgress"])
+          const found = yield* store.getRun("r2")
+          assert(Option.isSome(found) && found.value._tag === "Active")
+          assert.strictEqual(found.value.run.owner, winners[0]!.right.owner)
+          // a paused run's claim is unchanged by `from`
+          yield* store.updateRun("r1", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0 })
+          const resumed = yield* store.claimRun("r1", {
+            owner: "owner-f",
+            now: 2_000,
+            leaseExpiresAt: 6_000,
+            from: "owner-z"
+          })
+          assert.deepStrictEqual([resumed.status, resumed.owner], ["running", "owner-f"])
         })
-        assert.deepStrictEqual([taken.status, taken.owner, taken.leaseExpiresAt], ["running", "owner-b", 9_000])
-        // a second claim from the same (gone) owner finds the new owner's lease
-        const late = yield* Effect.flip(
-          store.claimRun("r1", { owner: "owner-c", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" })
-        )
-        assert(late._tag === "RunInProgress")
-        assert.strictEqual(late.owner, "owner-b")
-        assert.strictEqual(
-          (yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 70_000 })))._tag,
-          "RunLost"
-        )
-        // two claims from the same gone owner at once: exactly one wins
-        yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
-        const both = yield* Effect.all(
-          ["owner-d", "owner-e"].map((owner) =>
-            Effect.either(store.claimRun("r2", { owner, now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" }))
-          ),
-          { concurrency: "unbounded" }
-        )
-        const winners = both.filter(Either.isRight)
-        assert.strictEqual(winners.length, 1)
-        const losers = both.filter(Either.isLeft)
-        assert.deepStrictEqual(losers.map((loser) => loser.left._tag), ["RunInProgress"])
-        const found = yield* store.getRun("r2")
-        assert(Option.isSome(found) && found.value._tag === "Active")
-        assert.strictEqual(found.value.run.owner, winners[0]!.right.owner)
-        // a paused run's claim is unchanged by `from`
-        yield* store.updateRun("r1", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0 })
-        const resumed = yield* store.claimRun("r1", {
-          owner: "owner-f",
-          now: 2_000,
-          leaseExpiresAt: 6_000,
-          from: "owner-z"
-        })
-        assert.deepStrictEqual([resumed.status, resumed.owner], ["running", "owner-f"])
-      }))
+    )
 
-    test("claimRun of a continue from a gone owner takes its running run only while it was continuing from that pause; the recorded answer reads back", (store) =>
-      Effect.gen(function*() {
-        const pause: SessionStore.Pause = { path: ["approve"], key: "approve#1", payload: { amount: 1 }, pausedAt: 50 }
-        // a continue took the run at its pause and recorded its answer with it
-        yield* store.startRun(
-          active("r1", "s1", { leaseExpiresAt: 60_000, pause: { ...pause, answer: { response: { ok: true } } } })
-        )
-        // at another pause: refused, nothing changes
-        const elsewhere = yield* Effect.flip(
-          store.claimRun("r1", {
-            owner: "owner-b",
-            now: 1_000,
-            leaseExpiresAt: 9_000,
-            pause: "other#1",
-            from: "owner-a"
-          })
-        )
-        assert.strictEqual(elsewhere._tag, "RunInProgress")
-        // from an owner it does not have: its lease holds
-        const wrong = yield* Effect.flip(
-          store.claimRun("r1", {
-            owner: "owner-b",
-            now: 1_000,
-            leaseExpiresAt: 9_000,
-            pause: "approve#1",
-            from: "owner-x"
-          })
-        )
-        assert.strictEqual(wrong._tag, "RunInProgress")
-        // two such claims at once: exactly one wins, with the answer recorded
-        const both = yield* Effect.all(
-          ["owner-c", "owner-d"].map((owner) =>
-            Effect.either(
-              store.claimRun("r1", { owner, now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" })
-            )
-          ),
-          { concurrency: "unbounded" }
-        )
-        const winners = both.filter(Either.isRight)
-        assert.strictEqual(winners.length, 1)
-        assert.deepStrictEqual(both.filter(Either.isLeft).map((loser) => loser.left._tag), ["RunInProgress"])
-        const taken = winners[0]!.right
-        assert.deepStrictEqual([taken.status, taken.leaseExpiresAt, taken.pause], ["running", 9_000, {
-          ...pause,
-          answer: { response: { ok: true } }
-        }])
-        // a running run that never paused is not taken by a continue
-        yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
-        const never = yield* Effect.flip(
-          store.claimRun("r2", {
-            owner: "owner-b",
-            now: 1_000,
-            leaseExpiresAt: 9_000,
-            pause: "approve#1",
-            from: "owner-a"
-          })
-        )
-        assert.strictEqual(never._tag, "RunInProgress")
-      }))
+    test(
+      "claimRun of a continue from a gone owner takes its running run only " +
+        "while it was continuing from that pause; the recorded answer reads back",
+      (store) =>
+        Effect.gen(function*() {
+          const pause: SessionStore.Pause = {
+            path: ["approve"],
+            key: "approve#1",
+            payload: { amount: 1 },
+            pausedAt: 50
+          }
+          // a continue took the run at its pause and recorded its answer with it
+          yield* store.startRun(
+            active("r1", "s1", { leaseExpiresAt: 60_000, pause: { ...pause, answer: { response: { ok: true } } } })
+          )
+          // at another pause: refused, nothing changes
+          const elsewhere = yield* Effect.flip(
+            store.claimRun("r1", {
+              owner: "owner-b",
+              now: 1_000,
+              leaseExpiresAt: 9_000,
+              pause: "other#1",
+              from: "owner-a"
+            })
+          )
+          assert.strictEqual(elsewhere._tag, "RunInProgress")
+          // from an owner it does not have: its lease holds
+          const wrong = yield* Effect.flip(
+            store.claimRun("r1", {
+              owner: "owner-b",
+              now: 1_000,
+              leaseExpiresAt: 9_000,
+              pause: "approve#1",
+              from: "owner-x"
+            })
+          )
+          assert.strictEqual(wrong._tag, "RunInProgress")
+          // two such claims at once: exactly one wins, with the answer recorded
+          const both = yield* Effect.all(
+            ["owner-c", "owner-d"].map((owner) =>
+              Effect.either(
+                store.claimRun("r1", { owner, now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" })
+              )
+            ),
+            { concurrency: "unbounded" }
+          )
+          const winners = both.filter(Either.isRight)
+          assert.strictEqual(winners.length, 1)
+          assert.deepStrictEqual(both.filter(Either.isLeft).map((loser) => loser.left._tag), ["RunInProgress"])
+          const taken = winners[0]!.right
+          assert.deepStrictEqual([taken.status, taken.leaseExpiresAt, taken.pause], ["running", 9_000, {
+            ...pause,
+            answer: { response: { ok: true } }
+          }])
+          // a running run that never paused is not taken by a continue
+          yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
+          const never = yield* Effect.flip(
+            store.claimRun("r2", {
+              owner: "owner-b",
+              now: 1_000,
+              leaseExpiresAt: 9_000,
+              pause: "approve#1",
+              from: "owner-a"
+            })
+          )
+          assert.strictEqual(never._tag, "RunInProgress")
+        })
+    )
 
     test("a paused run shows on its session, which refuses state commits except the one that ends that run", (store) =>
       Effect.gen(function*() {
@@ -1877,58 +1921,62 @@ export const suite = (
         assert.deepStrictEqual(yield* store.activeRuns({ sessionId: "s1" }), [])
       }))
 
-    test("findSession: a stored session as load reads it (or without its state), else the unfinished runs on its id, oldest first", (store) =>
-      Effect.gen(function*() {
-        // an id nothing used: a new session with no runs
-        assert.deepStrictEqual(yield* store.findSession("none"), { _tag: "New", runs: [] })
-        // a stored session, with its state, as load reads it
-        yield* create(store, "s1", { n: 1, items: ["a"] }, { userId: "ann" })
-        const loaded = yield* loadSome(store, "s1")
-        assert.deepStrictEqual(yield* store.findSession("s1"), { _tag: "Stored", session: loaded })
-        // at a version the caller knows, or without its state: no state read
-        const known = yield* store.findSession("s1", { knownVersion: 1 })
-        const bare = yield* store.findSession("s1", { state: false })
-        for (const found of [known, bare]) {
-          assert(found._tag === "Stored")
-          assert.strictEqual(found.session.unchanged, true)
-          assert.isUndefined(found.session.state)
-          assert.deepInclude(found.session, { sessionId: "s1", workflowName: "wf", userId: "ann", version: 1 })
-        }
-        // a stored session's paused run is named, its other unfinished runs are not listed
-        yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))
-        const running = yield* store.findSession("s1", { state: false })
-        assert(running._tag === "Stored")
-        assert.isUndefined(running.session.pausedRunId)
-        yield* store.updateRun("r1", "owner-a", {
-          status: "paused",
-          owner: "",
-          leaseExpiresAt: 0,
-          pause: { path: ["ask"], key: "0:ask#1", payload: { q: 1 }, pausedAt: 1 }
+    test(
+      "findSession: a stored session as load reads it (or without " +
+        "its state), else the unfinished runs on its id, oldest first",
+      (store) =>
+        Effect.gen(function*() {
+          // an id nothing used: a new session with no runs
+          assert.deepStrictEqual(yield* store.findSession("none"), { _tag: "New", runs: [] })
+          // a stored session, with its state, as load reads it
+          yield* create(store, "s1", { n: 1, items: ["a"] }, { userId: "ann" })
+          const loaded = yield* loadSome(store, "s1")
+          assert.deepStrictEqual(yield* store.findSession("s1"), { _tag: "Stored", session: loaded })
+          // at a version the caller knows, or without its state: no state read
+          const known = yield* store.findSession("s1", { knownVersion: 1 })
+          const bare = yield* store.findSession("s1", { state: false })
+          for (const found of [known, bare]) {
+            assert(found._tag === "Stored")
+            assert.strictEqual(found.session.unchanged, true)
+            assert.isUndefined(found.session.state)
+            assert.deepInclude(found.session, { sessionId: "s1", workflowName: "wf", userId: "ann", version: 1 })
+          }
+          // a stored session's paused run is named, its other unfinished runs are not listed
+          yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))
+          const running = yield* store.findSession("s1", { state: false })
+          assert(running._tag === "Stored")
+          assert.isUndefined(running.session.pausedRunId)
+          yield* store.updateRun("r1", "owner-a", {
+            status: "paused",
+            owner: "",
+            leaseExpiresAt: 0,
+            pause: { path: ["ask"], key: "0:ask#1", payload: { q: 1 }, pausedAt: 1 }
+          })
+          const paused = yield* store.findSession("s1")
+          assert(paused._tag === "Stored")
+          assert.strictEqual(paused.session.pausedRunId, "r1")
+          assert.deepStrictEqual(paused.session.state, { n: 1, items: ["a"] })
+          // a new session's first runs, whole, oldest first, whatever their status
+          yield* store.startRun(active("r3", "s2", { startedAt: 300, userId: "bob" }))
+          yield* store.startRun(active("r2", "s2", { startedAt: 200, workflowName: "other" }))
+          yield* store.updateRun("r2", "owner-a", {
+            status: "paused",
+            owner: "",
+            leaseExpiresAt: 0,
+            pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 2 }
+          })
+          const first = yield* store.findSession("s2", { state: false })
+          assert.deepStrictEqual(first, { _tag: "New", runs: yield* store.activeRuns({ sessionId: "s2" }) })
+          assert(first._tag === "New")
+          assert.deepStrictEqual(first.runs.map((r) => [r.runId, r.status, r.workflowName, r.userId]), [
+            ["r2", "paused", "other", undefined],
+            ["r3", "running", "wf", "bob"]
+          ])
+          assert.deepStrictEqual(yield* store.findSession("s2"), first)
+          // an id no store takes is found by no read
+          assert.deepStrictEqual(yield* store.findSession("bad\u0000id"), { _tag: "New", runs: [] })
         })
-        const paused = yield* store.findSession("s1")
-        assert(paused._tag === "Stored")
-        assert.strictEqual(paused.session.pausedRunId, "r1")
-        assert.deepStrictEqual(paused.session.state, { n: 1, items: ["a"] })
-        // a new session's first runs, whole, oldest first, whatever their status
-        yield* store.startRun(active("r3", "s2", { startedAt: 300, userId: "bob" }))
-        yield* store.startRun(active("r2", "s2", { startedAt: 200, workflowName: "other" }))
-        yield* store.updateRun("r2", "owner-a", {
-          status: "paused",
-          owner: "",
-          leaseExpiresAt: 0,
-          pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 2 }
-        })
-        const first = yield* store.findSession("s2", { state: false })
-        assert.deepStrictEqual(first, { _tag: "New", runs: yield* store.activeRuns({ sessionId: "s2" }) })
-        assert(first._tag === "New")
-        assert.deepStrictEqual(first.runs.map((r) => [r.runId, r.status, r.workflowName, r.userId]), [
-          ["r2", "paused", "other", undefined],
-          ["r3", "running", "wf", "bob"]
-        ])
-        assert.deepStrictEqual(yield* store.findSession("s2"), first)
-        // an id no store takes is found by no read
-        assert.deepStrictEqual(yield* store.findSession("bad\u0000id"), { _tag: "New", runs: [] })
-      }))
+    )
 
     test("a commit that ends a run it no longer owns is RunLost and writes nothing", (store) =>
       Effect.gen(function*() {
@@ -1991,130 +2039,144 @@ export const suite = (
 
     // -- ids ------------------------------------------------------------------------
 
-    test("ids a store could not give back exactly (NUL, a lone surrogate, 300 characters) are refused by writes and found by no read", (store) =>
-      Effect.gen(function*() {
-        for (const bad of ["a\u0000b", "lone-\ud800", "x".repeat(300)]) {
-          const asSession = yield* Effect.flip(create(store, bad, { n: 1 }))
-          assert.instanceOf(asSession, WorkflowError.SessionStoreError)
-          assert.strictEqual(asSession.method, "commit")
-          const asRun = yield* Effect.flip(create(store, "fine", { n: 1 }, { run: run("fine", bad) }))
-          assert.instanceOf(asRun, WorkflowError.SessionStoreError)
-          const started = yield* Effect.flip(store.startRun(active(bad, "fine")))
-          assert.instanceOf(started, WorkflowError.InvalidRunId)
-          assert.strictEqual(started.runId, bad)
-          assert.instanceOf(yield* Effect.flip(store.startRun(active("fine", bad))), WorkflowError.SessionStoreError)
-          assert.isTrue(Option.isNone(yield* store.load(bad)))
-          assert.isTrue(Option.isNone(yield* store.info(bad)))
-          assert.isTrue(Option.isNone(yield* store.getRun(bad)))
-          assert.deepStrictEqual(yield* store.runs(bad, {}), [])
-          assert.strictEqual(
-            (yield* Effect.flip(store.claimRun(bad, { owner: "o", now: 1, leaseExpiresAt: 2 })))._tag,
-            "RunNotFound"
-          )
-        }
-        // nothing was stored; the longest id every store takes, with astral characters, comes back exactly
-        assert.isTrue(Option.isNone(yield* store.info("fine")))
-        const longest = `${"é".repeat(SessionStore.maxIdLength - 2)}😀`
-        yield* create(store, longest, { n: 1 }, { run: run(longest, longest) })
-        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), [longest])
-        assert.deepStrictEqual((yield* store.runs(longest, {})).map((r) => r.runId), [longest])
-      }))
+    test(
+      "ids a store could not give back exactly (NUL, a lone surrogate, " +
+        "300 characters) are refused by writes and found by no read",
+      (store) =>
+        Effect.gen(function*() {
+          for (const bad of ["a\u0000b", "lone-\ud800", "x".repeat(300)]) {
+            const asSession = yield* Effect.flip(create(store, bad, { n: 1 }))
+            assert.instanceOf(asSession, WorkflowError.SessionStoreError)
+            assert.strictEqual(asSession.method, "commit")
+            const asRun = yield* Effect.flip(create(store, "fine", { n: 1 }, { run: run("fine", bad) }))
+            assert.instanceOf(asRun, WorkflowError.SessionStoreError)
+            const started = yield* Effect.flip(store.startRun(active(bad, "fine")))
+            assert.instanceOf(started, WorkflowError.InvalidRunId)
+            assert.strictEqual(started.runId, bad)
+            assert.instanceOf(yield* Effect.flip(store.startRun(active("fine", bad))), WorkflowError.SessionStoreError)
+            assert.isTrue(Option.isNone(yield* store.load(bad)))
+            assert.isTrue(Option.isNone(yield* store.info(bad)))
+            assert.isTrue(Option.isNone(yield* store.getRun(bad)))
+            assert.deepStrictEqual(yield* store.runs(bad, {}), [])
+            assert.strictEqual(
+              (yield* Effect.flip(store.claimRun(bad, { owner: "o", now: 1, leaseExpiresAt: 2 })))._tag,
+              "RunNotFound"
+            )
+          }
+          // nothing was stored; the longest id every store takes, with astral characters, comes back exactly
+          assert.isTrue(Option.isNone(yield* store.info("fine")))
+          const longest = `${"é".repeat(SessionStore.maxIdLength - 2)}😀`
+          yield* create(store, longest, { n: 1 }, { run: run(longest, longest) })
+          assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), [longest])
+          assert.deepStrictEqual((yield* store.runs(longest, {})).map((r) => r.runId), [longest])
+        })
+    )
 
     // -- watching --------------------------------------------------------------
 
-    test("watch emits the current version first, then every later commit in order, with the run that made it", (store) =>
-      Effect.gen(function*() {
-        yield* TestClock.adjust("1 second")
-        yield* create(store, "w1", { n: 1 }, { workflowName: "counter", run: run("w1", "r1") })
-        const watcher = yield* watching(store, "w1")
-        const first = yield* next(watcher)
-        assert.deepStrictEqual(seen(first), {
-          sessionId: "w1",
-          workflowName: "counter",
-          version: 1,
-          state: { n: 1 },
-          runId: "r1"
-        })
-        assert.strictEqual(first.updatedAt, 1000)
-        // a state change outside a run has no runId
-        yield* store.commit({ sessionId: "w1", workflowName: "counter", expectedVersion: 1, state: { n: 2 } })
-        assert.deepStrictEqual(seen(yield* next(watcher)), {
-          sessionId: "w1",
-          workflowName: "counter",
-          version: 2,
-          state: { n: 2 },
-          runId: undefined
-        })
-        yield* store.commit({
-          sessionId: "w1",
-          workflowName: "counter",
-          expectedVersion: 2,
-          state: { n: 3 },
-          run: run("w1", "r3")
-        })
-        assert.deepStrictEqual(seen(yield* next(watcher)), {
-          sessionId: "w1",
-          workflowName: "counter",
-          version: 3,
-          state: { n: 3 },
-          runId: "r3"
-        })
-      }).pipe(Effect.scoped))
-
-    test("watch: a watcher is never silently behind: each change says how many versions it coalesced, and the latest always arrives", (store) =>
-      Effect.gen(function*() {
-        yield* create(store, "w1", { n: 1 })
-        const watcher = yield* watching(store, "w1")
-        const start = yield* next(watcher)
-        assert.deepStrictEqual([start.version, start.skipped], [1, 0])
-        for (let n = 2; n <= 6; n++) {
+    test(
+      "watch emits the current version first, then every later commit in order, with the run that made it",
+      (store) =>
+        Effect.gen(function*() {
+          yield* TestClock.adjust("1 second")
+          yield* create(store, "w1", { n: 1 }, { workflowName: "counter", run: run("w1", "r1") })
+          const watcher = yield* watching(store, "w1")
+          const first = yield* next(watcher)
+          assert.deepStrictEqual(seen(first), {
+            sessionId: "w1",
+            workflowName: "counter",
+            version: 1,
+            state: { n: 1 },
+            runId: "r1"
+          })
+          assert.strictEqual(first.updatedAt, 1000)
+          // a state change outside a run has no runId
+          yield* store.commit({ sessionId: "w1", workflowName: "counter", expectedVersion: 1, state: { n: 2 } })
+          assert.deepStrictEqual(seen(yield* next(watcher)), {
+            sessionId: "w1",
+            workflowName: "counter",
+            version: 2,
+            state: { n: 2 },
+            runId: undefined
+          })
           yield* store.commit({
             sessionId: "w1",
-            workflowName: "wf",
-            expectedVersion: n - 1,
-            state: { n },
-            run: run("w1", `r${n}`)
+            workflowName: "counter",
+            expectedVersion: 2,
+            state: { n: 3 },
+            run: run("w1", "r3")
           })
-        }
-        const changes: Array<SessionStore.SessionChange> = []
-        let last = start
-        while (last.version < 6) {
-          last = yield* next(watcher)
-          changes.push(last)
-        }
-        // each change follows the previous one by the versions it coalesced: together, every version
-        changes.reduce((previous, change) => {
-          assert.strictEqual(
-            change.version - change.skipped - 1,
-            previous,
-            `after ${previous}: ${change.version} skipping ${change.skipped}`
-          )
-          return change.version
-        }, 1)
-        assert.strictEqual(changes.reduce((sum, change) => sum + change.skipped + 1, 0), 5)
-        assert.deepStrictEqual(seen(last), {
-          sessionId: "w1",
-          workflowName: "wf",
-          version: 6,
-          state: { n: 6 },
-          runId: "r6"
-        })
-      }).pipe(Effect.scoped))
+          assert.deepStrictEqual(seen(yield* next(watcher)), {
+            sessionId: "w1",
+            workflowName: "counter",
+            version: 3,
+            state: { n: 3 },
+            runId: "r3"
+          })
+        }).pipe(Effect.scoped)
+    )
 
-    test("watch: versions committed after the watch began and before a session's first read are counted as skipped", (store) =>
-      Effect.gen(function*() {
-        const watcher = yield* watching(store, "late")
-        yield* TestClock.adjust("1 second")
-        yield* create(store, "late", { n: 1 })
-        yield* store.commit({ sessionId: "late", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
-        let change = yield* next(watcher)
-        let counted = change.skipped + 1
-        while (change.version < 2) {
-          change = yield* next(watcher)
-          counted += change.skipped + 1
-        }
-        assert.deepStrictEqual([change.version, counted], [2, 2])
-      }).pipe(Effect.scoped))
+    test(
+      "watch: a watcher is never silently behind: each change says " +
+        "how many versions it coalesced, and the latest always arrives",
+      (store) =>
+        Effect.gen(function*() {
+          yield* create(store, "w1", { n: 1 })
+          const watcher = yield* watching(store, "w1")
+          const start = yield* next(watcher)
+          assert.deepStrictEqual([start.version, start.skipped], [1, 0])
+          for (let n = 2; n <= 6; n++) {
+            yield* store.commit({
+              sessionId: "w1",
+              workflowName: "wf",
+              expectedVersion: n - 1,
+              state: { n },
+              run: run("w1", `r${n}`)
+            })
+          }
+          const changes: Array<SessionStore.SessionChange> = []
+          let last = start
+          while (last.version < 6) {
+            last = yield* next(watcher)
+            changes.push(last)
+          }
+          // each change follows the previous one by the versions it coalesced: together, every version
+          changes.reduce((previous, change) => {
+            assert.strictEqual(
+              change.version - change.skipped - 1,
+              previous,
+              `after ${previous}: ${change.version} skipping ${change.skipped}`
+            )
+            return change.version
+          }, 1)
+          assert.strictEqual(changes.reduce((sum, change) => sum + change.skipped + 1, 0), 5)
+          assert.deepStrictEqual(seen(last), {
+            sessionId: "w1",
+            workflowName: "wf",
+            version: 6,
+            state: { n: 6 },
+            runId: "r6"
+          })
+        }).pipe(Effect.scoped)
+    )
+
+    test(
+      "watch: versions committed after the watch began and before a session's first read are counted as skipped",
+      (store) =>
+        Effect.gen(function*() {
+          const watcher = yield* watching(store, "late")
+          yield* TestClock.adjust("1 second")
+          yield* create(store, "late", { n: 1 })
+          yield* store.commit({ sessionId: "late", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+          let change = yield* next(watcher)
+          let counted = change.skipped + 1
+          while (change.version < 2) {
+            change = yield* next(watcher)
+            counted += change.skipped + 1
+          }
+          assert.deepStrictEqual([change.version, counted], [2, 2])
+        }).pipe(Effect.scoped)
+    )
 
     test("watch of a missing session emits nothing until it is created, then its version 1", (store) =>
       Effect.gen(function*() {
@@ -2133,19 +2195,22 @@ export const suite = (
         })
       }).pipe(Effect.scoped))
 
-    test("watch: a session created by a first run that did not complete arrives as version 1 without a runId", (store) =>
-      Effect.gen(function*() {
-        const watcher = yield* watching(store, "fresh")
-        yield* store.startRun(active("r1", "fresh", { initialState: { items: [] } }))
-        yield* store.endRun("r1", run("fresh", "r1", { status: "error", error: "boom" }))
-        assert.deepStrictEqual(seen(yield* next(watcher)), {
-          sessionId: "fresh",
-          workflowName: "wf",
-          version: 1,
-          state: { items: [] },
-          runId: undefined
-        })
-      }).pipe(Effect.scoped))
+    test(
+      "watch: a session created by a first run that did not complete arrives as version 1 without a runId",
+      (store) =>
+        Effect.gen(function*() {
+          const watcher = yield* watching(store, "fresh")
+          yield* store.startRun(active("r1", "fresh", { initialState: { items: [] } }))
+          yield* store.endRun("r1", run("fresh", "r1", { status: "error", error: "boom" }))
+          assert.deepStrictEqual(seen(yield* next(watcher)), {
+            sessionId: "fresh",
+            workflowName: "wf",
+            version: 1,
+            state: { items: [] },
+            runId: undefined
+          })
+        }).pipe(Effect.scoped)
+    )
 
     test("watch: commits that do not change the state (a run record, a name, an ended run) emit nothing", (store) =>
       Effect.gen(function*() {
@@ -2175,34 +2240,37 @@ export const suite = (
         assert.strictEqual(yield* Queue.size(watcher.queue), 0)
       }).pipe(Effect.scoped))
 
-    test("watch: a session removed and created again is reported only above the last version the stream emitted", (store) =>
-      Effect.gen(function*() {
-        yield* create(store, "w1", { n: 1 })
-        const watcher = yield* watching(store, "w1")
-        assert.strictEqual((yield* next(watcher)).version, 1)
-        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
-        assert.strictEqual((yield* next(watcher)).version, 2)
-        assert.isTrue(yield* store.remove("w1"))
-        yield* TestClock.adjust("1 second")
-        yield* create(store, "w1", { again: 1 })
-        yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { again: 2 } })
-        yield* TestClock.adjust("1 second")
-        yield* store.commit({
-          sessionId: "w1",
-          workflowName: "wf",
-          expectedVersion: 2,
-          state: { again: 3 },
-          run: run("w1", "r3")
-        })
-        assert.deepStrictEqual(seen(yield* next(watcher)), {
-          sessionId: "w1",
-          workflowName: "wf",
-          version: 3,
-          state: { again: 3 },
-          runId: "r3"
-        })
-      }).pipe(Effect.scoped))
+    test(
+      "watch: a session removed and created again is reported only above the last version the stream emitted",
+      (store) =>
+        Effect.gen(function*() {
+          yield* create(store, "w1", { n: 1 })
+          const watcher = yield* watching(store, "w1")
+          assert.strictEqual((yield* next(watcher)).version, 1)
+          yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+          assert.strictEqual((yield* next(watcher)).version, 2)
+          assert.isTrue(yield* store.remove("w1"))
+          yield* TestClock.adjust("1 second")
+          yield* create(store, "w1", { again: 1 })
+          yield* TestClock.adjust("1 second")
+          yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { again: 2 } })
+          yield* TestClock.adjust("1 second")
+          yield* store.commit({
+            sessionId: "w1",
+            workflowName: "wf",
+            expectedVersion: 2,
+            state: { again: 3 },
+            run: run("w1", "r3")
+          })
+          assert.deepStrictEqual(seen(yield* next(watcher)), {
+            sessionId: "w1",
+            workflowName: "wf",
+            version: 3,
+            state: { again: 3 },
+            runId: "r3"
+          })
+        }).pipe(Effect.scoped)
+    )
 
     test("watch follows one session only; two watchers of one session each see every change", (store) =>
       Effect.gen(function*() {
@@ -2251,45 +2319,51 @@ export const suite = (
     const runIds = (store: Store, sessionId: string) =>
       Effect.map(store.runs(sessionId, {}), (runs) => runs.map((r) => r.runId))
 
-    test("prune: keepLast keeps each session's most recent records of the workflow, removing the others with their events", (store) =>
-      Effect.gen(function*() {
-        yield* history(store, "p1", 5)
-        yield* history(store, "p2", 2)
-        yield* history(store, "p3", 3, "other")
-        const pruned = yield* store.prune({ workflowName: "wf", keepLast: 2 })
-        // p1 loses r1, r2, r3 (2 + 3 + 4 events)
-        assert.deepStrictEqual(pruned, { runs: 3, events: 9 })
-        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
-        assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1", "p2-r2"])
-        assert.deepStrictEqual(yield* runIds(store, "p3"), ["p3-r1", "p3-r2", "p3-r3"])
-        assert.deepStrictEqual(yield* store.readEvents("p1-r3"), [])
-        assert.deepStrictEqual(seqs(yield* store.readEvents("p1-r4")), [0, 1, 2, 3, 4])
-        assert.isTrue(Option.isNone(yield* store.getRun("p1-r1")))
-        // the sessions and their states stay
-        assert.deepStrictEqual((yield* loadSome(store, "p1")).state, { n: 5 })
-        // keepLast 0 of one session: all of its records
-        assert.deepStrictEqual(yield* store.prune({ sessionId: "p2", keepLast: 0 }), { runs: 2, events: 5 })
-        assert.deepStrictEqual(yield* runIds(store, "p2"), [])
-        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
-      }))
-
-    test("prune: endedBefore removes the records of runs that ended before it; a record either rule names goes", (store) =>
-      Effect.gen(function*() {
-        yield* history(store, "p1", 5)
-        yield* history(store, "p2", 1)
-        assert.deepStrictEqual(yield* store.prune({}), { runs: 0, events: 0 })
-        assert.deepStrictEqual(yield* store.prune({ sessionId: "p1", endedBefore: 300 }), { runs: 2, events: 5 })
-        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r3", "p1-r4", "p1-r5"])
-        assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1"])
-        // r3 by age, r4 by count
-        assert.deepStrictEqual(yield* store.prune({ workflowName: "wf", endedBefore: 350, keepLast: 1 }), {
-          runs: 3,
-          events: 11
+    test(
+      "prune: keepLast keeps each session's most recent records of the workflow, removing the others with their events",
+      (store) =>
+        Effect.gen(function*() {
+          yield* history(store, "p1", 5)
+          yield* history(store, "p2", 2)
+          yield* history(store, "p3", 3, "other")
+          const pruned = yield* store.prune({ workflowName: "wf", keepLast: 2 })
+          // p1 loses r1, r2, r3 (2 + 3 + 4 events)
+          assert.deepStrictEqual(pruned, { runs: 3, events: 9 })
+          assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
+          assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1", "p2-r2"])
+          assert.deepStrictEqual(yield* runIds(store, "p3"), ["p3-r1", "p3-r2", "p3-r3"])
+          assert.deepStrictEqual(yield* store.readEvents("p1-r3"), [])
+          assert.deepStrictEqual(seqs(yield* store.readEvents("p1-r4")), [0, 1, 2, 3, 4])
+          assert.isTrue(Option.isNone(yield* store.getRun("p1-r1")))
+          // the sessions and their states stay
+          assert.deepStrictEqual((yield* loadSome(store, "p1")).state, { n: 5 })
+          // keepLast 0 of one session: all of its records
+          assert.deepStrictEqual(yield* store.prune({ sessionId: "p2", keepLast: 0 }), { runs: 2, events: 5 })
+          assert.deepStrictEqual(yield* runIds(store, "p2"), [])
+          assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
         })
-        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r5"])
-        assert.deepStrictEqual(yield* runIds(store, "p2"), [])
-        assert.deepStrictEqual(yield* store.prune({ workflowName: "missing", keepLast: 0 }), { runs: 0, events: 0 })
-      }))
+    )
+
+    test(
+      "prune: endedBefore removes the records of runs that ended before it; a record either rule names goes",
+      (store) =>
+        Effect.gen(function*() {
+          yield* history(store, "p1", 5)
+          yield* history(store, "p2", 1)
+          assert.deepStrictEqual(yield* store.prune({}), { runs: 0, events: 0 })
+          assert.deepStrictEqual(yield* store.prune({ sessionId: "p1", endedBefore: 300 }), { runs: 2, events: 5 })
+          assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r3", "p1-r4", "p1-r5"])
+          assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1"])
+          // r3 by age, r4 by count
+          assert.deepStrictEqual(yield* store.prune({ workflowName: "wf", endedBefore: 350, keepLast: 1 }), {
+            runs: 3,
+            events: 11
+          })
+          assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r5"])
+          assert.deepStrictEqual(yield* runIds(store, "p2"), [])
+          assert.deepStrictEqual(yield* store.prune({ workflowName: "missing", keepLast: 0 }), { runs: 0, events: 0 })
+        })
+    )
 
     test("event log: appended events read back in order, after a seq, limited, or the latest", (store) =>
       Effect.gen(function*() {

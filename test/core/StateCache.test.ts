@@ -98,39 +98,43 @@ describe("the decoded-state cache", () => {
       assert.deepStrictEqual(loads, [false, false, true, false])
     }))
 
-  it.effect("the untyped state: neither a step that mutates it in place and fails nor the caller mutating a returned state leaves a trace", () =>
-    Effect.gen(function*() {
-      const store = SessionStore.make(SessionStore.makeMemoryBackend())
-      const count = Workflow.make({
-        name: "count",
-        sessionState: { list: [] },
-        steps: [
-          Step.make(
-            "add",
-            (input) => SessionState.update((s) => ({ list: [...(s.list as Array<unknown>), input.input] }))
-          )
-        ]
+  it.effect(
+    "the untyped state: neither a step that mutates it in place and " +
+      "fails nor the caller mutating a returned state leaves a trace",
+    () =>
+      Effect.gen(function*() {
+        const store = SessionStore.make(SessionStore.makeMemoryBackend())
+        const count = Workflow.make({
+          name: "count",
+          sessionState: { list: [] },
+          steps: [
+            Step.make(
+              "add",
+              (input) => SessionState.update((s) => ({ list: [...(s.list as Array<unknown>), input.input] }))
+            )
+          ]
+        })
+        const poison = Workflow.make({
+          name: "count",
+          steps: [
+            Step.make("poison", () =>
+              Effect.flatMap(SessionState.get, (s) => {
+                ;(s.list as Array<unknown>).push("poison")
+                s.extra = true
+                return Effect.fail(new Boom({ reason: "after mutating" }))
+              }))
+          ]
+        })
+        yield* Workflow.run(count, 1, { sessionId: "s" }).pipe(on(store))
+        yield* Workflow.run(count, 2, { sessionId: "s" }).pipe(on(store))
+        yield* Effect.flip(Workflow.run(poison, "x", { sessionId: "s" }).pipe(on(store)))
+        const next = yield* Workflow.run(count, 3, { sessionId: "s" }).pipe(on(store))
+        assert.deepStrictEqual(next.state, { list: [1, 2, 3] }) // nor does mutating the state a run returned
+        ;(next.state.list as Array<unknown>).push("poison")
+        const last = yield* Workflow.run(count, 4, { sessionId: "s" }).pipe(on(store))
+        assert.deepStrictEqual(last.state, { list: [1, 2, 3, 4] })
       })
-      const poison = Workflow.make({
-        name: "count",
-        steps: [
-          Step.make("poison", () =>
-            Effect.flatMap(SessionState.get, (s) => {
-              ;(s.list as Array<unknown>).push("poison")
-              s.extra = true
-              return Effect.fail(new Boom({ reason: "after mutating" }))
-            }))
-        ]
-      })
-      yield* Workflow.run(count, 1, { sessionId: "s" }).pipe(on(store))
-      yield* Workflow.run(count, 2, { sessionId: "s" }).pipe(on(store))
-      yield* Effect.flip(Workflow.run(poison, "x", { sessionId: "s" }).pipe(on(store)))
-      const next = yield* Workflow.run(count, 3, { sessionId: "s" }).pipe(on(store))
-      assert.deepStrictEqual(next.state, { list: [1, 2, 3] }) // nor does mutating the state a run returned
-      ;(next.state.list as Array<unknown>).push("poison")
-      const last = yield* Workflow.run(count, 4, { sessionId: "s" }).pipe(on(store))
-      assert.deepStrictEqual(last.state, { list: [1, 2, 3, 4] })
-    }))
+  )
 
   it.effect("mutating the state a run returned does not change the next run's state", () =>
     Effect.gen(function*() {

@@ -23,31 +23,34 @@ describe("Step", () => {
       expect(out.content).toEqual({ prev: "hi!", first: "hi!", run: "hi", extra: 1 })
     }).pipe(memory))
 
-  it.effect("previousStepOutputs are the outputs completed before the step started, even when read after its children ran", () =>
-    Effect.gen(function*() {
-      const child = Step.make("child", () => Effect.succeed("c"))
-      const box = Step.container("box", (input, runner) =>
-        Effect.map(
-          runner.run(child, {
-            input: input.input,
-            previousStepContent: input.previousStepContent,
-            previousStepOutputs: runner.outputs(),
-            additionalData: input.additionalData
-          }),
-          // read after the child completed: still the outputs before this step
-          () => Object.keys(input.previousStepOutputs)
-        ))
-      const last = Step.make(
-        "last",
-        (input) =>
-          Effect.succeed(Object.entries(input.previousStepOutputs).map(([name, output]) => [name, output.content]))
-      )
-      const wf = Workflow.make({ name: "outputs", steps: [Step.make("a", () => Effect.succeed(1)), box, last] })
-      const out = yield* Workflow.run(wf, "x")
-      expect(out.stepOutputs.map((o) => o.stepName)).toEqual(["a", "child", "box", "last"])
-      expect(out.stepOutputs[2]!.content).toEqual(["a"])
-      expect(out.content).toEqual([["a", 1], ["child", "c"], ["box", ["a"]]])
-    }).pipe(memory))
+  it.effect(
+    "previousStepOutputs are the outputs completed before the step started, even when read after its children ran",
+    () =>
+      Effect.gen(function*() {
+        const child = Step.make("child", () => Effect.succeed("c"))
+        const box = Step.container("box", (input, runner) =>
+          Effect.map(
+            runner.run(child, {
+              input: input.input,
+              previousStepContent: input.previousStepContent,
+              previousStepOutputs: runner.outputs(),
+              additionalData: input.additionalData
+            }),
+            // read after the child completed: still the outputs before this step
+            () => Object.keys(input.previousStepOutputs)
+          ))
+        const last = Step.make(
+          "last",
+          (input) =>
+            Effect.succeed(Object.entries(input.previousStepOutputs).map(([name, output]) => [name, output.content]))
+        )
+        const wf = Workflow.make({ name: "outputs", steps: [Step.make("a", () => Effect.succeed(1)), box, last] })
+        const out = yield* Workflow.run(wf, "x")
+        expect(out.stepOutputs.map((o) => o.stepName)).toEqual(["a", "child", "box", "last"])
+        expect(out.stepOutputs[2]!.content).toEqual(["a"])
+        expect(out.content).toEqual([["a", 1], ["child", "c"], ["box", ["a"]]])
+      }).pipe(memory)
+  )
 
   it.effect("a container may take its runner apart; built-in containers run inside it like any child", () =>
     Effect.gen(function*() {

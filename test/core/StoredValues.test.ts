@@ -102,16 +102,19 @@ describe("durability rules: what a durable run stores is restored exactly or ref
           yield* nothingCommitted
         }).pipe(Effect.provide(SessionStore.layerMemory)))
 
-      it.effect("a run that pauses after the step is refused when it pauses; one that does not pause passes the value on", () =>
-        Effect.gen(function*() {
-          const received = yield* Ref.make<ReadonlyArray<unknown>>([])
-          const error = yield* Effect.flip(Workflow.run(producing(value, received, passOn), "go", { sessionId: "s" }))
-          expectRefused(error, "journal", inside(".previous"), description)
-          yield* nothingCommitted
-          // without a pause nothing is stored between the steps
-          yield* Workflow.run(producing(value, received), "go", { sessionId: "t" })
-          expect((yield* Ref.get(received)).length).toBe(1)
-        }).pipe(Effect.provide(SessionStore.layerMemory)))
+      it.effect(
+        "a run that pauses after the step is refused when it pauses; one that does not pause passes the value on",
+        () =>
+          Effect.gen(function*() {
+            const received = yield* Ref.make<ReadonlyArray<unknown>>([])
+            const error = yield* Effect.flip(Workflow.run(producing(value, received, passOn), "go", { sessionId: "s" }))
+            expectRefused(error, "journal", inside(".previous"), description)
+            yield* nothingCommitted
+            // without a pause nothing is stored between the steps
+            yield* Workflow.run(producing(value, received), "go", { sessionId: "t" })
+            expect((yield* Ref.get(received)).length).toBe(1)
+          }).pipe(Effect.provide(SessionStore.layerMemory))
+      )
 
       it.effect("a pause payload is refused when the run pauses", () =>
         Effect.gen(function*() {

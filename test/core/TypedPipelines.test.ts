@@ -372,7 +372,8 @@ describe("typed pipelines", () => {
         expect(prompts[1]).toBe("system: Be brief.\nuser: My name is Ada.\nassistant: Hello Ada.\nuser: I like tea.")
         // the last two completed runs only
         expect(prompts[2]).toBe(
-          "system: Be brief.\nuser: My name is Ada.\nassistant: Hello Ada.\nuser: I like tea.\nassistant: Noted.\nuser: What is my name?"
+          "system: Be brief.\nuser: My name is Ada.\nassistant: Hello " +
+            "Ada.\nuser: I like tea.\nassistant: Noted.\nuser: What is my name?"
         )
         expect(prompts[4]).toBe("system: Be brief.\nuser: again")
         // outside a workflow run there is no history

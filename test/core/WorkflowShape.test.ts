@@ -73,7 +73,8 @@ describe("durability rules: a run is carried on only by a workflow of the shape 
     describe(store, () => {
       for (const [change, { difference, names }] of Object.entries(changes)) {
         it.effect(
-          `a run paused by a six-step workflow is not continued or resumed by one with ${change}: WorkflowChanged, nothing committed`,
+          `a run paused by a six-step workflow is not continued or ` +
+            `resumed by one with ${change}: WorkflowChanged, nothing committed`,
           () =>
             Effect.gen(function*() {
               const runId = yield* pauseSix()
@@ -149,30 +150,35 @@ describe("durability rules: a run is carried on only by a workflow of the shape 
       expect(done.state.items).toEqual(["check", "approved"])
     }).pipe(Effect.provide(SessionStore.layerMemory)))
 
-  it.effect("an abandoned journaled run is not recovered by a changed workflow: recover reports WorkflowChanged, the run stays", () =>
-    Effect.gen(function*() {
-      const { crash, make } = yield* processes
-      const [a, b] = [make(), make()]
-      const hold = Step.make("s4", () => Effect.never)
-      const durable = (steps: ReadonlyArray<Step.Any>) =>
-        Workflow.make({ name: "shaped", state: Items, sessionState: { items: [] }, durability: "step", steps })
-      yield* Effect.forkDaemon(
-        Workflow.run(durable([leaf("s1"), leaf("s2"), leaf("s3"), hold]), "go", { sessionId: "s", runId: "r1" }).pipe(
-          on(a)
+  it.effect(
+    "an abandoned journaled run is not recovered by a changed workflow: recover reports WorkflowChanged, the run stays",
+    () =>
+      Effect.gen(function*() {
+        const { crash, make } = yield* processes
+        const [a, b] = [make(), make()]
+        const hold = Step.make("s4", () => Effect.never)
+        const durable = (steps: ReadonlyArray<Step.Any>) =>
+          Workflow.make({ name: "shaped", state: Items, sessionState: { items: [] }, durability: "step", steps })
+        yield* Effect.forkDaemon(
+          Workflow.run(durable([leaf("s1"), leaf("s2"), leaf("s3"), hold]), "go", { sessionId: "s", runId: "r1" }).pipe(
+            on(a)
+          )
         )
-      )
-      yield* Effect.repeat(Workflow.unfinishedRuns(durable([])).pipe(on(b)), {
-        until: (runs) => runs[0]?.journal?.next === 3
+        yield* Effect.repeat(Workflow.unfinishedRuns(durable([])).pipe(on(b)), {
+          until: (runs) => runs[0]?.journal?.next === 3
+        })
+        yield* crash(a)
+        yield* TestClock.adjust("31 seconds")
+        const [recovered] = yield* Workflow.recover(durable([leaf("s1"), leaf("s3"), leaf("s2"), leaf("s4")])).pipe(
+          on(b)
+        )
+        assert.isTrue(recovered?.outcome._tag === "Failure")
+        expect(JSON.stringify(recovered?.outcome)).toContain("WorkflowChanged")
+        const [still] = yield* Workflow.unfinishedRuns(durable([])).pipe(on(b))
+        expect([still?.runId, still?.status, still?.abandoned]).toEqual(["r1", "running", true])
+        // the same steps (the fourth one finishing now) carry it on from step 4
+        const done = yield* Workflow.resume(durable([leaf("s1"), leaf("s2"), leaf("s3"), leaf("s4")]), "r1").pipe(on(b))
+        expect(done.state.items).toEqual(["s1", "s2", "s3", "s4"])
       })
-      yield* crash(a)
-      yield* TestClock.adjust("31 seconds")
-      const [recovered] = yield* Workflow.recover(durable([leaf("s1"), leaf("s3"), leaf("s2"), leaf("s4")])).pipe(on(b))
-      assert.isTrue(recovered?.outcome._tag === "Failure")
-      expect(JSON.stringify(recovered?.outcome)).toContain("WorkflowChanged")
-      const [still] = yield* Workflow.unfinishedRuns(durable([])).pipe(on(b))
-      expect([still?.runId, still?.status, still?.abandoned]).toEqual(["r1", "running", true])
-      // the same steps (the fourth one finishing now) carry it on from step 4
-      const done = yield* Workflow.resume(durable([leaf("s1"), leaf("s2"), leaf("s3"), leaf("s4")]), "r1").pipe(on(b))
-      expect(done.state.items).toEqual(["s1", "s2", "s3", "s4"])
-    }))
+  )
 })

@@ -56,26 +56,29 @@ describe("Approval (expenses above the limit wait for a person)", () => {
       )
     }).pipe(Effect.provide(Layer.mergeAll(offlineModel, Approval.ExpenseToolsLive, SessionStore.layerMemory))))
 
-  it.effect("nobody answers within two days: the run wakes by itself and the dinner is rejected as not approved in time", () =>
-    Effect.gen(function*() {
-      const start = yield* Clock.currentTimeMillis
-      const paused = yield* Effect.flip(Workflow.run(expenseWorkflow, input, { sessionId: "late" }))
-      expect(paused).toMatchObject({ _tag: "RunPaused", timeoutAt: start + 2 * 86_400_000 })
-      // before its time, nothing is due
-      yield* TestClock.adjust("47 hours")
-      expect(yield* Workflow.recover(expenseWorkflow)).toEqual([])
-      yield* TestClock.adjust("1 hour")
-      const [woken] = yield* Workflow.recover(expenseWorkflow)
-      expect(woken?.outcome._tag).toBe("Success")
-      const output = woken?.outcome._tag === "Success" ? woken.outcome.value : undefined
-      expect(output).toMatchObject({
-        state: { expenses: [{ description: "taxi to the airport", amount: 35 }], total: 35 }
-      })
-      expect(output !== undefined && output !== "abandoned" ? output.content : "").toContain(
-        "✗ team dinner: 240 EUR was not recorded — the manager rejected it (not approved in time)."
-      )
-      expect(yield* Workflow.pausedRuns(expenseWorkflow)).toEqual([])
-    }).pipe(Effect.provide(Layer.mergeAll(offlineModel, Approval.ExpenseToolsLive, SessionStore.layerMemory))))
+  it.effect(
+    "nobody answers within two days: the run wakes by itself and the dinner is rejected as not approved in time",
+    () =>
+      Effect.gen(function*() {
+        const start = yield* Clock.currentTimeMillis
+        const paused = yield* Effect.flip(Workflow.run(expenseWorkflow, input, { sessionId: "late" }))
+        expect(paused).toMatchObject({ _tag: "RunPaused", timeoutAt: start + 2 * 86_400_000 })
+        // before its time, nothing is due
+        yield* TestClock.adjust("47 hours")
+        expect(yield* Workflow.recover(expenseWorkflow)).toEqual([])
+        yield* TestClock.adjust("1 hour")
+        const [woken] = yield* Workflow.recover(expenseWorkflow)
+        expect(woken?.outcome._tag).toBe("Success")
+        const output = woken?.outcome._tag === "Success" ? woken.outcome.value : undefined
+        expect(output).toMatchObject({
+          state: { expenses: [{ description: "taxi to the airport", amount: 35 }], total: 35 }
+        })
+        expect(output !== undefined && output !== "abandoned" ? output.content : "").toContain(
+          "✗ team dinner: 240 EUR was not recorded — the manager rejected it (not approved in time)."
+        )
+        expect(yield* Workflow.pausedRuns(expenseWorkflow)).toEqual([])
+      }).pipe(Effect.provide(Layer.mergeAll(offlineModel, Approval.ExpenseToolsLive, SessionStore.layerMemory)))
+  )
 
   it.scoped("interactively (in process): the question is asked on the terminal, y continues the run", () =>
     Effect.gen(function*() {

@@ -83,7 +83,8 @@ describe("Routers (state_in_router)", () => {
     Effect.gen(function*() {
       const tasks = [task(1, "B low", "low"), task(2, "A high", "high", "completed"), task(3, "C high", "high")]
       expect((yield* withState(Routers.TaskList, { task_list: tasks }, call("list_tasks", {}))).value).toBe(
-        "Task list (all):\n- [COMPLETED] A high (Priority: high)\n- [PENDING] C high (Priority: high)\n- [PENDING] B low (Priority: low)"
+        "Task list (all):\n- [COMPLETED] A high (Priority: high)\n- " +
+          "[PENDING] C high (Priority: high)\n- [PENDING] B low (Priority: low)"
       )
       expect(
         (yield* withState(Routers.TaskList, { task_list: tasks }, call("list_tasks", { status_filter: "blocked" })))

@@ -19,7 +19,8 @@ describe("the commands the examples print", () => {
         Scenario.databaseOption({ _tag: "Postgres", url: "postgres://db/app" }, "s")
       )
     ).toBe(
-      "npm start -- runs continue r1 --pause '0:approve' --approve --url postgres://db/app --schema s   (or --reject [--reason <text>])"
+      "npm start -- runs continue r1 --pause '0:approve' --approve --url postgres://db/app --schema s" +
+        "   (or --reject [--reason <text>])"
     )
   })
 })

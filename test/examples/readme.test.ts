@@ -46,10 +46,13 @@ describe("README", () => {
       expect(yield* program).toEqual({ greeted: true, count: 1 })
     }))
 
-  it.effect("the README router escalates the first urgent request (answer, then a ticket) and only answers the next", () =>
-    Effect.gen(function*() {
-      expect(yield* routerProgram).toEqual(["Ticket #1: urgent: the site is down", "Answered: urgent: still down"])
-    }))
+  it.effect(
+    "the README router escalates the first urgent request (answer, then a ticket) and only answers the next",
+    () =>
+      Effect.gen(function*() {
+        expect(yield* routerProgram).toEqual(["Ticket #1: urgent: the site is down", "Answered: urgent: still down"])
+      })
+  )
 
   it.effect("the README watch example follows the session up to its third version, in order", () =>
     Effect.gen(function*() {

@@ -80,16 +80,20 @@ describe("README install lines", () => {
     expect(parse(lines[0]!.split(/\s+/).slice(3)), lines[0]).toEqual(expected)
   })
 
-  it("a library package depends on the siblings it always needs, all packed with it, and has the others as optional peers", () => {
-    const names = libraries.map(({ manifest }) => manifest.name)
-    for (const { manifest } of libraries) {
-      expect(names, manifest.name).toEqual(
-        expect.arrayContaining(Object.keys(manifest.dependencies ?? {}).filter(ours))
-      )
-      const siblingPeers = Object.keys(manifest.peerDependencies ?? {}).filter(ours)
-      for (const peer of siblingPeers) {
-        expect(manifest.peerDependenciesMeta?.[peer]?.optional, `${manifest.name}: ${peer}`).toBe(true)
+  it(
+    "a library package depends on the siblings it always needs, " +
+      "all packed with it, and has the others as optional peers",
+    () => {
+      const names = libraries.map(({ manifest }) => manifest.name)
+      for (const { manifest } of libraries) {
+        expect(names, manifest.name).toEqual(
+          expect.arrayContaining(Object.keys(manifest.dependencies ?? {}).filter(ours))
+        )
+        const siblingPeers = Object.keys(manifest.peerDependencies ?? {}).filter(ours)
+        for (const peer of siblingPeers) {
+          expect(manifest.peerDependenciesMeta?.[peer]?.optional, `${manifest.name}: ${peer}`).toBe(true)
+        }
       }
     }
-  })
+  )
 })

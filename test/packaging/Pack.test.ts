@@ -48,9 +48,17 @@ import { PgSessionStore } from "@sessionflow/store-pg"
 
 export const model = OpenAIChat.model("gpt-4o-mini")
 export const scripted = TestModel.layer([TestModel.text("hi")])
-export const inspect = SqliteSessionStore.layer({ filename: "sessions.db", readonly: true, table: "sessionflow_sessions" })
+export const inspect = SqliteSessionStore.layer({
+  filename: "sessions.db",
+  readonly: true,
+  table: "sessionflow_sessions"
+})
 export const memory = SessionStore.layerMemory
-export const shared = PgSessionStore.layer({ url: "postgres://app@db.internal:5432/app", schema: "sessions", maxConnections: 5 })
+export const shared = PgSessionStore.layer({
+  url: "postgres://app@db.internal:5432/app",
+  schema: "sessions",
+  maxConnections: 5
+})
 export const fromEnvironment = PgSessionStore.layerConfig()
 export const help = Cli.main(["--help"])
 `

@@ -144,7 +144,8 @@ describeBrowser("the session browser", () => {
   )
 
   it.live(
-    "runs the approval scenario: an expense above the limit waits in the page; Approve continues it, Reject with a reason too",
+    "runs the approval scenario: an expense above the limit waits " +
+      "in the page; Approve continues it, Reject with a reason too",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const { errors, page, store } = yield* openPage(Approval.expenseWorkflow.name)

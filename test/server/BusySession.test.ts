@@ -99,7 +99,8 @@ describe("onBusy over HTTP", () => {
   )
 
   it.live(
-    "interrupt stops a run that runs on the session: its request is a 409 run-ended (cancelled), nothing of it committed",
+    "interrupt stops a run that runs on the session: its request " +
+      "is a 409 run-ended (cancelled), nothing of it committed",
     () =>
       Effect.gen(function*() {
         const started = yield* Deferred.make<void>()

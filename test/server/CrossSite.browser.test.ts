@@ -25,14 +25,26 @@ const attackerPage = (target: string, runId: string) =>
 (async () => {
   const blob = (value) => new Blob([JSON.stringify(value)])
   const attempts = [
-    fetch("${target}/workflows/notes/runs", { method: "POST", mode: "no-cors", body: blob({ input: "x", sessionId: "hijacked" }) }),
-    fetch("${target}/workflows/approvals/runs/${runId}/continue", { method: "POST", mode: "no-cors", body: blob({ response: { approved: true } }) }),
+    fetch("${target}/workflows/notes/runs", {
+      method: "POST", mode: "no-cors", body: blob({ input: "x", sessionId: "hijacked" })
+    }),
+    fetch("${target}/workflows/approvals/runs/${runId}/continue", {
+      method: "POST", mode: "no-cors", body: blob({ response: { approved: true } })
+    }),
     fetch("${target}/workflows/approvals/runs/${runId}/cancel", { method: "POST", mode: "no-cors" }),
-    fetch("${target}/workflows/notes/runs", { method: "POST", mode: "no-cors", headers: { "content-type": "text/plain" }, body: JSON.stringify({ input: "x", sessionId: "hijacked" }) }),
-    fetch("${target}/workflows/notes/runs", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input: "x", sessionId: "hijacked" }) })
+    fetch("${target}/workflows/notes/runs", {
+      method: "POST", mode: "no-cors", headers: { "content-type": "text/plain" },
+      body: JSON.stringify({ input: "x", sessionId: "hijacked" })
+    }),
+    fetch("${target}/workflows/notes/runs", {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ input: "x", sessionId: "hijacked" })
+    })
   ]
   navigator.sendBeacon("${target}/workflows/notes/runs", blob({ input: "beacon", sessionId: "hijacked" }))
-  navigator.sendBeacon("${target}/workflows/approvals/runs/${runId}/continue", JSON.stringify({ response: { approved: true } }))
+  navigator.sendBeacon(
+    "${target}/workflows/approvals/runs/${runId}/continue", JSON.stringify({ response: { approved: true } })
+  )
   document.getElementById("form").submit()
   await Promise.allSettled(attempts)
   document.body.dataset.done = "true"

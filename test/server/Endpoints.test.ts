@@ -115,20 +115,23 @@ describe("runs", () => {
       expect(echoed.body.content).toEqual({ a: [1] })
     }))
 
-  it.scoped("a run that called a model answers its token usage, and so does GET /runs/:runId; a run that did not has none", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [summarising, notes] })
-      const run = yield* post(`${url}/workflows/summarising/runs`, { input: "a long text", sessionId: "u1" })
-      expect(run.status).toBe(200)
-      const usage = { inputTokens: 40, outputTokens: 8, totalTokens: 48, modelCalls: 1 }
-      expect(run.body).toMatchObject({ content: "A summary.", usage })
-      const got = yield* request(`${url}/runs/${run.body.runId}`)
-      expect(got.status).toBe(200)
-      expect(got.body).toMatchObject({ status: "completed", usage })
-      const plain = yield* post(`${url}/workflows/notes/runs`, { input: "milk" })
-      expect(plain.body).not.toHaveProperty("usage")
-      expect((yield* request(`${url}/runs/${plain.body.runId}`)).body).not.toHaveProperty("usage")
-    }))
+  it.scoped(
+    "a run that called a model answers its token usage, and so does GET /runs/:runId; a run that did not has none",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [summarising, notes] })
+        const run = yield* post(`${url}/workflows/summarising/runs`, { input: "a long text", sessionId: "u1" })
+        expect(run.status).toBe(200)
+        const usage = { inputTokens: 40, outputTokens: 8, totalTokens: 48, modelCalls: 1 }
+        expect(run.body).toMatchObject({ content: "A summary.", usage })
+        const got = yield* request(`${url}/runs/${run.body.runId}`)
+        expect(got.status).toBe(200)
+        expect(got.body).toMatchObject({ status: "completed", usage })
+        const plain = yield* post(`${url}/workflows/notes/runs`, { input: "milk" })
+        expect(plain.body).not.toHaveProperty("usage")
+        expect((yield* request(`${url}/runs/${plain.body.runId}`)).body).not.toHaveProperty("usage")
+      })
+  )
 
   it.scoped("bad input is a 400 with the Schema's message, and nothing is written", () =>
     Effect.gen(function*() {
@@ -223,24 +226,27 @@ describe("runs", () => {
       ])
     }))
 
-  it.scoped("a defect is a 500 InternalError without its details; streamed, its RunFailed says what the run record says", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [dying] })
-      const run = yield* post(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
-      expect(run.status).toBe(500)
-      expect(run.body).toEqual({ _tag: "InternalError", message: "Internal server error" })
-      expect(run.text).not.toContain("secret")
-      noStack(run.text)
+  it.scoped(
+    "a defect is a 500 InternalError without its details; streamed, its RunFailed says what the run record says",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [dying] })
+        const run = yield* post(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
+        expect(run.status).toBe(500)
+        expect(run.body).toEqual({ _tag: "InternalError", message: "Internal server error" })
+        expect(run.text).not.toContain("secret")
+        noStack(run.text)
 
-      // streamed, the run still ends with its RunFailed (the message its record keeps, no stack)
-      const streamed = yield* streamRun(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
-      const events = parseEvents(streamed.text)
-      expect(events.filter((e) => e._tag === "RunFailed")).toHaveLength(1)
-      expect(events.at(-1)._tag).toBe("RunFailed")
-      const history = yield* request(`${url}/workflows/dying/sessions/d1/runs`)
-      expect(history.body.map((r: { error: string }) => r.error)).toEqual([events.at(-1).error, events.at(-1).error])
-      expect(events.at(-1).error).not.toMatch(/\n\s+at /)
-    }))
+        // streamed, the run still ends with its RunFailed (the message its record keeps, no stack)
+        const streamed = yield* streamRun(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
+        const events = parseEvents(streamed.text)
+        expect(events.filter((e) => e._tag === "RunFailed")).toHaveLength(1)
+        expect(events.at(-1)._tag).toBe("RunFailed")
+        const history = yield* request(`${url}/workflows/dying/sessions/d1/runs`)
+        expect(history.body.map((r: { error: string }) => r.error)).toEqual([events.at(-1).error, events.at(-1).error])
+        expect(events.at(-1).error).not.toMatch(/\n\s+at /)
+      })
+  )
 
   it.scoped("a conflict is a 409, for runs and for state updates", () =>
     Effect.gen(function*() {

@@ -168,22 +168,25 @@ describe("engine errors over HTTP", () => {
     }
   })
 
-  it("a step's own error is a RunFailed with its message; a state the request carried that does not fit is the caller's", () => {
-    expect(errors.runError(false)(new Error("boom"))).toBeInstanceOf(WorkflowApi.RunFailed)
-    // a step's own error brought back from the cluster runner that ran it reads as it would in one process
-    const remote = new WorkflowError.PlacementError({
-      reason: "remote",
-      workflowName: "w",
-      sessionId: "s",
-      description: "Refused: no"
-    })
-    expect(errors.runError(false)(remote)).toMatchObject({ _tag: "RunFailed", message: "Refused: no" })
-    const state = new WorkflowError.StateDecodeError({
-      sessionId: "s",
-      reason: "schema",
-      description: "Expected string"
-    })
-    expect(errors.runError(true)(state)).toMatchObject({ _tag: "BadRequest", reason: "state" })
-    expect(errors.runError(false)(state)).toMatchObject({ _tag: "InternalError" })
-  })
+  it(
+    "a step's own error is a RunFailed with its message; a state the request carried that does not fit is the caller's",
+    () => {
+      expect(errors.runError(false)(new Error("boom"))).toBeInstanceOf(WorkflowApi.RunFailed)
+      // a step's own error brought back from the cluster runner that ran it reads as it would in one process
+      const remote = new WorkflowError.PlacementError({
+        reason: "remote",
+        workflowName: "w",
+        sessionId: "s",
+        description: "Refused: no"
+      })
+      expect(errors.runError(false)(remote)).toMatchObject({ _tag: "RunFailed", message: "Refused: no" })
+      const state = new WorkflowError.StateDecodeError({
+        sessionId: "s",
+        reason: "schema",
+        description: "Expected string"
+      })
+      expect(errors.runError(true)(state)).toMatchObject({ _tag: "BadRequest", reason: "state" })
+      expect(errors.runError(false)(state)).toMatchObject({ _tag: "InternalError" })
+    }
+  )
 })

@@ -183,53 +183,59 @@ describe("paging reads only a page", () => {
       return pages
     })
 
-  it.scoped("sessions and runs over HTTP: each page is read alone, the cursor walks the caller's rows once in order while rows are added", () =>
-    Effect.gen(function*() {
-      const { layer, reads } = spied()
-      const url = yield* start({ workflows: [notes], tokens }, layer)
-      const post = (sessionId: string, headers: Record<string, string>) =>
-        Effect.zipRight(
-          TestClock.adjust("1 second"),
-          request(`${url}/workflows/notes/runs`, { method: "POST", json: { input: sessionId, sessionId }, headers })
+  it.scoped(
+    "sessions and runs over HTTP: each page is read alone, the " +
+      "cursor walks the caller's rows once in order while rows are added",
+    () =>
+      Effect.gen(function*() {
+        const { layer, reads } = spied()
+        const url = yield* start({ workflows: [notes], tokens }, layer)
+        const post = (sessionId: string, headers: Record<string, string>) =>
+          Effect.zipRight(
+            TestClock.adjust("1 second"),
+            request(`${url}/workflows/notes/runs`, { method: "POST", json: { input: sessionId, sessionId }, headers })
+          )
+        // alice's, bob's and anonymous sessions interleaved, one run each (alice's a1 two)
+        for (let i = 0; i < 8; i++) {
+          yield* post(`a${i}`, alice)
+          if (i % 2 === 0) yield* post(`b${i}`, bob)
+          if (i % 3 === 0) yield* post(`n${i}`, {})
+        }
+        yield* post("a1", alice)
+
+        const sessionPages = yield* walk(url, "/workflows/notes/sessions", alice, reads, (page) =>
+          // rows added between pages (the newest: before the cursor) are not met on the way
+          Effect.asVoid(Effect.zipRight(post(`a-new-${page}`, alice), post(`b-new-${page}`, bob))))
+        expect(sessionPages.map((p) => p.length)).toEqual([3, 3, 2])
+        expect(sessionPages.flat().map((s) => s.sessionId)).toEqual(["a1", "a7", "a6", "a5", "a4", "a3", "a2", "a0"])
+        expect(sessionPages.flat().every((s) => s.userId === "alice")).toBe(true)
+
+        // a search is one read of the store too, however few sessions match
+        const searched = yield* walk(url, "/workflows/notes/sessions?q=A-NEW", alice, reads, () => Effect.void)
+        expect(searched.map((p) => p.map((s) => s.sessionId))).toEqual([["a-new-3", "a-new-2", "a-new-1"]])
+        expect(yield* walk(url, "/workflows/notes/sessions?q=b-new", alice, reads, () => Effect.void)).toEqual([[]])
+
+        const anonymous = yield* walk(url, "/workflows/notes/sessions", {}, reads, () => Effect.void)
+        expect(anonymous.flat().map((s) => s.sessionId)).toEqual(["n6", "n3", "n0"])
+
+        const runPages = yield* walk(
+          url,
+          "/workflows/notes/runs?status=completed",
+          bob,
+          reads,
+          (page) => Effect.asVoid(Effect.zipRight(post(`b-late-${page}`, bob), post(`a-late-${page}`, alice)))
         )
-      // alice's, bob's and anonymous sessions interleaved, one run each (alice's a1 two)
-      for (let i = 0; i < 8; i++) {
-        yield* post(`a${i}`, alice)
-        if (i % 2 === 0) yield* post(`b${i}`, bob)
-        if (i % 3 === 0) yield* post(`n${i}`, {})
-      }
-      yield* post("a1", alice)
+        expect(runPages.flat().map((r) => r.input)).toEqual(["b-new-3", "b-new-2", "b-new-1", "b6", "b4", "b2", "b0"])
+        expect(runPages.flat().every((r) => r.userId === "bob" && r.status === "completed")).toBe(true)
 
-      const sessionPages = yield* walk(url, "/workflows/notes/sessions", alice, reads, (page) =>
-        // rows added between pages (the newest: before the cursor) are not met on the way
-        Effect.asVoid(Effect.zipRight(post(`a-new-${page}`, alice), post(`b-new-${page}`, bob))))
-      expect(sessionPages.map((p) => p.length)).toEqual([3, 3, 2])
-      expect(sessionPages.flat().map((s) => s.sessionId)).toEqual(["a1", "a7", "a6", "a5", "a4", "a3", "a2", "a0"])
-      expect(sessionPages.flat().every((s) => s.userId === "alice")).toBe(true)
-
-      // a search is one read of the store too, however few sessions match
-      const searched = yield* walk(url, "/workflows/notes/sessions?q=A-NEW", alice, reads, () => Effect.void)
-      expect(searched.map((p) => p.map((s) => s.sessionId))).toEqual([["a-new-3", "a-new-2", "a-new-1"]])
-      expect(yield* walk(url, "/workflows/notes/sessions?q=b-new", alice, reads, () => Effect.void)).toEqual([[]])
-
-      const anonymous = yield* walk(url, "/workflows/notes/sessions", {}, reads, () => Effect.void)
-      expect(anonymous.flat().map((s) => s.sessionId)).toEqual(["n6", "n3", "n0"])
-
-      const runPages = yield* walk(
-        url,
-        "/workflows/notes/runs?status=completed",
-        bob,
-        reads,
-        (page) => Effect.asVoid(Effect.zipRight(post(`b-late-${page}`, bob), post(`a-late-${page}`, alice)))
-      )
-      expect(runPages.flat().map((r) => r.input)).toEqual(["b-new-3", "b-new-2", "b-new-1", "b6", "b4", "b2", "b0"])
-      expect(runPages.flat().every((r) => r.userId === "bob" && r.status === "completed")).toBe(true)
-
-      const ofSession = yield* walk(url, "/workflows/notes/runs?sessionId=a1", alice, reads, () => Effect.void)
-      expect(ofSession.flat().map((r) => r.sessionId)).toEqual(["a1", "a1"])
-      // another user's session has no runs for the caller
-      expect((yield* walk(url, "/workflows/notes/runs?sessionId=a1", bob, reads, () => Effect.void)).flat()).toEqual([])
-    }))
+        const ofSession = yield* walk(url, "/workflows/notes/runs?sessionId=a1", alice, reads, () => Effect.void)
+        expect(ofSession.flat().map((r) => r.sessionId)).toEqual(["a1", "a1"])
+        // another user's session has no runs for the caller
+        expect((yield* walk(url, "/workflows/notes/runs?sessionId=a1", bob, reads, () => Effect.void)).flat()).toEqual(
+          []
+        )
+      })
+  )
 })
 
 describe("workflow ids", () => {
@@ -275,48 +281,52 @@ describe("health", () => {
 })
 
 describe("a run reads its session once", () => {
-  it.scoped("the server's checks read the session, and the run starts from that read where it answers the run's own; another user's session stays a 404", () =>
-    Effect.gen(function*() {
-      const backend = SessionStore.makeMemoryBackend()
-      const reads: Array<"without state" | "knowing its version" | "with state"> = []
-      const store = SessionStore.make({
-        ...backend,
-        findSession: (sessionId, options) =>
-          Effect.zipRight(
-            Effect.sync(() =>
-              reads.push(
-                options?.state === false
-                  ? "without state"
-                  : options?.knownVersion !== undefined
-                  ? "knowing its version"
-                  : "with state"
-              )
-            ),
-            backend.findSession(sessionId, options)
-          )
+  it.scoped(
+    "the server's checks read the session, and the run starts from that " +
+      "read where it answers the run's own; another user's session stays a 404",
+    () =>
+      Effect.gen(function*() {
+        const backend = SessionStore.makeMemoryBackend()
+        const reads: Array<"without state" | "knowing its version" | "with state"> = []
+        const store = SessionStore.make({
+          ...backend,
+          findSession: (sessionId, options) =>
+            Effect.zipRight(
+              Effect.sync(() =>
+                reads.push(
+                  options?.state === false
+                    ? "without state"
+                    : options?.knownVersion !== undefined
+                    ? "knowing its version"
+                    : "with state"
+                )
+              ),
+              backend.findSession(sessionId, options)
+            )
+        })
+        const url = yield* start({ workflows: [notes], tokens }, Layer.succeed(SessionStore.SessionStore, store))
+        const post = (input: string, headers: Record<string, string>) =>
+          request(`${url}/workflows/notes/runs`, { method: "POST", json: { input, sessionId: "shared" }, headers })
+        // a new session: the checks' read is the run's
+        expect((yield* post("milk", alice)).status).toBe(200)
+        expect(reads).toEqual(["without state"])
+        // then the run reads the state (a new session's first run leaves none cached), which it keeps
+        expect((yield* post("eggs", alice)).body.content).toBe(2)
+        expect(reads).toEqual(["without state", "without state", "with state"])
+        // then the checks' read answers the run, which starts from the state it kept
+        expect((yield* post("tea", alice)).body.content).toBe(3)
+        expect(reads).toHaveLength(4)
+        // another user is refused by the checks, from their one read
+        expect((yield* post("jam", bob)).status).toBe(404)
+        expect(reads).toHaveLength(5)
+        // a commit from another process since: the checks read the new version, and the run reads the new state
+        yield* Workflow.run(notes, "jam", { sessionId: "shared", userId: "alice" }).pipe(
+          Effect.provideService(SessionStore.SessionStore, SessionStore.make(backend))
+        )
+        const after = yield* post("rice", alice)
+        expect(after.status).toBe(200)
+        expect(after.body.state.notes).toEqual(["milk", "eggs", "tea", "jam", "rice"])
+        expect(reads.slice(5)).toEqual(["without state", "knowing its version"])
       })
-      const url = yield* start({ workflows: [notes], tokens }, Layer.succeed(SessionStore.SessionStore, store))
-      const post = (input: string, headers: Record<string, string>) =>
-        request(`${url}/workflows/notes/runs`, { method: "POST", json: { input, sessionId: "shared" }, headers })
-      // a new session: the checks' read is the run's
-      expect((yield* post("milk", alice)).status).toBe(200)
-      expect(reads).toEqual(["without state"])
-      // then the run reads the state (a new session's first run leaves none cached), which it keeps
-      expect((yield* post("eggs", alice)).body.content).toBe(2)
-      expect(reads).toEqual(["without state", "without state", "with state"])
-      // then the checks' read answers the run, which starts from the state it kept
-      expect((yield* post("tea", alice)).body.content).toBe(3)
-      expect(reads).toHaveLength(4)
-      // another user is refused by the checks, from their one read
-      expect((yield* post("jam", bob)).status).toBe(404)
-      expect(reads).toHaveLength(5)
-      // a commit from another process since: the checks read the new version, and the run reads the new state
-      yield* Workflow.run(notes, "jam", { sessionId: "shared", userId: "alice" }).pipe(
-        Effect.provideService(SessionStore.SessionStore, SessionStore.make(backend))
-      )
-      const after = yield* post("rice", alice)
-      expect(after.status).toBe(200)
-      expect(after.body.state.notes).toEqual(["milk", "eggs", "tea", "jam", "rice"])
-      expect(reads.slice(5)).toEqual(["without state", "knowing its version"])
-    }))
+  )
 })

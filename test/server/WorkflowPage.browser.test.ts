@@ -269,7 +269,8 @@ describeBrowser("the workflow page", () => {
   )
 
   it.live(
-    "builds the form from an input Schema with references, choices and optional fields; a text input keeps the text area",
+    "builds the form from an input Schema with references, " +
+      "choices and optional fields; a text input keeps the text area",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const url = yield* start({ workflows: [parcel, textual] })

@@ -42,66 +42,70 @@ const loaded = (store: SessionStore.Service, sessionId: string) =>
   Effect.map(store.load(sessionId), (session) => Option.getOrThrow(session).state)
 
 describe("PgSessionStore: commits with changes", () => {
-  it.scoped("a commit with changes is one statement: the version, the kept changes, the kept version, the record and the notification", () =>
-    Effect.gen(function*() {
-      const { schema, sql, store } = yield* open
-      yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items: [] } })
-      // every row written notes the statement that wrote it
-      const notes = yield* noteWrites(sql, schema, [
-        "sessionflow_sessions",
-        "sessionflow_sessions_runs",
-        "sessionflow_sessions_changes",
-        "sessionflow_sessions_versions"
-      ])
-      const version = yield* store.commit({
-        sessionId: "s",
-        workflowName: "wf",
-        expectedVersion: 1,
-        state: { items: ["a"] },
-        changes: [{ op: "append", path: ["items"], items: ["a"] }],
-        run: {
-          runId: "r2",
+  it.scoped(
+    "a commit with changes is one statement: the version, the " +
+      "kept changes, the kept version, the record and the notification",
+    () =>
+      Effect.gen(function*() {
+        const { schema, sql, store } = yield* open
+        yield* store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { items: [] } })
+        // every row written notes the statement that wrote it
+        const notes = yield* noteWrites(sql, schema, [
+          "sessionflow_sessions",
+          "sessionflow_sessions_runs",
+          "sessionflow_sessions_changes",
+          "sessionflow_sessions_versions"
+        ])
+        const version = yield* store.commit({
           sessionId: "s",
           workflowName: "wf",
-          status: "completed",
-          input: "a",
-          content: "done",
-          startedAt: 1,
-          completedAt: 2
-        }
+          expectedVersion: 1,
+          state: { items: ["a"] },
+          changes: [{ op: "append", path: ["items"], items: ["a"] }],
+          run: {
+            runId: "r2",
+            sessionId: "s",
+            workflowName: "wf",
+            status: "completed",
+            input: "a",
+            content: "done",
+            startedAt: 1,
+            completedAt: 2
+          }
+        })
+        assert.strictEqual(version, 2)
+        const one = yield* notes
+        assert.deepStrictEqual(one.map((r) => r.what), [
+          "sessionflow_sessions",
+          "sessionflow_sessions_changes",
+          "sessionflow_sessions_runs",
+          "sessionflow_sessions_versions"
+        ])
+        assert.strictEqual(new Set(one.map((r) => r.at.getTime())).size, 1)
+        // the commit that outweighs the state is a transaction of more statements: after the version, the
+        // whole state is written as the one change row
+        yield* append(store, "s", 2, ["a"], "b".repeat(70_000))
+        const compaction = yield* notes
+        // (the version is kept whole too: its changes outweigh the last whole state kept)
+        assert.deepStrictEqual(compaction.map((r) => r.what), [
+          "sessionflow_sessions",
+          "sessionflow_sessions",
+          "sessionflow_sessions_changes",
+          "sessionflow_sessions_versions"
+        ])
+        assert.isAbove(new Set(compaction.map((r) => r.at.getTime())).size, 1)
+        assert.deepStrictEqual(yield* keptChanges(sql, schema, "s"), [[3, [{
+          op: "set",
+          path: [],
+          value: { items: ["a", "b".repeat(70_000)] }
+        }]]])
+        assert.deepStrictEqual(yield* loaded(store, "s"), { items: ["a", "b".repeat(70_000)] })
+        // a stale one writes nothing
+        const stale = yield* Effect.flip(append(store, "s", 2, ["a"], "c"))
+        assert.strictEqual(stale._tag, "SessionConflict")
+        assert.deepStrictEqual(yield* notes, [])
       })
-      assert.strictEqual(version, 2)
-      const one = yield* notes
-      assert.deepStrictEqual(one.map((r) => r.what), [
-        "sessionflow_sessions",
-        "sessionflow_sessions_changes",
-        "sessionflow_sessions_runs",
-        "sessionflow_sessions_versions"
-      ])
-      assert.strictEqual(new Set(one.map((r) => r.at.getTime())).size, 1)
-      // the commit that outweighs the state is a transaction of more statements: after the version, the
-      // whole state is written as the one change row
-      yield* append(store, "s", 2, ["a"], "b".repeat(70_000))
-      const compaction = yield* notes
-      // (the version is kept whole too: its changes outweigh the last whole state kept)
-      assert.deepStrictEqual(compaction.map((r) => r.what), [
-        "sessionflow_sessions",
-        "sessionflow_sessions",
-        "sessionflow_sessions_changes",
-        "sessionflow_sessions_versions"
-      ])
-      assert.isAbove(new Set(compaction.map((r) => r.at.getTime())).size, 1)
-      assert.deepStrictEqual(yield* keptChanges(sql, schema, "s"), [[3, [{
-        op: "set",
-        path: [],
-        value: { items: ["a", "b".repeat(70_000)] }
-      }]]])
-      assert.deepStrictEqual(yield* loaded(store, "s"), { items: ["a", "b".repeat(70_000)] })
-      // a stale one writes nothing
-      const stale = yield* Effect.flip(append(store, "s", 2, ["a"], "c"))
-      assert.strictEqual(stale._tag, "SessionConflict")
-      assert.deepStrictEqual(yield* notes, [])
-    }))
+  )
 
   it.live(
     "a watcher is notified of commits with changes (and of the one that writes the whole state)",
@@ -218,44 +222,52 @@ describe("PgSessionStore: migrations 4 (the changes table) and 5 (one design of 
       assert.deepStrictEqual(yield* loaded(store, "old"), { items })
     }))
 
-  it.scoped("tables at migration 4, whose sessions keep changes after the state column, migrate to the latest and read the same", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      const sessionsTable = `${schema}.sessionflow_sessions`
-      const items = ["first"]
-      // a session as migration 4 kept it: the whole state in its column, the changes after it in rows
-      yield* Effect.gen(function*() {
+  it.scoped(
+    "tables at migration 4, whose sessions keep changes after " +
+      "the state column, migrate to the latest and read the same",
+    () =>
+      Effect.gen(function*() {
+        const schema = yield* freshSchema
+        const sessionsTable = `${schema}.sessionflow_sessions`
+        const items = ["first"]
+        // a session as migration 4 kept it: the whole state in its column, the changes after it in rows
+        yield* Effect.gen(function*() {
+          const store = yield* openStore(schema)
+          yield* store.commit({
+            sessionId: "old",
+            workflowName: "wf",
+            expectedVersion: 0,
+            state: { items },
+            run: record("r1")
+          })
+          yield* append(store, "old", 1, items, "second")
+        }).pipe(Effect.scoped)
+        yield* withClient((sql) =>
+          Effect.gen(function*() {
+            yield* dropTriggers(sql, schema)
+            yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN base_size`
+            yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_events`)}`
+            yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_versions`)}`
+            yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_queue`)}`
+            yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 5`
+          })
+        )
         const store = yield* openStore(schema)
-        yield* store.commit({
-          sessionId: "old",
-          workflowName: "wf",
-          expectedVersion: 0,
-          state: { items },
-          run: record("r1")
-        })
-        yield* append(store, "old", 1, items, "second")
-      }).pipe(Effect.scoped)
-      yield* withClient((sql) =>
-        Effect.gen(function*() {
-          yield* dropTriggers(sql, schema)
-          yield* sql`ALTER TABLE ${sql(sessionsTable)} DROP COLUMN base_size`
-          yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_events`)}`
-          yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_versions`)}`
-          yield* sql`DROP TABLE ${sql(`${schema}.sessionflow_sessions_queue`)}`
-          yield* sql`DELETE FROM ${sql(`${schema}.sessionflow_sessions_migrations`)} WHERE migration_id >= 5`
-        })
-      )
-      const store = yield* openStore(schema)
-      const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))
-      const stateSize = JSON.stringify({ items: ["first"] }).length
-      const row = yield* rowOf(sql, schema, "old")
-      assert.deepStrictEqual([row.version, row.state_size, row.base_size], [2, stateSize, stateSize])
-      assert.deepStrictEqual(yield* loaded(store, "old"), { items })
-      // it goes on keeping changes, then writes the whole state once they outweigh it
-      yield* append(store, "old", 2, items, "third")
-      assert.strictEqual((yield* keptChanges(sql, schema, "old")).length, 2)
-      yield* append(store, "old", 3, items, "d".repeat(70_000))
-      assert.deepStrictEqual(yield* keptChanges(sql, schema, "old"), [[4, [{ op: "set", path: [], value: { items } }]]])
-      assert.deepStrictEqual(yield* loaded(store, "old"), { items })
-    }))
+        const sql = yield* Effect.map(Layer.build(clientLayer), Context.get(PgClient.PgClient))
+        const stateSize = JSON.stringify({ items: ["first"] }).length
+        const row = yield* rowOf(sql, schema, "old")
+        assert.deepStrictEqual([row.version, row.state_size, row.base_size], [2, stateSize, stateSize])
+        assert.deepStrictEqual(yield* loaded(store, "old"), { items })
+        // it goes on keeping changes, then writes the whole state once they outweigh it
+        yield* append(store, "old", 2, items, "third")
+        assert.strictEqual((yield* keptChanges(sql, schema, "old")).length, 2)
+        yield* append(store, "old", 3, items, "d".repeat(70_000))
+        assert.deepStrictEqual(yield* keptChanges(sql, schema, "old"), [[4, [{
+          op: "set",
+          path: [],
+          value: { items }
+        }]]])
+        assert.deepStrictEqual(yield* loaded(store, "old"), { items })
+      })
+  )
 })

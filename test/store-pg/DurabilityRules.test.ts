@@ -11,7 +11,8 @@ import { freshSchema, terminateLockWaiter, testUrl, withClient } from "./pg.js"
 
 describe("durability rules (PostgreSQL, a backend terminated)", () => {
   it.live(
-    "a tracked run whose final commit loses its backend is RunUnfinished; stored unfinished; recovery elsewhere commits it once",
+    "a tracked run whose final commit loses its backend is " +
+      "RunUnfinished; stored unfinished; recovery elsewhere commits it once",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const schema = yield* freshSchema

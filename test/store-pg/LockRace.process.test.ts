@@ -92,7 +92,8 @@ const makeRounds = Effect.gen(function*() {
 
 describe("one lock order across OS processes (PostgreSQL)", () => {
   it.live(
-    "cancels, continues, resumes, recovery and commits racing on the same runs and sessions never deadlock; each run has one outcome, told to its callers, and a cancelled run never runs again",
+    "cancels, continues, resumes, recovery and commits racing on the same runs and sessions never " +
+      "deadlock; each run has one outcome, told to its callers, and a cancelled run never runs again",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const schema = yield* freshSchema

@@ -166,106 +166,117 @@ describe("PgSessionStore", () => {
     }))
 
   // a store that keeps versions commits a whole state in a transaction (it reads the version before)
-  it.scoped("a run's commit that keeps no versions is one statement: its state (a new session's too), its record and the notification", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const sql = yield* PgClient.PgClient
-        yield* commitFirst(store, "s1", { n: 1 })
-        // every row written notes the statement that wrote it
-        const notes = yield* noteWrites(sql, schema, ["sessionflow_sessions", "sessionflow_sessions_runs"])
-        assert.strictEqual(
-          yield* store.commit({
-            sessionId: "s1",
-            workflowName: "wf",
-            expectedVersion: 1,
-            state: { n: 2 },
-            run: run("s1", "r2")
-          }),
-          2
-        )
-        const rows = yield* notes
-        assert.deepStrictEqual(rows.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_runs"])
-        assert.strictEqual(rows[0]!.at.getTime(), rows[1]!.at.getTime())
-        // a new session's first commit too
-        assert.strictEqual(yield* commitFirst(store, "s2", { n: 1 }), 1)
-        const created = yield* notes
-        assert.deepStrictEqual(created.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_runs"])
-        assert.strictEqual(created[0]!.at.getTime(), created[1]!.at.getTime())
-        // a commit that fails a check writes nothing and says which check failed
-        const stale = yield* Effect.flip(
-          store.commit({
-            sessionId: "s1",
-            workflowName: "wf",
-            expectedVersion: 1,
-            state: { n: 3 },
-            run: run("s1", "r3")
-          })
-        )
-        assert.strictEqual(stale._tag, "SessionConflict")
-        const again = yield* Effect.flip(commitFirst(store, "s2", { n: 9 }))
-        assert.strictEqual(again._tag, "SessionConflict")
-        assert.deepStrictEqual(yield* notes, [])
-      }).pipe(Effect.provide(storeWithClient(schema, { history: { keep: "none" } })))
-    }))
+  it.scoped(
+    "a run's commit that keeps no versions is one statement: its " +
+      "state (a new session's too), its record and the notification",
+    () =>
+      Effect.gen(function*() {
+        const schema = yield* freshSchema
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          const sql = yield* PgClient.PgClient
+          yield* commitFirst(store, "s1", { n: 1 })
+          // every row written notes the statement that wrote it
+          const notes = yield* noteWrites(sql, schema, ["sessionflow_sessions", "sessionflow_sessions_runs"])
+          assert.strictEqual(
+            yield* store.commit({
+              sessionId: "s1",
+              workflowName: "wf",
+              expectedVersion: 1,
+              state: { n: 2 },
+              run: run("s1", "r2")
+            }),
+            2
+          )
+          const rows = yield* notes
+          assert.deepStrictEqual(rows.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_runs"])
+          assert.strictEqual(rows[0]!.at.getTime(), rows[1]!.at.getTime())
+          // a new session's first commit too
+          assert.strictEqual(yield* commitFirst(store, "s2", { n: 1 }), 1)
+          const created = yield* notes
+          assert.deepStrictEqual(created.map((r) => r.what), ["sessionflow_sessions", "sessionflow_sessions_runs"])
+          assert.strictEqual(created[0]!.at.getTime(), created[1]!.at.getTime())
+          // a commit that fails a check writes nothing and says which check failed
+          const stale = yield* Effect.flip(
+            store.commit({
+              sessionId: "s1",
+              workflowName: "wf",
+              expectedVersion: 1,
+              state: { n: 3 },
+              run: run("s1", "r3")
+            })
+          )
+          assert.strictEqual(stale._tag, "SessionConflict")
+          const again = yield* Effect.flip(commitFirst(store, "s2", { n: 9 }))
+          assert.strictEqual(again._tag, "SessionConflict")
+          assert.deepStrictEqual(yield* notes, [])
+        }).pipe(Effect.provide(storeWithClient(schema, { history: { keep: "none" } })))
+      })
+  )
 
-  it.scoped("a new session's first commit that keeps versions is one statement: its state, version 1 kept whole, its record and the notification", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const sql = yield* PgClient.PgClient
-        yield* commitFirst(store, "s0", { n: 0 })
-        const notes = yield* noteWrites(sql, schema, [
-          "sessionflow_sessions",
-          "sessionflow_sessions_runs",
-          "sessionflow_sessions_versions"
-        ])
-        assert.strictEqual(
-          yield* store.commit({
-            sessionId: "s1",
-            workflowName: "wf",
-            expectedVersion: 0,
-            state: { n: 1, items: ["a"] },
-            run: run("s1", "r1")
-          }),
-          1
-        )
-        const rows = yield* notes
-        assert.deepStrictEqual(rows.map((r) => r.what), [
-          "sessionflow_sessions",
-          "sessionflow_sessions_runs",
-          "sessionflow_sessions_versions"
-        ])
-        // one statement: one statement time, one transaction
-        assert.strictEqual(new Set(rows.map((r) => r.at.getTime())).size, 1)
-        assert.strictEqual(new Set(rows.map((r) => r.xid)).size, 1)
-        const kept = yield* store.versions("s1")
-        assert.deepStrictEqual(kept.map((v) => [v.version, v.runId, v.changed]), [[1, "r1", ["n", "items"]]])
-        assert.deepStrictEqual(yield* store.loadVersion("s1", 1), Option.some({ n: 1, items: ["a"] }))
-        // the next commit builds its version on it
-        assert.strictEqual(
-          yield* store.commit({
-            sessionId: "s1",
-            workflowName: "wf",
-            expectedVersion: 1,
-            state: { n: 2, items: ["a"] },
-            run: run("s1", "r2")
-          }),
-          2
-        )
-        assert.deepStrictEqual(yield* store.loadVersion("s1", 1), Option.some({ n: 1, items: ["a"] }))
-        assert.deepStrictEqual((yield* store.versions("s1")).map((v) => [v.version, v.changed]), [[1, ["n", "items"]], [
-          2,
-          ["n"]
-        ]])
-        // a taken id writes nothing and says so
-        const again = yield* Effect.flip(commitFirst(store, "s1", { n: 9 }))
-        assert.strictEqual(again._tag, "SessionConflict")
-        assert.strictEqual((yield* store.versions("s1")).length, 2)
-      }).pipe(Effect.provide(storeWithClient(schema, {})))
-    }))
+  it.scoped(
+    "a new session's first commit that keeps versions is one statement: " +
+      "its state, version 1 kept whole, its record and the notification",
+    () =>
+      Effect.gen(function*() {
+        const schema = yield* freshSchema
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          const sql = yield* PgClient.PgClient
+          yield* commitFirst(store, "s0", { n: 0 })
+          const notes = yield* noteWrites(sql, schema, [
+            "sessionflow_sessions",
+            "sessionflow_sessions_runs",
+            "sessionflow_sessions_versions"
+          ])
+          assert.strictEqual(
+            yield* store.commit({
+              sessionId: "s1",
+              workflowName: "wf",
+              expectedVersion: 0,
+              state: { n: 1, items: ["a"] },
+              run: run("s1", "r1")
+            }),
+            1
+          )
+          const rows = yield* notes
+          assert.deepStrictEqual(rows.map((r) => r.what), [
+            "sessionflow_sessions",
+            "sessionflow_sessions_runs",
+            "sessionflow_sessions_versions"
+          ])
+          // one statement: one statement time, one transaction
+          assert.strictEqual(new Set(rows.map((r) => r.at.getTime())).size, 1)
+          assert.strictEqual(new Set(rows.map((r) => r.xid)).size, 1)
+          const kept = yield* store.versions("s1")
+          assert.deepStrictEqual(kept.map((v) => [v.version, v.runId, v.changed]), [[1, "r1", ["n", "items"]]])
+          assert.deepStrictEqual(yield* store.loadVersion("s1", 1), Option.some({ n: 1, items: ["a"] }))
+          // the next commit builds its version on it
+          assert.strictEqual(
+            yield* store.commit({
+              sessionId: "s1",
+              workflowName: "wf",
+              expectedVersion: 1,
+              state: { n: 2, items: ["a"] },
+              run: run("s1", "r2")
+            }),
+            2
+          )
+          assert.deepStrictEqual(yield* store.loadVersion("s1", 1), Option.some({ n: 1, items: ["a"] }))
+          assert.deepStrictEqual((yield* store.versions("s1")).map((v) => [v.version, v.changed]), [
+            [1, ["n", "items"]],
+            [
+              2,
+              ["n"]
+            ]
+          ])
+          // a taken id writes nothing and says so
+          const again = yield* Effect.flip(commitFirst(store, "s1", { n: 9 }))
+          assert.strictEqual(again._tag, "SessionConflict")
+          assert.strictEqual((yield* store.versions("s1")).length, 2)
+        }).pipe(Effect.provide(storeWithClient(schema, {})))
+      })
+  )
 
   it.live(
     "losing the connection mid-commit (its backend terminated) fails typed, writes nothing, and the next commit works",
@@ -477,7 +488,8 @@ describe("PgSessionStore.watch", () => {
   )
 
   it.live(
-    "a watcher whose LISTEN connection is killed listens again: the versions committed meanwhile and later ones arrive at once, and a new watch works",
+    "a watcher whose LISTEN connection is killed listens again: the versions " +
+      "committed meanwhile and later ones arrive at once, and a new watch works",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const schema = yield* freshSchema
@@ -528,7 +540,8 @@ describe("PgSessionStore.watch", () => {
   )
 
   it.live(
-    "a watcher whose connection to the database is cut, and stays cut, fails with a SessionStoreError once relistenTimeout has passed",
+    "a watcher whose connection to the database is cut, and stays " +
+      "cut, fails with a SessionStoreError once relistenTimeout has passed",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const { proxy, take, watchEnded } = yield* proxiedWatcher("1500 millis")
@@ -555,7 +568,8 @@ describe("PgSessionStore.watch", () => {
   )
 
   it.live(
-    "a watcher whose connection comes back before relistenTimeout gets the versions committed meanwhile (coalesced ones counted in skipped), then hears of later commits",
+    "a watcher whose connection comes back before relistenTimeout gets the versions " +
+      "committed meanwhile (coalesced ones counted in skipped), then hears of later commits",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const { commit, proxy, take, watchEnded } = yield* proxiedWatcher("20 seconds")
@@ -587,7 +601,8 @@ describe("PgSessionStore.watch", () => {
   )
 
   it.live(
-    "a watcher that cannot listen again within relistenTimeout fails with a SessionStoreError: it neither hangs nor polls quietly",
+    "a watcher that cannot listen again within relistenTimeout fails " +
+      "with a SessionStoreError: it neither hangs nor polls quietly",
     () =>
       Effect.scoped(Effect.gen(function*() {
         // a database of the test's own, which then refuses every connection

@@ -33,7 +33,8 @@ const readBack = (schema: string) =>
     const session = Option.getOrThrow(yield* store.load("shared"))
     const items = (session.state as { items: ReadonlyArray<string> }).items
     const [counts] = yield* sql<{ runs: string; completed: string; distinct_ids: string }>`
-      SELECT COUNT(*) AS runs, COUNT(*) FILTER (WHERE status = 'completed') AS completed, COUNT(DISTINCT run_id) AS distinct_ids
+      SELECT COUNT(*) AS runs, COUNT(*) FILTER (WHERE status = 'completed') AS completed,
+        COUNT(DISTINCT run_id) AS distinct_ids
       FROM ${sql(`${schema}.sessionflow_sessions_runs`)} WHERE session_id = 'shared'`
     const runs = yield* store.runs("shared", { status: "completed" })
     return {

@@ -20,7 +20,8 @@ const run = (store: string, mode: string, runId = "-") =>
 const suite = (name: string, location: Effect.Effect<string, unknown, Scope.Scope>) =>
   describe(`durability rules across OS processes (${name})`, () => {
     it.live(
-      "a run paused in one process is not continued in another by a changed workflow; a compatible one continues it with the value the paused step produced",
+      "a run paused in one process is not continued in another by a changed " +
+        "workflow; a compatible one continues it with the value the paused step produced",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const store = yield* location

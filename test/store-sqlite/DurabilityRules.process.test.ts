@@ -11,7 +11,8 @@ import { spawnFixture, tempFile } from "./processes.js"
 
 describe("durability rules (SQLite, the write lock held elsewhere)", () => {
   it.live(
-    "a tracked run whose final commit waits past lockTimeout is RunUnfinished; stored unfinished; recovery elsewhere commits it once",
+    "a tracked run whose final commit waits past lockTimeout is " +
+      "RunUnfinished; stored unfinished; recovery elsewhere commits it once",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const filename = yield* tempFile

@@ -162,38 +162,42 @@ describe("SqliteSessionStore", () => {
     60_000
   )
 
-  it.scoped("opens its file in WAL mode; a state stored as a BLOB is a StateDecodeError naming the session, the others are unaffected", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempFile
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const sql = yield* SqlClient.SqlClient
-        const [mode] = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
-        assert.strictEqual(mode!.journal_mode, "wal")
-        for (const id of ["good", "blob"]) {
-          yield* store.commit({
-            sessionId: id,
-            workflowName: "wf",
-            expectedVersion: 0,
-            state: { id },
-            run: run(id, `r-${id}`)
-          })
-        }
-        yield* sql`UPDATE sessionflow_sessions SET state = ${new Uint8Array([
-          0xff,
-          0x00,
-          0x7b
-        ])} WHERE session_id = 'blob'`
-        const blobError = yield* Effect.flip(store.load("blob"))
-        assert.instanceOf(blobError, WorkflowError.StateDecodeError)
-        assert.deepInclude(blobError, { sessionId: "blob", reason: "corrupt" })
-        assert.deepStrictEqual(Option.map(yield* store.load("good"), (s) => s.state), Option.some({ id: "good" }))
-        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId).sort(), ["blob", "good"])
-        assert.deepStrictEqual((yield* store.runs("blob", {})).map((r) => r.runId), ["r-blob"])
-      }).pipe(
-        Effect.provide(SqliteSessionStore.layer({ filename }).pipe(Layer.merge(SqliteClient.layer({ filename }))))
-      )
-    }))
+  it.scoped(
+    "opens its file in WAL mode; a state stored as a BLOB is a " +
+      "StateDecodeError naming the session, the others are unaffected",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* tempFile
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          const sql = yield* SqlClient.SqlClient
+          const [mode] = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
+          assert.strictEqual(mode!.journal_mode, "wal")
+          for (const id of ["good", "blob"]) {
+            yield* store.commit({
+              sessionId: id,
+              workflowName: "wf",
+              expectedVersion: 0,
+              state: { id },
+              run: run(id, `r-${id}`)
+            })
+          }
+          yield* sql`UPDATE sessionflow_sessions SET state = ${new Uint8Array([
+            0xff,
+            0x00,
+            0x7b
+          ])} WHERE session_id = 'blob'`
+          const blobError = yield* Effect.flip(store.load("blob"))
+          assert.instanceOf(blobError, WorkflowError.StateDecodeError)
+          assert.deepInclude(blobError, { sessionId: "blob", reason: "corrupt" })
+          assert.deepStrictEqual(Option.map(yield* store.load("good"), (s) => s.state), Option.some({ id: "good" }))
+          assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId).sort(), ["blob", "good"])
+          assert.deepStrictEqual((yield* store.runs("blob", {})).map((r) => r.runId), ["r-blob"])
+        }).pipe(
+          Effect.provide(SqliteSessionStore.layer({ filename }).pipe(Layer.merge(SqliteClient.layer({ filename }))))
+        )
+      })
+  )
 
   it.scoped("layerConfig reads the file name and table from Config", () =>
     Effect.gen(function*() {
@@ -247,351 +251,384 @@ describe("SqliteSessionStore: bad input loses nothing", () => {
     ]
   })
 
-  it.scoped("a row with a corrupt version does not hide the others from listSessions: it is reported apart, typed", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempFile
-      yield* Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* Workflow.run(untyped, "a", { sessionId: "healthy-1" })
-        yield* Workflow.run(untyped, "b", { sessionId: "damaged" })
-        yield* Workflow.run(untyped, "c", { sessionId: "healthy-2" })
-        yield* sql`UPDATE sessionflow_sessions SET version = ${"not a number"} WHERE session_id = 'damaged'`
-        const listing = yield* Workflow.listSessions(untyped)
-        assert.deepStrictEqual(listing.sessions.map((s) => s.sessionId).sort(), ["healthy-1", "healthy-2"])
-        assert.strictEqual(listing.broken.length, 1)
-        const [broken] = listing.broken
-        assert.strictEqual(broken!.sessionId, "damaged")
-        assert.instanceOf(broken!.error, WorkflowError.SessionStoreError)
-        assert.match(broken!.error.message, /session 'damaged' has an unreadable row/)
-      }).pipe(Effect.provide(storeWithClient(filename)))
-    }))
-
-  it.scoped("a database migrated to 13 without 12 (a migration numbered below one that shipped before it) gets 12 when opened", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempFile
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        yield* store.commit({ sessionId: "kept", workflowName: "wf", expectedVersion: 0, state: { n: 1 } })
-        // as a database migrated before migration 12 was written is: 13 recorded, no schedules table
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`DROP TABLE sessionflow_sessions_schedules`
-        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id = 12`
-        assert.notInclude(yield* tables, "sessionflow_sessions_schedules")
-      }).pipe(Effect.provide(storeWithClient(filename)))
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [
-          1,
-          2,
-          3,
-          4,
-          5,
-          6,
-          7,
-          8,
-          9,
-          10,
-          11,
-          12,
-          13,
-          14,
-          15
-        ])
-        assert.strictEqual(migrations[11]!.name, "create_schedules")
-        assert.include(yield* tables, "sessionflow_sessions_schedules")
-        const stored = yield* store.putSchedule({
-          workflowName: "wf",
-          name: "s",
-          cron: "* * * * *",
-          nextTick: 60_000,
-          now: 0
-        })
-        assert.strictEqual(stored.nextTick, 60_000)
-        assert.isTrue(Option.isSome(yield* store.load("kept")))
-      }).pipe(Effect.provide(storeWithClient(filename)))
-    }))
-
-  it.scoped("a database at migration 3 (before last_run_id and the changes table) migrates to the latest and keeps its data; its sessions watch without a runId until their next commit", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempFile
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        yield* store.commit({
-          sessionId: "old",
-          workflowName: "wf",
-          expectedVersion: 0,
-          state: { n: 1 },
-          run: run("old", "r1")
-        })
-        yield* store.setName("old", "an old session")
-        // back to the tables exactly as migration 3 left them
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`DROP VIEW sessionflow_sessions_first_commits`
-        yield* sql`DROP INDEX sessionflow_sessions_listing_idx`
-        yield* sql`DROP INDEX sessionflow_sessions_runs_listing_idx`
-        yield* sql`DROP INDEX sessionflow_sessions_active_listing_idx`
-        yield* sql`DROP TRIGGER sessionflow_sessions_state_edited`
-        yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN last_run_id`
-        yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN state_size`
-        yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN base_size`
-        yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN changes_size`
-        yield* sql`DROP TABLE sessionflow_sessions_changes`
-        yield* sql`DROP TABLE sessionflow_sessions_events`
-        yield* sql`DROP TABLE sessionflow_sessions_versions`
-        yield* sql`DROP TABLE sessionflow_sessions_signals`
-        yield* sql`DROP INDEX sessionflow_sessions_active_wake_idx`
-        yield* sql`ALTER TABLE sessionflow_sessions_active DROP COLUMN wake_at`
-        yield* sql`DROP TABLE sessionflow_sessions_queue`
-        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 4`
-      }).pipe(Effect.provide(storeWithClient(filename)))
-      // read-only, it is not migrated: an error that says what to do
-      const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
-      assert.include(readonlyError.description, "are at migration 3 of 15")
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const sql = yield* SqlClient.SqlClient
-        const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [
-          1,
-          2,
-          3,
-          4,
-          5,
-          6,
-          7,
-          8,
-          9,
-          10,
-          11,
-          12,
-          13,
-          14,
-          15
-        ])
-        // the sizes the store keeps changes by: the existing state's, no changes
-        const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
-          SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`
-        const size = JSON.stringify({ n: 1 }).length
-        assert.deepStrictEqual(sizes, [{ state_size: size, base_size: size, changes_size: 0 }])
-        const session = Option.getOrThrow(yield* store.load("old"))
-        assert.deepStrictEqual([session.state, session.version, session.name], [{ n: 1 }, 1, "an old session"])
-        assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])
-        const changes = store.watch("old", { pollInterval: "10 millis" })
-        const [before] = yield* Stream.runCollect(Stream.take(changes, 1))
-        assert.deepStrictEqual([before!.version, before!.runId], [1, undefined])
-        yield* store.commit({
-          sessionId: "old",
-          workflowName: "wf",
-          expectedVersion: 1,
-          state: { n: 2 },
-          run: run("old", "r2")
-        })
-        const [after] = yield* Stream.runCollect(Stream.take(changes, 1))
-        assert.deepStrictEqual([after!.version, after!.state, after!.runId], [2, { n: 2 }, "r2"])
-        const rows = yield* sql<
-          { last_run_id: string | null }
-        >`SELECT last_run_id FROM sessionflow_sessions WHERE session_id = 'old'`
-        assert.deepStrictEqual(rows, [{ last_run_id: "r2" }])
-      }).pipe(Effect.provide(storeWithClient(filename)))
-    }))
-
-  it.scoped("a new session's first commit is one insert into the view of first commits; a later commit writes its tables itself", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempFile
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const sql = yield* SqlClient.SqlClient
-        // the rows the connection's last INSERT, UPDATE or DELETE changed: none for an insert into a
-        // view that its INSTEAD OF trigger carries out
-        const lastChanges = Effect.map(sql<{ n: number }>`SELECT changes() AS n`, ([row]) => row!.n)
-        yield* store.commit({
-          sessionId: "s",
-          workflowName: "wf",
-          expectedVersion: 0,
-          state: { n: 1 },
-          run: run("s", "r1")
-        })
-        assert.strictEqual(yield* lastChanges, 0)
-        assert.deepStrictEqual(
-          Option.map(yield* store.load("s"), (s) => [s.state, s.version]),
-          Option.some([{ n: 1 }, 1])
-        )
-        assert.deepStrictEqual((yield* store.runs("s", {})).map((record) => record.runId), ["r1"])
-        assert.deepStrictEqual(yield* store.loadVersion("s", 1), Option.some({ n: 1 }))
-        yield* store.commit({
-          sessionId: "s",
-          workflowName: "wf",
-          expectedVersion: 1,
-          state: { n: 2 },
-          run: run("s", "r2")
-        })
-        assert.strictEqual(yield* lastChanges, 1)
-        // refused by the view (the session exists), then told by the transaction which check refused it
-        const conflict = yield* Effect.flip(
-          store.commit({ sessionId: "s", workflowName: "wf", expectedVersion: 0, state: { n: 9 }, run: run("s", "r3") })
-        )
-        assert.deepInclude(conflict, { _tag: "SessionConflict", expectedVersion: 0, actualVersion: 2 })
-        assert.deepStrictEqual((yield* store.runs("s", {})).map((record) => record.runId), ["r1", "r2"])
-      }).pipe(Effect.provide(storeWithClient(filename)))
-    }))
-
-  it.scoped("a database at migration 13 gets 14 (the tables a commit writes fewer pages of) and 15 (the view of first commits) and reads back what it held, an operator's column and index included; new records and sessions come after the old", () =>
-    Effect.gen(function*() {
-      const filename = yield* tempFile
-      /** everything the store reads of the sessions, their versions and records */
-      const snapshot = Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const sessions = yield* Effect.forEach(["a", "b", "c"], (id) =>
-          Effect.gen(function*() {
-            const versions = yield* store.versions(id)
-            return {
-              session: Option.map(yield* store.load(id), ({ name, state, version }) => ({ name, state, version })),
-              versions,
-              states: yield* Effect.forEach(versions, (info) => store.loadVersion(id, info.version)),
-              runs: (yield* store.runs(id, {})).map((record) => [record.runId, record.content])
-            }
-          }))
-        const listing = (yield* store.list({ workflowName: "wf" })).sessions.map((info) => info.sessionId)
-        const runs = (yield* store.listRuns({ workflowName: "wf" })).runs.map((found) =>
-          found._tag === "Active" ? found.run.runId : found.record.runId
-        )
-        return { sessions, listing, runs }
+  it.scoped(
+    "a row with a corrupt version does not hide the others from listSessions: it is reported apart, typed",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* tempFile
+        yield* Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* Workflow.run(untyped, "a", { sessionId: "healthy-1" })
+          yield* Workflow.run(untyped, "b", { sessionId: "damaged" })
+          yield* Workflow.run(untyped, "c", { sessionId: "healthy-2" })
+          yield* sql`UPDATE sessionflow_sessions SET version = ${"not a number"} WHERE session_id = 'damaged'`
+          const listing = yield* Workflow.listSessions(untyped)
+          assert.deepStrictEqual(listing.sessions.map((s) => s.sessionId).sort(), ["healthy-1", "healthy-2"])
+          assert.strictEqual(listing.broken.length, 1)
+          const [broken] = listing.broken
+          assert.strictEqual(broken!.sessionId, "damaged")
+          assert.instanceOf(broken!.error, WorkflowError.SessionStoreError)
+          assert.match(broken!.error.message, /session 'damaged' has an unreadable row/)
+        }).pipe(Effect.provide(storeWithClient(filename)))
       })
-      const written = yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const commit = (sessionId: string, expectedVersion: number, state: unknown, runId: string) =>
-          store.commit({ sessionId, workflowName: "wf", expectedVersion, state, run: run(sessionId, runId) })
-        yield* commit("a", 0, { items: ["x"], n: 1 }, "a1")
-        yield* commit("a", 1, { items: ["x", "y"], n: 1 }, "a2")
-        yield* commit("a", 2, { items: ["x", "y"], n: 3, note: "é ✓ 😀" }, "a3")
-        yield* commit("b", 0, { n: 1 }, "b1")
-        yield* store.setName("b", "the b session")
-        yield* store.fork({ sessionId: "a", version: 2, newSessionId: "c" })
-        const taken = yield* snapshot
-        // back to the tables exactly as migration 13 left them
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`DROP VIEW sessionflow_sessions_first_commits`
-        yield* sql`DROP INDEX sessionflow_sessions_updated_idx`
-        yield* sql`CREATE INDEX sessionflow_sessions_updated_idx ON sessionflow_sessions (updated_at DESC, session_id)`
-        yield* sql`DROP INDEX sessionflow_sessions_listing_idx`
-        yield* sql`CREATE INDEX sessionflow_sessions_listing_idx ON sessionflow_sessions (workflow_name, user_id, updated_at DESC, session_id)`
-        yield* sql`DROP INDEX sessionflow_sessions_active_listing_idx`
-        yield* sql`CREATE INDEX sessionflow_sessions_active_listing_idx ON sessionflow_sessions_active (workflow_name, user_id, started_at DESC, run_id)`
-        yield* sql`CREATE TABLE versions_13 (session_id TEXT NOT NULL, version INTEGER NOT NULL, run_id TEXT, committed_at INTEGER NOT NULL,
-  changed TEXT, state TEXT, changes TEXT, listed INTEGER NOT NULL, PRIMARY KEY (session_id, version)) WITHOUT ROWID`
-        yield* sql`INSERT INTO versions_13 SELECT session_id, version, run_id, committed_at, changed, state, changes, listed FROM sessionflow_sessions_versions`
-        yield* sql`DROP TABLE sessionflow_sessions_versions`
-        yield* sql`ALTER TABLE versions_13 RENAME TO sessionflow_sessions_versions`
-        yield* sql`CREATE TABLE runs_13 (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE,
-  session_id TEXT NOT NULL REFERENCES sessionflow_sessions (session_id) ON DELETE CASCADE, workflow_name TEXT NOT NULL, user_id TEXT,
-  status TEXT NOT NULL, input TEXT, content TEXT, error TEXT, started_at INTEGER NOT NULL, completed_at INTEGER NOT NULL, usage TEXT)`
-        yield* sql`INSERT INTO runs_13 SELECT seq, run_id, session_id, workflow_name, user_id, status, input, content, error, started_at,
-  completed_at, usage FROM sessionflow_sessions_runs`
-        yield* sql`DROP TABLE sessionflow_sessions_runs`
-        yield* sql`ALTER TABLE runs_13 RENAME TO sessionflow_sessions_runs`
-        yield* sql`CREATE INDEX sessionflow_sessions_runs_session_idx ON sessionflow_sessions_runs (session_id, seq)`
-        yield* sql`CREATE INDEX sessionflow_sessions_runs_listing_idx ON sessionflow_sessions_runs (workflow_name, user_id, started_at DESC, run_id)`
-        // and what an operator may have added to them: a column and an index
-        yield* sql`ALTER TABLE sessionflow_sessions_runs ADD COLUMN reviewed TEXT`
-        yield* sql`UPDATE sessionflow_sessions_runs SET reviewed = 'yes' WHERE run_id = 'a2'`
-        yield* sql`CREATE INDEX ops_runs_by_status ON sessionflow_sessions_runs (status)`
-        yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 14`
-        assert.deepStrictEqual(yield* snapshot, taken)
-        return taken
-      }).pipe(Effect.provide(storeWithClient(filename)))
-      assert.deepStrictEqual(written.sessions.map((s) => s.versions.map((info) => info.version)), [[1, 2, 3], [1], [
-        1,
-        2
-      ]])
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        const sql = yield* SqlClient.SqlClient
-        const migrations = yield* recordedMigrations
-        assert.deepStrictEqual(migrations.map((m) => m.migration_id), [
+  )
+
+  it.scoped(
+    "a database migrated to 13 without 12 (a migration numbered below one that shipped before it) gets 12 when opened",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* tempFile
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          yield* store.commit({ sessionId: "kept", workflowName: "wf", expectedVersion: 0, state: { n: 1 } })
+          // as a database migrated before migration 12 was written is: 13 recorded, no schedules table
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`DROP TABLE sessionflow_sessions_schedules`
+          yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id = 12`
+          assert.notInclude(yield* tables, "sessionflow_sessions_schedules")
+        }).pipe(Effect.provide(storeWithClient(filename)))
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          const migrations = yield* recordedMigrations
+          assert.deepStrictEqual(migrations.map((m) => m.migration_id), [
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+            8,
+            9,
+            10,
+            11,
+            12,
+            13,
+            14,
+            15
+          ])
+          assert.strictEqual(migrations[11]!.name, "create_schedules")
+          assert.include(yield* tables, "sessionflow_sessions_schedules")
+          const stored = yield* store.putSchedule({
+            workflowName: "wf",
+            name: "s",
+            cron: "* * * * *",
+            nextTick: 60_000,
+            now: 0
+          })
+          assert.strictEqual(stored.nextTick, 60_000)
+          assert.isTrue(Option.isSome(yield* store.load("kept")))
+        }).pipe(Effect.provide(storeWithClient(filename)))
+      })
+  )
+
+  it.scoped(
+    "a database at migration 3 (before last_run_id and the changes table) migrates to the " +
+      "latest and keeps its data; its sessions watch without a runId until their next commit",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* tempFile
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          yield* store.commit({
+            sessionId: "old",
+            workflowName: "wf",
+            expectedVersion: 0,
+            state: { n: 1 },
+            run: run("old", "r1")
+          })
+          yield* store.setName("old", "an old session")
+          // back to the tables exactly as migration 3 left them
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`DROP VIEW sessionflow_sessions_first_commits`
+          yield* sql`DROP INDEX sessionflow_sessions_listing_idx`
+          yield* sql`DROP INDEX sessionflow_sessions_runs_listing_idx`
+          yield* sql`DROP INDEX sessionflow_sessions_active_listing_idx`
+          yield* sql`DROP TRIGGER sessionflow_sessions_state_edited`
+          yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN last_run_id`
+          yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN state_size`
+          yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN base_size`
+          yield* sql`ALTER TABLE sessionflow_sessions DROP COLUMN changes_size`
+          yield* sql`DROP TABLE sessionflow_sessions_changes`
+          yield* sql`DROP TABLE sessionflow_sessions_events`
+          yield* sql`DROP TABLE sessionflow_sessions_versions`
+          yield* sql`DROP TABLE sessionflow_sessions_signals`
+          yield* sql`DROP INDEX sessionflow_sessions_active_wake_idx`
+          yield* sql`ALTER TABLE sessionflow_sessions_active DROP COLUMN wake_at`
+          yield* sql`DROP TABLE sessionflow_sessions_queue`
+          yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 4`
+        }).pipe(Effect.provide(storeWithClient(filename)))
+        // read-only, it is not migrated: an error that says what to do
+        const readonlyError = yield* Effect.flip(Layer.build(SqliteSessionStore.layer({ filename, readonly: true })))
+        assert.include(readonlyError.description, "are at migration 3 of 15")
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          const sql = yield* SqlClient.SqlClient
+          const migrations = yield* recordedMigrations
+          assert.deepStrictEqual(migrations.map((m) => m.migration_id), [
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+            8,
+            9,
+            10,
+            11,
+            12,
+            13,
+            14,
+            15
+          ])
+          // the sizes the store keeps changes by: the existing state's, no changes
+          const sizes = yield* sql<{ state_size: number; base_size: number; changes_size: number }>`
+          SELECT state_size, base_size, changes_size FROM sessionflow_sessions WHERE session_id = 'old'`
+          const size = JSON.stringify({ n: 1 }).length
+          assert.deepStrictEqual(sizes, [{ state_size: size, base_size: size, changes_size: 0 }])
+          const session = Option.getOrThrow(yield* store.load("old"))
+          assert.deepStrictEqual([session.state, session.version, session.name], [{ n: 1 }, 1, "an old session"])
+          assert.deepStrictEqual((yield* store.runs("old", {})).map((r) => r.runId), ["r1"])
+          const changes = store.watch("old", { pollInterval: "10 millis" })
+          const [before] = yield* Stream.runCollect(Stream.take(changes, 1))
+          assert.deepStrictEqual([before!.version, before!.runId], [1, undefined])
+          yield* store.commit({
+            sessionId: "old",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 2 },
+            run: run("old", "r2")
+          })
+          const [after] = yield* Stream.runCollect(Stream.take(changes, 1))
+          assert.deepStrictEqual([after!.version, after!.state, after!.runId], [2, { n: 2 }, "r2"])
+          const rows = yield* sql<
+            { last_run_id: string | null }
+          >`SELECT last_run_id FROM sessionflow_sessions WHERE session_id = 'old'`
+          assert.deepStrictEqual(rows, [{ last_run_id: "r2" }])
+        }).pipe(Effect.provide(storeWithClient(filename)))
+      })
+  )
+
+  it.scoped(
+    "a new session's first commit is one insert into the view " +
+      "of first commits; a later commit writes its tables itself",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* tempFile
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          const sql = yield* SqlClient.SqlClient
+          // the rows the connection's last INSERT, UPDATE or DELETE changed: none for an insert into a
+          // view that its INSTEAD OF trigger carries out
+          const lastChanges = Effect.map(sql<{ n: number }>`SELECT changes() AS n`, ([row]) => row!.n)
+          yield* store.commit({
+            sessionId: "s",
+            workflowName: "wf",
+            expectedVersion: 0,
+            state: { n: 1 },
+            run: run("s", "r1")
+          })
+          assert.strictEqual(yield* lastChanges, 0)
+          assert.deepStrictEqual(
+            Option.map(yield* store.load("s"), (s) => [s.state, s.version]),
+            Option.some([{ n: 1 }, 1])
+          )
+          assert.deepStrictEqual((yield* store.runs("s", {})).map((record) => record.runId), ["r1"])
+          assert.deepStrictEqual(yield* store.loadVersion("s", 1), Option.some({ n: 1 }))
+          yield* store.commit({
+            sessionId: "s",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 2 },
+            run: run("s", "r2")
+          })
+          assert.strictEqual(yield* lastChanges, 1)
+          // refused by the view (the session exists), then told by the transaction which check refused it
+          const conflict = yield* Effect.flip(
+            store.commit({
+              sessionId: "s",
+              workflowName: "wf",
+              expectedVersion: 0,
+              state: { n: 9 },
+              run: run("s", "r3")
+            })
+          )
+          assert.deepInclude(conflict, { _tag: "SessionConflict", expectedVersion: 0, actualVersion: 2 })
+          assert.deepStrictEqual((yield* store.runs("s", {})).map((record) => record.runId), ["r1", "r2"])
+        }).pipe(Effect.provide(storeWithClient(filename)))
+      })
+  )
+
+  it.scoped(
+    "a database at migration 13 gets 14 (the tables a commit writes fewer pages of) " +
+      "and 15 (the view of first commits) and reads back what it held, an operator's " +
+      "column and index included; new records and sessions come after the old",
+    () =>
+      Effect.gen(function*() {
+        const filename = yield* tempFile
+        /** everything the store reads of the sessions, their versions and records */
+        const snapshot = Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          const sessions = yield* Effect.forEach(["a", "b", "c"], (id) =>
+            Effect.gen(function*() {
+              const versions = yield* store.versions(id)
+              return {
+                session: Option.map(yield* store.load(id), ({ name, state, version }) => ({ name, state, version })),
+                versions,
+                states: yield* Effect.forEach(versions, (info) => store.loadVersion(id, info.version)),
+                runs: (yield* store.runs(id, {})).map((record) => [record.runId, record.content])
+              }
+            }))
+          const listing = (yield* store.list({ workflowName: "wf" })).sessions.map((info) => info.sessionId)
+          const runs = (yield* store.listRuns({ workflowName: "wf" })).runs.map((found) =>
+            found._tag === "Active" ? found.run.runId : found.record.runId
+          )
+          return { sessions, listing, runs }
+        })
+        const written = yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          const commit = (sessionId: string, expectedVersion: number, state: unknown, runId: string) =>
+            store.commit({ sessionId, workflowName: "wf", expectedVersion, state, run: run(sessionId, runId) })
+          yield* commit("a", 0, { items: ["x"], n: 1 }, "a1")
+          yield* commit("a", 1, { items: ["x", "y"], n: 1 }, "a2")
+          yield* commit("a", 2, { items: ["x", "y"], n: 3, note: "é ✓ 😀" }, "a3")
+          yield* commit("b", 0, { n: 1 }, "b1")
+          yield* store.setName("b", "the b session")
+          yield* store.fork({ sessionId: "a", version: 2, newSessionId: "c" })
+          const taken = yield* snapshot
+          // back to the tables exactly as migration 13 left them
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`DROP VIEW sessionflow_sessions_first_commits`
+          yield* sql`DROP INDEX sessionflow_sessions_updated_idx`
+          yield* sql`CREATE INDEX sessionflow_sessions_updated_idx
+  ON sessionflow_sessions (updated_at DESC, session_id)`
+          yield* sql`DROP INDEX sessionflow_sessions_listing_idx`
+          yield* sql`CREATE INDEX sessionflow_sessions_listing_idx
+  ON sessionflow_sessions (workflow_name, user_id, updated_at DESC, session_id)`
+          yield* sql`DROP INDEX sessionflow_sessions_active_listing_idx`
+          yield* sql`CREATE INDEX sessionflow_sessions_active_listing_idx
+  ON sessionflow_sessions_active (workflow_name, user_id, started_at DESC, run_id)`
+          yield* sql`CREATE TABLE versions_13 (session_id TEXT NOT NULL, version INTEGER NOT NULL, run_id TEXT,
+  committed_at INTEGER NOT NULL, changed TEXT, state TEXT, changes TEXT, listed INTEGER NOT NULL,
+  PRIMARY KEY (session_id, version)) WITHOUT ROWID`
+          yield* sql`INSERT INTO versions_13
+  SELECT session_id, version, run_id, committed_at, changed, state, changes, listed FROM sessionflow_sessions_versions`
+          yield* sql`DROP TABLE sessionflow_sessions_versions`
+          yield* sql`ALTER TABLE versions_13 RENAME TO sessionflow_sessions_versions`
+          yield* sql`CREATE TABLE runs_13 (seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE,
+  session_id TEXT NOT NULL REFERENCES sessionflow_sessions (session_id) ON DELETE CASCADE,
+  workflow_name TEXT NOT NULL, user_id TEXT, status TEXT NOT NULL, input TEXT, content TEXT, error TEXT,
+  started_at INTEGER NOT NULL, completed_at INTEGER NOT NULL, usage TEXT)`
+          yield* sql`INSERT INTO runs_13 SELECT seq, run_id, session_id, workflow_name, user_id, status, input, content,
+  error, started_at, completed_at, usage FROM sessionflow_sessions_runs`
+          yield* sql`DROP TABLE sessionflow_sessions_runs`
+          yield* sql`ALTER TABLE runs_13 RENAME TO sessionflow_sessions_runs`
+          yield* sql`CREATE INDEX sessionflow_sessions_runs_session_idx ON sessionflow_sessions_runs (session_id, seq)`
+          yield* sql`CREATE INDEX sessionflow_sessions_runs_listing_idx
+  ON sessionflow_sessions_runs (workflow_name, user_id, started_at DESC, run_id)`
+          // and what an operator may have added to them: a column and an index
+          yield* sql`ALTER TABLE sessionflow_sessions_runs ADD COLUMN reviewed TEXT`
+          yield* sql`UPDATE sessionflow_sessions_runs SET reviewed = 'yes' WHERE run_id = 'a2'`
+          yield* sql`CREATE INDEX ops_runs_by_status ON sessionflow_sessions_runs (status)`
+          yield* sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 14`
+          assert.deepStrictEqual(yield* snapshot, taken)
+          return taken
+        }).pipe(Effect.provide(storeWithClient(filename)))
+        assert.deepStrictEqual(written.sessions.map((s) => s.versions.map((info) => info.version)), [[1, 2, 3], [1], [
           1,
-          2,
-          3,
-          4,
-          5,
-          6,
-          7,
-          8,
-          9,
-          10,
-          11,
-          12,
-          13,
-          14,
-          15
-        ])
-        assert.strictEqual(migrations[13]!.name, "lighter_commits")
-        assert.deepStrictEqual(yield* snapshot, written)
-        // the layout: no sqlite_sequence row for the records, the versions in a rowid table, the recency indexes
-        // ascending by time (descending by id), and a page of a listing read from them with nothing to sort
-        const plan = yield* sql<{ detail: string }>`EXPLAIN QUERY PLAN SELECT session_id FROM sessionflow_sessions
+          2
+        ]])
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          const sql = yield* SqlClient.SqlClient
+          const migrations = yield* recordedMigrations
+          assert.deepStrictEqual(migrations.map((m) => m.migration_id), [
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+            8,
+            9,
+            10,
+            11,
+            12,
+            13,
+            14,
+            15
+          ])
+          assert.strictEqual(migrations[13]!.name, "lighter_commits")
+          assert.deepStrictEqual(yield* snapshot, written)
+          // the layout: no sqlite_sequence row for the records, the versions in a rowid table, the recency indexes
+          // ascending by time (descending by id), and a page of a listing read from them with nothing to sort
+          const plan = yield* sql<{ detail: string }>`EXPLAIN QUERY PLAN SELECT session_id FROM sessionflow_sessions
           WHERE workflow_name = 'wf' AND user_id IS NULL ORDER BY updated_at DESC, session_id LIMIT 2`
-        assert.deepStrictEqual(plan.map((row) => row.detail), [
-          "SEARCH sessionflow_sessions USING COVERING INDEX sessionflow_sessions_listing_idx (workflow_name=? AND user_id=?)"
-        ])
-        const schema = new Map(
-          (yield* sql<
-            { name: string; sql: string | null }
-          >`SELECT name, sql FROM sqlite_master WHERE tbl_name LIKE 'sessionflow_sessions%'`)
-            .map((row) => [row.name, row.sql ?? ""])
-        )
-        assert.notInclude(schema.get("sessionflow_sessions_runs"), "AUTOINCREMENT")
-        assert.notInclude(schema.get("sessionflow_sessions_versions"), "WITHOUT ROWID")
-        for (const index of ["updated_idx", "listing_idx", "runs_listing_idx", "active_listing_idx"]) {
-          const text = schema.get(`sessionflow_sessions_${index}`)
-          assert.match(text ?? "", /(updated_at|started_at), (session_id|run_id) DESC\)$/, index)
-        }
-        assert.match(schema.get("sessionflow_sessions_runs_session_idx") ?? "", /\(session_id, seq\)$/)
-        assert.isFalse(
-          schema.has("versions_13") || schema.has("runs_13") || schema.has("sessionflow_sessions_runs_rebuilt")
-        )
-        // what the operator added is kept
-        assert.include(schema.get("ops_runs_by_status"), "(status)")
-        const reviewed = yield* sql<{ run_id: string; reviewed: string | null }>`
+          assert.deepStrictEqual(plan.map((row) => row.detail), [
+            "SEARCH sessionflow_sessions USING COVERING INDEX " +
+            "sessionflow_sessions_listing_idx (workflow_name=? AND user_id=?)"
+          ])
+          const schema = new Map(
+            (yield* sql<
+              { name: string; sql: string | null }
+            >`SELECT name, sql FROM sqlite_master WHERE tbl_name LIKE 'sessionflow_sessions%'`)
+              .map((row) => [row.name, row.sql ?? ""])
+          )
+          assert.notInclude(schema.get("sessionflow_sessions_runs"), "AUTOINCREMENT")
+          assert.notInclude(schema.get("sessionflow_sessions_versions"), "WITHOUT ROWID")
+          for (const index of ["updated_idx", "listing_idx", "runs_listing_idx", "active_listing_idx"]) {
+            const text = schema.get(`sessionflow_sessions_${index}`)
+            assert.match(text ?? "", /(updated_at|started_at), (session_id|run_id) DESC\)$/, index)
+          }
+          assert.match(schema.get("sessionflow_sessions_runs_session_idx") ?? "", /\(session_id, seq\)$/)
+          assert.isFalse(
+            schema.has("versions_13") || schema.has("runs_13") || schema.has("sessionflow_sessions_runs_rebuilt")
+          )
+          // what the operator added is kept
+          assert.include(schema.get("ops_runs_by_status"), "(status)")
+          const reviewed = yield* sql<{ run_id: string; reviewed: string | null }>`
           SELECT run_id, reviewed FROM sessionflow_sessions_runs WHERE session_id = 'a' ORDER BY seq`
-        assert.deepStrictEqual(reviewed, [{ run_id: "a1", reviewed: null }, { run_id: "a2", reviewed: "yes" }, {
-          run_id: "a3",
-          reviewed: null
-        }])
-        const sequences = yield* sql<{ name: string }>`SELECT name FROM sqlite_sequence`
-        assert.notInclude(sequences.map((row) => row.name), "sessionflow_sessions_runs")
-        // a new record comes after the old ones, in its session's records and in the table
-        const [old] = yield* sql<{ seq: number }>`SELECT MAX(seq) AS seq FROM sessionflow_sessions_runs`
-        yield* store.commit({
-          sessionId: "b",
-          workflowName: "wf",
-          expectedVersion: 1,
-          state: { n: 2 },
-          run: run("b", "b2")
-        })
-        assert.deepStrictEqual((yield* store.runs("b", {})).map((record) => record.runId), ["b1", "b2"])
-        const [added] = yield* sql<{ seq: number }>`SELECT seq FROM sessionflow_sessions_runs WHERE run_id = 'b2'`
-        assert.isAbove(added!.seq, old!.seq)
-        assert.deepStrictEqual((yield* store.versions("b")).map((info) => info.version), [1, 2])
-        assert.deepStrictEqual(yield* store.loadVersion("b", 2), Option.some({ n: 2 }))
-        // a new session's first commit goes through the view again
-        assert.strictEqual(migrations[14]!.name, "first_commits")
-        assert.isTrue(schema.has("sessionflow_sessions_first_commits_insert"))
-        yield* store.commit({
-          sessionId: "d",
-          workflowName: "wf",
-          expectedVersion: 0,
-          state: { n: 1 },
-          run: run("d", "d1")
-        })
-        assert.deepStrictEqual(
-          Option.map(yield* store.load("d"), (s) => [s.state, s.version]),
-          Option.some([{ n: 1 }, 1])
-        )
-        assert.deepStrictEqual((yield* store.runs("d", {})).map((record) => record.runId), ["d1"])
-        const [newest] = yield* sql<{ seq: number }>`SELECT seq FROM sessionflow_sessions_runs WHERE run_id = 'd1'`
-        assert.isAbove(newest!.seq, added!.seq)
-        assert.deepStrictEqual(yield* store.loadVersion("d", 1), Option.some({ n: 1 }))
-      }).pipe(Effect.provide(storeWithClient(filename)))
-    }))
+          assert.deepStrictEqual(reviewed, [{ run_id: "a1", reviewed: null }, { run_id: "a2", reviewed: "yes" }, {
+            run_id: "a3",
+            reviewed: null
+          }])
+          const sequences = yield* sql<{ name: string }>`SELECT name FROM sqlite_sequence`
+          assert.notInclude(sequences.map((row) => row.name), "sessionflow_sessions_runs")
+          // a new record comes after the old ones, in its session's records and in the table
+          const [old] = yield* sql<{ seq: number }>`SELECT MAX(seq) AS seq FROM sessionflow_sessions_runs`
+          yield* store.commit({
+            sessionId: "b",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 2 },
+            run: run("b", "b2")
+          })
+          assert.deepStrictEqual((yield* store.runs("b", {})).map((record) => record.runId), ["b1", "b2"])
+          const [added] = yield* sql<{ seq: number }>`SELECT seq FROM sessionflow_sessions_runs WHERE run_id = 'b2'`
+          assert.isAbove(added!.seq, old!.seq)
+          assert.deepStrictEqual((yield* store.versions("b")).map((info) => info.version), [1, 2])
+          assert.deepStrictEqual(yield* store.loadVersion("b", 2), Option.some({ n: 2 }))
+          // a new session's first commit goes through the view again
+          assert.strictEqual(migrations[14]!.name, "first_commits")
+          assert.isTrue(schema.has("sessionflow_sessions_first_commits_insert"))
+          yield* store.commit({
+            sessionId: "d",
+            workflowName: "wf",
+            expectedVersion: 0,
+            state: { n: 1 },
+            run: run("d", "d1")
+          })
+          assert.deepStrictEqual(
+            Option.map(yield* store.load("d"), (s) => [s.state, s.version]),
+            Option.some([{ n: 1 }, 1])
+          )
+          assert.deepStrictEqual((yield* store.runs("d", {})).map((record) => record.runId), ["d1"])
+          const [newest] = yield* sql<{ seq: number }>`SELECT seq FROM sessionflow_sessions_runs WHERE run_id = 'd1'`
+          assert.isAbove(newest!.seq, added!.seq)
+          assert.deepStrictEqual(yield* store.loadVersion("d", 1), Option.some({ n: 1 }))
+        }).pipe(Effect.provide(storeWithClient(filename)))
+      })
+  )
 })

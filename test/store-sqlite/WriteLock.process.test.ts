@@ -107,7 +107,8 @@ const elapsedSince = (start: number) => performance.now() - start
 
 describe("SqliteSessionStore while another process holds the write lock", () => {
   it.scopedLive(
-    "a run under a timeout returns the timeout while the lock is still held, without blocking the event loop, and commits nothing",
+    "a run under a timeout returns the timeout while the lock is " +
+      "still held, without blocking the event loop, and commits nothing",
     () =>
       Effect.gen(function*() {
         const { context, holder } = yield* lockedDatabase()

@@ -35,7 +35,8 @@ export const make = async (options: Options): Promise<Runner> => {
     return row === undefined ? undefined : (JSON.parse(row.state) as BenchState)
   }
   const upsert = db.prepare(
-    "INSERT INTO sessions (session_id, state) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET state = excluded.state"
+    "INSERT INTO sessions (session_id, state) VALUES (?, ?) ON " +
+      "CONFLICT (session_id) DO UPDATE SET state = excluded.state"
   )
   const close = () => db.close()
   if (options.history !== true) {
@@ -47,7 +48,9 @@ export const make = async (options: Options): Promise<Runner> => {
     }, options.read === true)
   }
   db.exec(
-    `CREATE TABLE IF NOT EXISTS runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, run_id TEXT NOT NULL, completed_at INTEGER NOT NULL);
+    `CREATE TABLE IF NOT EXISTS runs
+  (seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, run_id TEXT NOT NULL,
+   completed_at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_session_idx ON runs (session_id, seq)`
   )
   const insertRun = db.prepare("INSERT INTO runs (session_id, run_id, completed_at) VALUES (?, ?, ?)")

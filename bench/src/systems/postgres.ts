@@ -72,8 +72,8 @@ export const floor = async (options: FloorOptions): Promise<Runner> => {
   const persist = (sessionId: string, state: BenchState) =>
     db.query({
       name: "upsert",
-      text:
-        "INSERT INTO sessions (session_id, state) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET state = excluded.state",
+      text: "INSERT INTO sessions (session_id, state) VALUES ($1, $2) " +
+        "ON CONFLICT (session_id) DO UPDATE SET state = excluded.state",
       values: [sessionId, JSON.stringify(state)]
     })
   const prefill = () => {

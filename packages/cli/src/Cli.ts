@@ -190,8 +190,8 @@ export const storeLayer = (
         catch: (cause) =>
           new WorkflowError.SessionStoreError({
             method: "open",
-            description:
-              "PostgreSQL needs @sessionflow/store-pg and @effect/sql-pg: npm install @sessionflow/store-pg @effect/sql-pg",
+            description: "PostgreSQL needs @sessionflow/store-pg and @effect/sql-pg: " +
+              "npm install @sessionflow/store-pg @effect/sql-pg",
             cause
           })
       }).pipe(Effect.map(({ PgSessionStore }) =>
@@ -256,7 +256,8 @@ export const databaseOptions = {
   url: value(
     "url",
     "url",
-    `a PostgreSQL URL, postgres://user:password@host:5432/database (written by @sessionflow/store-pg); without --db or --url, the URL in ${databaseUrlVariable}`
+    "a PostgreSQL URL, postgres://user:password@host:5432/database (written by @sessionflow/store-pg); " +
+      `without --db or --url, the URL in ${databaseUrlVariable}`
   ),
   schema: value("schema", "name", "PostgreSQL: the schema the tables are in (default: the search_path)"),
   table: value("table", "name", `the session table (default ${SqliteSessionStore.defaultTable})`)
@@ -323,8 +324,8 @@ const withStore = (target: Target, access: "read" | "write") =>
     if (database === undefined) {
       return Effect.fail(
         new UsageError({
-          message:
-            `${target.command}: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database to inspect)`,
+          message: `${target.command}: --db <file> or --url <url> is required ` +
+            `(the SQLite file or PostgreSQL database to inspect)`,
           command: target.command
         })
       )
@@ -1016,7 +1017,9 @@ export const runsListCommand = Command.make(
   (options) => Effect.flatMap(target("runs list", options), listRuns)
 ).pipe(
   Command.withDescription(
-    "the unfinished runs: paused (with the question they wait on), sleeping (until when), waiting (for which signal), running, abandoned (their process stopped; the lease expired), and queued (waiting in a busy session's queue)"
+    "the unfinished runs: paused (with the question they wait on), sleeping " +
+      "(until when), waiting (for which signal), running, abandoned (their process " +
+      "stopped; the lease expired), and queued (waiting in a busy session's queue)"
   )
 )
 
@@ -1026,7 +1029,8 @@ const needsCode = (name: "continue" | "resume") =>
     Effect.fail(
       new CommandError({
         message: name === "continue"
-          ? "runs continue needs the workflow's code: call Workflow.continue(workflow, runId, response, { pause: key }) in your app (key: the pause's, see runs list)"
+          ? "runs continue needs the workflow's code: call Workflow.continue(workflow, " +
+            "runId, response, { pause: key }) in your app (key: the pause's, see runs list)"
           : `runs ${name} needs the workflow's code: call Workflow.${name}(workflow, runId, …) in your app`
       })
     )).pipe(Command.withDescription(`explains where to ${name} a run: Workflow.${name} in your app`))
@@ -1084,7 +1088,8 @@ export const pruneCommand = Command.make(
       }))
 ).pipe(
   Command.withDescription(
-    "remove a workflow's run records and their stored events by age (--older-than) or count (--keep-last); abandoned runs idle for --older-than are ended"
+    "remove a workflow's run records and their stored events by age (--older-than) " +
+      "or count (--keep-last); abandoned runs idle for --older-than are ended"
   )
 )
 
@@ -1123,7 +1128,8 @@ export const exportRunsCommand = Command.make(
     )
 ).pipe(
   Command.withDescription(
-    "write a workflow's recorded runs (Replay.record with events: \"stored\") to a JSON file that Replay.replayAll replays in tests"
+    "write a workflow's recorded runs (Replay.record with events: " +
+      "\"stored\") to a JSON file that Replay.replayAll replays in tests"
   )
 )
 
@@ -1140,7 +1146,8 @@ export const devCommand = Command.make(
   {
     module: Args.text({ name: "module" }).pipe(
       Args.withDescription(
-        "the module with your workflows (TypeScript or JavaScript): its exported workflows, or a default export array of them"
+        "the module with your workflows (TypeScript or JavaScript): " +
+          "its exported workflows, or a default export array of them"
       )
     ),
     port: Options.integer("port").pipe(
@@ -1174,7 +1181,8 @@ export const devCommand = Command.make(
     )
 ).pipe(
   Command.withDescription(
-    `serve your workflows (the HTTP API and the session page) on a local port, reloading when their files change; sessions in ${Dev.defaultDb} unless --db or --url`
+    `serve your workflows (the HTTP API and the session page) on a local port, ` +
+      `reloading when their files change; sessions in ${Dev.defaultDb} unless --db or --url`
   )
 )
 
@@ -1195,7 +1203,8 @@ export const initCommand = Command.make(
     packs: value(
       "packs",
       "folder",
-      "install the @sessionflow packages from the tarballs in this folder (npm run pack writes them), not from the registry"
+      "install the @sessionflow packages from the tarballs in " +
+        "this folder (npm run pack writes them), not from the registry"
     )
   },
   (options) =>
@@ -1237,10 +1246,13 @@ export const command = group(
   HelpDoc.blocks([
     HelpDoc.p("Inspect the sessions a sessionflow app keeps in SQLite (--db <file>) or PostgreSQL (--url <url>)."),
     HelpDoc.p(
-      "dev <module> serves your workflows (the HTTP API and the session page) and reloads when their files change; init [dir] writes a new app."
+      "dev <module> serves your workflows (the HTTP API and the session " +
+        "page) and reloads when their files change; init [dir] writes a new app."
     ),
     HelpDoc.p(
-      "list, show, state, versions, runs list and schedules open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named, fork writes only the new session. No inspecting command creates or migrates a table (dev opens its store as an app does)."
+      "list, show, state, versions, runs list and schedules open a SQLite file read-only (and only " +
+        "read PostgreSQL); rename and delete change only the session named, fork writes only the new " +
+        "session. No inspecting command creates or migrates a table (dev opens its store as an app does)."
     ),
     HelpDoc.p(
       "Exit status: 0 on success, 1 when a command fails, 2 for a usage mistake; errors are one line on stderr."

@@ -246,7 +246,8 @@ export const run = (options: Options): Effect.Effect<ReadonlyArray<string>, Erro
       if (fs.readdirSync(dir).length > 0) {
         return yield* Effect.fail(
           new Error(
-            `'${options.dir}' is not empty: sessionflow init writes a new app into a new or empty folder (nothing was written)`
+            `'${options.dir}' is not empty: sessionflow init writes ` +
+              `a new app into a new or empty folder (nothing was written)`
           )
         )
       }

@@ -131,7 +131,8 @@ export const supervise = <W extends Workflow.Any>(
         if (tag === "WorkflowChanged") {
           foreign.add(run.runId)
           return yield* Effect.logWarning(
-            `sessionflow: run ${run.runId} of '${self.name}' was started by another version of the workflow: left to a process that runs it (or to Workflow.recover)`,
+            `sessionflow: run ${run.runId} of '${self.name}' was started by another ` +
+              `version of the workflow: left to a process that runs it (or to Workflow.recover)`,
             error
           )
         }

@@ -98,7 +98,8 @@ const Proto = {
 /** The members section of the leader's system prompt. */
 const roster = (teamName: string, members: ReadonlyArray<Agent.Any>): string =>
   [
-    `You lead the team '${teamName}'. Delegate work to a member with the \`${delegateToolName}\` tool (the member's name and the task); the member's reply comes back as the tool result.`,
+    `You lead the team '${teamName}'. Delegate work to a member with the \`${delegateToolName}\` ` +
+    `tool (the member's name and the task); the member's reply comes back as the tool result.`,
     "Members:",
     ...members.map((member) => {
       const about = member.description ?? member.instructions.join(" ")

@@ -77,7 +77,8 @@ export class SessionConflict extends Schema.TaggedError<SessionConflict>("@sessi
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Session '${this.sessionId}' was changed concurrently (expected version ${this.expectedVersion}, found ${this.actualVersion}); nothing was written`
+    return `Session '${this.sessionId}' was changed concurrently (expected version ` +
+      `${this.expectedVersion}, found ${this.actualVersion}); nothing was written`
   }
 }
 
@@ -354,8 +355,8 @@ export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/Ru
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    const ended =
-      `Run '${this.runId}' of session '${this.sessionId}' has ended (${this.status}): it does not run again under its id`
+    const ended = `Run '${this.runId}' of session '${this.sessionId}' has ` +
+      `ended (${this.status}): it does not run again under its id`
     return this.error === undefined || this.error === this.status
       ? ended
       : `${ended}; its recorded error: ${this.error}`
@@ -412,7 +413,8 @@ export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("@session
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Run '${this.runId}' of workflow '${this.workflowName}' replays differently (${this.kind}) at ${this.at}: recorded ${this.expected}, replayed ${this.actual}`
+    return `Run '${this.runId}' of workflow '${this.workflowName}' replays differently ` +
+      `(${this.kind}) at ${this.at}: recorded ${this.expected}, replayed ${this.actual}`
   }
 }
 
@@ -485,7 +487,9 @@ export class WorkflowChanged extends Schema.TaggedError<WorkflowChanged>("@sessi
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Run '${this.runId}' was started by workflow '${this.workflowName}' ${this.recorded}, which is now ${this.current} (${this.difference}); it is left as it was. Declare the change compatible with Workflow.make({ version, resumes: [...] }) to carry it on`
+    return `Run '${this.runId}' was started by workflow '${this.workflowName}' ${this.recorded}, ` +
+      `which is now ${this.current} (${this.difference}); it is left as it was. Declare the ` +
+      `change compatible with Workflow.make({ version, resumes: [...] }) to carry it on`
   }
 }
 
@@ -745,8 +749,10 @@ export class PlacementError extends Schema.TaggedError<PlacementError>("@session
   /** @since 0.1.0 */
   override get message(): string {
     return this.reason === "delivery"
-      ? `A run of workflow '${this.workflowName}' on session '${this.sessionId}' could not be delivered: ${this.description}`
-      : `A run of workflow '${this.workflowName}' on session '${this.sessionId}' failed where it ran: ${this.description}`
+      ? `A run of workflow '${this.workflowName}' on session ` +
+        `'${this.sessionId}' could not be delivered: ${this.description}`
+      : `A run of workflow '${this.workflowName}' on session ` +
+        `'${this.sessionId}' failed where it ran: ${this.description}`
   }
 }
 

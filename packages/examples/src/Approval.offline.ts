@@ -11,7 +11,11 @@ import * as Offline from "./Offline.js"
 /** The expenses a message names: an amount in EUR and what it was for. */
 export const expensesIn = (text: string): ReadonlyArray<{ readonly description: string; readonly amount: number }> =>
   [...text.matchAll(
-    /(?:€\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:EUR|€|euros?))\s+(?:for|on)\s+(.+?)(?=\s*(?:[,;]|\.(?:\s|$)|\band\s+(?:€|\d)|$))/gi
+    new RegExp(
+      String.raw`(?:€\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:EUR|€|euros?))\s+(?:for|on)\s+` +
+        String.raw`(.+?)(?=\s*(?:[,;]|\.(?:\s|$)|\band\s+(?:€|\d)|$))`,
+      "gi"
+    )
   )]
     .map((m) => ({
       amount: Number(m[1] ?? m[2]),

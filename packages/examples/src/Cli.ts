@@ -141,7 +141,8 @@ const scenarioOptions = (
 
 const trace = Options.choice("trace", ["console", "otlp"]).pipe(
   Options.withDescription(
-    "export the runs' spans: console (a tree per trace on stderr) or otlp (to OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318)"
+    "export the runs' spans: console (a tree per trace on stderr) or otlp " +
+      "(to OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318)"
   ),
   Options.optional,
   Options.map(Option.getOrUndefined)
@@ -302,7 +303,8 @@ const continueRun = Command.make(
     response: text("response", "any other answer, as JSON"),
     pause: text(
       "pause",
-      "the pause answered (the RunPaused event's key, or see runs list): the answer is taken only while the run waits there; required with --json"
+      "the pause answered (the RunPaused event's key, or see runs list): the " +
+        "answer is taken only while the run waits there; required with --json"
     ),
     runId: Args.text({ name: "runId" }).pipe(
       Args.withDescription("the paused run (the RunPaused event's runId, or see runs list)"),
@@ -334,8 +336,8 @@ const continueRun = Command.make(
       }
       if (options.pause === undefined && options.json) {
         return yield* new UsageError({
-          message:
-            "runs continue --json: name the pause answered (--pause <key>: the RunPaused event's key, or see runs list)",
+          message: "runs continue --json: name the pause answered (--pause " +
+            "<key>: the RunPaused event's key, or see runs list)",
           command
         })
       }
@@ -345,8 +347,8 @@ const continueRun = Command.make(
       )
       if (database === undefined) {
         return yield* new UsageError({
-          message:
-            "runs continue: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database the run is in)",
+          message: "runs continue: --db <file> or --url <url> is required " +
+            "(the SQLite file or PostgreSQL database the run is in)",
           command
         })
       }
@@ -395,7 +397,9 @@ const continueRun = Command.make(
     }).pipe(Output.withConsole, eventsAsJson(options.json))
 ).pipe(
   Command.withDescription(
-    "continue a paused run at a pause (--pause <key>, required with --json): --approve or --reject [--reason <text>], or --response <json>; without them (and without --json) the question is asked on the terminal (y/n) and the answer is for that question"
+    "continue a paused run at a pause (--pause <key>, required with --json): --approve or " +
+      "--reject [--reason <text>], or --response <json>; without them (and without --json) " +
+      "the question is asked on the terminal (y/n) and the answer is for that question"
   )
 )
 
@@ -472,17 +476,22 @@ export const command = Command.make(
 ).pipe(
   Command.withDescription(HelpDoc.blocks([
     HelpDoc.p(
-      "sessionflow — stateful, multi-step AI workflows on Effect: the seven seed scenarios and approval. Without a command: the guided demo (the shopping list; offline without a key)."
+      "sessionflow — stateful, multi-step AI workflows on Effect: the seven seed scenarios and " +
+        "approval. Without a command: the guided demo (the shopping list; offline without a key)."
     ),
     HelpDoc.p(
-      "The database: --db <file> (a SQLite file), or --url <url> (PostgreSQL, with --schema <name>); without either, the URL in SESSIONFLOW_DATABASE_URL, else run and serve use tmp/<scenario>.db and tmp/server.db."
+      "The database: --db <file> (a SQLite file), or --url <url> (PostgreSQL, with --schema <name>); without " +
+        "either, the URL in SESSIONFLOW_DATABASE_URL, else run and serve use tmp/<scenario>.db and tmp/server.db."
     ),
     HelpDoc.p(
-      "A run that pauses for approval (run approval) asks y/n on the terminal; with --json it ends with a RunPaused line (its runId), and any later process continues it: npm start -- runs continue <runId> --pause <key> --approve --db <file>."
+      "A run that pauses for approval (run approval) asks y/n on the terminal; with " +
+        "--json it ends with a RunPaused line (its runId), and any later process continues " +
+        "it: npm start -- runs continue <runId> --pause <key> --approve --db <file>."
     ),
     HelpDoc.p("For JSON on stdout without npm's banner: npm start --silent -- run team --json | jq ."),
     HelpDoc.p(
-      "Environment: OPENAI_API_KEY uses real OpenAI models (without it: an offline scripted model); OPENAI_BASE_URL any OpenAI-compatible server; OPENAI_MODEL the model id (default gpt-4o-mini)."
+      "Environment: OPENAI_API_KEY uses real OpenAI models (without it: an offline scripted model); " +
+        "OPENAI_BASE_URL any OpenAI-compatible server; OPENAI_MODEL the model id (default gpt-4o-mini)."
     )
   ])),
   Command.withSubcommands(subcommands)

@@ -53,7 +53,8 @@ export const scenario = Scenario.make({
     const plain = yield* runTwice(contentWorkflow, false)
     yield* Output.say()
     yield* Output.note(
-      "Now the streaming variant: its planning step is a Step.stream executor that forwards the planner's text deltas itself."
+      "Now the streaming variant: its planning step is a Step.stream " +
+        "executor that forwards the planner's text deltas itself."
     )
     const streaming = yield* runTwice(streamingContentWorkflow, true)
     yield* Output.say()

@@ -12,7 +12,11 @@ import * as Offline from "./Offline.js"
 export const stepsToAdd = (text: string): ReadonlyArray<{ step_name: string; assignee: string; priority: string }> =>
   Array.from(
     text.matchAll(
-      /\b(high|medium|low)\s+priority\s+(?:step\s+)?(?:called\s+|named\s+)?'([^']+)'(?:\s+step)?\s+assigned\s+to\s+([\w-]+)/gi
+      new RegExp(
+        String.raw`\b(high|medium|low)\s+priority\s+(?:step\s+)?(?:called\s+|named\s+)?'([^']+)'` +
+          String.raw`(?:\s+step)?\s+assigned\s+to\s+([\w-]+)`,
+        "gi"
+      )
     ),
     (m) => ({ step_name: m[2]!, assignee: m[3]!, priority: m[1]!.toLowerCase() })
   )
@@ -25,8 +29,12 @@ export const stepsToDelete = (text: string): ReadonlyArray<string> =>
 export const statusChanges = (text: string): ReadonlyArray<readonly [string, Record<string, string>]> => {
   const out: Array<readonly [string, Record<string, string>]> = []
   let last: string | undefined
-  const pattern =
-    /\breassign\s+'([^']+)'\s+to\s+([\w-]+)|\bmark\s+(?:'([^']+)'|it)\s+as\s+(pending|in_progress|completed|blocked|cancelled)(?:\s+with\s+notes?\s+'([^']+)')?/gi
+  const pattern = new RegExp(
+    String.raw`\breassign\s+'([^']+)'\s+to\s+([\w-]+)|` +
+      String.raw`\bmark\s+(?:'([^']+)'|it)\s+as\s+(pending|in_progress|completed|blocked|cancelled)` +
+      String.raw`(?:\s+with\s+notes?\s+'([^']+)')?`,
+    "gi"
+  )
   for (const m of text.matchAll(pattern)) {
     if (m[1] !== undefined) {
       last = m[1]

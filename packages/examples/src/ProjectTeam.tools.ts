@@ -92,7 +92,8 @@ export const ProjectToolsLive = ProjectTools.toLayer({
     Project.modify((s) => {
       const steps = [...s.steps, { name: step_name, assignee, status: "pending", priority, created_at: "now" }]
       return [
-        `[OK] Successfully added step '${step_name}' assigned to ${assignee} (priority: ${priority}). Total steps: ${steps.length}`,
+        `[OK] Successfully added step '${step_name}' assigned to ` +
+        `${assignee} (priority: ${priority}). Total steps: ${steps.length}`,
         { steps }
       ]
     }),
@@ -103,7 +104,8 @@ export const ProjectToolsLive = ProjectTools.toLayer({
       if (found === undefined) return [`[ERROR] Step '${step_name}' not found in the list`, s]
       const steps = s.steps.filter((step) => step !== found)
       return [
-        `[OK] Successfully deleted step '${step_name}' (was assigned to ${found.assignee}). Remaining steps: ${steps.length}`,
+        `[OK] Successfully deleted step '${step_name}' (was assigned ` +
+        `to ${found.assignee}). Remaining steps: ${steps.length}`,
         { steps }
       ]
     }),

@@ -87,7 +87,8 @@ export const projectWorkflow = Workflow.make({
 // -- main: five requests on one session, the steps after each ------------------
 
 export const inputs = [
-  "Add a high priority step called 'Setup Database' assigned to Alice, and a medium priority step called 'Create API' assigned to Bob",
+  "Add a high priority step called 'Setup Database' assigned to " +
+  "Alice, and a medium priority step called 'Create API' assigned to Bob",
   "Mark 'Setup Database' as in_progress with notes 'Started database schema design'",
   "Reassign 'Create API' to Charlie, then mark it as completed with notes 'API endpoints implemented and tested'",
   "Add a low priority step 'Write Tests' assigned to Dave, then mark 'Setup Database' as completed",

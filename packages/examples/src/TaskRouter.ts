@@ -106,7 +106,8 @@ export const taskWorkflow = Workflow.make({
 // -- main: five requests on a new session ---------------------------------------
 
 export const taskInputs = [
-  "Add these tasks: 'Review project proposal' with high priority, 'Buy groceries' with low priority, and 'Call dentist' with medium priority.",
+  "Add these tasks: 'Review project proposal' with high priority, 'Buy " +
+  "groceries' with low priority, and 'Call dentist' with medium priority.",
   "Show me all my current tasks",
   "Mark 'Buy groceries' as completed",
   "Clean up my completed tasks and show me what's left",

@@ -62,7 +62,10 @@ export interface Options {
   readonly serviceName?: string | undefined
   /** default: {@link exporterFromEnv} */
   readonly exporter?: Exporter | undefined
-  /** `otlp`: the traces endpoint (default: the OTLP exporter's, from the environment, else `http://localhost:4318/v1/traces`) */
+  /**
+   * `otlp`: the traces endpoint (default: the OTLP exporter's, from the
+   * environment, else `http://localhost:4318/v1/traces`)
+   */
   readonly url?: string | undefined
   /** `console`: where the trees' lines go (default: stderr) */
   readonly write?: ((line: string) => void) | undefined

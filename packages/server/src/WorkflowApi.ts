@@ -1004,7 +1004,8 @@ export class RunsGroup extends HttpApiGroup.make("runs")
         OpenApi.Description,
         "Where a run stands — `queued` (waiting in its session's queue, with `queuedAt` and its `position`: how many " +
           "runs are ahead of it), `running`, `paused` (with its question), `completed` (with its `content`), `error` " +
-          "(failed, with its `error`), `cancelled` or `abandoned` — from any server over the same store. An unfinished " +
+          "(failed, with its `error`), `cancelled` or `abandoned` " +
+          "— from any server over the same store. An unfinished " +
           "run also has its `state` (`running`, `paused`, `sleeping` or `waiting`; a sleeping or waiting run has " +
           "`status: \"paused\"`) and, when it has them, `wakeAt`, `signal` and `timeoutAt`. A run of " +
           "another user, or of another workflow, is a 404. (A run whose id is `paused` or `queued` is read at " +
@@ -1254,7 +1255,8 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
       .annotate(
         OpenApi.Description,
         "The new session's state is the state at `atVersion` (default: the current version), its kept versions the " +
-          "original's up to it. With `atRun` (a paused run of the session) it starts where that run started, with a copy " +
+          "original's up to it. With `atRun` (a paused run of the " +
+          "session) it starts where that run started, with a copy " +
           "of the run paused at the same question (`runId` in the answer): continue it to take another path. Runs on " +
           "the fork never change the original."
       )

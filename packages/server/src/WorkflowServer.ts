@@ -160,7 +160,10 @@ export interface JwtOptions {
  * WorkflowServer.layer({
  *   workflows,
  *   requireAuth: true,
- *   authenticate: WorkflowServer.jwt({ jwksUrl: "https://id.example.com/.well-known/jwks.json", issuer: "https://id.example.com/" })
+ *   authenticate: WorkflowServer.jwt({
+ *     jwksUrl: "https://id.example.com/.well-known/jwks.json",
+ *     issuer: "https://id.example.com/"
+ *   })
  * })
  * ```
  *

@@ -165,7 +165,8 @@ export const make = (sql: SqlClient.SqlClient, table: string) => {
     Effect.flatMap(
       sql`SELECT version, state, changes, listed FROM ${versions}
 WHERE session_id = ${sessionId} AND version <= ${version} AND version >= COALESCE(
-  (SELECT MAX(version) FROM ${versions} WHERE session_id = ${sessionId} AND version <= ${version} AND state IS NOT NULL),
+  (SELECT MAX(version) FROM ${versions}
+    WHERE session_id = ${sessionId} AND version <= ${version} AND state IS NOT NULL),
   ${version + 1})
 ORDER BY version`,
       decodeChain
@@ -424,8 +425,8 @@ WHERE session_id = ${from} AND version <= ${version}`
       after: [
         inserted,
         sql`pruned AS (DELETE FROM ${versions} WHERE session_id = ${id} AND version < ${base} AND ${done})`,
-        sql`unlisted AS (UPDATE ${versions} SET listed = 0 WHERE session_id = ${id} AND version < ${oldest} AND listed = 1
-  AND version >= ${base} AND ${done})`
+        sql`unlisted AS (UPDATE ${versions} SET listed = 0
+  WHERE session_id = ${id} AND version < ${oldest} AND listed = 1 AND version >= ${base} AND ${done})`
       ]
     }
   }

@@ -487,7 +487,8 @@ ORDER BY a.started_at, a.run_id${binary}`
     <= GREATEST(base_size, ${rows.minPendingChanges}::bigint)`
     const written: Fragment = commit.expectedVersion === 0
       ? sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id,
+   created_at, updated_at)
 SELECT ${commit.sessionId}::text, ${commit.workflowName}::text, ${userId}::text, NULL, ${write.json}::text,
   ${size}::bigint, ${size}::bigint, 1, ${lastRunId}::text, ${now}::bigint, ${now}::bigint
 WHERE ${notPaused}
@@ -505,7 +506,8 @@ WHERE ${checked} AND ${keepable} AND ${history.condition} RETURNING version`
       ? []
       : write._tag === "state"
       ? [
-        sql`dropped AS (DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`
+        sql`dropped AS (DELETE FROM ${changesTable}
+  WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`
       ]
       : [sql`kept AS (INSERT INTO ${changesTable} (session_id, version, changes)
   SELECT ${commit.sessionId}::text, version, ${write.json}::text FROM written)`]
@@ -624,7 +626,8 @@ WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userI
 RETURNING version`
       : commit.expectedVersion === 0
       ? sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at, last_run_id)
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at,
+   last_run_id)
 ${
         pausedInWrite
           ? sql.literal("SELECT ")
@@ -868,7 +871,8 @@ FROM ${sessions} WHERE ${sql.and(clauses)} ${keyOrder("updated_at", "session_id"
     function*(sessionId: string) {
       // in the one lock order: unfinished runs, the session, its changes, its records
       const deleted = yield* Effect.gen(function*() {
-        yield* sql`DELETE FROM ${signalsTable} WHERE run_id IN (SELECT run_id FROM ${activeTable} WHERE session_id = ${sessionId})`
+        yield* sql`DELETE FROM ${signalsTable}
+WHERE run_id IN (SELECT run_id FROM ${activeTable} WHERE session_id = ${sessionId})`
         yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`
         const deleted = yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
         yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${sessionId}`
@@ -948,7 +952,8 @@ WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
         const state = yield* rows.stateJson("fork", found.value)
         const [at] = (yield* versions.list(request.sessionId)).filter((info) => info.version === request.version)
         const created = yield* sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id,
+   created_at, updated_at)
 VALUES (${request.newSessionId}, ${source.value.workflow_name}, ${
           request.userId ?? null
         }, NULL, ${state}, ${state.length},
@@ -985,8 +990,8 @@ ON CONFLICT (session_id) DO NOTHING RETURNING version`
       yield* Effect.annotateCurrentSpan(runAttribute, run.runId)
       // one statement: inserted unless the id is unfinished or ended
       const inserted = yield* sql`INSERT INTO ${activeTable}
-  (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at,
-   wake_at)
+  (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data,
+   started_at, updated_at, wake_at)
 SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
   ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${
         rows.activeData(run)
@@ -1170,7 +1175,8 @@ RETURNING *`.pipe(writing("claimRun"))
         const existed = (yield* sql`SELECT 1 AS found FROM ${sessions} WHERE session_id = ${run.sessionId}`).length > 0
         // a run of a new session ends with the session created (from its initial state) to hold the record
         yield* sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id,
+   created_at, updated_at)
 VALUES (${run.sessionId}, ${run.workflowName}, ${
           run.userId ?? null
         }, NULL, ${initial}, ${initial.length}, ${initial.length},
@@ -1238,8 +1244,8 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
       const found = yield* decodeSignals(
         options?.name === undefined
           ? yield* sql`SELECT seq, name, value, created_at FROM ${signalsTable} WHERE run_id = ${runId} ORDER BY seq`
-          : yield* sql`SELECT seq, name, value, created_at FROM ${signalsTable} WHERE run_id = ${runId} AND name = ${options.name}
-ORDER BY seq`
+          : yield* sql`SELECT seq, name, value, created_at FROM ${signalsTable}
+WHERE run_id = ${runId} AND name = ${options.name} ORDER BY seq`
       )
       return yield* Effect.try({
         try: () =>
@@ -1606,7 +1612,8 @@ ON CONFLICT (workflow_name, name) DO UPDATE SET cron = excluded.cron, next_tick 
   updated_at = excluded.updated_at
 WHERE ${schedulesTable}.cron <> excluded.cron`
         const [row] = yield* decodeSchedules(
-          yield* sql`SELECT * FROM ${schedulesTable} WHERE workflow_name = ${schedule.workflowName} AND name = ${schedule.name}`
+          yield* sql`SELECT * FROM ${schedulesTable}
+WHERE workflow_name = ${schedule.workflowName} AND name = ${schedule.name}`
         )
         if (row === undefined) {
           return yield* new WorkflowError.SessionStoreError({

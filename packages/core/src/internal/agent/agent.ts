@@ -91,7 +91,8 @@ export class StructuredOutputError
 {
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `Agent '${this.agent}' did not produce a valid structured output after one repair attempt: ${this.description}`
+    return `Agent '${this.agent}' did not produce a valid structured ` +
+      `output after one repair attempt: ${this.description}`
   }
 }
 
@@ -1009,7 +1010,8 @@ const finishTurn = (loop: Loop, conversation: Conversation, turn: Turn) =>
           .pending?.[0]
       if (asked === undefined || !sameCall(asked, call)) {
         return yield* Effect.dieMessage(
-          `Agent '${agent.name}': the answer found for its call of '${call.name}' was given about another tool call (the run took another course when it continued)`
+          `Agent '${agent.name}': the answer found for its call of '${call.name}' was ` +
+            `given about another tool call (the run took another course when it continued)`
         )
       }
       results.push(

@@ -185,7 +185,8 @@ const explainFrozen = <A>(exit: Exit.Exit<A, unknown>): Exit.Exit<A, unknown> =>
   return Exit.die(
     new Error(
       `a step changed the session state in place (${defect.value.message}); with persist: "changes" ` +
-        "committed states are frozen: update the state immutably, e.g. SessionState.update((s) => ({ ...s, items: [...s.items, item] }))",
+        "committed states are frozen: update the state immutably, e.g. " +
+        "SessionState.update((s) => ({ ...s, items: [...s.items, item] }))",
       { cause: defect.value }
     )
   )
