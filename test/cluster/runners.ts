@@ -15,7 +15,7 @@ import { spawnFixture, type Worker } from "../store-sqlite/processes.js"
 import { clientLayer, shardsPerGroup } from "./fixtures/cluster.js"
 
 /** A port nobody listens on now. */
-export const freePort = Effect.async<number>((resume) => {
+const freePort = Effect.async<number>((resume) => {
   const server = net.createServer()
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as net.AddressInfo

@@ -78,12 +78,11 @@ import {
   Chunk,
   Clock,
   ConfigProvider,
-  Context,
   Duration,
   Effect,
   type Exit,
   Fiber,
-  Layer,
+  type Layer,
   Option,
   type Scope,
   TestClock
@@ -258,7 +257,7 @@ export interface RecordedRequest {
 }
 
 /** Computes a reply from a request; `undefined` falls through to "no scripted reply". */
-export type Handler = (request: RecordedRequest) => Reply | undefined
+type Handler = (request: RecordedRequest) => Reply | undefined
 
 /** @category Options */
 export interface Options {
@@ -306,9 +305,6 @@ export interface Service {
     options?: Omit<OpenAIClient.Options, "apiKey" | "baseURL">
   ) => Layer.Layer<OpenAIClient.OpenAIClient>
 }
-
-/** The server as a service, for `layer`. */
-export class TestServer extends Context.Tag("test/openai/TestServer")<TestServer, Service>() {}
 
 interface Entry {
   readonly index: number
@@ -485,9 +481,6 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
     }
     return service
   })
-
-/** The server as a layer (closed when the layer is released). */
-export const layer = (options?: Options): Layer.Layer<TestServer> => Layer.scoped(TestServer, make(options))
 
 // =============================================================================
 // Rendering

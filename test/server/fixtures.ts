@@ -13,7 +13,7 @@ import {
 } from "@sessionflow/core"
 import { Data, Deferred, Effect, Layer, Schema } from "effect"
 
-export class Notes extends SessionState.Tag("test/server/Notes")<Notes>()({ notes: Schema.Array(Schema.String) }) {}
+class Notes extends SessionState.Tag("test/server/Notes")<Notes>()({ notes: Schema.Array(Schema.String) }) {}
 
 /** Appends its (string) input to the notes; its content is the new count. */
 export const notes = Workflow.make({
@@ -26,7 +26,7 @@ export const notes = Workflow.make({
   Workflow.andThen("add", ({ input }) => Notes.modify((s) => [s.notes.length + 1, { notes: [...s.notes, input] }]))
 )
 
-export class Boom extends Data.TaggedError("Boom")<{ readonly message: string }> {}
+class Boom extends Data.TaggedError("Boom")<{ readonly message: string }> {}
 
 /** Its step fails with a typed error. */
 export const failing = Workflow.make({

@@ -8,12 +8,12 @@
 import { Condition, Loop, Parallel, Router, SessionState, Step, type StepInput, Workflow } from "@sessionflow/core"
 import { Effect, Schema } from "effect"
 
-export class Shop extends SessionState.Tag("test/server/Shop")<Shop>()({
+class Shop extends SessionState.Tag("test/server/Shop")<Shop>()({
   log: Schema.Array(Schema.String),
   total: Schema.Number
 }) {}
 
-export const Order = Schema.Struct({ item: Schema.String, quantity: Schema.Number, express: Schema.Boolean })
+const Order = Schema.Struct({ item: Schema.String, quantity: Schema.Number, express: Schema.Boolean })
 
 type OrderIn = typeof Order.Type
 

@@ -29,8 +29,7 @@ export const withClient = <A, E>(
   Effect.scoped(Effect.flatMap(PgClient.PgClient, f).pipe(Effect.provide(clientLayer)))
 
 /** A schema name no other test uses. */
-export const uniqueSchema = (): string =>
-  `sf_test_${process.pid}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
+const uniqueSchema = (): string => `sf_test_${process.pid}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
 
 /** A fresh, empty schema, dropped (with everything in it) when the scope closes. */
 export const freshSchema: Effect.Effect<string, SqlError.SqlError, Scope.Scope> = Effect.acquireRelease(

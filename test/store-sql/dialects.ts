@@ -57,7 +57,7 @@ const tempFile = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirect
     Effect.provide(NodeFileSystem.layer)
   )
 
-export const sqlite: Dialect = {
+const sqlite: Dialect = {
   name: "SQLite",
   migrations: [
     "create_sessions",

@@ -19,8 +19,8 @@ export interface Server {
   readonly apiKey: string
 }
 
-export const MODEL = "gpt-bench"
-export const INPUT = "Please add milk to my shopping list."
+const MODEL = "gpt-bench"
+const INPUT = "Please add milk to my shopping list."
 const INSTRUCTIONS = "You are a helpful shopping assistant. Always use the provided tools."
 const toolResult = (item: string) => `Added '${item}' to the shopping list.`
 

@@ -23,7 +23,7 @@ export interface RunnerOptions<W extends Workflow.Any> {
 }
 
 /** @internal */
-export const defaultFailoverWait: Duration.Duration = Duration.minutes(1)
+const defaultFailoverWait: Duration.Duration = Duration.minutes(1)
 
 /** A failure of a run as it crosses back: our own errors as they are, any other (a step's own) as `PlacementError`. */
 const toWire = (workflowName: string, sessionId: string) => (error: unknown): WorkflowError.WorkflowError =>

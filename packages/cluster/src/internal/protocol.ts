@@ -15,13 +15,13 @@ import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 
 /** @internal */
-export const EventRetention = Schema.Struct({
+const EventRetention = Schema.Struct({
   maxEvents: Schema.optional(Schema.Number),
   keepForMillis: Schema.optional(Schema.Number)
 })
 
 /** What `Workflow.RunOptions` carries across (durations in milliseconds). @internal */
-export const RunOptions = Schema.Struct({
+const RunOptions = Schema.Struct({
   userId: Schema.optional(Schema.String),
   sessionState: Schema.optional(Schema.Unknown),
   overwriteDbSessionState: Schema.optional(Schema.Boolean),
@@ -34,7 +34,7 @@ export const RunOptions = Schema.Struct({
 })
 
 /** What `Workflow.ContinueOptions` carries across. @internal */
-export const ContinueOptions = Schema.Struct({
+const ContinueOptions = Schema.Struct({
   userId: Schema.optional(Schema.String),
   retryOnConflict: Schema.optional(Schema.Union(Schema.Boolean, Schema.Number)),
   leaseMillis: Schema.optional(Schema.Number),
@@ -44,7 +44,7 @@ export const ContinueOptions = Schema.Struct({
 })
 
 /** A run: its workflow, its session, its id (always set, so that a redelivered run is the same run). @internal */
-export const RunPayload = {
+const RunPayload = {
   workflow: Schema.String,
   sessionId: Schema.String,
   runId: Schema.String,
@@ -53,7 +53,7 @@ export const RunPayload = {
 }
 
 /** @internal */
-export const ContinuePayload = {
+const ContinuePayload = {
   workflow: Schema.String,
   runId: Schema.String,
   response: Schema.Unknown,

@@ -14,7 +14,7 @@ import type * as WorkflowEvent from "../WorkflowEvent.js"
 // -----------------------------------------------------------------------------
 
 /** `JSON.stringify`, or `String` for what JSON cannot render. @internal */
-export const safeJson = (u: unknown): string => {
+const safeJson = (u: unknown): string => {
   try {
     return JSON.stringify(u) ?? String(u)
   } catch {
@@ -53,11 +53,10 @@ const pretty = (value: unknown, indent: number, width: number, column: number): 
  *
  * @internal
  */
-export const valueText = (u: unknown): string =>
-  u === undefined || u === null ? "" : typeof u === "string" ? u : prettyJson(u)
+const valueText = (u: unknown): string => u === undefined || u === null ? "" : typeof u === "string" ? u : prettyJson(u)
 
 /** A value on one line of at most `max` characters. @internal */
-export const preview = (u: unknown, max: number = 200): string => {
+const preview = (u: unknown, max: number = 200): string => {
   if (u === undefined) return "(no content)"
   const s = typeof u === "string" ? u : safeJson(u)
   return s.length > max ? `${s.slice(0, max - 3)}...` : s
@@ -71,7 +70,7 @@ export const line = (u: unknown, max: number = 70): string =>
   )
 
 /** The first `maxLines` lines of a text, and how many more there are. @internal */
-export const clip = (text: string, maxLines: number): string => {
+const clip = (text: string, maxLines: number): string => {
   const lines = text.split("\n")
   return lines.length <= maxLines
     ? text
@@ -79,7 +78,7 @@ export const clip = (text: string, maxLines: number): string => {
 }
 
 /** Tool call arguments as `name="value", n=1`. @internal */
-export const argumentsText = (args: unknown): string => {
+const argumentsText = (args: unknown): string => {
   if (Predicate.isRecord(args)) {
     return Object.entries(args).map(([k, v]) => {
       const text = safeJson(v)

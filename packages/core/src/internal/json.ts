@@ -6,7 +6,7 @@ import type * as WorkflowEvent from "../WorkflowEvent.js"
  *
  * @internal
  */
-export const maxJsonDepth = 1000
+const maxJsonDepth = 1000
 
 /** @internal */
 export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
@@ -21,7 +21,7 @@ export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
  *
  * @internal
  */
-export const setOwn = (object: Record<string | number, unknown>, key: string | number, value: unknown): void => {
+const setOwn = (object: Record<string | number, unknown>, key: string | number, value: unknown): void => {
   if (key === "__proto__") {
     Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true })
   } else {

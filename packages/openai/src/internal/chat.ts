@@ -117,7 +117,7 @@ export const prepareToolChoice = (
 }
 
 /** @internal */
-export const finishReason = (
+const finishReason = (
   reason: string | null | undefined,
   hasToolCalls: boolean
 ): Response.FinishReason => {
@@ -140,7 +140,7 @@ export const finishReason = (
 }
 
 /** @internal */
-export const usage = (u: unknown): typeof Response.Usage.Encoded =>
+const usage = (u: unknown): typeof Response.Usage.Encoded =>
   Shared.readUsage(u, {
     input: "prompt_tokens",
     output: "completion_tokens",

@@ -105,7 +105,7 @@ export const prepareToolChoice = (
 }
 
 /** @internal */
-export const usage = (u: unknown): typeof Response.Usage.Encoded =>
+const usage = (u: unknown): typeof Response.Usage.Encoded =>
   Shared.readUsage(u, {
     input: "input_tokens",
     output: "output_tokens",
@@ -206,7 +206,7 @@ const decodeItem = (
   })
 
 /** @internal */
-export const finishReason = (response: WireResponse, hasToolCalls: boolean): Response.FinishReason => {
+const finishReason = (response: WireResponse, hasToolCalls: boolean): Response.FinishReason => {
   switch (response.status) {
     case "incomplete": {
       const reason = Shared.recordField(response.incomplete_details)?.reason

@@ -103,7 +103,7 @@ export const prepareTools = (
  * OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a response format name.
  * @internal
  */
-export const sanitizeName = (name: string): string => {
+const sanitizeName = (name: string): string => {
   const cleaned = name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64)
   return cleaned.length === 0 ? "response" : cleaned
 }
@@ -292,7 +292,7 @@ export const contentText = (content: typeof WireContent.Type | null | undefined)
 export const stringField = (u: unknown): string | undefined => (typeof u === "string" && u.length > 0 ? u : undefined)
 
 /** @internal */
-export const numberField = (
+const numberField = (
   u: unknown
 ): number | undefined => (typeof u === "number" && Number.isFinite(u) ? u : undefined)
 
@@ -381,7 +381,7 @@ export const unsupportedFile = (module: string, part: Prompt.FilePart): AiError.
   })
 
 /** @internal */
-export const timestampFromSeconds = (seconds: number | undefined): string | undefined =>
+const timestampFromSeconds = (seconds: number | undefined): string | undefined =>
   typeof seconds === "number" && Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : undefined
 
 /**
@@ -425,7 +425,7 @@ export const makeModelApi = <ConfigService extends object>(
  *
  * @internal
  */
-export const toStreamParts = (
+const toStreamParts = (
   parts: ReadonlyArray<Response.PartEncoded>,
   idGenerator: IdGenerator.Service
 ): Effect.Effect<Array<Response.StreamPartEncoded>> =>

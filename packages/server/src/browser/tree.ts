@@ -21,7 +21,7 @@ const label = (key: string | undefined): Array<Node> =>
 /**
  * Values nested deeper are shown collapsed to `{…}` / `[…]`, so a deep state never overflows the stack or the layout.
  */
-export const maxDepth = 40
+const maxDepth = 40
 
 const node = (
   value: unknown,

@@ -39,7 +39,7 @@ const isApiError = (u: unknown): u is CommonError | Api.RunFailed | Api.RunTimeo
  *
  * @internal
  */
-export const fromWorkflowError = (error: unknown, carriedState: boolean): CommonError | undefined => {
+const fromWorkflowError = (error: unknown, carriedState: boolean): CommonError | undefined => {
   if (isApiError(error)) return error instanceof Api.RunFailed || error instanceof Api.RunTimeout ? undefined : error
   if (!WorkflowError.isWorkflowError(error)) return undefined
   switch (error._tag) {
@@ -149,7 +149,7 @@ export const withRetryAfter = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Ef
       : Effect.void)
 
 /** Whole seconds from `now` until `leaseExpiresAt` is past, at least 1. @internal */
-export const retryAfterSeconds = (leaseExpiresAt: number, now: number): number =>
+const retryAfterSeconds = (leaseExpiresAt: number, now: number): number =>
   Math.max(1, Math.ceil((leaseExpiresAt + 1 - now) / 1000))
 
 /**

@@ -36,11 +36,11 @@ const json = (value: unknown): string => {
  *
  * @internal
  */
-export const frame = (event: WorkflowEvent.WorkflowEvent): string =>
+const frame = (event: WorkflowEvent.WorkflowEvent): string =>
   `id: ${event.seq}\nevent: ${event._tag}\ndata: ${json(event)}\n\n`
 
 /** @internal */
-export const heartbeatFrame = ": keep-alive\n\n"
+const heartbeatFrame = ": keep-alive\n\n"
 
 /** @internal */
 export interface StreamOptions {

@@ -36,7 +36,7 @@ const jsonError = (status: number, tag: string, message: string, extra: Record<s
   HttpServerResponse.unsafeJson({ _tag: tag, ...extra, message }, { status })
 
 /** The media type of a Content-Type header, lower-cased, without its parameters. */
-export const mediaType = (contentType: string): string => contentType.split(";")[0]!.trim().toLowerCase()
+const mediaType = (contentType: string): string => contentType.split(";")[0]!.trim().toLowerCase()
 
 const hasBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
   const length = request.headers["content-length"]
@@ -72,7 +72,7 @@ const crossSite = (request: HttpServerRequest.HttpServerRequest, allowed: Readon
  *
  * @internal
  */
-export const refusal = (
+const refusal = (
   request: HttpServerRequest.HttpServerRequest,
   allowed: ReadonlySet<string>
 ): HttpServerResponse.HttpServerResponse | undefined => {
@@ -166,7 +166,7 @@ const fixedHeaders: ReadonlyArray<readonly [string, string]> = [
  *
  * @internal
  */
-export const secure = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+const secure = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
   const contentType = response.headers["content-type"] ?? response.body.contentType ?? ""
   // one header at a time: `setHeaders` copies the headers with an object spread, which V8 makes
   // slow (about 10 µs) for this many keys

@@ -232,7 +232,7 @@ ${
 `
 
 /** The page's icon: three steps, two of them side by side after the first. */
-export const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
 <rect width="32" height="32" rx="7" fill="#2f6fdf"/>
 <path d="M16 11v4M16 15l-7 5M16 15l7 5" stroke="#fff" stroke-width="2.2" fill="none" stroke-linecap="round"/>
 <rect x="11" y="4" width="10" height="7" rx="2" fill="#fff"/>

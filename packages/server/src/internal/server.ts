@@ -50,7 +50,7 @@ import * as paging from "./paging.js"
 // -----------------------------------------------------------------------------
 
 /** @internal */
-export const MountedTypeId: unique symbol = Symbol.for("@sessionflow/server/Mounted")
+const MountedTypeId: unique symbol = Symbol.for("@sessionflow/server/Mounted")
 
 /** A workflow with the layer its runs and sessions need. @internal */
 export interface Mounted<out R, out E> {
@@ -84,7 +84,7 @@ export const withLayer = <W extends Workflow.Any, ROut, E, RIn>(
 })
 
 /** A URL-safe id made from a display name: lower-case letters and digits, words joined with `-`. @internal */
-export const slug = (name: string): string =>
+const slug = (name: string): string =>
   name.normalize("NFKD").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64) || "workflow"
 
 const idPattern = /^[a-z0-9][a-z0-9-]{0,63}$/
@@ -99,7 +99,7 @@ export type Authenticate = WorkflowServer.Authenticate
 export type Options = WorkflowServer.Options<ReadonlyArray<Entry>>
 
 /** @internal */
-export const defaults = {
+const defaults = {
   maxBodySize: 1024 * 1024,
   runTimeout: Duration.minutes(10),
   heartbeat: Duration.seconds(15),

@@ -100,7 +100,7 @@ export const lostConnection = (error: SqlError): boolean => {
  *
  * @internal
  */
-export const preparedLimit = 200
+const preparedLimit = 200
 
 /** The PostgreSQL errors that say a prepared statement cannot be used as it is. */
 const unpreparable = new Set([
@@ -124,7 +124,7 @@ const unpreparable = new Set([
  *
  * @internal
  */
-export const prepareRepeated = (client: Pg.ClientBase, limit: number = preparedLimit): void => {
+const prepareRepeated = (client: Pg.ClientBase, limit: number = preparedLimit): void => {
   const original = client.query.bind(client) as (...args: ReadonlyArray<unknown>) => unknown
   const seen = new Map<string, string | undefined>()
   let prepared = 0

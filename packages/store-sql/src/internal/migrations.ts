@@ -43,7 +43,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 15
+const latestMigrationId = 15
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -303,7 +303,7 @@ export const firstCommitsView = (t: Tables): string => `${t.sessions}_first_comm
  *
  * @internal
  */
-export const firstCommitColumns = [
+const firstCommitColumns = [
   "session_id",
   "workflow_name",
   "user_id",
@@ -585,7 +585,7 @@ const migrations = (
   sql.onDialectOrElse({ pg: () => pg(sql, t), orElse: () => sqlite(sql, t) })
 
 /** The store's migrations on the client's dialect. */
-export const loader = (sql: SqlClient.SqlClient, t: Tables) => Migrator.fromRecord(migrations(sql, t))
+const loader = (sql: SqlClient.SqlClient, t: Tables) => Migrator.fromRecord(migrations(sql, t))
 
 /**
  * Runs the migrations a database migrated past them is missing: Migrator

@@ -33,7 +33,7 @@ const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
 /**
  * The longest `table` option (the derived names add up to 11 characters).
  */
-export const maxTableLength = 48
+const maxTableLength = 48
 
 /**
  * Checks a name the store puts into SQL as an identifier: 1 to `maxLength`
@@ -89,7 +89,7 @@ export const tableNames = (
 /**
  * The data of an unfinished run that has no column of its own, kept as JSON.
  */
-export const ActiveData = Schema.Struct({
+const ActiveData = Schema.Struct({
   input: Schema.Unknown,
   additionalData: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   initialState: Schema.optional(Schema.Unknown),
@@ -206,7 +206,7 @@ export interface SessionRow extends SessionInfoRow {
  * there are none. Selected in the same statement as the state, so the two are
  * one snapshot.
  */
-export type PendingChanges = string | null | undefined
+type PendingChanges = string | null | undefined
 
 /**
  * How many characters of changes a store keeps after a session's whole state
@@ -250,7 +250,7 @@ export const changesJson = (
  * A stored state with the pending changes folded in (`StateDecodeError`,
  * `corrupt`, when they are not JSON or do not fit the state).
  */
-export const foldPending = (
+const foldPending = (
   sessionId: string,
   state: unknown,
   pending: PendingChanges
@@ -357,7 +357,7 @@ export interface ChangeRow {
  * A change, with its state parsed (`StateDecodeError` when it is not JSON text);
  * `skipped` is 0 (the watch stream counts the versions it coalesced).
  */
-export const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
+const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
   Effect.map(
     Effect.flatMap(
       SessionStore.parseState(row.session_id, row.state),

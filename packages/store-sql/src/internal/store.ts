@@ -36,7 +36,7 @@ export const defaultNotifiedPollInterval: Duration.Duration = Duration.seconds(5
  * How long a watcher tries to listen again after its listening
  * connection was lost, before it fails (`relistenTimeout`).
  */
-export const defaultRelistenTimeout: Duration.Duration = Duration.seconds(30)
+const defaultRelistenTimeout: Duration.Duration = Duration.seconds(30)
 
 /** The busy timeout of a SQLite connection the store did not open, when it cannot read it back. */
 const defaultBusyTimeoutMillis = 5000

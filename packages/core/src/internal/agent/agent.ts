@@ -260,7 +260,7 @@ const toolkitEntry = (toolkit: ToolkitHandler, tool: Tool.Any): ToolEntry =>
  *
  * @internal
  */
-export interface Tools {
+interface Tools {
   readonly entries: ReadonlyMap<string, ToolEntry>
   readonly toolkit: Toolkit.WithHandler<Record<string, Tool.Any>> | undefined
   /** whether a tool may need a person's approval */
@@ -273,7 +273,7 @@ export interface Tools {
  *
  * @internal
  */
-export const resolveTools = (agent: Agent.Any): Effect.Effect<Tools, never, unknown> =>
+const resolveTools = (agent: Agent.Any): Effect.Effect<Tools, never, unknown> =>
   Effect.map(
     agent.toolkit === undefined
       ? Effect.succeed(undefined)
@@ -358,7 +358,7 @@ const requestOptions = (tools: Tools) =>
  *
  * @internal
  */
-export interface Conversation {
+interface Conversation {
   readonly messages: ReadonlyArray<Prompt.Message>
   readonly turns: number
   readonly text: string
@@ -402,7 +402,7 @@ const toPrompt = (conversation: Conversation): Prompt.Prompt => Prompt.fromMessa
  *
  * @internal
  */
-export const startConversation = (
+const startConversation = (
   system: string,
   history: ReadonlyArray<{ readonly input: unknown; readonly output: unknown }>,
   message: unknown
@@ -426,7 +426,7 @@ export const startConversation = (
  *
  * @internal
  */
-export interface ToolCall {
+interface ToolCall {
   readonly id: string
   readonly name: string
   readonly params: unknown
@@ -439,7 +439,7 @@ export interface ToolCall {
  *
  * @internal
  */
-export interface Reply {
+interface Reply {
   readonly text: string
   readonly toolCalls: ReadonlyArray<ToolCall>
   /** results of tools the provider executed itself */
@@ -597,7 +597,7 @@ const unknownToolParts = (error: AiError.AiError, tools: Tools): ReadonlyArray<R
  *
  * @internal
  */
-export const callModel = (
+const callModel = (
   model: LanguageModel.Service,
   tools: Tools,
   conversation: Conversation,
@@ -692,11 +692,9 @@ export const needsApproval = (tool: Tool.Any, when: ApprovalPolicy, timeout?: Du
  *
  * @internal
  */
-export class ApprovalTimeout
-  extends EffectContext.Reference<ApprovalTimeout>()("@sessionflow/core/Agent/ApprovalTimeout", {
-    defaultValue: (): Duration.Duration | undefined => undefined
-  })
-{}
+class ApprovalTimeout extends EffectContext.Reference<ApprovalTimeout>()("@sessionflow/core/Agent/ApprovalTimeout", {
+  defaultValue: (): Duration.Duration | undefined => undefined
+}) {}
 
 const approvalTimeoutOf = (tool: Tool.Any): Duration.Duration | undefined =>
   EffectContext.get(tool.annotations as EffectContext.Context<ApprovalTimeout>, ApprovalTimeout)
@@ -899,7 +897,7 @@ const execute = (tools: Tools, call: ToolCall) => {
  *
  * @internal
  */
-export const runToolCall = (
+const runToolCall = (
   tools: Tools,
   call: ToolCall
 ): Effect.Effect<Prompt.ToolResultPart, WorkflowError.ResponseDecodeError, unknown> =>
@@ -933,7 +931,7 @@ const toolSpan = <E, R>(call: ToolCall, self: Effect.Effect<Prompt.ToolResultPar
  *
  * @internal
  */
-export interface Loop {
+interface Loop {
   readonly agent: Agent.Any
   readonly model: LanguageModel.Service
   readonly tools: Tools
@@ -1034,7 +1032,7 @@ const finishTurn = (loop: Loop, conversation: Conversation, turn: Turn) =>
  *
  * @internal
  */
-export const toolLoop = (
+const toolLoop = (
   loop: Loop,
   start: Conversation,
   resume: Turn | undefined
@@ -1131,7 +1129,7 @@ type Attempt =
  *
  * @internal
  */
-export const structuredOutput = (
+const structuredOutput = (
   agent: Agent.Any,
   model: LanguageModel.Service,
   tools: Tools,

@@ -23,9 +23,6 @@ import { registered } from "./background.js"
 import { cancelledWhileRunning } from "./lease.js"
 import { type Ids, storedInputOf } from "./model.js"
 
-/** What a run does at a busy session. @internal */
-export type OnBusy = "reject" | "enqueue" | "interrupt"
-
 /**
  * The longest a queued run waits between two looks at its queue when no
  * wake-up comes (a run ahead of it whose caller died, a paused run that

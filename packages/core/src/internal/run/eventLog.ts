@@ -31,10 +31,10 @@ export interface LogOptions {
 }
 
 /** How long a batch of events may wait before it is written, at most (checked as events arrive). */
-export const flushInterval = 100
+const flushInterval = 100
 
 /** The most events of one batch. */
-export const maxBatch = 256
+const maxBatch = 256
 
 /**
  * How long a follower waits for the last events of a run whose end is
@@ -47,7 +47,7 @@ const endTick = Duration.millis(250)
 const page = 1000
 
 /** The retention a run's options ask for. */
-export const retentionOf = (options: LogOptions | undefined): SessionStore.EventRetention => ({
+const retentionOf = (options: LogOptions | undefined): SessionStore.EventRetention => ({
   maxEvents: options?.eventRetention?.maxEvents ?? SessionStore.defaultEventRetention.maxEvents,
   keepFor: options?.eventRetention?.keepFor === undefined
     ? SessionStore.defaultEventRetention.keepFor

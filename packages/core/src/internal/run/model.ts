@@ -21,7 +21,7 @@ import type * as stateCache from "../store/stateCache.js"
 import type { Any } from "../workflow/model.js"
 
 /** @internal */
-export type Durability = "run" | "step"
+type Durability = "run" | "step"
 
 /**
  * The lease of a running run when none is given: short, so that the id of a
@@ -30,7 +30,7 @@ export type Durability = "run" | "step"
  *
  * @internal
  */
-export const defaultLeaseDuration: Duration.Duration = Duration.seconds(10)
+const defaultLeaseDuration: Duration.Duration = Duration.seconds(10)
 
 /** @internal */
 export const leaseMillisOf = (options: RunOptions<unknown> | ContinueOptions | undefined): number =>
@@ -180,7 +180,7 @@ export const opened = (
 export const jsonValue = (u: unknown): unknown => (u === undefined ? null : u)
 
 /** @internal */
-export type JsonProblem = NonNullable<ReturnType<typeof jsonProblem>>
+type JsonProblem = NonNullable<ReturnType<typeof jsonProblem>>
 
 /** The input as a run record keeps it: null when it is not JSON. @internal */
 export const storedInputOf = (input: unknown): unknown => jsonProblem(input) === undefined ? jsonValue(input) : null

@@ -303,7 +303,7 @@ export const recordFailure = (
   })
 
 /** What became of a failed run's record (see {@link recordFailure}). @internal */
-export type Recorded = "recorded" | "elsewhere" | "unrecorded"
+type Recorded = "recorded" | "elsewhere" | "unrecorded"
 
 /**
  * Records a run that gave up on a conflict (no retries left) on the session

@@ -103,7 +103,7 @@ const isPlain = (step: Any, ctx: ExecContext): boolean =>
  *
  * @internal
  */
-export const runStep = <S extends Any>(
+const runStep = <S extends Any>(
   step: S,
   input: StepInput,
   ctx: ExecContext

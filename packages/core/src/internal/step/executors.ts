@@ -119,7 +119,7 @@ export interface PauseOptions<
 }
 
 /** @internal */
-export interface PauseTimeout<T, E, R, P, I> {
+interface PauseTimeout<T, E, R, P, I> {
   readonly after: Duration.DurationInput
   readonly onTimeout: (input: StepInput<P, I>) => Effect.Effect<T, E, R>
 }

@@ -35,7 +35,7 @@ export interface Previous {
 export type OnError = "fail" | "skip"
 
 /** @internal */
-export interface Variance<A, E, R, P, I> {
+interface Variance<A, E, R, P, I> {
   readonly _A: (_: never) => A
   readonly _E: (_: never) => E
   readonly _R: (_: never) => R

@@ -23,7 +23,7 @@ import type * as SessionStore from "../../SessionStore.js"
 import { copyJson, freezeJson, isPlainObject, sameJson } from "../json.js"
 
 /** How many sessions a store keeps a state for (least recently run dropped first). @internal */
-export const capacity = 256
+const capacity = 256
 
 interface Entry {
   readonly version: number

@@ -76,11 +76,9 @@ export type Error<W> = W extends Workflow<infer _A, infer E, infer _R, infer _In
 /** @internal */
 export type Context<W> = W extends Workflow<infer _A, infer _E, infer R, infer _In, infer _St> ? R : never
 /** @internal */
-export type InputOf<W> = W extends Workflow<infer _A, infer _E, infer _R, infer In, infer _St> ? In : never
+type InputOf<W> = W extends Workflow<infer _A, infer _E, infer _R, infer In, infer _St> ? In : never
 /** @internal */
 export type StateOf<W> = W extends Workflow<infer _A, infer _E, infer _R, infer _In, infer St> ? St : never
-/** The run input a workflow's steps see. @internal */
-export type DecodedInput<W> = Schema.Schema.Type<InputOf<W>>
 /** The run input a workflow's run takes. @internal */
 export type EncodedInput<W> = Schema.Schema.Encoded<InputOf<W>>
 /** `InputDecodeError` when the workflow decodes its input with a Schema that can fail. @internal */
@@ -92,7 +90,7 @@ export type StateRequirement<W> = SessionState.Identifier<StateOf<W>>
 export type Provided<St> = SessionState.SessionState | RunContext.RunContext | SessionState.Identifier<St>
 
 /** @internal */
-export type SeedOption<St extends SessionState.Any> = [St] extends [SessionState.Untyped]
+type SeedOption<St extends SessionState.Any> = [St] extends [SessionState.Untyped]
   ? { readonly sessionState?: SessionState.State | undefined }
   : {} extends SessionState.Encoded<St> ? {
       /** the seed of new sessions (encoded form); decoded with the state Schema, so Schema defaults apply */
@@ -194,7 +192,7 @@ interface Fields {
 }
 
 /** @internal */
-export const fromFields = <W extends Any>(fields: Fields): W => {
+const fromFields = <W extends Any>(fields: Fields): W => {
   const wf = Object.create(Proto)
   wf[TypeId] = TypeId
   Object.assign(wf, fields)
@@ -224,7 +222,7 @@ export const fromOptions = <W extends Any>(
   })
 
 /** @internal */
-export const append = <W extends Any, W2 extends Any>(self: W, next: step.Any): W2 =>
+const append = <W extends Any, W2 extends Any>(self: W, next: step.Any): W2 =>
   fromFields({ ...self, steps: [...self.steps, next] })
 
 /** @internal */
