@@ -24,11 +24,12 @@ import * as json from "./internal/json.js"
 import * as idGuard from "./internal/store/idGuard.js"
 import * as memory from "./internal/store/memoryStore.js"
 import * as owners from "./internal/store/owner.js"
+import * as rules from "./internal/store/rules.js"
 import { StepOutputSchema } from "./StepOutput.js"
 import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
 import * as WorkflowError from "./WorkflowError.js"
 import type { StateChange } from "./WorkflowEvent.js"
-import * as WorkflowEvent from "./WorkflowEvent.js"
+import type * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
  * The longest session or run id (in UTF-16 code units) every store takes.
@@ -825,7 +826,7 @@ export interface ListFilter {
  * @since 0.1.0
  * @category models
  */
-export const foldSearch = (text: string): string => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())
+export const foldSearch: (text: string) => string = rules.foldSearch
 
 /**
  * A session a store cannot read (e.g. a row whose version is not a number),
@@ -985,7 +986,7 @@ export interface HistoryOptions {
  * @since 0.1.0
  * @category versions
  */
-export const defaultHistory: HistoryOptions = { keep: 20 }
+export const defaultHistory: HistoryOptions = rules.defaultHistory
 
 /**
  * The number of versions to keep (`Infinity` for all, 0 for none): a number
@@ -994,13 +995,7 @@ export const defaultHistory: HistoryOptions = { keep: 20 }
  * @since 0.1.0
  * @category versions
  */
-export const keptVersions = (history: HistoryOptions | undefined): number => {
-  const keep = (history ?? defaultHistory).keep
-  if (keep === "none") return 0
-  if (keep === "all") return Infinity
-  if (Number.isNaN(keep)) return keptVersions(defaultHistory)
-  return Math.max(0, Math.floor(keep))
-}
+export const keptVersions: (history: HistoryOptions | undefined) => number = rules.keptVersions
 
 /**
  * A kept version of a session: the run whose commit made it (undefined for a
@@ -1048,7 +1043,7 @@ export interface ForkRequest {
  * @since 0.1.0
  * @category versions
  */
-export const diffStates: (prev: unknown, next: unknown) => ReadonlyArray<StateChange> = json.storedChanges
+export const diffStates: (prev: unknown, next: unknown) => ReadonlyArray<StateChange> = rules.diffStates
 
 /**
  * The summary of a version: the top-level keys its changes touch, in the
@@ -1057,15 +1052,7 @@ export const diffStates: (prev: unknown, next: unknown) => ReadonlyArray<StateCh
  * @since 0.1.0
  * @category versions
  */
-export const changedKeys = (changes: ReadonlyArray<StateChange>): ReadonlyArray<string> | undefined => {
-  const keys = new Set<string>()
-  for (const change of changes) {
-    const first = change.path[0]
-    if (first === undefined) return undefined
-    keys.add(String(first))
-  }
-  return [...keys]
-}
+export const changedKeys: (changes: ReadonlyArray<StateChange>) => ReadonlyArray<string> | undefined = rules.changedKeys
 
 /**
  * `VersionNotFound` for a version a session (now at `latest`) does not keep:
@@ -1074,13 +1061,8 @@ export const changedKeys = (changes: ReadonlyArray<StateChange>): ReadonlyArray<
  * @since 0.1.0
  * @category versions
  */
-export const versionNotFound = (sessionId: string, version: number, latest: number): WorkflowError.VersionNotFound =>
-  new WorkflowError.VersionNotFound({
-    sessionId,
-    version,
-    latest,
-    reason: Number.isInteger(version) && version >= 1 && version <= latest ? "not-kept" : "missing"
-  })
+export const versionNotFound: (sessionId: string, version: number, latest: number) => WorkflowError.VersionNotFound =
+  rules.versionNotFound
 
 /**
  * Whether a version row holding changes should hold the whole state
@@ -1223,13 +1205,7 @@ export interface ReadEventsOptions {
  * @since 0.1.0
  * @category event logs
  */
-export const isFinalEvent = (event: WorkflowEvent.WorkflowEvent): boolean =>
-  event.path.length === 0 &&
-  (event._tag === "RunCompleted" || event._tag === "RunFailed" || event._tag === "RunCancelled")
-
-const EventJson = Schema.parseJson(WorkflowEvent.WorkflowEvent)
-const encodeEventJson = Schema.encode(EventJson)
-const decodeEventJson = Schema.decodeUnknown(EventJson)
+export const isFinalEvent: (event: WorkflowEvent.WorkflowEvent) => boolean = rules.isFinalEvent
 
 /**
  * An event as a store keeps it: JSON text of its `WorkflowEvent` encoding.
@@ -1239,19 +1215,9 @@ const decodeEventJson = Schema.decodeUnknown(EventJson)
  * @since 0.1.0
  * @category event logs
  */
-export const encodeEvent = (
+export const encodeEvent: (
   event: WorkflowEvent.WorkflowEvent
-): Effect.Effect<string, WorkflowError.SessionStoreError> =>
-  encodeEventJson(event).pipe(
-    Effect.catchAllDefect((cause) => Effect.fail(cause)),
-    Effect.mapError((cause) =>
-      new WorkflowError.SessionStoreError({
-        method: "appendEvents",
-        description: `cannot encode event ${event.seq} (${event._tag}) of run '${event.runId}' as JSON`,
-        cause
-      })
-    )
-  )
+) => Effect.Effect<string, WorkflowError.SessionStoreError> = rules.encodeEvent
 
 /**
  * A stored event's JSON text, decoded with the `WorkflowEvent` Schema; a row
@@ -1260,16 +1226,10 @@ export const encodeEvent = (
  * @since 0.1.0
  * @category event logs
  */
-export const decodeEvent = (
+export const decodeEvent: (
   runId: string,
   text: unknown
-): Effect.Effect<WorkflowEvent.WorkflowEvent, WorkflowError.SessionStoreError> =>
-  Effect.mapError(decodeEventJson(text), (cause) =>
-    new WorkflowError.SessionStoreError({
-      method: "readEvents",
-      description: `a stored event of run '${runId}' is not a workflow event: ${cause.message}`,
-      cause
-    }))
+) => Effect.Effect<WorkflowEvent.WorkflowEvent, WorkflowError.SessionStoreError> = rules.decodeEvent
 
 // -----------------------------------------------------------------------------
 // pruning
@@ -1321,7 +1281,7 @@ export interface PruneResult {
  * @since 0.1.0
  * @category pruning
  */
-export const defaultKeepRuns = 1000
+export const defaultKeepRuns: 1000 = rules.defaultKeepRuns
 
 /**
  * How often (in state commits of a session) a store trims the session's
@@ -1330,7 +1290,7 @@ export const defaultKeepRuns = 1000
  * @since 0.1.0
  * @category pruning
  */
-export const keepRunsEvery = 100
+export const keepRunsEvery: 100 = rules.keepRunsEvery
 
 /**
  * Whether a state commit that made `version` of a session trims its records
@@ -1339,8 +1299,7 @@ export const keepRunsEvery = 100
  * @since 0.1.0
  * @category pruning
  */
-export const trimsAt = (keepRuns: number | "all", version: number): boolean =>
-  keepRuns !== "all" && version % keepRunsEvery === 0
+export const trimsAt: (keepRuns: number | "all", version: number) => boolean = rules.trimsAt
 
 /**
  * A store's `keepRuns` option checked: a whole number from 1, or `"all"`
@@ -1349,20 +1308,10 @@ export const trimsAt = (keepRuns: number | "all", version: number): boolean =>
  * @since 0.1.0
  * @category pruning
  */
-export const checkKeepRuns = (
+export const checkKeepRuns: (
   method: string,
   keepRuns: number | "all" | undefined
-): Effect.Effect<number | "all", WorkflowError.SessionStoreError> =>
-  keepRuns === undefined
-    ? Effect.succeed(defaultKeepRuns)
-    : keepRuns === "all" || (Number.isSafeInteger(keepRuns) && keepRuns >= 1)
-    ? Effect.succeed(keepRuns)
-    : Effect.fail(
-      new WorkflowError.SessionStoreError({
-        method,
-        description: `keepRuns must be a whole number from 1, or "all" (got ${String(keepRuns)})`
-      })
-    )
+) => Effect.Effect<number | "all", WorkflowError.SessionStoreError> = rules.checkKeepRuns
 
 /**
  * The primitives a backend implements.

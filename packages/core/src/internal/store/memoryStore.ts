@@ -8,10 +8,11 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
-import * as SessionStore from "../../SessionStore.js"
+import type * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as ids from "../ids.js"
 import { applyChanges, type Change, copyIfJson, copyJson } from "../json.js"
+import * as rules from "./rules.js"
 
 interface MemorySession {
   info: SessionStore.SessionInfo
@@ -114,7 +115,7 @@ const toChange = (published: Published, skipped: number): SessionStore.SessionCh
 })
 
 /** The summary of a new session's first version: the keys of its state. */
-const createdKeys = (state: unknown) => SessionStore.changedKeys(SessionStore.diffStates({}, state))
+const createdKeys = (state: unknown) => rules.changedKeys(rules.diffStates({}, state))
 
 /** The info of a version, without the fields it does not have. */
 const versionInfo = (
@@ -143,13 +144,13 @@ const keepVersion = (
 ) => {
   const version = session.info.version
   if (keep > 0) {
-    const named = changes === undefined ? undefined : SessionStore.changedKeys(changes)
+    const named = changes === undefined ? undefined : rules.changedKeys(changes)
     const changed = version === 1
       ? createdKeys(session.state)
       : named ??
         (previous === undefined
           ? undefined
-          : SessionStore.changedKeys(SessionStore.diffStates(previous.state, session.state)))
+          : rules.changedKeys(rules.diffStates(previous.state, session.state)))
     session.versions.push({ info: versionInfo(version, session.lastRunId, committedAt, changed), state: session.state })
   }
   const oldest = version - keep + 1
@@ -160,12 +161,12 @@ const keepVersion = (
 
 /** @internal */
 export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): SessionStore.Backend => {
-  const keepRuns = Effect.runSync(Effect.either(SessionStore.checkKeepRuns("makeMemoryBackend", options?.keepRuns)))
+  const keepRuns = Effect.runSync(Effect.either(rules.checkKeepRuns("makeMemoryBackend", options?.keepRuns)))
   if (keepRuns._tag === "Left") throw new RangeError(keepRuns.left.description)
   const keep = keepRuns.right
   const storeHistory = options?.history
   const keepOf = (commit: { readonly history?: SessionStore.HistoryOptions | undefined }) =>
-    SessionStore.keptVersions(commit.history ?? storeHistory)
+    rules.keptVersions(commit.history ?? storeHistory)
   const sessions = new Map<string, MemorySession>()
   const changes = Effect.runSync(PubSub.unbounded<Published>())
   const publish = (session: MemorySession) =>
@@ -377,7 +378,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           existing.info = { ...existing.info, updatedAt: now }
         }
         if (run !== undefined) append(existing, commit.run!.runId, run)
-        if (state !== undefined && keep !== "all" && SessionStore.trimsAt(keep, existing.info.version)) {
+        if (state !== undefined && keep !== "all" && rules.trimsAt(keep, existing.info.version)) {
           removeRecords(existing, beyond(existing, keep))
         }
         if (commit.ends !== undefined) endActive(commit.ends.runId)
@@ -386,15 +387,15 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       }),
     list: (filter) =>
       Effect.sync(() => {
-        const search = filter.search === undefined ? undefined : SessionStore.foldSearch(filter.search)
+        const search = filter.search === undefined ? undefined : rules.foldSearch(filter.search)
         const page = pageOf(
           Array.from(sessions.values(), (s) => s.info)
             .filter((info) =>
               (filter.workflowName === undefined || info.workflowName === filter.workflowName) &&
               owned(info.userId, filter.userId) &&
               (filter.updatedSince === undefined || info.updatedAt >= filter.updatedSince) &&
-              (search === undefined || SessionStore.foldSearch(info.sessionId).includes(search) ||
-                SessionStore.foldSearch(info.name ?? "").includes(search))
+              (search === undefined || rules.foldSearch(info.sessionId).includes(search) ||
+                rules.foldSearch(info.name ?? "").includes(search))
             )
             .map((info) => [[info.updatedAt, info.sessionId], info] as const),
           filter.after === undefined ? undefined : [filter.after.updatedAt, filter.after.sessionId],
@@ -477,7 +478,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         if (source === undefined) return yield* new WorkflowError.SessionNotFound({ sessionId: request.sessionId })
         const at = source.versions.find((row) => row.info.version === request.version)
         if (at === undefined) {
-          return yield* SessionStore.versionNotFound(request.sessionId, request.version, source.info.version)
+          return yield* rules.versionNotFound(request.sessionId, request.version, source.info.version)
         }
         if (sessions.has(request.newSessionId)) {
           return yield* new WorkflowError.SessionExists({ sessionId: request.newSessionId })
@@ -523,7 +524,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     appendEvents: (runId, events, retention) =>
       Effect.gen(function*() {
         if (events.length === 0) return
-        const encoded = yield* Effect.forEach(events, SessionStore.encodeEvent)
+        const encoded = yield* Effect.forEach(events, rules.encodeEvent)
         const now = yield* Clock.currentTimeMillis
         const log: EventLog = logs.get(runId) ?? { events: [], endedAt: undefined }
         logs.set(runId, log)
@@ -532,11 +533,11 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           if (event.seq <= last) return
           last = event.seq
           log.events.push({ seq: event.seq, json: encoded[i]! })
-          if (SessionStore.isFinalEvent(event)) log.endedAt = now
+          if (rules.isFinalEvent(event)) log.endedAt = now
         })
         const beyond = log.events.length - retention.maxEvents
         if (beyond > 0) log.events.splice(0, beyond)
-        if (log.endedAt === now && events.some(SessionStore.isFinalEvent)) {
+        if (log.endedAt === now && events.some(rules.isFinalEvent)) {
           for (const [id, other] of logs) {
             if (other.endedAt !== undefined && other.endedAt < now - retention.keepFor) logs.delete(id)
           }
@@ -551,7 +552,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         const from = kept.findIndex((event) => event.seq > after)
         const above = from < 0 ? [] : kept.slice(from)
         const found = options?.latest === true ? above.slice(Math.max(0, above.length - limit)) : above.slice(0, limit)
-        return Effect.forEach(found, (event) => SessionStore.decodeEvent(runId, event.json))
+        return Effect.forEach(found, (event) => rules.decodeEvent(runId, event.json))
       }),
     watchEvents: (runId) =>
       Stream.unwrapScoped(Effect.map(PubSub.subscribe(appended), (subscription) =>
