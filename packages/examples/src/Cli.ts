@@ -29,16 +29,10 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
-import * as Approval from "./Approval.js"
-import * as CustomExecutors from "./CustomExecutors.js"
-import * as GreetingCondition from "./GreetingCondition.js"
-import * as JobTracker from "./JobTracker.js"
+import * as internal from "./internal/scenarios.js"
 import * as Output from "./Output.js"
-import * as ProjectTeam from "./ProjectTeam.js"
-import * as Routers from "./Routers.js"
 import * as Scenario from "./Scenario.js"
 import * as Serve from "./Serve.js"
-import * as SessionNaming from "./SessionNaming.js"
 import * as ShoppingList from "./ShoppingList.js"
 import * as Tracing from "./Tracing.js"
 
@@ -49,16 +43,7 @@ import * as Tracing from "./Tracing.js"
  * @since 0.1.0
  * @category scenarios
  */
-export const scenarios: ReadonlyArray<Scenario.Scenario> = [
-  ShoppingList.scenario,
-  JobTracker.scenario,
-  CustomExecutors.scenario,
-  GreetingCondition.scenario,
-  Routers.scenario,
-  ProjectTeam.scenario,
-  SessionNaming.scenario,
-  Approval.scenario
-]
+export const scenarios: ReadonlyArray<Scenario.Scenario> = internal.scenarios
 
 const normalize = (name: string) => name.trim().toLowerCase().replace(/[_\s.]+/g, "-")
 
