@@ -15,7 +15,7 @@ import { chromium } from "playwright-core"
 const candidates = [process.env.SESSIONFLOW_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"]
 
 /** The Chromium executable, when the machine has one. */
-export const chromiumPath: string | undefined = candidates.find((file): file is string =>
+const chromiumPath: string | undefined = candidates.find((file): file is string =>
   file !== undefined && file !== "" && fs.existsSync(file)
 )
 

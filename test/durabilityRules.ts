@@ -41,13 +41,18 @@ export const heldBeforeCommit = Effect.gen(function*() {
   return { workflow, calls, reached, proceed }
 })
 
-/** Runs the held workflow as the tracked run `r` of session `s` (lease 1 s) on `store`, in a fiber: what it fails with. */
+/**
+ * Runs the held workflow as the tracked run `r` of session `s` (lease 1 s) on `store`, in a fiber: what it fails with.
+ */
 export const forkHeldRun = (
   workflow: Effect.Effect.Success<typeof heldBeforeCommit>["workflow"],
   store: Context.Context<SessionStore.SessionStore>
 ) =>
   Effect.fork(
-    Workflow.run(workflow, "go", { sessionId: "s", runId: "r", leaseDuration: "1 second" }).pipe(Effect.flip, Effect.provide(store))
+    Workflow.run(workflow, "go", { sessionId: "s", runId: "r", leaseDuration: "1 second" }).pipe(
+      Effect.flip,
+      Effect.provide(store)
+    )
   )
 
 /**
@@ -80,7 +85,11 @@ export const assertUnfinishedThenRecovered = (
       const recovered = yield* Workflow.recover(workflow)
       const history = yield* Workflow.getRunHistory(workflow, "s")
       const replayed = yield* Workflow.run(workflow, "go", { sessionId: "s", runId: "r" })
-      return { recovered: recovered.map((r) => [r.runId, r.outcome._tag]), history: history.map((r) => [r.runId, r.status]), replayed }
+      return {
+        recovered: recovered.map((r) => [r.runId, r.outcome._tag]),
+        history: history.map((r) => [r.runId, r.status]),
+        replayed
+      }
     }).pipe(Effect.provide(recovering))
     assert.deepStrictEqual(outcome.recovered, [["r", "Success"]])
     assert.deepStrictEqual(outcome.history, [["r", "completed"]])
@@ -102,7 +111,9 @@ const race = (store: string, workers: ReadonlyArray<ReadonlyArray<string>>) =>
     const spawned = yield* Effect.forEach(workers, (args) => spawnFixture("raceWorker.ts", [store, ...args]))
     yield* Effect.forEach(spawned, (worker) => worker.ready, { concurrency: "unbounded" })
     yield* Effect.forEach(spawned, (worker) => worker.start)
-    return (yield* Effect.forEach(spawned, (worker) => worker.exit, { concurrency: "unbounded" })).map(lastJsonLine) as Array<Outcome>
+    return (yield* Effect.forEach(spawned, (worker) => worker.exit, { concurrency: "unbounded" })).map(
+      lastJsonLine
+    ) as Array<Outcome>
   })
 
 const pauseFirst = (store: string, sessionId: string) =>
@@ -117,105 +128,153 @@ const pauseFirst = (store: string, sessionId: string) =>
  */
 export const durabilityRaceSuite = (name: string, location: Effect.Effect<string, unknown, Scope.Scope>) =>
   describe(`durability rules across OS processes (${name})`, () => {
-    it.live("of several processes answering one pause, one answer is taken; the others are refused, none lands on the next pause", () =>
-      Effect.scoped(Effect.gen(function*() {
-        const store = yield* location
-        const { key, runId } = yield* pauseFirst(store, "s")
-        const answers = ["true", "false", "true"]
-        const outcomes = yield* race(store, answers.map((approved) => ["continue", runId, key, approved]))
-        const taken = outcomes.flatMap((o, i) => (o.outcome === "RunPaused" ? [{ ...o, approved: answers[i] }] : []))
-        assert.strictEqual(taken.length, 1, JSON.stringify(outcomes))
-        for (const o of outcomes) assert.include(["RunPaused", "PauseMismatch", "RunInProgress"], o.outcome, JSON.stringify(outcomes))
-        assert.notStrictEqual(taken[0]!.key, key)
-        // the run waits at the second question, with the one answer taken at the first
-        const done = yield* Workflow.continue(twoQuestions, runId, { approved: true }, { pause: taken[0]!.key! }).pipe(
-          Effect.flatMap(() => Workflow.getSessionState(twoQuestions, "s")),
-          Effect.provide(storeLayer(store))
-        )
-        assert.deepStrictEqual(done, { items: [`first:${taken[0]!.approved}`, "second:true"] })
-      })), 300_000)
-
-    it.live("a cancel racing continues (with retryOnConflict) on a session's first run wins: the run ends cancelled and never runs again", () =>
-      Effect.scoped(Effect.gen(function*() {
-        const store = yield* location
-        for (const sessionId of ["s1"]) {
-          const { key, runId } = yield* pauseFirst(store, sessionId)
-          const outcomes = yield* race(store, [
-            ["cancel", runId],
-            ["continue", runId, key, "true", "retry"],
-            ["continue", runId, key, "true", "retry"],
-            ["continue", runId, key, "true", "retry"]
-          ])
-          assert.strictEqual(outcomes[0]!.outcome, "Cancelled", JSON.stringify(outcomes))
-          for (const o of outcomes.slice(1)) {
-            // a continue taken before the cancel paused at the second question; the others were told why not
-            assert.include(["RunPaused", "RunLost", "RunEnded", "PauseMismatch", "RunInProgress"], o.outcome, JSON.stringify(outcomes))
+    it.live(
+      "of several processes answering one pause, one answer is " +
+        "taken; the others are refused, none lands on the next pause",
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const store = yield* location
+          const { key, runId } = yield* pauseFirst(store, "s")
+          const answers = ["true", "false", "true"]
+          const outcomes = yield* race(store, answers.map((approved) => ["continue", runId, key, approved]))
+          const taken = outcomes.flatMap((o, i) => (o.outcome === "RunPaused" ? [{ ...o, approved: answers[i] }] : []))
+          assert.strictEqual(taken.length, 1, JSON.stringify(outcomes))
+          for (const o of outcomes) {
+            assert.include(["RunPaused", "PauseMismatch", "RunInProgress"], o.outcome, JSON.stringify(outcomes))
           }
-          const after = yield* Effect.gen(function*() {
-            const history = yield* Workflow.getRunHistory(twoQuestions, sessionId)
-            const unfinished = yield* Workflow.unfinishedRuns(twoQuestions, { sessionId })
-            const again = yield* Effect.flip(Workflow.run(twoQuestions, "go", { sessionId, runId }))
-            const state = yield* Workflow.getSessionState(twoQuestions, sessionId)
-            return { history: history.map((r) => [r.runId, r.status]), unfinished: unfinished.length, again: again._tag, state }
-          }).pipe(Effect.provide(storeLayer(store)))
-          assert.deepStrictEqual(after, { history: [[runId, "cancelled"]], unfinished: 0, again: "RunEnded", state: { items: [] } })
-        }
-      })), 300_000)
+          assert.notStrictEqual(taken[0]!.key, key)
+          // the run waits at the second question, with the one answer taken at the first
+          const done = yield* Workflow.continue(twoQuestions, runId, { approved: true }, { pause: taken[0]!.key! })
+            .pipe(
+              Effect.flatMap(() => Workflow.getSessionState(twoQuestions, "s")),
+              Effect.provide(storeLayer(store))
+            )
+          assert.deepStrictEqual(done, { items: [`first:${taken[0]!.approved}`, "second:true"] })
+        })),
+      300_000
+    )
 
-    it.live("one lock order: cancels racing continues and their commits on many runs never deadlock, and each run has one outcome", () =>
-      Effect.scoped(Effect.gen(function*() {
-        const store = yield* location
-        const layer = storeLayer(store)
-        const rounds = 16
-        // half the runs are their session's first (the commit and the cancel both create the session row),
-        // half run on a session that exists (both write its row)
-        const runs = yield* Effect.forEach(Array.from({ length: rounds }, (_, i) => `lock-${i}`), (sessionId, i) =>
-          Effect.gen(function*() {
-            if (i % 2 === 1) {
-              const seeded = yield* SessionStore.SessionStore
-              yield* seeded.commit({ sessionId, workflowName: twoQuestions.name, expectedVersion: 0, state: { items: [] } })
+    it.live(
+      "a cancel racing continues (with retryOnConflict) on a session's " +
+        "first run wins: the run ends cancelled and never runs again",
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const store = yield* location
+          for (const sessionId of ["s1"]) {
+            const { key, runId } = yield* pauseFirst(store, sessionId)
+            const outcomes = yield* race(store, [
+              ["cancel", runId],
+              ["continue", runId, key, "true", "retry"],
+              ["continue", runId, key, "true", "retry"],
+              ["continue", runId, key, "true", "retry"]
+            ])
+            assert.strictEqual(outcomes[0]!.outcome, "Cancelled", JSON.stringify(outcomes))
+            for (const o of outcomes.slice(1)) {
+              // a continue taken before the cancel paused at the second question; the others were told why not
+              assert.include(
+                ["RunPaused", "RunLost", "RunEnded", "PauseMismatch", "RunInProgress"],
+                o.outcome,
+                JSON.stringify(outcomes)
+              )
             }
-            const paused = yield* Effect.flip(Workflow.run(twoQuestions, "go", { sessionId }))
-            assert.instanceOf(paused, WorkflowError.RunPaused)
-            return { runId: paused.runId, key: paused.key, sessionId }
-          })).pipe(Effect.provide(layer))
-        const dir = yield* Effect.acquireRelease(
-          Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-lock-"))),
-          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-        )
-        const runsFile = path.join(dir, "runs.json")
-        fs.writeFileSync(runsFile, JSON.stringify(runs))
-        const roles = ["cancel", "continue", "cancel", "continue"]
-        const spawned = yield* Effect.forEach(roles, (role) => spawnFixture("lockOrderWorker.ts", [store, runsFile, role]))
-        yield* Effect.forEach(spawned, (worker) => worker.ready, { concurrency: "unbounded" })
-        yield* Effect.forEach(spawned, (worker) => worker.start)
-        const outcomes = (yield* Effect.forEach(spawned, (worker) => worker.exit, { concurrency: "unbounded" })).map(lastJsonLine) as Array<
-          Record<string, string>
-        >
-        const stored = yield* Effect.forEach(runs, ({ runId, sessionId }) =>
-          Effect.gen(function*() {
-            const history = yield* Workflow.getRunHistory(twoQuestions, sessionId)
-            const state = yield* Workflow.getSessionState(twoQuestions, sessionId)
-            return { records: history.filter((r) => r.runId === runId).map((r) => r.status), state }
-          })).pipe(Effect.provide(layer))
-        assert.deepStrictEqual(yield* Workflow.unfinishedRuns(twoQuestions).pipe(Effect.provide(layer)), [])
-        for (const [i, { runId }] of runs.entries()) {
-          const told = roles.map((role, w) => [role, outcomes[w]![runId]!] as const)
-          const context = JSON.stringify({ runId, told, stored: stored[i] })
-          // no deadlock, no store error of any kind
-          for (const [, outcome] of told) {
-            assert.include(["Cancelled", "Success", "RunLost", "RunEnded", "RunInProgress", "PauseMismatch", "RunNotFound"], outcome, context)
+            const after = yield* Effect.gen(function*() {
+              const history = yield* Workflow.getRunHistory(twoQuestions, sessionId)
+              const unfinished = yield* Workflow.unfinishedRuns(twoQuestions, { sessionId })
+              const again = yield* Effect.flip(Workflow.run(twoQuestions, "go", { sessionId, runId }))
+              const state = yield* Workflow.getSessionState(twoQuestions, sessionId)
+              return {
+                history: history.map((r) => [r.runId, r.status]),
+                unfinished: unfinished.length,
+                again: again._tag,
+                state
+              }
+            }).pipe(Effect.provide(storeLayer(store)))
+            assert.deepStrictEqual(after, {
+              history: [[runId, "cancelled"]],
+              unfinished: 0,
+              again: "RunEnded",
+              state: { items: [] }
+            })
           }
-          const cancelled = told.filter(([, o]) => o === "Cancelled").length
-          const completed = told.filter(([, o]) => o === "Success").length
-          // one outcome: exactly one record, and what each caller was told agrees with it
-          assert.strictEqual(cancelled + completed, 1, context)
-          assert.deepStrictEqual(stored[i]!.records, [cancelled === 1 ? "cancelled" : "completed"], context)
-          assert.deepStrictEqual(
-            stored[i]!.state,
-            { items: cancelled === 1 ? [] : ["first:true", "second:true"] },
-            context
+        })),
+      300_000
+    )
+
+    it.live(
+      "one lock order: cancels racing continues and their commits " +
+        "on many runs never deadlock, and each run has one outcome",
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const store = yield* location
+          const layer = storeLayer(store)
+          const rounds = 16
+          // half the runs are their session's first (the commit and the cancel both create the session row),
+          // half run on a session that exists (both write its row)
+          const runs = yield* Effect.forEach(Array.from({ length: rounds }, (_, i) => `lock-${i}`), (sessionId, i) =>
+            Effect.gen(function*() {
+              if (i % 2 === 1) {
+                const seeded = yield* SessionStore.SessionStore
+                yield* seeded.commit({
+                  sessionId,
+                  workflowName: twoQuestions.name,
+                  expectedVersion: 0,
+                  state: { items: [] }
+                })
+              }
+              const paused = yield* Effect.flip(Workflow.run(twoQuestions, "go", { sessionId }))
+              assert.instanceOf(paused, WorkflowError.RunPaused)
+              return { runId: paused.runId, key: paused.key, sessionId }
+            })).pipe(Effect.provide(layer))
+          const dir = yield* Effect.acquireRelease(
+            Effect.sync(() =>
+              fs.mkdtempSync(path.join(os.tmpdir(), "sessionflow-lock-"))
+            ),
+            (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
           )
-        }
-      })), 300_000)
+          const runsFile = path.join(dir, "runs.json")
+          fs.writeFileSync(runsFile, JSON.stringify(runs))
+          const roles = ["cancel", "continue", "cancel", "continue"]
+          const spawned = yield* Effect.forEach(roles, (role) =>
+            spawnFixture("lockOrderWorker.ts", [store, runsFile, role]))
+          yield* Effect.forEach(spawned, (worker) =>
+            worker.ready, { concurrency: "unbounded" })
+          yield* Effect.forEach(spawned, (worker) =>
+            worker.start)
+          const outcomes = (yield* Effect.forEach(spawned, (worker) => worker.exit, { concurrency: "unbounded" })).map(
+            lastJsonLine
+          ) as Array<
+            Record<string, string>
+          >
+          const stored = yield* Effect.forEach(runs, ({ runId, sessionId }) =>
+            Effect.gen(function*() {
+              const history = yield* Workflow.getRunHistory(twoQuestions, sessionId)
+              const state = yield* Workflow.getSessionState(twoQuestions, sessionId)
+              return { records: history.filter((r) => r.runId === runId).map((r) => r.status), state }
+            })).pipe(Effect.provide(layer))
+          assert.deepStrictEqual(yield* Workflow.unfinishedRuns(twoQuestions).pipe(Effect.provide(layer)), [])
+          for (const [i, { runId }] of runs.entries()) {
+            const told = roles.map((role, w) => [role, outcomes[w]![runId]!] as const)
+            const context = JSON.stringify({ runId, told, stored: stored[i] })
+            // no deadlock, no store error of any kind
+            for (const [, outcome] of told) {
+              assert.include(
+                ["Cancelled", "Success", "RunLost", "RunEnded", "RunInProgress", "PauseMismatch", "RunNotFound"],
+                outcome,
+                context
+              )
+            }
+            const cancelled = told.filter(([, o]) => o === "Cancelled").length
+            const completed = told.filter(([, o]) => o === "Success").length
+            // one outcome: exactly one record, and what each caller was told agrees with it
+            assert.strictEqual(cancelled + completed, 1, context)
+            assert.deepStrictEqual(stored[i]!.records, [cancelled === 1 ? "cancelled" : "completed"], context)
+            assert.deepStrictEqual(
+              stored[i]!.state,
+              { items: cancelled === 1 ? [] : ["first:true", "second:true"] },
+              context
+            )
+          }
+        })),
+      300_000
+    )
   })

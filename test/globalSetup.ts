@@ -58,7 +58,9 @@ const freePort = (): Promise<number> =>
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")))
+      server.close(() =>
+        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))
+      )
     })
   })
 
@@ -71,7 +73,9 @@ const startEmbedded = async (): Promise<{ readonly url: string; readonly stop: (
   // exit code: failed tests would pass) and throw on exit: the teardown stops the server instead
   for (const event of events) {
     for (const listener of emitter.listeners(event)) {
-      if (!hooked.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: Array<unknown>) => void)
+      if (!hooked.get(event)?.has(listener)) {
+        emitter.removeListener(event, listener as (...args: Array<unknown>) => void)
+      }
     }
   }
   const folder = await mkdtemp(path.join(tmpdir(), "sessionflow-test-pg-"))
@@ -105,10 +109,14 @@ const startEmbedded = async (): Promise<{ readonly url: string; readonly stop: (
 /** What the tests of this run (`vitest --mode`) need, on the first screen of `npm test` and `npm run test:slow`. */
 const needs = (mode: string, postgres: string): string => {
   const tier = mode === "slow"
-    ? "the tests that start processes, pack the packages and drive a browser: they need Node, npm (npm install of the tarballs reads the peers from the registry or npm's cache) and Chromium for the browser tests (skipped without it)"
+    ? "the tests that start processes, pack the packages and drive a browser: they " +
+      "need Node, npm (npm install of the tarballs reads the peers from the registry " +
+      "or npm's cache) and Chromium for the browser tests (skipped without it)"
     : mode === "all"
-    ? "every test: Node, npm (the packaging test installs from the registry or npm's cache) and Chromium for the browser tests (skipped without it)"
-    : "the in-process tests: they need Node alone (npm run test:slow runs those that start processes, pack the packages or drive a browser)"
+    ? "every test: Node, npm (the packaging test installs from the registry " +
+      "or npm's cache) and Chromium for the browser tests (skipped without it)"
+    : "the in-process tests: they need Node alone (npm run test:slow runs " +
+      "those that start processes, pack the packages or drive a browser)"
   return `sessionflow tests, ${tier}. PostgreSQL: ${postgres}.`
 }
 

@@ -70,7 +70,9 @@ export const exec = (
     })
   })
 
-/** The `sessionflow` command, run from its TypeScript sources by node (with tsx), with `env` added to the environment. */
+/**
+ * The `sessionflow` command, run from its TypeScript sources by node (with tsx), with `env` added to the environment.
+ */
 export const sessionflow = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) =>
   exec(process.execPath, [
     "--conditions=@sessionflow/source",

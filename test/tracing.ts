@@ -15,7 +15,9 @@ class KeptSpans extends InMemorySpanExporter {
 /** Spans exported to memory, through `@effect/opentelemetry`'s SDK layer. */
 export const inMemoryTracing = () => {
   const exporter = new KeptSpans()
-  const layer = NodeSdk.layer(() => ({ resource: { serviceName: "sessionflow-test" }, spanProcessor: new SimpleSpanProcessor(exporter) }))
+  const layer = NodeSdk.layer(() => ({
+    resource: { serviceName: "sessionflow-test" },
+    spanProcessor: new SimpleSpanProcessor(exporter)
+  }))
   return { exporter, layer }
 }
-

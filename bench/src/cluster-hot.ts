@@ -55,7 +55,11 @@ interface Row extends Figures {
 }
 
 /** `clients` clients each sending `runsPerClient` runs with `run(client)`, one after the other. */
-const drive = (setup: string, run: (client: number) => Effect.Effect<unknown, unknown>, finalCount: Effect.Effect<number, unknown>) =>
+const drive = (
+  setup: string,
+  run: (client: number) => Effect.Effect<unknown, unknown>,
+  finalCount: Effect.Effect<number, unknown>
+) =>
   Effect.gen(function*() {
     executions = 0
     const latencies: Array<number> = []
@@ -117,27 +121,33 @@ const plain = Effect.gen(function*() {
 
 /** `@effect/cluster`'s own values of the intervals `ClusterPlacement.shardingConfig` sets. */
 const upstream = Object.fromEntries(
-  Object.keys(ClusterPlacement.shardingConfig).map((key) => [key, ShardingConfig.defaults[key as keyof typeof ShardingConfig.defaults]])
+  Object.keys(ClusterPlacement.shardingConfig).map((
+    key
+  ) => [key, ShardingConfig.defaults[key as keyof typeof ShardingConfig.defaults]])
 )
 
-const cluster = (setup: string, shardingConfig: typeof ClusterPlacement.shardingConfig | undefined) => Effect.gen(function*() {
-  const sessionId = `cluster-${crypto.randomUUID()}`
-  const context = yield* Layer.build(
-    ClusterPlacement.layerSingleRunner({ workflows: [hot], shardingConfig }).pipe(
-      Layer.provideMerge(PgSessionStore.layer({ url: pgUrl, schema })),
-      Layer.provide(inSchema)
+const cluster = (setup: string, shardingConfig: typeof ClusterPlacement.shardingConfig | undefined) =>
+  Effect.gen(function*() {
+    const sessionId = `cluster-${crypto.randomUUID()}`
+    const context = yield* Layer.build(
+      ClusterPlacement.layerSingleRunner({ workflows: [hot], shardingConfig }).pipe(
+        Layer.provideMerge(PgSessionStore.layer({ url: pgUrl, schema })),
+        Layer.provide(inSchema)
+      )
     )
-  )
-  const run = () => Workflow.run(hot, null, { sessionId }).pipe(Effect.provide(context))
-  // the entity and the first statements: not counted
-  yield* run()
-  return yield* drive(setup, run, stateOf(sessionId).pipe(Effect.provide(context)))
-})
+    const run = () => Workflow.run(hot, null, { sessionId }).pipe(Effect.provide(context))
+    // the entity and the first statements: not counted
+    yield* run()
+    return yield* drive(setup, run, stateOf(sessionId).pipe(Effect.provide(context)))
+  })
 
 const rows = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
   yield* Effect.acquireRelease(
     Effect.flatMap(PgClient.PgClient, (sql) => sql`CREATE SCHEMA ${sql(schema)}`).pipe(Effect.provide(admin)),
-    () => Effect.orDie(Effect.flatMap(PgClient.PgClient, (sql) => sql`DROP SCHEMA ${sql(schema)} CASCADE`).pipe(Effect.provide(admin)))
+    () =>
+      Effect.orDie(
+        Effect.flatMap(PgClient.PgClient, (sql) => sql`DROP SCHEMA ${sql(schema)} CASCADE`).pipe(Effect.provide(admin))
+      )
   )
   return [
     yield* plain,
@@ -149,7 +159,10 @@ const rows = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
 console.log("| setup | clients | runs | runs/s | p50 ms | p99 ms | retries | failures | final count |")
 console.log("|---|---|---|---|---|---|---|---|---|")
 for (const r of rows) {
-  console.log(`| ${r.setup} | ${r.clients} | ${r.runs} | ${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.retries} | ${r.failures} | ${r.finalCount} |`)
+  console.log(
+    `| ${r.setup} | ${r.clients} | ${r.runs} | ${r.perSecond} | ${r.p50Ms} ` +
+      `| ${r.p99Ms} | ${r.retries} | ${r.failures} | ${r.finalCount} |`
+  )
 }
 console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} (${os.cpus().length} cores)`)
 console.log(JSON.stringify({ node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg(), rows }))

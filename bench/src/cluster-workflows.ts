@@ -70,7 +70,11 @@ export const layers = (schema: string, storeConnections: number) => {
   const url = new URL(pgUrl)
   url.searchParams.set("options", `-c search_path=${schema}`)
   return {
-    sql: PgClient.layer({ url: Redacted.make(url.toString()), applicationName: "sessionflow-bench-cluster", maxConnections: 4 }),
+    sql: PgClient.layer({
+      url: Redacted.make(url.toString()),
+      applicationName: "sessionflow-bench-cluster",
+      maxConnections: 4
+    }),
     store: PgSessionStore.layer({ url: pgUrl, schema, maxConnections: storeConnections })
   }
 }

@@ -36,7 +36,15 @@ import { fileURLToPath } from "node:url"
 import { ClusterPlacement } from "../../packages/cluster/src/index.ts"
 import { type Placement, type SessionStore, Workflow } from "../../packages/core/src/index.ts"
 import { PgSessionStore } from "../../packages/store-pg/src/index.ts"
-import { type Figures, layers, leaseDuration, percentile, pgUrl, shardingConfig, workflows } from "./cluster-workflows.ts"
+import {
+  type Figures,
+  layers,
+  leaseDuration,
+  percentile,
+  pgUrl,
+  shardingConfig,
+  workflows
+} from "./cluster-workflows.ts"
 import { median } from "./util.ts"
 
 const arg = (name: string, fallback: number) => {
@@ -52,7 +60,8 @@ const hotClients = 8
 const schema = `bench_cluster_${process.pid}`
 const dir = mkdtempSync(path.join(os.tmpdir(), "sessionflow-bench-cluster-"))
 const effects = path.join(dir, "effects.log")
-const lines = () => (existsSync(effects) ? readFileSync(effects, "utf8").trim().split("\n").filter((l) => l.length > 0) : [])
+const lines =
+  () => (existsSync(effects) ? readFileSync(effects, "utf8").trim().split("\n").filter((l) => l.length > 0) : [])
 const { durable, hot } = workflows(effects)
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(" ")
 
@@ -102,7 +111,12 @@ interface Row extends Figures {
 const round = (ms: number) => Math.round(ms * 10) / 10
 
 /** `jobs` (one run each) taken by `clients` clients, each one after the other. */
-const drive = (workload: string, setup: string, clients: number, jobs: ReadonlyArray<(client: number) => Effect.Effect<unknown, unknown>>) =>
+const drive = (
+  workload: string,
+  setup: string,
+  clients: number,
+  jobs: ReadonlyArray<(client: number) => Effect.Effect<unknown, unknown>>
+) =>
   Effect.gen(function*() {
     const before = lines().length
     const latencies: Array<number> = []
@@ -149,11 +163,20 @@ const drive = (workload: string, setup: string, clients: number, jobs: ReadonlyA
     return row
   })
 
-/** `count` stores over the schema (app servers), for the scope; few connections each (the database has 100 for everyone). */
+/**
+ * `count` stores over the schema (app servers), for the scope;
+ * few connections each (the database has 100 for everyone).
+ */
 const stores = (count: number, connections: number) =>
   Effect.forEach(
     Array.from({ length: count }),
-    () => Layer.build(PgSessionStore.layer({ url: pgUrl, schema, maxConnections: connections }) as Layer.Layer<SessionStore.SessionStore, unknown>)
+    () =>
+      Layer.build(
+        PgSessionStore.layer({ url: pgUrl, schema, maxConnections: connections }) as Layer.Layer<
+          SessionStore.SessionStore,
+          unknown
+        >
+      )
   )
 
 const main = Effect.gen(function*() {
@@ -164,45 +187,58 @@ const main = Effect.gen(function*() {
   const client = yield* Layer.build(
     ClusterPlacement.layer.pipe(
       Layer.provideMerge(store),
-      Layer.provide(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: shardingConfig(undefined) })),
+      Layer.provide(
+        NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: shardingConfig(undefined) })
+      ),
       Layer.provide(sql)
     )
   )
-  const onCluster = <A, E>(self: Effect.Effect<A, E, Placement.Placement | SessionStore.SessionStore>) => Effect.provide(self, client)
+  const onCluster = <A, E>(self: Effect.Effect<A, E, Placement.Placement | SessionStore.SessionStore>) =>
+    Effect.provide(self, client)
   const rows: Array<Row> = []
 
   // warm-up: every runner's entity manager and the client's connections
-  yield* Effect.forEach(Array.from({ length: 30 }, (_, i) => `warm-${i}`), (sessionId) =>
-    onCluster(Workflow.run(hot, null, { sessionId })), { concurrency: 10 })
+  yield* Effect.forEach(
+    Array.from({ length: 30 }, (_, i) => `warm-${i}`),
+    (sessionId) => onCluster(Workflow.run(hot, null, { sessionId })),
+    { concurrency: 10 }
+  )
 
   // spread: 1,000 sessions, one run each
   rows.push(
-    yield* Effect.scoped(Effect.flatMap(stores(4, 4), (plainSpread) => drive(
-      "1,000 sessions, one run each",
-      "PostgreSQL store, 4 app servers",
-      spreadClients,
-      Array.from({ length: sessions }, (_, i) => (client: number) =>
-        Workflow.run(hot, null, { sessionId: `plain-${i}` }).pipe(Effect.provide(plainSpread[client % 4]!)))
-    )))
+    yield* Effect.scoped(Effect.flatMap(stores(4, 4), (plainSpread) =>
+      drive(
+        "1,000 sessions, one run each",
+        "PostgreSQL store, 4 app servers",
+        spreadClients,
+        Array.from({ length: sessions }, (_, i) => (client: number) =>
+          Workflow.run(hot, null, { sessionId: `plain-${i}` }).pipe(Effect.provide(plainSpread[client % 4]!)))
+      )))
   )
   rows.push(
     yield* drive(
       "1,000 sessions, one run each",
       "cluster, 3 runner processes",
       spreadClients,
-      Array.from({ length: sessions }, (_, i) => () => onCluster(Workflow.run(hot, null, { sessionId: `cluster-${i}` })))
+      Array.from(
+        { length: sessions },
+        (_, i) => () => onCluster(Workflow.run(hot, null, { sessionId: `cluster-${i}` }))
+      )
     )
   )
 
   // hot: 8 clients on one session
   rows.push(
-    yield* Effect.scoped(Effect.flatMap(stores(hotClients, 2), (plainHot) => drive(
-      "one hot session",
-      "PostgreSQL store, 8 app servers, retryOnConflict",
-      hotClients,
-      Array.from({ length: hotClients * hotRuns }, () => (client: number) =>
-        Workflow.run(hot, null, { sessionId: "plain-hot", retryOnConflict: 1000 }).pipe(Effect.provide(plainHot[client]!)))
-    )))
+    yield* Effect.scoped(Effect.flatMap(stores(hotClients, 2), (plainHot) =>
+      drive(
+        "one hot session",
+        "PostgreSQL store, 8 app servers, retryOnConflict",
+        hotClients,
+        Array.from({ length: hotClients * hotRuns }, () => (client: number) =>
+          Workflow.run(hot, null, { sessionId: "plain-hot", retryOnConflict: 1000 }).pipe(
+            Effect.provide(plainHot[client]!)
+          ))
+      )))
   )
   yield* onCluster(Workflow.run(hot, null, { sessionId: "cluster-hot" }))
   rows.push(
@@ -210,21 +246,32 @@ const main = Effect.gen(function*() {
       "one hot session",
       "cluster, 3 runner processes",
       hotClients,
-      Array.from({ length: hotClients * hotRuns }, () => () => onCluster(Workflow.run(hot, null, { sessionId: "cluster-hot" })))
+      Array.from(
+        { length: hotClients * hotRuns },
+        () => () => onCluster(Workflow.run(hot, null, { sessionId: "cluster-hot" }))
+      )
     )
   )
   const hotCount = (yield* Workflow.getSessionState(hot, "cluster-hot").pipe(Effect.provide(client))).count
 
   // failover
-  const failovers: Array<{ readonly repeat: number; readonly interrupted: number; readonly ms: ReadonlyArray<number>; readonly load: string }> = []
+  const failovers: Array<
+    { readonly repeat: number; readonly interrupted: number; readonly ms: ReadonlyArray<number>; readonly load: string }
+  > = []
   for (let repeat = 0; repeat < repeats; repeat++) {
-    const runs = Array.from({ length: 6 }, (_, i) => ({ sessionId: `failover-${repeat}-${i}`, runId: `failover-${repeat}-${i}-${crypto.randomUUID()}` }))
+    const runs = Array.from(
+      { length: 6 },
+      (_, i) => ({ sessionId: `failover-${repeat}-${i}`, runId: `failover-${repeat}-${i}-${crypto.randomUUID()}` })
+    )
     const ids = new Set(runs.map((r) => r.runId))
-    const fibers = yield* Effect.forEach(runs, ({ runId, sessionId }) =>
-      onCluster(Workflow.run(durable, null, { sessionId, runId, leaseDuration })).pipe(
-        Effect.andThen(() => Date.now()),
-        Effect.fork
-      ))
+    const fibers = yield* Effect.forEach(
+      runs,
+      ({ runId, sessionId }) =>
+        onCluster(Workflow.run(durable, null, { sessionId, runId, leaseDuration })).pipe(
+          Effect.andThen(() => Date.now()),
+          Effect.fork
+        )
+    )
     const mine = () => lines().map((l) => l.split(" ") as [string, string, string]).filter(([runId]) => ids.has(runId))
     let victim: string | undefined
     while (victim === undefined) {
@@ -237,7 +284,9 @@ const main = Effect.gen(function*() {
     yield* Effect.promise(() => kill(child))
     const killedAt = Date.now()
     const done = new Set(mine().filter(([, step]) => step === "step-4").map(([runId]) => runId))
-    const interrupted = new Set(mine().filter(([runId, , pid]) => pid === victim && !done.has(runId)).map(([runId]) => runId))
+    const interrupted = new Set(
+      mine().filter(([runId, , pid]) => pid === victim && !done.has(runId)).map(([runId]) => runId)
+    )
     const completed = yield* Effect.forEach(fibers, Fiber.join)
     const ms = runs.flatMap((r, i) => (interrupted.has(r.runId) ? [completed[i]! - killedAt] : []))
     failovers.push({ repeat, interrupted: interrupted.size, ms, load: load() })
@@ -267,9 +316,14 @@ const result = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
 console.log("| workload | setup | clients | runs | runs/s | p50 ms | p99 ms | retries | failures | load average |")
 console.log("|---|---|---|---|---|---|---|---|---|---|")
 for (const r of result.rows) {
-  console.log(`| ${r.workload} | ${r.setup} | ${r.clients} | ${r.runs} | ${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.retries} | ${r.failures} | ${r.load} |`)
+  console.log(
+    `| ${r.workload} | ${r.setup} | ${r.clients} | ${r.runs} | ${r.perSecond} ` +
+      `| ${r.p50Ms} | ${r.p99Ms} | ${r.retries} | ${r.failures} | ${r.load} |`
+  )
 }
-console.log(`\nthe cluster's hot session at the end: count ${result.hotCount} (${hotClients * hotRuns} runs and one warm-up)`)
+console.log(
+  `\nthe cluster's hot session at the end: count ${result.hotCount} (${hotClients * hotRuns} runs and one warm-up)`
+)
 const allMs = result.failovers.flatMap((f) => f.ms)
 console.log(`\n| failover | interrupted runs | each run: ms from the kill to its completion | load average |`)
 console.log("|---|---|---|---|")

@@ -32,7 +32,11 @@ if (targets.length > 0) {
   for (const t of targets) {
     const a = targetsAfter.get(t.id)!
     const x = t.reference === undefined ? "" : "×"
-    lines.push(`| ${t.id} | ${format(t.median)}${x} | ${format(a.median)}${x} | ≤ ${format(t.max)}${x} | ${a.met ? "yes" : "**no**"} |`)
+    lines.push(
+      `| ${t.id} | ${format(t.median)}${x} | ${format(a.median)}${x} | ≤ ${format(t.max)}${x} | ${
+        a.met ? "yes" : "**no**"
+      } |`
+    )
   }
   lines.push("")
 }

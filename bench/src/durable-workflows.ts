@@ -4,7 +4,7 @@
  * the very same shapes. sessionflow is imported by its package names, so it
  * runs from the compiled `dist` of each package, as users run it.
  */
-import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { SessionState, type SessionStore, Step, Workflow } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import * as Effect from "effect/Effect"

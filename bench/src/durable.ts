@@ -17,14 +17,14 @@
  * figure to `results-durable.json` (`--out`).
  */
 import { SessionStore, Workflow } from "@sessionflow/core"
-import * as Effect from "effect/Effect"
-import * as ManagedRuntime from "effect/ManagedRuntime"
 import Database from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import type * as Layer from "effect/Layer"
 import { approval, crashable, storeLayer, tenSteps } from "./durable-workflows.ts"
 import { format, log } from "./measure.ts"
 import { databaseUrl, freshSchema, reachable } from "./systems/postgres.ts"
@@ -166,14 +166,26 @@ const stepCost = async () => {
     add("durability: step", storeName, "tracked run (runId), ms/run", "ms", t)
     add("durability: step", storeName, "durability: \"step\", ms/run", "ms", s)
     add("durability: step", storeName, "step − run mode, per step", "ms", s.map((x, i) => (x - r[i]!) / STEPS))
-    add("durability: step", storeName, "step − tracked, per journal write (9 a run)", "ms", s.map((x, i) => (x - t[i]!) / (STEPS - 1)))
+    add(
+      "durability: step",
+      storeName,
+      "step − tracked, per journal write (9 a run)",
+      "ms",
+      s.map((x, i) => (x - t[i]!) / (STEPS - 1))
+    )
     add("durability: step", storeName, "step ÷ run mode", "×", s.map((x, i) => x / r[i]!))
     const [fr, fs] = [perRep.get("floor run"), perRep.get("floor step")]
     if (fr !== undefined && fs !== undefined) {
       add("durability: step", storeName, "floor: read + upsert, ms/run", "ms", fr)
       add("durability: step", storeName, "floor: + a journal upsert after steps 1–9, ms/run", "ms", fs)
       add("durability: step", storeName, "floor: step − run, per step", "ms", fs.map((x, i) => (x - fr[i]!) / STEPS))
-      add("durability: step", storeName, "sessionflow ÷ floor, per step over the run mode", "×", s.map((x, i) => (x - r[i]!) / (fs[i]! - fr[i]!)))
+      add(
+        "durability: step",
+        storeName,
+        "sessionflow ÷ floor, per step over the run mode",
+        "×",
+        s.map((x, i) => (x - r[i]!) / (fs[i]! - fr[i]!))
+      )
     }
   }
 }
@@ -196,7 +208,8 @@ const sqliteFloor = (spec: string) => {
 CREATE TABLE IF NOT EXISTS journal (run_id TEXT PRIMARY KEY NOT NULL, data TEXT NOT NULL)`)
   const select = db.prepare<[string], { state: string }>("SELECT state FROM sessions WHERE session_id = ?")
   const upsert = db.prepare(
-    "INSERT INTO sessions (session_id, state) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET state = excluded.state"
+    "INSERT INTO sessions (session_id, state) VALUES (?, ?) ON " +
+      "CONFLICT (session_id) DO UPDATE SET state = excluded.state"
   )
   const journal = db.prepare(
     "INSERT INTO journal (run_id, data) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET data = excluded.data"
@@ -248,13 +261,20 @@ const peerSteps = async () => {
   const Mastra = await import("./systems/mastra.ts")
   const run = tenSteps("run")
   const step = tenSteps("step")
-  type Mode = { readonly name: string; readonly open: () => Promise<{ readonly chunk: (sessions: ReadonlyArray<string>) => Promise<void>; readonly close: () => Promise<void> }> }
+  type Mode = {
+    readonly name: string
+    readonly open: () => Promise<
+      { readonly chunk: (sessions: ReadonlyArray<string>) => Promise<void>; readonly close: () => Promise<void> }
+    >
+  }
   const engine = (wf: typeof run): Mode["open"] => async () => {
     const file = tempDb("durable-peers-sf")
     const runtime = ManagedRuntime.make(storeLayer(file))
     return {
       chunk: (sessions) =>
-        runtime.runPromise(Effect.forEach(sessions, (sessionId) => Workflow.run(wf, "go", { sessionId }), { discard: true })),
+        runtime.runPromise(
+          Effect.forEach(sessions, (sessionId) => Workflow.run(wf, "go", { sessionId }), { discard: true })
+        ),
       close: async () => {
         await runtime.dispose()
         removeDb(file)
@@ -314,13 +334,51 @@ const peerSteps = async () => {
   }
   const perStep = (durable: string, perRun: string) =>
     perRep.get(durable)!.map((x, i) => (x - perRep.get(perRun)![i]!) / STEPS)
-  for (const mode of modes) add("peers: per-step durability", "SQLite", `${mode.name}, ms/run`, "ms", perRep.get(mode.name)!)
-  add("peers: per-step durability", "SQLite", "sessionflow: step − run mode, per step", "ms", perStep("sessionflow step", "sessionflow run"))
-  add("peers: per-step durability", "SQLite", "LangGraph.js: sync − exit, per step", "ms", perStep("LangGraph.js sync", "LangGraph.js exit"))
-  add("peers: per-step durability", "SQLite", "LangGraph.js: async − exit, per step", "ms", perStep("LangGraph.js async", "LangGraph.js exit"))
-  add("peers: per-step durability", "SQLite NORMAL (LibSQL)", "Mastra: per-step − per-run snapshots, per step", "ms", perStep("Mastra step", "Mastra run"))
-  add("peers: per-step durability", "SQLite", "sessionflow step ÷ LangGraph.js sync, per run", "×", perRep.get("sessionflow step")!.map((x, i) => x / perRep.get("LangGraph.js sync")![i]!))
-  add("peers: per-step durability", "SQLite", "sessionflow step ÷ Mastra per-step snapshots, per run", "×", perRep.get("sessionflow step")!.map((x, i) => x / perRep.get("Mastra step")![i]!))
+  for (const mode of modes) {
+    add("peers: per-step durability", "SQLite", `${mode.name}, ms/run`, "ms", perRep.get(mode.name)!)
+  }
+  add(
+    "peers: per-step durability",
+    "SQLite",
+    "sessionflow: step − run mode, per step",
+    "ms",
+    perStep("sessionflow step", "sessionflow run")
+  )
+  add(
+    "peers: per-step durability",
+    "SQLite",
+    "LangGraph.js: sync − exit, per step",
+    "ms",
+    perStep("LangGraph.js sync", "LangGraph.js exit")
+  )
+  add(
+    "peers: per-step durability",
+    "SQLite",
+    "LangGraph.js: async − exit, per step",
+    "ms",
+    perStep("LangGraph.js async", "LangGraph.js exit")
+  )
+  add(
+    "peers: per-step durability",
+    "SQLite NORMAL (LibSQL)",
+    "Mastra: per-step − per-run snapshots, per step",
+    "ms",
+    perStep("Mastra step", "Mastra run")
+  )
+  add(
+    "peers: per-step durability",
+    "SQLite",
+    "sessionflow step ÷ LangGraph.js sync, per run",
+    "×",
+    perRep.get("sessionflow step")!.map((x, i) => x / perRep.get("LangGraph.js sync")![i]!)
+  )
+  add(
+    "peers: per-step durability",
+    "SQLite",
+    "sessionflow step ÷ Mastra per-step snapshots, per run",
+    "×",
+    perRep.get("sessionflow step")!.map((x, i) => x / perRep.get("Mastra step")![i]!)
+  )
 }
 
 // -----------------------------------------------------------------------------
@@ -329,11 +387,14 @@ const peerSteps = async () => {
 
 /** Runs `count` runs of `approval` to their pause, each on its own session; their run ids. */
 const pauseRuns = (label: string, count: number) =>
-  Effect.forEach(Array.from({ length: count }, (_, i) => `${label}-${i}`), (sessionId) =>
-    Effect.map(Effect.flip(Workflow.run(approval, "expense", { sessionId })), (error) => {
-      if (error._tag !== "RunPaused") throw new Error(`expected a pause, got ${error._tag}`)
-      return error.runId
-    }))
+  Effect.forEach(
+    Array.from({ length: count }, (_, i) => `${label}-${i}`),
+    (sessionId) =>
+      Effect.map(Effect.flip(Workflow.run(approval, "expense", { sessionId })), (error) => {
+        if (error._tag !== "RunPaused") throw new Error(`expected a pause, got ${error._tag}`)
+        return error.runId
+      })
+  )
 
 const continueInProcess = async () => {
   const count = 100
@@ -496,7 +557,13 @@ const crash = async () => {
       await store.drop()
     }
     add("crash → resumed (lease 10 s)", store.name, "kill -9 → the lease would expire", "ms", killToExpiry)
-    add("crash → resumed (lease 10 s)", store.name, "kill -9 → step 6 runs again in the supervisor's process", "ms", killToResumed)
+    add(
+      "crash → resumed (lease 10 s)",
+      store.name,
+      "kill -9 → step 6 runs again in the supervisor's process",
+      "ms",
+      killToResumed
+    )
     add("crash → resumed (lease 10 s)", store.name, "step 6 runs again → the lease would expire", "ms", resumedToExpiry)
     add("crash → resumed (lease 10 s)", store.name, "kill -9 → step 10 starts", "ms", killToLast)
   }
@@ -522,7 +589,11 @@ const table = [
     `| ${r.figure} | ${r.store} | ${r.what} | ${format(r.median)} ${r.unit} | ${r.values.map(format).join(" / ")} |`
   )
 ].join("\n")
-process.stdout.write(`${table}\n\n(${reps} repetitions, ${runsPerMode} runs per mode, ${peerRuns} per peer mode, ${seconds.toFixed(0)} s)\n`)
+process.stdout.write(
+  `${table}\n\n(${reps} repetitions, ${runsPerMode} runs per mode, ${peerRuns} per peer mode, ${
+    seconds.toFixed(0)
+  } s)\n`
+)
 const out = args.out ?? fileURLToPath(new URL("../results-durable.json", import.meta.url))
 writeFileSync(out, JSON.stringify({ reps, runsPerMode, peerRuns, seconds, rows }, null, 2) + "\n")
 log(`wrote ${out}`)

@@ -12,6 +12,7 @@ import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
+import type { Figure } from "./measure.ts"
 
 const { values: args } = parseArgs({
   options: {
@@ -51,11 +52,22 @@ const { w7 } = await import("./w7.ts")
 const { log } = await import("./measure.ts")
 const Report = await import("./report.ts")
 const { cleanupTemp } = await import("./util.ts")
-type Figure = import("./measure.ts").Figure
 
 const base = args.quick ? quickConfig(args["langgraph-all"]) : fullConfig(args["langgraph-all"])
 const config = { ...base, reps: args.reps === undefined ? base.reps : Math.max(1, Number(args.reps)) }
-const workloads = { W1: w1, W2: w2, W2E: w2e, W3: w3, W3C: w3c, W4: w4, W5: w5, W6: w6, W7: w7, W2PG: w2pg, W5PG: w5pg } as const
+const workloads = {
+  W1: w1,
+  W2: w2,
+  W2E: w2e,
+  W3: w3,
+  W3C: w3c,
+  W4: w4,
+  W5: w5,
+  W6: w6,
+  W7: w7,
+  W2PG: w2pg,
+  W5PG: w5pg
+} as const
 /** The workloads that need the PostgreSQL bench database (skipped, with the reason, when it is not reachable). */
 const onPostgres: ReadonlySet<string> = new Set(["W2PG", "W5PG"])
 const selected = (args.only?.split(",").map((s) => s.trim().toUpperCase()) ?? Object.keys(workloads)) as Array<
@@ -87,6 +99,7 @@ const seconds = (performance.now() - started) / 1000
 
 const report = Report.results({ config, seconds, figures: results, skipped })
 process.stdout.write(Report.markdown(report))
-const out = args.out ?? fileURLToPath(new URL(config.quick ? "../results-quick.json" : "../results.json", import.meta.url))
+const out = args.out ??
+  fileURLToPath(new URL(config.quick ? "../results-quick.json" : "../results.json", import.meta.url))
 Report.write(out, report)
 log(`wrote ${out}`)

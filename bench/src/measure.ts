@@ -1,6 +1,6 @@
+import type { Runner } from "./systems/types.ts"
 import { check, gc, median, removeDb, tempDb } from "./util.ts"
 import { STEPS } from "./workload.ts"
-import type { Runner } from "./systems/types.ts"
 
 /** A system under test: how to open it on a fresh store. */
 export interface System {
@@ -95,7 +95,11 @@ export const compare = async (options: {
       }
       for (const [i, o] of open.entries()) {
         const runs = o.plan.chunks.reduce((a, b) => a + b, 0)
-        check(`${o.system.name}: counter`, await o.runner.counter(o.plan.sessionId), before[i]! + runs * (o.plan.counterPerRun ?? STEPS))
+        check(
+          `${o.system.name}: counter`,
+          await o.runner.counter(o.plan.sessionId),
+          before[i]! + runs * (o.plan.counterPerRun ?? STEPS)
+        )
         for (const [c, value] of Object.entries(o.plan.result(o.ms))) {
           values.get(c)!.get(o.system.name)!.push(value)
           log(`  ${options.workload} ${c} · ${o.system.name} · rep ${rep + 1}: ${format(value)} ${options.unit}`)

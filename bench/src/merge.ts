@@ -21,7 +21,9 @@ if (first === undefined) {
 }
 const withoutReps = (c: Report.Results["config"]) => JSON.stringify({ ...c, reps: 0 })
 for (const p of parts) {
-  if (withoutReps(p.config) !== withoutReps(first.config)) throw new Error("the parts were run with different configurations")
+  if (withoutReps(p.config) !== withoutReps(first.config)) {
+    throw new Error("the parts were run with different configurations")
+  }
 }
 const order = ["W1", "W2", "W3", "W4", "W5", "W6"]
 const figures = parts.flatMap((p) => p.figures).sort((a, b) =>
@@ -39,6 +41,7 @@ const report = Report.results({
   }))
 })
 process.stdout.write(Report.markdown(report))
-const out = values.out ?? fileURLToPath(new URL(first.quick ? "../results-quick.json" : "../results.json", import.meta.url))
+const out = values.out ??
+  fileURLToPath(new URL(first.quick ? "../results-quick.json" : "../results.json", import.meta.url))
 Report.write(out, report)
 log(`wrote ${out}`)

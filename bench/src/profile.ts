@@ -155,7 +155,10 @@ const nearest = (f: Frame): Category | undefined => {
   ) {
     return "per-session lock (semaphore, FiberRef)"
   }
-  if (effectModule(url, /\/internal\/effect\/circular\.js$/) && /[Ss]emaphore|[Pp]ermit|take|release|updateTaking/.test(name)) {
+  if (
+    effectModule(url, /\/internal\/effect\/circular\.js$/) &&
+    /[Ss]emaphore|[Pp]ermit|take|release|updateTaking/.test(name)
+  ) {
     return "per-session lock (semaphore, FiberRef)"
   }
   if (effectModule(url, /\/internal\/(tracer|core-effect)\.js$/) && /[Ss]pan|fn|withParentSpan|Tracer/.test(name)) {
@@ -419,7 +422,9 @@ const measure = async (
     await c.drive(c.runner, allocationRuns)
     const { profile } = await session.post("HeapProfiler.stopSampling")
     heap.push(heapBreakdown(profile.head as unknown as HeapNode))
-    if (save !== undefined) writeFileSync(join(save, `${c.label.replace(/\W+/g, "-")}.heapprofile`), JSON.stringify(profile))
+    if (save !== undefined) {
+      writeFileSync(join(save, `${c.label.replace(/\W+/g, "-")}.heapprofile`), JSON.stringify(profile))
+    }
   }
   await session.post("HeapProfiler.disable")
   return contenders.map((_, i) => ({
@@ -482,7 +487,13 @@ const together = async (specs: ReadonlyArray<Spec>, runs: number, save: string |
     log(`profiling ${contenders.map((c) => c.label).join(" | ")}`)
     const measured = await measure(contenders, runs, save)
     for (const [i, c] of contenders.entries()) log(`  ${c.label}: ${format(measured[i]!.usPerRun)} µs/run`)
-    return specs.map((s, i) => ({ case: s.case, what: s.what, regime: s.regime, steps: s.steps, measured: measured[i]! }))
+    return specs.map((s, i) => ({
+      case: s.case,
+      what: s.what,
+      regime: s.regime,
+      steps: s.steps,
+      measured: measured[i]!
+    }))
   } finally {
     for (const c of contenders) await c.runner.close()
     for (const f of files) removeDb(f)
@@ -550,24 +561,28 @@ const w6 = async (runs: number, save: string | undefined): Promise<Array<Result>
   const Agent = await import("./systems/agent.ts")
   const { server, stop } = await startServer()
   try {
-    return await together([
-      {
-        case: "w6-sessionflow",
-        what: "W6: Step.agent on OpenAIChat, 2 HTTP exchanges",
-        regime: "agent",
-        steps: 1,
-        open: () => Agent.sessionflow(server),
-        persisted: false
-      },
-      {
-        case: "w6-sdk",
-        what: "W6: the openai SDK directly, the same 2 exchanges",
-        regime: "agent",
-        steps: 1,
-        open: () => Agent.sdk(server),
-        persisted: false
-      }
-    ], runs, save)
+    return await together(
+      [
+        {
+          case: "w6-sessionflow",
+          what: "W6: Step.agent on OpenAIChat, 2 HTTP exchanges",
+          regime: "agent",
+          steps: 1,
+          open: () => Agent.sessionflow(server),
+          persisted: false
+        },
+        {
+          case: "w6-sdk",
+          what: "W6: the openai SDK directly, the same 2 exchanges",
+          regime: "agent",
+          steps: 1,
+          open: () => Agent.sdk(server),
+          persisted: false
+        }
+      ],
+      runs,
+      save
+    )
   } finally {
     await stop()
   }
@@ -612,7 +627,9 @@ for (const r of results) {
   lines.push(
     `### ${r.case} — ${r.regime}, ${r.steps} step${r.steps === 1 ? "" : "s"} a run`,
     "",
-    `${r.what}. Timed: ${format(m.usPerRun)} µs a run${r.steps > 1 ? ` (${format(m.usPerRun / r.steps)} µs a step)` : ""}; ` +
+    `${r.what}. Timed: ${format(m.usPerRun)} µs a run${
+      r.steps > 1 ? ` (${format(m.usPerRun / r.steps)} µs a step)` : ""
+    }; ` +
       `busy ${pct(m.busy)} of the profiled time (idle: waiting for I/O or, on a busy machine, for a core); ` +
       `${format(heapTotal / m.allocationRuns / 1024)} KB allocated a run; ` +
       `${format(m.gcPerRun)} GCs a run (${format(m.gcUsPerRun)} µs).`,
@@ -657,14 +674,18 @@ if (splits.length > 0) {
   lines.push(
     "### Per run and per step",
     "",
-    "Small state; the 1-step and the 10-step workflow side by side, chunk by chunk: per step = (10-step − 1-step) / 9 " +
-      "(timed: the median over the rounds), per run = the 1-step run less one step; each category is its share of the " +
+    "Small state; the 1-step and the 10-step workflow side by " +
+      "side, chunk by chunk: per step = (10-step − 1-step) / 9 " +
+      "(timed: the median over the rounds), per run = the 1-step " +
+      "run less one step; each category is its share of the " +
       "profile times the timed µs. A difference of two noisy figures: small or negative entries are noise.",
     "",
     `| category | ${splits.map((s) => `${s.case} µs/run | µs/step`).join(" | ")} |`,
     `|---|${splits.map(() => "--:|--:").join("|")}|`,
     `| **timed** | ${splits.map((s) => `**${signed(s.usPerRun)}** | **${signed(s.usPerStep)}**`).join(" | ")} |`,
-    ...CATEGORIES.filter((c) => splits.some((s) => Math.abs(s.perRun[c] ?? 0) >= 1 || Math.abs(s.perStep[c] ?? 0) >= 0.5))
+    ...CATEGORIES.filter((c) =>
+      splits.some((s) => Math.abs(s.perRun[c] ?? 0) >= 1 || Math.abs(s.perStep[c] ?? 0) >= 0.5)
+    )
       .map((c) =>
         `| ${c} | ${splits.map((s) => `${signed(s.perRun[c] ?? 0)} | ${signed(s.perStep[c] ?? 0)}`).join(" | ")} |`
       ),

@@ -21,7 +21,9 @@ export interface Results {
   readonly targets: ReadonlyArray<Targets.Target>
   readonly skipped: ReadonlyArray<{ readonly workload: string; readonly reason: string }>
   /** when the run was made by several processes at once (see merge.ts): their results files */
-  readonly parts?: ReadonlyArray<{ readonly workloads: string; readonly reps: number; readonly seconds: number }> | undefined
+  readonly parts?:
+    | ReadonlyArray<{ readonly workloads: string; readonly reps: number; readonly seconds: number }>
+    | undefined
 }
 
 export const results = (options: {

@@ -25,12 +25,14 @@ const store = kind === "sqlite"
 // a normal exit, so that `--cpu-prof` writes its profile
 process.on("SIGTERM", () => process.exit(0))
 
-Effect.runFork(Effect.scoped(Effect.gen(function*() {
-  const context = yield* Layer.build(
-    WorkflowServer.serve({ workflows: [workflow], port: 0, page: false, docs: false }).pipe(Layer.provide(store))
-  )
-  const address = Context.get(context, HttpServer.HttpServer).address
-  if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("not a TCP server")
-  console.log(JSON.stringify({ port: address.port }))
-  return yield* Effect.never
-})).pipe(Effect.tapErrorCause(Effect.logError)))
+Effect.runFork(
+  Effect.scoped(Effect.gen(function*() {
+    const context = yield* Layer.build(
+      WorkflowServer.serve({ workflows: [workflow], port: 0, page: false, docs: false }).pipe(Layer.provide(store))
+    )
+    const address = Context.get(context, HttpServer.HttpServer).address
+    if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("not a TCP server")
+    console.log(JSON.stringify({ port: address.port }))
+    return yield* Effect.never
+  })).pipe(Effect.tapErrorCause(Effect.logError))
+)

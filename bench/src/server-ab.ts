@@ -30,7 +30,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
-import { postRun, type Summary, summarize, type Timed, timeCalls } from "./load.ts"
+import { postRun, summarize, type Summary, timeCalls, type Timed } from "./load.ts"
 import { afterRoot, beforeRootOption, copyScripts, option, spawnSide } from "./sides.ts"
 
 const number = (name: string, fallback: number) => Number(option(name) ?? fallback)
@@ -124,9 +124,9 @@ const compare = async (store: string, servers: readonly [Server, Server]): Promi
         : ratio(after.cpuMsPerRequest, before.cpuMsPerRequest)
     })
     console.error(
-      `${store} ${concurrency} clients: ${before.perSecond} → ${after.perSecond} req/s, ${before.cpuMsPerRequest ?? "?"} → ${
-        after.cpuMsPerRequest ?? "?"
-      } ms of server CPU per request`
+      `${store} ${concurrency} clients: ${before.perSecond} → ${after.perSecond} req/s, ${
+        before.cpuMsPerRequest ?? "?"
+      } → ${after.cpuMsPerRequest ?? "?"} ms of server CPU per request`
     )
   }
   return rows
@@ -182,18 +182,18 @@ const loadAtEnd = os.loadavg()
 
 const fixed = (load: ReadonlyArray<number>) => load.map((l) => l.toFixed(1)).join(" ")
 console.log(
-  "| store | clients | before req/s | before p50 ms | before p99 ms | before CPU ms/req | after req/s | after p50 ms | after p99 ms | after CPU ms/req | req/s after/before | p99 after/before | CPU/req after/before | failures |"
+  "| store | clients | before req/s | before p50 ms | before p99 ms | before " +
+    "CPU ms/req | after req/s | after p50 ms | after p99 ms | after CPU ms/req " +
+    "| req/s after/before | p99 after/before | CPU/req after/before | failures |"
 )
 console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (const r of rows) {
   console.log(
     `| ${r.store} | ${r.clients} | ${r.before.perSecond} | ${r.before.p50Ms} | ${r.before.p99Ms} | ${
       r.before.cpuMsPerRequest ?? "–"
-    } | ${r.after.perSecond} | ${r.after.p50Ms} | ${r.after.p99Ms} | ${r.after.cpuMsPerRequest ?? "–"} | ${r.throughputRatio} | ${r.p99Ratio} | ${
-      r.cpuRatio ?? "–"
-    } | ${
-      r.before.failures + r.after.failures
-    } |`
+    } | ${r.after.perSecond} | ${r.after.p50Ms} | ${r.after.p99Ms} | ${
+      r.after.cpuMsPerRequest ?? "–"
+    } | ${r.throughputRatio} | ${r.p99Ratio} | ${r.cpuRatio ?? "–"} | ${r.before.failures + r.after.failures} |`
   )
 }
 console.log(
@@ -201,4 +201,6 @@ console.log(
     fixed(loadAtEnd)
   } at the end (${os.cpus().length} cores)`
 )
-console.log(JSON.stringify({ node: process.version, cpus: os.cpus().length, chunk, rounds, warmup, loadAtStart, loadAtEnd, rows }))
+console.log(
+  JSON.stringify({ node: process.version, cpus: os.cpus().length, chunk, rounds, warmup, loadAtStart, loadAtEnd, rows })
+)

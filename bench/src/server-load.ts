@@ -24,7 +24,7 @@ import { type SessionStore, Workflow } from "../../packages/core/src/index.ts"
 import { WorkflowServer } from "../../packages/server/src/index.ts"
 import { PgSessionStore } from "../../packages/store-pg/src/index.ts"
 import { SqliteSessionStore } from "../../packages/store-sqlite/src/index.ts"
-import { postRun, type Summary, summarize, timeCalls } from "./load.ts"
+import { postRun, summarize, type Summary, timeCalls } from "./load.ts"
 import { workflow } from "./w7-workflow.ts"
 
 const arg = (name: string, fallback: number) => {
@@ -68,7 +68,11 @@ const measure = (name: string, store: Layer.Layer<SessionStore.SessionStore, unk
     yield* Effect.promise(() => drive(inProcess("warm-run"), 16, warmup))
     const rows: Array<Row> = []
     for (const concurrency of clients) {
-      rows.push({ store: name, via: "http", ...(yield* Effect.promise(() => drive(http(`h${concurrency}`), concurrency))) })
+      rows.push({
+        store: name,
+        via: "http",
+        ...(yield* Effect.promise(() => drive(http(`h${concurrency}`), concurrency)))
+      })
       rows.push({
         store: name,
         via: "in-process",
@@ -95,7 +99,10 @@ const load = os.loadavg().map((l) => l.toFixed(1)).join(" ")
 console.log("| store | via | clients | requests | req/s | p50 ms | p99 ms | failures |")
 console.log("|---|---|---|---|---|---|---|---|")
 for (const r of rows) {
-  console.log(`| ${r.store} | ${r.via} | ${r.clients} | ${r.requests} | ${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`)
+  console.log(
+    `| ${r.store} | ${r.via} | ${r.clients} | ${r.requests} | ` +
+      `${r.perSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.failures} |`
+  )
 }
 console.log(`load average at the end: ${load} (${os.cpus().length} cores)`)
 console.log(JSON.stringify({ node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg(), rows }))

@@ -23,7 +23,9 @@ export const afterRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url
 /** The tree to compare with (`--before DIR`), required. */
 export const beforeRootOption = (): string => {
   const root = option("--before")
-  if (root === undefined) throw new Error("--before DIR: a checkout of the version to compare with, with its node_modules")
+  if (root === undefined) {
+    throw new Error("--before DIR: a checkout of the version to compare with, with its node_modules")
+  }
   return path.resolve(root)
 }
 
@@ -59,7 +61,10 @@ export interface Side {
   /** the next line of its output that starts with `prefix`; fails when it exits first */
   readonly line: (prefix: string) => Promise<string>
   readonly signal: (signal: NodeJS.Signals) => void
-  /** the CPU time its process has used so far in ms (user + system, all threads), where `/proc` tells it (Linux), else undefined */
+  /**
+   * the CPU time its process has used so far in ms (user + system,
+   * all threads), where `/proc` tells it (Linux), else undefined
+   */
   readonly cpuMs: () => number | undefined
   readonly exited: Promise<void>
   /** SIGTERM, and its exit */

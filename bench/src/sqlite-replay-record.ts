@@ -33,7 +33,7 @@ Database.prototype.prepare = function(text) {
     const original = statement[method]
     if (typeof original !== "function") continue
     Object.defineProperty(statement, method, {
-      value: function(this: unknown, ...args: Array<unknown>) {
+      value(this: unknown, ...args: Array<unknown>) {
         noted?.push([text, method, args])
         return (original as (...args: Array<unknown>) => unknown).apply(this, args)
       }
@@ -51,7 +51,10 @@ process.on("SIGUSR2", () => {
     console.log(JSON.stringify({ recording: true }))
     return
   }
-  fs.writeFileSync(`${out}.json`, JSON.stringify(noted, (_, value) => typeof value === "bigint" ? Number(value) : value))
+  fs.writeFileSync(
+    `${out}.json`,
+    JSON.stringify(noted, (_, value) => typeof value === "bigint" ? Number(value) : value)
+  )
   process.exit(0)
 })
 

@@ -54,7 +54,9 @@ const record = async (side: string, root: string): Promise<string> => {
 }
 
 const listingIndexes = (db: Database.Database) =>
-  (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%listing_idx'").all() as Array<{ name: string }>)
+  (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%listing_idx'").all() as Array<
+    { name: string }
+  >)
     .map((row) => row.name)
 
 /** One replay of a recording on a fresh copy of its database: µs per request. */
@@ -68,7 +70,7 @@ const replay = (recording: string, variant: "as recorded" | "no versions row" | 
   const db = new Database(copy)
   db.pragma("journal_mode = WAL")
   db.pragma("synchronous = NORMAL")
-  if (variant === "no listing indexes") for (const name of listingIndexes(db)) db.exec(`DROP INDEX "${name}"`)
+  if (variant === "no listing indexes") { for (const name of listingIndexes(db)) db.exec(`DROP INDEX "${name}"`) }
   db.pragma("wal_checkpoint(TRUNCATE)")
   const prepared = new Map<string, Database.Statement>()
   const started = process.hrtime.bigint()

@@ -74,14 +74,34 @@ const sessionflowPgChanges = {
 const candidates: ReadonlyArray<Candidate> = [
   { system: Sys.sessionflow, store: "SQLite", max: Infinity, note: "persist: \"state\" (default)" },
   { system: Sys.sessionflowChanges, store: "SQLite", max: Infinity, note: "persist: \"changes\"" },
-  { system: Sys.langgraph, store: "SQLite", max: peerMax, note: "SqliteSaver, durability async (a checkpoint per step)" },
-  { system: Sys.langgraphExit, store: "SQLite", max: peerMax, note: "SqliteSaver, durability exit (a checkpoint per run)" },
+  {
+    system: Sys.langgraph,
+    store: "SQLite",
+    max: peerMax,
+    note: "SqliteSaver, durability async (a checkpoint per step)"
+  },
+  {
+    system: Sys.langgraphExit,
+    store: "SQLite",
+    max: peerMax,
+    note: "SqliteSaver, durability exit (a checkpoint per run)"
+  },
   { system: Sys.mastraLibsql, store: "SQLite", max: peerMax, note: "LibSQLStore, per-step snapshots (default)" },
   { system: Sys.mastraLibsqlRun, store: "SQLite", max: peerMax, note: "LibSQLStore, per-run snapshot" },
   { system: Sys.sessionflowPg, store: "PostgreSQL", max: pgMax, note: "persist: \"state\"" },
   { system: sessionflowPgChanges, store: "PostgreSQL", max: pgMax, note: "persist: \"changes\"" },
-  { system: Sys.langgraphPgExit, store: "PostgreSQL", max: Math.min(pgMax, pgPeerMax), note: "PostgresSaver, durability exit" },
-  { system: Sys.langgraphPg, store: "PostgreSQL", max: Math.min(pgMax, pgPeerMax), note: "PostgresSaver, durability async" }
+  {
+    system: Sys.langgraphPgExit,
+    store: "PostgreSQL",
+    max: Math.min(pgMax, pgPeerMax),
+    note: "PostgresSaver, durability exit"
+  },
+  {
+    system: Sys.langgraphPg,
+    store: "PostgreSQL",
+    max: Math.min(pgMax, pgPeerMax),
+    note: "PostgresSaver, durability async"
+  }
 ]
 
 /** Bytes this process has passed to `write` so far (Linux). */
@@ -135,7 +155,10 @@ const sqliteSizes = (file: string): { readonly total: number; readonly tables: R
     const size = Number(db.pragma("page_size", { simple: true }))
     const tables: Record<string, number> = {}
     try {
-      for (const row of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC").all() as Array<{ name: string; bytes: number }>) {
+      for (
+        const row of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC")
+          .all() as Array<{ name: string; bytes: number }>
+      ) {
         tables[row.name] = row.bytes
       }
     } catch {
@@ -241,7 +264,9 @@ try {
       log(`storage: ${candidate.system.name} (${candidate.store}), ${n(runs)} runs`)
       const row = await measure(candidate, runs)
       log(
-        `  ${row.seconds.toFixed(1)} s; written ${row.writtenPerRun === undefined ? "—" : n(row.writtenPerRun)} B/run; stored ${kb(row.stored)}; load ${row.loadMs.toFixed(2)} ms`
+        `  ${row.seconds.toFixed(1)} s; written ${
+          row.writtenPerRun === undefined ? "—" : n(row.writtenPerRun)
+        } B/run; stored ${kb(row.stored)}; load ${row.loadMs.toFixed(2)} ms`
       )
       rows.push(row)
     }
@@ -255,18 +280,21 @@ const lines: Array<string> = []
 lines.push(`## Storage (bounded state: ${RING} items of 20 characters, each run replaces ${STEPS})`)
 lines.push("")
 lines.push(
-  `The state change of one run: ${change.values} bytes of new values (ten 22-byte JSON strings and the counter), ${change.json} bytes as a JSON change list (\`[{"op":"set","path":["items",7],"value":"item-…"}, …]\`).`
+  `The state change of one run: ${change.values} bytes of new values (ten 22-byte JSON strings and the counter), ` +
+    `${change.json} bytes as a JSON change list (\`[{"op":"set","path":["items",7],"value":"item-…"}, …]\`).`
 )
 lines.push("")
-lines.push("| system | store | runs | written / run | written / step | × change (JSON) | stored | stored / run | load ms |")
+lines.push(
+  "| system | store | runs | written / run | written / step | × change (JSON) | stored | stored / run | load ms |"
+)
 lines.push("|---|---|---|---|---|---|---|---|---|")
 for (const row of rows) {
   lines.push(
-    `| ${row.system} | ${row.store} | ${n(row.runs)} | ${row.writtenPerRun === undefined ? "—" : `${n(row.writtenPerRun)} B`} | ${
-      row.writtenPerStep === undefined ? "—" : `${n(row.writtenPerStep)} B`
-    } | ${row.writtenPerRun === undefined ? "—" : (row.writtenPerRun / change.json).toFixed(1)} | ${kb(row.stored)} | ${
-      n(row.storedPerRun)
-    } B | ${row.loadMs.toFixed(2)} |`
+    `| ${row.system} | ${row.store} | ${n(row.runs)} | ${
+      row.writtenPerRun === undefined ? "—" : `${n(row.writtenPerRun)} B`
+    } | ${row.writtenPerStep === undefined ? "—" : `${n(row.writtenPerStep)} B`} | ${
+      row.writtenPerRun === undefined ? "—" : (row.writtenPerRun / change.json).toFixed(1)
+    } | ${kb(row.stored)} | ${n(row.storedPerRun)} B | ${row.loadMs.toFixed(2)} |`
   )
 }
 lines.push("")
@@ -282,8 +310,13 @@ for (const candidate of candidates) {
   )
 }
 lines.push("")
-lines.push(`${((performance.now() - started) / 1000).toFixed(0)} s in all${pgProblem === undefined ? "" : `; PostgreSQL skipped: ${pgProblem}`}.`)
+lines.push(
+  `${((performance.now() - started) / 1000).toFixed(0)} s in all${
+    pgProblem === undefined ? "" : `; PostgreSQL skipped: ${pgProblem}`
+  }.`
+)
 process.stdout.write(`${lines.join("\n")}\n`)
-const out = args.out ?? fileURLToPath(new URL(args.quick ? "../results-storage-quick.json" : "../results-storage.json", import.meta.url))
+const out = args.out ??
+  fileURLToPath(new URL(args.quick ? "../results-storage-quick.json" : "../results-storage.json", import.meta.url))
 writeFileSync(out, `${JSON.stringify({ ring: RING, steps: STEPS, change, rows }, null, 2)}\n`)
 log(`wrote ${out}`)

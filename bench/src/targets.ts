@@ -3,9 +3,9 @@
  * of one run of the bench, taken within each repetition (the systems took
  * turns, so a slow spell of the machine hits both), then their median.
  */
-import { median } from "./util.ts"
 import { type Figure, format, ratios } from "./measure.ts"
 import * as Sys from "./systems/index.ts"
+import { median } from "./util.ts"
 import { type Config, labels } from "./workloads.ts"
 
 interface Spec {

@@ -5,15 +5,15 @@
  * one client at a time and 8 at once; over HTTP as JSON and as server-sent
  * events (the whole stream read).
  */
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import { SessionStore, Workflow } from "../../packages/core/src/index.ts"
 import { type Figure, figures, log, rotate } from "./measure.ts"
 import { check, gc, pool } from "./util.ts"
-import { STEPS } from "./workload.ts"
 import { workflow } from "./w7-workflow.ts"
+import { STEPS } from "./workload.ts"
 import type { Config } from "./workloads.ts"
 
 const serverScript = fileURLToPath(new URL("./w7-server.ts", import.meta.url))
@@ -80,13 +80,17 @@ export const w7 = async (config: Config): Promise<Array<Figure>> => {
     [SYS.sse]: (ids, concurrency) =>
       pool(ids, concurrency, async (sessionId) => {
         const text = await (await post(sessionId, "text/event-stream")).text()
-        if (!text.includes("event: RunCompleted")) throw new Error(`W7: a stream did not complete:\n${text.slice(-500)}`)
+        if (!text.includes("event: RunCompleted")) {
+          throw new Error(`W7: a stream did not complete:\n${text.slice(-500)}`)
+        }
       })
   }
   try {
     const names = Object.keys(systems)
     for (const name of names) await systems[name]!(Array.from({ length: warmup }, (_, i) => `warm-${name}-${i}`), 8)
-    const values = new Map<number, Map<string, Array<number>>>(cases.map((c) => [c, new Map(names.map((n) => [n, []]))]))
+    const values = new Map<number, Map<string, Array<number>>>(
+      cases.map((c) => [c, new Map(names.map((n) => [n, []]))])
+    )
     for (let rep = 0; rep < config.reps; rep++) {
       for (const concurrency of cases) {
         for (const name of rotate(names, rep)) {

@@ -33,7 +33,12 @@ export interface Config {
   readonly w2: { readonly runs: number; readonly chunk: number; readonly warmup: number }
   readonly w3: { readonly sizes: ReadonlyArray<readonly [items: number, runs: number]>; readonly warmup: number }
   readonly w3c: { readonly sizes: ReadonlyArray<readonly [items: number, runs: number]> }
-  readonly w4: { readonly levels: ReadonlyArray<number>; readonly runs: number; readonly chunk: number; readonly warmup: number }
+  readonly w4: {
+    readonly levels: ReadonlyArray<number>
+    readonly runs: number
+    readonly chunk: number
+    readonly warmup: number
+  }
   readonly w5: { readonly sessions: number; readonly concurrency: number; readonly warmup: number }
   readonly w6: { readonly runs: number; readonly chunk: number; readonly warmup: number }
 }
@@ -215,7 +220,14 @@ export const w2pg = (config: Config): Promise<Array<Figure>> =>
   persistedRuns(config, {
     workload: "W2 persisted runs (PostgreSQL)",
     store: "PostgreSQL",
-    systems: [Sys.sessionflowPg, Sys.sessionflowPgUntyped, Sys.langgraphPg, Sys.langgraphPgExit, Sys.floorPg, Sys.floorPgRead],
+    systems: [
+      Sys.sessionflowPg,
+      Sys.sessionflowPgUntyped,
+      Sys.langgraphPg,
+      Sys.langgraphPgExit,
+      Sys.floorPg,
+      Sys.floorPgRead
+    ],
     reference: (system) => (system === Sys.FLOOR_PG || system === Sys.FLOOR_PG_READ ? undefined : Sys.FLOOR_PG_READ),
     notes: {
       [Sys.SF_PG]: "PgSessionStore.layer, a fresh schema",
@@ -381,7 +393,6 @@ export const w4 = async (config: Config): Promise<Array<Figure>> => {
 // W5 many sessions (one child process per system and repetition)
 // -----------------------------------------------------------------------------
 
-
 const childScript = fileURLToPath(new URL("./child.ts", import.meta.url))
 
 const runChild = (args: ReadonlyArray<string>): Promise<ChildResult> =>
@@ -397,7 +408,7 @@ const runChild = (args: ReadonlyArray<string>): Promise<ChildResult> =>
       const last = stdout.trim().split("\n").at(-1) ?? ""
       try {
         resolve(JSON.parse(last) as ChildResult)
-      } catch (error) {
+      } catch {
         reject(new Error(`child ${args.join(" ")} printed ${JSON.stringify(stdout)}`))
       }
     })
@@ -424,9 +435,9 @@ const manySessions = async (config: Config, options: {
       rss.get(system)!.push(r.peakRssMb)
       baseline.get(system)!.push(r.baselineRssMb)
       log(
-        `  ${options.workload} · ${system} · rep ${rep + 1}: ${format(r.seconds)} s, peak RSS ${format(r.peakRssMb)} MB (before: ${
-          format(r.baselineRssMb)
-        } MB)`
+        `  ${options.workload} · ${system} · rep ${rep + 1}: ${format(r.seconds)} s, peak RSS ${
+          format(r.peakRssMb)
+        } MB (before: ${format(r.baselineRssMb)} MB)`
       )
     }
   }

@@ -28,7 +28,8 @@ describe("sessionflow (a separate process)", () => {
       expect(broken).toEqual({
         code: 1,
         stdout: "",
-        stderr: `error: cannot open the SQLite database '${text}' read-only: it is not a SQLite database (file is not a database)\n`
+        stderr: `error: cannot open the SQLite database '${text}' read-only: ` +
+          `it is not a SQLite database (file is not a database)\n`
       })
     }))
 
@@ -38,7 +39,8 @@ describe("sessionflow (a separate process)", () => {
       const cli = path.join("packages", "cli", "src", "bin.ts")
       const result = yield* exec("bash", [
         "-c",
-        `set -o pipefail; "${process.execPath}" --conditions=@sessionflow/source --import tsx ${cli} sessions show --db "${filename}" big | head -n 3`
+        `set -o pipefail; "${process.execPath}" --conditions=@sessionflow/source ` +
+        `--import tsx ${cli} sessions show --db "${filename}" big | head -n 3`
       ])
       expect(result.stderr).toBe("")
       expect(result.code).toBe(0)

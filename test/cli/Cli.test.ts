@@ -36,10 +36,11 @@ const runsListed = (filename: string, heading: string, lines: ReadonlyArray<stri
   })
 
 const tables = (filename: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ name: string }>`SELECT name FROM sqlite_master ORDER BY name`).pipe(
-    Effect.map((rows) => rows.map((row) => row.name)),
-    Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))
-  )
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ name: string }>`SELECT name FROM sqlite_master ORDER BY name`)
+    .pipe(
+      Effect.map((rows) => rows.map((row) => row.name)),
+      Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))
+    )
 
 describe("sessionflow (in process)", () => {
   it.scoped("sessions list: one entry per session, newest first; --json is the store's SessionInfo list", () =>
@@ -60,57 +61,84 @@ describe("sessionflow (in process)", () => {
       ])
     }))
 
-  it.scoped("sessions list reads the store a page at a time; --limit and --after page it by keyset, each session once, in order", () =>
-    Effect.gen(function*() {
-      const { filename } = yield* sampleDb()
-      // 205 more sessions (more than two of the store pages the command reads), one a second
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        for (let i = 0; i < 205; i++) {
+  it.scoped(
+    "sessions list reads the store a page at a time; --limit " +
+      "and --after page it by keyset, each session once, in order",
+    () =>
+      Effect.gen(function*() {
+        const { filename } = yield* sampleDb()
+        // 205 more sessions (more than two of the store pages the command reads), one a second
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          for (let i = 0; i < 205; i++) {
+            yield* TestClock.adjust("1 second")
+            yield* store.commit({
+              sessionId: `s-${String(i).padStart(3, "0")}`,
+              workflowName: "shopping",
+              expectedVersion: 0,
+              state: { items: [] }
+            })
+          }
+        }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
+        const idsOf = (stdout: string) => [...stdout.matchAll(/^ {2}(\S+)$/gm)].map((m) => m[1])
+        const newest = [
+          ...Array.from({ length: 205 }, (_, i) => `s-${String(204 - i).padStart(3, "0")}`),
+          "big",
+          "alice-1"
+        ]
+
+        const all = yield* inProcess(["sessions", "list", "--db", filename])
+        expect(all.code, all.stderr).toBe(0)
+        expect(idsOf(all.stdout)).toEqual(newest)
+        expect(all.stdout.startsWith(`207 sessions in ${filename}:\n`)).toBe(true)
+        expect(all.stdout).not.toContain("--after")
+        const allJson = JSON.parse(
+          (yield* inProcess(["sessions", "list", "--db", filename, "--json"])).stdout
+        ) as ReadonlyArray<SessionStore.SessionInfo>
+        expect(allJson.map((s) => s.sessionId)).toEqual(newest)
+
+        // --limit: the first n, and where the rest starts
+        const first = yield* inProcess(["sessions", "list", "--db", filename, "--limit", "150"])
+        expect(idsOf(first.stdout)).toEqual(newest.slice(0, 150))
+        expect(first.stdout.startsWith(`150 sessions in ${filename}:\n`)).toBe(true)
+        const after = /\n\nmore after them: --after (\S+)\n$/.exec(first.stdout)?.[1]
+        expect(after).toBeDefined()
+        // sessions made meanwhile are newer than where it left off: the rest comes once, in order
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
           yield* TestClock.adjust("1 second")
-          yield* store.commit({ sessionId: `s-${String(i).padStart(3, "0")}`, workflowName: "shopping", expectedVersion: 0, state: { items: [] } })
+          yield* store.commit({
+            sessionId: "made-meanwhile",
+            workflowName: "shopping",
+            expectedVersion: 0,
+            state: { items: [] }
+          })
+        }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
+        const rest = yield* inProcess(["sessions", "list", "--db", filename, "--limit", "150", "--after", after!])
+        expect(idsOf(rest.stdout)).toEqual(newest.slice(150))
+        expect(rest.stdout.startsWith(`57 sessions in ${filename}:\n`)).toBe(true)
+        expect(rest.stdout).not.toContain("--after")
+        // --json: the array, and where the rest starts on stderr
+        const page = yield* inProcess(["sessions", "list", "--db", filename, "--json", "--limit", "2"])
+        expect((JSON.parse(page.stdout) as ReadonlyArray<SessionStore.SessionInfo>).map((s) => s.sessionId)).toEqual([
+          "made-meanwhile",
+          newest[0]
+        ])
+        expect(page.stderr).toMatch(/^more after them: --after \S+\n$/)
+
+        // a cursor it did not print, a limit below 1: usage errors, nothing listed
+        for (const argv of [["--after", "not-a-cursor"], ["--limit", "0"]]) {
+          const bad = yield* inProcess(["sessions", "list", "--db", filename, ...argv])
+          expect(bad.code).toBe(2)
+          expect(bad.stdout).toBe("")
+          expect(bad.stderr).toContain(
+            argv[0] === "--after"
+              ? "--after is not where a sessions list left off"
+              : "--limit is a number of sessions: 1 or more"
+          )
         }
-      }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
-      const idsOf = (stdout: string) => [...stdout.matchAll(/^  (\S+)$/gm)].map((m) => m[1])
-      const newest = [...Array.from({ length: 205 }, (_, i) => `s-${String(204 - i).padStart(3, "0")}`), "big", "alice-1"]
-
-      const all = yield* inProcess(["sessions", "list", "--db", filename])
-      expect(all.code, all.stderr).toBe(0)
-      expect(idsOf(all.stdout)).toEqual(newest)
-      expect(all.stdout.startsWith(`207 sessions in ${filename}:\n`)).toBe(true)
-      expect(all.stdout).not.toContain("--after")
-      const allJson = JSON.parse((yield* inProcess(["sessions", "list", "--db", filename, "--json"])).stdout) as ReadonlyArray<SessionStore.SessionInfo>
-      expect(allJson.map((s) => s.sessionId)).toEqual(newest)
-
-      // --limit: the first n, and where the rest starts
-      const first = yield* inProcess(["sessions", "list", "--db", filename, "--limit", "150"])
-      expect(idsOf(first.stdout)).toEqual(newest.slice(0, 150))
-      expect(first.stdout.startsWith(`150 sessions in ${filename}:\n`)).toBe(true)
-      const after = /\n\nmore after them: --after (\S+)\n$/.exec(first.stdout)?.[1]
-      expect(after).toBeDefined()
-      // sessions made meanwhile are newer than where it left off: the rest comes once, in order
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "made-meanwhile", workflowName: "shopping", expectedVersion: 0, state: { items: [] } })
-      }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
-      const rest = yield* inProcess(["sessions", "list", "--db", filename, "--limit", "150", "--after", after!])
-      expect(idsOf(rest.stdout)).toEqual(newest.slice(150))
-      expect(rest.stdout.startsWith(`57 sessions in ${filename}:\n`)).toBe(true)
-      expect(rest.stdout).not.toContain("--after")
-      // --json: the array, and where the rest starts on stderr
-      const page = yield* inProcess(["sessions", "list", "--db", filename, "--json", "--limit", "2"])
-      expect((JSON.parse(page.stdout) as ReadonlyArray<SessionStore.SessionInfo>).map((s) => s.sessionId)).toEqual(["made-meanwhile", newest[0]])
-      expect(page.stderr).toMatch(/^more after them: --after \S+\n$/)
-
-      // a cursor it did not print, a limit below 1: usage errors, nothing listed
-      for (const argv of [["--after", "not-a-cursor"], ["--limit", "0"]]) {
-        const bad = yield* inProcess(["sessions", "list", "--db", filename, ...argv])
-        expect(bad.code).toBe(2)
-        expect(bad.stdout).toBe("")
-        expect(bad.stderr).toContain(argv[0] === "--after" ? "--after is not where a sessions list left off" : "--limit is a number of sessions: 1 or more")
-      }
-    }))
+      })
+  )
 
   it.scoped("sessions show: metadata, state and every run; --json has the same", () =>
     Effect.gen(function*() {
@@ -157,7 +185,8 @@ describe("sessionflow (in process)", () => {
       const never = yield* inProcess(["state", "--db", filename, "--at", "5", "alice-1"])
       expect(never.code).toBe(1)
       expect(never.stderr).toBe(
-        `error: Session 'alice-1' has no version 5 (its versions are 1 to 2) (see: sessionflow versions --db ${filename} alice-1)\n`
+        `error: Session 'alice-1' has no version 5 (its versions are ` +
+          `1 to 2) (see: sessionflow versions --db ${filename} alice-1)\n`
       )
 
       const forked = yield* inProcess(["fork", "--db", filename, "--at", "1", "--to", "alice-2", "alice-1"])
@@ -166,37 +195,66 @@ describe("sessionflow (in process)", () => {
       const copy = JSON.parse((yield* inProcess(["sessions", "show", "--db", filename, "--json", "alice-2"])).stdout)
       expect([copy.state, copy.version, copy.userId, copy.runs]).toEqual([{ items: ["milk", "eggs"] }, 1, "alice", []])
       // the original is as it was
-      expect((yield* inProcess(["state", "--db", filename, "--json", "alice-1"])).stdout).toBe(`{"items":["milk","eggs","bread"]}\n`)
+      expect((yield* inProcess(["state", "--db", filename, "--json", "alice-1"])).stdout).toBe(
+        `{"items":["milk","eggs","bread"]}\n`
+      )
       const taken = yield* inProcess(["fork", "--db", filename, "--to", "alice-2", "alice-1"])
-      expect(taken).toEqual({ code: 1, stdout: "", stderr: "error: Session 'alice-2' exists already: give another id with --to\n" })
+      expect(taken).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: "error: Session 'alice-2' exists already: give another id with --to\n"
+      })
       expect((yield* inProcess(["fork", "--db", filename, "--at", "0", "alice-1"])).code).toBe(2)
     }))
 
   it.scoped("a custom --table, rename and delete (with --json)", () =>
     Effect.gen(function*() {
       const { filename } = yield* sampleDb("app_sessions")
-      const renamed = yield* inProcess(["sessions", "rename", "--db", filename, "--table", "app_sessions", "--json", "alice-1", "Weekly", "shop"])
+      const renamed = yield* inProcess([
+        "sessions",
+        "rename",
+        "--db",
+        filename,
+        "--table",
+        "app_sessions",
+        "--json",
+        "alice-1",
+        "Weekly",
+        "shop"
+      ])
       expect(JSON.parse(renamed.stdout)).toEqual({ sessionId: "alice-1", name: "Weekly shop" })
       const list = yield* inProcess(["sessions", "list", "--db", filename, "--table", "app_sessions"])
       expect(list.stdout).toContain("name: Weekly shop")
       expect(list.stdout).toContain(`2 sessions in ${filename} (table app_sessions):`)
-      const deleted = yield* inProcess(["sessions", "delete", "--db", filename, "--table", "app_sessions", "--json", "big"])
+      const deleted = yield* inProcess([
+        "sessions",
+        "delete",
+        "--db",
+        filename,
+        "--table",
+        "app_sessions",
+        "--json",
+        "big"
+      ])
       expect(JSON.parse(deleted.stdout)).toEqual({ sessionId: "big", deleted: true })
       const again = yield* inProcess(["sessions", "delete", "--db", filename, "--table", "app_sessions", "big"])
       expect(again).toEqual({
         code: 1,
         stdout: "",
-        stderr: `error: no session 'big' in ${filename} (table app_sessions) (see: sessionflow sessions list --db ${filename})\n`
+        stderr: `error: no session 'big' in ${filename} (table app_sessions) ` +
+          `(see: sessionflow sessions list --db ${filename})\n`
       })
     }))
 
   it.scoped("a session whose stored state is corrupt: show still lists its runs, and exits 1", () =>
     Effect.gen(function*() {
       const { filename } = yield* sampleDb()
-      yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql`UPDATE sessionflow_sessions SET state = ${"{broken"} WHERE session_id = 'alice-1'`).pipe(
-          Effect.provide(SqliteClient.layer({ filename }))
-        )
+      yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`UPDATE sessionflow_sessions SET state = ${"{broken"} WHERE session_id = 'alice-1'`
+      ).pipe(
+        Effect.provide(SqliteClient.layer({ filename }))
+      )
       const shown = yield* inProcess(["sessions", "show", "--db", filename, "alice-1"])
       expect(shown.code).toBe(1)
       expect(shown.stdout).toContain("(cannot be read: ")
@@ -226,8 +284,12 @@ describe("sessionflow (in process)", () => {
             pausedAt: at
           }
         }))
-        yield* store.startRun(active("r-abandoned", { sessionId: "big", userId: undefined, owner: "1234-dead", leaseExpiresAt: at - 1000 }))
-        yield* store.startRun(active("r-running", { sessionId: "big", userId: undefined, owner: "5678-alive", leaseExpiresAt: at + 60_000 }))
+        yield* store.startRun(
+          active("r-abandoned", { sessionId: "big", userId: undefined, owner: "1234-dead", leaseExpiresAt: at - 1000 })
+        )
+        yield* store.startRun(
+          active("r-running", { sessionId: "big", userId: undefined, owner: "5678-alive", leaseExpiresAt: at + 60_000 })
+        )
       }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
       const bytes = fs.readFileSync(filename)
       yield* TestClock.setTime(at)
@@ -246,7 +308,7 @@ describe("sessionflow (in process)", () => {
         "     workflow: expenses   session: alice-1   user: alice",
         "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00, next step 2",
         "     » record my trip",
-        '     ? {"tool":"record_expense","arguments":{"amount":240}}',
+        "     ? {\"tool\":\"record_expense\",\"arguments\":{\"amount\":240}}",
         "       asked by record (1:Expense Assistant#1) at 2025-01-02 09:00:00",
         "  ▶ running   run r-running",
         "     workflow: expenses   session: big",
@@ -259,7 +321,10 @@ describe("sessionflow (in process)", () => {
       const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
       const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
       // oldest first (then by id)
-      expect(runs.map((r) => [r.runId, r.state])).toEqual([["r-abandoned", "abandoned"], ["r-paused", "paused"], ["r-running", "running"]])
+      expect(runs.map((r) => [r.runId, r.state])).toEqual([["r-abandoned", "abandoned"], ["r-paused", "paused"], [
+        "r-running",
+        "running"
+      ]])
       expect(runs[1]).toEqual({
         runId: "r-paused",
         sessionId: "alice-1",
@@ -268,7 +333,12 @@ describe("sessionflow (in process)", () => {
         state: "paused",
         input: "record my trip",
         nextStep: 1,
-        question: { path: ["record"], key: "1:Expense Assistant#1", payload: { tool: "record_expense", arguments: { amount: 240 } }, pausedAt: at },
+        question: {
+          path: ["record"],
+          key: "1:Expense Assistant#1",
+          payload: { tool: "record_expense", arguments: { amount: 240 } },
+          pausedAt: at
+        },
         startedAt: at,
         updatedAt: at
       })
@@ -281,113 +351,176 @@ describe("sessionflow (in process)", () => {
       expect(cont.stderr).toContain("Workflow.continue")
     }))
 
-  it.scoped("runs list: a state column with a sleeping run's wake time and a waiting run's signal and timeout; --json", () =>
-    Effect.gen(function*() {
-      const { filename } = yield* sampleDb()
-      const at = Date.UTC(2025, 0, 2, 9, 0, 0)
-      const suspended = (runId: string, pause: SessionStore.Pause) =>
-        activeRun(at, runId, { sessionId: runId, workflowName: "shipping", userId: undefined, status: "paused", input: "order", pause })
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        yield* store.startRun(suspended("r-sleep", { path: ["nap"], key: "0:nap", payload: null, pausedAt: at, kind: "sleep", wakeAt: at + 3_600_000 }))
-        yield* store.startRun(suspended("r-wait", {
-          path: ["paid"],
-          key: "0:paid",
-          payload: null,
-          pausedAt: at,
-          kind: "signal",
-          signal: "paid",
-          wakeAt: at + 86_400_000,
-          timeoutAt: at + 86_400_000
-        }))
-      }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
-      yield* TestClock.setTime(at)
+  it.scoped(
+    "runs list: a state column with a sleeping run's wake time and a waiting run's signal and timeout; --json",
+    () =>
+      Effect.gen(function*() {
+        const { filename } = yield* sampleDb()
+        const at = Date.UTC(2025, 0, 2, 9, 0, 0)
+        const suspended = (runId: string, pause: SessionStore.Pause) =>
+          activeRun(at, runId, {
+            sessionId: runId,
+            workflowName: "shipping",
+            userId: undefined,
+            status: "paused",
+            input: "order",
+            pause
+          })
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          yield* store.startRun(
+            suspended("r-sleep", {
+              path: ["nap"],
+              key: "0:nap",
+              payload: null,
+              pausedAt: at,
+              kind: "sleep",
+              wakeAt: at + 3_600_000
+            })
+          )
+          yield* store.startRun(suspended("r-wait", {
+            path: ["paid"],
+            key: "0:paid",
+            payload: null,
+            pausedAt: at,
+            kind: "signal",
+            signal: "paid",
+            wakeAt: at + 86_400_000,
+            timeoutAt: at + 86_400_000
+          }))
+        }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
+        yield* TestClock.setTime(at)
 
-      yield* runsListed(filename, `2 unfinished runs in ${filename}:`, [
-        "  ☾ sleeping  run r-sleep  until 2025-01-02 10:00:00",
-        "     workflow: shipping   session: r-sleep",
-        "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
-        "     » order",
-        "  ⧗ waiting   run r-wait  for signal paid, times out 2025-01-03 09:00:00",
-        "     workflow: shipping   session: r-wait",
-        "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
-        "     » order"
-      ])
+        yield* runsListed(filename, `2 unfinished runs in ${filename}:`, [
+          "  ☾ sleeping  run r-sleep  until 2025-01-02 10:00:00",
+          "     workflow: shipping   session: r-sleep",
+          "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
+          "     » order",
+          "  ⧗ waiting   run r-wait  for signal paid, times out 2025-01-03 09:00:00",
+          "     workflow: shipping   session: r-wait",
+          "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
+          "     » order"
+        ])
 
-      const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
-      const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
-      expect(runs.map((r) => [r.runId, r.state, r.wakeAt, r.signal, r.timeoutAt])).toEqual([
-        ["r-sleep", "sleeping", at + 3_600_000, undefined, undefined],
-        ["r-wait", "waiting", at + 86_400_000, "paid", at + 86_400_000]
-      ])
-    }))
+        const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
+        const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
+        expect(runs.map((r) => [r.runId, r.state, r.wakeAt, r.signal, r.timeoutAt])).toEqual([
+          ["r-sleep", "sleeping", at + 3_600_000, undefined, undefined],
+          ["r-wait", "waiting", at + 86_400_000, "paid", at + 86_400_000]
+        ])
+      })
+  )
 
-  it.scoped("runs list: queued runs after the started ones, in arrival order, with their place in their session's queue; --json", () =>
-    Effect.gen(function*() {
-      const { filename } = yield* sampleDb()
-      const at = Date.UTC(2025, 0, 2, 9, 0, 0)
-      const queue = (store: SessionStore.Service, runId: string, sessionId: string, input: string) =>
-        store.enqueueRun({ runId, sessionId, workflowName: "expenses", input, owner: "1234-alive", leaseExpiresAt: at + 60_000, enqueuedAt: at })
-      yield* Effect.gen(function*() {
-        const store = yield* SessionStore.SessionStore
-        // a tracked run holds the session's queue and runs: listed once, as running
-        yield* queue(store, "r-running", "big", "record my trip")
-        yield* store.takeQueueTurn("big", "r-running", { owner: "1234-alive", now: at, leaseExpiresAt: at + 60_000 })
-        yield* store.startRun(activeRun(at, "r-running", { sessionId: "big", userId: undefined, owner: "1234-alive", leaseExpiresAt: at + 60_000 }))
-        yield* queue(store, "q-1", "big", "second")
-        yield* queue(store, "q-solo", "solo", "alone")
-        yield* queue(store, "q-2", "big", "third")
-      }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
-      yield* TestClock.setTime(at)
+  it.scoped(
+    "runs list: queued runs after the started ones, in arrival " +
+      "order, with their place in their session's queue; --json",
+    () =>
+      Effect.gen(function*() {
+        const { filename } = yield* sampleDb()
+        const at = Date.UTC(2025, 0, 2, 9, 0, 0)
+        const queue = (store: SessionStore.Service, runId: string, sessionId: string, input: string) =>
+          store.enqueueRun({
+            runId,
+            sessionId,
+            workflowName: "expenses",
+            input,
+            owner: "1234-alive",
+            leaseExpiresAt: at + 60_000,
+            enqueuedAt: at
+          })
+        yield* Effect.gen(function*() {
+          const store = yield* SessionStore.SessionStore
+          // a tracked run holds the session's queue and runs: listed once, as running
+          yield* queue(store, "r-running", "big", "record my trip")
+          yield* store.takeQueueTurn("big", "r-running", { owner: "1234-alive", now: at, leaseExpiresAt: at + 60_000 })
+          yield* store.startRun(
+            activeRun(at, "r-running", {
+              sessionId: "big",
+              userId: undefined,
+              owner: "1234-alive",
+              leaseExpiresAt: at + 60_000
+            })
+          )
+          yield* queue(store, "q-1", "big", "second")
+          yield* queue(store, "q-solo", "solo", "alone")
+          yield* queue(store, "q-2", "big", "third")
+        }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
+        yield* TestClock.setTime(at)
 
-      yield* runsListed(filename, `4 unfinished runs in ${filename}:`, [
-        "  ▶ running   run r-running",
-        "     workflow: expenses   session: big",
-        "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
-        "     » record my trip",
-        "     owner 1234-alive, lease until 2025-01-02 09:01:00",
-        "  … queued    run q-1  behind 1 run in its session's queue",
-        "     workflow: expenses   session: big",
-        "     queued 2025-01-02 09:00:00",
-        "     » second",
-        "  … queued    run q-solo  first in its session's queue",
-        "     workflow: expenses   session: solo",
-        "     queued 2025-01-02 09:00:00",
-        "     » alone",
-        "  … queued    run q-2  behind 2 runs in its session's queue",
-        "     workflow: expenses   session: big",
-        "     queued 2025-01-02 09:00:00",
-        "     » third"
-      ])
+        yield* runsListed(filename, `4 unfinished runs in ${filename}:`, [
+          "  ▶ running   run r-running",
+          "     workflow: expenses   session: big",
+          "     started 2025-01-02 09:00:00, updated 2025-01-02 09:00:00",
+          "     » record my trip",
+          "     owner 1234-alive, lease until 2025-01-02 09:01:00",
+          "  … queued    run q-1  behind 1 run in its session's queue",
+          "     workflow: expenses   session: big",
+          "     queued 2025-01-02 09:00:00",
+          "     » second",
+          "  … queued    run q-solo  first in its session's queue",
+          "     workflow: expenses   session: solo",
+          "     queued 2025-01-02 09:00:00",
+          "     » alone",
+          "  … queued    run q-2  behind 2 runs in its session's queue",
+          "     workflow: expenses   session: big",
+          "     queued 2025-01-02 09:00:00",
+          "     » third"
+        ])
 
-      const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
-      const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
-      expect(runs.map((r) => [r.runId, r.state, r.position])).toEqual([
-        ["r-running", "running", undefined],
-        ["q-1", "queued", 1],
-        ["q-solo", "queued", 0],
-        ["q-2", "queued", 2]
-      ])
-      expect(runs[1]).toEqual({ runId: "q-1", sessionId: "big", workflowName: "expenses", state: "queued", input: "second", queuedAt: at, position: 1 })
-    }))
+        const json = yield* inProcess(["runs", "list", "--json", "--db", filename])
+        const runs = JSON.parse(json.stdout) as ReadonlyArray<Cli.UnfinishedRun>
+        expect(runs.map((r) => [r.runId, r.state, r.position])).toEqual([
+          ["r-running", "running", undefined],
+          ["q-1", "queued", 1],
+          ["q-solo", "queued", 0],
+          ["q-2", "queued", 2]
+        ])
+        expect(runs[1]).toEqual({
+          runId: "q-1",
+          sessionId: "big",
+          workflowName: "expenses",
+          state: "queued",
+          input: "second",
+          queuedAt: at,
+          position: 1
+        })
+      })
+  )
 
   it.scoped("schedules --workflow: each schedule's name, cron and next tick; --json the stored schedules", () =>
     Effect.gen(function*() {
       const { filename } = yield* sampleDb()
       yield* Effect.flatMap(SessionStore.SessionStore, (store) =>
         Effect.all([
-          store.putSchedule({ workflowName: "shopping", name: "nightly", cron: "0 2 * * *", nextTick: Date.UTC(2025, 0, 2, 2), now: 0 }),
+          store.putSchedule({
+            workflowName: "shopping",
+            name: "nightly",
+            cron: "0 2 * * *",
+            nextTick: Date.UTC(2025, 0, 2, 2),
+            now: 0
+          }),
           store.putSchedule({ workflowName: "other", name: "hourly", cron: "0 * * * *", nextTick: 0, now: 0 })
         ])).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
       const human = yield* inProcess(["schedules", "--workflow", "shopping", "--db", filename])
       expect(human, human.stderr).toEqual({
         code: 0,
-        stdout: `1 schedule of 'shopping' in ${filename}:\n\n  nightly   cron: 0 2 * * *   next tick: 2025-01-02 02:00:00 UTC\n`,
+        stdout: `1 schedule of 'shopping' in ${filename}:\n\n  nightly ` +
+          `  cron: 0 2 * * *   next tick: 2025-01-02 02:00:00 UTC\n`,
         stderr: ""
       })
-      const json = JSON.parse((yield* inProcess(["schedules", "--workflow", "shopping", "--db", filename, "--json"])).stdout)
-      expect(json).toEqual([{ workflowName: "shopping", name: "nightly", cron: "0 2 * * *", nextTick: Date.UTC(2025, 0, 2, 2), updatedAt: 0 }])
-      expect((yield* inProcess(["schedules", "--workflow", "none", "--db", filename])).stdout).toBe(`No schedules of 'none' in ${filename}.\n`)
+      const json = JSON.parse(
+        (yield* inProcess(["schedules", "--workflow", "shopping", "--db", filename, "--json"])).stdout
+      )
+      expect(json).toEqual([{
+        workflowName: "shopping",
+        name: "nightly",
+        cron: "0 2 * * *",
+        nextTick: Date.UTC(2025, 0, 2, 2),
+        updatedAt: 0
+      }])
+      expect((yield* inProcess(["schedules", "--workflow", "none", "--db", filename])).stdout).toBe(
+        `No schedules of 'none' in ${filename}.\n`
+      )
     }))
 
   it.scoped("runs list on a database without unfinished runs", () =>
@@ -406,12 +539,20 @@ describe("sessionflow (in process)", () => {
       const { dir, filename } = yield* sampleDb()
       const before = yield* tables(filename)
       const bytes = fs.readFileSync(filename)
-      for (const argv of [["sessions", "list"], ["sessions", "show", "alice-1"], ["state", "alice-1"], ["runs", "list"], ["sessions", "rename", "alice-1", "x"], ["sessions", "delete", "alice-1"]]) {
+      for (
+        const argv of [["sessions", "list"], ["sessions", "show", "alice-1"], ["state", "alice-1"], ["runs", "list"], [
+          "sessions",
+          "rename",
+          "alice-1",
+          "x"
+        ], ["sessions", "delete", "alice-1"]]
+      ) {
         const result = yield* inProcess([...argv, "--db", filename, "--table", "typo"])
         expect(result).toEqual({
           code: 1,
           stdout: "",
-          stderr: `error: there is no session table 'typo' in '${filename}' (its session tables: sessionflow_sessions)\n`
+          stderr:
+            `error: there is no session table 'typo' in '${filename}' (its session tables: sessionflow_sessions)\n`
         })
       }
       expect(yield* tables(filename)).toEqual(before)
@@ -452,13 +593,25 @@ describe("sessionflow: user errors", () => {
         [["sessions", "list", "--db", filename, "--jsno"], 2, "error: unknown option '--jsno' (did you mean --json?)"],
         [["sesions", "list", "--db", filename], 2, "error: unknown command 'sesions' (did you mean 'sessions'?)"],
         [["runs", "lst", "--db", filename], 2, "error: unknown runs command 'lst' (did you mean 'runs list'?)"],
-        [["sessions"], 2, "error: sessions: which command? (list, show, rename or delete) (see: sessionflow sessions --help)"],
+        [
+          ["sessions"],
+          2,
+          "error: sessions: which command? (list, show, rename or delete) (see: sessionflow sessions --help)"
+        ],
         [["state", "--db", filename, "a", "b"], 2, "error: unexpected argument 'b' (see: sessionflow state --help)"],
         [["sessions", "show", "--db", filename, "nobody"], 1, "error: no session 'nobody' in"],
         [["sessions", "rename", "--db", filename, "nobody", "x"], 1, "error: no session 'nobody' in"],
         [["sessions", "list", "--db", missing], 1, `error: no database file '${missing}'`],
-        [["state", "--db", text, "x"], 1, `error: cannot open the SQLite database '${text}' read-only: it is not a SQLite database`],
-        [["sessions", "delete", "--db", dir, "x"], 1, `error: cannot open the SQLite database '${dir}': it is a directory`]
+        [
+          ["state", "--db", text, "x"],
+          1,
+          `error: cannot open the SQLite database '${text}' read-only: it is not a SQLite database`
+        ],
+        [
+          ["sessions", "delete", "--db", dir, "x"],
+          1,
+          `error: cannot open the SQLite database '${dir}': it is a directory`
+        ]
       ]
       for (const [argv, code, line] of cases) {
         const result = yield* inProcess(argv)
@@ -477,7 +630,9 @@ describe("sessionflow: user errors", () => {
       expect(help.code, help.stderr).toBe(0)
       expect(short).toEqual(help)
       expect(word).toEqual(help)
-      for (const line of ["sessions list", "sessions show", "sessions rename", "sessions delete", "versions", "runs list"]) {
+      for (
+        const line of ["sessions list", "sessions show", "sessions rename", "sessions delete", "versions", "runs list"]
+      ) {
         expect(help.stdout).toContain(`  - ${line} [--db file] [--url url] [--schema name] [--table name] [--json]`)
       }
       // captured output has no colours

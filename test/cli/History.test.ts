@@ -9,7 +9,10 @@ import { inProcess, sampleDb } from "./utils.js"
 const greeter = Agent.make({ name: "Greeter", instructions: "Greet." })
 const greeting = Workflow.make({
   name: "greeting",
-  steps: [Step.agent("greet", greeter), Step.make("shout", ({ previousStepContent }) => Effect.succeed(String(previousStepContent).toUpperCase()))]
+  steps: [
+    Step.agent("greet", greeter),
+    Step.make("shout", ({ previousStepContent }) => Effect.succeed(String(previousStepContent).toUpperCase()))
+  ]
 })
 
 describe("sessionflow prune and export-runs (in process)", () => {
@@ -23,7 +26,18 @@ describe("sessionflow prune and export-runs (in process)", () => {
         Effect.provide(SqliteSessionStore.layer({ filename, readonly: true }))
       )
       expect(runs.map((run) => run.runId)).toEqual(["alice-1-run-3"])
-      const again = yield* inProcess(["prune", "--db", filename, "--workflow", "shopping", "--keep-last", "0", "--session", "big", "--json"])
+      const again = yield* inProcess([
+        "prune",
+        "--db",
+        filename,
+        "--workflow",
+        "shopping",
+        "--keep-last",
+        "0",
+        "--session",
+        "big",
+        "--json"
+      ])
       expect(JSON.parse(again.stdout)).toEqual({ workflowName: "shopping", runs: 1, events: 0, abandoned: 0 })
     }))
 
@@ -48,7 +62,14 @@ describe("sessionflow prune and export-runs (in process)", () => {
         // the listing orders runs by their start
         yield* TestClock.adjust("1 second")
         yield* Workflow.run(greeting, "hello", { sessionId: "g", events: "stored" }).pipe(Replay.record)
-      }).pipe(Effect.provide(Layer.mergeAll(SqliteSessionStore.layer({ filename }), TestModel.layer([TestModel.text("Hi!"), TestModel.text("Hello!")]))))
+      }).pipe(
+        Effect.provide(
+          Layer.mergeAll(
+            SqliteSessionStore.layer({ filename }),
+            TestModel.layer([TestModel.text("Hi!"), TestModel.text("Hello!")])
+          )
+        )
+      )
       const out = path.join(dir, "greeting.runs.json")
       const exported = yield* inProcess(["export-runs", "--db", filename, "--workflow", "greeting", "--out", out])
       expect(exported.code, exported.stderr).toBe(0)
@@ -58,7 +79,17 @@ describe("sessionflow prune and export-runs (in process)", () => {
       const replayed = yield* Replay.replayAll(greeting, file.runs)
       expect(replayed.map((run) => run.modelCalls)).toEqual([1, 1])
       // on stdout without --out
-      const printed = yield* inProcess(["export-runs", "--db", filename, "--workflow", "greeting", "--session", "g", "--limit", "1"])
+      const printed = yield* inProcess([
+        "export-runs",
+        "--db",
+        filename,
+        "--workflow",
+        "greeting",
+        "--session",
+        "g",
+        "--limit",
+        "1"
+      ])
       expect(Replay.decodeFile(JSON.parse(printed.stdout)).runs.map((run) => run.input)).toEqual(["hello"])
     }))
 })

@@ -47,9 +47,18 @@ describe("sessionflow init", () => {
       const result = yield* inProcess(["init", dir])
       expect(result.stderr).toBe("")
       expect(result.code).toBe(0)
-      expect(result.stdout).toContain(`Wrote a sessionflow app to ${dir}: package.json, tsconfig.json, src/workflows.ts`)
+      expect(result.stdout).toContain(
+        `Wrote a sessionflow app to ${dir}: package.json, tsconfig.json, src/workflows.ts`
+      )
       expect(result.stdout).toContain("  npm install\n  npm test\n  npx sessionflow dev src/workflows.ts")
-      expect(listing(dir)).toEqual([".gitignore", "README.md", "package.json", "src/workflows.ts", "test/workflows.test.ts", "tsconfig.json"])
+      expect(listing(dir)).toEqual([
+        ".gitignore",
+        "README.md",
+        "package.json",
+        "src/workflows.ts",
+        "test/workflows.test.ts",
+        "tsconfig.json"
+      ])
       const manifest = readJson(path.join(dir, "package.json"))
       expect(manifest.name).toBe("my-app")
       // from the registry: the packages it uses, at this version
@@ -61,7 +70,11 @@ describe("sessionflow init", () => {
         effect: "^3.22.4"
       })
       const tsconfig = JSON.parse(fs.readFileSync(path.join(dir, "tsconfig.json"), "utf8"))
-      expect(tsconfig.compilerOptions).toMatchObject({ strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false })
+      expect(tsconfig.compilerOptions).toMatchObject({
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: false
+      })
     }))
 
   it.scoped("refuses a folder that has files, writing nothing; an empty one is fine", () =>
@@ -72,7 +85,8 @@ describe("sessionflow init", () => {
       expect(refused).toEqual({
         code: 1,
         stdout: "",
-        stderr: `error: '${dir}' is not empty: sessionflow init writes a new app into a new or empty folder (nothing was written)\n`
+        stderr: `error: '${dir}' is not empty: sessionflow init writes a ` +
+          `new app into a new or empty folder (nothing was written)\n`
       })
       expect(fs.readdirSync(dir)).toEqual(["notes.txt"])
       const empty = path.join(dir, "empty")
@@ -85,21 +99,26 @@ describe("sessionflow init", () => {
       const work = yield* tempDir
       const packs = path.join(work, "packs")
       fs.mkdirSync(packs)
-      for (const name of Init.packages) fs.writeFileSync(path.join(packs, `${name.slice(1).replace("/", "-")}-0.1.0.tgz`), "")
+      for (const name of Init.packages) {
+        fs.writeFileSync(path.join(packs, `${name.slice(1).replace("/", "-")}-0.1.0.tgz`), "")
+      }
       fs.writeFileSync(path.join(packs, "sessionflow-store-sqlite-extra-0.1.0.tgz"), "")
       const app = path.join(work, "app")
       expect((yield* inProcess(["init", app, "--packs", packs])).code).toBe(0)
       const dependencies = readJson(path.join(app, "package.json")).dependencies!
-      expect(Object.fromEntries(Object.entries(dependencies).filter(([name]) => name.startsWith("@sessionflow/")))).toEqual({
-        "@sessionflow/core": "file:../packs/sessionflow-core-0.1.0.tgz",
-        "@sessionflow/store-sql": "file:../packs/sessionflow-store-sql-0.1.0.tgz",
-        "@sessionflow/store-sqlite": "file:../packs/sessionflow-store-sqlite-0.1.0.tgz",
-        "@sessionflow/server": "file:../packs/sessionflow-server-0.1.0.tgz",
-        "@sessionflow/cli": "file:../packs/sessionflow-cli-0.1.0.tgz"
-      })
+      expect(Object.fromEntries(Object.entries(dependencies).filter(([name]) => name.startsWith("@sessionflow/"))))
+        .toEqual({
+          "@sessionflow/core": "file:../packs/sessionflow-core-0.1.0.tgz",
+          "@sessionflow/store-sql": "file:../packs/sessionflow-store-sql-0.1.0.tgz",
+          "@sessionflow/store-sqlite": "file:../packs/sessionflow-store-sqlite-0.1.0.tgz",
+          "@sessionflow/server": "file:../packs/sessionflow-server-0.1.0.tgz",
+          "@sessionflow/cli": "file:../packs/sessionflow-cli-0.1.0.tgz"
+        })
       fs.rmSync(path.join(packs, "sessionflow-server-0.1.0.tgz"))
       const missing = yield* inProcess(["init", path.join(work, "other"), "--packs", packs])
-      expect(missing.stderr).toBe(`error: no sessionflow-server-*.tgz in '${packs}' (npm run pack writes every package's tarball)\n`)
+      expect(missing.stderr).toBe(
+        `error: no sessionflow-server-*.tgz in '${packs}' (npm run pack writes every package's tarball)\n`
+      )
       expect(fs.existsSync(path.join(work, "other"))).toBe(false)
     }))
 
@@ -116,7 +135,10 @@ describe("sessionflow init", () => {
       }
     }
     expect(Init.peers).toEqual(expected)
-    const pins = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).devDependencies as Record<string, string>
+    const pins = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).devDependencies as Record<
+      string,
+      string
+    >
     for (const [name, range] of Object.entries(Init.devDependencies)) expect(range, name).toBe(pins[name])
   })
 })
@@ -141,11 +163,20 @@ describe("sessionflow dev: the module's workflows", () => {
       expect(refused).toEqual({
         code: 1,
         stdout: "",
-        stderr:
-          "error: dev listens on a loopback address only (its server has no authentication): --host 127.0.0.1, ::1 or localhost, not 0.0.0.0\n"
+        stderr: "error: dev listens on a loopback address only (its server has no " +
+          "authentication): --host 127.0.0.1, ::1 or localhost, not 0.0.0.0\n"
       })
-      expect(yield* inProcess(["dev", "no-such-module.ts"])).toEqual({ code: 1, stdout: "", stderr: "error: no module 'no-such-module.ts'\n" })
-      expect([Dev.isLoopback("127.0.0.1"), Dev.isLoopback("localhost"), Dev.isLoopback("::1"), Dev.isLoopback("192.168.1.2")]).toEqual([
+      expect(yield* inProcess(["dev", "no-such-module.ts"])).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: "error: no module 'no-such-module.ts'\n"
+      })
+      expect([
+        Dev.isLoopback("127.0.0.1"),
+        Dev.isLoopback("localhost"),
+        Dev.isLoopback("::1"),
+        Dev.isLoopback("192.168.1.2")
+      ]).toEqual([
         true,
         true,
         true,

@@ -26,9 +26,29 @@ const sampleSchema = Effect.gen(function*() {
   const schema = yield* freshSchema
   yield* Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
-    yield* store.commit({ sessionId: "alice-1", workflowName: "shop", userId: "alice", expectedVersion: 0, state: { items: ["milk"] }, run: run("alice-1", 1) })
-    yield* store.commit({ sessionId: "alice-1", workflowName: "shop", userId: "alice", expectedVersion: 1, state: { items: ["milk", "eggs"] }, run: run("alice-1", 2) })
-    yield* store.commit({ sessionId: "bob-1", workflowName: "shop", expectedVersion: 0, state: { items: [] }, run: run("bob-1", 1) })
+    yield* store.commit({
+      sessionId: "alice-1",
+      workflowName: "shop",
+      userId: "alice",
+      expectedVersion: 0,
+      state: { items: ["milk"] },
+      run: run("alice-1", 1)
+    })
+    yield* store.commit({
+      sessionId: "alice-1",
+      workflowName: "shop",
+      userId: "alice",
+      expectedVersion: 1,
+      state: { items: ["milk", "eggs"] },
+      run: run("alice-1", 2)
+    })
+    yield* store.commit({
+      sessionId: "bob-1",
+      workflowName: "shop",
+      expectedVersion: 0,
+      state: { items: [] },
+      run: run("bob-1", 1)
+    })
   }).pipe(Effect.provide(PgSessionStore.layer({ url: testUrl, schema })))
   return schema
 })
@@ -66,29 +86,44 @@ describe("sessionflow on PostgreSQL", () => {
       expect(session.state).toEqual({ items: ["milk", "eggs"] })
       expect(session.runs.map((r) => r.runId)).toEqual(["alice-1-r1", "alice-1-r2"])
       // --db wins over the variable
-      const both = yield* sessionflow(["sessions", "list", "--db", "missing.db"], { [Cli.databaseUrlVariable]: testUrl })
+      const both = yield* sessionflow(["sessions", "list", "--db", "missing.db"], {
+        [Cli.databaseUrlVariable]: testUrl
+      })
       expect(both.stderr).toContain("no database file 'missing.db'")
     }), 120_000)
 
-  it.scoped("mistakes are one clear line: --db with --url, a URL that is not PostgreSQL's, tables that are not there (nothing created), a password never shown", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      const both = yield* sessionflow(["sessions", "list", "--db", "a.db", "--url", testUrl])
-      expect([both.code, both.stderr]).toEqual([2, "error: give --db <file> or --url <url>, not both (see: sessionflow sessions list --help)\n"])
-      const notPg = yield* sessionflow(["sessions", "list", "--url", "mysql://root:hunter2@localhost/app"])
-      expect(notPg.code).toBe(2)
-      expect(notPg.stderr).toContain("not a PostgreSQL URL")
-      expect(notPg.stderr).not.toContain("hunter2")
-      const missing = yield* sessionflow(["sessions", "list", "--url", testUrl, "--schema", schema])
-      expect(missing.code).toBe(1)
-      expect(missing.stderr).toContain(`there is no session table 'sessionflow_sessions' in schema '${schema}'`)
-      const tables = yield* withClient((sql) =>
-        sql`SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema}`
-      )
-      expect(tables).toEqual([])
-      const unreachable = yield* sessionflow(["sessions", "list", "--url", "postgres://someone:hunter2@127.0.0.1:1/app"])
-      expect(unreachable.code).toBe(1)
-      expect(unreachable.stderr).toContain("cannot connect to PostgreSQL at postgres://someone@127.0.0.1:1/app")
-      expect(unreachable.stderr).not.toContain("hunter2")
-    }), 120_000)
+  it.scoped(
+    "mistakes are one clear line: --db with --url, a URL that is not PostgreSQL's, " +
+      "tables that are not there (nothing created), a password never shown",
+    () =>
+      Effect.gen(function*() {
+        const schema = yield* freshSchema
+        const both = yield* sessionflow(["sessions", "list", "--db", "a.db", "--url", testUrl])
+        expect([both.code, both.stderr]).toEqual([
+          2,
+          "error: give --db <file> or --url <url>, not both (see: sessionflow sessions list --help)\n"
+        ])
+        const notPg = yield* sessionflow(["sessions", "list", "--url", "mysql://root:hunter2@localhost/app"])
+        expect(notPg.code).toBe(2)
+        expect(notPg.stderr).toContain("not a PostgreSQL URL")
+        expect(notPg.stderr).not.toContain("hunter2")
+        const missing = yield* sessionflow(["sessions", "list", "--url", testUrl, "--schema", schema])
+        expect(missing.code).toBe(1)
+        expect(missing.stderr).toContain(`there is no session table 'sessionflow_sessions' in schema '${schema}'`)
+        const tables = yield* withClient((sql) =>
+          sql`SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema}`
+        )
+        expect(tables).toEqual([])
+        const unreachable = yield* sessionflow([
+          "sessions",
+          "list",
+          "--url",
+          "postgres://someone:hunter2@127.0.0.1:1/app"
+        ])
+        expect(unreachable.code).toBe(1)
+        expect(unreachable.stderr).toContain("cannot connect to PostgreSQL at postgres://someone@127.0.0.1:1/app")
+        expect(unreachable.stderr).not.toContain("hunter2")
+      }),
+    120_000
+  )
 })

@@ -53,7 +53,11 @@ export const start = (
                 resume(Effect.succeed(found))
               } else if (child.exitCode !== null) {
                 waiters.delete(check)
-                resume(Effect.die(new Error(`exited (${child.exitCode}) before printing ${pattern}\n${text.stderr}\n${text.stdout}`)))
+                resume(
+                  Effect.die(
+                    new Error(`exited (${child.exitCode}) before printing ${pattern}\n${text.stderr}\n${text.stdout}`)
+                  )
+                )
               }
             }
             waiters.add(check)

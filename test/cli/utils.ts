@@ -8,7 +8,10 @@ import { SessionStore } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Effect, TestClock } from "effect"
 import * as path from "node:path"
-const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-cli-" })).pipe(
+const tempDir = Effect.flatMap(
+  FileSystem.FileSystem,
+  (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-cli-" })
+).pipe(
   Effect.provide(NodeFileSystem.layer)
 )
 
@@ -46,7 +49,13 @@ export const sampleDb = (table?: string) =>
       yield* TestClock.adjust("1 minute")
       // a state far larger than a pipe's buffer
       const big = Array.from({ length: 4000 }, (_, i) => `item number ${i} with a long enough description`)
-      yield* store.commit({ sessionId: "big", workflowName: "shopping", expectedVersion: 0, state: { items: big }, run: run("big", 1) })
+      yield* store.commit({
+        sessionId: "big",
+        workflowName: "shopping",
+        expectedVersion: 0,
+        state: { items: big },
+        run: run("big", 1)
+      })
     }).pipe(Effect.provide(SqliteSessionStore.layer({ filename, table })))
     return { dir, filename }
   })

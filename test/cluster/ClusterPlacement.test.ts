@@ -16,18 +16,28 @@ import { WorkflowServer } from "@sessionflow/server"
 import { Cause, Chunk, Context, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
 import { parseEvents, request, streamRun } from "../server/utils.js"
 
-class Counter extends SessionState.Tag("cluster/Counter")<Counter>()({ count: Schema.Number, seen: Schema.Array(Schema.String) }) {}
+class Counter
+  extends SessionState.Tag("cluster/Counter")<Counter>()({ count: Schema.Number, seen: Schema.Array(Schema.String) })
+{}
 
 /** Per session: how many times the step ran, and the most that ran at once. */
 const executions = new Map<string, number>()
 const active = new Map<string, number>()
 const maxActive = new Map<string, number>()
 
-const counter = Workflow.make({ name: "counter", input: Schema.String, state: Counter, sessionState: { count: 0, seen: [] } }).pipe(
+const counter = Workflow.make({
+  name: "counter",
+  input: Schema.String,
+  state: Counter,
+  sessionState: { count: 0, seen: [] }
+}).pipe(
   Workflow.andThen("add", ({ input }) => track(input))
 )
 
-/** The step body (its input is `session:label`): counts its executions on the session, holds a little while, then adds one. */
+/**
+ * The step body (its input is `session:label`): counts its
+ * executions on the session, holds a little while, then adds one.
+ */
 function track(input: string) {
   return Effect.gen(function*() {
     const session = input.split(":")[0]!
@@ -71,7 +81,10 @@ const approvals = Workflow.make({ name: "approvals", input: Schema.String }).pip
 
 /** Whether its step ran inside a session entity of the cluster. */
 const where = Workflow.make({ name: "where" }).pipe(
-  Workflow.andThen("where", () => Effect.map(Effect.serviceOption(Entity.CurrentAddress), (address) => Option.isSome(address)))
+  Workflow.andThen(
+    "where",
+    () => Effect.map(Effect.serviceOption(Entity.CurrentAddress), (address) => Option.isSome(address))
+  )
 )
 
 const workflows = [counter, failing, throwing, approvals, where]
@@ -109,7 +122,10 @@ describe.each(placements)("placement: %s", (name, layer) => {
       expect(first.stepOutputs.map((o) => [o.stepName, o.success])).toEqual([["add", true]])
       const second = yield* Workflow.run(counter, `${sessionId}:b`, { sessionId })
       expect(second.state.count).toBe(2)
-      expect(yield* Workflow.getSessionState(counter, sessionId)).toEqual({ count: 2, seen: [`${sessionId}:a`, `${sessionId}:b`] })
+      expect(yield* Workflow.getSessionState(counter, sessionId)).toEqual({
+        count: 2,
+        seen: [`${sessionId}:a`, `${sessionId}:b`]
+      })
     }).pipe(Effect.provide(layer)))
 
   it.live("16 runs at once on one session: all applied, none conflicts, each step runs once, one at a time", () =>
@@ -121,7 +137,9 @@ describe.each(placements)("placement: %s", (name, layer) => {
         (i) => Workflow.run(counter, `${sessionId}:${i}`, { sessionId }),
         { concurrency: "unbounded" }
       )
-      expect(outputs.map((o) => o.state.count).sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i + 1))
+      expect(outputs.map((o) => o.state.count).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: n }, (_, i) => i + 1)
+      )
       expect(executions.get(sessionId)).toBe(n)
       expect(maxActive.get(sessionId)).toBe(1)
       const history = yield* Workflow.getRunHistory(counter, sessionId)
@@ -132,7 +150,11 @@ describe.each(placements)("placement: %s", (name, layer) => {
   it.live("run options cross as they are: the user (owner checks), a state merged over the stored one", () =>
     Effect.gen(function*() {
       const sessionId = unique("opts")
-      const first = yield* Workflow.run(counter, `${sessionId}:a`, { sessionId, userId: "alice", sessionState: { count: 10 } })
+      const first = yield* Workflow.run(counter, `${sessionId}:a`, {
+        sessionId,
+        userId: "alice",
+        sessionState: { count: 10 }
+      })
       expect(first.userId).toBe("alice")
       expect(first.state.count).toBe(11)
       const other = yield* Effect.flip(Workflow.run(counter, `${sessionId}:b`, { sessionId, userId: "bob" }))

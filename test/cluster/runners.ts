@@ -15,7 +15,7 @@ import { spawnFixture, type Worker } from "../store-sqlite/processes.js"
 import { clientLayer, shardsPerGroup } from "./fixtures/cluster.js"
 
 /** A port nobody listens on now. */
-export const freePort = Effect.async<number>((resume) => {
+const freePort = Effect.async<number>((resume) => {
   const server = net.createServer()
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as net.AddressInfo
@@ -41,15 +41,23 @@ const settled = (database: string, runners: number) =>
       withClient((sql) =>
         sql<{ shards: number; runners: number }>`
           SELECT count(*)::int AS shards, count(DISTINCT pid)::int AS runners FROM pg_locks
-          WHERE locktype = 'advisory' AND granted AND classid = 0 AND objsubid = 1 AND objid BETWEEN 1000001 AND ${1000000 + shardsPerGroup}
+          WHERE locktype = 'advisory' AND granted AND classid = 0 AND objsubid = 1 AND objid BETWEEN 1000001 AND ${
+          1000000 + shardsPerGroup
+        }
             AND database = (SELECT oid FROM pg_database WHERE datname = ${database})`
       ),
       Effect.sleep("200 millis")
     ),
     { until: ([row]) => row !== undefined && row.shards === shardsPerGroup && row.runners === runners }
-  ).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("the shards did not settle over the runners") }))
+  ).pipe(Effect.timeoutFail({
+    duration: "60 seconds",
+    onTimeout: () => new Error("the shards did not settle over the runners")
+  }))
 
-/** A fresh database, a side-effect file, three runners started one after the other (their shards settled), and the client's layer. */
+/**
+ * A fresh database, a side-effect file, three runners started one
+ * after the other (their shards settled), and the client's layer.
+ */
 export const cluster = Effect.gen(function*() {
   const database = yield* freshDatabase
   const dir = yield* Effect.acquireRelease(
@@ -57,7 +65,10 @@ export const cluster = Effect.gen(function*() {
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
   const effects = path.join(dir, "effects.log")
-  const start = Effect.flatMap(freePort, (port) => spawnFixture("../../cluster/fixtures/runner.ts", [database, String(port), effects]))
+  const start = Effect.flatMap(
+    freePort,
+    (port) => spawnFixture("../../cluster/fixtures/runner.ts", [database, String(port), effects])
+  )
   // the first one creates the cluster's tables; then the two others at once
   const first = yield* start
   yield* first.ready
@@ -92,20 +103,25 @@ export const killMidRun = (effects: string, runners: ReadonlyArray<Worker>) =>
     const victim = yield* Effect.repeat(
       Effect.zipLeft(
         Effect.sync(() =>
-          lines(effects).map((line) => line.split(" ") as [string, string, string]).find(([, step]) => step === "step-2")?.[2]
+          lines(effects).map((line) => line.split(" ") as [string, string, string]).find(([, step]) =>
+            step === "step-2"
+          )?.[2]
         ),
         Effect.sleep("20 millis")
       ),
       { until: (pid) => pid !== undefined }
     ).pipe(Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new Error("no run reached step 2") }))
     const killed = runners.find((r) => String(r.pid) === victim)!
-    // into its next step (a kill right after a step's effect, before its journal entry, is the case `checkSteps` allows)
+    // into its next step (a kill right after a step's effect,
+    // before its journal entry, is the case `checkSteps` allows)
     yield* Effect.sleep("150 millis")
     yield* killed.kill
     const killedAt = Date.now()
     const doneBefore = new Set(lines(effects).filter((l) => l.includes(" step-4 ")).map((l) => l.split(" ")[0]))
     const interrupted = new Set(
-      lines(effects).filter((l) => l.endsWith(` ${victim}`)).map((l) => l.split(" ")[0]!).filter((id) => !doneBefore.has(id))
+      lines(effects).filter((l) => l.endsWith(` ${victim}`)).map((l) => l.split(" ")[0]!).filter((id) =>
+        !doneBefore.has(id)
+      )
     )
     return { victim: victim!, pid: killed.pid, killedAt, interrupted }
   })

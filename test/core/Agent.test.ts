@@ -1,6 +1,15 @@
 import { LanguageModel, Tool, Toolkit } from "@effect/ai"
-import { Agent, SessionNamer, SessionState, SessionStore, Step, TestModel, Workflow, WorkflowEvent } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import {
+  Agent,
+  SessionNamer,
+  SessionState,
+  SessionStore,
+  Step,
+  TestModel,
+  Workflow,
+  type WorkflowEvent
+} from "@sessionflow/core"
 import { Cause, Chunk, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
 
 // -- fixtures: the shopping list of scenario 1 ---------------------------------
@@ -143,8 +152,13 @@ describe("Agent", () => {
       expect(error!.result).toContain("[\"item\"]")
       expect(error!.result).toContain("is missing")
       // the error is in the conversation the model saw
-      expect(TestModel.render(requests[1]!.prompt)).toContain("tool: add_item failed: Invalid arguments for tool 'add_item'")
-      expect(requests[2]!.toolResults[0]).toMatchObject({ isFailure: false, result: "Added 'milk' to the shopping list." })
+      expect(TestModel.render(requests[1]!.prompt)).toContain(
+        "tool: add_item failed: Invalid arguments for tool 'add_item'"
+      )
+      expect(requests[2]!.toolResults[0]).toMatchObject({
+        isFailure: false,
+        result: "Added 'milk' to the shopping list."
+      })
     }).pipe(Effect.provide(env([
       TestModel.toolCalls(["add_item", { name: "milk" }]),
       TestModel.toolCalls(["add_item", { item: "milk" }]),
@@ -173,7 +187,10 @@ describe("Agent", () => {
 
   it.effect("answers an unknown tool while streaming, too", () =>
     Effect.gen(function*() {
-      const events = yield* Workflow.stream(shoppingWorkflow, "buy milk").pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+      const events = yield* Workflow.stream(shoppingWorkflow, "buy milk").pipe(
+        Stream.runCollect,
+        Effect.map(Chunk.toArray)
+      )
       const completed = events.filter((e) => e._tag === "ToolCallCompleted")
       expect(completed.map((e) => [e.toolName, e.isError])).toEqual([["buy_item", true], ["add_item", false]])
       const text = events.flatMap((e) => (e._tag === "TextDelta" ? [e.delta] : [])).join("")
@@ -279,7 +296,11 @@ describe("Agent", () => {
         steps: [Step.agent("extract_application", extractor), Step.agent("save_application", saver)]
       })
       const out = yield* Workflow.run(wf, "Backend Engineer at Acme Robotics")
-      expect(out.stepOutputs[0]!.content).toEqual({ company: "Acme Robotics", role: "Backend Engineer", status: "Applied" })
+      expect(out.stepOutputs[0]!.content).toEqual({
+        company: "Acme Robotics",
+        role: "Backend Engineer",
+        status: "Applied"
+      })
       expect(out.content).toBe("Saved.")
       const requests = yield* TestModel.requests
       expect(requests[1]!.agent).toBe("Saver")
@@ -288,7 +309,10 @@ describe("Agent", () => {
       )
       expect(requests[1]!.system).toContain("Save the application.")
       expect(requests[1]!.system).toContain("Backend Engineer at Acme Robotics")
-      expect(requests.map((r) => r.runInput)).toEqual(["Backend Engineer at Acme Robotics", "Backend Engineer at Acme Robotics"])
+      expect(requests.map((r) => r.runInput)).toEqual([
+        "Backend Engineer at Acme Robotics",
+        "Backend Engineer at Acme Robotics"
+      ])
       // the first step's message is the run input itself: no extra context
       expect(requests[0]!.system).toBe("Extract the job application.")
     }).pipe(Effect.provide(Layer.merge(
@@ -331,12 +355,19 @@ describe("Agent", () => {
       expect(requests[2]!.toolChoice).toBe("none")
     }).pipe(Effect.provide(Layer.merge(
       ShoppingToolsLive,
-      TestModel.layer([TestModel.toolCalls(["list_items", {}]), TestModel.text("There is one item."), TestModel.object({ count: 1 })])
+      TestModel.layer([
+        TestModel.toolCalls(["list_items", {}]),
+        TestModel.text("There is one item."),
+        TestModel.object({ count: 1 })
+      ])
     ))))
 
   it.effect("streams an agent step's events in order", () =>
     Effect.gen(function*() {
-      const events = yield* Workflow.stream(shoppingWorkflow, "add milk").pipe(Stream.runCollect, Effect.map(Chunk.toArray))
+      const events = yield* Workflow.stream(shoppingWorkflow, "add milk").pipe(
+        Stream.runCollect,
+        Effect.map(Chunk.toArray)
+      )
       const inner = events.filter((e) => !e._tag.startsWith("Run"))
       expect(inner.map((e) => e._tag)).toEqual([
         "StepStarted",
@@ -359,7 +390,11 @@ describe("Agent", () => {
       expect(call).toMatchObject({ toolName: "add_item", arguments: { item: "milk" } })
       expect(changed.changes).toEqual([{ op: "append", path: ["shopping_list"], items: ["milk"] }])
       expect(done).toMatchObject({ toolName: "add_item", result: "Added 'milk' to the shopping list.", isError: false })
-      expect(inner.slice(4, 7).map((e) => (e as WorkflowEvent.TextDelta).delta)).toEqual(["Added ", "milk ", "for you."])
+      expect(inner.slice(4, 7).map((e) => (e as WorkflowEvent.TextDelta).delta)).toEqual([
+        "Added ",
+        "milk ",
+        "for you."
+      ])
       expect(inner[7]).toMatchObject({ _tag: "StepCompleted", content: "Added milk for you." })
       expect((yield* TestModel.requests).map((r) => r.method)).toEqual(["streamText", "streamText"])
     }).pipe(Effect.provide(env([
@@ -396,7 +431,10 @@ describe("Agent", () => {
 
   it.effect("uses an agent's own model instead of the one in context", () =>
     Effect.gen(function*() {
-      const special = Agent.make({ name: "Special", model: TestModel.layer([TestModel.text("from the agent's model")]) })
+      const special = Agent.make({
+        name: "Special",
+        model: TestModel.layer([TestModel.text("from the agent's model")])
+      })
       const plain = Agent.make({ name: "Plain" })
       const wf = Workflow.make({ name: "models", steps: [Step.agent("special", special), Step.agent("plain", plain)] })
       const out = yield* Workflow.run(wf, "hi")
@@ -487,11 +525,16 @@ describe("Agent", () => {
           return stock.generateText(options)
         }) as LanguageModel.Service["generateText"]
       }
-      const listed = (items: ReadonlyArray<string>, handlers: Layer.Layer<Tool.HandlersFor<Toolkit.Tools<typeof ShoppingTools>>>) =>
+      const listed = (
+        items: ReadonlyArray<string>,
+        handlers: Layer.Layer<Tool.HandlersFor<Toolkit.Tools<typeof ShoppingTools>>>
+      ) =>
         Agent.run(assistant, "what is on the list?").pipe(
-          Effect.map((result) => result.prompt.content.flatMap((message) =>
-            message.role === "tool" ? message.content.map((part) => part.result) : []
-          )),
+          Effect.map((result) =>
+            result.prompt.content.flatMap((message) =>
+              message.role === "tool" ? message.content.map((part) => part.result) : []
+            )
+          ),
           Effect.provide(handlers),
           Effect.provideService(LanguageModel.LanguageModel, model),
           Effect.provideServiceEffect(
@@ -545,9 +588,10 @@ export const ownModel: Effect.Effect<unknown, unknown, never> = Agent.run(
 )
 
 // @ts-expect-error a tool's dependency (the state tag) must be provided outside of a workflow
-export const missingState: Effect.Effect<unknown, unknown, LanguageModel.LanguageModel> = Agent.run(assistant, "x").pipe(
-  Effect.provide(ShoppingToolsLive)
-)
+export const missingState: Effect.Effect<unknown, unknown, LanguageModel.LanguageModel> = Agent.run(assistant, "x")
+  .pipe(
+    Effect.provide(ShoppingToolsLive)
+  )
 
 // errors: MaxTurnsExceeded always, StructuredOutputError only with an output schema
 export const catchable = Agent.run(extractor, "x").pipe(

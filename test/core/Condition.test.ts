@@ -1,7 +1,7 @@
-import { Condition, Step, Workflow } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
+import { Condition, Step, Workflow } from "@sessionflow/core"
 import { Effect } from "effect"
-import { Items, append, itemsWorkflow, memory } from "./utils.js"
+import { append, Items, itemsWorkflow, memory } from "./utils.js"
 
 describe("Condition", () => {
   it.effect("a condition reads state: runs its steps, its else steps, or passes through", () =>
@@ -19,7 +19,12 @@ describe("Condition", () => {
 
       const noElse = Condition.make({ name: "never", evaluator: () => Effect.succeed(false), steps: [append("x")] })
       const out = yield* Workflow.run(
-        Workflow.make({ name: "items", state: Items, sessionState: { items: [] }, steps: [Step.make("hello", () => Effect.succeed("hello")), noElse] }),
+        Workflow.make({
+          name: "items",
+          state: Items,
+          sessionState: { items: [] },
+          steps: [Step.make("hello", () => Effect.succeed("hello")), noElse]
+        }),
         "x"
       )
       expect(out.content).toBe("hello")

@@ -10,7 +10,9 @@ import { Option } from "effect"
 
 describe("SessionStore cursors", () => {
   it("a key comes back as it went in, whatever its id's characters", () => {
-    for (const key of [[1_700_000_000_000, "s1"], [0, "é/日本 ?&=+"], [Number.MAX_SAFE_INTEGER, "x".repeat(256)]] as const) {
+    for (
+      const key of [[1_700_000_000_000, "s1"], [0, "é/日本 ?&=+"], [Number.MAX_SAFE_INTEGER, "x".repeat(256)]] as const
+    ) {
       const cursor = SessionStore.encodeCursor(key)
       expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/)
       expect(SessionStore.decodeCursor(cursor)).toEqual(Option.some(key))

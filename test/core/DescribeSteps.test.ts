@@ -32,7 +32,12 @@ const everything = Workflow.make({
 
 describe("Workflow.describeSteps", () => {
   it("describes every kind of container, the condition's branches and a nested workflow's steps", () => {
-    const l = (path: ReadonlyArray<string>, extra: object = {}) => ({ name: path[path.length - 1], kind: "step", path, ...extra })
+    const l = (path: ReadonlyArray<string>, extra: object = {}) => ({
+      name: path[path.length - 1],
+      kind: "step",
+      path,
+      ...extra
+    })
     expect(Workflow.describeSteps(everything)).toEqual([
       l(["first"]),
       {
@@ -54,10 +59,20 @@ describe("Workflow.describeSteps", () => {
         path: ["fan"],
         children: [
           l(["fan", "branch a"]),
-          { name: "branch b", kind: "steps", path: ["fan", "branch b"], children: [l(["fan", "branch b", "b1"]), l(["fan", "branch b", "b2"])] }
+          {
+            name: "branch b",
+            kind: "steps",
+            path: ["fan", "branch b"],
+            children: [l(["fan", "branch b", "b1"]), l(["fan", "branch b", "b2"])]
+          }
         ]
       },
-      { name: "nested", kind: "workflow", path: ["nested"], children: [l(["nested", "inner a"]), l(["nested", "inner b"])] }
+      {
+        name: "nested",
+        kind: "workflow",
+        path: ["nested"],
+        children: [l(["nested", "inner a"]), l(["nested", "inner b"])]
+      }
     ])
   })
 
@@ -68,34 +83,47 @@ describe("Workflow.describeSteps", () => {
   })
 
   it("keeps a condition's branches through a copy of the step (retry, skipOnError)", () => {
-    const condition = Condition.make({ name: "c", evaluator: () => Effect.succeed(false), steps: [leaf("a")], elseSteps: [leaf("b")] })
+    const condition = Condition.make({
+      name: "c",
+      evaluator: () => Effect.succeed(false),
+      steps: [leaf("a")],
+      elseSteps: [leaf("b")]
+    })
     const workflow = Workflow.make({ name: "copied", steps: [Step.skipOnError(condition)] })
     expect(Workflow.describeSteps(workflow)[0]?.children?.map((c) => c.branch)).toEqual(["steps", "else"])
   })
 
-  it("marks a container listed again inside itself, without walking it twice; a custom container keeps its branches", () => {
-    const children: Array<Step.Any> = [leaf("inside")]
-    const again = Step.container("again", (input, runner) => runner.sequence([], input), {
-      children,
-      branches: ["first"]
-    })
-    children.push(again)
-    const tree = Workflow.describeSteps(Workflow.make({ name: "recursive", steps: [again] }))
-    expect(tree).toEqual([{
-      name: "again",
-      kind: "container",
-      path: ["again"],
-      children: [
-        { name: "inside", kind: "step", path: ["again", "inside"], branch: "first" },
-        { name: "again", kind: "container", path: ["again", "again"], recursive: true }
-      ]
-    }])
-  })
+  it(
+    "marks a container listed again inside itself, without walking it twice; a custom container keeps its branches",
+    () => {
+      const children: Array<Step.Any> = [leaf("inside")]
+      const again = Step.container("again", (input, runner) => runner.sequence([], input), {
+        children,
+        branches: ["first"]
+      })
+      children.push(again)
+      const tree = Workflow.describeSteps(Workflow.make({ name: "recursive", steps: [again] }))
+      expect(tree).toEqual([{
+        name: "again",
+        kind: "container",
+        path: ["again"],
+        children: [
+          { name: "inside", kind: "step", path: ["again", "inside"], branch: "first" },
+          { name: "again", kind: "container", path: ["again", "again"], recursive: true }
+        ]
+      }])
+    }
+  )
 
   it.effect("gives each step the path its events carry", () =>
     Effect.gen(function*() {
-      const events = yield* Workflow.stream(everything, "go").pipe(Stream.runCollect, Effect.provide(SessionStore.layerMemory))
-      const started = Chunk.toArray(events).flatMap((event) => event._tag === "StepStarted" ? [event.path.join("/")] : [])
+      const events = yield* Workflow.stream(everything, "go").pipe(
+        Stream.runCollect,
+        Effect.provide(SessionStore.layerMemory)
+      )
+      const started = Chunk.toArray(events).flatMap((event) =>
+        event._tag === "StepStarted" ? [event.path.join("/")] : []
+      )
       const paths = new Set<string>()
       const collect = (nodes: ReadonlyArray<Workflow.StepNode>): void =>
         nodes.forEach((node) => {

@@ -4,10 +4,10 @@
  * stores made over one backend (each its own owner and in-process lock); a
  * crashed process is one whose store stops answering.
  */
-import { SessionState, SessionStore, Step, StepInput, Workflow, WorkflowError } from "@sessionflow/core"
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { SessionState, SessionStore, Step, type StepInput, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Chunk, Deferred, Effect, Exit, Fiber, Option, Ref, Schema, Stream, TestClock } from "effect"
 import { on, onStream, processes } from "./utils.js"
@@ -68,9 +68,14 @@ describe("durable runs", () => {
       Effect.gen(function*() {
         const attempts = yield* Ref.make(0)
         const flaky = Workflow.make({ name: "flaky", input: Schema.String }).pipe(
-          Workflow.andThen("try", () =>
-            Effect.flatMap(Ref.updateAndGet(attempts, (n) => n + 1), (n) =>
-              n === 1 ? Effect.fail(new WorkflowError.StepError({ step: "try", description: "first attempt fails" })) : Effect.succeed(n)))
+          Workflow.andThen(
+            "try",
+            () =>
+              Effect.flatMap(Ref.updateAndGet(attempts, (n) => n + 1), (n) =>
+                n === 1
+                  ? Effect.fail(new WorkflowError.StepError({ step: "try", description: "first attempt fails" }))
+                  : Effect.succeed(n))
+          )
         )
         yield* Workflow.run(flaky, "x", { sessionId: "s", runId: "r" }).pipe(Effect.flip)
         expect((yield* Workflow.getRunHistory(flaky, "s")).map((r) => r.status)).toEqual(["error"])
@@ -86,15 +91,21 @@ describe("durable runs", () => {
         const [a, b] = [make(), make()]
         const counts = yield* Ref.make<ReadonlyArray<string>>([])
         const hold = yield* Deferred.make<void>()
-        const running = yield* Effect.fork(Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId: "r1" }).pipe(on(a)))
+        const running = yield* Effect.fork(
+          Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId: "r1" }).pipe(on(a))
+        )
         yield* settled(running)
-        const error = yield* Effect.flip(Workflow.run(counting(counts), "go", { sessionId: "s", runId: "r1" }).pipe(on(b)))
+        const error = yield* Effect.flip(
+          Workflow.run(counting(counts), "go", { sessionId: "s", runId: "r1" }).pipe(on(b))
+        )
         assert(error._tag === "RunInProgress")
         expect(error.owner).toBe(a.owner)
         yield* Deferred.succeed(hold, undefined)
         expect((yield* Fiber.join(running)).content).toBe(4)
         // and once it completed, the same call replays it
-        expect((yield* Workflow.run(counting(counts), "go", { sessionId: "s", runId: "r1" }).pipe(on(b))).content).toBe(4)
+        expect((yield* Workflow.run(counting(counts), "go", { sessionId: "s", runId: "r1" }).pipe(on(b))).content).toBe(
+          4
+        )
         expect((yield* Ref.get(counts)).length).toBe(4)
       }))
   })
@@ -124,11 +135,24 @@ describe("durable runs", () => {
         const [abandoned] = yield* Workflow.unfinishedRuns(counting(counts)).pipe(on(b))
         expect(abandoned?.abandoned).toBe(true)
         // process B resumes it: steps 1 and 2 come from the journal
-        const events = yield* Workflow.resumeStream(counting(counts), "r1").pipe(onStream(b), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+        const events = yield* Workflow.resumeStream(counting(counts), "r1").pipe(
+          onStream(b),
+          Stream.runCollect,
+          Effect.map(Chunk.toReadonlyArray)
+        )
         expect(events[0]).toMatchObject({ _tag: "RunResumed", fromStep: 2, reason: "resumed", runId: "r1" })
         expect(events.at(-1)).toMatchObject({ _tag: "RunCompleted", content: 4 })
         expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2", "step-3", "step-4"])
-        expect((yield* Workflow.getSessionState(counting(counts), "s").pipe(on(b))).items).toEqual(["1", "2", "3", "4", "1", "2", "3", "4"])
+        expect((yield* Workflow.getSessionState(counting(counts), "s").pipe(on(b))).items).toEqual([
+          "1",
+          "2",
+          "3",
+          "4",
+          "1",
+          "2",
+          "3",
+          "4"
+        ])
         const history = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(b))
         expect(history.map((r) => [r.runId, r.status])).toEqual([[history[0]!.runId, "completed"], ["r1", "completed"]])
         expect(yield* Workflow.unfinishedRuns(counting(counts)).pipe(on(b))).toEqual([])
@@ -156,57 +180,64 @@ describe("durable runs", () => {
         const won = yield* Fiber.join(byB)
         expect(won.content).toBe(4)
         assert(Exit.isFailure(byC))
-        expect(Option.getOrThrow(Exit.causeOption(byC).pipe(Option.flatMap((cause) => Option.fromNullable(cause._tag === "Fail" ? cause.error : undefined))))).toMatchObject({ _tag: "RunInProgress" })
+        expect(Option.getOrThrow(
+          Exit.causeOption(byC).pipe(
+            Option.flatMap((cause) => Option.fromNullable(cause._tag === "Fail" ? cause.error : undefined))
+          )
+        )).toMatchObject({ _tag: "RunInProgress" })
         expect((yield* Ref.get(counts)).filter((s) => s === "step-3")).toEqual(["step-3"])
       }))
 
-    it.effect("resuming after another run committed to the session is a SessionConflict; retryOnConflict starts over", () =>
-      Effect.gen(function*() {
-        const { crash, make } = yield* processes
-        const [a, b] = [make(), make()]
-        const counts = yield* Ref.make<ReadonlyArray<string>>([])
-        const hold = yield* Deferred.make<void>()
-        const abandon = (runId: string) =>
-          Effect.gen(function*() {
-            yield* Ref.set(counts, [])
-            yield* Effect.forkDaemon(
-              Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId, durability: "step" }).pipe(on(a))
-            )
-            yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 2 })
-          })
-        yield* abandon("r1")
-        yield* crash(a)
-        yield* TestClock.adjust("31 seconds")
-        // another run commits meanwhile
-        yield* Workflow.run(counting(counts), "other", { sessionId: "s" }).pipe(on(b))
-        const conflict = yield* Effect.flip(Workflow.resume(counting(counts), "r1").pipe(on(b)))
-        expect(conflict._tag).toBe("SessionConflict")
-        // the stale run ended with the conflict
-        const history = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(b))
-        expect(history.find((r) => r.runId === "r1")).toMatchObject({ status: "error" })
-        expect(history.find((r) => r.runId === "r1")?.error).toMatch(/^SessionConflict: /)
-        expect(yield* Workflow.unfinishedRuns(counting(counts)).pipe(on(b))).toEqual([])
+    it.effect(
+      "resuming after another run committed to the session is a SessionConflict; retryOnConflict starts over",
+      () =>
+        Effect.gen(function*() {
+          const { crash, make } = yield* processes
+          const [a, b] = [make(), make()]
+          const counts = yield* Ref.make<ReadonlyArray<string>>([])
+          const hold = yield* Deferred.make<void>()
+          const abandon = (runId: string) =>
+            Effect.gen(function*() {
+              yield* Ref.set(counts, [])
+              yield* Effect.forkDaemon(
+                Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId, durability: "step" }).pipe(on(a))
+              )
+              yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 2 })
+            })
+          yield* abandon("r1")
+          yield* crash(a)
+          yield* TestClock.adjust("31 seconds")
+          // another run commits meanwhile
+          yield* Workflow.run(counting(counts), "other", { sessionId: "s" }).pipe(on(b))
+          const conflict = yield* Effect.flip(Workflow.resume(counting(counts), "r1").pipe(on(b)))
+          expect(conflict._tag).toBe("SessionConflict")
+          // the stale run ended with the conflict
+          const history = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(b))
+          expect(history.find((r) => r.runId === "r1")).toMatchObject({ status: "error" })
+          expect(history.find((r) => r.runId === "r1")?.error).toMatch(/^SessionConflict: /)
+          expect(yield* Workflow.unfinishedRuns(counting(counts)).pipe(on(b))).toEqual([])
 
-        // with retryOnConflict, the run starts over on the new state, under the same id
-        const { crash: crash2, make: make2 } = yield* processes
-        const [c, d] = [make2(), make2()]
-        yield* Workflow.run(counting(counts), "seed", { sessionId: "s" }).pipe(on(c))
-        yield* Ref.set(counts, [])
-        yield* Effect.forkDaemon(
-          Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId: "r2", durability: "step" }).pipe(on(c))
-        )
-        yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 2 })
-        yield* crash2(c)
-        yield* TestClock.adjust("31 seconds")
-        yield* Workflow.run(counting(counts), "other", { sessionId: "s" }).pipe(on(d))
-        yield* Ref.set(counts, [])
-        const over = yield* Workflow.resume(counting(counts), "r2", { retryOnConflict: true }).pipe(on(d))
-        expect(over.runId).toBe("r2")
-        expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2", "step-3", "step-4"])
-        expect(over.state.items).toEqual(["1", "2", "3", "4", "1", "2", "3", "4", "1", "2", "3", "4"])
-        const after = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(d))
-        expect(after.filter((r) => r.runId === "r2").map((r) => r.status)).toEqual(["completed"])
-      }))
+          // with retryOnConflict, the run starts over on the new state, under the same id
+          const { crash: crash2, make: make2 } = yield* processes
+          const [c, d] = [make2(), make2()]
+          yield* Workflow.run(counting(counts), "seed", { sessionId: "s" }).pipe(on(c))
+          yield* Ref.set(counts, [])
+          yield* Effect.forkDaemon(
+            Workflow.run(counting(counts, hold), "go", { sessionId: "s", runId: "r2", durability: "step" }).pipe(on(c))
+          )
+          yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 2 })
+          yield* crash2(c)
+          yield* TestClock.adjust("31 seconds")
+          yield* Workflow.run(counting(counts), "other", { sessionId: "s" }).pipe(on(d))
+          yield* Ref.set(counts, [])
+          const over = yield* Workflow.resume(counting(counts), "r2", { retryOnConflict: true }).pipe(on(d))
+          expect(over.runId).toBe("r2")
+          expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2", "step-3", "step-4"])
+          expect(over.state.items).toEqual(["1", "2", "3", "4", "1", "2", "3", "4", "1", "2", "3", "4"])
+          const after = yield* Workflow.getRunHistory(counting(counts), "s").pipe(on(d))
+          expect(after.filter((r) => r.runId === "r2").map((r) => r.status)).toEqual(["completed"])
+        })
+    )
 
     it.effect("recover resumes the abandoned runs of a workflow, or ends them as abandoned", () =>
       Effect.gen(function*() {
@@ -216,7 +247,8 @@ describe("durable runs", () => {
         const hold = yield* Deferred.make<void>()
         for (const sessionId of ["s1", "s2"]) {
           yield* Effect.forkDaemon(
-            Workflow.run(counting(counts, hold), "go", { sessionId, runId: `run-${sessionId}`, durability: "step" }).pipe(on(a))
+            Workflow.run(counting(counts, hold), "go", { sessionId, runId: `run-${sessionId}`, durability: "step" })
+              .pipe(on(a))
           )
         }
         yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 4 })
@@ -227,7 +259,9 @@ describe("durable runs", () => {
           ["run-s1", "abandoned"],
           ["run-s2", "abandoned"]
         ])
-        expect((yield* Workflow.getRunHistory(counting(counts), "s1").pipe(on(b))).map((r) => r.status)).toEqual(["abandoned"])
+        expect((yield* Workflow.getRunHistory(counting(counts), "s1").pipe(on(b))).map((r) => r.status)).toEqual([
+          "abandoned"
+        ])
         // the session of an abandoned run keeps its state: a new session got the seed only
         expect((yield* Workflow.getSessionState(counting(counts), "s1").pipe(on(b))).items).toEqual([])
 
@@ -235,14 +269,28 @@ describe("durable runs", () => {
         const [c, d] = [make2(), make2()]
         yield* Ref.set(counts, [])
         yield* Effect.forkDaemon(
-          Workflow.run(counting(counts, hold), "go", { sessionId: "s3", runId: "run-s3", durability: "step" }).pipe(on(c))
+          Workflow.run(counting(counts, hold), "go", { sessionId: "s3", runId: "run-s3", durability: "step" }).pipe(
+            on(c)
+          )
         )
         yield* Effect.repeat(Ref.get(counts), { until: (n) => n.length === 2 })
         yield* crash2(c)
         yield* TestClock.adjust("31 seconds")
         const resumed = yield* Workflow.recover(counting(counts)).pipe(on(d))
-        expect(resumed.map((r) => [r.runId, Exit.isSuccess(r.outcome) && typeof r.outcome.value === "object" ? r.outcome.value.content : "?"])).toEqual([["run-s3", 4]])
-        expect((yield* Workflow.getSessionState(counting(counts), "s3").pipe(on(d))).items).toEqual(["1", "2", "3", "4"])
+        expect(
+          resumed.map((
+            r
+          ) => [
+            r.runId,
+            Exit.isSuccess(r.outcome) && typeof r.outcome.value === "object" ? r.outcome.value.content : "?"
+          ])
+        ).toEqual([["run-s3", 4]])
+        expect((yield* Workflow.getSessionState(counting(counts), "s3").pipe(on(d))).items).toEqual([
+          "1",
+          "2",
+          "3",
+          "4"
+        ])
       }))
 
     it.effect("a running run that is cancelled elsewhere stops at its next lease renewal and commits nothing", () =>
@@ -281,10 +329,16 @@ describe("durable runs", () => {
             Effect.as(Ref.update(counts, (c) => [...c, "ask"]), { item: input.input, price: 120 }),
           resume: (decision, input: StepInput.StepInput<number, string>) =>
             decision.approved
-              ? Effect.as(Items.update((s) => ({ items: [...s.items, input.input] })), `approved${decision.note === undefined ? "" : `: ${decision.note}`}`)
+              ? Effect.as(
+                Items.update((s) => ({ items: [...s.items, input.input] })),
+                `approved${decision.note === undefined ? "" : `: ${decision.note}`}`
+              )
               : Effect.succeed("rejected")
         })),
-        Workflow.andThen("after", ({ previousStepContent }) => Effect.as(Ref.update(counts, (c) => [...c, "after"]), previousStepContent))
+        Workflow.andThen(
+          "after",
+          ({ previousStepContent }) => Effect.as(Ref.update(counts, (c) => [...c, "after"]), previousStepContent)
+        )
       )
 
     it.effect("a run pauses with its question, commits nothing, and continues in another process with the answer", () =>
@@ -295,7 +349,11 @@ describe("durable runs", () => {
         const wf = asked(counts)
         yield* Workflow.run(wf, "first", { sessionId: "s" }).pipe(Effect.flip, on(a))
         // streamed: the stream ends with RunPaused and does not fail
-        const events = yield* Workflow.stream(wf, "laptop", { sessionId: "t" }).pipe(onStream(a), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+        const events = yield* Workflow.stream(wf, "laptop", { sessionId: "t" }).pipe(
+          onStream(a),
+          Stream.runCollect,
+          Effect.map(Chunk.toReadonlyArray)
+        )
         const last = events.at(-1)!
         assert(last._tag === "RunPaused")
         expect(last.payload).toEqual({ item: "laptop", price: 120 })
@@ -310,16 +368,21 @@ describe("durable runs", () => {
         const blocked = yield* Effect.flip(Workflow.run(wf, "other", { sessionId: "t" }).pipe(on(b)))
         assert(blocked._tag === "SessionPaused")
         expect(blocked.runId).toBe(runId)
-        expect((yield* Workflow.pausedRuns(wf, { sessionId: "t" }).pipe(on(b))).map((r) => [r.runId, r.pause?.payload])).toEqual([
-          [runId, { item: "laptop", price: 120 }]
-        ])
+        expect((yield* Workflow.pausedRuns(wf, { sessionId: "t" }).pipe(on(b))).map((r) => [r.runId, r.pause?.payload]))
+          .toEqual([
+            [runId, { item: "laptop", price: 120 }]
+          ])
         // a bad answer: typed error, still paused
         const bad = yield* Effect.flip(Workflow.continue(wf, runId, { approved: "yes" }).pipe(on(b)))
         expect(bad._tag).toBe("ResponseDecodeError")
         expect((yield* Workflow.pausedRuns(wf, { sessionId: "t" }).pipe(on(b))).length).toBe(1)
         // the answer, in another process: the step before the question does not run again
         yield* Ref.set(counts, [])
-        const done = yield* Workflow.continueStream(wf, runId, { approved: true, note: "ok" }).pipe(onStream(b), Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+        const done = yield* Workflow.continueStream(wf, runId, { approved: true, note: "ok" }).pipe(
+          onStream(b),
+          Stream.runCollect,
+          Effect.map(Chunk.toReadonlyArray)
+        )
         expect(done[0]).toMatchObject({ _tag: "RunResumed", reason: "continued", fromStep: 1 })
         expect(done.at(-1)).toMatchObject({ _tag: "RunCompleted", content: "approved: ok" })
         expect(yield* Ref.get(counts)).toEqual(["ask", "after"])
@@ -333,7 +396,12 @@ describe("durable runs", () => {
       Effect.gen(function*() {
         const counts = yield* Ref.make<ReadonlyArray<string>>([])
         const wf = asked(counts)
-        const okFirst = Workflow.make({ name: "approvals", state: Items, sessionState: { items: [] }, input: Schema.String }).pipe(
+        const okFirst = Workflow.make({
+          name: "approvals",
+          state: Items,
+          sessionState: { items: [] },
+          input: Schema.String
+        }).pipe(
           Workflow.andThen(...stepN(1, counts))
         )
         yield* Workflow.run(okFirst, "seed", { sessionId: "s" })
@@ -382,7 +450,12 @@ describe("durable runs", () => {
       const dir = yield* fs.makeTempDirectoryScoped({ prefix: "sessionflow-durable-" })
       const filename = `${dir}/durable.db`
       const counts = yield* Ref.make<ReadonlyArray<string>>([])
-      const wf = Workflow.make({ name: "sqlite-approvals", state: Items, sessionState: { items: [] }, input: Schema.String }).pipe(
+      const wf = Workflow.make({
+        name: "sqlite-approvals",
+        state: Items,
+        sessionState: { items: [] },
+        input: Schema.String
+      }).pipe(
         Workflow.andThen(...stepN(1, counts)),
         Workflow.andThen(Step.pause("approve", {
           payload: Schema.String,
@@ -399,10 +472,10 @@ describe("durable runs", () => {
       expect(paused.payload).toBe("approve tea?")
       const done = yield* Workflow.continue(wf, "r1", true).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
       expect(done.content).toBe("approved")
-      const replay = yield* Workflow.run(wf, "tea", { sessionId: "s", runId: "r1" }).pipe(Effect.provide(SqliteSessionStore.layer({ filename })))
+      const replay = yield* Workflow.run(wf, "tea", { sessionId: "s", runId: "r1" }).pipe(
+        Effect.provide(SqliteSessionStore.layer({ filename }))
+      )
       expect(replay.content).toBe("approved")
       expect(yield* Ref.get(counts)).toEqual(["step-1"])
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 })
-
-

@@ -6,12 +6,12 @@
  * names a process of this host that exited is resumed without waiting for
  * its lease.
  */
-import { DurableRuns, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
+import { DurableRuns, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { Effect, Option, Ref, Schema, TestClock } from "effect"
+import { spawnSync } from "node:child_process"
 import { flush, memoryProcesses, recorded, sqliteProcesses } from "./storeProcesses.js"
 import { on } from "./utils.js"
-import { spawnSync } from "node:child_process"
 
 class Items extends SessionState.Tag("supervised/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
 
@@ -56,11 +56,8 @@ const orphan = (store: Store, runId: string, options?: {
       updatedAt: now
     }))
 
-
-
 const supervised = (store: Store, options: DurableRuns.Options<Workflow.Any>) =>
   Effect.forkScoped(DurableRuns.supervise(options).pipe(on(store)))
-
 
 for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sqliteProcesses]] as const) {
   describe(`DurableRuns.layer (${name})`, () => {
@@ -86,29 +83,36 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         expect((yield* Workflow.getSessionState(wf, "session-r1").pipe(on(c))).items).toEqual(["done"])
       }))
 
-    it.scoped("a run whose owner is a process of this host that exited is resumed once at the supervisors' next look, its lease still held", () =>
-      Effect.gen(function*() {
-        const make = yield* makeProcesses
-        const [a, b, c] = [yield* make(), yield* make(), yield* make()]
-        const counts = yield* Ref.make<ReadonlyArray<string>>([])
-        const wf = counting(counts)
-        // the owner id of a process of this host that ran and exited
-        const pid = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout)
-        const dead = a.owner.replace(/:\d+:/, `:${pid}:`)
-        expect(SessionStore.ownerGone(dead)).toBe(true)
-        const now = yield* currentTime
-        yield* orphan(a, "gone", { owner: dead, leaseMillis: 60_000 })
-        yield* supervised(b, { workflows: [wf] })
-        yield* supervised(c, { workflows: [wf] })
-        // well within the lease
-        const record = yield* recorded(b, "gone", "100 millis", 20)
-        expect(record).toMatchObject({ status: "completed", runId: "gone" })
-        expect(yield* currentTime).toBeLessThan(now + 60_000)
-        yield* TestClock.adjust("2 seconds")
-        yield* flush
-        expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
-        expect((yield* Workflow.getSessionState(wf, "session-gone").pipe(on(c))).items).toEqual(["done"])
-      }))
+    it.scoped(
+      "a run whose owner is a process of this host that exited is " +
+        "resumed once at the supervisors' next look, its lease still held",
+      () =>
+        Effect.gen(function*() {
+          const make = yield* makeProcesses
+          const [a, b, c] = [yield* make(), yield* make(), yield* make()]
+          const counts = yield* Ref.make<ReadonlyArray<string>>([])
+          const wf = counting(counts)
+          // the owner id of a process of this host that ran and exited
+          const pid = Number(
+            spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" })
+              .stdout
+          )
+          const dead = a.owner.replace(/:\d+:/, `:${pid}:`)
+          expect(SessionStore.ownerGone(dead)).toBe(true)
+          const now = yield* currentTime
+          yield* orphan(a, "gone", { owner: dead, leaseMillis: 60_000 })
+          yield* supervised(b, { workflows: [wf] })
+          yield* supervised(c, { workflows: [wf] })
+          // well within the lease
+          const record = yield* recorded(b, "gone", "100 millis", 20)
+          expect(record).toMatchObject({ status: "completed", runId: "gone" })
+          expect(yield* currentTime).toBeLessThan(now + 60_000)
+          yield* TestClock.adjust("2 seconds")
+          yield* flush
+          expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2"])
+          expect((yield* Workflow.getSessionState(wf, "session-gone").pipe(on(c))).items).toEqual(["done"])
+        })
+    )
 
     it.scoped("a run whose resume keeps failing is ended as abandoned after maxAttempts, with the reason", () =>
       Effect.gen(function*() {
@@ -120,7 +124,10 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         // a process whose store refuses every claim: each resume fails, the run stays unfinished
         const refusing: Store = {
           ...b,
-          claimRun: () => Effect.fail(new WorkflowError.SessionStoreError({ method: "claimRun", description: "the database refuses writes" }))
+          claimRun: () =>
+            Effect.fail(
+              new WorkflowError.SessionStoreError({ method: "claimRun", description: "the database refuses writes" })
+            )
         }
         yield* supervised(refusing, { workflows: [wf], maxAttempts: 2, pollInterval: "1 second" })
         const record = yield* recorded(b, "r2", "1 second")
@@ -143,7 +150,9 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
           yield* TestClock.adjust("1 second")
           yield* flush
         }
-        expect(yield* b.getRun("r3")).toMatchObject(Option.some({ _tag: "Active", run: { runId: "r3", status: "running" } }))
+        expect(yield* b.getRun("r3")).toMatchObject(
+          Option.some({ _tag: "Active", run: { runId: "r3", status: "running" } })
+        )
         expect(yield* Ref.get(counts)).toEqual([])
       }))
 

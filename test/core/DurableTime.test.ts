@@ -20,7 +20,10 @@ const note = (entry: string) => Log.update((s) => ({ entries: [...s.entries, ent
 /** Sleeps an hour between two steps that count how often they ran. */
 const napping = (counts: Ref.Ref<ReadonlyArray<string>>) =>
   Workflow.make({ name: "napping", state: Log, sessionState: { entries: [] }, input: Schema.String }).pipe(
-    Workflow.andThen("before", ({ input }) => Effect.zipRight(Ref.update(counts, (c) => [...c, "before"]), Effect.succeed(input))),
+    Workflow.andThen(
+      "before",
+      ({ input }) => Effect.zipRight(Ref.update(counts, (c) => [...c, "before"]), Effect.succeed(input))
+    ),
     Workflow.andThen(Step.sleep("nap", "1 hour")),
     Workflow.andThen("after", ({ previousStepContent }) =>
       Effect.gen(function*() {
@@ -66,10 +69,11 @@ const approving = Workflow.make({ name: "approving", state: Log, sessionState: {
 
 const currentTime = Effect.clockWith((clock) => clock.currentTimeMillis)
 
-
-
 const unfinished = (store: Store, runId: string) =>
-  Effect.map(store.getRun(runId), (found) => Option.isSome(found) && found.value._tag === "Active" ? found.value.run : undefined)
+  Effect.map(
+    store.getRun(runId),
+    (found) => Option.isSome(found) && found.value._tag === "Active" ? found.value.run : undefined
+  )
 
 const supervised = (store: Store, workflows: ReadonlyArray<Workflow.Any>) =>
   Effect.forkScoped(DurableRuns.supervise({ workflows, pollInterval: "6 hours" }).pipe(on(store)))
@@ -77,9 +81,10 @@ const supervised = (store: Store, workflows: ReadonlyArray<Workflow.Any>) =>
 const paused = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Effect.flip(effect), (error) => {
     const tagged = error as { readonly _tag?: string }
-    return tagged._tag === "RunPaused" ? Effect.succeed(error as WorkflowError.RunPaused) : Effect.dieMessage(`expected RunPaused, got ${String(error)}`)
+    return tagged._tag === "RunPaused"
+      ? Effect.succeed(error as WorkflowError.RunPaused)
+      : Effect.dieMessage(`expected RunPaused, got ${String(error)}`)
   })
-
 
 for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sqliteProcesses]] as const) {
   describe(`durable time and signals (${name})`, () => {
@@ -97,7 +102,9 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         expect(stored && SessionStore.runState(stored)).toBe("sleeping")
         expect(stored?.owner).toBe("")
         // the session takes no other run meanwhile
-        expect((yield* Effect.flip(Workflow.run(wf, "tuesday", { sessionId: "s-nap" }).pipe(on(a))))._tag).toBe("SessionPaused")
+        expect((yield* Effect.flip(Workflow.run(wf, "tuesday", { sessionId: "s-nap" }).pipe(on(a))))._tag).toBe(
+          "SessionPaused"
+        )
         // a continue is for questions, not for sleeps
         expect((yield* Effect.flip(Workflow.continue(wf, "nap-1", null).pipe(on(a))))._tag).toBe("RunNotFound")
         yield* supervised(b, [wf])
@@ -138,7 +145,9 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
       Effect.gen(function*() {
         const make = yield* makeProcesses
         const [a, b] = [yield* make(), yield* make()]
-        const waiting = yield* paused(Workflow.run(paying, undefined, { sessionId: "s-pay", runId: "pay-1" }).pipe(on(a)))
+        const waiting = yield* paused(
+          Workflow.run(paying, undefined, { sessionId: "s-pay", runId: "pay-1" }).pipe(on(a))
+        )
         expect(waiting).toMatchObject({ kind: "signal", signal: "paid" })
         expect(waiting.timeoutAt).toBeUndefined()
         const run = yield* unfinished(a, "pay-1")
@@ -150,9 +159,15 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         expect(yield* b.signals("pay-1")).toEqual([])
         expect(yield* unfinished(b, "pay-1")).toEqual(run)
         const result = yield* Workflow.signal(paying, "pay-1", "paid", { amount: 5 }).pipe(on(b))
-        expect(result).toMatchObject({ _tag: "Delivered", seq: 1, output: { content: 5, state: { entries: ["paid 5"] } } })
+        expect(result).toMatchObject({
+          _tag: "Delivered",
+          seq: 1,
+          output: { content: 5, state: { entries: ["paid 5"] } }
+        })
         // the run ended: it takes no more signals
-        expect((yield* Effect.flip(Workflow.signal(paying, "pay-1", "paid", { amount: 6 }).pipe(on(b))))._tag).toBe("RunEnded")
+        expect((yield* Effect.flip(Workflow.signal(paying, "pay-1", "paid", { amount: 6 }).pipe(on(b))))._tag).toBe(
+          "RunEnded"
+        )
         expect((yield* Workflow.getSessionState(paying, "s-pay").pipe(on(a))).entries).toEqual(["paid 5"])
       }))
 
@@ -160,7 +175,9 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
       Effect.gen(function*() {
         const make = yield* makeProcesses
         const [a, b] = [yield* make(), yield* make()]
-        const sleeping = yield* paused(Workflow.run(sleepThenPay, undefined, { sessionId: "s-early", runId: "early-1" }).pipe(on(a)))
+        const sleeping = yield* paused(
+          Workflow.run(sleepThenPay, undefined, { sessionId: "s-early", runId: "early-1" }).pipe(on(a))
+        )
         expect(sleeping.kind).toBe("sleep")
         const kept = yield* Workflow.signal(sleepThenPay, "early-1", "paid", { amount: 9 }).pipe(on(a))
         expect(kept).toEqual({ _tag: "Kept", runId: "early-1", signal: "paid", seq: 1 })
@@ -175,7 +192,9 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         const make = yield* makeProcesses
         const [a, b] = [yield* make(), yield* make()]
         const start = yield* currentTime
-        const first = yield* paused(Workflow.run(payingInTime, undefined, { sessionId: "s-t1", runId: "t-1" }).pipe(on(a)))
+        const first = yield* paused(
+          Workflow.run(payingInTime, undefined, { sessionId: "s-t1", runId: "t-1" }).pipe(on(a))
+        )
         expect(first).toMatchObject({ kind: "signal", signal: "paid", timeoutAt: start + 2 * 86_400_000 })
         yield* paused(Workflow.run(payingInTime, undefined, { sessionId: "s-t2", runId: "t-2" }).pipe(on(a)))
         yield* supervised(b, [payingInTime])
@@ -191,28 +210,33 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         expect((yield* Workflow.getSessionState(payingInTime, "s-t2").pipe(on(a))).entries).toEqual(["not paid"])
       }))
 
-    it.scoped("Step.pause with a timeout: an answer in time is taken; else the run wakes and onTimeout gives the content", () =>
-      Effect.gen(function*() {
-        const make = yield* makeProcesses
-        const [a, b] = [yield* make(), yield* make()]
-        const start = yield* currentTime
-        const asked = yield* paused(Workflow.run(approving, undefined, { sessionId: "s-q1", runId: "q-1" }).pipe(on(a)))
-        expect(asked).toMatchObject({ payload: { question: "ok?" }, timeoutAt: start + 86_400_000 })
-        expect(asked.kind).toBeUndefined()
-        yield* paused(Workflow.run(approving, undefined, { sessionId: "s-q2", runId: "q-2" }).pipe(on(a)))
-        yield* supervised(b, [approving])
-        yield* TestClock.adjust("23 hours")
-        yield* flush
-        const answered = yield* Workflow.continue(approving, "q-1", { approved: true }).pipe(on(a))
-        expect(answered.content).toBe("approved")
-        expect((yield* unfinished(a, "q-2"))?.status).toBe("paused")
-        const record = yield* recorded(a, "q-2", "10 minutes")
-        expect(record).toMatchObject({ status: "completed", content: "timed out" })
-        expect((yield* Workflow.getSessionState(approving, "s-q2").pipe(on(a))).entries).toEqual(["nobody answered"])
-        // the one answered in time did not time out as well
-        yield* TestClock.adjust("2 days")
-        yield* flush
-        expect((yield* Workflow.getSessionState(approving, "s-q1").pipe(on(a))).entries).toEqual(["approved"])
-      }))
+    it.scoped(
+      "Step.pause with a timeout: an answer in time is taken; else the run wakes and onTimeout gives the content",
+      () =>
+        Effect.gen(function*() {
+          const make = yield* makeProcesses
+          const [a, b] = [yield* make(), yield* make()]
+          const start = yield* currentTime
+          const asked = yield* paused(
+            Workflow.run(approving, undefined, { sessionId: "s-q1", runId: "q-1" }).pipe(on(a))
+          )
+          expect(asked).toMatchObject({ payload: { question: "ok?" }, timeoutAt: start + 86_400_000 })
+          expect(asked.kind).toBeUndefined()
+          yield* paused(Workflow.run(approving, undefined, { sessionId: "s-q2", runId: "q-2" }).pipe(on(a)))
+          yield* supervised(b, [approving])
+          yield* TestClock.adjust("23 hours")
+          yield* flush
+          const answered = yield* Workflow.continue(approving, "q-1", { approved: true }).pipe(on(a))
+          expect(answered.content).toBe("approved")
+          expect((yield* unfinished(a, "q-2"))?.status).toBe("paused")
+          const record = yield* recorded(a, "q-2", "10 minutes")
+          expect(record).toMatchObject({ status: "completed", content: "timed out" })
+          expect((yield* Workflow.getSessionState(approving, "s-q2").pipe(on(a))).entries).toEqual(["nobody answered"])
+          // the one answered in time did not time out as well
+          yield* TestClock.adjust("2 days")
+          yield* flush
+          expect((yield* Workflow.getSessionState(approving, "s-q1").pipe(on(a))).entries).toEqual(["approved"])
+        })
+    )
   })
 }

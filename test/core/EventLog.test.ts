@@ -15,7 +15,8 @@ const steps = (n: number) =>
     Workflow.andThen("second", () => Items.update((s) => ({ items: [...s.items, "x"] })))
   )
 
-const collect = <A, E, R>(stream: Stream.Stream<A, E, R>) => Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)
+const collect = <A, E, R>(stream: Stream.Stream<A, E, R>) =>
+  Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)
 
 const seqs = (events: ReadonlyArray<WorkflowEvent.WorkflowEvent>) => events.map((event) => event.seq)
 
@@ -79,44 +80,50 @@ describe("Workflow.events", () => {
       assert.strictEqual(wrongWorkflow._tag, "RunNotFound")
       const asBob = yield* Effect.flip(collect(Workflow.events(wf, "owned", { userId: "bob" })))
       assert.strictEqual(asBob._tag, "SessionOwnershipError")
-      assert.strictEqual((yield* collect(Workflow.events(wf, "owned", { userId: "alice" }))).at(-1)?._tag, "RunCompleted")
+      assert.strictEqual(
+        (yield* collect(Workflow.events(wf, "owned", { userId: "alice" }))).at(-1)?._tag,
+        "RunCompleted"
+      )
     }).pipe(memory))
 
-  it.effect("follows a run in another process: the stored events, then each batch as it is written, until the run ends", () =>
-    Effect.gen(function*() {
-      const { make } = yield* processes
-      const [a, b] = [make(), make()]
-      const gate = yield* Deferred.make<void>()
-      const wf = Workflow.make({ name: "gated" }).pipe(
-        Workflow.andThen("wait", () =>
-          Effect.gen(function*() {
-            yield* WorkflowEvent.log("before")
-            yield* Deferred.await(gate)
-            yield* WorkflowEvent.log("after")
-            return "done"
-          }))
-      )
-      const running = yield* Effect.fork(Workflow.run(wf, "go", { ...stored, runId: "gated-run" }).pipe(on(a)))
-      // the run is registered before its first event
-      const follower = yield* Effect.gen(function*() {
-        while (true) {
-          const started = yield* Effect.exit(collecting(Workflow.events(wf, "gated-run").pipe(onStream(b))))
-          if (started._tag === "Success") return started.value
-          yield* Effect.yieldNow()
-        }
-      })
-      // the first batch waits for the flush interval (100 millis): then the follower has it
-      const first = [yield* nextOf(follower), yield* nextOf(follower), yield* nextOf(follower)]
-      assert.deepStrictEqual(first.map((e) => e._tag), ["RunStarted", "StepStarted", "Log"])
-      assert.deepStrictEqual(seqs(first), [0, 1, 2])
-      yield* Deferred.succeed(gate, undefined)
-      yield* Fiber.join(running)
-      const rest: Array<WorkflowEvent.WorkflowEvent> = []
-      while (rest.at(-1)?._tag !== "RunCompleted") rest.push(yield* nextOf(follower))
-      assert.deepStrictEqual(seqs(rest), range(3, 2 + rest.length))
-      yield* Fiber.join(follower.fiber)
-      assert.strictEqual(yield* Queue.size(follower.queue), 0)
-    }).pipe(Effect.scoped))
+  it.effect(
+    "follows a run in another process: the stored events, then each batch as it is written, until the run ends",
+    () =>
+      Effect.gen(function*() {
+        const { make } = yield* processes
+        const [a, b] = [make(), make()]
+        const gate = yield* Deferred.make<void>()
+        const wf = Workflow.make({ name: "gated" }).pipe(
+          Workflow.andThen("wait", () =>
+            Effect.gen(function*() {
+              yield* WorkflowEvent.log("before")
+              yield* Deferred.await(gate)
+              yield* WorkflowEvent.log("after")
+              return "done"
+            }))
+        )
+        const running = yield* Effect.fork(Workflow.run(wf, "go", { ...stored, runId: "gated-run" }).pipe(on(a)))
+        // the run is registered before its first event
+        const follower = yield* Effect.gen(function*() {
+          while (true) {
+            const started = yield* Effect.exit(collecting(Workflow.events(wf, "gated-run").pipe(onStream(b))))
+            if (started._tag === "Success") return started.value
+            yield* Effect.yieldNow()
+          }
+        })
+        // the first batch waits for the flush interval (100 millis): then the follower has it
+        const first = [yield* nextOf(follower), yield* nextOf(follower), yield* nextOf(follower)]
+        assert.deepStrictEqual(first.map((e) => e._tag), ["RunStarted", "StepStarted", "Log"])
+        assert.deepStrictEqual(seqs(first), [0, 1, 2])
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(running)
+        const rest: Array<WorkflowEvent.WorkflowEvent> = []
+        while (rest.at(-1)?._tag !== "RunCompleted") rest.push(yield* nextOf(follower))
+        assert.deepStrictEqual(seqs(rest), range(3, 2 + rest.length))
+        yield* Fiber.join(follower.fiber)
+        assert.strictEqual(yield* Queue.size(follower.queue), 0)
+      }).pipe(Effect.scoped)
+  )
 
   it.effect("a paused run's log ends at RunPaused; continued, it goes on after it, numbered on", () =>
     Effect.gen(function*() {
@@ -181,7 +188,8 @@ describe("Workflow.events", () => {
       yield* Effect.forkDaemon(Workflow.run(wf, "go", { runId: "dies-unlogged", durability: "step" }).pipe(on(a)))
       // A has journaled step 1 and waits in step 2; then it dies
       yield* Effect.repeat(b.getRun("dies-unlogged"), {
-        until: (found) => found._tag === "Some" && found.value._tag === "Active" && (found.value.run.journal?.next ?? 0) >= 1
+        until: (found) =>
+          found._tag === "Some" && found.value._tag === "Active" && (found.value.run.journal?.next ?? 0) >= 1
       })
       yield* crash(a)
       yield* TestClock.adjust("31 seconds")

@@ -14,7 +14,9 @@ class Cart extends SessionState.Tag("history/Cart")<Cart>()({
   total: Schema.Number
 }) {}
 
-const shop = (options: { readonly persist?: "state" | "changes"; readonly history?: SessionStore.HistoryOptions } = {}) =>
+const shop = (
+  options: { readonly persist?: "state" | "changes"; readonly history?: SessionStore.HistoryOptions } = {}
+) =>
   Workflow.make({
     name: "shop",
     state: Cart,
@@ -28,7 +30,12 @@ const shop = (options: { readonly persist?: "state" | "changes"; readonly histor
 
 const Decision = Schema.Struct({ approved: Schema.Boolean })
 
-const approvals = Workflow.make({ name: "approvals", state: Cart, sessionState: { items: [], total: 0 }, input: Schema.String }).pipe(
+const approvals = Workflow.make({
+  name: "approvals",
+  state: Cart,
+  sessionState: { items: [], total: 0 },
+  input: Schema.String
+}).pipe(
   Workflow.andThen(Step.pause("approve", {
     payload: Schema.String,
     response: Decision,
@@ -46,18 +53,23 @@ const stores: ReadonlyArray<readonly [string, Layer.Layer<SessionStore.SessionSt
 ]
 
 describe("the store's history option", () => {
-  for (const [name, layer] of [
-    ["memory", SessionStore.layerMemoryWith({ history: { keep: 2 } })],
-    ["SQLite", SqliteSessionStore.layer({ filename: ":memory:", history: { keep: 2 } })]
-  ] as const) {
-    it.effect(`${name}: keeps what the store says for a workflow that does not say, and the workflow's own otherwise`, () =>
-      Effect.gen(function*() {
-        for (const item of ["a", "b", "c"]) yield* Workflow.run(shop(), item, { sessionId: "st" })
-        assert.deepStrictEqual((yield* Workflow.sessionVersions(shop(), "st")).map((v) => v.version), [2, 3])
-        const all = shop({ history: { keep: "all" } })
-        for (const item of ["d", "e", "f"]) yield* Workflow.run(all, item, { sessionId: "st" })
-        assert.deepStrictEqual((yield* Workflow.sessionVersions(all, "st")).map((v) => v.version), [2, 3, 4, 5, 6])
-      }).pipe(Effect.provide(layer)))
+  for (
+    const [name, layer] of [
+      ["memory", SessionStore.layerMemoryWith({ history: { keep: 2 } })],
+      ["SQLite", SqliteSessionStore.layer({ filename: ":memory:", history: { keep: 2 } })]
+    ] as const
+  ) {
+    it.effect(
+      `${name}: keeps what the store says for a workflow that does not say, and the workflow's own otherwise`,
+      () =>
+        Effect.gen(function*() {
+          for (const item of ["a", "b", "c"]) yield* Workflow.run(shop(), item, { sessionId: "st" })
+          assert.deepStrictEqual((yield* Workflow.sessionVersions(shop(), "st")).map((v) => v.version), [2, 3])
+          const all = shop({ history: { keep: "all" } })
+          for (const item of ["d", "e", "f"]) yield* Workflow.run(all, item, { sessionId: "st" })
+          assert.deepStrictEqual((yield* Workflow.sessionVersions(all, "st")).map((v) => v.version), [2, 3, 4, 5, 6])
+        }).pipe(Effect.provide(layer))
+    )
   }
 })
 
@@ -78,12 +90,24 @@ for (const [name, layer] of stores) {
           ])
           assert.strictEqual(versions[0]!.runId, a.runId)
           assert.isUndefined(versions[2]!.runId)
-          assert.deepStrictEqual(yield* Workflow.getSessionState(wf, "s", { version: 1 }), { items: ["apple"], total: 1 })
-          assert.deepStrictEqual(yield* Workflow.getSessionState(wf, "s", { version: 2 }), { items: ["apple", "pear"], total: 2 })
-          assert.deepStrictEqual(yield* Workflow.getSessionState(wf, "s", { version: 3 }), { items: ["apple", "pear"], total: 10 })
+          assert.deepStrictEqual(yield* Workflow.getSessionState(wf, "s", { version: 1 }), {
+            items: ["apple"],
+            total: 1
+          })
+          assert.deepStrictEqual(yield* Workflow.getSessionState(wf, "s", { version: 2 }), {
+            items: ["apple", "pear"],
+            total: 2
+          })
+          assert.deepStrictEqual(yield* Workflow.getSessionState(wf, "s", { version: 3 }), {
+            items: ["apple", "pear"],
+            total: 10
+          })
           assert.deepStrictEqual(yield* Workflow.getSessionState(wf, "s"), { items: ["apple", "pear"], total: 10 })
           const missing = yield* Effect.flip(Workflow.getSessionState(wf, "s", { version: 4 }))
-          assert.deepStrictEqual(missing._tag === "VersionNotFound" ? [missing.reason, missing.latest] : missing._tag, ["missing", 3])
+          assert.deepStrictEqual(missing._tag === "VersionNotFound" ? [missing.reason, missing.latest] : missing._tag, [
+            "missing",
+            3
+          ])
         }).pipe(Effect.provide(layer)))
     }
 
@@ -105,11 +129,19 @@ for (const [name, layer] of stores) {
         for (const item of ["a", "b", "c"]) yield* Workflow.run(wf, item, { sessionId: "orig", userId: "ann" })
         const fork = yield* Workflow.fork(wf, "orig", { atVersion: 2, newSessionId: "alt", userId: "ann" })
         assert.deepStrictEqual(fork, { sessionId: "alt", version: 2 })
-        assert.deepStrictEqual(yield* Workflow.getSessionState(wf, "alt", { userId: "ann" }), { items: ["a", "b"], total: 2 })
+        assert.deepStrictEqual(yield* Workflow.getSessionState(wf, "alt", { userId: "ann" }), {
+          items: ["a", "b"],
+          total: 2
+        })
         yield* Workflow.run(wf, "x", { sessionId: "alt", userId: "ann" })
         yield* Workflow.run(wf, "d", { sessionId: "orig", userId: "ann" })
         assert.deepStrictEqual((yield* Workflow.getSessionState(wf, "alt", { userId: "ann" })).items, ["a", "b", "x"])
-        assert.deepStrictEqual((yield* Workflow.getSessionState(wf, "orig", { userId: "ann" })).items, ["a", "b", "c", "d"])
+        assert.deepStrictEqual((yield* Workflow.getSessionState(wf, "orig", { userId: "ann" })).items, [
+          "a",
+          "b",
+          "c",
+          "d"
+        ])
         assert.deepStrictEqual(
           (yield* Workflow.sessionVersions(wf, "alt", { userId: "ann" })).map((v) => v.version),
           [1, 2, 3]
@@ -119,8 +151,14 @@ for (const [name, layer] of stores) {
         const stranger = yield* Effect.flip(Workflow.fork(wf, "orig", { newSessionId: "mine", userId: "bob" }))
         assert.strictEqual(stranger._tag, "SessionOwnershipError")
         // a taken id, a bad id
-        assert.strictEqual((yield* Effect.flip(Workflow.fork(wf, "orig", { newSessionId: "alt", userId: "ann" })))._tag, "SessionExists")
-        assert.strictEqual((yield* Effect.flip(Workflow.fork(wf, "orig", { newSessionId: "", userId: "ann" })))._tag, "InvalidSessionId")
+        assert.strictEqual(
+          (yield* Effect.flip(Workflow.fork(wf, "orig", { newSessionId: "alt", userId: "ann" })))._tag,
+          "SessionExists"
+        )
+        assert.strictEqual(
+          (yield* Effect.flip(Workflow.fork(wf, "orig", { newSessionId: "", userId: "ann" })))._tag,
+          "InvalidSessionId"
+        )
         // by default, from the current version, under a new id
         const latest = yield* Workflow.fork(wf, "orig", { userId: "ann" })
         assert.strictEqual(latest.version, 4)

@@ -38,7 +38,9 @@ describe("session ids", () => {
       const longest = "é".repeat(SessionStore.maxIdLength)
       expect((yield* Workflow.run(echo, "x", { sessionId: longest })).sessionId).toBe(longest)
       // a character above U+FFFF is a surrogate pair, well-formed
-      expect((yield* Workflow.run(echo, "x", { sessionId: "a\u{1F600}b\u{10FFFF}" })).sessionId).toBe("a\u{1F600}b\u{10FFFF}")
+      expect((yield* Workflow.run(echo, "x", { sessionId: "a\u{1F600}b\u{10FFFF}" })).sessionId).toBe(
+        "a\u{1F600}b\u{10FFFF}"
+      )
     }).pipe(Effect.provide(SessionStore.layerMemory)))
 
   it("the Id Schema says the same", () => {

@@ -1,7 +1,7 @@
-import { Loop, Workflow } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
+import { Loop, Workflow } from "@sessionflow/core"
 import { Effect } from "effect"
-import { Items, append, itemsWorkflow, memory } from "./utils.js"
+import { append, Items, itemsWorkflow, memory } from "./utils.js"
 
 describe("Loop", () => {
   it.effect("a loop stops at its end condition (which may read state) or at maxIterations", () =>

@@ -35,70 +35,93 @@ describe("owner ids", () => {
   })
 
   it("parses `<host>:<pid>:<uuid>`; an id of another form names no process", () => {
-    assert.deepStrictEqual(owners.parse("vm+4026531836:1234:0f0e-aa"), { host: "vm+4026531836", pid: 1234, unique: "0f0e-aa" })
+    assert.deepStrictEqual(owners.parse("vm+4026531836:1234:0f0e-aa"), {
+      host: "vm+4026531836",
+      pid: 1234,
+      unique: "0f0e-aa"
+    })
     // the host name is URI-encoded, so a colon in it cannot shift the fields
     assert.deepStrictEqual(owners.parse(`${encodeURIComponent("a:b")}:7:u`), { host: "a%3Ab", pid: 7, unique: "u" })
-    for (const bad of ["", "1234-0f0e", "?:1234:u", "host:?:u", "host:0:u", "host:-3:u", "host:12a:u", "host:1234:", "host:99999999999:u"]) {
+    for (
+      const bad of [
+        "",
+        "1234-0f0e",
+        "?:1234:u",
+        "host:?:u",
+        "host:0:u",
+        "host:-3:u",
+        "host:12a:u",
+        "host:1234:",
+        "host:99999999999:u"
+      ]
+    ) {
       assert.isUndefined(owners.parse(bad), bad)
     }
   })
 
-  it("an owner of this host whose process exited is gone; a living one, this process, another host's, or an unreadable id is not", () => {
-    const host = owners.thisHost()
-    assert.isDefined(host)
-    const dead = exitedPid()
-    assert.isFalse(owners.processExists(dead))
-    assert.isTrue(owners.gone(`${host}:${dead}:u`))
-    assert.isTrue(SessionStore.ownerGone(`${host}:${dead}:u`))
-    // the same dead pid on another host: its death cannot be seen from here
-    assert.isFalse(owners.gone(`elsewhere:${dead}:u`))
-    assert.isFalse(owners.gone(`${host}:${dead}:u`, "elsewhere"))
-    // a process that still runs
-    const living = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" })
-    try {
-      assert.isTrue(owners.processExists(living.pid!))
-      assert.isFalse(owners.gone(`${host}:${living.pid}:u`))
-    } finally {
-      living.kill("SIGKILL")
-    }
-    // this process, and ids naming no process
-    assert.isFalse(owners.gone(`${host}:${process.pid}:u`))
-    assert.isFalse(owners.gone(`${dead}-0f0e`))
-    assert.isFalse(owners.gone(""))
-  })
-
-  it.effect("a run whose owner is gone is abandoned at once; one whose owner lives or is elsewhere only when its lease expired", () =>
-    Effect.gen(function*() {
-      const host = owners.thisHost()!
+  it(
+    "an owner of this host whose process exited is gone; a living " +
+      "one, this process, another host's, or an unreadable id is not",
+    () => {
+      const host = owners.thisHost()
+      assert.isDefined(host)
       const dead = exitedPid()
-      const run = (owner: string, leaseExpiresAt: number): SessionStore.ActiveRun => ({
-        runId: "r",
-        sessionId: "s",
-        workflowName: "w",
-        status: "running",
-        input: null,
-        owner,
-        leaseExpiresAt,
-        baseVersion: 0,
-        durability: "step",
-        startedAt: 0,
-        updatedAt: 0
-      })
-      assert.isTrue(SessionStore.isAbandoned(run(`${host}:${dead}:u`, 60_000), 1_000))
-      assert.isFalse(SessionStore.isAbandoned(run(`${host}:${process.pid}:u`, 60_000), 1_000))
-      assert.isFalse(SessionStore.isAbandoned(run(`elsewhere:${dead}:u`, 60_000), 1_000))
-      assert.isTrue(SessionStore.isAbandoned(run(`elsewhere:${dead}:u`, 60_000), 60_001))
-      assert.isFalse(SessionStore.isAbandoned({ ...run(`${host}:${dead}:u`, 0), status: "paused", owner: "" }, 1_000))
-      // a retry by id of a run held by another host's live lease is refused, saying until when
-      const workflow = Workflow.make({ name: "w", sessionState: {} })
-      const store = yield* SessionStore.SessionStore
-      yield* store.startRun(run(`elsewhere:${dead}:u`, Number.MAX_SAFE_INTEGER))
-      const refused = yield* Effect.flip(Workflow.run(workflow, null, { sessionId: "s", runId: "r" }))
-      assert.strictEqual(refused._tag, "RunInProgress")
-      const still = yield* store.getRun("r")
-      assert(Option.isSome(still) && still.value._tag === "Active")
-      assert.strictEqual(still.value.run.owner, `elsewhere:${dead}:u`)
-    }).pipe(Effect.provide(SessionStore.layerMemory)))
+      assert.isFalse(owners.processExists(dead))
+      assert.isTrue(owners.gone(`${host}:${dead}:u`))
+      assert.isTrue(SessionStore.ownerGone(`${host}:${dead}:u`))
+      // the same dead pid on another host: its death cannot be seen from here
+      assert.isFalse(owners.gone(`elsewhere:${dead}:u`))
+      assert.isFalse(owners.gone(`${host}:${dead}:u`, "elsewhere"))
+      // a process that still runs
+      const living = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" })
+      try {
+        assert.isTrue(owners.processExists(living.pid!))
+        assert.isFalse(owners.gone(`${host}:${living.pid}:u`))
+      } finally {
+        living.kill("SIGKILL")
+      }
+      // this process, and ids naming no process
+      assert.isFalse(owners.gone(`${host}:${process.pid}:u`))
+      assert.isFalse(owners.gone(`${dead}-0f0e`))
+      assert.isFalse(owners.gone(""))
+    }
+  )
+
+  it.effect(
+    "a run whose owner is gone is abandoned at once; one whose owner lives or is elsewhere only when its lease expired",
+    () =>
+      Effect.gen(function*() {
+        const host = owners.thisHost()!
+        const dead = exitedPid()
+        const run = (owner: string, leaseExpiresAt: number): SessionStore.ActiveRun => ({
+          runId: "r",
+          sessionId: "s",
+          workflowName: "w",
+          status: "running",
+          input: null,
+          owner,
+          leaseExpiresAt,
+          baseVersion: 0,
+          durability: "step",
+          startedAt: 0,
+          updatedAt: 0
+        })
+        assert.isTrue(SessionStore.isAbandoned(run(`${host}:${dead}:u`, 60_000), 1_000))
+        assert.isFalse(SessionStore.isAbandoned(run(`${host}:${process.pid}:u`, 60_000), 1_000))
+        assert.isFalse(SessionStore.isAbandoned(run(`elsewhere:${dead}:u`, 60_000), 1_000))
+        assert.isTrue(SessionStore.isAbandoned(run(`elsewhere:${dead}:u`, 60_000), 60_001))
+        assert.isFalse(SessionStore.isAbandoned({ ...run(`${host}:${dead}:u`, 0), status: "paused", owner: "" }, 1_000))
+        // a retry by id of a run held by another host's live lease is refused, saying until when
+        const workflow = Workflow.make({ name: "w", sessionState: {} })
+        const store = yield* SessionStore.SessionStore
+        yield* store.startRun(run(`elsewhere:${dead}:u`, Number.MAX_SAFE_INTEGER))
+        const refused = yield* Effect.flip(Workflow.run(workflow, null, { sessionId: "s", runId: "r" }))
+        assert.strictEqual(refused._tag, "RunInProgress")
+        const still = yield* store.getRun("r")
+        assert(Option.isSome(still) && still.value._tag === "Active")
+        assert.strictEqual(still.value.run.owner, `elsewhere:${dead}:u`)
+      }).pipe(Effect.provide(SessionStore.layerMemory))
+  )
 })
 
 describe("a continue whose process is gone", () => {
@@ -122,7 +145,11 @@ describe("a continue whose process is gone", () => {
       const paused = yield* Effect.flip(Workflow.run(approval, null, { sessionId }))
       assert(paused._tag === "RunPaused")
       const dead = `${owners.thisHost()!}:${exitedPid()}:u`
-      const claimed = yield* store.claimRun(paused.runId, { owner: store.owner, now: 0, leaseExpiresAt: Number.MAX_SAFE_INTEGER })
+      const claimed = yield* store.claimRun(paused.runId, {
+        owner: store.owner,
+        now: 0,
+        leaseExpiresAt: Number.MAX_SAFE_INTEGER
+      })
       yield* store.updateRun(paused.runId, store.owner, {
         owner: dead,
         ...(recorded === undefined ? {} : { pause: { ...claimed.pause!, answer: { response: recorded } } })

@@ -1,5 +1,5 @@
-import { Parallel, Step, Workflow } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
+import { Parallel, Step, Workflow } from "@sessionflow/core"
 import { Effect } from "effect"
 import { Items, itemsWorkflow, memory } from "./utils.js"
 

@@ -3,8 +3,8 @@
  * committed commits only what it changed; the state is frozen; bad states
  * still fail with typed errors and commit nothing.
  */
-import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { assert, describe, it } from "@effect/vitest"
+import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { Cause, Effect, Exit, Option, Schema } from "effect"
 import { on } from "./utils.js"
 
@@ -30,8 +30,10 @@ const logWorkflow = Workflow.make({
   sessionState: { counter: 0, entries: [] },
   steps: [
     Step.make("count", () => Log.update((s) => ({ ...s, counter: s.counter + 1 }))),
-    Step.make("log", (input) =>
-      Log.update((s) => ({ ...s, entries: [...s.entries, { text: String(input.input), at: s.counter }] })))
+    Step.make(
+      "log",
+      (input) => Log.update((s) => ({ ...s, entries: [...s.entries, { text: String(input.input), at: s.counter }] }))
+    )
   ]
 })
 
@@ -40,8 +42,10 @@ const untypedWorkflowOptions = {
   name: "untyped",
   sessionState: { items: [] },
   steps: [
-    Step.make("add", (input) =>
-      SessionState.update((s) => ({ ...s, items: [...(s.items as Array<unknown>), input.input] })))
+    Step.make(
+      "add",
+      (input) => SessionState.update((s) => ({ ...s, items: [...(s.items as Array<unknown>), input.input] }))
+    )
   ]
 } as const
 
@@ -115,8 +119,10 @@ describe("persist: \"changes\"", () => {
         name: "untyped",
         persist: "changes",
         steps: [
-          Step.make("date", () =>
-            SessionState.update((s) => ({ ...s, items: [...(s.items as Array<unknown>), { when: new Date(0) }] })))
+          Step.make(
+            "date",
+            () => SessionState.update((s) => ({ ...s, items: [...(s.items as Array<unknown>), { when: new Date(0) }] }))
+          )
         ]
       })
       const error = yield* Effect.flip(Workflow.run(dating, "x", { sessionId: "s" }).pipe(on(store)))
@@ -140,8 +146,10 @@ describe("persist: \"changes\"", () => {
         persist: "changes",
         sessionState: { counter: 0, entries: [] },
         steps: [
-          Step.make("bad", () =>
-            Log.update((s) => ({ ...s, entries: [...s.entries, { text: 42 as unknown as string, at: 0 }] })))
+          Step.make(
+            "bad",
+            () => Log.update((s) => ({ ...s, entries: [...s.entries, { text: 42 as unknown as string, at: 0 }] }))
+          )
         ]
       })
       const error = yield* Effect.flip(Workflow.run(breaking, "x", { sessionId: "s" }).pipe(on(store)))
@@ -160,7 +168,11 @@ describe("persist: \"changes\"", () => {
       yield* Workflow.run(untypedWorkflow, "b1", { sessionId: "s" }).pipe(on(b))
       const next = yield* Workflow.run(untypedWorkflow, "a3", { sessionId: "s" }).pipe(on(a.store))
       assert.deepStrictEqual(next.state, { items: ["a1", "a2", "b1", "a3"] })
-      assert.deepStrictEqual(a.commits.at(-1)!.changes, [{ op: "set", path: [], value: { items: ["a1", "a2", "b1", "a3"] } }])
+      assert.deepStrictEqual(a.commits.at(-1)!.changes, [{
+        op: "set",
+        path: [],
+        value: { items: ["a1", "a2", "b1", "a3"] }
+      }])
       yield* Workflow.run(untypedWorkflow, "a4", { sessionId: "s" }).pipe(on(a.store))
       assert.deepStrictEqual(a.commits.at(-1)!.changes, [{ op: "append", path: ["items"], items: ["a4"] }])
       assert.deepStrictEqual(yield* stateOf(b, "s"), { items: ["a1", "a2", "b1", "a3", "a4"] })
@@ -179,4 +191,3 @@ describe("persist: \"changes\"", () => {
       assert.isTrue(commits.slice(2).every((commit) => commit.changes === undefined))
     }))
 })
-

@@ -4,8 +4,8 @@
  * read the session again — only where the read is what the store would
  * answer, once, and never in place of a newer state.
  */
-import { SessionStore, Step, Workflow } from "@sessionflow/core"
 import { assert, describe, it } from "@effect/vitest"
+import { SessionStore, Step, Workflow } from "@sessionflow/core"
 import { Deferred, Effect, Fiber } from "effect"
 import { appendInput, Items, on } from "./utils.js"
 
@@ -14,7 +14,8 @@ const counted = (backend: SessionStore.Backend) => {
   const reads: Array<string> = []
   const store = SessionStore.make({
     ...backend,
-    findSession: (sessionId, options) => Effect.zipRight(Effect.sync(() => reads.push(sessionId)), backend.findSession(sessionId, options))
+    findSession: (sessionId, options) =>
+      Effect.zipRight(Effect.sync(() => reads.push(sessionId)), backend.findSession(sessionId, options))
   })
   return { store, reads }
 }
@@ -55,22 +56,25 @@ describe("SessionStore.readSession", () => {
       assert.deepStrictEqual(reads, ["s", "s"])
     }))
 
-  it.effect("a read made stale by a commit before the run is never used in its place: the run's conflict reads again", () =>
-    Effect.gen(function*() {
-      const backend = SessionStore.makeMemoryBackend()
-      const { reads, store } = counted(backend)
-      const read = yield* SessionStore.readSession(store, "s", { state: false })
-      // another process creates the session meanwhile
-      yield* run("x", "s").pipe(on(SessionStore.make(backend)))
-      assert.deepStrictEqual(yield* read.ahead(run("a", "s", { retryOnConflict: 1 })).pipe(on(store)), ["x", "a"])
-      assert.deepStrictEqual(reads, ["s", "s"])
-      // without a try left, the conflict is the run's answer, and nothing is lost
-      const stale = yield* SessionStore.readSession(store, "t", { state: false })
-      yield* run("y", "t").pipe(on(SessionStore.make(backend)))
-      const refused = yield* Effect.flip(stale.ahead(run("b", "t")).pipe(on(store)))
-      assert.strictEqual(refused._tag, "SessionConflict")
-      assert.deepStrictEqual(yield* Workflow.getSessionState(appendInput, "t").pipe(on(store)), { items: ["y"] })
-    }))
+  it.effect(
+    "a read made stale by a commit before the run is never used in its place: the run's conflict reads again",
+    () =>
+      Effect.gen(function*() {
+        const backend = SessionStore.makeMemoryBackend()
+        const { reads, store } = counted(backend)
+        const read = yield* SessionStore.readSession(store, "s", { state: false })
+        // another process creates the session meanwhile
+        yield* run("x", "s").pipe(on(SessionStore.make(backend)))
+        assert.deepStrictEqual(yield* read.ahead(run("a", "s", { retryOnConflict: 1 })).pipe(on(store)), ["x", "a"])
+        assert.deepStrictEqual(reads, ["s", "s"])
+        // without a try left, the conflict is the run's answer, and nothing is lost
+        const stale = yield* SessionStore.readSession(store, "t", { state: false })
+        yield* run("y", "t").pipe(on(SessionStore.make(backend)))
+        const refused = yield* Effect.flip(stale.ahead(run("b", "t")).pipe(on(store)))
+        assert.strictEqual(refused._tag, "SessionConflict")
+        assert.deepStrictEqual(yield* Workflow.getSessionState(appendInput, "t").pipe(on(store)), { items: ["y"] })
+      })
+  )
 
   it.effect("a run that waits for the session's lock (another run of it in this process) reads the session again", () =>
     Effect.gen(function*() {
@@ -81,7 +85,13 @@ describe("SessionStore.readSession", () => {
         state: Items,
         sessionState: { items: [] },
         steps: [
-          Step.make("wait", (input) => input.input === "a" ? Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate)) : Effect.void),
+          Step.make(
+            "wait",
+            (input) =>
+              input.input === "a"
+                ? Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate))
+                : Effect.void
+          ),
           Step.make("add", (input) => Items.update((s) => ({ items: [...s.items, String(input.input)] })))
         ]
       })

@@ -3,15 +3,18 @@
  * do not fit, seeds and patches, session ids, values that are not JSON, and
  * the run records of runs that fail before their steps.
  */
-import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { Effect, Option, Schema } from "effect"
 
 class Items extends SessionState.Tag("reliability/Items")<Items>()({ items: Schema.Array(Schema.String) }) {}
 
 const memory = Effect.provide(SessionStore.layerMemory)
 
-const addItem = Step.make("add", (input) => SessionState.update((s) => ({ ...s, items: [...(s.items as Array<unknown> ?? []), input.input] })))
+const addItem = Step.make(
+  "add",
+  (input) => SessionState.update((s) => ({ ...s, items: [...(s.items as Array<unknown> ?? []), input.input] }))
+)
 const untyped = Workflow.make({ name: "untyped", sessionState: { items: [] }, steps: [addItem] })
 const typed = Workflow.make({ name: "typed", state: Items, sessionState: { items: [] } }).pipe(
   Workflow.andThen("add", ({ input }) => Items.update((s) => ({ items: [...s.items, String(input)] })))
@@ -19,35 +22,47 @@ const typed = Workflow.make({ name: "typed", state: Items, sessionState: { items
 
 /** Writes a raw stored state, as a database edited by hand would hold it. */
 const storeRaw = (sessionId: string, state: unknown) =>
-  Effect.flatMap(SessionStore.SessionStore, (store) =>
-    store.commit({ sessionId, workflowName: "untyped", expectedVersion: 0, state }))
+  Effect.flatMap(
+    SessionStore.SessionStore,
+    (store) => store.commit({ sessionId, workflowName: "untyped", expectedVersion: 0, state })
+  )
 
 const storedState = (sessionId: string) =>
   Effect.flatMap(SessionStore.SessionStore, (store) => store.load(sessionId)).pipe(
     Effect.map(Option.map((s) => s.state))
   )
 
-const history = (sessionId: string) =>
-  Effect.flatMap(SessionStore.SessionStore, (store) => store.runs(sessionId, {}))
+const history = (sessionId: string) => Effect.flatMap(SessionStore.SessionStore, (store) => store.runs(sessionId, {}))
 
 describe("reliability", () => {
   describe("a stored state that is not an object is never replaced by a patch", () => {
     for (const bad of [null, [1, 2], 5]) {
-      it.effect(`stored ${JSON.stringify(bad)}: StateDecodeError with and without a sessionState patch, nothing overwritten`, () =>
-        Effect.gen(function*() {
-          yield* storeRaw("bad", bad)
-          const withPatch = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "bad", sessionState: { items: ["patched"] } }))
-          assert(withPatch._tag === "StateDecodeError")
-          expect(withPatch.sessionId).toBe("bad")
-          const without = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "bad" }))
-          expect(without._tag).toBe("StateDecodeError")
-          const typedError = yield* Effect.flip(Workflow.run(typed, "x", { sessionId: "bad", sessionState: { items: ["patched"] } }))
-          expect(typedError._tag).toBe("StateDecodeError")
-          expect(yield* storedState("bad")).toEqual(Option.some(bad))
-          // overwriting is the way to repair it
-          const repaired = yield* Workflow.run(untyped, "x", { sessionId: "bad", overwriteDbSessionState: true, sessionState: { items: [] } })
-          expect(repaired.state).toEqual({ items: ["x"] })
-        }).pipe(memory))
+      it.effect(
+        `stored ${JSON.stringify(bad)}: StateDecodeError with and without a sessionState patch, nothing overwritten`,
+        () =>
+          Effect.gen(function*() {
+            yield* storeRaw("bad", bad)
+            const withPatch = yield* Effect.flip(
+              Workflow.run(untyped, "x", { sessionId: "bad", sessionState: { items: ["patched"] } })
+            )
+            assert(withPatch._tag === "StateDecodeError")
+            expect(withPatch.sessionId).toBe("bad")
+            const without = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId: "bad" }))
+            expect(without._tag).toBe("StateDecodeError")
+            const typedError = yield* Effect.flip(
+              Workflow.run(typed, "x", { sessionId: "bad", sessionState: { items: ["patched"] } })
+            )
+            expect(typedError._tag).toBe("StateDecodeError")
+            expect(yield* storedState("bad")).toEqual(Option.some(bad))
+            // overwriting is the way to repair it
+            const repaired = yield* Workflow.run(untyped, "x", {
+              sessionId: "bad",
+              overwriteDbSessionState: true,
+              sessionState: { items: [] }
+            })
+            expect(repaired.state).toEqual({ items: ["x"] })
+          }).pipe(memory)
+      )
     }
   })
 
@@ -73,18 +88,24 @@ describe("reliability", () => {
     }).pipe(memory))
 
   describe("session ids", () => {
-    for (const [sessionId, reason] of [["", "empty"], ["bad-\ud800-x", "malformed"], ["bad-\udc00", "malformed"]] as const) {
-      it.effect(`${JSON.stringify(sessionId)} is an InvalidSessionId (${reason}) for runs and session functions; nothing is stored`, () =>
-        Effect.gen(function*() {
-          const run = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId }))
-          assert(run._tag === "InvalidSessionId")
-          expect(run.reason).toBe(reason)
-          const read = yield* Effect.flip(Workflow.getSessionState(untyped, sessionId))
-          expect(read._tag).toBe("InvalidSessionId")
-          const named = yield* Effect.flip(Workflow.setSessionName(untyped, sessionId, "x"))
-          expect(named._tag).toBe("InvalidSessionId")
-          expect((yield* Workflow.listSessions(untyped)).sessions).toEqual([])
-        }).pipe(memory))
+    for (
+      const [sessionId, reason] of [["", "empty"], ["bad-\ud800-x", "malformed"], ["bad-\udc00", "malformed"]] as const
+    ) {
+      it.effect(
+        `${JSON.stringify(sessionId)} is an InvalidSessionId ` +
+          `(${reason}) for runs and session functions; nothing is stored`,
+        () =>
+          Effect.gen(function*() {
+            const run = yield* Effect.flip(Workflow.run(untyped, "x", { sessionId }))
+            assert(run._tag === "InvalidSessionId")
+            expect(run.reason).toBe(reason)
+            const read = yield* Effect.flip(Workflow.getSessionState(untyped, sessionId))
+            expect(read._tag).toBe("InvalidSessionId")
+            const named = yield* Effect.flip(Workflow.setSessionName(untyped, sessionId, "x"))
+            expect(named._tag).toBe("InvalidSessionId")
+            expect((yield* Workflow.listSessions(untyped)).sessions).toEqual([])
+          }).pipe(memory)
+      )
     }
 
     it.effect("well-formed ids round-trip exactly, astral characters included", () =>
@@ -111,10 +132,28 @@ describe("reliability", () => {
       ["a function as input", untyped, { go: () => 1 }, "input", "input.go"],
       ["a symbol as input", untyped, Symbol("s"), "input", "input"],
       ["NaN in the input", untyped, { n: Number.NaN }, "input", "input.n"],
-      ["a function as output", misbehaving("out", () => ({ callback: () => 1 }), "output"), "bad", "output", "output.callback"],
+      [
+        "a function as output",
+        misbehaving("out", () => ({ callback: () => 1 }), "output"),
+        "bad",
+        "output",
+        "output.callback"
+      ],
       ["Infinity as output", misbehaving("inf", () => [1, Infinity], "output"), "bad", "output", "output[1]"],
-      ["a Date in an untyped state", misbehaving("date", (s) => ({ ...s, when: new Date(0) }), "state"), "bad", "state", "state.when"],
-      ["a function in an untyped state", misbehaving("fn", (s) => ({ ...s, nested: { f: () => 1 } }), "state"), "bad", "state", "state.nested.f"]
+      [
+        "a Date in an untyped state",
+        misbehaving("date", (s) => ({ ...s, when: new Date(0) }), "state"),
+        "bad",
+        "state",
+        "state.when"
+      ],
+      [
+        "a function in an untyped state",
+        misbehaving("fn", (s) => ({ ...s, nested: { f: () => 1 } }), "state"),
+        "bad",
+        "state",
+        "state.nested.f"
+      ]
     ]
     for (const [title, wf, input, what, at] of cases) {
       it.effect(title, () =>
@@ -139,9 +178,10 @@ describe("reliability", () => {
     it.effect("a typed state may hold what its Schema encodes (Schema.Date)", () =>
       Effect.gen(function*() {
         class Dated extends SessionState.Tag("reliability/Dated")<Dated>()({ when: Schema.Date }) {}
-        const wf = Workflow.make({ name: "dated", state: Dated, sessionState: { when: "1970-01-01T00:00:00.000Z" } }).pipe(
-          Workflow.andThen("later", () => Dated.update(() => ({ when: new Date(86_400_000) })))
-        )
+        const wf = Workflow.make({ name: "dated", state: Dated, sessionState: { when: "1970-01-01T00:00:00.000Z" } })
+          .pipe(
+            Workflow.andThen("later", () => Dated.update(() => ({ when: new Date(86_400_000) })))
+          )
         const run = yield* Workflow.run(wf, "x", { sessionId: "d" })
         expect(run.state.when).toBeInstanceOf(Date)
         expect(yield* storedState("d")).toEqual(Option.some({ when: "1970-01-02T00:00:00.000Z" }))
@@ -153,7 +193,9 @@ describe("reliability", () => {
       Effect.gen(function*() {
         yield* Workflow.run(untyped, "ok", { sessionId: "s" })
         // the stored state does not fit the typed workflow's Schema
-        const schema = yield* Effect.flip(Workflow.run(typed, "x", { sessionId: "s", sessionState: { items: [1] } as never }))
+        const schema = yield* Effect.flip(
+          Workflow.run(typed, "x", { sessionId: "s", sessionState: { items: [1] } as never })
+        )
         expect(schema._tag).toBe("StateDecodeError")
         // a bad input
         const input = yield* Effect.flip(Workflow.run(untyped, { f: () => 1 }, { sessionId: "s" }))
@@ -175,12 +217,17 @@ describe("reliability", () => {
         expect((yield* history("owned")).length).toBe(1)
       }).pipe(memory))
 
-    it.effect("a run that fails before its steps on a new session creates nothing (no valid state to create it with)", () =>
-      Effect.gen(function*() {
-        const badSeed = Workflow.make({ name: "bad-seed", state: Items, sessionState: { items: [] } })
-        const error = yield* Effect.flip(Workflow.run(badSeed, "x", { sessionId: "fresh", sessionState: { items: [1] } as never }))
-        assert(error instanceof WorkflowError.StateDecodeError)
-        expect(yield* storedState("fresh")).toEqual(Option.none())
-      }).pipe(memory))
+    it.effect(
+      "a run that fails before its steps on a new session creates nothing (no valid state to create it with)",
+      () =>
+        Effect.gen(function*() {
+          const badSeed = Workflow.make({ name: "bad-seed", state: Items, sessionState: { items: [] } })
+          const error = yield* Effect.flip(
+            Workflow.run(badSeed, "x", { sessionId: "fresh", sessionState: { items: [1] } as never })
+          )
+          assert(error instanceof WorkflowError.StateDecodeError)
+          expect(yield* storedState("fresh")).toEqual(Option.none())
+        }).pipe(memory)
+    )
   })
 })

@@ -1,5 +1,5 @@
-import { RunContext, Step, Workflow } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
+import { RunContext, Step, Workflow } from "@sessionflow/core"
 import { Effect } from "effect"
 import { memory } from "./utils.js"
 

@@ -36,7 +36,9 @@ describe("RunLifecycle", () => {
   it("the states are Workflow.RunStatus's tags, one for one", () => {
     const tags = Workflow.RunStatus.members.map((member) => {
       const ast = member.fields._tag.ast
-      return ast._tag === "PropertySignatureDeclaration" && SchemaAST.isLiteral(ast.type) ? String(ast.type.literal) : ""
+      return ast._tag === "PropertySignatureDeclaration" && SchemaAST.isLiteral(ast.type)
+        ? String(ast.type.literal)
+        : ""
     })
     assert.deepStrictEqual(
       tags.map((tag) => tag.toLowerCase()).sort(),

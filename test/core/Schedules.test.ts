@@ -3,8 +3,8 @@
  * "processes" (stores over one memory backend, or over one SQLite file, each
  * with its own owner), driven by the TestClock (which starts at the epoch).
  */
-import { Schedules, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
+import { Schedules, SessionState, SessionStore, Workflow, WorkflowError } from "@sessionflow/core"
 import { Effect, Fiber, Layer, Ref, Schema, TestClock } from "effect"
 import { flush, memoryProcesses, type Processes, sqliteProcesses } from "./storeProcesses.js"
 import { on } from "./utils.js"
@@ -52,7 +52,9 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
     it.scoped("two processes running one schedule: each tick runs exactly once, its run id naming the tick", () =>
       Effect.gen(function*() {
         const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
-        const options = { schedules: [{ name: "every-second", workflow: wf, cron: "* * * * * *", input: "tick", sessionId: "cron" }] }
+        const options = {
+          schedules: [{ name: "every-second", workflow: wf, cron: "* * * * * *", input: "tick", sessionId: "cron" }]
+        }
         yield* scheduling(a, options)
         yield* scheduling(b, options)
         yield* flush
@@ -63,7 +65,13 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
           [1, 2, 3, 4, 5].map((s) => [Schedules.runIdOf("ticking", "every-second", s * 1000), "completed"])
         )
         expect(history[0]!.runId).toBe(`ticking/every-second@${at(1)}`)
-        expect((yield* Workflow.getSessionState(wf, "cron").pipe(on(b))).seen).toEqual(["tick", "tick", "tick", "tick", "tick"])
+        expect((yield* Workflow.getSessionState(wf, "cron").pipe(on(b))).seen).toEqual([
+          "tick",
+          "tick",
+          "tick",
+          "tick",
+          "tick"
+        ])
         const [stored] = yield* b.schedules({ workflowName: "ticking" })
         expect(stored).toMatchObject({ name: "every-second", cron: "* * * * * *", nextTick: 6000, lastFiredAt: 5000 })
       }))
@@ -84,31 +92,38 @@ for (const [name, makeProcesses] of [["memory", memoryProcesses], ["sqlite", sql
         }
       }))
 
-    it.scoped("missed ticks: after every process was down, only the latest missed tick runs, once, then the schedule goes on", () =>
-      Effect.gen(function*() {
-        const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
-        const options = { schedules: [{ name: "every-second", workflow: wf, cron: "* * * * * *", input: "tick", sessionId: "down" }] }
-        const first = yield* scheduling(a, options)
-        yield* flush
-        yield* seconds(2)
-        yield* Fiber.interrupt(first)
-        // down from 2 s to 12.5 s: the ticks 3 to 12 pass with nobody there
-        yield* TestClock.adjust("10500 millis")
-        yield* scheduling(b, options)
-        yield* flush
-        expect(yield* Ref.get(runs)).toBe(3)
-        yield* TestClock.adjust("500 millis")
-        yield* flush
-        const history = yield* Workflow.getRunHistory(wf, "down").pipe(on(b))
-        expect(history.map((run) => run.runId)).toEqual(
-          [1, 2, 12, 13].map((s) => Schedules.runIdOf("ticking", "every-second", s * 1000))
-        )
-      }))
+    it.scoped(
+      "missed ticks: after every process was down, only the latest missed tick runs, once, then the schedule goes on",
+      () =>
+        Effect.gen(function*() {
+          const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
+          const options = {
+            schedules: [{ name: "every-second", workflow: wf, cron: "* * * * * *", input: "tick", sessionId: "down" }]
+          }
+          const first = yield* scheduling(a, options)
+          yield* flush
+          yield* seconds(2)
+          yield* Fiber.interrupt(first)
+          // down from 2 s to 12.5 s: the ticks 3 to 12 pass with nobody there
+          yield* TestClock.adjust("10500 millis")
+          yield* scheduling(b, options)
+          yield* flush
+          expect(yield* Ref.get(runs)).toBe(3)
+          yield* TestClock.adjust("500 millis")
+          yield* flush
+          const history = yield* Workflow.getRunHistory(wf, "down").pipe(on(b))
+          expect(history.map((run) => run.runId)).toEqual(
+            [1, 2, 12, 13].map((s) => Schedules.runIdOf("ticking", "every-second", s * 1000))
+          )
+        })
+    )
 
     it.scoped("a changed cron replaces the stored schedule and its next tick", () =>
       Effect.gen(function*() {
         const { a, b, runs, wf } = yield* twoProcesses(makeProcesses)
-        const first = yield* scheduling(a, { schedules: [{ name: "s", workflow: wf, cron: "0 * * * * *", input: "x" }] })
+        const first = yield* scheduling(a, {
+          schedules: [{ name: "s", workflow: wf, cron: "0 * * * * *", input: "x" }]
+        })
         yield* flush
         expect((yield* a.schedules({}))[0]!.nextTick).toBe(60_000)
         yield* Fiber.interrupt(first)
@@ -126,7 +141,9 @@ describe("Schedules: bad schedules", () => {
     Effect.gen(function*() {
       const wf = ticking(yield* Ref.make(0))
       const build = (schedules: Schedules.Options<typeof wf>["schedules"]) =>
-        Effect.flip(Effect.scoped(Layer.build(Schedules.layer({ schedules }).pipe(Layer.provide(SessionStore.layerMemory)))))
+        Effect.flip(
+          Effect.scoped(Layer.build(Schedules.layer({ schedules }).pipe(Layer.provide(SessionStore.layerMemory))))
+        )
       const badCron = yield* build([{ name: "s", workflow: wf, cron: "every day", input: "x" }])
       expect(badCron).toBeInstanceOf(WorkflowError.InvalidSchedule)
       expect(badCron.message).toContain("Schedule 's' of workflow 'ticking': ")

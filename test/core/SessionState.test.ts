@@ -1,12 +1,13 @@
-import { SessionState, Step, Workflow } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { SessionState, Step, Workflow } from "@sessionflow/core"
 import { Chunk, Effect, Stream } from "effect"
 import { append, itemsWorkflow, memory } from "./utils.js"
 
 describe("SessionState", () => {
   it.effect("the typed and the untyped view are one state", () =>
     Effect.gen(function*() {
-      const viaUntyped = Step.make("untyped", () => SessionState.update((s) => ({ ...s, items: [...(s.items as Array<string>), "u"] })))
+      const viaUntyped = Step.make("untyped", () =>
+        SessionState.update((s) => ({ ...s, items: [...(s.items as Array<string>), "u"] })))
       const wf = itemsWorkflow([append("t"), viaUntyped, append("t2")])
       const out = yield* Workflow.run(wf, "x", { sessionId: "views" })
       expect(out.state.items).toEqual(["t", "u", "t2"])
@@ -23,7 +24,9 @@ describe("SessionState", () => {
         ]
       })
       const events = Chunk.toReadonlyArray(yield* Stream.runCollect(Workflow.stream(wf, "x")))
-      const changed = events.find((e) => e._tag === "StateChanged")
+      const changed = events.find((e) =>
+        e._tag === "StateChanged"
+      )
       assert(changed?._tag === "StateChanged")
       expect(changed.changes).toEqual([
         { op: "set", path: ["a"], value: 2, previous: 1 },

@@ -8,5 +8,6 @@ suite("SessionStore.layerMemory", SessionStore.layerMemory, {
     const backend = SessionStore.makeMemoryBackend()
     return [SessionStore.make(backend), SessionStore.make(backend)] as const
   }),
-  keepingRuns: (keepRuns) => Layer.sync(SessionStore.SessionStore, () => SessionStore.make(SessionStore.makeMemoryBackend({ keepRuns })))
+  keepingRuns: (keepRuns) =>
+    Layer.sync(SessionStore.SessionStore, () => SessionStore.make(SessionStore.makeMemoryBackend({ keepRuns })))
 })

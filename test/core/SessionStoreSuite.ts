@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionStore, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
-import { Deferred, Effect, Either, Exit, Fiber, Layer, Option, Queue, type Scope, TestClock } from "effect"
+import { Deferred, Effect, Either, Exit, Fiber, type Layer, Option, Queue, type Scope, TestClock } from "effect"
 import { type Collecting, collecting, commitChanges, nextOf } from "./utils.js"
 
 type Store = SessionStore.Service
@@ -115,27 +115,48 @@ export interface SuiteOptions {
   readonly keepingRuns?: ((keepRuns: number) => Layer.Layer<SessionStore.SessionStore, unknown>) | undefined
 }
 
-export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore, unknown>, options: SuiteOptions = {}) =>
+export const suite = (
+  name: string,
+  layer: Layer.Layer<SessionStore.SessionStore, unknown>,
+  options: SuiteOptions = {}
+) =>
   describe(name, () => {
     const test = (title: string, body: (store: Store) => Effect.Effect<void, unknown>, timeout?: number) =>
       it.effect(title, () => Effect.flatMap(SessionStore.SessionStore, body).pipe(Effect.provide(layer)), timeout)
 
     const keepingRuns = options.keepingRuns
     if (keepingRuns !== undefined) {
-      it.effect("keepRuns: every 100th state commit of a session trims its records to the most recent keepRuns, with their events", () =>
-        Effect.gen(function*() {
-          const store = yield* SessionStore.SessionStore
-          for (let i = 1; i <= 99; i++) {
-            yield* store.commit({ sessionId: "k", workflowName: "wf", expectedVersion: i - 1, state: { n: i }, run: run("k", `k${i}`) })
-          }
-          yield* store.appendEvents("k1", logOf("k1", 0, 2), keep)
-          yield* store.appendEvents("k99", logOf("k99", 0, 2), keep)
-          assert.strictEqual((yield* store.runs("k", {})).length, 99)
-          yield* store.commit({ sessionId: "k", workflowName: "wf", expectedVersion: 99, state: { n: 100 }, run: run("k", "k100") })
-          assert.deepStrictEqual((yield* store.runs("k", {})).map((r) => r.runId), ["k98", "k99", "k100"])
-          assert.deepStrictEqual(yield* store.readEvents("k1"), [])
-          assert.deepStrictEqual(seqs(yield* store.readEvents("k99")), [0, 1, 2])
-        }).pipe(Effect.provide(keepingRuns(3))), 60_000)
+      it.effect(
+        "keepRuns: every 100th state commit of a session trims " +
+          "its records to the most recent keepRuns, with their events",
+        () =>
+          Effect.gen(function*() {
+            const store = yield* SessionStore.SessionStore
+            for (let i = 1; i <= 99; i++) {
+              yield* store.commit({
+                sessionId: "k",
+                workflowName: "wf",
+                expectedVersion: i - 1,
+                state: { n: i },
+                run: run("k", `k${i}`)
+              })
+            }
+            yield* store.appendEvents("k1", logOf("k1", 0, 2), keep)
+            yield* store.appendEvents("k99", logOf("k99", 0, 2), keep)
+            assert.strictEqual((yield* store.runs("k", {})).length, 99)
+            yield* store.commit({
+              sessionId: "k",
+              workflowName: "wf",
+              expectedVersion: 99,
+              state: { n: 100 },
+              run: run("k", "k100")
+            })
+            assert.deepStrictEqual((yield* store.runs("k", {})).map((r) => r.runId), ["k98", "k99", "k100"])
+            assert.deepStrictEqual(yield* store.readEvents("k1"), [])
+            assert.deepStrictEqual(seqs(yield* store.readEvents("k99")), [0, 1, 2])
+          }).pipe(Effect.provide(keepingRuns(3))),
+        60_000
+      )
     }
 
     test("load of a missing session is None", (store) =>
@@ -169,7 +190,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const usage = { inputTokens: 30, outputTokens: 12, totalTokens: 42, reasoningTokens: 5, modelCalls: 2 }
         const r1 = run("s1", "r1", { usage })
         yield* create(store, "s1", { count: 1 }, { run: r1 })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { count: 2 }, run: run("s1", "r2") })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { count: 2 },
+          run: run("s1", "r2")
+        })
         const [first, second] = yield* store.runs("s1", {})
         assert.deepStrictEqual(first, r1)
         assert.notProperty(second, "usage")
@@ -183,7 +210,16 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const session = yield* loadSome(store, "s1")
         assert.isUndefined(session.userId)
         // anyone may commit to it, and it stays without an owner
-        assert.strictEqual(yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "bob", expectedVersion: 1, state: { a: 2 } }), 2)
+        assert.strictEqual(
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            userId: "bob",
+            expectedVersion: 1,
+            state: { a: 2 }
+          }),
+          2
+        )
         const after = yield* loadSome(store, "s1")
         assert.isUndefined(after.userId)
         assert.deepStrictEqual(after.state, { a: 2 })
@@ -191,8 +227,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
 
     // -- kept versions -----------------------------------------------------------
 
-    const commitState = (store: Store, sessionId: string, expectedVersion: number, state: unknown, extra: Partial<SessionStore.Commit> = {}) =>
-      store.commit({ sessionId, workflowName: "wf", expectedVersion, state, ...extra })
+    const commitState = (
+      store: Store,
+      sessionId: string,
+      expectedVersion: number,
+      state: unknown,
+      extra: Partial<SessionStore.Commit> = {}
+    ) => store.commit({ sessionId, workflowName: "wf", expectedVersion, state, ...extra })
     const versionOf = (store: Store, sessionId: string, version: number) =>
       Effect.map(store.loadVersion(sessionId, version), Option.getOrUndefined)
 
@@ -223,39 +264,53 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.isUndefined(yield* versionOf(store, "missing", 1))
         assert.deepStrictEqual(yield* store.versions("missing"), [])
         // a commit that leaves the state alone makes no version
-        yield* store.commit({ sessionId: "v1", workflowName: "wf", expectedVersion: 4, run: run("v1", "r5", { status: "error" }) })
+        yield* store.commit({
+          sessionId: "v1",
+          workflowName: "wf",
+          expectedVersion: 4,
+          run: run("v1", "r5", { status: "error" })
+        })
         assert.strictEqual((yield* store.versions("v1")).length, 4)
       }))
 
-    test("versions: keep N keeps the last N, each readable as committed, whatever the mix of states and changes", (store) =>
-      Effect.gen(function*() {
-        const history = { keep: 3 }
-        yield* store.commit({ sessionId: "kn", workflowName: "wf", expectedVersion: 0, state: { items: [] as Array<string> }, history })
-        const items: Array<string> = []
-        for (let version = 1; version <= 12; version++) {
-          const item = `i${version}`
-          const next = { items: [...items, item] }
-          yield* version % 4 === 0
-            ? commitState(store, "kn", version, next, { history })
-            : store.commit({
-              sessionId: "kn",
-              workflowName: "wf",
-              expectedVersion: version,
-              state: next,
-              changes: [{ op: "append", path: ["items"], items: [item] }],
-              history
-            })
-          items.push(item)
-        }
-        assert.deepStrictEqual((yield* store.versions("kn")).map((info) => info.version), [11, 12, 13])
-        for (const version of [11, 12, 13]) {
-          assert.deepStrictEqual(yield* versionOf(store, "kn", version), { items: items.slice(0, version - 1) })
-        }
-        assert.isUndefined(yield* versionOf(store, "kn", 10))
-        assert.isUndefined(yield* versionOf(store, "kn", 1))
-        // the session itself is as committed
-        assert.deepStrictEqual((yield* loadSome(store, "kn")).state, { items })
-      }))
+    test(
+      "versions: keep N keeps the last N, each readable as committed, whatever the mix of states and changes",
+      (store) =>
+        Effect.gen(function*() {
+          const history = { keep: 3 }
+          yield* store.commit({
+            sessionId: "kn",
+            workflowName: "wf",
+            expectedVersion: 0,
+            state: { items: [] as Array<string> },
+            history
+          })
+          const items: Array<string> = []
+          for (let version = 1; version <= 12; version++) {
+            const item = `i${version}`
+            const next = { items: [...items, item] }
+            yield* version % 4 === 0
+              ? commitState(store, "kn", version, next, { history })
+              : store.commit({
+                sessionId: "kn",
+                workflowName: "wf",
+                expectedVersion: version,
+                state: next,
+                changes: [{ op: "append", path: ["items"], items: [item] }],
+                history
+              })
+            items.push(item)
+          }
+          assert.deepStrictEqual((yield* store.versions("kn")).map((info) => info.version), [11, 12, 13])
+          for (const version of [11, 12, 13]) {
+            assert.deepStrictEqual(yield* versionOf(store, "kn", version), { items: items.slice(0, version - 1) })
+          }
+          assert.isUndefined(yield* versionOf(store, "kn", 10))
+          assert.isUndefined(yield* versionOf(store, "kn", 1))
+          // the session itself is as committed
+          assert.deepStrictEqual((yield* loadSome(store, "kn")).state, { items })
+        })
+    )
 
     test("versions: keep none keeps none, and drops those kept before; keep all keeps every one", (store) =>
       Effect.gen(function*() {
@@ -297,46 +352,83 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.isUndefined(yield* versionOf(store, "gone", 2))
       }))
 
-    test("fork: a new session from a kept version, with the versions up to it; commits on either leave the other alone", (store) =>
-      Effect.gen(function*() {
-        yield* create(store, "orig", { items: ["a"] }, { userId: "alice", run: run("orig", "r1", { userId: "alice" }) })
-        yield* store.commit({ sessionId: "orig", workflowName: "wf", userId: "alice", expectedVersion: 1, state: { items: ["a", "b"] } })
-        yield* store.commit({ sessionId: "orig", workflowName: "wf", userId: "alice", expectedVersion: 2, state: { items: ["a", "b", "c"] } })
-        yield* TestClock.adjust("3 seconds")
-        const info = yield* store.fork({ sessionId: "orig", version: 2, newSessionId: "copy", userId: "alice" })
-        assert.deepStrictEqual(
-          [info.sessionId, info.workflowName, info.userId, info.version, info.createdAt],
-          ["copy", "wf", "alice", 2, 3000]
-        )
-        const copy = yield* loadSome(store, "copy")
-        assert.deepStrictEqual([copy.version, copy.state], [2, { items: ["a", "b"] }])
-        assert.deepStrictEqual((yield* store.versions("copy")).map((v) => v.version), [1, 2])
-        assert.deepStrictEqual(yield* store.runs("copy", {}), [])
-        // the fork goes on from its version; the original is untouched
-        yield* store.commit({ sessionId: "copy", workflowName: "wf", userId: "alice", expectedVersion: 2, state: { items: ["a", "b", "x"] } })
-        assert.deepStrictEqual((yield* loadSome(store, "orig")).state, { items: ["a", "b", "c"] })
-        assert.deepStrictEqual(yield* versionOf(store, "orig", 3), { items: ["a", "b", "c"] })
-        assert.deepStrictEqual(yield* versionOf(store, "copy", 3), { items: ["a", "b", "x"] })
-        yield* store.commit({ sessionId: "orig", workflowName: "wf", userId: "alice", expectedVersion: 3, state: { items: [] } })
-        assert.deepStrictEqual((yield* loadSome(store, "copy")).state, { items: ["a", "b", "x"] })
-        assert.strictEqual((yield* loadSome(store, "copy")).version, 3)
-        // what a fork refuses
-        const refused = (request: SessionStore.ForkRequest) => Effect.flip(store.fork(request))
-        assert.strictEqual((yield* refused({ sessionId: "orig", version: 2, newSessionId: "copy" }))._tag, "SessionExists")
-        assert.strictEqual((yield* refused({ sessionId: "nope", version: 1, newSessionId: "c2" }))._tag, "SessionNotFound")
-        const missing = yield* refused({ sessionId: "orig", version: 9, newSessionId: "c2" })
-        assert.deepStrictEqual(
-          missing._tag === "VersionNotFound" ? [missing.reason, missing.latest] : missing._tag,
-          ["missing", 4]
-        )
-        assert.isTrue(Option.isNone(yield* store.load("c2")))
-        // versions no session reaches (past a 4-byte integer, fractional, negative) are not found, on every store
-        for (const version of [2 ** 31 - 1, 2 ** 31, Number.MAX_SAFE_INTEGER, 1.5, -1]) {
-          const beyond = yield* refused({ sessionId: "orig", version, newSessionId: "c3" })
-          assert.strictEqual(beyond._tag, "VersionNotFound", `fork at ${version}`)
-          assert.isTrue(Option.isNone(yield* store.loadVersion("orig", version)), `loadVersion at ${version}`)
-        }
-      }))
+    test(
+      "fork: a new session from a kept version, with the versions up " +
+        "to it; commits on either leave the other alone",
+      (store) =>
+        Effect.gen(function*() {
+          yield* create(store, "orig", { items: ["a"] }, {
+            userId: "alice",
+            run: run("orig", "r1", { userId: "alice" })
+          })
+          yield* store.commit({
+            sessionId: "orig",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 1,
+            state: { items: ["a", "b"] }
+          })
+          yield* store.commit({
+            sessionId: "orig",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 2,
+            state: { items: ["a", "b", "c"] }
+          })
+          yield* TestClock.adjust("3 seconds")
+          const info = yield* store.fork({ sessionId: "orig", version: 2, newSessionId: "copy", userId: "alice" })
+          assert.deepStrictEqual(
+            [info.sessionId, info.workflowName, info.userId, info.version, info.createdAt],
+            ["copy", "wf", "alice", 2, 3000]
+          )
+          const copy = yield* loadSome(store, "copy")
+          assert.deepStrictEqual([copy.version, copy.state], [2, { items: ["a", "b"] }])
+          assert.deepStrictEqual((yield* store.versions("copy")).map((v) => v.version), [1, 2])
+          assert.deepStrictEqual(yield* store.runs("copy", {}), [])
+          // the fork goes on from its version; the original is untouched
+          yield* store.commit({
+            sessionId: "copy",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 2,
+            state: { items: ["a", "b", "x"] }
+          })
+          assert.deepStrictEqual((yield* loadSome(store, "orig")).state, { items: ["a", "b", "c"] })
+          assert.deepStrictEqual(yield* versionOf(store, "orig", 3), { items: ["a", "b", "c"] })
+          assert.deepStrictEqual(yield* versionOf(store, "copy", 3), { items: ["a", "b", "x"] })
+          yield* store.commit({
+            sessionId: "orig",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 3,
+            state: { items: [] }
+          })
+          assert.deepStrictEqual((yield* loadSome(store, "copy")).state, { items: ["a", "b", "x"] })
+          assert.strictEqual((yield* loadSome(store, "copy")).version, 3)
+          // what a fork refuses
+          const refused = (request: SessionStore.ForkRequest) => Effect.flip(store.fork(request))
+          assert.strictEqual(
+            (yield* refused({ sessionId: "orig", version: 2, newSessionId: "copy" }))._tag,
+            "SessionExists"
+          )
+          assert.strictEqual(
+            (yield* refused({ sessionId: "nope", version: 1, newSessionId: "c2" }))._tag,
+            "SessionNotFound"
+          )
+          const missing = yield* refused({ sessionId: "orig", version: 9, newSessionId: "c2" })
+          assert.deepStrictEqual(
+            missing._tag === "VersionNotFound" ? [missing.reason, missing.latest] : missing._tag,
+            ["missing", 4]
+          )
+          assert.isTrue(Option.isNone(yield* store.load("c2")))
+          // versions no session reaches (past a 4-byte integer, fractional, negative) are not found, on every store
+          for (const version of [2 ** 31 - 1, 2 ** 31, Number.MAX_SAFE_INTEGER, 1.5, -1]) {
+            const beyond = yield* refused({ sessionId: "orig", version, newSessionId: "c3" })
+            assert.strictEqual(beyond._tag, "VersionNotFound", `fork at ${version}`)
+            assert.isTrue(Option.isNone(yield* store.loadVersion("orig", version)), `loadVersion at ${version}`)
+          }
+        })
+    )
 
     test("fork: a version no longer kept is VersionNotFound (not-kept)", (store) =>
       Effect.gen(function*() {
@@ -344,7 +436,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.commit({ sessionId: "short", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, history })
         yield* commitState(store, "short", 1, { n: 2 }, { history })
         const error = yield* Effect.flip(store.fork({ sessionId: "short", version: 1, newSessionId: "short-copy" }))
-        assert.deepStrictEqual(error._tag === "VersionNotFound" ? [error.reason, error.latest] : error._tag, ["not-kept", 2])
+        assert.deepStrictEqual(error._tag === "VersionNotFound" ? [error.reason, error.latest] : error._tag, [
+          "not-kept",
+          2
+        ])
         const info = yield* store.fork({ sessionId: "short", version: 2, newSessionId: "short-copy" })
         assert.isUndefined(info.userId)
         assert.deepStrictEqual((yield* loadSome(store, "short-copy")).state, { n: 2 })
@@ -378,10 +473,22 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("a stale expectedVersion fails with SessionConflict and writes nothing", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { v: "one" }, { run: run("s1", "r1") })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { v: "two" }, run: run("s1", "r2") })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { v: "two" },
+          run: run("s1", "r2")
+        })
         yield* TestClock.adjust("1 minute")
         const error = yield* Effect.flip(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { v: "stale" }, run: run("s1", "r3") })
+          store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { v: "stale" },
+            run: run("s1", "r3")
+          })
         )
         assert.instanceOf(error, WorkflowError.SessionConflict)
         assert.deepInclude(error, { sessionId: "s1", expectedVersion: 1, actualVersion: 2 })
@@ -407,7 +514,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("a non-zero expectedVersion on a missing session fails with SessionConflict and creates nothing", (store) =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 3, state: { v: 1 }, run: run("s1", "r1") })
+          store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 3,
+            state: { v: 1 },
+            run: run("s1", "r1")
+          })
         )
         assert.instanceOf(error, WorkflowError.SessionConflict)
         assert.deepInclude(error, { sessionId: "s1", expectedVersion: 3, actualVersion: 0 })
@@ -421,7 +534,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const exits = yield* Effect.all(
           ["a", "b"].map((who) =>
             Effect.exit(
-              store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { winner: who }, run: run("s1", who) })
+              store.commit({
+                sessionId: "s1",
+                workflowName: "wf",
+                expectedVersion: 1,
+                state: { winner: who },
+                run: run("s1", who)
+              })
             )
           ),
           { concurrency: "unbounded" }
@@ -478,7 +597,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         ]
         for (const [i, attempt] of attempts.entries()) {
           const error = yield* Effect.flip(
-            store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, ...attempt, run: run("s1", `x${i}`) })
+            store.commit({
+              sessionId: "s1",
+              workflowName: "wf",
+              expectedVersion: 1,
+              ...attempt,
+              run: run("s1", `x${i}`)
+            })
           )
           assert.instanceOf(error, WorkflowError.SessionOwnershipError)
           assert.strictEqual(error.sessionId, "s1")
@@ -492,7 +617,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => r.runId), ["r1"])
         // the owner still may
         assert.strictEqual(
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 1, state: { owner: "alice", n: 2 } }),
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 1,
+            state: { owner: "alice", n: 2 }
+          }),
           2
         )
       }))
@@ -527,10 +658,22 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
 
         // a run-only commit and a state commit both move a session to the front
         yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "s1", workflowName: "alpha", userId: "u1", expectedVersion: 0, run: run("s1", "r1") })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "alpha",
+          userId: "u1",
+          expectedVersion: 0,
+          run: run("s1", "r1")
+        })
         assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["s1", "s4", "s3", "s2"])
         yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "s2", workflowName: "beta", userId: "u1", expectedVersion: 1, state: { n: 1 } })
+        yield* store.commit({
+          sessionId: "s2",
+          workflowName: "beta",
+          userId: "u1",
+          expectedVersion: 1,
+          state: { n: 1 }
+        })
         assert.deepStrictEqual(ids((yield* store.list({})).sessions), ["s2", "s1", "s4", "s3"])
 
         // equal update times are ordered by session id
@@ -543,7 +686,9 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
 
     /** Every page of a listing from `after` on, each read with `limit`. */
     const walk = <A, C>(
-      read: (after: C | undefined) => Effect.Effect<{ readonly items: ReadonlyArray<A>; readonly next?: C | undefined }, unknown>,
+      read: (
+        after: C | undefined
+      ) => Effect.Effect<{ readonly items: ReadonlyArray<A>; readonly next?: C | undefined }, unknown>,
       between: (page: number) => Effect.Effect<void, unknown> = () => Effect.void
     ) =>
       Effect.gen(function*() {
@@ -558,83 +703,109 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         return pages
       })
 
-    test("list pages by keyset: a page of N holds N sessions, and the cursor walks the listing once, in order, while sessions are added", (store) =>
-      Effect.gen(function*() {
-        // 23 sessions over 8 update times (ties ordered by id), two owners and the ownerless, two workflows
-        const created: Array<string> = []
-        for (let i = 0; i < 23; i++) {
-          if (i % 3 === 0) yield* TestClock.adjust("1 second")
-          const sessionId = `p${String(i).padStart(2, "0")}`
-          yield* create(store, sessionId, { i }, {
-            workflowName: i % 5 === 4 ? "other" : "wf",
-            ...(i % 4 === 0 ? {} : { userId: i % 4 === 1 ? "ann" : "bob" })
-          })
-          created.push(sessionId)
-        }
-        const listed = (filter: SessionStore.ListFilter) =>
-          walk((after: SessionStore.SessionCursor | undefined) =>
-            Effect.map(store.list({ ...filter, after, limit: 4 }), (l) => ({ items: ids(l.sessions), next: l.next }))
-          )
-        for (
-          const filter of [{}, { workflowName: "wf" }, { workflowName: "wf", userId: "ann" }, { userId: null }, {
-            workflowName: "wf",
-            userId: null,
-            updatedSince: 3000
-          }] satisfies ReadonlyArray<SessionStore.ListFilter>
-        ) {
-          const whole = ids((yield* store.list(filter)).sessions)
-          const pages = yield* listed(filter)
-          // full pages but the last; every session once, in the listing's order
-          assert.deepStrictEqual(pages.map((p) => p.length), whole.map((_, i) => i).filter((i) => i % 4 === 0).map((i) => Math.min(4, whole.length - i)), JSON.stringify(filter))
-          assert.deepStrictEqual(pages.flat(), whole, JSON.stringify(filter))
-        }
-        assert.deepStrictEqual(ids((yield* store.list({ userId: null })).sessions), created.filter((_, i) => i % 4 === 0).reverse())
-
-        // sessions added (and one updated, to the front) between pages are not met on the way: the rest comes once, in order
-        const before = ids((yield* store.list({})).sessions)
-        const pages = yield* walk(
-          (after: SessionStore.SessionCursor | undefined) =>
-            Effect.map(store.list({ after, limit: 5 }), (l) => ({ items: ids(l.sessions), next: l.next })),
-          (page) =>
-            Effect.gen(function*() {
-              yield* TestClock.adjust("1 second")
-              yield* create(store, `new-${page}`, {})
-              if (page === 1) yield* store.setName(before[0]!, "renamed")
+    test(
+      "list pages by keyset: a page of N holds N sessions, and the " +
+        "cursor walks the listing once, in order, while sessions are added",
+      (store) =>
+        Effect.gen(function*() {
+          // 23 sessions over 8 update times (ties ordered by id), two owners and the ownerless, two workflows
+          const created: Array<string> = []
+          for (let i = 0; i < 23; i++) {
+            if (i % 3 === 0) yield* TestClock.adjust("1 second")
+            const sessionId = `p${String(i).padStart(2, "0")}`
+            yield* create(store, sessionId, { i }, {
+              workflowName: i % 5 === 4 ? "other" : "wf",
+              ...(i % 4 === 0 ? {} : { userId: i % 4 === 1 ? "ann" : "bob" })
             })
-        )
-        assert.deepStrictEqual(pages.flat(), before)
-        // a limit of 0 reads nothing; no limit reads all
-        assert.deepStrictEqual(yield* store.list({ limit: 0 }), { sessions: [], broken: [] })
-        assert.strictEqual((yield* store.list({})).next, undefined)
-      }))
+            created.push(sessionId)
+          }
+          const listed = (filter: SessionStore.ListFilter) =>
+            walk((after: SessionStore.SessionCursor | undefined) =>
+              Effect.map(store.list({ ...filter, after, limit: 4 }), (l) => ({ items: ids(l.sessions), next: l.next }))
+            )
+          for (
+            const filter of [{}, { workflowName: "wf" }, { workflowName: "wf", userId: "ann" }, { userId: null }, {
+              workflowName: "wf",
+              userId: null,
+              updatedSince: 3000
+            }] satisfies ReadonlyArray<SessionStore.ListFilter>
+          ) {
+            const whole = ids((yield* store.list(filter)).sessions)
+            const pages = yield* listed(filter)
+            // full pages but the last; every session once, in the listing's order
+            assert.deepStrictEqual(
+              pages.map((p) => p.length),
+              whole.map((_, i) => i).filter((i) => i % 4 === 0).map((i) => Math.min(4, whole.length - i)),
+              JSON.stringify(filter)
+            )
+            assert.deepStrictEqual(pages.flat(), whole, JSON.stringify(filter))
+          }
+          assert.deepStrictEqual(
+            ids((yield* store.list({ userId: null })).sessions),
+            created.filter((_, i) => i % 4 === 0).reverse()
+          )
 
-    test("list searches ids and names in the store: A to Z in either case, any other character as it is; pages of a search by keyset", (store) =>
-      Effect.gen(function*() {
-        for (const [sessionId, name] of [["Order-7", undefined], ["q-order", undefined], ["x1", "Big ORDER"], ["x2", "ordinary"], ["x3", undefined], ["Émile", "Été"], ["x4", "100%_done"]] as const) {
-          yield* TestClock.adjust("1 second")
-          yield* create(store, sessionId, {})
-          if (name !== undefined) yield* store.setName(sessionId, name)
-        }
-        const found = (search: string) => Effect.map(store.list({ search }), (l) => ids(l.sessions))
-        assert.deepStrictEqual(yield* found("order"), ["x1", "q-order", "Order-7"])
-        assert.deepStrictEqual(yield* found("ORD"), ["x2", "x1", "q-order", "Order-7"])
-        assert.deepStrictEqual(yield* found("der-7"), ["Order-7"])
-        // only A to Z are folded: É and é differ, on every store
-        assert.deepStrictEqual(yield* found("É"), ["Émile"])
-        assert.deepStrictEqual(yield* found("é"), ["Émile"])
-        assert.deepStrictEqual(yield* found("émile"), [])
-        // % and _ are characters, not patterns
-        assert.deepStrictEqual(yield* found("%_"), ["x4"])
-        assert.deepStrictEqual(yield* found("1%"), [])
-        assert.deepStrictEqual(yield* found("nothing like it"), [])
-        assert.strictEqual((yield* found("")).length, 7)
-        // with the other filters, a page at a time
-        const first = yield* store.list({ search: "o", limit: 2 })
-        assert.deepStrictEqual(ids(first.sessions), ["x4", "x2"])
-        const rest = yield* store.list({ search: "o", after: first.next })
-        assert.deepStrictEqual([ids(rest.sessions), rest.next], [["x1", "q-order", "Order-7"], undefined])
-        assert.deepStrictEqual(ids((yield* store.list({ search: "order", workflowName: "none" })).sessions), [])
-      }))
+          // sessions added (and one updated, to the front) between
+          // pages are not met on the way: the rest comes once, in order
+          const before = ids((yield* store.list({})).sessions)
+          const pages = yield* walk(
+            (after: SessionStore.SessionCursor | undefined) =>
+              Effect.map(store.list({ after, limit: 5 }), (l) => ({ items: ids(l.sessions), next: l.next })),
+            (page) =>
+              Effect.gen(function*() {
+                yield* TestClock.adjust("1 second")
+                yield* create(store, `new-${page}`, {})
+                if (page === 1) yield* store.setName(before[0]!, "renamed")
+              })
+          )
+          assert.deepStrictEqual(pages.flat(), before)
+          // a limit of 0 reads nothing; no limit reads all
+          assert.deepStrictEqual(yield* store.list({ limit: 0 }), { sessions: [], broken: [] })
+          assert.strictEqual((yield* store.list({})).next, undefined)
+        })
+    )
+
+    test(
+      "list searches ids and names in the store: A to Z in either " +
+        "case, any other character as it is; pages of a search by keyset",
+      (store) =>
+        Effect.gen(function*() {
+          for (
+            const [sessionId, name] of [
+              ["Order-7", undefined],
+              ["q-order", undefined],
+              ["x1", "Big ORDER"],
+              ["x2", "ordinary"],
+              ["x3", undefined],
+              ["Émile", "Été"],
+              ["x4", "100%_done"]
+            ] as const
+          ) {
+            yield* TestClock.adjust("1 second")
+            yield* create(store, sessionId, {})
+            if (name !== undefined) yield* store.setName(sessionId, name)
+          }
+          const found = (search: string) => Effect.map(store.list({ search }), (l) => ids(l.sessions))
+          assert.deepStrictEqual(yield* found("order"), ["x1", "q-order", "Order-7"])
+          assert.deepStrictEqual(yield* found("ORD"), ["x2", "x1", "q-order", "Order-7"])
+          assert.deepStrictEqual(yield* found("der-7"), ["Order-7"])
+          // only A to Z are folded: É and é differ, on every store
+          assert.deepStrictEqual(yield* found("É"), ["Émile"])
+          assert.deepStrictEqual(yield* found("é"), ["Émile"])
+          assert.deepStrictEqual(yield* found("émile"), [])
+          // % and _ are characters, not patterns
+          assert.deepStrictEqual(yield* found("%_"), ["x4"])
+          assert.deepStrictEqual(yield* found("1%"), [])
+          assert.deepStrictEqual(yield* found("nothing like it"), [])
+          assert.strictEqual((yield* found("")).length, 7)
+          // with the other filters, a page at a time
+          const first = yield* store.list({ search: "o", limit: 2 })
+          assert.deepStrictEqual(ids(first.sessions), ["x4", "x2"])
+          const rest = yield* store.list({ search: "o", after: first.next })
+          assert.deepStrictEqual([ids(rest.sessions), rest.next], [["x1", "q-order", "Order-7"], undefined])
+          assert.deepStrictEqual(ids((yield* store.list({ search: "order", workflowName: "none" })).sessions), [])
+        })
+    )
 
     test("ties in a listing are ordered by code point (as UTF-8 bytes), the same on every store", (store) =>
       Effect.gen(function*() {
@@ -645,69 +816,109 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(ids((yield* store.list({ limit: 2, after: first.next })).sessions), ["t-\u{1F600}"])
       }))
 
-    test("listRuns pages a workflow's unfinished and recorded runs together, most recently started first, by user, status and session", (store) =>
-      Effect.gen(function*() {
-        const runIds = (listing: SessionStore.RunListing) =>
-          listing.runs.map((r) => r._tag === "Active" ? `${r.run.runId}:${r.run.status}` : `${r.record.runId}:${r.record.status}`)
-        const statuses = ["completed", "error", "cancelled"] as const
-        // 3 sessions (ann's, bob's, ownerless) with 6 records each, started 10 ms apart, two at each time
-        for (const [s, userId] of [["sa", "ann"], ["sb", "bob"], ["sn", undefined]] as const) {
-          for (let i = 0; i < 6; i++) {
-            const record = run(s, `${s}-r${i}`, { status: statuses[i % 3]!, startedAt: 1000 + 10 * Math.floor(i / 2), ...(userId === undefined ? {} : { userId }) })
-            yield* store.commit({ sessionId: s, workflowName: "wf", expectedVersion: i === 0 ? 0 : i, state: { i }, run: record, ...(userId === undefined ? {} : { userId }) })
+    test(
+      "listRuns pages a workflow's unfinished and recorded runs " +
+        "together, most recently started first, by user, status and session",
+      (store) =>
+        Effect.gen(function*() {
+          const runIds = (listing: SessionStore.RunListing) =>
+            listing.runs.map((r) =>
+              r._tag === "Active" ? `${r.run.runId}:${r.run.status}` : `${r.record.runId}:${r.record.status}`
+            )
+          const statuses = ["completed", "error", "cancelled"] as const
+          // 3 sessions (ann's, bob's, ownerless) with 6 records each, started 10 ms apart, two at each time
+          for (const [s, userId] of [["sa", "ann"], ["sb", "bob"], ["sn", undefined]] as const) {
+            for (let i = 0; i < 6; i++) {
+              const record = run(s, `${s}-r${i}`, {
+                status: statuses[i % 3]!,
+                startedAt: 1000 + 10 * Math.floor(i / 2),
+                ...(userId === undefined ? {} : { userId })
+              })
+              yield* store.commit({
+                sessionId: s,
+                workflowName: "wf",
+                expectedVersion: i === 0 ? 0 : i,
+                state: { i },
+                run: record,
+                ...(userId === undefined ? {} : { userId })
+              })
+            }
           }
-        }
-        // another workflow's run is never listed
-        yield* create(store, "so", {}, { workflowName: "other", run: run("so", "so-r0", { workflowName: "other", startedAt: 5000 }) })
-        // unfinished: ann's running and paused runs; her failed run's id does not start again (listed once, as it ended)
-        yield* store.startRun(active("sa-run", "sa", { userId: "ann", startedAt: 2000 }))
-        yield* store.startRun(active("sa-paused", "sa", { userId: "ann", status: "paused", owner: "", startedAt: 1015 }))
-        yield* store.startRun(active("sa-r1", "sa", { userId: "ann", startedAt: 3000 }))
-        const pagesOf = (filter: SessionStore.RunListFilter) =>
-          walk((after: SessionStore.RunCursor | undefined) =>
-            Effect.map(store.listRuns({ ...filter, after, limit: 3 }), (l) => ({ items: runIds(l), next: l.next }))
+          // another workflow's run is never listed
+          yield* create(store, "so", {}, {
+            workflowName: "other",
+            run: run("so", "so-r0", { workflowName: "other", startedAt: 5000 })
+          })
+          // unfinished: ann's running and paused runs; her failed
+          // run's id does not start again (listed once, as it ended)
+          yield* store.startRun(active("sa-run", "sa", { userId: "ann", startedAt: 2000 }))
+          yield* store.startRun(
+            active("sa-paused", "sa", { userId: "ann", status: "paused", owner: "", startedAt: 1015 })
           )
-        const ann = yield* pagesOf({ workflowName: "wf", userId: "ann" })
-        assert.deepStrictEqual(ann.flat(), [
-          "sa-run:running",
-          "sa-r4:error",
-          "sa-r5:cancelled",
-          "sa-paused:paused",
-          "sa-r2:cancelled",
-          "sa-r3:completed",
-          "sa-r0:completed",
-          "sa-r1:error"
-        ])
-        assert.deepStrictEqual(ann.map((p) => p.length), [3, 3, 2])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: null })).flat(), [
-          "sn-r4:error",
-          "sn-r5:cancelled",
-          "sn-r2:cancelled",
-          "sn-r3:completed",
-          "sn-r0:completed",
-          "sn-r1:error"
-        ])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "bob", status: "error" })).flat(), ["sb-r4:error", "sb-r1:error"])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "running" })).flat(), ["sa-run:running"])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "error" })).flat(), ["sa-r4:error", "sa-r1:error"])
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", sessionId: "sb" })).flat().length, 6)
-        assert.deepStrictEqual((yield* pagesOf({ workflowName: "other" })).flat(), ["so-r0:completed"])
+          yield* store.startRun(active("sa-r1", "sa", { userId: "ann", startedAt: 3000 }))
+          const pagesOf = (filter: SessionStore.RunListFilter) =>
+            walk((after: SessionStore.RunCursor | undefined) =>
+              Effect.map(store.listRuns({ ...filter, after, limit: 3 }), (l) => ({ items: runIds(l), next: l.next }))
+            )
+          const ann = yield* pagesOf({ workflowName: "wf", userId: "ann" })
+          assert.deepStrictEqual(ann.flat(), [
+            "sa-run:running",
+            "sa-r4:error",
+            "sa-r5:cancelled",
+            "sa-paused:paused",
+            "sa-r2:cancelled",
+            "sa-r3:completed",
+            "sa-r0:completed",
+            "sa-r1:error"
+          ])
+          assert.deepStrictEqual(ann.map((p) => p.length), [3, 3, 2])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: null })).flat(), [
+            "sn-r4:error",
+            "sn-r5:cancelled",
+            "sn-r2:cancelled",
+            "sn-r3:completed",
+            "sn-r0:completed",
+            "sn-r1:error"
+          ])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "bob", status: "error" })).flat(), [
+            "sb-r4:error",
+            "sb-r1:error"
+          ])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "running" })).flat(), [
+            "sa-run:running"
+          ])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", userId: "ann", status: "error" })).flat(), [
+            "sa-r4:error",
+            "sa-r1:error"
+          ])
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "wf", sessionId: "sb" })).flat().length, 6)
+          assert.deepStrictEqual((yield* pagesOf({ workflowName: "other" })).flat(), ["so-r0:completed"])
 
-        // runs started between pages (later than the cursor) are not met on the way; the rest comes once
-        const whole = runIds(yield* store.listRuns({ workflowName: "wf" }))
-        const walked = yield* walk(
-          (after: SessionStore.RunCursor | undefined) =>
-            Effect.map(store.listRuns({ workflowName: "wf", after, limit: 4 }), (l) => ({ items: runIds(l), next: l.next })),
-          (page) => Effect.asVoid(store.startRun(active(`late-${page}`, "sb", { startedAt: 4000 + page })))
-        )
-        assert.deepStrictEqual(walked.flat(), whole)
-        assert.strictEqual(whole.length, 20)
-      }))
+          // runs started between pages (later than the cursor) are not met on the way; the rest comes once
+          const whole = runIds(yield* store.listRuns({ workflowName: "wf" }))
+          const walked = yield* walk(
+            (after: SessionStore.RunCursor | undefined) =>
+              Effect.map(
+                store.listRuns({ workflowName: "wf", after, limit: 4 }),
+                (l) => ({ items: runIds(l), next: l.next })
+              ),
+            (page) => Effect.asVoid(store.startRun(active(`late-${page}`, "sb", { startedAt: 4000 + page })))
+          )
+          assert.deepStrictEqual(walked.flat(), whole)
+          assert.strictEqual(whole.length, 20)
+        })
+    )
 
     test("remove deletes the session and its history", (store) =>
       Effect.gen(function*() {
         yield* create(store, "s1", { n: 1 }, { run: run("s1", "r1") })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2") })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { n: 2 },
+          run: run("s1", "r2")
+        })
         yield* store.setName("s1", "named")
         yield* create(store, "s2", { other: true }, { run: run("s2", "r3") })
 
@@ -759,15 +970,49 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           run("s1", "r1", { userId: "alice", input: { nested: { list: [1, 2, 3] } }, startedAt: 1, completedAt: 2 }),
           run("s1", "r2", { status: "error", error: "step 'a' failed", startedAt: 3, completedAt: 4 }),
           run("s1", "r3", { status: "cancelled", content: null, input: "plain text", startedAt: 5, completedAt: 6 }),
-          { runId: "r4", sessionId: "s1", workflowName: "wf", status: "completed", input: null, startedAt: 7, completedAt: 8 } as const,
+          {
+            runId: "r4",
+            sessionId: "s1",
+            workflowName: "wf",
+            status: "completed",
+            input: null,
+            startedAt: 7,
+            completedAt: 8
+          } as const,
           run("s1", "r5", { content: { structured: ["output", 1] }, startedAt: 9, completedAt: 10 })
         ]
         yield* create(store, "s1", { n: 0 }, { userId: "alice", run: records[0] })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 0, run: records[1] })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 1, state: { n: 1 }, run: records[2] })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 0,
+          run: records[1]
+        })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 1,
+          state: { n: 1 },
+          run: records[2]
+        })
         yield* create(store, "s2", {}, { run: run("s2", "other") })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 2, state: { n: 2 }, run: records[3] })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 0, run: records[4] })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 2,
+          state: { n: 2 },
+          run: records[3]
+        })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          userId: "alice",
+          expectedVersion: 0,
+          run: records[4]
+        })
 
         assert.deepStrictEqual(yield* store.runs("s1", {}), records)
         assert.deepStrictEqual(yield* store.runs("s1", { limit: undefined }), records)
@@ -779,7 +1024,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(yield* store.runs("s2", {}), [run("s2", "other")])
         // a commit without a run adds none
         assert.strictEqual(
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", userId: "alice", expectedVersion: 3, state: { n: 3 } }),
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            userId: "alice",
+            expectedVersion: 3,
+            state: { n: 3 }
+          }),
           4
         )
         assert.strictEqual((yield* store.runs("s1", {})).length, 5)
@@ -790,12 +1041,14 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const events: Array<string> = []
         const aInside = yield* Deferred.make<void>()
         const aRelease = yield* Deferred.make<void>()
-        const a = yield* Effect.fork(store.withSessionLock("s1")(Effect.gen(function*() {
-          events.push("a:start")
-          yield* Deferred.succeed(aInside, undefined)
-          yield* Deferred.await(aRelease)
-          events.push("a:end")
-        })))
+        const a = yield* Effect.fork(
+          store.withSessionLock("s1")(Effect.gen(function*() {
+            events.push("a:start")
+            yield* Deferred.succeed(aInside, undefined)
+            yield* Deferred.await(aRelease)
+            events.push("a:end")
+          }))
+        )
         yield* Deferred.await(aInside)
         const b = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("b"))))
         yield* settled(b)
@@ -807,38 +1060,46 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual(events, ["a:start", "a:end", "b"])
       }), 10_000)
 
-    test("withSessionLock: a fiber interrupted while it waits gives up its turn; an interrupted holder lets the lock go", (store) =>
-      Effect.gen(function*() {
-        const events: Array<string> = []
-        const aInside = yield* Deferred.make<void>()
-        const a = yield* Effect.fork(store.withSessionLock("s1")(Effect.zipRight(Deferred.succeed(aInside, undefined), Effect.never)))
-        yield* Deferred.await(aInside)
-        const b = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("b"))))
-        const c = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("c"))))
-        yield* settled(b)
-        yield* settled(c)
-        yield* Fiber.interrupt(b)
-        assert.deepStrictEqual(events, [])
-        assert.strictEqual((yield* c.status)._tag, "Suspended")
-        yield* Fiber.interrupt(a)
-        yield* Fiber.join(c)
-        assert.deepStrictEqual(events, ["c"])
-        // free again, and taken again at once
-        yield* store.withSessionLock("s1")(Effect.sync(() => events.push("d")))
-        assert.deepStrictEqual(events, ["c", "d"])
-      }), 10_000)
+    test(
+      "withSessionLock: a fiber interrupted while it waits gives up its turn; an interrupted holder lets the lock go",
+      (store) =>
+        Effect.gen(function*() {
+          const events: Array<string> = []
+          const aInside = yield* Deferred.make<void>()
+          const a = yield* Effect.fork(
+            store.withSessionLock("s1")(Effect.zipRight(Deferred.succeed(aInside, undefined), Effect.never))
+          )
+          yield* Deferred.await(aInside)
+          const b = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("b"))))
+          const c = yield* Effect.fork(store.withSessionLock("s1")(Effect.sync(() => events.push("c"))))
+          yield* settled(b)
+          yield* settled(c)
+          yield* Fiber.interrupt(b)
+          assert.deepStrictEqual(events, [])
+          assert.strictEqual((yield* c.status)._tag, "Suspended")
+          yield* Fiber.interrupt(a)
+          yield* Fiber.join(c)
+          assert.deepStrictEqual(events, ["c"])
+          // free again, and taken again at once
+          yield* store.withSessionLock("s1")(Effect.sync(() => events.push("d")))
+          assert.deepStrictEqual(events, ["c", "d"])
+        }),
+      10_000
+    )
 
     test("withSessionLock does not serialise different sessions", (store) =>
       Effect.gen(function*() {
         const events: Array<string> = []
         const aInside = yield* Deferred.make<void>()
         const aRelease = yield* Deferred.make<void>()
-        const a = yield* Effect.fork(store.withSessionLock("s1")(Effect.gen(function*() {
-          events.push("a:start")
-          yield* Deferred.succeed(aInside, undefined)
-          yield* Deferred.await(aRelease)
-          events.push("a:end")
-        })))
+        const a = yield* Effect.fork(
+          store.withSessionLock("s1")(Effect.gen(function*() {
+            events.push("a:start")
+            yield* Deferred.succeed(aInside, undefined)
+            yield* Deferred.await(aRelease)
+            events.push("a:end")
+          }))
+        )
         yield* Deferred.await(aInside)
         const b = yield* Effect.fork(store.withSessionLock("s2")(Effect.sync(() => events.push("b"))))
         yield* settled(b)
@@ -950,14 +1211,16 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           const version = yield* commitChanges(store, "c1", n, next, [
             { op: "set", path: ["counter"], value: n },
             { op: "append", path: ["items"], items: [item] },
-            n === 1 ? { op: "delete", path: ["meta", "gone"], previous: null } : { op: "set", path: ["meta", "by"], value: `run ${n}` },
+            n === 1
+              ? { op: "delete", path: ["meta", "gone"], previous: null }
+              : { op: "set", path: ["meta", "by"], value: `run ${n}` },
             ...(n === 1 ? [{ op: "set" as const, path: ["meta", "by"], value: `run ${n}` }] : [])
           ])
           assert.strictEqual(version, n + 1)
           expected = next
           const loaded = yield* loadSome(store, "c1")
-          assert.deepStrictEqual([loaded.version, loaded.state], [n + 1, expected])
           // what a load hands out is the caller's own
+          assert.deepStrictEqual([loaded.version, loaded.state], [n + 1, expected])
           ;(loaded.state as { items: Array<unknown> }).items.push("mutated")
           assert.deepStrictEqual((yield* loadSome(store, "c1")).state, expected)
         }
@@ -983,7 +1246,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           yield* commitChanges(store, "big", n, { log: [...log] }, [{ op: "append", path: ["log"], items: [entry] }])
           const loaded = yield* loadSome(store, "big")
           assert.strictEqual(loaded.version, n + 1)
-          assert.deepStrictEqual((loaded.state as { log: Array<string> }).log.map((l) => l.split(":")[0]), log.map((l) => l.split(":")[0]))
+          assert.deepStrictEqual(
+            (loaded.state as { log: Array<string> }).log.map((l) => l.split(":")[0]),
+            log.map((l) => l.split(":")[0])
+          )
           assert.deepStrictEqual(loaded.state, { log })
         }
       }))
@@ -1004,7 +1270,14 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* create(store, "stale", { items: [] })
         yield* commitChanges(store, "stale", 1, { items: ["a"] }, [{ op: "append", path: ["items"], items: ["a"] }])
         const conflict = yield* Effect.flip(
-          commitChanges(store, "stale", 1, { items: ["b"] }, [{ op: "append", path: ["items"], items: ["b"] }], run("stale", "late"))
+          commitChanges(
+            store,
+            "stale",
+            1,
+            { items: ["b"] },
+            [{ op: "append", path: ["items"], items: ["b"] }],
+            run("stale", "late")
+          )
         )
         assert.deepInclude(conflict, { _tag: "SessionConflict", expectedVersion: 1, actualVersion: 2 })
         const loaded = yield* loadSome(store, "stale")
@@ -1017,16 +1290,46 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* create(store, "wc", { items: [] })
         const watcher = yield* watching(store, "wc")
         assert.strictEqual((yield* next(watcher)).version, 1)
-        yield* commitChanges(store, "wc", 1, { items: ["a"] }, [{ op: "append", path: ["items"], items: ["a"] }], run("wc", "r2"))
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "wc", workflowName: "wf", version: 2, state: { items: ["a"] }, runId: "r2" })
-        yield* commitChanges(store, "wc", 2, { items: ["a", "b"] }, [{ op: "append", path: ["items"], items: ["b"] }], run("wc", "r3"))
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "wc", workflowName: "wf", version: 3, state: { items: ["a", "b"] }, runId: "r3" })
+        yield* commitChanges(
+          store,
+          "wc",
+          1,
+          { items: ["a"] },
+          [{ op: "append", path: ["items"], items: ["a"] }],
+          run("wc", "r2")
+        )
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "wc",
+          workflowName: "wf",
+          version: 2,
+          state: { items: ["a"] },
+          runId: "r2"
+        })
+        yield* commitChanges(
+          store,
+          "wc",
+          2,
+          { items: ["a", "b"] },
+          [{ op: "append", path: ["items"], items: ["b"] }],
+          run("wc", "r3")
+        )
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "wc",
+          workflowName: "wf",
+          version: 3,
+          state: { items: ["a", "b"] },
+          runId: "r3"
+        })
       }).pipe(Effect.scoped))
 
     test("remove drops the kept changes: a session made anew under the id has only its own state", (store) =>
       Effect.gen(function*() {
         yield* create(store, "again", { items: ["old"] })
-        yield* commitChanges(store, "again", 1, { items: ["old", "older"] }, [{ op: "append", path: ["items"], items: ["older"] }])
+        yield* commitChanges(store, "again", 1, { items: ["old", "older"] }, [{
+          op: "append",
+          path: ["items"],
+          items: ["older"]
+        }])
         assert.isTrue(yield* store.remove("again"))
         yield* create(store, "again", { items: [] })
         yield* commitChanges(store, "again", 1, { items: ["new"] }, [{ op: "append", path: ["items"], items: ["new"] }])
@@ -1083,7 +1386,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const cyclic: Record<string, unknown> = {}
         cyclic.self = cyclic
         const exit = yield* Effect.exit(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("s1", "r2", { input: cyclic }) })
+          store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 2 },
+            run: run("s1", "r2", { input: cyclic })
+          })
         )
         assert.isTrue(Exit.isFailure(exit))
         assert.deepStrictEqual((yield* loadSome(store, "s1")).state, { n: 1 })
@@ -1098,7 +1407,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.setName("s1", "named")
         const { state: _state, ...expected } = yield* loadSome(store, "s1")
         assert.deepStrictEqual(yield* store.info("s1"), Option.some(expected))
-        assert.deepStrictEqual(Option.map(yield* store.info("s1"), (i) => [i.userId, i.name, i.version]), Option.some(["alice", "named", 1]))
+        assert.deepStrictEqual(
+          Option.map(yield* store.info("s1"), (i) => [i.userId, i.name, i.version]),
+          Option.some(["alice", "named", 1])
+        )
       }))
 
     // -- unfinished runs --------------------------------------------------------
@@ -1125,7 +1437,11 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     const journal: SessionStore.Journal = {
       next: 2,
       previous: "two",
-      completed: [{ stepName: "one", content: "one", success: true }, { stepName: "two", content: "two", success: true }],
+      completed: [{ stepName: "one", content: "one", success: true }, {
+        stepName: "two",
+        content: "two",
+        success: true
+      }],
       outputs: { two: { stepName: "two", content: "two", success: true } },
       state: { items: ["a", "b"] },
       answers: {}
@@ -1134,16 +1450,30 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("startRun registers an unfinished run once; getRun finds it, then its record", (store) =>
       Effect.gen(function*() {
         assert.isTrue(Option.isNone(yield* store.getRun("r1")))
-        assert.isTrue(Option.isNone(yield* store.startRun(active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } }))))
+        assert.isTrue(
+          Option.isNone(
+            yield* store.startRun(active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } }))
+          )
+        )
         const found = yield* store.getRun("r1")
         assert(Option.isSome(found) && found.value._tag === "Active")
-        assert.deepStrictEqual(found.value.run, active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } }))
+        assert.deepStrictEqual(
+          found.value.run,
+          active("r1", "s1", { additionalData: { k: 1 }, initialState: { items: [] } })
+        )
         // a second start of the same id is refused and shows the unfinished run
         const again = yield* store.startRun(active("r1", "s1", { owner: "owner-b" }))
         assert(Option.isSome(again) && again.value._tag === "Active")
         assert.strictEqual(again.value.run.owner, "owner-a")
         // a commit that ends the run removes it and records it
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 0,
+          state: { n: 1 },
+          run: run("s1", "r1"),
+          ends: { runId: "r1", owner: "owner-a" }
+        })
         const recorded = yield* store.getRun("r1")
         assert(Option.isSome(recorded) && recorded.value._tag === "Recorded")
         assert.strictEqual(recorded.value.record.status, "completed")
@@ -1158,7 +1488,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const statuses = ["error", "cancelled", "abandoned"] as const
         yield* create(store, "s1", { n: 0 }, { run: run("s1", "r-error", { status: "error", error: "boom" }) })
         for (const status of statuses.slice(1)) {
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, run: run("s1", `r-${status}`, { status, error: status }) })
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            run: run("s1", `r-${status}`, { status, error: status })
+          })
         }
         for (const status of statuses) {
           const existing = yield* store.startRun(active(`r-${status}`, "s1", { baseVersion: 1 }))
@@ -1166,54 +1501,92 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           assert.strictEqual(existing.value.record.status, status)
         }
         assert.deepStrictEqual(yield* store.activeRuns({}), [])
-        assert.deepStrictEqual((yield* store.runs("s1", {})).map((r) => [r.runId, r.status]), statuses.map((s) => [`r-${s}`, s]))
-      }))
-
-    test("a record with an earlier record's run id, committed with a new state, replaces it and moves to the end", (store) =>
-      Effect.gen(function*() {
-        yield* create(store, "s1", { n: 0 }, { run: run("s1", "r1", { status: "error", error: "boom" }) })
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r2") })
-        assert.strictEqual(
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 2, state: { n: 2 }, run: run("s1", "r1") }),
-          3
+        assert.deepStrictEqual(
+          (yield* store.runs("s1", {})).map((r) => [r.runId, r.status]),
+          statuses.map((s) => [`r-${s}`, s])
         )
-        const runs = yield* store.runs("s1", {})
-        assert.deepStrictEqual(runs.map((r) => [r.runId, r.status]), [["r2", "completed"], ["r1", "completed"]])
-        assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.state), Option.some({ n: 2 }))
       }))
 
-    test("activeRuns with dueBy lists the paused runs whose wake time has come, by a start, an update and a claim", (store) =>
-      Effect.gen(function*() {
-        const sleeping = (wakeAt: number): SessionStore.Pause => ({
-          path: ["nap"],
-          key: "0:nap#1",
-          payload: null,
-          pausedAt: 100,
-          kind: "sleep",
-          wakeAt
+    test(
+      "a record with an earlier record's run id, committed with a new state, replaces it and moves to the end",
+      (store) =>
+        Effect.gen(function*() {
+          yield* create(store, "s1", { n: 0 }, { run: run("s1", "r1", { status: "error", error: "boom" }) })
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 1 },
+            run: run("s1", "r2")
+          })
+          assert.strictEqual(
+            yield* store.commit({
+              sessionId: "s1",
+              workflowName: "wf",
+              expectedVersion: 2,
+              state: { n: 2 },
+              run: run("s1", "r1")
+            }),
+            3
+          )
+          const runs = yield* store.runs("s1", {})
+          assert.deepStrictEqual(runs.map((r) => [r.runId, r.status]), [["r2", "completed"], ["r1", "completed"]])
+          assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.state), Option.some({ n: 2 }))
         })
-        yield* store.startRun(active("early", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(1_000) }))
-        yield* store.startRun(active("late", "s2", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(5_000) }))
-        // a question without a timeout never wakes by itself; a running run is not due
-        yield* store.startRun(active("asks", "s3", { status: "paused", owner: "", leaseExpiresAt: 0, pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 100 } }))
-        yield* store.startRun(active("runs", "s4"))
-        const due = (by: number) => Effect.map(store.activeRuns({ dueBy: by }), (runs) => runs.map((r) => r.runId).sort())
-        assert.deepStrictEqual(yield* due(999), [])
-        assert.deepStrictEqual(yield* due(1_000), ["early"])
-        assert.deepStrictEqual(yield* due(10_000), ["early", "late"])
-        const found = yield* store.getRun("early")
-        assert(Option.isSome(found) && found.value._tag === "Active")
-        assert.deepStrictEqual(found.value.run.pause, sleeping(1_000))
-        // a claim makes the run running: no longer due; pausing it again with a later time makes it due then
-        yield* store.claimRun("early", { owner: "owner-b", now: 1_000, leaseExpiresAt: 2_000, pause: "0:nap#1" })
-        assert.deepStrictEqual(yield* due(10_000), ["late"])
-        yield* store.updateRun("early", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(7_000) })
-        assert.deepStrictEqual(yield* due(6_999), ["late"])
-        assert.deepStrictEqual(yield* due(7_000), ["early", "late"])
-        // removing the pause removes its wake time
-        yield* store.updateRun("late", "", { pause: null })
-        assert.deepStrictEqual(yield* due(10_000), ["early"])
-      }))
+    )
+
+    test(
+      "activeRuns with dueBy lists the paused runs whose wake time has come, by a start, an update and a claim",
+      (store) =>
+        Effect.gen(function*() {
+          const sleeping = (wakeAt: number): SessionStore.Pause => ({
+            path: ["nap"],
+            key: "0:nap#1",
+            payload: null,
+            pausedAt: 100,
+            kind: "sleep",
+            wakeAt
+          })
+          yield* store.startRun(
+            active("early", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(1_000) })
+          )
+          yield* store.startRun(
+            active("late", "s2", { status: "paused", owner: "", leaseExpiresAt: 0, pause: sleeping(5_000) })
+          )
+          // a question without a timeout never wakes by itself; a running run is not due
+          yield* store.startRun(
+            active("asks", "s3", {
+              status: "paused",
+              owner: "",
+              leaseExpiresAt: 0,
+              pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 100 }
+            })
+          )
+          yield* store.startRun(active("runs", "s4"))
+          const due = (by: number) =>
+            Effect.map(store.activeRuns({ dueBy: by }), (runs) => runs.map((r) => r.runId).sort())
+          assert.deepStrictEqual(yield* due(999), [])
+          assert.deepStrictEqual(yield* due(1_000), ["early"])
+          assert.deepStrictEqual(yield* due(10_000), ["early", "late"])
+          const found = yield* store.getRun("early")
+          assert(Option.isSome(found) && found.value._tag === "Active")
+          assert.deepStrictEqual(found.value.run.pause, sleeping(1_000))
+          // a claim makes the run running: no longer due; pausing it again with a later time makes it due then
+          yield* store.claimRun("early", { owner: "owner-b", now: 1_000, leaseExpiresAt: 2_000, pause: "0:nap#1" })
+          assert.deepStrictEqual(yield* due(10_000), ["late"])
+          yield* store.updateRun("early", "owner-b", {
+            status: "paused",
+            owner: "",
+            leaseExpiresAt: 0,
+            pause: sleeping(7_000)
+          })
+          assert.deepStrictEqual(yield* due(6_999), ["late"])
+          assert.deepStrictEqual(yield* due(7_000), ["early", "late"])
+          // removing the pause removes its wake time
+          yield* store.updateRun("late", "", { pause: null })
+          assert.deepStrictEqual(yield* due(10_000), ["early"])
+        })
+    )
 
     test("addSignal numbers a run's signals; signals reads them by name; they go when the run ends", (store) =>
       Effect.gen(function*() {
@@ -1233,11 +1606,24 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           [2, "shipped", "today"],
           [3, "paid", { amount: 7 }]
         ])
-        assert.deepStrictEqual(yield* store.signals("r2"), [{ runId: "r2", seq: 1, name: "paid", value: null, createdAt: 1000 }])
+        assert.deepStrictEqual(yield* store.signals("r2"), [{
+          runId: "r2",
+          seq: 1,
+          name: "paid",
+          value: null,
+          createdAt: 1000
+        }])
         // a run that is not unfinished takes no signal
         assert.strictEqual((yield* Effect.flip(store.addSignal("missing", "paid", 1)))._tag, "RunNotFound")
         // ended by its commit, or by endRun: its signals are gone, another run's stay
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 0, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 0,
+          state: { n: 1 },
+          run: run("s1", "r1"),
+          ends: { runId: "r1", owner: "owner-a" }
+        })
         assert.deepStrictEqual(yield* store.signals("r1"), [])
         assert.strictEqual((yield* Effect.flip(store.addSignal("r1", "paid", 1)))._tag, "RunNotFound")
         assert.strictEqual((yield* store.signals("r2")).length, 1)
@@ -1256,11 +1642,20 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const other = yield* Effect.flip(store.updateRun("r1", "owner-b", { leaseExpiresAt: 9_000 }))
         assert.strictEqual(other._tag, "RunLost")
         // a pause, then its removal
-        const pause: SessionStore.Pause = { path: ["approve"], key: "1:approve#1", payload: { amount: 5 }, pausedAt: 300 }
+        const pause: SessionStore.Pause = {
+          path: ["approve"],
+          key: "1:approve#1",
+          payload: { amount: 5 },
+          pausedAt: 300
+        }
         yield* store.updateRun("r1", "owner-a", { status: "paused", owner: "", leaseExpiresAt: 0, pause })
         const paused = yield* store.getRun("r1")
         assert(Option.isSome(paused) && paused.value._tag === "Active")
-        assert.deepStrictEqual([paused.value.run.status, paused.value.run.owner, paused.value.run.pause], ["paused", "", pause])
+        assert.deepStrictEqual([paused.value.run.status, paused.value.run.owner, paused.value.run.pause], [
+          "paused",
+          "",
+          pause
+        ])
         const lost = yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 1 }))
         assert.strictEqual(lost._tag, "RunLost")
         yield* store.updateRun("r1", "", { pause: null })
@@ -1272,54 +1667,93 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(gone._tag, "RunLost")
       }))
 
-    test("updateRun's journal writes replace the journal, keep the rest of the run, and read back any JSON the same", (store) =>
-      Effect.gen(function*() {
-        const shape: SessionStore.WorkflowShape = { fingerprint: "f", steps: ["a step"] }
-        yield* store.startRun(active("r1", "s1", { additionalData: { tenant: "t" }, initialState: { n: 0 }, shape }))
-        yield* store.updateRun("r1", "owner-a", { journal })
-        const odd: SessionStore.Journal = {
-          ...journal,
-          next: 3,
-          previous: { text: "nul \u0000, quote \", back\\slash, é, 😀, line\nbreak", n: 1e21, small: 5e-324, neg: -1.5 },
-          state: { items: ["a", "b", "c"], nested: { empty: [], none: null, flag: false } }
-        }
-        yield* store.updateRun("r1", "owner-a", { journal: odd })
-        yield* store.updateRun("r1", "owner-a", { leaseExpiresAt: 4_000 })
-        const found = yield* store.getRun("r1")
-        assert(Option.isSome(found) && found.value._tag === "Active")
-        const run = found.value.run
-        assert.deepStrictEqual(run.journal, odd)
-        assert.deepStrictEqual(
-          [run.input, run.additionalData, run.initialState, run.shape, run.leaseExpiresAt, run.owner, run.status],
-          [{ message: "input of r1" }, { tenant: "t" }, { n: 0 }, shape, 4_000, "owner-a", "running"]
-        )
-        assert.deepStrictEqual((yield* store.activeRuns({ sessionId: "s1" }))[0], run)
-        // another owner's journal write changes nothing
-        assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-b", { journal })))._tag, "RunLost")
-        assert.deepStrictEqual(Option.map(yield* store.getRun("r1"), (r) => r._tag === "Active" && r.run.journal), Option.some(odd))
-      }))
+    test(
+      "updateRun's journal writes replace the journal, keep the rest of the run, and read back any JSON the same",
+      (store) =>
+        Effect.gen(function*() {
+          const shape: SessionStore.WorkflowShape = { fingerprint: "f", steps: ["a step"] }
+          yield* store.startRun(active("r1", "s1", { additionalData: { tenant: "t" }, initialState: { n: 0 }, shape }))
+          yield* store.updateRun("r1", "owner-a", { journal })
+          const odd: SessionStore.Journal = {
+            ...journal,
+            next: 3,
+            previous: {
+              text: "nul \u0000, quote \", back\\slash, é, 😀, line\nbreak",
+              n: 1e21,
+              small: 5e-324,
+              neg: -1.5
+            },
+            state: { items: ["a", "b", "c"], nested: { empty: [], none: null, flag: false } }
+          }
+          yield* store.updateRun("r1", "owner-a", { journal: odd })
+          yield* store.updateRun("r1", "owner-a", { leaseExpiresAt: 4_000 })
+          const found = yield* store.getRun("r1")
+          assert(Option.isSome(found) && found.value._tag === "Active")
+          const run = found.value.run
+          assert.deepStrictEqual(run.journal, odd)
+          assert.deepStrictEqual(
+            [run.input, run.additionalData, run.initialState, run.shape, run.leaseExpiresAt, run.owner, run.status],
+            [{ message: "input of r1" }, { tenant: "t" }, { n: 0 }, shape, 4_000, "owner-a", "running"]
+          )
+          assert.deepStrictEqual((yield* store.activeRuns({ sessionId: "s1" }))[0], run)
+          // another owner's journal write changes nothing
+          assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-b", { journal })))._tag, "RunLost")
+          assert.deepStrictEqual(
+            Option.map(yield* store.getRun("r1"), (r) => r._tag === "Active" && r.run.journal),
+            Option.some(odd)
+          )
+        })
+    )
 
-    test("a run paused with a payload holding NUL and a lone surrogate is claimed at its pause, journaled and read back exactly", (store) =>
-      Effect.gen(function*() {
-        const payload = { text: "a\u0000b", lone: "x\ud800y", nested: ["\u0000", "\udfff"] }
-        const pause: SessionStore.Pause = { path: ["approve"], key: "1:approve#1", payload, pausedAt: 300 }
-        yield* store.startRun(active("odd", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, journal, pause }))
-        // a claim at another pause changes nothing; at its own it takes the run
-        assert.strictEqual((yield* Effect.flip(store.claimRun("odd", { owner: "owner-b", now: 1_000, leaseExpiresAt: 5_000, pause: "2:other#1" })))._tag, "PauseMismatch")
-        const claimed = yield* store.claimRun("odd", { owner: "owner-b", now: 1_000, leaseExpiresAt: 5_000, pause: "1:approve#1" })
-        assert.deepStrictEqual([claimed.status, claimed.owner, claimed.pause], ["running", "owner-b", pause])
-        // its next steps are journaled (the run's other data holds the payload)
-        const next: SessionStore.Journal = { ...journal, next: 2 }
-        yield* store.updateRun("odd", "owner-b", { journal: next })
-        yield* store.updateRun("odd", "owner-b", { leaseExpiresAt: 6_000 })
-        const found = yield* store.getRun("odd")
-        assert(Option.isSome(found) && found.value._tag === "Active")
-        assert.deepStrictEqual([found.value.run.journal, found.value.run.pause, found.value.run.leaseExpiresAt], [next, pause, 6_000])
-        // paused again at the same kind of pause, and claimed again
-        yield* store.updateRun("odd", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0, pause: { ...pause, key: "2:approve#1" } })
-        const again = yield* store.claimRun("odd", { owner: "owner-c", now: 2_000, leaseExpiresAt: 7_000, pause: "2:approve#1" })
-        assert.deepStrictEqual(again.pause?.payload, payload)
-      }))
+    test(
+      "a run paused with a payload holding NUL and a lone surrogate is " +
+        "claimed at its pause, journaled and read back exactly",
+      (store) =>
+        Effect.gen(function*() {
+          const payload = { text: "a\u0000b", lone: "x\ud800y", nested: ["\u0000", "\udfff"] }
+          const pause: SessionStore.Pause = { path: ["approve"], key: "1:approve#1", payload, pausedAt: 300 }
+          yield* store.startRun(active("odd", "s1", { status: "paused", owner: "", leaseExpiresAt: 0, journal, pause }))
+          // a claim at another pause changes nothing; at its own it takes the run
+          assert.strictEqual(
+            (yield* Effect.flip(
+              store.claimRun("odd", { owner: "owner-b", now: 1_000, leaseExpiresAt: 5_000, pause: "2:other#1" })
+            ))._tag,
+            "PauseMismatch"
+          )
+          const claimed = yield* store.claimRun("odd", {
+            owner: "owner-b",
+            now: 1_000,
+            leaseExpiresAt: 5_000,
+            pause: "1:approve#1"
+          })
+          assert.deepStrictEqual([claimed.status, claimed.owner, claimed.pause], ["running", "owner-b", pause])
+          // its next steps are journaled (the run's other data holds the payload)
+          const next: SessionStore.Journal = { ...journal, next: 2 }
+          yield* store.updateRun("odd", "owner-b", { journal: next })
+          yield* store.updateRun("odd", "owner-b", { leaseExpiresAt: 6_000 })
+          const found = yield* store.getRun("odd")
+          assert(Option.isSome(found) && found.value._tag === "Active")
+          assert.deepStrictEqual([found.value.run.journal, found.value.run.pause, found.value.run.leaseExpiresAt], [
+            next,
+            pause,
+            6_000
+          ])
+          // paused again at the same kind of pause, and claimed again
+          yield* store.updateRun("odd", "owner-b", {
+            status: "paused",
+            owner: "",
+            leaseExpiresAt: 0,
+            pause: { ...pause, key: "2:approve#1" }
+          })
+          const again = yield* store.claimRun("odd", {
+            owner: "owner-c",
+            now: 2_000,
+            leaseExpiresAt: 7_000,
+            pause: "2:approve#1"
+          })
+          assert.deepStrictEqual(again.pause?.payload, payload)
+        })
+    )
 
     test("updateRun starts a run over at a new base version and shape, without its journal (journal: null)", (store) =>
       Effect.gen(function*() {
@@ -1329,7 +1763,12 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const found = yield* store.getRun("r1")
         assert(Option.isSome(found) && found.value._tag === "Active")
         const run = found.value.run
-        assert.deepStrictEqual([run.baseVersion, run.shape, run.journal, run.leaseExpiresAt], [3, shape, undefined, 7_000])
+        assert.deepStrictEqual([run.baseVersion, run.shape, run.journal, run.leaseExpiresAt], [
+          3,
+          shape,
+          undefined,
+          7_000
+        ])
         assert.isFalse("journal" in run)
         // and it is read back the same by a listing
         assert.deepStrictEqual((yield* store.activeRuns({ sessionId: "s1" }))[0], run)
@@ -1347,7 +1786,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const second = yield* Effect.flip(store.claimRun("r1", { owner: "owner-c", now: 1_001, leaseExpiresAt: 5_000 }))
         assert.strictEqual(second._tag, "RunInProgress")
         // the old owner has lost it
-        assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 9_000 })))._tag, "RunLost")
+        assert.strictEqual(
+          (yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 9_000 })))._tag,
+          "RunLost"
+        )
         // a paused run is claimable whatever the time
         yield* store.updateRun("r1", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0 })
         const resumed = yield* store.claimRun("r1", { owner: "owner-c", now: 2_000, leaseExpiresAt: 6_000 })
@@ -1356,79 +1798,131 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(missing._tag, "RunNotFound")
       }))
 
-    test("claimRun from a gone owner takes its running run whatever the lease; from another owner it is RunInProgress; of two such claims one wins", (store) =>
-      Effect.gen(function*() {
-        yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 60_000 }))
-        // naming an owner the run does not have takes nothing
-        const wrong = yield* Effect.flip(store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-x" }))
-        assert(wrong._tag === "RunInProgress")
-        assert.deepStrictEqual([wrong.owner, wrong.leaseExpiresAt], ["owner-a", 60_000])
-        // naming its owner takes it, lease or not
-        const taken = yield* store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" })
-        assert.deepStrictEqual([taken.status, taken.owner, taken.leaseExpiresAt], ["running", "owner-b", 9_000])
-        // a second claim from the same (gone) owner finds the new owner's lease
-        const late = yield* Effect.flip(store.claimRun("r1", { owner: "owner-c", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" }))
-        assert(late._tag === "RunInProgress")
-        assert.strictEqual(late.owner, "owner-b")
-        assert.strictEqual((yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 70_000 })))._tag, "RunLost")
-        // two claims from the same gone owner at once: exactly one wins
-        yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
-        const both = yield* Effect.all(
-          ["owner-d", "owner-e"].map((owner) =>
-            Effect.either(store.claimRun("r2", { owner, now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" }))
-          ),
-          { concurrency: "unbounded" }
-        )
-        const winners = both.filter(Either.isRight)
-        assert.strictEqual(winners.length, 1)
-        const losers = both.filter(Either.isLeft)
-        assert.deepStrictEqual(losers.map((loser) => loser.left._tag), ["RunInProgress"])
-        const found = yield* store.getRun("r2")
-        assert(Option.isSome(found) && found.value._tag === "Active")
-        assert.strictEqual(found.value.run.owner, winners[0]!.right.owner)
-        // a paused run's claim is unchanged by `from`
-        yield* store.updateRun("r1", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0 })
-        const resumed = yield* store.claimRun("r1", { owner: "owner-f", now: 2_000, leaseExpiresAt: 6_000, from: "owner-z" })
-        assert.deepStrictEqual([resumed.status, resumed.owner], ["running", "owner-f"])
-      }))
+    test(
+      "claimRun from a gone owner takes its running run whatever the lease; " +
+        "from another owner it is RunInProgress; of two such claims one wins",
+      (store) =>
+        Effect.gen(function*() {
+          yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 60_000 }))
+          // naming an owner the run does not have takes nothing
+          const wrong = yield* Effect.flip(
+            store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, from: "owner-x" })
+          )
+          assert(wrong._tag === "RunInProgress")
+          assert.deepStrictEqual([wrong.owner, wrong.leaseExpiresAt], ["owner-a", 60_000])
+          // naming its owner takes it, lease or not
+          const taken = yield* store.claimRun("r1", {
+            owner: "owner-b",
+            now: 1_000,
+            leaseExpiresAt: 9_000,
+            from: "owner-a"
+          })
+          assert.deepStrictEqual([taken.status, taken.owner, taken.leaseExpiresAt], ["running", "owner-b", 9_000])
+          // a second claim from the same (gone) owner finds the new owner's lease
+          const late = yield* Effect.flip(
+            store.claimRun("r1", { owner: "owner-c", now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" })
+          )
+          assert(late._tag === "RunInProgress")
+          assert.strictEqual(late.owner, "owner-b")
+          assert.strictEqual(
+            (yield* Effect.flip(store.updateRun("r1", "owner-a", { leaseExpiresAt: 70_000 })))._tag,
+            "RunLost"
+          )
+          // two claims from the same gone owner at once: exactly one wins
+          yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
+          const both = yield* Effect.all(
+            ["owner-d", "owner-e"].map((owner) =>
+              Effect.either(store.claimRun("r2", { owner, now: 1_000, leaseExpiresAt: 9_000, from: "owner-a" }))
+            ),
+            { concurrency: "unbounded" }
+          )
+          const winners = both.filter(Either.isRight)
+          assert.strictEqual(winners.length, 1)
+          const losers = both.filter(Either.isLeft)
+          assert.deepStrictEqual(losers.map((loser) => loser.left._tag), ["RunInProgress"])
+          const found = yield* store.getRun("r2")
+          assert(Option.isSome(found) && found.value._tag === "Active")
+          assert.strictEqual(found.value.run.owner, winners[0]!.right.owner)
+          // a paused run's claim is unchanged by `from`
+          yield* store.updateRun("r1", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0 })
+          const resumed = yield* store.claimRun("r1", {
+            owner: "owner-f",
+            now: 2_000,
+            leaseExpiresAt: 6_000,
+            from: "owner-z"
+          })
+          assert.deepStrictEqual([resumed.status, resumed.owner], ["running", "owner-f"])
+        })
+    )
 
-    test("claimRun of a continue from a gone owner takes its running run only while it was continuing from that pause; the recorded answer reads back", (store) =>
-      Effect.gen(function*() {
-        const pause: SessionStore.Pause = { path: ["approve"], key: "approve#1", payload: { amount: 1 }, pausedAt: 50 }
-        // a continue took the run at its pause and recorded its answer with it
-        yield* store.startRun(active("r1", "s1", { leaseExpiresAt: 60_000, pause: { ...pause, answer: { response: { ok: true } } } }))
-        // at another pause: refused, nothing changes
-        const elsewhere = yield* Effect.flip(
-          store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, pause: "other#1", from: "owner-a" })
-        )
-        assert.strictEqual(elsewhere._tag, "RunInProgress")
-        // from an owner it does not have: its lease holds
-        const wrong = yield* Effect.flip(
-          store.claimRun("r1", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-x" })
-        )
-        assert.strictEqual(wrong._tag, "RunInProgress")
-        // two such claims at once: exactly one wins, with the answer recorded
-        const both = yield* Effect.all(
-          ["owner-c", "owner-d"].map((owner) =>
-            Effect.either(store.claimRun("r1", { owner, now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" }))
-          ),
-          { concurrency: "unbounded" }
-        )
-        const winners = both.filter(Either.isRight)
-        assert.strictEqual(winners.length, 1)
-        assert.deepStrictEqual(both.filter(Either.isLeft).map((loser) => loser.left._tag), ["RunInProgress"])
-        const taken = winners[0]!.right
-        assert.deepStrictEqual([taken.status, taken.leaseExpiresAt, taken.pause], ["running", 9_000, {
-          ...pause,
-          answer: { response: { ok: true } }
-        }])
-        // a running run that never paused is not taken by a continue
-        yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
-        const never = yield* Effect.flip(
-          store.claimRun("r2", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" })
-        )
-        assert.strictEqual(never._tag, "RunInProgress")
-      }))
+    test(
+      "claimRun of a continue from a gone owner takes its running run only " +
+        "while it was continuing from that pause; the recorded answer reads back",
+      (store) =>
+        Effect.gen(function*() {
+          const pause: SessionStore.Pause = {
+            path: ["approve"],
+            key: "approve#1",
+            payload: { amount: 1 },
+            pausedAt: 50
+          }
+          // a continue took the run at its pause and recorded its answer with it
+          yield* store.startRun(
+            active("r1", "s1", { leaseExpiresAt: 60_000, pause: { ...pause, answer: { response: { ok: true } } } })
+          )
+          // at another pause: refused, nothing changes
+          const elsewhere = yield* Effect.flip(
+            store.claimRun("r1", {
+              owner: "owner-b",
+              now: 1_000,
+              leaseExpiresAt: 9_000,
+              pause: "other#1",
+              from: "owner-a"
+            })
+          )
+          assert.strictEqual(elsewhere._tag, "RunInProgress")
+          // from an owner it does not have: its lease holds
+          const wrong = yield* Effect.flip(
+            store.claimRun("r1", {
+              owner: "owner-b",
+              now: 1_000,
+              leaseExpiresAt: 9_000,
+              pause: "approve#1",
+              from: "owner-x"
+            })
+          )
+          assert.strictEqual(wrong._tag, "RunInProgress")
+          // two such claims at once: exactly one wins, with the answer recorded
+          const both = yield* Effect.all(
+            ["owner-c", "owner-d"].map((owner) =>
+              Effect.either(
+                store.claimRun("r1", { owner, now: 1_000, leaseExpiresAt: 9_000, pause: "approve#1", from: "owner-a" })
+              )
+            ),
+            { concurrency: "unbounded" }
+          )
+          const winners = both.filter(Either.isRight)
+          assert.strictEqual(winners.length, 1)
+          assert.deepStrictEqual(both.filter(Either.isLeft).map((loser) => loser.left._tag), ["RunInProgress"])
+          const taken = winners[0]!.right
+          assert.deepStrictEqual([taken.status, taken.leaseExpiresAt, taken.pause], ["running", 9_000, {
+            ...pause,
+            answer: { response: { ok: true } }
+          }])
+          // a running run that never paused is not taken by a continue
+          yield* store.startRun(active("r2", "s2", { leaseExpiresAt: 60_000 }))
+          const never = yield* Effect.flip(
+            store.claimRun("r2", {
+              owner: "owner-b",
+              now: 1_000,
+              leaseExpiresAt: 9_000,
+              pause: "approve#1",
+              from: "owner-a"
+            })
+          )
+          assert.strictEqual(never._tag, "RunInProgress")
+        })
+    )
 
     test("a paused run shows on its session, which refuses state commits except the one that ends that run", (store) =>
       Effect.gen(function*() {
@@ -1442,7 +1936,9 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 1 }
         })
         assert.strictEqual((yield* loadSome(store, "s1")).pausedRunId, "r1")
-        const refused = yield* Effect.flip(store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 9 } }))
+        const refused = yield* Effect.flip(
+          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 9 } })
+        )
         assert(refused._tag === "SessionPaused")
         assert.strictEqual(refused.runId, "r1")
         // a new session's paused run: its first commit is refused too
@@ -1453,73 +1949,91 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           leaseExpiresAt: 0,
           pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 1 }
         })
-        const first = yield* Effect.flip(store.commit({ sessionId: "s2", workflowName: "wf", expectedVersion: 0, state: { n: 1 } }))
+        const first = yield* Effect.flip(
+          store.commit({ sessionId: "s2", workflowName: "wf", expectedVersion: 0, state: { n: 1 } })
+        )
         assert.deepStrictEqual(first._tag === "SessionPaused" ? first.runId : first._tag, "r2")
         assert.isTrue(Option.isNone(yield* store.load("s2")))
         // a record without a state change is still accepted
-        yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, run: run("s1", "other", { status: "error" }) })
+        yield* store.commit({
+          sessionId: "s1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          run: run("s1", "other", { status: "error" })
+        })
         // the paused run, claimed again, commits and ends
         yield* store.claimRun("r1", { owner: "owner-b", now: 10, leaseExpiresAt: 100 })
         assert.strictEqual(
-          yield* store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-b" } }),
+          yield* store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 1 },
+            run: run("s1", "r1"),
+            ends: { runId: "r1", owner: "owner-b" }
+          }),
           2
         )
         assert.isUndefined((yield* loadSome(store, "s1")).pausedRunId)
         assert.deepStrictEqual(yield* store.activeRuns({ sessionId: "s1" }), [])
       }))
 
-    test("findSession: a stored session as load reads it (or without its state), else the unfinished runs on its id, oldest first", (store) =>
-      Effect.gen(function*() {
-        // an id nothing used: a new session with no runs
-        assert.deepStrictEqual(yield* store.findSession("none"), { _tag: "New", runs: [] })
-        // a stored session, with its state, as load reads it
-        yield* create(store, "s1", { n: 1, items: ["a"] }, { userId: "ann" })
-        const loaded = yield* loadSome(store, "s1")
-        assert.deepStrictEqual(yield* store.findSession("s1"), { _tag: "Stored", session: loaded })
-        // at a version the caller knows, or without its state: no state read
-        const known = yield* store.findSession("s1", { knownVersion: 1 })
-        const bare = yield* store.findSession("s1", { state: false })
-        for (const found of [known, bare]) {
-          assert(found._tag === "Stored")
-          assert.strictEqual(found.session.unchanged, true)
-          assert.isUndefined(found.session.state)
-          assert.deepInclude(found.session, { sessionId: "s1", workflowName: "wf", userId: "ann", version: 1 })
-        }
-        // a stored session's paused run is named, its other unfinished runs are not listed
-        yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))
-        const running = yield* store.findSession("s1", { state: false })
-        assert(running._tag === "Stored")
-        assert.isUndefined(running.session.pausedRunId)
-        yield* store.updateRun("r1", "owner-a", {
-          status: "paused",
-          owner: "",
-          leaseExpiresAt: 0,
-          pause: { path: ["ask"], key: "0:ask#1", payload: { q: 1 }, pausedAt: 1 }
+    test(
+      "findSession: a stored session as load reads it (or without " +
+        "its state), else the unfinished runs on its id, oldest first",
+      (store) =>
+        Effect.gen(function*() {
+          // an id nothing used: a new session with no runs
+          assert.deepStrictEqual(yield* store.findSession("none"), { _tag: "New", runs: [] })
+          // a stored session, with its state, as load reads it
+          yield* create(store, "s1", { n: 1, items: ["a"] }, { userId: "ann" })
+          const loaded = yield* loadSome(store, "s1")
+          assert.deepStrictEqual(yield* store.findSession("s1"), { _tag: "Stored", session: loaded })
+          // at a version the caller knows, or without its state: no state read
+          const known = yield* store.findSession("s1", { knownVersion: 1 })
+          const bare = yield* store.findSession("s1", { state: false })
+          for (const found of [known, bare]) {
+            assert(found._tag === "Stored")
+            assert.strictEqual(found.session.unchanged, true)
+            assert.isUndefined(found.session.state)
+            assert.deepInclude(found.session, { sessionId: "s1", workflowName: "wf", userId: "ann", version: 1 })
+          }
+          // a stored session's paused run is named, its other unfinished runs are not listed
+          yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))
+          const running = yield* store.findSession("s1", { state: false })
+          assert(running._tag === "Stored")
+          assert.isUndefined(running.session.pausedRunId)
+          yield* store.updateRun("r1", "owner-a", {
+            status: "paused",
+            owner: "",
+            leaseExpiresAt: 0,
+            pause: { path: ["ask"], key: "0:ask#1", payload: { q: 1 }, pausedAt: 1 }
+          })
+          const paused = yield* store.findSession("s1")
+          assert(paused._tag === "Stored")
+          assert.strictEqual(paused.session.pausedRunId, "r1")
+          assert.deepStrictEqual(paused.session.state, { n: 1, items: ["a"] })
+          // a new session's first runs, whole, oldest first, whatever their status
+          yield* store.startRun(active("r3", "s2", { startedAt: 300, userId: "bob" }))
+          yield* store.startRun(active("r2", "s2", { startedAt: 200, workflowName: "other" }))
+          yield* store.updateRun("r2", "owner-a", {
+            status: "paused",
+            owner: "",
+            leaseExpiresAt: 0,
+            pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 2 }
+          })
+          const first = yield* store.findSession("s2", { state: false })
+          assert.deepStrictEqual(first, { _tag: "New", runs: yield* store.activeRuns({ sessionId: "s2" }) })
+          assert(first._tag === "New")
+          assert.deepStrictEqual(first.runs.map((r) => [r.runId, r.status, r.workflowName, r.userId]), [
+            ["r2", "paused", "other", undefined],
+            ["r3", "running", "wf", "bob"]
+          ])
+          assert.deepStrictEqual(yield* store.findSession("s2"), first)
+          // an id no store takes is found by no read
+          assert.deepStrictEqual(yield* store.findSession("bad\u0000id"), { _tag: "New", runs: [] })
         })
-        const paused = yield* store.findSession("s1")
-        assert(paused._tag === "Stored")
-        assert.strictEqual(paused.session.pausedRunId, "r1")
-        assert.deepStrictEqual(paused.session.state, { n: 1, items: ["a"] })
-        // a new session's first runs, whole, oldest first, whatever their status
-        yield* store.startRun(active("r3", "s2", { startedAt: 300, userId: "bob" }))
-        yield* store.startRun(active("r2", "s2", { startedAt: 200, workflowName: "other" }))
-        yield* store.updateRun("r2", "owner-a", {
-          status: "paused",
-          owner: "",
-          leaseExpiresAt: 0,
-          pause: { path: ["ask"], key: "0:ask#1", payload: null, pausedAt: 2 }
-        })
-        const first = yield* store.findSession("s2", { state: false })
-        assert.deepStrictEqual(first, { _tag: "New", runs: yield* store.activeRuns({ sessionId: "s2" }) })
-        assert(first._tag === "New")
-        assert.deepStrictEqual(first.runs.map((r) => [r.runId, r.status, r.workflowName, r.userId]), [
-          ["r2", "paused", "other", undefined],
-          ["r3", "running", "wf", "bob"]
-        ])
-        assert.deepStrictEqual(yield* store.findSession("s2"), first)
-        // an id no store takes is found by no read
-        assert.deepStrictEqual(yield* store.findSession("bad\u0000id"), { _tag: "New", runs: [] })
-      }))
+    )
 
     test("a commit that ends a run it no longer owns is RunLost and writes nothing", (store) =>
       Effect.gen(function*() {
@@ -1527,7 +2041,14 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.startRun(active("r1", "s1", { baseVersion: 1 }))
         yield* store.claimRun("r1", { owner: "owner-b", now: 5_000, leaseExpiresAt: 9_000 })
         const lost = yield* Effect.flip(
-          store.commit({ sessionId: "s1", workflowName: "wf", expectedVersion: 1, state: { n: 1 }, run: run("s1", "r1"), ends: { runId: "r1", owner: "owner-a" } })
+          store.commit({
+            sessionId: "s1",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { n: 1 },
+            run: run("s1", "r1"),
+            ends: { runId: "r1", owner: "owner-a" }
+          })
         )
         assert.strictEqual(lost._tag, "RunLost")
         const session = yield* loadSome(store, "s1")
@@ -1541,10 +2062,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.endRun("r1", run("fresh", "r1", { status: "cancelled", error: "cancelled" }))
         assert.deepStrictEqual((yield* loadSome(store, "fresh")).state, { items: [] })
         assert.deepStrictEqual((yield* store.runs("fresh", {})).map((r) => [r.runId, r.status]), [["r1", "cancelled"]])
-        assert.isTrue(Option.isNone(yield* store.activeRuns({ sessionId: "fresh" }).pipe(Effect.map((runs) => Option.fromNullable(runs[0])))))
+        assert.isTrue(
+          Option.isNone(
+            yield* store.activeRuns({ sessionId: "fresh" }).pipe(Effect.map((runs) => Option.fromNullable(runs[0])))
+          )
+        )
         // with an owner: only that owner's run
         yield* store.startRun(active("r2", "fresh", { baseVersion: 1 }))
-        assert.strictEqual((yield* Effect.flip(store.endRun("r2", run("fresh", "r2", { status: "error" }), "owner-b")))._tag, "RunLost")
+        assert.strictEqual(
+          (yield* Effect.flip(store.endRun("r2", run("fresh", "r2", { status: "error" }), "owner-b")))._tag,
+          "RunLost"
+        )
         yield* store.endRun("r2", run("fresh", "r2", { status: "error" }), "owner-a")
         assert.strictEqual((yield* Effect.flip(store.endRun("r2", run("fresh", "r2"))))._tag, "RunNotFound")
         // the existing session's state is left alone
@@ -1568,87 +2096,144 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
 
     // -- ids ------------------------------------------------------------------------
 
-    test("ids a store could not give back exactly (NUL, a lone surrogate, 300 characters) are refused by writes and found by no read", (store) =>
-      Effect.gen(function*() {
-        for (const bad of ["a\u0000b", "lone-\ud800", "x".repeat(300)]) {
-          const asSession = yield* Effect.flip(create(store, bad, { n: 1 }))
-          assert.instanceOf(asSession, WorkflowError.SessionStoreError)
-          assert.strictEqual(asSession.method, "commit")
-          const asRun = yield* Effect.flip(create(store, "fine", { n: 1 }, { run: run("fine", bad) }))
-          assert.instanceOf(asRun, WorkflowError.SessionStoreError)
-          const started = yield* Effect.flip(store.startRun(active(bad, "fine")))
-          assert.instanceOf(started, WorkflowError.InvalidRunId)
-          assert.strictEqual(started.runId, bad)
-          assert.instanceOf(yield* Effect.flip(store.startRun(active("fine", bad))), WorkflowError.SessionStoreError)
-          assert.isTrue(Option.isNone(yield* store.load(bad)))
-          assert.isTrue(Option.isNone(yield* store.info(bad)))
-          assert.isTrue(Option.isNone(yield* store.getRun(bad)))
-          assert.deepStrictEqual(yield* store.runs(bad, {}), [])
-          assert.strictEqual((yield* Effect.flip(store.claimRun(bad, { owner: "o", now: 1, leaseExpiresAt: 2 })))._tag, "RunNotFound")
-        }
-        // nothing was stored; the longest id every store takes, with astral characters, comes back exactly
-        assert.isTrue(Option.isNone(yield* store.info("fine")))
-        const longest = `${"é".repeat(SessionStore.maxIdLength - 2)}😀`
-        yield* create(store, longest, { n: 1 }, { run: run(longest, longest) })
-        assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), [longest])
-        assert.deepStrictEqual((yield* store.runs(longest, {})).map((r) => r.runId), [longest])
-      }))
+    test(
+      "ids a store could not give back exactly (NUL, a lone surrogate, " +
+        "300 characters) are refused by writes and found by no read",
+      (store) =>
+        Effect.gen(function*() {
+          for (const bad of ["a\u0000b", "lone-\ud800", "x".repeat(300)]) {
+            const asSession = yield* Effect.flip(create(store, bad, { n: 1 }))
+            assert.instanceOf(asSession, WorkflowError.SessionStoreError)
+            assert.strictEqual(asSession.method, "commit")
+            const asRun = yield* Effect.flip(create(store, "fine", { n: 1 }, { run: run("fine", bad) }))
+            assert.instanceOf(asRun, WorkflowError.SessionStoreError)
+            const started = yield* Effect.flip(store.startRun(active(bad, "fine")))
+            assert.instanceOf(started, WorkflowError.InvalidRunId)
+            assert.strictEqual(started.runId, bad)
+            assert.instanceOf(yield* Effect.flip(store.startRun(active("fine", bad))), WorkflowError.SessionStoreError)
+            assert.isTrue(Option.isNone(yield* store.load(bad)))
+            assert.isTrue(Option.isNone(yield* store.info(bad)))
+            assert.isTrue(Option.isNone(yield* store.getRun(bad)))
+            assert.deepStrictEqual(yield* store.runs(bad, {}), [])
+            assert.strictEqual(
+              (yield* Effect.flip(store.claimRun(bad, { owner: "o", now: 1, leaseExpiresAt: 2 })))._tag,
+              "RunNotFound"
+            )
+          }
+          // nothing was stored; the longest id every store takes, with astral characters, comes back exactly
+          assert.isTrue(Option.isNone(yield* store.info("fine")))
+          const longest = `${"é".repeat(SessionStore.maxIdLength - 2)}😀`
+          yield* create(store, longest, { n: 1 }, { run: run(longest, longest) })
+          assert.deepStrictEqual((yield* store.list({})).sessions.map((s) => s.sessionId), [longest])
+          assert.deepStrictEqual((yield* store.runs(longest, {})).map((r) => r.runId), [longest])
+        })
+    )
 
     // -- watching --------------------------------------------------------------
 
-    test("watch emits the current version first, then every later commit in order, with the run that made it", (store) =>
-      Effect.gen(function*() {
-        yield* TestClock.adjust("1 second")
-        yield* create(store, "w1", { n: 1 }, { workflowName: "counter", run: run("w1", "r1") })
-        const watcher = yield* watching(store, "w1")
-        const first = yield* next(watcher)
-        assert.deepStrictEqual(seen(first), { sessionId: "w1", workflowName: "counter", version: 1, state: { n: 1 }, runId: "r1" })
-        assert.strictEqual(first.updatedAt, 1000)
-        // a state change outside a run has no runId
-        yield* store.commit({ sessionId: "w1", workflowName: "counter", expectedVersion: 1, state: { n: 2 } })
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "counter", version: 2, state: { n: 2 }, runId: undefined })
-        yield* store.commit({ sessionId: "w1", workflowName: "counter", expectedVersion: 2, state: { n: 3 }, run: run("w1", "r3") })
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "counter", version: 3, state: { n: 3 }, runId: "r3" })
-      }).pipe(Effect.scoped))
+    test(
+      "watch emits the current version first, then every later commit in order, with the run that made it",
+      (store) =>
+        Effect.gen(function*() {
+          yield* TestClock.adjust("1 second")
+          yield* create(store, "w1", { n: 1 }, { workflowName: "counter", run: run("w1", "r1") })
+          const watcher = yield* watching(store, "w1")
+          const first = yield* next(watcher)
+          assert.deepStrictEqual(seen(first), {
+            sessionId: "w1",
+            workflowName: "counter",
+            version: 1,
+            state: { n: 1 },
+            runId: "r1"
+          })
+          assert.strictEqual(first.updatedAt, 1000)
+          // a state change outside a run has no runId
+          yield* store.commit({ sessionId: "w1", workflowName: "counter", expectedVersion: 1, state: { n: 2 } })
+          assert.deepStrictEqual(seen(yield* next(watcher)), {
+            sessionId: "w1",
+            workflowName: "counter",
+            version: 2,
+            state: { n: 2 },
+            runId: undefined
+          })
+          yield* store.commit({
+            sessionId: "w1",
+            workflowName: "counter",
+            expectedVersion: 2,
+            state: { n: 3 },
+            run: run("w1", "r3")
+          })
+          assert.deepStrictEqual(seen(yield* next(watcher)), {
+            sessionId: "w1",
+            workflowName: "counter",
+            version: 3,
+            state: { n: 3 },
+            runId: "r3"
+          })
+        }).pipe(Effect.scoped)
+    )
 
-    test("watch: a watcher is never silently behind: each change says how many versions it coalesced, and the latest always arrives", (store) =>
-      Effect.gen(function*() {
-        yield* create(store, "w1", { n: 1 })
-        const watcher = yield* watching(store, "w1")
-        const start = yield* next(watcher)
-        assert.deepStrictEqual([start.version, start.skipped], [1, 0])
-        for (let n = 2; n <= 6; n++) {
-          yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: n - 1, state: { n }, run: run("w1", `r${n}`) })
-        }
-        const changes: Array<SessionStore.SessionChange> = []
-        let last = start
-        while (last.version < 6) {
-          last = yield* next(watcher)
-          changes.push(last)
-        }
-        // each change follows the previous one by the versions it coalesced: together, every version
-        changes.reduce((previous, change) => {
-          assert.strictEqual(change.version - change.skipped - 1, previous, `after ${previous}: ${change.version} skipping ${change.skipped}`)
-          return change.version
-        }, 1)
-        assert.strictEqual(changes.reduce((sum, change) => sum + change.skipped + 1, 0), 5)
-        assert.deepStrictEqual(seen(last), { sessionId: "w1", workflowName: "wf", version: 6, state: { n: 6 }, runId: "r6" })
-      }).pipe(Effect.scoped))
+    test(
+      "watch: a watcher is never silently behind: each change says " +
+        "how many versions it coalesced, and the latest always arrives",
+      (store) =>
+        Effect.gen(function*() {
+          yield* create(store, "w1", { n: 1 })
+          const watcher = yield* watching(store, "w1")
+          const start = yield* next(watcher)
+          assert.deepStrictEqual([start.version, start.skipped], [1, 0])
+          for (let n = 2; n <= 6; n++) {
+            yield* store.commit({
+              sessionId: "w1",
+              workflowName: "wf",
+              expectedVersion: n - 1,
+              state: { n },
+              run: run("w1", `r${n}`)
+            })
+          }
+          const changes: Array<SessionStore.SessionChange> = []
+          let last = start
+          while (last.version < 6) {
+            last = yield* next(watcher)
+            changes.push(last)
+          }
+          // each change follows the previous one by the versions it coalesced: together, every version
+          changes.reduce((previous, change) => {
+            assert.strictEqual(
+              change.version - change.skipped - 1,
+              previous,
+              `after ${previous}: ${change.version} skipping ${change.skipped}`
+            )
+            return change.version
+          }, 1)
+          assert.strictEqual(changes.reduce((sum, change) => sum + change.skipped + 1, 0), 5)
+          assert.deepStrictEqual(seen(last), {
+            sessionId: "w1",
+            workflowName: "wf",
+            version: 6,
+            state: { n: 6 },
+            runId: "r6"
+          })
+        }).pipe(Effect.scoped)
+    )
 
-    test("watch: versions committed after the watch began and before a session's first read are counted as skipped", (store) =>
-      Effect.gen(function*() {
-        const watcher = yield* watching(store, "late")
-        yield* TestClock.adjust("1 second")
-        yield* create(store, "late", { n: 1 })
-        yield* store.commit({ sessionId: "late", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
-        let change = yield* next(watcher)
-        let counted = change.skipped + 1
-        while (change.version < 2) {
-          change = yield* next(watcher)
-          counted += change.skipped + 1
-        }
-        assert.deepStrictEqual([change.version, counted], [2, 2])
-      }).pipe(Effect.scoped))
+    test(
+      "watch: versions committed after the watch began and before a session's first read are counted as skipped",
+      (store) =>
+        Effect.gen(function*() {
+          const watcher = yield* watching(store, "late")
+          yield* TestClock.adjust("1 second")
+          yield* create(store, "late", { n: 1 })
+          yield* store.commit({ sessionId: "late", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+          let change = yield* next(watcher)
+          let counted = change.skipped + 1
+          while (change.version < 2) {
+            change = yield* next(watcher)
+            counted += change.skipped + 1
+          }
+          assert.deepStrictEqual([change.version, counted], [2, 2])
+        }).pipe(Effect.scoped)
+    )
 
     test("watch of a missing session emits nothing until it is created, then its version 1", (store) =>
       Effect.gen(function*() {
@@ -1658,16 +2243,31 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual(yield* Queue.size(watcher.queue), 0)
         yield* create(store, "other", { x: 1 })
         yield* create(store, "later", { items: ["a"] }, { run: run("later", "r1") })
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "later", workflowName: "wf", version: 1, state: { items: ["a"] }, runId: "r1" })
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "later",
+          workflowName: "wf",
+          version: 1,
+          state: { items: ["a"] },
+          runId: "r1"
+        })
       }).pipe(Effect.scoped))
 
-    test("watch: a session created by a first run that did not complete arrives as version 1 without a runId", (store) =>
-      Effect.gen(function*() {
-        const watcher = yield* watching(store, "fresh")
-        yield* store.startRun(active("r1", "fresh", { initialState: { items: [] } }))
-        yield* store.endRun("r1", run("fresh", "r1", { status: "error", error: "boom" }))
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "fresh", workflowName: "wf", version: 1, state: { items: [] }, runId: undefined })
-      }).pipe(Effect.scoped))
+    test(
+      "watch: a session created by a first run that did not complete arrives as version 1 without a runId",
+      (store) =>
+        Effect.gen(function*() {
+          const watcher = yield* watching(store, "fresh")
+          yield* store.startRun(active("r1", "fresh", { initialState: { items: [] } }))
+          yield* store.endRun("r1", run("fresh", "r1", { status: "error", error: "boom" }))
+          assert.deepStrictEqual(seen(yield* next(watcher)), {
+            sessionId: "fresh",
+            workflowName: "wf",
+            version: 1,
+            state: { items: [] },
+            runId: undefined
+          })
+        }).pipe(Effect.scoped)
+    )
 
     test("watch: commits that do not change the state (a run record, a name, an ended run) emit nothing", (store) =>
       Effect.gen(function*() {
@@ -1679,28 +2279,55 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.startRun(active("r3", "w1", { baseVersion: 1 }))
         yield* store.endRun("r3", run("w1", "r3", { status: "cancelled" }))
         yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { n: 2 }, run: run("w1", "r4") })
+        yield* store.commit({
+          sessionId: "w1",
+          workflowName: "wf",
+          expectedVersion: 1,
+          state: { n: 2 },
+          run: run("w1", "r4")
+        })
         // the next change is the state commit: nothing came in between
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "wf", version: 2, state: { n: 2 }, runId: "r4" })
+        assert.deepStrictEqual(seen(yield* next(watcher)), {
+          sessionId: "w1",
+          workflowName: "wf",
+          version: 2,
+          state: { n: 2 },
+          runId: "r4"
+        })
         assert.strictEqual(yield* Queue.size(watcher.queue), 0)
       }).pipe(Effect.scoped))
 
-    test("watch: a session removed and created again is reported only above the last version the stream emitted", (store) =>
-      Effect.gen(function*() {
-        yield* create(store, "w1", { n: 1 })
-        const watcher = yield* watching(store, "w1")
-        assert.strictEqual((yield* next(watcher)).version, 1)
-        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
-        assert.strictEqual((yield* next(watcher)).version, 2)
-        assert.isTrue(yield* store.remove("w1"))
-        yield* TestClock.adjust("1 second")
-        yield* create(store, "w1", { again: 1 })
-        yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { again: 2 } })
-        yield* TestClock.adjust("1 second")
-        yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 2, state: { again: 3 }, run: run("w1", "r3") })
-        assert.deepStrictEqual(seen(yield* next(watcher)), { sessionId: "w1", workflowName: "wf", version: 3, state: { again: 3 }, runId: "r3" })
-      }).pipe(Effect.scoped))
+    test(
+      "watch: a session removed and created again is reported only above the last version the stream emitted",
+      (store) =>
+        Effect.gen(function*() {
+          yield* create(store, "w1", { n: 1 })
+          const watcher = yield* watching(store, "w1")
+          assert.strictEqual((yield* next(watcher)).version, 1)
+          yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
+          assert.strictEqual((yield* next(watcher)).version, 2)
+          assert.isTrue(yield* store.remove("w1"))
+          yield* TestClock.adjust("1 second")
+          yield* create(store, "w1", { again: 1 })
+          yield* TestClock.adjust("1 second")
+          yield* store.commit({ sessionId: "w1", workflowName: "wf", expectedVersion: 1, state: { again: 2 } })
+          yield* TestClock.adjust("1 second")
+          yield* store.commit({
+            sessionId: "w1",
+            workflowName: "wf",
+            expectedVersion: 2,
+            state: { again: 3 },
+            run: run("w1", "r3")
+          })
+          assert.deepStrictEqual(seen(yield* next(watcher)), {
+            sessionId: "w1",
+            workflowName: "wf",
+            version: 3,
+            state: { again: 3 },
+            runId: "r3"
+          })
+        }).pipe(Effect.scoped)
+    )
 
     test("watch follows one session only; two watchers of one session each see every change", (store) =>
       Effect.gen(function*() {
@@ -1712,11 +2339,26 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* create(store, "b", { n: 100 })
         yield* store.commit({ sessionId: "b", workflowName: "wf", expectedVersion: 1, state: { n: 101 } })
         yield* store.commit({ sessionId: "a", workflowName: "wf", expectedVersion: 1, state: { n: 2 } })
-        assert.deepStrictEqual(seen(yield* next(a1)), { sessionId: "a", workflowName: "wf", version: 2, state: { n: 2 }, runId: undefined })
-        assert.deepStrictEqual(seen(yield* next(a2)), { sessionId: "a", workflowName: "wf", version: 2, state: { n: 2 }, runId: undefined })
+        assert.deepStrictEqual(seen(yield* next(a1)), {
+          sessionId: "a",
+          workflowName: "wf",
+          version: 2,
+          state: { n: 2 },
+          runId: undefined
+        })
+        assert.deepStrictEqual(seen(yield* next(a2)), {
+          sessionId: "a",
+          workflowName: "wf",
+          version: 2,
+          state: { n: 2 },
+          runId: undefined
+        })
       }).pipe(Effect.scoped))
 
-    /** A session with `n` runs (each its own state commit), ending at `completedAt` 100, 200, …; r<i>'s log has i+1 events. */
+    /**
+     * A session with `n` runs (each its own state commit), ending
+     * at `completedAt` 100, 200, …; r<i>'s log has i+1 events.
+     */
     const history = (store: Store, sessionId: string, n: number, workflowName = "wf") =>
       Effect.gen(function*() {
         for (let i = 1; i <= n; i++) {
@@ -1731,44 +2373,54 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           yield* store.appendEvents(runId, logOf(runId, 0, i), keep)
         }
       })
-    const runIds = (store: Store, sessionId: string) => Effect.map(store.runs(sessionId, {}), (runs) => runs.map((r) => r.runId))
+    const runIds = (store: Store, sessionId: string) =>
+      Effect.map(store.runs(sessionId, {}), (runs) => runs.map((r) => r.runId))
 
-    test("prune: keepLast keeps each session's most recent records of the workflow, removing the others with their events", (store) =>
-      Effect.gen(function*() {
-        yield* history(store, "p1", 5)
-        yield* history(store, "p2", 2)
-        yield* history(store, "p3", 3, "other")
-        const pruned = yield* store.prune({ workflowName: "wf", keepLast: 2 })
-        // p1 loses r1, r2, r3 (2 + 3 + 4 events)
-        assert.deepStrictEqual(pruned, { runs: 3, events: 9 })
-        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
-        assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1", "p2-r2"])
-        assert.deepStrictEqual(yield* runIds(store, "p3"), ["p3-r1", "p3-r2", "p3-r3"])
-        assert.deepStrictEqual(yield* store.readEvents("p1-r3"), [])
-        assert.deepStrictEqual(seqs(yield* store.readEvents("p1-r4")), [0, 1, 2, 3, 4])
-        assert.isTrue(Option.isNone(yield* store.getRun("p1-r1")))
-        // the sessions and their states stay
-        assert.deepStrictEqual((yield* loadSome(store, "p1")).state, { n: 5 })
-        // keepLast 0 of one session: all of its records
-        assert.deepStrictEqual(yield* store.prune({ sessionId: "p2", keepLast: 0 }), { runs: 2, events: 5 })
-        assert.deepStrictEqual(yield* runIds(store, "p2"), [])
-        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
-      }))
+    test(
+      "prune: keepLast keeps each session's most recent records of the workflow, removing the others with their events",
+      (store) =>
+        Effect.gen(function*() {
+          yield* history(store, "p1", 5)
+          yield* history(store, "p2", 2)
+          yield* history(store, "p3", 3, "other")
+          const pruned = yield* store.prune({ workflowName: "wf", keepLast: 2 })
+          // p1 loses r1, r2, r3 (2 + 3 + 4 events)
+          assert.deepStrictEqual(pruned, { runs: 3, events: 9 })
+          assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
+          assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1", "p2-r2"])
+          assert.deepStrictEqual(yield* runIds(store, "p3"), ["p3-r1", "p3-r2", "p3-r3"])
+          assert.deepStrictEqual(yield* store.readEvents("p1-r3"), [])
+          assert.deepStrictEqual(seqs(yield* store.readEvents("p1-r4")), [0, 1, 2, 3, 4])
+          assert.isTrue(Option.isNone(yield* store.getRun("p1-r1")))
+          // the sessions and their states stay
+          assert.deepStrictEqual((yield* loadSome(store, "p1")).state, { n: 5 })
+          // keepLast 0 of one session: all of its records
+          assert.deepStrictEqual(yield* store.prune({ sessionId: "p2", keepLast: 0 }), { runs: 2, events: 5 })
+          assert.deepStrictEqual(yield* runIds(store, "p2"), [])
+          assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r4", "p1-r5"])
+        })
+    )
 
-    test("prune: endedBefore removes the records of runs that ended before it; a record either rule names goes", (store) =>
-      Effect.gen(function*() {
-        yield* history(store, "p1", 5)
-        yield* history(store, "p2", 1)
-        assert.deepStrictEqual(yield* store.prune({}), { runs: 0, events: 0 })
-        assert.deepStrictEqual(yield* store.prune({ sessionId: "p1", endedBefore: 300 }), { runs: 2, events: 5 })
-        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r3", "p1-r4", "p1-r5"])
-        assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1"])
-        // r3 by age, r4 by count
-        assert.deepStrictEqual(yield* store.prune({ workflowName: "wf", endedBefore: 350, keepLast: 1 }), { runs: 3, events: 11 })
-        assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r5"])
-        assert.deepStrictEqual(yield* runIds(store, "p2"), [])
-        assert.deepStrictEqual(yield* store.prune({ workflowName: "missing", keepLast: 0 }), { runs: 0, events: 0 })
-      }))
+    test(
+      "prune: endedBefore removes the records of runs that ended before it; a record either rule names goes",
+      (store) =>
+        Effect.gen(function*() {
+          yield* history(store, "p1", 5)
+          yield* history(store, "p2", 1)
+          assert.deepStrictEqual(yield* store.prune({}), { runs: 0, events: 0 })
+          assert.deepStrictEqual(yield* store.prune({ sessionId: "p1", endedBefore: 300 }), { runs: 2, events: 5 })
+          assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r3", "p1-r4", "p1-r5"])
+          assert.deepStrictEqual(yield* runIds(store, "p2"), ["p2-r1"])
+          // r3 by age, r4 by count
+          assert.deepStrictEqual(yield* store.prune({ workflowName: "wf", endedBefore: 350, keepLast: 1 }), {
+            runs: 3,
+            events: 11
+          })
+          assert.deepStrictEqual(yield* runIds(store, "p1"), ["p1-r5"])
+          assert.deepStrictEqual(yield* runIds(store, "p2"), [])
+          assert.deepStrictEqual(yield* store.prune({ workflowName: "missing", keepLast: 0 }), { runs: 0, events: 0 })
+        })
+    )
 
     test("event log: appended events read back in order, after a seq, limited, or the latest", (store) =>
       Effect.gen(function*() {
@@ -1829,14 +2481,37 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* woken(wakes)
         yield* store.appendEvents("r1", logOf("r1", 0, 0), keep)
         yield* woken(wakes)
-        const ids = yield* Effect.flip(Effect.scoped(Effect.flatMap(collecting(store.watchEvents("bad\u0000id")), (c) => c.fiber.await.pipe(Effect.flatten))))
+        const ids = yield* Effect.flip(
+          Effect.scoped(
+            Effect.flatMap(collecting(store.watchEvents("bad\u0000id")), (c) => c.fiber.await.pipe(Effect.flatten))
+          )
+        )
         assert.strictEqual(ids._tag, "SessionStoreError")
       }).pipe(Effect.scoped))
 
-    const queued = (store: Store, sessionId: string, runId: string, leaseExpiresAt: number, input: unknown = { n: runId }) =>
-      store.enqueueRun({ runId, sessionId, workflowName: "wf", input, owner: store.owner, leaseExpiresAt, enqueuedAt: 0 })
-    const turn = (store: Store, runId: string, now: number, leaseExpiresAt = now + 10_000, sessionId = runId.startsWith("o") ? "q-other" : runId.startsWith("from") ? "shared-q" : "q") =>
-      store.takeQueueTurn(sessionId, runId, { owner: store.owner, now, leaseExpiresAt })
+    const queued = (
+      store: Store,
+      sessionId: string,
+      runId: string,
+      leaseExpiresAt: number,
+      input: unknown = { n: runId }
+    ) =>
+      store.enqueueRun({
+        runId,
+        sessionId,
+        workflowName: "wf",
+        input,
+        owner: store.owner,
+        leaseExpiresAt,
+        enqueuedAt: 0
+      })
+    const turn = (
+      store: Store,
+      runId: string,
+      now: number,
+      leaseExpiresAt = now + 10_000,
+      sessionId = runId.startsWith("o") ? "q-other" : runId.startsWith("from") ? "shared-q" : "q"
+    ) => store.takeQueueTurn(sessionId, runId, { owner: store.owner, now, leaseExpiresAt })
 
     test("queue: runs take their turn in arrival order, one at a time per session", (store) =>
       Effect.gen(function*() {
@@ -1861,8 +2536,14 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* store.queuedRuns({})).map((run) => run.runId), ["r1", "r2", "o1"])
         assert.deepStrictEqual(yield* store.queuedRuns({ workflowName: "other" }), [])
         // one run by its id, with the other filters or alone
-        assert.deepStrictEqual((yield* store.queuedRuns({ runId: "r2" })).map((run) => [run.runId, run.status, run.ticket]), [["r2", "waiting", t2]])
-        assert.deepStrictEqual((yield* store.queuedRuns({ runId: "o1", workflowName: "wf" })).map((run) => run.sessionId), ["q-other"])
+        assert.deepStrictEqual(
+          (yield* store.queuedRuns({ runId: "r2" })).map((run) => [run.runId, run.status, run.ticket]),
+          [["r2", "waiting", t2]]
+        )
+        assert.deepStrictEqual(
+          (yield* store.queuedRuns({ runId: "o1", workflowName: "wf" })).map((run) => run.sessionId),
+          ["q-other"]
+        )
         assert.deepStrictEqual(yield* store.queuedRuns({ runId: "o1", sessionId: "q" }), [])
         assert.deepStrictEqual(yield* store.queuedRuns({ runId: "nobody" }), [])
         assert.deepStrictEqual(yield* store.queuedRuns({ runId: "bad\u0000run" }), [])
@@ -1893,7 +2574,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.deepStrictEqual((yield* store.queuedRuns({ sessionId: "q" })).map((run) => run.runId), ["alive"])
         assert.strictEqual(yield* turn(store, "dead", 1_002), "lost")
         // another owner's look at a run is no renewal of it
-        assert.strictEqual(yield* store.takeQueueTurn("q", "alive", { owner: "someone else", now: 0, leaseExpiresAt: 0 }), "lost")
+        assert.strictEqual(
+          yield* store.takeQueueTurn("q", "alive", { owner: "someone else", now: 0, leaseExpiresAt: 0 }),
+          "lost"
+        )
         // nor a look at it on another session
         assert.strictEqual(yield* turn(store, "alive", 1_001, 20_000, "q-other"), "lost")
       }))
@@ -1901,7 +2585,15 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("queue: a dropped run that never started is recorded abandoned on its session; never on a new one", (store) =>
       Effect.gen(function*() {
         // a new session is not created for it (a first run running on it would find it moved on)
-        yield* store.enqueueRun({ runId: "unseen", sessionId: "q", workflowName: "wf", input: "x", owner: "dead", leaseExpiresAt: 1_000, enqueuedAt: 5 })
+        yield* store.enqueueRun({
+          runId: "unseen",
+          sessionId: "q",
+          workflowName: "wf",
+          input: "x",
+          owner: "dead",
+          leaseExpiresAt: 1_000,
+          enqueuedAt: 5
+        })
         yield* queued(store, "q", "first", 10_000)
         assert.strictEqual(yield* turn(store, "first", 1_001), "taken")
         assert.isTrue(Option.isNone(yield* store.getRun("unseen")))
@@ -1909,9 +2601,25 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         yield* store.leaveQueue("q", "first", store.owner)
         // on an existing session it is
         yield* create(store, "q", { items: [] })
-        yield* store.enqueueRun({ runId: "gone", sessionId: "q", workflowName: "wf", input: "x", owner: "dead", leaseExpiresAt: 1_000, enqueuedAt: 5 })
+        yield* store.enqueueRun({
+          runId: "gone",
+          sessionId: "q",
+          workflowName: "wf",
+          input: "x",
+          owner: "dead",
+          leaseExpiresAt: 1_000,
+          enqueuedAt: 5
+        })
         // a run that started has its own entry or record, which tell what became of it: no record for its entry
-        yield* store.enqueueRun({ runId: "started", sessionId: "q", workflowName: "wf", input: "y", owner: "dead", leaseExpiresAt: 1_000, enqueuedAt: 6 })
+        yield* store.enqueueRun({
+          runId: "started",
+          sessionId: "q",
+          workflowName: "wf",
+          input: "y",
+          owner: "dead",
+          leaseExpiresAt: 1_000,
+          enqueuedAt: 6
+        })
         yield* store.startRun(active("started", "q", { owner: "dead", leaseExpiresAt: 1_000 }))
         yield* queued(store, "q", "alive", 10_000)
         assert.strictEqual(yield* turn(store, "alive", 1_001), "waiting")
@@ -1920,12 +2628,24 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         const found = yield* store.getRun("gone")
         assert(Option.isSome(found) && found.value._tag === "Recorded")
         assert.deepStrictEqual(
-          [found.value.record.status, found.value.record.sessionId, found.value.record.startedAt, found.value.record.input],
+          [
+            found.value.record.status,
+            found.value.record.sessionId,
+            found.value.record.startedAt,
+            found.value.record.input
+          ],
           ["abandoned", "q", 5, "x"]
         )
         // leaveQueue with a record writes it in the same write, on the existing session
         yield* queued(store, "q", "left", 10_000)
-        assert.isTrue(yield* store.leaveQueue("q", "left", store.owner, run("q", "left", { status: "cancelled", error: "cancelled while queued" })))
+        assert.isTrue(
+          yield* store.leaveQueue(
+            "q",
+            "left",
+            store.owner,
+            run("q", "left", { status: "cancelled", error: "cancelled while queued" })
+          )
+        )
         const left = yield* store.getRun("left")
         assert(Option.isSome(left) && left.value._tag === "Recorded")
         assert.strictEqual(left.value.record.status, "cancelled")
@@ -1934,22 +2654,31 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         assert.strictEqual((yield* store.runs("q", {})).filter((r) => r.runId === "left").length, 1)
       }))
 
-    test("queue: no turn while another unfinished run of the session holds it (running, abandoned or paused)", (store) =>
-      Effect.gen(function*() {
-        yield* store.startRun(active("holder", "q", { leaseExpiresAt: 500 }))
-        yield* queued(store, "q", "next", 10_000)
-        // its lease expired at 500: abandoned, it still holds the session until it is carried on or ended
-        assert.strictEqual(yield* turn(store, "next", 1_000), "waiting")
-        yield* store.claimRun("holder", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000 })
-        assert.strictEqual(yield* turn(store, "next", 1_000), "waiting")
-        yield* store.updateRun("holder", "owner-b", { status: "paused", owner: "", leaseExpiresAt: 0, pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 1 } })
-        assert.strictEqual(yield* turn(store, "next", 1_000), "waiting")
-        yield* store.endRun("holder", run("q", "holder", { status: "cancelled", error: "cancelled" }))
-        assert.strictEqual(yield* turn(store, "next", 1_000), "taken")
-        // the run's own entry does not hold it
-        yield* store.startRun(active("next", "q"))
-        assert.strictEqual(yield* turn(store, "next", 1_000), "taken")
-      }))
+    test(
+      "queue: no turn while another unfinished run of the session " +
+        "holds it (running, abandoned or paused)",
+      (store) =>
+        Effect.gen(function*() {
+          yield* store.startRun(active("holder", "q", { leaseExpiresAt: 500 }))
+          yield* queued(store, "q", "next", 10_000)
+          // its lease expired at 500: abandoned, it still holds the session until it is carried on or ended
+          assert.strictEqual(yield* turn(store, "next", 1_000), "waiting")
+          yield* store.claimRun("holder", { owner: "owner-b", now: 1_000, leaseExpiresAt: 9_000 })
+          assert.strictEqual(yield* turn(store, "next", 1_000), "waiting")
+          yield* store.updateRun("holder", "owner-b", {
+            status: "paused",
+            owner: "",
+            leaseExpiresAt: 0,
+            pause: { path: ["q"], key: "0:q#1", payload: 1, pausedAt: 1 }
+          })
+          assert.strictEqual(yield* turn(store, "next", 1_000), "waiting")
+          yield* store.endRun("holder", run("q", "holder", { status: "cancelled", error: "cancelled" }))
+          assert.strictEqual(yield* turn(store, "next", 1_000), "taken")
+          // the run's own entry does not hold it
+          yield* store.startRun(active("next", "q"))
+          assert.strictEqual(yield* turn(store, "next", 1_000), "taken")
+        })
+    )
 
     test("queue: watchQueue wakes the waiting when a run leaves the session's queue", (store) =>
       Effect.gen(function*() {
@@ -1966,7 +2695,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
     test("schedules: stored once, kept with the same cron, replaced with a new cron", (store) =>
       Effect.gen(function*() {
         const first = yield* putSchedule(store, "nightly", "0 2 * * *", 1_000)
-        assert.deepStrictEqual(first, { workflowName: "wf", name: "nightly", cron: "0 2 * * *", nextTick: 1_000, updatedAt: 50 })
+        assert.deepStrictEqual(first, {
+          workflowName: "wf",
+          name: "nightly",
+          cron: "0 2 * * *",
+          nextTick: 1_000,
+          updatedAt: 50
+        })
         // the same cron again (another process starting): its stored next tick is kept
         assert.strictEqual((yield* putSchedule(store, "nightly", "0 2 * * *", 9_000)).nextTick, 1_000)
         yield* putSchedule(store, "hourly", "0 * * * *", 500)
@@ -1983,7 +2718,10 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         // a new cron: replaced, with its next tick
         const changed = yield* putSchedule(store, "nightly", "0 3 * * *", 2_000)
         assert.deepStrictEqual([changed.cron, changed.nextTick], ["0 3 * * *", 2_000])
-        assert.deepStrictEqual((yield* store.schedules({ workflowName: "wf" })).map((s) => s.cron), ["0 * * * *", "0 3 * * *"])
+        assert.deepStrictEqual((yield* store.schedules({ workflowName: "wf" })).map((s) => s.cron), [
+          "0 * * * *",
+          "0 3 * * *"
+        ])
         // a name no store takes is refused, and found nowhere
         const bad = yield* Effect.flip(putSchedule(store, "bad\u0000name", "0 * * * *", 1))
         assert.strictEqual(bad._tag, "SessionStoreError")
@@ -2047,10 +2785,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           yield* queued(b, "shared-q", "from-b", 10_000)
           assert.strictEqual(yield* turn(b, "from-b", 0), "waiting")
           assert.strictEqual(yield* turn(a, "from-a", 0), "taken")
-          assert.deepStrictEqual((yield* b.queuedRuns({ sessionId: "shared-q" })).map((run) => [run.runId, run.owner]), [
-            ["from-a", a.owner],
-            ["from-b", b.owner]
-          ])
+          assert.deepStrictEqual(
+            (yield* b.queuedRuns({ sessionId: "shared-q" })).map((run) => [run.runId, run.owner]),
+            [
+              ["from-a", a.owner],
+              ["from-b", b.owner]
+            ]
+          )
           yield* a.leaveQueue("shared-q", "from-a", a.owner)
           yield* woken(wakes)
           assert.strictEqual(yield* turn(b, "from-b", 0), "taken")
@@ -2065,7 +2806,13 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
           const fromA = { sessionId: "shared", workflowName: "wf", version: 1, state: { by: ["a"] }, runId: "ra" }
           assert.deepStrictEqual(seen(yield* next(onA)), fromA)
           assert.deepStrictEqual(seen(yield* next(onB)), fromA)
-          yield* b.commit({ sessionId: "shared", workflowName: "wf", expectedVersion: 1, state: { by: ["a", "b"] }, run: run("shared", "rb") })
+          yield* b.commit({
+            sessionId: "shared",
+            workflowName: "wf",
+            expectedVersion: 1,
+            state: { by: ["a", "b"] },
+            run: run("shared", "rb")
+          })
           const fromB = { sessionId: "shared", workflowName: "wf", version: 2, state: { by: ["a", "b"] }, runId: "rb" }
           assert.deepStrictEqual(seen(yield* next(onA)), fromB)
           assert.deepStrictEqual(seen(yield* next(onB)), fromB)
@@ -2078,9 +2825,17 @@ export const suite = (name: string, layer: Layer.Layer<SessionStore.SessionStore
         Effect.gen(function*() {
           const [a, b] = yield* twoStores
           yield* create(a, "passed", { items: ["a0"] })
-          yield* commitChanges(a, "passed", 1, { items: ["a0", "a1"] }, [{ op: "append", path: ["items"], items: ["a1"] }])
+          yield* commitChanges(a, "passed", 1, { items: ["a0", "a1"] }, [{
+            op: "append",
+            path: ["items"],
+            items: ["a1"]
+          }])
           assert.deepStrictEqual((yield* loadSome(b, "passed")).state, { items: ["a0", "a1"] })
-          yield* commitChanges(b, "passed", 2, { items: ["a0", "a1", "b2"] }, [{ op: "append", path: ["items"], items: ["b2"] }])
+          yield* commitChanges(b, "passed", 2, { items: ["a0", "a1", "b2"] }, [{
+            op: "append",
+            path: ["items"],
+            items: ["b2"]
+          }])
           const seenByA = yield* loadSome(a, "passed")
           assert.deepStrictEqual([seenByA.version, seenByA.state], [3, { items: ["a0", "a1", "b2"] }])
         }).pipe(Effect.scoped))

@@ -3,8 +3,8 @@
  * of the session committed while the stored version is unchanged, and never
  * from a stale or mutated one.
  */
-import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { assert, describe, it } from "@effect/vitest"
+import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { Effect, Option, Schema, TestClock } from "effect"
 import { appendInput, Boom, Items, itemsWorkflow, on } from "./utils.js"
 
@@ -17,11 +17,15 @@ const spied = (backend: SessionStore.Backend) => {
   const store = SessionStore.make({
     ...backend,
     load: (sessionId, options) =>
-      Effect.tap(backend.load(sessionId, options), (found) =>
-        Effect.sync(() => loads.push(Option.exists(found, (s) => s.unchanged === true)))),
+      Effect.tap(
+        backend.load(sessionId, options),
+        (found) => Effect.sync(() => loads.push(Option.exists(found, (s) => s.unchanged === true)))
+      ),
     findSession: (sessionId, options) =>
-      Effect.tap(backend.findSession(sessionId, options), (found) =>
-        Effect.sync(() => loads.push(found._tag === "Stored" && found.session.unchanged === true)))
+      Effect.tap(
+        backend.findSession(sessionId, options),
+        (found) => Effect.sync(() => loads.push(found._tag === "Stored" && found.session.unchanged === true))
+      )
   })
   return { store, loads }
 }
@@ -94,35 +98,43 @@ describe("the decoded-state cache", () => {
       assert.deepStrictEqual(loads, [false, false, true, false])
     }))
 
-  it.effect("the untyped state: neither a step that mutates it in place and fails nor the caller mutating a returned state leaves a trace", () =>
-    Effect.gen(function*() {
-      const store = SessionStore.make(SessionStore.makeMemoryBackend())
-      const count = Workflow.make({
-        name: "count",
-        sessionState: { list: [] },
-        steps: [Step.make("add", (input) => SessionState.update((s) => ({ list: [...(s.list as Array<unknown>), input.input] })))]
+  it.effect(
+    "the untyped state: neither a step that mutates it in place and " +
+      "fails nor the caller mutating a returned state leaves a trace",
+    () =>
+      Effect.gen(function*() {
+        const store = SessionStore.make(SessionStore.makeMemoryBackend())
+        const count = Workflow.make({
+          name: "count",
+          sessionState: { list: [] },
+          steps: [
+            Step.make(
+              "add",
+              (input) => SessionState.update((s) => ({ list: [...(s.list as Array<unknown>), input.input] }))
+            )
+          ]
+        })
+        const poison = Workflow.make({
+          name: "count",
+          steps: [
+            Step.make("poison", () =>
+              Effect.flatMap(SessionState.get, (s) => {
+                ;(s.list as Array<unknown>).push("poison")
+                s.extra = true
+                return Effect.fail(new Boom({ reason: "after mutating" }))
+              }))
+          ]
+        })
+        yield* Workflow.run(count, 1, { sessionId: "s" }).pipe(on(store))
+        yield* Workflow.run(count, 2, { sessionId: "s" }).pipe(on(store))
+        yield* Effect.flip(Workflow.run(poison, "x", { sessionId: "s" }).pipe(on(store)))
+        const next = yield* Workflow.run(count, 3, { sessionId: "s" }).pipe(on(store))
+        assert.deepStrictEqual(next.state, { list: [1, 2, 3] }) // nor does mutating the state a run returned
+        ;(next.state.list as Array<unknown>).push("poison")
+        const last = yield* Workflow.run(count, 4, { sessionId: "s" }).pipe(on(store))
+        assert.deepStrictEqual(last.state, { list: [1, 2, 3, 4] })
       })
-      const poison = Workflow.make({
-        name: "count",
-        steps: [
-          Step.make("poison", () =>
-            Effect.flatMap(SessionState.get, (s) => {
-              ;(s.list as Array<unknown>).push("poison")
-              s.extra = true
-              return Effect.fail(new Boom({ reason: "after mutating" }))
-            }))
-        ]
-      })
-      yield* Workflow.run(count, 1, { sessionId: "s" }).pipe(on(store))
-      yield* Workflow.run(count, 2, { sessionId: "s" }).pipe(on(store))
-      yield* Effect.flip(Workflow.run(poison, "x", { sessionId: "s" }).pipe(on(store)))
-      const next = yield* Workflow.run(count, 3, { sessionId: "s" }).pipe(on(store))
-      assert.deepStrictEqual(next.state, { list: [1, 2, 3] })
-      // nor does mutating the state a run returned
-      ;(next.state.list as Array<unknown>).push("poison")
-      const last = yield* Workflow.run(count, 4, { sessionId: "s" }).pipe(on(store))
-      assert.deepStrictEqual(last.state, { list: [1, 2, 3, 4] })
-    }))
+  )
 
   it.effect("mutating the state a run returned does not change the next run's state", () =>
     Effect.gen(function*() {
@@ -144,7 +156,12 @@ describe("the decoded-state cache", () => {
       class Short extends SessionState.Tag("test/Short")<Short>()({
         items: Schema.Array(Schema.String).pipe(Schema.maxItems(2))
       }) {}
-      const short = Workflow.make({ name: "items", state: Short, sessionState: { items: [] }, steps: [Step.make("read", () => Short.get)] })
+      const short = Workflow.make({
+        name: "items",
+        state: Short,
+        sessionState: { items: [] },
+        steps: [Step.make("read", () => Short.get)]
+      })
       yield* Workflow.run(appendInput, "a", { sessionId: "s" }).pipe(on(store))
       yield* Workflow.run(appendInput, "b", { sessionId: "s" }).pipe(on(store))
       yield* Workflow.run(appendInput, "c", { sessionId: "s" }).pipe(on(store))
@@ -186,7 +203,10 @@ describe("the decoded-state cache", () => {
       yield* Workflow.run(add("d"), "x", { sessionId: "s" }).pipe(on(store))
       // a changed field of the wrong type
       const nan = wf("count", (s) => ({ ...s, count: "many" as unknown as number }))
-      assert.strictEqual((yield* Effect.flip(Workflow.run(nan, "x", { sessionId: "s" }).pipe(on(store))))._tag, "StateDecodeError")
+      assert.strictEqual(
+        (yield* Effect.flip(Workflow.run(nan, "x", { sessionId: "s" }).pipe(on(store))))._tag,
+        "StateDecodeError"
+      )
       yield* Workflow.run(add("e"), "x", { sessionId: "s" }).pipe(on(store))
       assert.deepStrictEqual(yield* stored, { items: ["a", "b", "c", "d", "e"], count: 5 })
       assert.deepStrictEqual(before, { items: ["a", "b"], count: 2 })

@@ -1,48 +1,71 @@
-import { Step, StepInput, StepOutput, Steps, Workflow } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { Step, StepInput, StepOutput, Steps, Workflow } from "@sessionflow/core"
 import { Chunk, Effect, Schedule, Stream } from "effect"
-import { Boom, append, itemsWorkflow, memory } from "./utils.js"
+import { append, Boom, itemsWorkflow, memory } from "./utils.js"
 
 describe("Step", () => {
   it.effect("each step gets the previous step's content, the run input and earlier outputs by name", () =>
     Effect.gen(function*() {
       const first = Step.make("first", (input) => Effect.succeed(`${input.input}!`))
-      const second = Step.make("second", (input) =>
-        Effect.succeed({ prev: input.previousStepContent, first: StepInput.getStepContent(input, "first"), run: input.input, extra: input.additionalData.k }))
+      const second = Step.make(
+        "second",
+        (input) =>
+          Effect.succeed({
+            prev: input.previousStepContent,
+            first: StepInput.getStepContent(input, "first"),
+            run: input.input,
+            extra: input.additionalData.k
+          })
+      )
       const out = yield* Workflow.run(Workflow.make({ name: "chain", steps: [first, second] }), "hi", {
         additionalData: { k: 1 }
       })
       expect(out.content).toEqual({ prev: "hi!", first: "hi!", run: "hi", extra: 1 })
     }).pipe(memory))
 
-  it.effect("previousStepOutputs are the outputs completed before the step started, even when read after its children ran", () =>
-    Effect.gen(function*() {
-      const child = Step.make("child", () => Effect.succeed("c"))
-      const box = Step.container("box", (input, runner) =>
-        Effect.map(
-          runner.run(child, {
-            input: input.input,
-            previousStepContent: input.previousStepContent,
-            previousStepOutputs: runner.outputs(),
-            additionalData: input.additionalData
-          }),
-          // read after the child completed: still the outputs before this step
-          () => Object.keys(input.previousStepOutputs)
-        ))
-      const last = Step.make("last", (input) =>
-        Effect.succeed(Object.entries(input.previousStepOutputs).map(([name, output]) => [name, output.content])))
-      const wf = Workflow.make({ name: "outputs", steps: [Step.make("a", () => Effect.succeed(1)), box, last] })
-      const out = yield* Workflow.run(wf, "x")
-      expect(out.stepOutputs.map((o) => o.stepName)).toEqual(["a", "child", "box", "last"])
-      expect(out.stepOutputs[2]!.content).toEqual(["a"])
-      expect(out.content).toEqual([["a", 1], ["child", "c"], ["box", ["a"]]])
-    }).pipe(memory))
+  it.effect(
+    "previousStepOutputs are the outputs completed before the step started, even when read after its children ran",
+    () =>
+      Effect.gen(function*() {
+        const child = Step.make("child", () => Effect.succeed("c"))
+        const box = Step.container("box", (input, runner) =>
+          Effect.map(
+            runner.run(child, {
+              input: input.input,
+              previousStepContent: input.previousStepContent,
+              previousStepOutputs: runner.outputs(),
+              additionalData: input.additionalData
+            }),
+            // read after the child completed: still the outputs before this step
+            () => Object.keys(input.previousStepOutputs)
+          ))
+        const last = Step.make(
+          "last",
+          (input) =>
+            Effect.succeed(Object.entries(input.previousStepOutputs).map(([name, output]) => [name, output.content]))
+        )
+        const wf = Workflow.make({ name: "outputs", steps: [Step.make("a", () => Effect.succeed(1)), box, last] })
+        const out = yield* Workflow.run(wf, "x")
+        expect(out.stepOutputs.map((o) => o.stepName)).toEqual(["a", "child", "box", "last"])
+        expect(out.stepOutputs[2]!.content).toEqual(["a"])
+        expect(out.content).toEqual([["a", 1], ["child", "c"], ["box", ["a"]]])
+      }).pipe(memory)
+  )
 
   it.effect("a container may take its runner apart; built-in containers run inside it like any child", () =>
     Effect.gen(function*() {
-      const inner = Steps.make("inner", [Step.make("one", () => Effect.succeed(1)), Step.make("two", () => Effect.succeed(2))])
-      const box = Step.container("box", (input, { completed, sequence }) =>
-        Effect.map(sequence([inner], input), (output) => ({ last: output.content, seen: completed().map((o) => o.stepName) })))
+      const inner = Steps.make("inner", [
+        Step.make("one", () => Effect.succeed(1)),
+        Step.make("two", () => Effect.succeed(2))
+      ])
+      const box = Step.container(
+        "box",
+        (input, { completed, sequence }) =>
+          Effect.map(sequence([inner], input), (output) => ({
+            last: output.content,
+            seen: completed().map((o) => o.stepName)
+          }))
+      )
       const out = yield* Workflow.run(Workflow.make({ name: "apart", steps: [box] }), "x")
       expect(out.content).toEqual({ last: 2, seen: ["one", "two", "inner"] })
       expect(out.stepOutputs.map((o) => o.stepName)).toEqual(["one", "two", "inner", "box"])
@@ -50,7 +73,11 @@ describe("Step", () => {
 
   it.effect("a stop output ends the workflow", () =>
     Effect.gen(function*() {
-      const wf = itemsWorkflow([append("a"), Step.make("stop", () => Effect.succeed(StepOutput.stop("enough"))), append("never")])
+      const wf = itemsWorkflow([
+        append("a"),
+        Step.make("stop", () => Effect.succeed(StepOutput.stop("enough"))),
+        append("never")
+      ])
       const out = yield* Workflow.run(wf, "x")
       expect(out.content).toBe("enough")
       expect(out.state.items).toEqual(["a"])
@@ -83,7 +110,12 @@ describe("Step", () => {
 
   it.effect("Step.promise turns a rejection into StepError", () =>
     Effect.gen(function*() {
-      const wf = Workflow.make({ name: "p", steps: [Step.promise("reject", async () => { throw new Error("nope") })] })
+      const wf = Workflow.make({
+        name: "p",
+        steps: [Step.promise("reject", async () => {
+          throw new Error("nope")
+        })]
+      })
       const error = yield* Effect.flip(Workflow.run(wf, "x"))
       assert(error._tag === "StepError")
       expect(error.message).toBe("Step 'reject' failed: nope")

@@ -1,6 +1,15 @@
-import { LanguageModel, Tool, Toolkit } from "@effect/ai"
-import { Agent, SessionState, SessionStore, Step, Team, TestModel, Workflow, WorkflowEvent } from "@sessionflow/core"
+import { type LanguageModel, Tool, Toolkit } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
+import {
+  Agent,
+  SessionState,
+  SessionStore,
+  Step,
+  Team,
+  TestModel,
+  Workflow,
+  type WorkflowEvent
+} from "@sessionflow/core"
 import { Chunk, Effect, Layer, Schema, Stream } from "effect"
 
 // -- fixtures: the project steps of scenario 6 --------------------------------
@@ -37,7 +46,9 @@ const MemberToolsLive = MemberTools.toLayer({
   add_step: ({ assignee, step_name }) =>
     Project.modify((s) => {
       const steps = [...s.steps, { name: step_name, assignee, status: "pending" }]
-      return [`[OK] Successfully added step '${step_name}' assigned to ${assignee}. Total steps: ${steps.length}`, { steps }]
+      return [`[OK] Successfully added step '${step_name}' assigned to ${assignee}. Total steps: ${steps.length}`, {
+        steps
+      }]
     })
 })
 const LeaderToolsLive = LeaderTools.toLayer({
@@ -50,7 +61,8 @@ const LeaderToolsLive = LeaderTools.toLayer({
     })
 })
 const StatusToolsLive = StatusTools.toLayer({
-  list_steps: () => Effect.map(Project.get, (s) => s.steps.map((x) => `${x.name} (${x.assignee}, ${x.status})`).join("\n"))
+  list_steps: () =>
+    Effect.map(Project.get, (s) => s.steps.map((x) => `${x.name} (${x.assignee}, ${x.status})`).join("\n"))
 })
 
 const stepManager = Agent.make({
@@ -151,7 +163,10 @@ describe("Team", () => {
 
   it.effect("lets a member delete a key of the shared state", () =>
     Effect.gen(function*() {
-      const DiscardDraft = Tool.make("discard_draft", { success: Schema.String, dependencies: [SessionState.SessionState] })
+      const DiscardDraft = Tool.make("discard_draft", {
+        success: Schema.String,
+        dependencies: [SessionState.SessionState]
+      })
       const DraftTools = Toolkit.make(DiscardDraft)
       const cleaner = Agent.make({ name: "Cleaner", tools: DraftTools })
       const cleanup = Team.make({ name: "Cleanup", members: [cleaner] })
@@ -178,7 +193,10 @@ describe("Team", () => {
       expect(changed.changes).toEqual([{ op: "delete", path: ["draft"], previous: "half-written" }])
       expect(changed.path).toEqual(["clean", "Cleaner"])
       const completed = events.filter((e): e is WorkflowEvent.StepCompleted => e._tag === "StepCompleted")
-      expect(completed.map((e) => [e.stepName, e.content])).toEqual([["clean", "The draft is gone."], ["check", "gone"]])
+      expect(completed.map((e) => [e.stepName, e.content])).toEqual([["clean", "The draft is gone."], [
+        "check",
+        "gone"
+      ]])
       const stored = yield* Workflow.getSessionState(wf, "d")
       expect(stored).toEqual({ steps: ["a"] })
       expect("draft" in stored).toBe(false)

@@ -1,6 +1,6 @@
 import { AiError, LanguageModel, Prompt, Tool, Toolkit } from "@effect/ai"
-import { Agent, TestModel } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { Agent, TestModel } from "@sessionflow/core"
 import { Cause, Chunk, Effect, Exit, Option, Schema, Stream } from "effect"
 
 const Add = Tool.make("add", { parameters: { a: Schema.Number, b: Schema.Number }, success: Schema.Number })
@@ -51,7 +51,11 @@ describe("TestModel", () => {
   it.effect("replies with several tool calls at once", () =>
     Effect.gen(function*() {
       const toolkit = yield* MathTools
-      const response = yield* LanguageModel.generateText({ prompt: "compute", toolkit, disableToolCallResolution: true })
+      const response = yield* LanguageModel.generateText({
+        prompt: "compute",
+        toolkit,
+        disableToolCallResolution: true
+      })
       expect(response.toolCalls.map((c) => [c.id, c.name, c.params])).toEqual([
         ["call_0_0", "add", { a: 1, b: 2 }],
         ["call_0_1", "mul", { a: 3, b: 4 }]
@@ -161,11 +165,20 @@ describe("TestModel", () => {
       },
       {
         role: "tool",
-        content: [{ type: "tool-result", id: "1", name: "add", result: "bad", isFailure: true, providerExecuted: false }]
+        content: [{
+          type: "tool-result",
+          id: "1",
+          name: "add",
+          result: "bad",
+          isFailure: true,
+          providerExecuted: false
+        }]
       }
     ])
     expect(TestModel.render(prompt)).toBe(
-      ["system: sys", "user: hi", "assistant: calling", "assistant: call add({\"a\":1})", "tool: add failed: bad"].join("\n")
+      ["system: sys", "user: hi", "assistant: calling", "assistant: call add({\"a\":1})", "tool: add failed: bad"].join(
+        "\n"
+      )
     )
   })
 })

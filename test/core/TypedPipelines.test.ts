@@ -1,7 +1,21 @@
-import { Agent, Condition, Loop, Parallel, Router, SessionState, SessionStore, Step, StepInput, StepOutput, TestModel, Workflow, WorkflowError } from "@sessionflow/core"
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, expect, expectTypeOf, it } from "@effect/vitest"
+import {
+  Agent,
+  Condition,
+  Loop,
+  Parallel,
+  Router,
+  SessionState,
+  SessionStore,
+  Step,
+  type StepInput,
+  StepOutput,
+  TestModel,
+  Workflow,
+  WorkflowError
+} from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
 import { Chunk, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
 
@@ -16,14 +30,21 @@ const Order = Schema.Struct({ item: Schema.NonEmptyString, quantity: Schema.Int 
 
 const memory = Effect.provide(SessionStore.layerMemory)
 
-const collect = <W extends Workflow.Any>(wf: W, input: Workflow.Input<W>, options?: Workflow.RunOptions<Workflow.StateEncoded<W>>) =>
-  Workflow.stream(wf, input, options).pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+const collect = <W extends Workflow.Any>(
+  wf: W,
+  input: Workflow.Input<W>,
+  options?: Workflow.RunOptions<Workflow.StateEncoded<W>>
+) => Workflow.stream(wf, input, options).pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
 
-const cartWorkflow = (name: string) => Workflow.make({ name, input: Schema.String, state: Cart, sessionState: { items: [] } })
+const cartWorkflow = (name: string) =>
+  Workflow.make({ name, input: Schema.String, state: Cart, sessionState: { items: [] } })
 
 const addItem = (name: string) =>
-  Step.make(name, (input: StepInput.StepInput<string>) =>
-    Cart.modify((s) => [s.items.length + 1, { items: [...s.items, input.previousStepContent] }]))
+  Step.make(
+    name,
+    (input: StepInput.StepInput<string>) =>
+      Cart.modify((s) => [s.items.length + 1, { items: [...s.items, input.previousStepContent] }])
+  )
 
 describe("typed pipelines", () => {
   describe("data between steps", () => {
@@ -50,7 +71,10 @@ describe("typed pipelines", () => {
       Effect.gen(function*() {
         const wf = Workflow.make({ name: "orders", input: Schema.parseJson(Order), steps: [] }).pipe(
           Workflow.andThen("total", ({ input }) => Effect.succeed(input.quantity * 2)),
-          Workflow.andThen("describe", ({ input, previousStepContent }) => Effect.succeed(`${previousStepContent} × ${input.item}`))
+          Workflow.andThen(
+            "describe",
+            ({ input, previousStepContent }) => Effect.succeed(`${previousStepContent} × ${input.item}`)
+          )
         )
         const run = yield* Workflow.run(wf, `{"item":"tea","quantity":3}`, { sessionId: "orders" })
         expect(run.content).toBe("6 × tea")
@@ -93,7 +117,9 @@ describe("typed pipelines", () => {
           Condition.make({
             name: "gate",
             evaluator: () => Effect.succeed(open),
-            steps: [Step.make("measure", (i: StepInput.StepInput<string>) => Effect.succeed(i.previousStepContent.length))]
+            steps: [
+              Step.make("measure", (i: StepInput.StepInput<string>) => Effect.succeed(i.previousStepContent.length))
+            ]
           })
         const wf = (open: boolean) => Workflow.make({ name: "gated", input: Schema.String, steps: [gate(open)] })
         expect((yield* Workflow.run(wf(true), "abc")).content).toBe(3)
@@ -103,9 +129,14 @@ describe("typed pipelines", () => {
     it.effect("a skipOnError step that fails passes its input through and records the error", () =>
       Effect.gen(function*() {
         const wf = Workflow.make({ name: "skip", input: Schema.String }).pipe(
-          Workflow.andThen(Step.skipOnError(Step.make("parse", (i: StepInput.StepInput<string>) =>
-            i.previousStepContent.startsWith("#") ? Effect.succeed(Number(i.previousStepContent.slice(1))) : Effect.fail(new Boom({ reason: "no hash" }))
-          ))),
+          Workflow.andThen(
+            Step.skipOnError(
+              Step.make("parse", (i: StepInput.StepInput<string>) =>
+                i.previousStepContent.startsWith("#")
+                  ? Effect.succeed(Number(i.previousStepContent.slice(1)))
+                  : Effect.fail(new Boom({ reason: "no hash" })))
+            )
+          ),
           Workflow.andThen("show", ({ previousStepContent }) => Effect.succeed(`got ${previousStepContent}`))
         )
         expect((yield* Workflow.run(wf, "#7")).content).toBe("got 7")
@@ -134,14 +165,22 @@ describe("typed pipelines", () => {
   describe("workflows as steps", () => {
     const inner = cartWorkflow("inner").pipe(
       Workflow.andThen(addItem("add")),
-      Workflow.andThen("count", ({ previousStepOutputs, previousStepContent }) =>
-        Effect.succeed({ count: previousStepContent, seen: Object.keys(previousStepOutputs) }))
+      Workflow.andThen(
+        "count",
+        ({ previousStepOutputs, previousStepContent }) =>
+          Effect.succeed({ count: previousStepContent, seen: Object.keys(previousStepOutputs) })
+      )
     )
     const outer = cartWorkflow("outer").pipe(
-      Workflow.andThen(Step.make("prepare", (i: StepInput.StepInput<unknown>) => Effect.succeed(String(i.input).toUpperCase()))),
+      Workflow.andThen(
+        Step.make("prepare", (i: StepInput.StepInput<unknown>) => Effect.succeed(String(i.input).toUpperCase()))
+      ),
       Workflow.andThen(Step.workflow("nested", inner)),
-      Workflow.andThen("after", ({ previousStepContent, previousStepOutputs }) =>
-        Effect.succeed(`${previousStepContent.count} item(s); before: ${Object.keys(previousStepOutputs).join(",")}`))
+      Workflow.andThen(
+        "after",
+        ({ previousStepContent, previousStepOutputs }) =>
+          Effect.succeed(`${previousStepContent.count} item(s); before: ${Object.keys(previousStepOutputs).join(",")}`)
+      )
     )
 
     const nestedRuns = Effect.gen(function*() {
@@ -157,10 +196,13 @@ describe("typed pipelines", () => {
       const changed = events.find((e) => e._tag === "StateChanged")!
       expect(changed.path).toEqual(["nested", "add"])
       expect((yield* Workflow.getSessionState(outer, "n")).items).toEqual(["MILK", "EGGS"])
-      expect(events.find((e) => e._tag === "StepStarted" && e.stepName === "nested")).toMatchObject({ kind: "workflow" })
+      expect(events.find((e) => e._tag === "StepStarted" && e.stepName === "nested")).toMatchObject({
+        kind: "workflow"
+      })
     })
 
-    it.effect("share the outer state, nest their events, keep their own step outputs (memory)", () => nestedRuns.pipe(memory))
+    it.effect("share the outer state, nest their events, keep their own step outputs (memory)", () =>
+      nestedRuns.pipe(memory))
 
     it.scoped("share the outer state, nest their events, keep their own step outputs (SQLite file)", () =>
       Effect.gen(function*() {
@@ -169,7 +211,9 @@ describe("typed pipelines", () => {
         const store = SqliteSessionStore.layer({ filename: `${dir}/nested.db` })
         yield* nestedRuns.pipe(Effect.provide(store))
         // a new store on the same file reads what the nested steps committed
-        const state = yield* Workflow.getSessionState(outer, "n").pipe(Effect.provide(SqliteSessionStore.layer({ filename: `${dir}/nested.db` })))
+        const state = yield* Workflow.getSessionState(outer, "n").pipe(
+          Effect.provide(SqliteSessionStore.layer({ filename: `${dir}/nested.db` }))
+        )
         expect(state.items).toEqual(["MILK", "EGGS"])
       }).pipe(Effect.provide(NodeFileSystem.layer)))
 
@@ -215,12 +259,19 @@ describe("typed pipelines", () => {
   describe("session functions default to the workflow's sessionId", () => {
     it.effect("every session function uses it; with neither, SessionIdRequired", () =>
       Effect.gen(function*() {
-        const fixed = Workflow.make({ name: "fixed", sessionId: "the-session", input: Schema.String, state: Cart, sessionState: { items: [] } }).pipe(
+        const fixed = Workflow.make({
+          name: "fixed",
+          sessionId: "the-session",
+          input: Schema.String,
+          state: Cart,
+          sessionState: { items: [] }
+        }).pipe(
           Workflow.andThen(addItem("add"))
         )
         yield* Workflow.run(fixed, "tea")
         expect((yield* Workflow.getSessionState(fixed)).items).toEqual(["tea"])
-        expect((yield* Workflow.updateSessionState(fixed, undefined, (s) => ({ items: [...s.items, "jam"] }))).items).toEqual(["tea", "jam"])
+        expect((yield* Workflow.updateSessionState(fixed, undefined, (s) => ({ items: [...s.items, "jam"] }))).items)
+          .toEqual(["tea", "jam"])
         expect(yield* Workflow.setSessionName(fixed, undefined, "breakfast")).toBe("breakfast")
         expect(yield* Workflow.getSessionName(fixed)).toEqual(Option.some("breakfast"))
         expect((yield* Workflow.getSession(fixed)).sessionId).toBe("the-session")
@@ -254,7 +305,9 @@ describe("typed pipelines", () => {
           "getRunHistory",
           "getChatHistory"
         ])
-        expect(errors[0]!.message).toBe("Workflow.getSessionState: no session id was given and workflow 'floating' has no sessionId")
+        expect(errors[0]!.message).toBe(
+          "Workflow.getSessionState: no session id was given and workflow 'floating' has no sessionId"
+        )
       }).pipe(memory))
   })
 
@@ -279,8 +332,11 @@ describe("typed pipelines", () => {
 
   describe("history for conversations", () => {
     const echo = Workflow.make({ name: "echo", input: Schema.String }).pipe(
-      Workflow.andThen("reply", ({ input }) =>
-        input === "fail" ? Effect.fail(new Boom({ reason: "asked to" })) : Effect.succeed(`echo: ${input}`))
+      Workflow.andThen(
+        "reply",
+        ({ input }) =>
+          input === "fail" ? Effect.fail(new Boom({ reason: "asked to" })) : Effect.succeed(`echo: ${input}`)
+      )
     )
 
     it.effect("getChatHistory returns the completed runs in order; lastRuns counts after leaving failed runs out", () =>
@@ -289,7 +345,10 @@ describe("typed pipelines", () => {
           yield* Effect.exit(Workflow.run(echo, input, { sessionId: "chat" }))
         }
         const all = yield* Workflow.getChatHistory(echo, { sessionId: "chat" })
-        expect(all.map((t) => [t.input, t.output])).toEqual([["one", "echo: one"], ["two", "echo: two"], ["three", "echo: three"]])
+        expect(all.map((t) => [t.input, t.output])).toEqual([["one", "echo: one"], ["two", "echo: two"], [
+          "three",
+          "echo: three"
+        ]])
         const last2 = yield* Workflow.getChatHistory(echo, { sessionId: "chat", lastRuns: 2 })
         expect(last2.map((t) => t.input)).toEqual(["two", "three"])
         expect(yield* Workflow.getChatHistory(echo, { sessionId: "chat", lastRuns: 0 })).toEqual([])
@@ -313,7 +372,8 @@ describe("typed pipelines", () => {
         expect(prompts[1]).toBe("system: Be brief.\nuser: My name is Ada.\nassistant: Hello Ada.\nuser: I like tea.")
         // the last two completed runs only
         expect(prompts[2]).toBe(
-          "system: Be brief.\nuser: My name is Ada.\nassistant: Hello Ada.\nuser: I like tea.\nassistant: Noted.\nuser: What is my name?"
+          "system: Be brief.\nuser: My name is Ada.\nassistant: Hello " +
+            "Ada.\nuser: I like tea.\nassistant: Noted.\nuser: What is my name?"
         )
         expect(prompts[4]).toBe("system: Be brief.\nuser: again")
         // outside a workflow run there is no history
@@ -355,22 +415,39 @@ describe("typed pipelines", () => {
 
     it.effect("a loop whose end condition never held says it is exhausted, in its output and its last event", () =>
       Effect.gen(function*() {
-        const loop = Loop.make({ name: "count", steps: [counter], maxIterations: 3, endCondition: (outputs) => Effect.succeed(outputs[0]!.content === 100) })
+        const loop = Loop.make({
+          name: "count",
+          steps: [counter],
+          maxIterations: 3,
+          endCondition: (outputs) => Effect.succeed(outputs[0]!.content === 100)
+        })
         const wf = Workflow.make({ name: "loop", input: Schema.Number, steps: [loop] })
         const events = yield* collect(wf, 0)
-        const iterations = events.flatMap((e) => e._tag === "LoopIterationCompleted" ? [[e.iteration, e.done, e.exhausted]] : [])
+        const iterations = events.flatMap((e) =>
+          e._tag === "LoopIterationCompleted" ? [[e.iteration, e.done, e.exhausted]] : []
+        )
         expect(iterations).toEqual([[1, false, false], [2, false, false], [3, true, true]])
         const run = yield* Workflow.run(wf, 0)
         expect(run.content).toBe(3)
         const output = run.stepOutputs.find((o) => o.stepName === "count")!
         expect([output.exhausted, output.success]).toEqual([true, true])
         // an end condition that held: not exhausted
-        const ends = Workflow.make({ name: "ends", input: Schema.Number, steps: [Loop.make({ name: "count", steps: [counter], endCondition: (o) => Effect.succeed(o[0]!.content === 2) })] })
+        const ends = Workflow.make({
+          name: "ends",
+          input: Schema.Number,
+          steps: [
+            Loop.make({ name: "count", steps: [counter], endCondition: (o) => Effect.succeed(o[0]!.content === 2) })
+          ]
+        })
         const ended = yield* Workflow.run(ends, 0)
         expect(ended.content).toBe(2)
         expect(ended.stepOutputs.find((o) => o.stepName === "count")!.exhausted).toBeUndefined()
         // no end condition: a fixed count of iterations (3 by default), never exhausted
-        const fixed = Workflow.make({ name: "fixed", input: Schema.Number, steps: [Loop.make({ name: "count", steps: [counter] })] })
+        const fixed = Workflow.make({
+          name: "fixed",
+          input: Schema.Number,
+          steps: [Loop.make({ name: "count", steps: [counter] })]
+        })
         const fixedRun = yield* Workflow.run(fixed, 0)
         expect(fixedRun.content).toBe(Loop.defaultMaxIterations)
         expect(fixedRun.stepOutputs.find((o) => o.stepName === "count")!.exhausted).toBeUndefined()
@@ -411,7 +488,11 @@ describe("typed pipelines", () => {
         Effect.gen(function*() {
           let previous = input.previousStepContent
           for (let i = 0; i < 5; i++) {
-            const output = yield* runner.run(step, { ...input, previousStepContent: previous, previousStepOutputs: runner.outputs() })
+            const output = yield* runner.run(step, {
+              ...input,
+              previousStepContent: previous,
+              previousStepOutputs: runner.outputs()
+            })
             previous = output.content
             if (output.content % 2 === 0) break
           }
@@ -431,18 +512,24 @@ describe("typed pipelines", () => {
         ])
         const run = yield* Workflow.run(wf, 2)
         expect(run.content).toBe(8)
-        expect(run.stepOutputs.map((o) => [o.stepName, o.content])).toEqual([["add3", 5], ["add3", 8], ["until-even", 8]])
-        expect(events.find((e) => e._tag === "StepStarted" && e.stepName === "until-even")).toMatchObject({ kind: "container" })
+        expect(run.stepOutputs.map((o) => [o.stepName, o.content])).toEqual([["add3", 5], ["add3", 8], [
+          "until-even",
+          8
+        ]])
+        expect(events.find((e) => e._tag === "StepStarted" && e.stepName === "until-even")).toMatchObject({
+          kind: "container"
+        })
       }).pipe(memory))
 
     it.effect("Step.container's errors and requirements come from the Effect it returns", () =>
       Effect.gen(function*() {
         const failing = Step.container("checked", (input: StepInput.StepInput<string>) =>
-          input.previousStepContent === "" ? Effect.fail(new Boom({ reason: "empty" })) : Effect.succeed(input.previousStepContent))
+          input.previousStepContent === ""
+            ? Effect.fail(new Boom({ reason: "empty" }))
+            : Effect.succeed(input.previousStepContent))
         const wf = Workflow.make({ name: "checked", input: Schema.String, steps: [failing] })
         const error = yield* Effect.flip(Workflow.run(wf, ""))
         expect(error).toBeInstanceOf(Boom)
       }).pipe(memory))
   })
 })
-

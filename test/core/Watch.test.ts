@@ -17,25 +17,30 @@ const counter = (options: { readonly sessionId?: string; readonly userId?: strin
     steps: [Step.make("increment", () => Counter.update((s) => ({ count: s.count + 1 })))]
   })
 
-const summary = (update: Workflow.SessionUpdate<{ readonly count: number }>) => [update.version, update.state.count, update.runId]
+const summary = (
+  update: Workflow.SessionUpdate<{ readonly count: number }>
+) => [update.version, update.state.count, update.runId]
 
 describe("Workflow.watch", () => {
-  it.scoped("streams the session's current version, then each run's commit, with the state decoded and the run's id", () =>
-    Effect.gen(function*() {
-      const wf = counter()
-      const first = yield* Workflow.run(wf, "go", { sessionId: "c" })
-      const watcher = yield* collecting(Workflow.watch(wf, "c"))
-      assert.deepStrictEqual(summary(yield* nextOf(watcher)), [1, 1, first.runId])
-      const second = yield* Workflow.run(wf, "go", { sessionId: "c" })
-      const update = yield* nextOf(watcher)
-      assert.deepStrictEqual(summary(update), [2, 2, second.runId])
-      // decoded: the stored "2" arrives as the number 2
-      assert.strictEqual(typeof update.state.count, "number")
-      assert.strictEqual(update.sessionId, "c")
-      // a change outside a run has no run id
-      yield* Workflow.updateSessionState(wf, "c", (s) => ({ count: s.count * 10 }))
-      assert.deepStrictEqual(summary(yield* nextOf(watcher)), [3, 20, undefined])
-    }).pipe(memory))
+  it.scoped(
+    "streams the session's current version, then each run's commit, with the state decoded and the run's id",
+    () =>
+      Effect.gen(function*() {
+        const wf = counter()
+        const first = yield* Workflow.run(wf, "go", { sessionId: "c" })
+        const watcher = yield* collecting(Workflow.watch(wf, "c"))
+        assert.deepStrictEqual(summary(yield* nextOf(watcher)), [1, 1, first.runId])
+        const second = yield* Workflow.run(wf, "go", { sessionId: "c" })
+        const update = yield* nextOf(watcher)
+        assert.deepStrictEqual(summary(update), [2, 2, second.runId])
+        // decoded: the stored "2" arrives as the number 2
+        assert.strictEqual(typeof update.state.count, "number")
+        assert.strictEqual(update.sessionId, "c")
+        // a change outside a run has no run id
+        yield* Workflow.updateSessionState(wf, "c", (s) => ({ count: s.count * 10 }))
+        assert.deepStrictEqual(summary(yield* nextOf(watcher)), [3, 20, undefined])
+      }).pipe(memory)
+  )
 
   it.scoped("watches the workflow's own sessionId when none is given; without either it is SessionIdRequired", () =>
     Effect.gen(function*() {
@@ -64,7 +69,9 @@ describe("Workflow.watch", () => {
       // the owner, given as an option or as the workflow's user
       const [asAlice] = yield* Stream.runCollect(Stream.take(Workflow.watch(wf, "owned", { userId: "alice" }), 1))
       assert.deepStrictEqual(asAlice!.state, { count: 1 })
-      const [asAlicesWorkflow] = yield* Stream.runCollect(Stream.take(Workflow.watch(counter({ userId: "alice" }), "owned"), 1))
+      const [asAlicesWorkflow] = yield* Stream.runCollect(
+        Stream.take(Workflow.watch(counter({ userId: "alice" }), "owned"), 1)
+      )
       assert.strictEqual(asAlicesWorkflow!.version, 1)
       // a session created later by another user fails the watch when it appears
       const waiting = yield* collecting(Workflow.watch(wf, "later", { userId: "bob" }))
@@ -74,20 +81,23 @@ describe("Workflow.watch", () => {
       assert.include(String(exit.cause), "SessionOwnershipError")
     }).pipe(memory))
 
-  it.scoped("a committed state that fails the workflow's Schema ends the watch with StateDecodeError naming the session", () =>
-    Effect.gen(function*() {
-      const wf = counter()
-      yield* Workflow.run(wf, "go", { sessionId: "c" })
-      const watcher = yield* collecting(Workflow.watch(wf, "c"))
-      assert.strictEqual((yield* nextOf(watcher)).version, 1)
-      const store = yield* SessionStore.SessionStore
-      yield* store.commit({ sessionId: "c", workflowName: "counter", expectedVersion: 1, state: { count: "many" } })
-      const exit = yield* watcher.fiber.await
-      assert(exit._tag === "Failure")
-      const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-      assert(error?._tag === "StateDecodeError")
-      assert.strictEqual(error.sessionId, "c")
-    }).pipe(memory))
+  it.scoped(
+    "a committed state that fails the workflow's Schema ends the watch with StateDecodeError naming the session",
+    () =>
+      Effect.gen(function*() {
+        const wf = counter()
+        yield* Workflow.run(wf, "go", { sessionId: "c" })
+        const watcher = yield* collecting(Workflow.watch(wf, "c"))
+        assert.strictEqual((yield* nextOf(watcher)).version, 1)
+        const store = yield* SessionStore.SessionStore
+        yield* store.commit({ sessionId: "c", workflowName: "counter", expectedVersion: 1, state: { count: "many" } })
+        const exit = yield* watcher.fiber.await
+        assert(exit._tag === "Failure")
+        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        assert(error?._tag === "StateDecodeError")
+        assert.strictEqual(error.sessionId, "c")
+      }).pipe(memory)
+  )
 
   it.scoped("a watch on one process sees the runs of another process on the same store", () =>
     Effect.gen(function*() {

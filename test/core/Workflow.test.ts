@@ -1,7 +1,7 @@
-import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { Cause, Deferred, Effect, Exit, Fiber, Option, Schema, TestClock, Tracer } from "effect"
-import { Boom, Items, append, itemsWorkflow, memory } from "./utils.js"
+import { append, Boom, Items, itemsWorkflow, memory } from "./utils.js"
 
 // The numbers are those of the semantics in the README; 3 (one shared state) is tested in
 // SessionState.test.ts and Parallel.test.ts, 7 (events) in WorkflowEvent.test.ts.
@@ -71,7 +71,10 @@ describe("Workflow", () => {
           tags: ["a"],
           count: 2
         })
-        yield* Workflow.run(wf, "x", { sessionId: "m", sessionState: { settings: { theme: "dark" }, tags: ["b", "c"] } })
+        yield* Workflow.run(wf, "x", {
+          sessionId: "m",
+          sessionState: { settings: { theme: "dark" }, tags: ["b", "c"] }
+        })
         expect(yield* Workflow.getSessionState(wf, "m")).toEqual({
           settings: { theme: "dark", lang: "en" },
           tags: ["b", "c"],
@@ -98,32 +101,38 @@ describe("Workflow", () => {
         expect((yield* Workflow.getSessionState(wf, "o")).items).toEqual(["seed", "a"])
       }).pipe(memory))
 
-    it.effect("a stored state that fails the Schema is a typed error naming the session, and nothing is overwritten", () =>
-      Effect.gen(function*() {
-        const untyped = Workflow.make({ name: "items", sessionState: { items: [1, 2] }, steps: [] })
-        yield* Workflow.run(untyped, "x", { sessionId: "bad" })
-        const wf = itemsWorkflow([append("a")])
-        const error = yield* Effect.flip(Workflow.run(wf, "x", { sessionId: "bad" }))
-        assert(error._tag === "StateDecodeError")
-        expect(error.sessionId).toBe("bad")
-        expect(error.reason).toBe("schema")
-        expect(error.message).toContain("bad")
-        expect(yield* Workflow.getSessionState(untyped, "bad")).toEqual({ items: [1, 2] })
-      }).pipe(memory))
+    it.effect(
+      "a stored state that fails the Schema is a typed error naming the session, and nothing is overwritten",
+      () =>
+        Effect.gen(function*() {
+          const untyped = Workflow.make({ name: "items", sessionState: { items: [1, 2] }, steps: [] })
+          yield* Workflow.run(untyped, "x", { sessionId: "bad" })
+          const wf = itemsWorkflow([append("a")])
+          const error = yield* Effect.flip(Workflow.run(wf, "x", { sessionId: "bad" }))
+          assert(error._tag === "StateDecodeError")
+          expect(error.sessionId).toBe("bad")
+          expect(error.reason).toBe("schema")
+          expect(error.message).toContain("bad")
+          expect(yield* Workflow.getSessionState(untyped, "bad")).toEqual({ items: [1, 2] })
+        }).pipe(memory)
+    )
 
-    it.effect("a run that leaves something other than a JSON object as the untyped state fails and commits nothing", () =>
-      Effect.gen(function*() {
-        const wf = Workflow.make({ name: "obj", sessionState: { n: 1 }, steps: [] })
-        yield* Workflow.run(wf, "x", { sessionId: "obj" })
-        const breaks = Workflow.make({
-          name: "obj",
-          steps: [Step.make("break", () => SessionState.set(null as unknown as SessionState.State))]
-        })
-        const error = yield* Effect.flip(Workflow.run(breaks, "x", { sessionId: "obj" }))
-        assert(error._tag === "StateDecodeError")
-        expect(error.sessionId).toBe("obj")
-        expect(yield* Workflow.getSessionState(wf, "obj")).toEqual({ n: 1 })
-      }).pipe(memory))
+    it.effect(
+      "a run that leaves something other than a JSON object as the untyped state fails and commits nothing",
+      () =>
+        Effect.gen(function*() {
+          const wf = Workflow.make({ name: "obj", sessionState: { n: 1 }, steps: [] })
+          yield* Workflow.run(wf, "x", { sessionId: "obj" })
+          const breaks = Workflow.make({
+            name: "obj",
+            steps: [Step.make("break", () => SessionState.set(null as unknown as SessionState.State))]
+          })
+          const error = yield* Effect.flip(Workflow.run(breaks, "x", { sessionId: "obj" }))
+          assert(error._tag === "StateDecodeError")
+          expect(error.sessionId).toBe("obj")
+          expect(yield* Workflow.getSessionState(wf, "obj")).toEqual({ n: 1 })
+        }).pipe(memory)
+    )
 
     it.effect("Schema defaults fill fields missing from a stored state", () =>
       Effect.gen(function*() {
@@ -150,7 +159,12 @@ describe("Workflow", () => {
       Effect.gen(function*() {
         const fail = Step.make("fail", () => Effect.fail(new Boom({ reason: "no" })))
         const ok = itemsWorkflow([append("a")])
-        const failing = Workflow.make({ name: "items", state: Items, sessionState: { items: [] }, steps: [append("b"), fail] })
+        const failing = Workflow.make({
+          name: "items",
+          state: Items,
+          sessionState: { items: [] },
+          steps: [append("b"), fail]
+        })
         yield* Workflow.run(ok, "1", { sessionId: "atomic" })
         const error = yield* Effect.flip(Workflow.run(failing, "2", { sessionId: "atomic" }))
         expect(error).toBeInstanceOf(Boom)
@@ -211,87 +225,106 @@ describe("Workflow", () => {
         expect([...(yield* Workflow.getSessionState(wf("a"), "two")).items].sort()).toEqual(["a", "b"])
       }).pipe(memory))
 
-    it.effect("a step that runs a workflow on its own session dies with a clear message instead of waiting for ever", () =>
-      Effect.gen(function*() {
-        const inner = itemsWorkflow([append("inner")])
-        const outer = itemsWorkflow([Step.make("nested", () => Workflow.run(inner, "x", { sessionId: "self" }))])
-        const exit = yield* Effect.exit(Workflow.run(outer, "x", { sessionId: "self" }))
-        assert(Exit.isFailure(exit))
-        expect(Cause.pretty(exit.cause)).toContain("session 'self' is already locked by this run")
-        // another session is fine
-        const other = itemsWorkflow([Step.make("nested", () => Workflow.run(inner, "x", { sessionId: "other" }))])
-        yield* Workflow.run(other, "x", { sessionId: "outer" })
-        expect((yield* Workflow.getSessionState(inner, "other")).items).toEqual(["inner"])
-      }).pipe(memory))
+    it.effect(
+      "a step that runs a workflow on its own session dies with a clear message instead of waiting for ever",
+      () =>
+        Effect.gen(function*() {
+          const inner = itemsWorkflow([append("inner")])
+          const outer = itemsWorkflow([Step.make("nested", () => Workflow.run(inner, "x", { sessionId: "self" }))])
+          const exit = yield* Effect.exit(Workflow.run(outer, "x", { sessionId: "self" }))
+          assert(Exit.isFailure(exit))
+          expect(Cause.pretty(exit.cause)).toContain("session 'self' is already locked by this run")
+          // another session is fine
+          const other = itemsWorkflow([Step.make("nested", () => Workflow.run(inner, "x", { sessionId: "other" }))])
+          yield* Workflow.run(other, "x", { sessionId: "outer" })
+          expect((yield* Workflow.getSessionState(inner, "other")).items).toEqual(["inner"])
+        }).pipe(memory)
+    )
 
-    it.effect("a commit based on a stale version fails with SessionConflict and writes nothing; retryOnConflict re-runs it", () =>
-      Effect.gen(function*() {
-        // two stores over one backend = two processes over one database (no shared in-process lock)
-        const backend = SessionStore.makeMemoryBackend()
-        const processA = SessionStore.make(backend)
-        const processB = SessionStore.make(backend)
-        const wf = (item: string, gate?: Deferred.Deferred<void>) =>
-          itemsWorkflow([
-            Step.make(`append-${item}`, () =>
-              Effect.gen(function*() {
-                if (gate !== undefined) yield* Deferred.await(gate)
-                yield* Items.update((s) => ({ items: [...s.items, item] }))
-              }))
-          ])
-        yield* Workflow.run(wf("seed"), "0", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processA))
-
-        const gate = yield* Deferred.make<void>()
-        const slowA = yield* Effect.fork(
-          Workflow.run(wf("a", gate), "a", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processA))
-        )
-        yield* Effect.yieldNow()
-        yield* Workflow.run(wf("b"), "b", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processB))
-        yield* Deferred.succeed(gate, undefined)
-        const exit = yield* Fiber.await(slowA)
-        assert(Exit.isFailure(exit))
-        const error = Cause.failureOption(exit.cause)
-        assert(Option.isSome(error) && error.value._tag === "SessionConflict")
-        expect(error.value.expectedVersion).toBe(1)
-        expect(error.value.actualVersion).toBe(2)
-        const state = yield* Workflow.getSessionState(wf("a"), "x").pipe(Effect.provideService(SessionStore.SessionStore, processA))
-        expect(state.items).toEqual(["seed", "b"])
-
-        const gate2 = yield* Deferred.make<void>()
-        let attempts = 0
-        const counted = itemsWorkflow([
-          Step.make("append-c", () =>
-            Effect.gen(function*() {
-              attempts++
-              if (attempts === 1) yield* Deferred.await(gate2)
-              yield* Items.update((s) => ({ items: [...s.items, "c"] }))
-            }))
-        ])
-        const retrying = yield* Effect.fork(
-          Workflow.run(counted, "c", { sessionId: "x", retryOnConflict: true }).pipe(
+    it.effect(
+      "a commit based on a stale version fails with SessionConflict and writes nothing; retryOnConflict re-runs it",
+      () =>
+        Effect.gen(function*() {
+          // two stores over one backend = two processes over one database (no shared in-process lock)
+          const backend = SessionStore.makeMemoryBackend()
+          const processA = SessionStore.make(backend)
+          const processB = SessionStore.make(backend)
+          const wf = (item: string, gate?: Deferred.Deferred<void>) =>
+            itemsWorkflow([
+              Step.make(`append-${item}`, () =>
+                Effect.gen(function*() {
+                  if (gate !== undefined) yield* Deferred.await(gate)
+                  yield* Items.update((s) => ({ items: [...s.items, item] }))
+                }))
+            ])
+          yield* Workflow.run(wf("seed"), "0", { sessionId: "x" }).pipe(
             Effect.provideService(SessionStore.SessionStore, processA)
           )
-        )
-        yield* Effect.yieldNow()
-        yield* Workflow.run(wf("d"), "d", { sessionId: "x" }).pipe(Effect.provideService(SessionStore.SessionStore, processB))
-        yield* Deferred.succeed(gate2, undefined)
-        const landed = yield* Fiber.join(retrying)
-        expect(attempts).toBe(2)
-        expect(landed.state.items).toEqual(["seed", "b", "d", "c"])
-        const history = yield* processA.runs("x", {})
-        expect(history.map((r) => [r.input, r.status])).toEqual([
-          ["0", "completed"],
-          ["b", "completed"],
-          ["a", "error"],
-          ["d", "completed"],
-          ["c", "completed"]
-        ])
-      }))
+
+          const gate = yield* Deferred.make<void>()
+          const slowA = yield* Effect.fork(
+            Workflow.run(wf("a", gate), "a", { sessionId: "x" }).pipe(
+              Effect.provideService(SessionStore.SessionStore, processA)
+            )
+          )
+          yield* Effect.yieldNow()
+          yield* Workflow.run(wf("b"), "b", { sessionId: "x" }).pipe(
+            Effect.provideService(SessionStore.SessionStore, processB)
+          )
+          yield* Deferred.succeed(gate, undefined)
+          const exit = yield* Fiber.await(slowA)
+          assert(Exit.isFailure(exit))
+          const error = Cause.failureOption(exit.cause)
+          assert(Option.isSome(error) && error.value._tag === "SessionConflict")
+          expect(error.value.expectedVersion).toBe(1)
+          expect(error.value.actualVersion).toBe(2)
+          const state = yield* Workflow.getSessionState(wf("a"), "x").pipe(
+            Effect.provideService(SessionStore.SessionStore, processA)
+          )
+          expect(state.items).toEqual(["seed", "b"])
+
+          const gate2 = yield* Deferred.make<void>()
+          let attempts = 0
+          const counted = itemsWorkflow([
+            Step.make("append-c", () =>
+              Effect.gen(function*() {
+                attempts++
+                if (attempts === 1) yield* Deferred.await(gate2)
+                yield* Items.update((s) => ({ items: [...s.items, "c"] }))
+              }))
+          ])
+          const retrying = yield* Effect.fork(
+            Workflow.run(counted, "c", { sessionId: "x", retryOnConflict: true }).pipe(
+              Effect.provideService(SessionStore.SessionStore, processA)
+            )
+          )
+          yield* Effect.yieldNow()
+          yield* Workflow.run(wf("d"), "d", { sessionId: "x" }).pipe(
+            Effect.provideService(SessionStore.SessionStore, processB)
+          )
+          yield* Deferred.succeed(gate2, undefined)
+          const landed = yield* Fiber.join(retrying)
+          expect(attempts).toBe(2)
+          expect(landed.state.items).toEqual(["seed", "b", "d", "c"])
+          const history = yield* processA.runs("x", {})
+          expect(history.map((r) => [r.input, r.status])).toEqual([
+            ["0", "completed"],
+            ["b", "completed"],
+            ["a", "error"],
+            ["d", "completed"],
+            ["c", "completed"]
+          ])
+        })
+    )
   })
 
   describe("6. failures are typed", () => {
     it.effect("a failing step fails the run with its own typed error", () =>
       Effect.gen(function*() {
-        const wf = Workflow.make({ name: "typed", steps: [Step.make("boom", () => Effect.fail(new Boom({ reason: "typed" })))] })
+        const wf = Workflow.make({
+          name: "typed",
+          steps: [Step.make("boom", () => Effect.fail(new Boom({ reason: "typed" })))]
+        })
         const result = yield* Workflow.run(wf, "x").pipe(
           Effect.catchTag("Boom", (e) => Effect.succeed(`caught ${e.reason}`))
         )
@@ -369,35 +402,40 @@ describe("Workflow", () => {
         expect((yield* Effect.flip(Workflow.getSessionState(wf, "api")))._tag).toBe("SessionNotFound")
       }).pipe(memory))
 
-    it.effect("listSessions pages by keyset: limit and after (the next of the page before), each session once, in order, while sessions are added", () =>
-      Effect.gen(function*() {
-        const wf = itemsWorkflow([append("a")])
-        // 7 sessions, one a second; s3 updated last
-        for (let i = 0; i < 7; i++) {
+    it.effect(
+      "listSessions pages by keyset: limit and after (the next of the " +
+        "page before), each session once, in order, while sessions are added",
+      () =>
+        Effect.gen(function*() {
+          const wf = itemsWorkflow([append("a")])
+          // 7 sessions, one a second; s3 updated last
+          for (let i = 0; i < 7; i++) {
+            yield* TestClock.adjust("1 second")
+            yield* Workflow.run(wf, "x", { sessionId: `s${i}` })
+          }
           yield* TestClock.adjust("1 second")
-          yield* Workflow.run(wf, "x", { sessionId: `s${i}` })
-        }
-        yield* TestClock.adjust("1 second")
-        yield* Workflow.run(wf, "x", { sessionId: "s3" })
-        const pages: Array<ReadonlyArray<string>> = []
-        let after: SessionStore.SessionCursor | undefined
-        do {
-          const page = yield* Workflow.listSessions(wf, { limit: 3, after })
-          pages.push(page.sessions.map((s) => s.sessionId))
-          after = page.next
-          // a session made between pages is newer than the cursor: not met on the way
-          yield* TestClock.adjust("1 second")
-          yield* Workflow.run(wf, "x", { sessionId: `new-${pages.length}` })
-        } while (after !== undefined)
-        expect(pages).toEqual([["s3", "s6", "s5"], ["s4", "s2", "s1"], ["s0"]])
-        // the time filter, with a page
-        const recent = yield* Workflow.listSessions(wf, { updatedSince: 7_000, limit: 2 })
-        expect(recent.sessions.map((s) => s.sessionId)).toEqual(["new-3", "new-2"])
-        expect(recent.next).toBeDefined()
-        const rest = yield* Workflow.listSessions(wf, { updatedSince: 7_000, after: recent.next })
-        expect([rest.sessions.map((s) => s.sessionId), rest.next]).toEqual([["new-1", "s3", "s6"], undefined])
-        // a search, by the store
-        expect((yield* Workflow.listSessions(wf, { search: "NEW-", limit: 2 })).sessions.map((s) => s.sessionId)).toEqual(["new-3", "new-2"])
-      }).pipe(memory))
+          yield* Workflow.run(wf, "x", { sessionId: "s3" })
+          const pages: Array<ReadonlyArray<string>> = []
+          let after: SessionStore.SessionCursor | undefined
+          do {
+            const page = yield* Workflow.listSessions(wf, { limit: 3, after })
+            pages.push(page.sessions.map((s) => s.sessionId))
+            after = page.next
+            // a session made between pages is newer than the cursor: not met on the way
+            yield* TestClock.adjust("1 second")
+            yield* Workflow.run(wf, "x", { sessionId: `new-${pages.length}` })
+          } while (after !== undefined)
+          expect(pages).toEqual([["s3", "s6", "s5"], ["s4", "s2", "s1"], ["s0"]])
+          // the time filter, with a page
+          const recent = yield* Workflow.listSessions(wf, { updatedSince: 7_000, limit: 2 })
+          expect(recent.sessions.map((s) => s.sessionId)).toEqual(["new-3", "new-2"])
+          expect(recent.next).toBeDefined()
+          const rest = yield* Workflow.listSessions(wf, { updatedSince: 7_000, after: recent.next })
+          expect([rest.sessions.map((s) => s.sessionId), rest.next]).toEqual([["new-1", "s3", "s6"], undefined])
+          // a search, by the store
+          expect((yield* Workflow.listSessions(wf, { search: "NEW-", limit: 2 })).sessions.map((s) => s.sessionId))
+            .toEqual(["new-3", "new-2"])
+        }).pipe(memory)
+    )
   })
 })

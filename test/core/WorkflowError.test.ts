@@ -1,5 +1,5 @@
-import { WorkflowError } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
+import { WorkflowError } from "@sessionflow/core"
 import { Boom } from "./utils.js"
 
 describe("WorkflowError", () => {

@@ -1,7 +1,7 @@
-import { Condition, Loop, Parallel, Router, Step, Workflow, WorkflowEvent } from "@sessionflow/core"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { Condition, Loop, Parallel, Router, Step, Workflow, WorkflowEvent } from "@sessionflow/core"
 import { Chunk, Effect, Logger, Schema, Stream } from "effect"
-import { Boom, Items, append, itemsWorkflow, memory } from "./utils.js"
+import { append, Boom, Items, itemsWorkflow, memory } from "./utils.js"
 
 describe("WorkflowEvent", () => {
   it.effect("a run streams one ordered, numbered event per thing that happened, with step paths", () =>
@@ -49,7 +49,11 @@ describe("WorkflowEvent", () => {
         "RunCompleted:"
       ])
       const changes = events.filter((e) => e._tag === "StateChanged").map((e) => e.changes)
-      expect(changes).toEqual([[{ op: "append", path: ["items"], items: ["a"] }], [{ op: "append", path: ["items"], items: ["b"] }]])
+      expect(changes).toEqual([[{ op: "append", path: ["items"], items: ["a"] }], [{
+        op: "append",
+        path: ["items"],
+        items: ["b"]
+      }]])
       const routed = events.find((e) => e._tag === "RouterSelected")
       assert(routed?._tag === "RouterSelected")
       expect(routed.selected).toEqual(["b"])
@@ -58,7 +62,10 @@ describe("WorkflowEvent", () => {
 
   it.effect("a failing run streams StepFailed and RunFailed, then fails with the step's typed error", () =>
     Effect.gen(function*() {
-      const wf = Workflow.make({ name: "f", steps: [Step.make("boom", () => Effect.fail(new Boom({ reason: "bad" })))] })
+      const wf = Workflow.make({
+        name: "f",
+        steps: [Step.make("boom", () => Effect.fail(new Boom({ reason: "bad" })))]
+      })
       const seen: Array<string> = []
       const error = yield* Workflow.stream(wf, "x").pipe(
         Stream.runForEach((e) => Effect.sync(() => seen.push(e._tag))),
@@ -122,22 +129,40 @@ describe("WorkflowEvent", () => {
         "│ » hello"
       ])
       expect(lines({ _tag: "StepStarted", ...at("a"), stepName: "a", kind: "agent" })).toEqual(["  ▶ a (agent)"])
-      expect(lines({ _tag: "StepStarted", ...at("a", "b"), stepName: "b", kind: "step" })).toEqual(["    ▶ b (step)  a › b"])
-      const completed = { _tag: "StepCompleted", ...at("a"), stepName: "a", kind: "agent", content: "one\ntwo", success: true } as const
+      expect(lines({ _tag: "StepStarted", ...at("a", "b"), stepName: "b", kind: "step" })).toEqual([
+        "    ▶ b (step)  a › b"
+      ])
+      const completed = {
+        _tag: "StepCompleted",
+        ...at("a"),
+        stepName: "a",
+        kind: "agent",
+        content: "one\ntwo",
+        success: true
+      } as const
       expect(lines(completed, { elapsed: 12 })).toEqual(["    ↳ one", "      two", "  ✓ a 12ms"])
       expect(lines(completed, { streamed: true })).toEqual(["  ✓ a"])
       expect(lines({ ...completed, kind: "condition" })).toEqual(["  ✓ a"])
-      expect(lines({ ...completed, content: { n: 1 }, success: false })).toEqual(["    ↳ {\"n\":1}", "  ✗ a (unsuccessful)"])
+      expect(lines({ ...completed, content: { n: 1 }, success: false })).toEqual([
+        "    ↳ {\"n\":1}",
+        "  ✗ a (unsuccessful)"
+      ])
       expect(lines({ _tag: "StepFailed", ...at("a"), stepName: "a", kind: "step", error: "Boom: no" })).toEqual([
         "  ✗ a failed: Boom: no"
       ])
       expect(lines({ _tag: "ConditionEvaluated", ...at("c"), stepName: "c", result: false, branch: "none" })).toEqual([
         "    ? c → false (skipped)"
       ])
-      expect(lines({ _tag: "RouterSelected", ...at("r"), stepName: "r", selected: ["x", "y"] })).toEqual(["    ↪ r → x, y"])
-      expect(lines({ _tag: "LoopIterationCompleted", ...at("l"), stepName: "l", iteration: 3, done: true, exhausted: true }))
+      expect(lines({ _tag: "RouterSelected", ...at("r"), stepName: "r", selected: ["x", "y"] })).toEqual([
+        "    ↪ r → x, y"
+      ])
+      expect(
+        lines({ _tag: "LoopIterationCompleted", ...at("l"), stepName: "l", iteration: 3, done: true, exhausted: true })
+      )
         .toEqual(["    ↻ l iteration 3 done (loop ends: maxIterations reached before its end condition)"])
-      expect(lines({ _tag: "ParallelStarted", ...at("p"), stepName: "p", branches: ["b1", "b2"] })).toEqual(["    ⇉ p: b1, b2"])
+      expect(lines({ _tag: "ParallelStarted", ...at("p"), stepName: "p", branches: ["b1", "b2"] })).toEqual([
+        "    ⇉ p: b1, b2"
+      ])
       expect(lines({
         _tag: "StateChanged",
         ...at("s"),
@@ -151,8 +176,12 @@ describe("WorkflowEvent", () => {
       const done = { _tag: "ToolCallCompleted", ...call, result: "Added 'milk'.", isError: false } as const
       expect(lines(done)).toEqual(["      → Added 'milk'."])
       expect(lines(done, { streamed: true })).toEqual(["      → (the reply above)"])
-      expect(lines({ ...done, result: "no such item", isError: true }, { streamed: true })).toEqual(["      ⚠ no such item"])
-      expect(lines({ _tag: "RunCompleted", ...at(), content: "x" }, { elapsed: 1500 })).toEqual(["└ ✓ run completed in 1.5s"])
+      expect(lines({ ...done, result: "no such item", isError: true }, { streamed: true })).toEqual([
+        "      ⚠ no such item"
+      ])
+      expect(lines({ _tag: "RunCompleted", ...at(), content: "x" }, { elapsed: 1500 })).toEqual([
+        "└ ✓ run completed in 1.5s"
+      ])
       expect(lines({ _tag: "RunFailed", ...at(), error: "Boom: no" })).toEqual(["└ ✗ run failed: Boom: no"])
       // a text delta continues a line: its text, as it is
       expect(WorkflowEvent.format({ _tag: "TextDelta", ...at("s"), delta: "Hel" })).toBe("Hel")
@@ -163,7 +192,9 @@ describe("WorkflowEvent", () => {
       expect(WorkflowEvent.format({ _tag: "StepStarted", ...at("a"), stepName: "a", kind: "agent" }, { paint })).toBe(
         "  <step>▶</step> <strong>a</strong> <dim>(agent)</dim>"
       )
-      expect(WorkflowEvent.format({ _tag: "StepFailed", ...at("a"), stepName: "a", kind: "step", error: "x" }, { paint })).toBe(
+      expect(
+        WorkflowEvent.format({ _tag: "StepFailed", ...at("a"), stepName: "a", kind: "step", error: "x" }, { paint })
+      ).toBe(
         "  <failure>✗</failure> a <failure>failed: x</failure>"
       )
     })

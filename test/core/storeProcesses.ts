@@ -22,7 +22,10 @@ export const sqliteProcesses: Processes = Effect.gen(function*() {
   const dir = yield* fs.makeTempDirectoryScoped({ prefix: "sessionflow-processes-" })
   const filename = `${dir}/runs.db`
   return () =>
-    Effect.map(Layer.build(SqliteSessionStore.layer({ filename })), (context) => Context.get(context, SessionStore.SessionStore))
+    Effect.map(
+      Layer.build(SqliteSessionStore.layer({ filename })),
+      (context) => Context.get(context, SessionStore.SessionStore)
+    )
 }).pipe(Effect.provide(NodeFileSystem.layer))
 
 /** Lets forked fibers (supervisors, the runs they resume or wake) run. */

@@ -3,8 +3,22 @@
  * a `@ts-expect-error` below stops being an error or an `expectTypeOf` stops
  * holding. The runtime assertions check the values behind the types.
  */
-import { Agent, Condition, Loop, Parallel, Router, SessionState, SessionStore, Step, StepInput, StepOutput, TestModel, Workflow, WorkflowError } from "@sessionflow/core"
 import { describe, expect, expectTypeOf, it } from "@effect/vitest"
+import {
+  Agent,
+  Condition,
+  Loop,
+  Parallel,
+  Router,
+  SessionState,
+  SessionStore,
+  Step,
+  type StepInput,
+  StepOutput,
+  TestModel,
+  Workflow,
+  type WorkflowError
+} from "@sessionflow/core"
 import { Context, Effect, Layer, Schema } from "effect"
 
 class Cart extends SessionState.Tag("types/Cart")<Cart>()({ items: Schema.Array(Schema.String) }) {}
@@ -18,9 +32,18 @@ class Db extends Context.Tag("types/Db")<Db, { readonly n: number }>() {}
 const Order = Schema.Struct({ item: Schema.String, quantity: Schema.Number })
 type Order = typeof Order.Type
 
-const toLength = Step.make("length", (input: StepInput.StepInput<string>) => Effect.succeed(input.previousStepContent.length))
-const needsNumber = Step.make("double", (input: StepInput.StepInput<number>) => Effect.succeed(input.previousStepContent * 2))
-const needsString = Step.make("shout", (input: StepInput.StepInput<string>) => Effect.succeed(input.previousStepContent.toUpperCase()))
+const toLength = Step.make(
+  "length",
+  (input: StepInput.StepInput<string>) => Effect.succeed(input.previousStepContent.length)
+)
+const needsNumber = Step.make(
+  "double",
+  (input: StepInput.StepInput<number>) => Effect.succeed(input.previousStepContent * 2)
+)
+const needsString = Step.make(
+  "shout",
+  (input: StepInput.StepInput<string>) => Effect.succeed(input.previousStepContent.toUpperCase())
+)
 const yieldsString = Step.make("text", () => Effect.succeed("hello"))
 
 // -- a step's output type is part of its type -----------------------------------
@@ -56,8 +79,11 @@ Workflow.make({ name: "built-bad" }).pipe(
 )
 
 // -- Workflow.run returns the last step's type as content; input is the Schema's encoded type
-export const runContent: Effect.Effect<Workflow.RunOutput<number, SessionState.State>, Workflow.RunError, SessionStore.SessionStore> =
-  Workflow.run(built, "apples")
+export const runContent: Effect.Effect<
+  Workflow.RunOutput<number, SessionState.State>,
+  Workflow.RunError,
+  SessionStore.SessionStore
+> = Workflow.run(built, "apples")
 // @ts-expect-error the run input must be the input Schema's encoded type
 Workflow.run(built, 42)
 
@@ -97,7 +123,11 @@ expectTypeOf<Step.Output<typeof router>>().toEqualTypeOf<string | number>()
 // @ts-expect-error a selector returns one of the router's choices (or a name), not another step
 Router.make({ name: "r2", choices: [yieldsString], selector: () => Effect.succeed(needsNumber) })
 // a selector may return the choice as a plain value: no error and no requirement added
-const plainRouter = Router.make({ name: "r3", choices: [yieldsString, Step.make("n", () => Effect.succeed(1))], selector: () => "n" })
+const plainRouter = Router.make({
+  name: "r3",
+  choices: [yieldsString, Step.make("n", () => Effect.succeed(1))],
+  selector: () => "n"
+})
 expectTypeOf<Step.Output<typeof plainRouter>>().toEqualTypeOf<string | number>()
 expectTypeOf<Step.Error<typeof plainRouter>>().toEqualTypeOf<WorkflowError.RouterChoiceError>()
 expectTypeOf<Step.Context<typeof plainRouter>>().toEqualTypeOf<never>()
@@ -118,11 +148,18 @@ const parallel = Parallel.make("p", [yieldsString, Step.make("n", () => Effect.s
 expectTypeOf<Step.Output<typeof parallel>>().toEqualTypeOf<{ readonly text: string; readonly n: number }>()
 
 // Loop: its body's last output; the body must accept its own output
-const loop = Loop.make({ name: "l", steps: [Step.make("inc", (i: StepInput.StepInput<number>) => Effect.succeed(i.previousStepContent + 1))] })
+const loop = Loop.make({
+  name: "l",
+  steps: [Step.make("inc", (i: StepInput.StepInput<number>) => Effect.succeed(i.previousStepContent + 1))]
+})
 const afterLoop = Workflow.make({ name: "loop", input: Schema.Number, steps: [loop] })
 expectTypeOf<Workflow.Output<typeof afterLoop>>().toEqualTypeOf<number>()
-// @ts-expect-error a body that turns a number into a string cannot run again on its own output
-Loop.make({ name: "l2", steps: [Step.make("s", (i: StepInput.StepInput<number>) => Effect.succeed(String(i.previousStepContent)))] })
+// a body that turns a number into a string cannot run again on its own output
+Loop.make({
+  name: "l2",
+  // @ts-expect-error
+  steps: [Step.make("s", (i: StepInput.StepInput<number>) => Effect.succeed(String(i.previousStepContent)))]
+})
 
 // -- agents: the output Schema's type, else string -------------------------------
 const writer = Agent.make({ name: "writer" })
@@ -132,7 +169,10 @@ const agents = Workflow.make({ name: "agents", steps: [Step.agent("write", write
 expectTypeOf<Workflow.Output<typeof agents>>().toEqualTypeOf<Order>()
 
 // -- skipOnError removes the step's error from the workflow's E -----------------
-const failing = Step.make("failing", (i: StepInput.StepInput<string>) => i.previousStepContent === "" ? Effect.fail(new Boom()) : Effect.succeed(1))
+const failing = Step.make(
+  "failing",
+  (i: StepInput.StepInput<string>) => i.previousStepContent === "" ? Effect.fail(new Boom()) : Effect.succeed(1)
+)
 const skipping = Workflow.make({ name: "skip", input: Schema.String, steps: [Step.skipOnError(failing)] })
 expectTypeOf<Workflow.Error<typeof skipping>>().toEqualTypeOf<never>()
 expectTypeOf<Workflow.Output<typeof skipping>>().toEqualTypeOf<number | string>()
@@ -158,14 +198,21 @@ expectTypeOf<Workflow.Output<typeof outer>>().toEqualTypeOf<number>()
 expectTypeOf<Workflow.Error<typeof outer>>().toEqualTypeOf<WorkflowError.InputDecodeError>()
 expectTypeOf<Workflow.Context<typeof outer>>().toEqualTypeOf<never>()
 // an inner workflow whose typed state differs from the outer one leaves its state tag required
-const otherOuter = Workflow.make({ name: "other", state: Other, sessionState: { items: [] }, input: Schema.String }).pipe(
-  Workflow.andThen(Step.workflow("nested", inner))
-)
+const otherOuter = Workflow.make({ name: "other", state: Other, sessionState: { items: [] }, input: Schema.String })
+  .pipe(
+    Workflow.andThen(Step.workflow("nested", inner))
+  )
 expectTypeOf<Workflow.Context<typeof otherOuter>>().toEqualTypeOf<Cart>()
 // @ts-expect-error so running it without that tag does not compile
 export const otherRun: Effect.Effect<unknown, unknown, SessionStore.SessionStore> = Workflow.run(otherOuter, "x")
-// @ts-expect-error the nested workflow's input is a string: it cannot follow a number
-Workflow.make({ name: "nested-bad", state: Cart, sessionState: { items: [] }, steps: [Step.make("n", () => Effect.succeed(1)), Step.workflow("nested", inner)] })
+// the nested workflow's input is a string: it cannot follow a number
+Workflow.make({
+  name: "nested-bad",
+  state: Cart,
+  sessionState: { items: [] },
+  // @ts-expect-error
+  steps: [Step.make("n", () => Effect.succeed(1)), Step.workflow("nested", inner)]
+})
 
 // -- requirements and errors still flow up exactly -------------------------------
 const withDb = Workflow.make({ name: "db", state: Cart, sessionState: { items: [] } }).pipe(

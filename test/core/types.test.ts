@@ -3,8 +3,18 @@
  * below stops being an error, i.e. if a workflow's errors or requirements stop
  * showing in its type.
  */
-import { Condition, Loop, Parallel, Router, SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { describe, expect, it } from "@effect/vitest"
+import {
+  Condition,
+  Loop,
+  Parallel,
+  Router,
+  SessionState,
+  SessionStore,
+  Step,
+  Workflow,
+  WorkflowError
+} from "@sessionflow/core"
 import { Context, Effect, Schema } from "effect"
 
 class Db extends Context.Tag("test/Db")<Db, { readonly count: Effect.Effect<number> }>() {}
@@ -84,9 +94,15 @@ const mixedRequirements = Workflow.make({
     Loop.make({ name: "l", steps: [usesCart], endCondition: () => Effect.as(Effect.zipRight(Db, Cart.get), true) })
   ]
 })
-export const onlyDb: Effect.Effect<unknown, unknown, Db | SessionStore.SessionStore> = Workflow.run(mixedRequirements, "x")
+export const onlyDb: Effect.Effect<unknown, unknown, Db | SessionStore.SessionStore> = Workflow.run(
+  mixedRequirements,
+  "x"
+)
 // @ts-expect-error Db is still required
-export const dbMissing: Effect.Effect<unknown, unknown, SessionStore.SessionStore> = Workflow.run(mixedRequirements, "x")
+export const dbMissing: Effect.Effect<unknown, unknown, SessionStore.SessionStore> = Workflow.run(
+  mixedRequirements,
+  "x"
+)
 
 // getSessionState is typed by the workflow's state
 export const typedState: Effect.Effect<ReadonlyArray<string>, unknown, SessionStore.SessionStore> = Effect.map(
@@ -96,8 +112,10 @@ export const typedState: Effect.Effect<ReadonlyArray<string>, unknown, SessionSt
 
 // the WorkflowError Schema decodes every error the WorkflowError type names, and no other
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
-export const errorSchemaCoversTheType: Same<Schema.Schema.Type<typeof WorkflowError.WorkflowError>, WorkflowError.WorkflowError> =
-  true
+export const errorSchemaCoversTheType: Same<
+  Schema.Schema.Type<typeof WorkflowError.WorkflowError>,
+  WorkflowError.WorkflowError
+> = true
 
 // durable time: a wait with a timeout gives Received | TimedOut, without one the value; a sleep passes its content on
 const withTimeout = Step.waitFor("paid", Schema.Struct({ amount: Schema.Number }), { timeout: "1 day" })

@@ -4,7 +4,18 @@
  * "processes" over one memory backend.
  */
 import { SessionState, SessionStore, Step, Workflow, type WorkflowEvent } from "@sessionflow/core"
-import { type Duration, Effect, Fiber, Option, Queue, type Scope, Schema, Stream, TestClock, TestServices } from "effect"
+import {
+  type Duration,
+  Effect,
+  Fiber,
+  Option,
+  Queue,
+  Schema,
+  type Scope,
+  Stream,
+  TestClock,
+  TestServices
+} from "effect"
 
 export class Items extends SessionState.Tag("test/Items")<Items>()({
   items: Schema.Array(Schema.String)
@@ -14,7 +25,12 @@ export const append = (name: string, item: string = name) =>
   Step.make(name, () => Items.update((s) => ({ items: [...s.items, item] })))
 
 export const itemsWorkflow = <const S extends ReadonlyArray<Step.Any>>(steps: S & Step.Chain<S, unknown, unknown>) =>
-  Workflow.make<S, typeof Schema.Unknown, typeof Items>({ name: "items", state: Items, sessionState: { items: [] }, steps })
+  Workflow.make<S, typeof Schema.Unknown, typeof Items>({
+    name: "items",
+    state: Items,
+    sessionState: { items: [] },
+    steps
+  })
 
 /** A one-step workflow appending its input to the items. */
 export const appendInput = itemsWorkflow([
@@ -38,12 +54,16 @@ export const processes = Effect.sync(() => {
       ...Object.fromEntries(
         Object.entries(backend).map(([name, method]) => [
           name,
-          (...args: ReadonlyArray<unknown>) => guard((method as (...a: ReadonlyArray<unknown>) => Effect.Effect<unknown>)(...args))
+          (...args: ReadonlyArray<unknown>) =>
+            guard((method as (...a: ReadonlyArray<unknown>) => Effect.Effect<unknown>)(...args))
         ])
       ),
-      watch: (sessionId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watch(sessionId, options))),
-      watchEvents: (runId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watchEvents(runId, options))),
-      watchQueue: (sessionId, options) => Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watchQueue(sessionId, options)))
+      watch: (sessionId, options) =>
+        Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watch(sessionId, options))),
+      watchEvents: (runId, options) =>
+        Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watchEvents(runId, options))),
+      watchQueue: (sessionId, options) =>
+        Stream.suspend(() => (dead.has(store) ? Stream.never : backend.watchQueue(sessionId, options)))
     } as SessionStore.Backend
     const store = SessionStore.make(wrapped)
     return store
@@ -60,7 +80,9 @@ export const on = (store: Store) => Effect.provideService(SessionStore.SessionSt
 export const onStream = (store: Store) => Stream.provideService(SessionStore.SessionStore, store)
 
 /** Runs a stream (e.g. a watch) for the rest of the scope, its elements going to a queue. */
-export const collecting = <A, E, R>(stream: Stream.Stream<A, E, R>): Effect.Effect<Collecting<A, E>, never, R | Scope.Scope> =>
+export const collecting = <A, E, R>(
+  stream: Stream.Stream<A, E, R>
+): Effect.Effect<Collecting<A, E>, never, R | Scope.Scope> =>
   Effect.gen(function*() {
     const queue = yield* Queue.unbounded<A>()
     const fiber = yield* Effect.forkScoped(Stream.runForEach(stream, (a) => Queue.offer(queue, a)))
@@ -110,5 +132,15 @@ export const commitChanges = (
   })
 
 /** A commit with changes of `{ items }` at `version`: `item` appended to `items` (which is left as it is). */
-export const commitAppend = (store: Store, sessionId: string, version: number, items: ReadonlyArray<string>, item: string) =>
-  commitChanges(store, sessionId, version, { items: [...items, item] }, [{ op: "append", path: ["items"], items: [item] }])
+export const commitAppend = (
+  store: Store,
+  sessionId: string,
+  version: number,
+  items: ReadonlyArray<string>,
+  item: string
+) =>
+  commitChanges(store, sessionId, version, { items: [...items, item] }, [{
+    op: "append",
+    path: ["items"],
+    items: [item]
+  }])

@@ -44,7 +44,13 @@ const blocks = (readme: string): ReadonlyArray<Block> => {
     const end = lines.findIndex((l, j) => j > i && l.startsWith("```"))
     if (end < 0) throw new Error(`${readme}:${i + 1}: a code block that is never closed`)
     const words = (open[2] ?? "").trim().split(/\s+/)
-    found.push({ readme, line: i + 2, code: lines.slice(i + 1, end).join("\n") + "\n", checked: !words.includes("no-check"), dom: words.includes("dom") })
+    found.push({
+      readme,
+      line: i + 2,
+      code: lines.slice(i + 1, end).join("\n") + "\n",
+      checked: !words.includes("no-check"),
+      dom: words.includes("dom")
+    })
     i = end
   }
   return found
@@ -93,7 +99,9 @@ describe("README code blocks", () => {
         fs.writeFileSync(file, block.code)
         files.set(file, block)
       }
-      const [plain, dom] = [false, true].map((withDom) => [...files].filter(([, b]) => b.dom === withDom).map(([file]) => file))
+      const [plain, dom] = [false, true].map((withDom) =>
+        [...files].filter(([, b]) => b.dom === withDom).map(([file]) => file)
+      )
       const diagnostics = [...await check(plain!, options), ...(dom!.length === 0 ? [] : await check(dom!, domOptions))]
       const errors = diagnostics.map((d) => {
         if (d.file === undefined) return `TS${d.code}: ${d.message}`

@@ -27,23 +27,41 @@ describe("sessionflow CLI (a separate process)", () => {
       ])
     }))
 
-  it.scoped("--trace console writes each run's span tree on stderr, stdout keeps its JSON lines (a separate process)", () =>
-    Effect.gen(function*() {
-      const db = yield* tempDb()
-      const result = yield* cli(["run", "condition", "--json", "--trace", "console", "--db", db])
-      expect(result.code, result.stderr).toBe(0)
-      for (const line of result.stdout.trim().split("\n")) decodeEvent(JSON.parse(line))
-      const runs = result.stderr.split("\n").filter((line) => line.startsWith("Workflow.run "))
-      expect(runs).toHaveLength(2)
-      for (const run of runs) expect(run).toMatch(/workflow\.name=.* session\.id=user-123 run\.id=\S+ .*run\.outcome=completed/)
-      expect(result.stderr).toMatch(/\n  Workflow\.step [\d.]+ms  step\.name=Check If New User step\.kind=condition .*step\.outcome=completed\n/)
-    }))
+  it.scoped(
+    "--trace console writes each run's span tree on stderr, stdout keeps its JSON lines (a separate process)",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* tempDb()
+        const result = yield* cli(["run", "condition", "--json", "--trace", "console", "--db", db])
+        expect(result.code, result.stderr).toBe(0)
+        for (const line of result.stdout.trim().split("\n")) decodeEvent(JSON.parse(line))
+        const runs = result.stderr.split("\n").filter((line) => line.startsWith("Workflow.run "))
+        expect(runs).toHaveLength(2)
+        for (const run of runs) {
+          expect(run).toMatch(/workflow\.name=.* session\.id=user-123 run\.id=\S+ .*run\.outcome=completed/)
+        }
+        expect(result.stderr).toMatch(
+          new RegExp(
+            String.raw`\n {2}Workflow\.step [\d.]+ms {2}step\.name=Check If New User ` +
+              String.raw`step\.kind=condition .*step\.outcome=completed\n`
+          )
+        )
+      })
+  )
 
-  it.effect("an unknown scenario exits with code 1 and one line: the message and where the usage is (a separate process)", () =>
-    Effect.gen(function*() {
-      const result = yield* cli(["run", "nope"])
-      expect(result.code).toBe(1)
-      expect(result.stdout).toBe("")
-      expect(result.stderr).toMatch(/^error: unknown scenario 'nope'\. Known scenarios: shopping-list, job-tracker, .*approval \(see: npm start -- run --help\)\n$/)
-    }))
+  it.effect(
+    "an unknown scenario exits with code 1 and one line: the message and where the usage is (a separate process)",
+    () =>
+      Effect.gen(function*() {
+        const result = yield* cli(["run", "nope"])
+        expect(result.code).toBe(1)
+        expect(result.stdout).toBe("")
+        expect(result.stderr).toMatch(
+          new RegExp(
+            String.raw`^error: unknown scenario 'nope'\. Known scenarios: shopping-list, job-tracker, ` +
+              String.raw`.*approval \(see: npm start -- run --help\)\n$`
+          )
+        )
+      })
+  )
 })

@@ -3,7 +3,6 @@ import { Cli, GreetingCondition } from "@sessionflow/examples"
 import { Effect, Option } from "effect"
 import { captured, tempDb } from "./utils.js"
 
-
 describe("sessionflow CLI", () => {
   it.effect("list shows the eight scenarios with a one-line description", () =>
     Effect.gen(function*() {
@@ -34,41 +33,48 @@ describe("sessionflow CLI", () => {
     expect(name("nope")).toEqual(Option.none())
   })
 
-  it.effect("declares its commands with @effect/cli: a mistake is a UsageError of one line, with \"did you mean\"", () =>
-    Effect.gen(function*() {
-      const mistake = (argv: ReadonlyArray<string>) =>
-        Effect.map(Effect.flip(captured(Cli.run(argv))), (error) => {
-          expect(error).toBeInstanceOf(Cli.UsageError)
-          return (error as Cli.UsageError).message
-        })
-      expect(yield* mistake(["--verbose"])).toBe("unknown option '--verbose'")
-      expect(yield* mistake(["run", "team", "--db"])).toBe("--db needs a value")
-      expect(yield* mistake(["run", "team", "--jsno"])).toBe("unknown option '--jsno' (did you mean --json?)")
-      expect(yield* mistake(["rn", "team"])).toBe("unknown command 'rn' (did you mean 'run'?)")
-      expect(yield* mistake(["team"])).toBe("unknown command 'team' (did you mean 'run team'?)")
-      expect(yield* mistake(["runs", "contineu", "r1"])).toBe("unknown runs command 'contineu' (did you mean 'runs continue'?)")
-      expect(yield* mistake(["run"])).toBe("run: missing argument <scenario>")
-      expect(yield* mistake(["serve", "--approve"])).toBe("serve: no option --approve here")
-      expect(yield* mistake(["run", "nope"])).toContain("unknown scenario 'nope'")
-      expect(yield* mistake(["sessions", "list"])).toContain("--db <file> or --url <url> is required")
-      expect(yield* mistake(["run", "team", "--db", "a.db", "--url", "postgres://localhost/app"])).toBe(
-        "give --db <file> or --url <url>, not both"
-      )
-      // the database options are the command's: one that reads no database refuses them, another
-      // option after them does not take them away from the command
-      expect(yield* mistake(["list", "--db", "x.db"])).toBe("list: no option --db here")
-      expect(yield* mistake(["--url", "postgres://localhost/app", "list"])).toBe("list: no option --url here")
-      expect(yield* mistake(["help", "--db", "x.db"])).toBe("help: no option --db here")
-      expect(yield* mistake(["sessions", "list", "--offline", "--db", "x.db"])).toBe("sessions list: no option --offline here")
-      expect(yield* mistake(["--db", "a.db", "runs", "list", "--url", "postgres://localhost/app"])).toBe(
-        "give --db <file> or --url <url>, not both"
-      )
-      // --help prints the declared commands
-      const help = yield* captured(Cli.run(["--help"]))
-      for (const command of ["list", "run", "serve", "sessions list", "state", "runs list", "runs continue"]) {
-        expect(help.stdout).toContain(`  - ${command} `)
-      }
-    }))
+  it.effect(
+    "declares its commands with @effect/cli: a mistake is a UsageError of one line, with \"did you mean\"",
+    () =>
+      Effect.gen(function*() {
+        const mistake = (argv: ReadonlyArray<string>) =>
+          Effect.map(Effect.flip(captured(Cli.run(argv))), (error) => {
+            expect(error).toBeInstanceOf(Cli.UsageError)
+            return (error as Cli.UsageError).message
+          })
+        expect(yield* mistake(["--verbose"])).toBe("unknown option '--verbose'")
+        expect(yield* mistake(["run", "team", "--db"])).toBe("--db needs a value")
+        expect(yield* mistake(["run", "team", "--jsno"])).toBe("unknown option '--jsno' (did you mean --json?)")
+        expect(yield* mistake(["rn", "team"])).toBe("unknown command 'rn' (did you mean 'run'?)")
+        expect(yield* mistake(["team"])).toBe("unknown command 'team' (did you mean 'run team'?)")
+        expect(yield* mistake(["runs", "contineu", "r1"])).toBe(
+          "unknown runs command 'contineu' (did you mean 'runs continue'?)"
+        )
+        expect(yield* mistake(["run"])).toBe("run: missing argument <scenario>")
+        expect(yield* mistake(["serve", "--approve"])).toBe("serve: no option --approve here")
+        expect(yield* mistake(["run", "nope"])).toContain("unknown scenario 'nope'")
+        expect(yield* mistake(["sessions", "list"])).toContain("--db <file> or --url <url> is required")
+        expect(yield* mistake(["run", "team", "--db", "a.db", "--url", "postgres://localhost/app"])).toBe(
+          "give --db <file> or --url <url>, not both"
+        )
+        // the database options are the command's: one that reads no database refuses them, another
+        // option after them does not take them away from the command
+        expect(yield* mistake(["list", "--db", "x.db"])).toBe("list: no option --db here")
+        expect(yield* mistake(["--url", "postgres://localhost/app", "list"])).toBe("list: no option --url here")
+        expect(yield* mistake(["help", "--db", "x.db"])).toBe("help: no option --db here")
+        expect(yield* mistake(["sessions", "list", "--offline", "--db", "x.db"])).toBe(
+          "sessions list: no option --offline here"
+        )
+        expect(yield* mistake(["--db", "a.db", "runs", "list", "--url", "postgres://localhost/app"])).toBe(
+          "give --db <file> or --url <url>, not both"
+        )
+        // --help prints the declared commands
+        const help = yield* captured(Cli.run(["--help"]))
+        for (const command of ["list", "run", "serve", "sessions list", "state", "runs list", "runs continue"]) {
+          expect(help.stdout).toContain(`  - ${command} `)
+        }
+      })
+  )
 
   it.scoped("sessions list, show, rename and delete what a scenario stored", () =>
     Effect.gen(function*() {

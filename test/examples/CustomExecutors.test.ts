@@ -28,22 +28,26 @@ const expectTwoPlans = (state: typeof CustomExecutors.ContentPlans.schema.Type) 
 }
 
 describe("CustomExecutors (state_in_function)", () => {
-  it.scoped("both workflows end with plan_counter 2, two plans, total_plans_summarized 2 (SQLite, table workflow_session)", () =>
-    Effect.gen(function*() {
-      const db = yield* tempDb()
-      const store = SqliteSessionStore.layer({ filename: db, table: CustomExecutors.TABLE })
-      const [plain, streaming] = yield* Effect.all([
-        twice(contentWorkflow, "plain"),
-        twice(streamingContentWorkflow, "streaming")
-      ]).pipe(Effect.provide(Layer.merge(offlineModel, store)))
-      expectTwoPlans(plain)
-      expectTwoPlans(streaming)
-      // the sessions live in the configured table
-      const other = yield* Effect.flatMap(SessionStore.SessionStore, (s) => Effect.map(s.list({}), (l) => l.sessions)).pipe(
-        Effect.provide(SqliteSessionStore.layer({ filename: db }))
-      )
-      expect(other).toEqual([])
-    }))
+  it.scoped(
+    "both workflows end with plan_counter 2, two plans, total_plans_summarized 2 (SQLite, table workflow_session)",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* tempDb()
+        const store = SqliteSessionStore.layer({ filename: db, table: CustomExecutors.TABLE })
+        const [plain, streaming] = yield* Effect.all([
+          twice(contentWorkflow, "plain"),
+          twice(streamingContentWorkflow, "streaming")
+        ]).pipe(Effect.provide(Layer.merge(offlineModel, store)))
+        expectTwoPlans(plain)
+        expectTwoPlans(streaming)
+        // the sessions live in the configured table
+        const other = yield* Effect.flatMap(SessionStore.SessionStore, (s) => Effect.map(s.list({}), (l) => l.sessions))
+          .pipe(
+            Effect.provide(SqliteSessionStore.layer({ filename: db }))
+          )
+        expect(other).toEqual([])
+      })
+  )
 
   it.effect("the planning step gets the research and stores the plan the planner wrote", () =>
     Effect.gen(function*() {
@@ -93,25 +97,29 @@ describe("CustomExecutors (state_in_function)", () => {
       SessionStore.layerMemory
     ))))
 
-  it.effect("streaming variant: the planner's deltas arrive as the step's TextDelta events before its StepCompleted", () =>
-    Effect.gen(function*() {
-      const evs = yield* events(streamingContentWorkflow, "AI trends in 2024", { sessionId: "st" })
-      const inPlanning = (path: ReadonlyArray<string>) => path.length === 1 && path[0] === "Content Planning Step"
-      const deltas = evs.filter((e) => e._tag === "TextDelta" && inPlanning(e.path))
-      const completedAt = evs.findIndex((e) => e._tag === "StepCompleted" && e.stepName === "Content Planning Step")
-      const startedAt = evs.findIndex((e) => e._tag === "StepStarted" && e.stepName === "Content Planning Step")
-      expect(deltas.length).toBeGreaterThan(5)
-      expect(completedAt).toBeGreaterThan(startedAt)
-      for (const d of deltas) {
-        const at = evs.indexOf(d)
-        expect(at).toBeGreaterThan(startedAt)
-        expect(at).toBeLessThan(completedAt)
-      }
-      const text = deltas.map((d) => (d._tag === "TextDelta" ? d.delta : "")).join("")
-      const state = yield* Workflow.getSessionState(streamingContentWorkflow, "st")
-      expect(state.content_plans[0]!.content).toBe(text)
-      const completed = evs[completedAt]!
-      expect(completed._tag === "StepCompleted" && String(completed.content)).toContain("## Strategic Content Plan #1")
-    }).pipe(Effect.provide(Layer.mergeAll(offlineModel, SessionStore.layerMemory))))
+  it.effect(
+    "streaming variant: the planner's deltas arrive as the step's TextDelta events before its StepCompleted",
+    () =>
+      Effect.gen(function*() {
+        const evs = yield* events(streamingContentWorkflow, "AI trends in 2024", { sessionId: "st" })
+        const inPlanning = (path: ReadonlyArray<string>) => path.length === 1 && path[0] === "Content Planning Step"
+        const deltas = evs.filter((e) => e._tag === "TextDelta" && inPlanning(e.path))
+        const completedAt = evs.findIndex((e) => e._tag === "StepCompleted" && e.stepName === "Content Planning Step")
+        const startedAt = evs.findIndex((e) => e._tag === "StepStarted" && e.stepName === "Content Planning Step")
+        expect(deltas.length).toBeGreaterThan(5)
+        expect(completedAt).toBeGreaterThan(startedAt)
+        for (const d of deltas) {
+          const at = evs.indexOf(d)
+          expect(at).toBeGreaterThan(startedAt)
+          expect(at).toBeLessThan(completedAt)
+        }
+        const text = deltas.map((d) => (d._tag === "TextDelta" ? d.delta : "")).join("")
+        const state = yield* Workflow.getSessionState(streamingContentWorkflow, "st")
+        expect(state.content_plans[0]!.content).toBe(text)
+        const completed = evs[completedAt]!
+        expect(completed._tag === "StepCompleted" && String(completed.content)).toContain(
+          "## Strategic Content Plan #1"
+        )
+      }).pipe(Effect.provide(Layer.mergeAll(offlineModel, SessionStore.layerMemory)))
+  )
 })
-

@@ -12,7 +12,6 @@ const call = (name: "save_application" | "list_applications", params: object) =>
     Effect.provide(TrackerToolsLive)
   )
 
-
 describe("JobTracker (job_application_tracker)", () => {
   it.effect("save_application appends with defaults; list_applications lists", () =>
     Effect.gen(function*() {
@@ -26,7 +25,16 @@ describe("JobTracker (job_application_tracker)", () => {
       expect(saved.value).toBe("Saved application #1: Engineer at Acme (Applied).")
       // the test clock starts at the epoch
       expect(saved.state.applications).toEqual([
-        { id: 1, company: "Acme", role: "Engineer", status: "Applied", url: "", source: "", notes: "", applied_at: "1970-01-01" }
+        {
+          id: 1,
+          company: "Acme",
+          role: "Engineer",
+          status: "Applied",
+          url: "",
+          source: "",
+          notes: "",
+          applied_at: "1970-01-01"
+        }
       ])
       const listed = yield* withState(JobTracker.Applications, saved.state, call("list_applications", {}))
       expect(listed.value).toBe("#1 Engineer at Acme - Applied")
@@ -52,7 +60,15 @@ describe("JobTracker (job_application_tracker)", () => {
           source: "job board",
           notes: ""
         },
-        { id: 2, company: "Globex", role: "Python Developer", status: "Interview Scheduled", url: "", source: "referral", notes: "" },
+        {
+          id: 2,
+          company: "Globex",
+          role: "Python Developer",
+          status: "Interview Scheduled",
+          url: "",
+          source: "referral",
+          notes: ""
+        },
         { id: 3, company: "Initech", role: "Data Scientist", status: "Applied", url: "", source: "", notes: "" }
       ])
     }).pipe(Effect.provide(Layer.mergeAll(offlineModel, TrackerToolsLive, SessionStore.layerMemory))))

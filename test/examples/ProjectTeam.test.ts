@@ -21,11 +21,24 @@ describe("ProjectTeam (state_with_team)", () => {
         memberEvents.push(...evs.flatMap((e) => (e._tag === "TextDelta" && e.path.length === 2 ? [e.path] : [])))
       }
       const { steps } = yield* Workflow.getSessionState(projectWorkflow, "p")
-      expect(steps.map(({ assignee, name, notes, priority, status }) => ({ name, assignee, status, priority, notes }))).toEqual([
-        { name: "Setup Database", assignee: "Alice", status: "completed", priority: "high", notes: "Started database schema design" },
-        { name: "Create API", assignee: "Charlie", status: "completed", priority: "medium", notes: "API endpoints implemented and tested" },
-        { name: "Deploy to Production", assignee: "Eve", status: "pending", priority: "high", notes: undefined }
-      ])
+      expect(steps.map(({ assignee, name, notes, priority, status }) => ({ name, assignee, status, priority, notes })))
+        .toEqual([
+          {
+            name: "Setup Database",
+            assignee: "Alice",
+            status: "completed",
+            priority: "high",
+            notes: "Started database schema design"
+          },
+          {
+            name: "Create API",
+            assignee: "Charlie",
+            status: "completed",
+            priority: "medium",
+            notes: "API endpoints implemented and tested"
+          },
+          { name: "Deploy to Production", assignee: "Eve", status: "pending", priority: "high", notes: undefined }
+        ])
       expect(ProjectTeam.renderSteps(steps)).toBe([
         "Current Project Steps:",
         "  1. [COMPLETED] [HIGH] Setup Database (assigned to: Alice, status: completed)",
@@ -41,7 +54,11 @@ describe("ProjectTeam (state_with_team)", () => {
 
   it.effect("tools reply exactly as the scenario says", () =>
     Effect.gen(function*() {
-      const added = yield* withState(ProjectTeam.Project, { steps: [] }, call("add_step", { step_name: "S", assignee: "Ann" }))
+      const added = yield* withState(
+        ProjectTeam.Project,
+        { steps: [] },
+        call("add_step", { step_name: "S", assignee: "Ann" })
+      )
       expect(added.value).toBe("[OK] Successfully added step 'S' assigned to Ann (priority: medium). Total steps: 1")
       expect((yield* withState(ProjectTeam.Project, { steps: [] }, call("delete_step", { step_name: "S" }))).value)
         .toBe("[ERROR] No steps found to delete")
@@ -55,10 +72,18 @@ describe("ProjectTeam (state_with_team)", () => {
         call("update_step_status", { step_name: "S", new_status: "blocked", notes: "waiting" })
       )
       expect(updated.value).toBe("[OK] Updated step 'S' status from 'pending' to 'blocked' with notes: waiting")
-      const plain = yield* withState(ProjectTeam.Project, added.state, call("update_step_status", { step_name: "S", new_status: "done" }))
+      const plain = yield* withState(
+        ProjectTeam.Project,
+        added.state,
+        call("update_step_status", { step_name: "S", new_status: "done" })
+      )
       expect(plain.value).toBe("[OK] Updated step 'S' status from 'pending' to 'done'")
       expect(plain.state.steps[0]!.notes).toBeUndefined()
-      const assigned = yield* withState(ProjectTeam.Project, added.state, call("assign_step", { step_name: "S", new_assignee: "Bo" }))
+      const assigned = yield* withState(
+        ProjectTeam.Project,
+        added.state,
+        call("assign_step", { step_name: "S", new_assignee: "Bo" })
+      )
       expect(assigned.value).toBe("[OK] Reassigned step 'S' from Ann to Bo")
     }))
 })

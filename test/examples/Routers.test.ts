@@ -4,8 +4,16 @@ import { Routers } from "@sessionflow/examples"
 import { Effect, Layer } from "effect"
 import { events, logLines, routed, withState } from "./utils.js"
 
-const { ADAPTIVE_USER, TaskTools, TaskToolsLive, adaptiveQueries, adaptiveWorkflow, offlineModel, taskInputs, taskWorkflow } =
-  Routers
+const {
+  ADAPTIVE_USER,
+  TaskTools,
+  TaskToolsLive,
+  adaptiveQueries,
+  adaptiveWorkflow,
+  offlineModel,
+  taskInputs,
+  taskWorkflow
+} = Routers
 const layer = Layer.mergeAll(offlineModel, TaskToolsLive, SessionStore.layerMemory)
 
 const call = (name: keyof typeof TaskTools.tools, params: object) =>
@@ -28,7 +36,9 @@ describe("Routers (state_in_router)", () => {
         const lines = logLines(value)
         routes.push(...routed(value))
         printed.push(...lines)
-        preferences.push(value.flatMap((e) => (e._tag === "StepCompleted" && e.stepName === "Update Preferences" ? [e.content] : [])))
+        preferences.push(
+          value.flatMap((e) => (e._tag === "StepCompleted" && e.stepName === "Update Preferences" ? [e.content] : []))
+        )
       }
       expect(routes).toEqual([["Onboard User"], ["Technical Response"], ["Friendly Response"], ["General Response"]])
       expect(preferences).toEqual([
@@ -73,11 +83,17 @@ describe("Routers (state_in_router)", () => {
     Effect.gen(function*() {
       const tasks = [task(1, "B low", "low"), task(2, "A high", "high", "completed"), task(3, "C high", "high")]
       expect((yield* withState(Routers.TaskList, { task_list: tasks }, call("list_tasks", {}))).value).toBe(
-        "Task list (all):\n- [COMPLETED] A high (Priority: high)\n- [PENDING] C high (Priority: high)\n- [PENDING] B low (Priority: low)"
+        "Task list (all):\n- [COMPLETED] A high (Priority: high)\n- " +
+          "[PENDING] C high (Priority: high)\n- [PENDING] B low (Priority: low)"
       )
-      expect((yield* withState(Routers.TaskList, { task_list: tasks }, call("list_tasks", { status_filter: "blocked" }))).value)
+      expect(
+        (yield* withState(Routers.TaskList, { task_list: tasks }, call("list_tasks", { status_filter: "blocked" })))
+          .value
+      )
         .toBe("No blocked tasks found.")
-      expect((yield* withState(Routers.TaskList, { task_list: [] }, call("list_tasks", {}))).value).toBe("Task list is empty.")
+      expect((yield* withState(Routers.TaskList, { task_list: [] }, call("list_tasks", {}))).value).toBe(
+        "Task list is empty."
+      )
 
       const dup = yield* withState(Routers.TaskList, { task_list: tasks }, call("add_task", { task: "b LOW" }))
       expect(dup.value).toBe("Task 'b LOW' already exists in the task list.")
@@ -87,9 +103,15 @@ describe("Routers (state_in_router)", () => {
 
       expect((yield* withState(Routers.TaskList, { task_list: [] }, call("complete_task", { task_name: "x" }))).value)
         .toBe("Task list is empty. Cannot complete 'x'.")
-      expect((yield* withState(Routers.TaskList, { task_list: tasks }, call("complete_task", { task_name: "x" }))).value)
+      expect(
+        (yield* withState(Routers.TaskList, { task_list: tasks }, call("complete_task", { task_name: "x" }))).value
+      )
         .toBe("Task 'x' not found in the task list.")
-      const done = yield* withState(Routers.TaskList, { task_list: tasks }, call("complete_task", { task_name: "c HIGH" }))
+      const done = yield* withState(
+        Routers.TaskList,
+        { task_list: tasks },
+        call("complete_task", { task_name: "c HIGH" })
+      )
       expect(done.value).toBe("Marked task 'C high' as completed.")
 
       const invalid = yield* withState(

@@ -16,5 +16,11 @@ describe("SessionNaming (rename_session)", () => {
       // the namer was asked with the session's first input
       const namer = (yield* TestModel.requests).find((r) => r.agent === undefined)!
       expect(namer.lastUserMessage).toContain(`First input:\n${input}`)
-    }).pipe(Effect.provide(Layer.mergeAll(SessionNamer.layerLanguageModel(), SessionStore.layerMemory).pipe(Layer.provideMerge(offlineModel)))))
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(SessionNamer.layerLanguageModel(), SessionStore.layerMemory).pipe(
+          Layer.provideMerge(offlineModel)
+        )
+      )
+    ))
 })

@@ -16,13 +16,25 @@ const call = (name: "add_item" | "remove_item" | "list_items" | "remove_all_item
 describe("ShoppingList (state_with_agent)", () => {
   it.effect("tools reply exactly as the scenario says", () =>
     Effect.gen(function*() {
-      const added = yield* withState(ShoppingList.ShoppingList, { shopping_list: ["milk"] }, call("add_item", { item: "Milk" }))
+      const added = yield* withState(
+        ShoppingList.ShoppingList,
+        { shopping_list: ["milk"] },
+        call("add_item", { item: "Milk" })
+      )
       expect(added).toEqual({ value: "'Milk' is already in the shopping list.", state: { shopping_list: ["milk"] } })
 
-      const fresh = yield* withState(ShoppingList.ShoppingList, { shopping_list: [] }, call("add_item", { item: "eggs" }))
+      const fresh = yield* withState(
+        ShoppingList.ShoppingList,
+        { shopping_list: [] },
+        call("add_item", { item: "eggs" })
+      )
       expect(fresh).toEqual({ value: "Added 'eggs' to the shopping list.", state: { shopping_list: ["eggs"] } })
 
-      const emptyRemove = yield* withState(ShoppingList.ShoppingList, { shopping_list: [] }, call("remove_item", { item: "tea" }))
+      const emptyRemove = yield* withState(
+        ShoppingList.ShoppingList,
+        { shopping_list: [] },
+        call("remove_item", { item: "tea" })
+      )
       expect(emptyRemove.value).toBe("Shopping list is empty. Cannot remove 'tea'.")
 
       const removed = yield* withState(
@@ -30,17 +42,32 @@ describe("ShoppingList (state_with_agent)", () => {
         { shopping_list: ["Bread", "milk", "bread"] },
         call("remove_item", { item: "BREAD" })
       )
-      expect(removed).toEqual({ value: "Removed 'Bread' from the shopping list.", state: { shopping_list: ["milk", "bread"] } })
+      expect(removed).toEqual({
+        value: "Removed 'Bread' from the shopping list.",
+        state: { shopping_list: ["milk", "bread"] }
+      })
 
-      const missing = yield* withState(ShoppingList.ShoppingList, { shopping_list: ["milk"] }, call("remove_item", { item: "tea" }))
+      const missing = yield* withState(
+        ShoppingList.ShoppingList,
+        { shopping_list: ["milk"] },
+        call("remove_item", { item: "tea" })
+      )
       expect(missing.value).toBe("'tea' not found in the shopping list.")
 
-      const list = yield* withState(ShoppingList.ShoppingList, { shopping_list: ["milk", "eggs"] }, call("list_items", {}))
+      const list = yield* withState(
+        ShoppingList.ShoppingList,
+        { shopping_list: ["milk", "eggs"] },
+        call("list_items", {})
+      )
       expect(list.value).toBe("Shopping list:\n- milk\n- eggs")
       const emptyList = yield* withState(ShoppingList.ShoppingList, { shopping_list: [] }, call("list_items", {}))
       expect(emptyList.value).toBe("Shopping list is empty.")
 
-      const cleared = yield* withState(ShoppingList.ShoppingList, { shopping_list: ["a", "b"] }, call("remove_all_items", {}))
+      const cleared = yield* withState(
+        ShoppingList.ShoppingList,
+        { shopping_list: ["a", "b"] },
+        call("remove_all_items", {})
+      )
       expect(cleared).toEqual({ value: "Removed all items from the shopping list.", state: { shopping_list: [] } })
     }))
 

@@ -18,7 +18,9 @@ const summary = Workflow.make({ name: "summary", input: Schema.String }).pipe(
 const model = TestModel.layer([TestModel.withUsage(TestModel.text("Short."), { inputTokens: 9, outputTokens: 3 })])
 
 const runSummary = (sessionId: string) =>
-  Workflow.run(summary, "  a long text  ", { sessionId }).pipe(Effect.provide(Layer.merge(model, SessionStore.layerMemory)))
+  Workflow.run(summary, "  a long text  ", { sessionId }).pipe(
+    Effect.provide(Layer.merge(model, SessionStore.layerMemory))
+  )
 
 /** A local OTLP/HTTP receiver: the JSON bodies posted to /v1/traces. */
 const receiver = Effect.acquireRelease(
@@ -33,7 +35,9 @@ const receiver = Effect.acquireRelease(
       })
     })
     server.listen(0, "127.0.0.1", () => {
-      resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, bodies, server }))
+      resume(
+        Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, bodies, server })
+      )
     })
   }),
   ({ server }) =>
@@ -47,7 +51,9 @@ describe("Tracing (examples)", () => {
     expect(Tracing.exporterFromEnv({})).toBe("console")
     expect(Tracing.exporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: " " })).toBe("console")
     expect(Tracing.exporterFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" })).toBe("otlp")
-    expect(Tracing.exporterFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces" })).toBe("otlp")
+    expect(Tracing.exporterFromEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces" })).toBe(
+      "otlp"
+    )
   })
 
   it.effect("console: a run's spans as one indented tree, with its ids once and the tokens of each model call", () =>
@@ -73,7 +79,9 @@ describe("Tracing (examples)", () => {
   it.scoped("otlp: the spans reach a collector over HTTP when the layer's scope closes", () =>
     Effect.gen(function*() {
       const { bodies, url } = yield* receiver
-      const output = yield* runSummary("otlp").pipe(Effect.provide(Tracing.layer({ exporter: "otlp", url, serviceName: "otlp-test" })))
+      const output = yield* runSummary("otlp").pipe(
+        Effect.provide(Tracing.layer({ exporter: "otlp", url, serviceName: "otlp-test" }))
+      )
       const sent = bodies.join("\n")
       expect(sent).toContain("\"Workflow.run\"")
       expect(sent).toContain("\"Agent.modelCall\"")

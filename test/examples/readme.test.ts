@@ -11,7 +11,15 @@ import { watchProgram } from "../../packages/examples/src/ReadmeWatchExample.js"
 const root = path.resolve(import.meta.dirname, "../..")
 
 describe("README", () => {
-  for (const file of ["ReadmePipelineExample.ts", "ReadmeExample.ts", "ReadmeRouterExample.ts", "ReadmeAgentExample.ts", "ReadmeWatchExample.ts"]) {
+  for (
+    const file of [
+      "ReadmePipelineExample.ts",
+      "ReadmeExample.ts",
+      "ReadmeRouterExample.ts",
+      "ReadmeAgentExample.ts",
+      "ReadmeWatchExample.ts"
+    ]
+  ) {
     it(`shows packages/examples/src/${file} unchanged`, () => {
       const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
       const example = fs.readFileSync(path.join(root, "packages/examples/src", file), "utf8")
@@ -22,13 +30,15 @@ describe("README", () => {
   it.effect("the README pipeline passes the agent's typed order to the next steps", () =>
     Effect.gen(function*() {
       const content: string = yield* pipelineProgram
-      expect(content).toBe('Order #1 saved: "Two coffees, please"')
+      expect(content).toBe("Order #1 saved: \"Two coffees, please\"")
     }))
 
   it("the README's first example is the typed pipeline", () => {
     const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
     const first = readme.indexOf("```ts\n")
-    expect(readme.slice(first, first + 400)).toContain('const Order = Schema.Struct({ item: Schema.String, quantity: Schema.Int })')
+    expect(readme.slice(first, first + 400)).toContain(
+      "const Order = Schema.Struct({ item: Schema.String, quantity: Schema.Int })"
+    )
   })
 
   it.effect("the README example greets once and keeps the count", () =>
@@ -36,10 +46,13 @@ describe("README", () => {
       expect(yield* program).toEqual({ greeted: true, count: 1 })
     }))
 
-  it.effect("the README router escalates the first urgent request (answer, then a ticket) and only answers the next", () =>
-    Effect.gen(function*() {
-      expect(yield* routerProgram).toEqual(["Ticket #1: urgent: the site is down", "Answered: urgent: still down"])
-    }))
+  it.effect(
+    "the README router escalates the first urgent request (answer, then a ticket) and only answers the next",
+    () =>
+      Effect.gen(function*() {
+        expect(yield* routerProgram).toEqual(["Ticket #1: urgent: the site is down", "Answered: urgent: still down"])
+      })
+  )
 
   it.effect("the README watch example follows the session up to its third version, in order", () =>
     Effect.gen(function*() {

@@ -4,11 +4,11 @@
  */
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { SessionState, Workflow, WorkflowEvent } from "@sessionflow/core"
+import { SessionState, Workflow, type WorkflowEvent } from "@sessionflow/core"
 import { Output } from "@sessionflow/examples"
-import { Chunk, Context, Effect, Stream } from "effect"
-import { execTypeScript, type ProcessResult } from "../process.js"
+import { Chunk, type Context, Effect, Stream } from "effect"
 import { fileURLToPath } from "node:url"
+import { execTypeScript, type ProcessResult } from "../process.js"
 
 const bin = fileURLToPath(new URL("../../packages/examples/src/bin.ts", import.meta.url))
 

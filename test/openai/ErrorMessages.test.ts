@@ -15,13 +15,23 @@ import * as TestServer from "./TestServer.js"
 
 describe("WorkflowError.format", () => {
   it("renders AiErrors without a message of their own as Tag: module.method: description (or the cause)", () => {
-    const input = new AiError.MalformedInput({ module: "OpenAIChat", method: "prepareMessages", description: "no audio" })
+    const input = new AiError.MalformedInput({
+      module: "OpenAIChat",
+      method: "prepareMessages",
+      description: "no audio"
+    })
     expect(input.message.startsWith("{")).toBe(true) // the field dump @effect/ai gives it
     expect(WorkflowError.format(input)).toBe("MalformedInput: OpenAIChat.prepareMessages: no audio")
     const decoded = Schema.decodeUnknownEither(Schema.Struct({ n: Schema.Number }))({})
     assert(Either.isLeft(decoded))
-    const output = AiError.MalformedOutput.fromParseError({ module: "LanguageModel", method: "generateObject", error: decoded.left })
-    expect(WorkflowError.format(output)).toBe(`MalformedOutput: LanguageModel.generateObject: { readonly n: number }\n└─ ["n"]\n   └─ is missing`)
+    const output = AiError.MalformedOutput.fromParseError({
+      module: "LanguageModel",
+      method: "generateObject",
+      error: decoded.left
+    })
+    expect(WorkflowError.format(output)).toBe(
+      `MalformedOutput: LanguageModel.generateObject: { readonly n: number }\n└─ ["n"]\n   └─ is missing`
+    )
     // errors with their own message keep it, after their tag
     const http = new AiError.UnknownError({ module: "M", method: "m", description: "boom" })
     expect(WorkflowError.format(http)).toBe(`UnknownError: ${http.message}`)
@@ -38,7 +48,8 @@ describe("run records and failure events", () => {
     method: "generateText",
     description: "The reply does not have the expected shape: choices[0].message: is missing"
   })
-  const readable = "MalformedOutput: Provider.generateText: The reply does not have the expected shape: choices[0].message: is missing"
+  const readable =
+    "MalformedOutput: Provider.generateText: The reply does not have the expected shape: choices[0].message: is missing"
 
   it.effect("carry the readable message of a MalformedOutput, not its field dump", () =>
     Effect.gen(function*() {
@@ -84,7 +95,9 @@ describe("the CLI (Cli.main) with an OpenAI-compatible server", () => {
       // every streamed chunk carries content that is neither text nor content parts
       const server = yield* TestServer.make({
         handler: () =>
-          TestServer.text("Hello", { rewrite: (data) => ({ ...data, choices: [{ index: 0, delta: { content: 42 } }] }) })
+          TestServer.text("Hello", {
+            rewrite: (data) => ({ ...data, choices: [{ index: 0, delta: { content: 42 } }] })
+          })
       })
       const dir = yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped()).pipe(
         Effect.provide(NodeFileSystem.layer)
@@ -93,7 +106,8 @@ describe("the CLI (Cli.main) with an OpenAI-compatible server", () => {
       const result = yield* main(["run", "shopping-list", "--db", db]).pipe(
         Effect.withConfigProvider(server.config({ OPENAI_MAX_RETRIES: "0" }))
       )
-      const readable = "MalformedOutput: OpenAIChat.streamText: The reply does not have the expected shape: choices[0].delta.content:"
+      const readable =
+        "MalformedOutput: OpenAIChat.streamText: The reply does not have the expected shape: choices[0].delta.content:"
       expect(result.exitCode).toBe(1)
       expect(result.stderr).toContain(`error: ${readable}`)
       expect(result.stdout).toContain(readable)

@@ -105,7 +105,13 @@ describe("the providers' LanguageModel service", () => {
       )
       assert(Exit.isSuccess(expected) && Exit.isSuccess(actual))
       expect(actual.value).toEqual(expected.value)
-      expect(actual.value.map((part) => part.type)).toEqual(["response-metadata", "text", "tool-call", "tool-call", "finish"])
+      expect(actual.value.map((part) => part.type)).toEqual([
+        "response-metadata",
+        "text",
+        "tool-call",
+        "tool-call",
+        "finish"
+      ])
       expect(calls[1]).toEqual(calls[0])
       expect(calls[1]!.tools.map((tool) => tool.name)).toEqual(["GetWeather", "Add"])
       expect(calls[1]!.toolChoice).toBe("auto")

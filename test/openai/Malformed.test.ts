@@ -7,7 +7,7 @@
 import { AiError, LanguageModel, Tool, Toolkit } from "@effect/ai"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { SessionStore, Workflow, type WorkflowEvent } from "@sessionflow/core"
-import { OpenAIChat, OpenAIResponses } from "@sessionflow/openai"
+import { OpenAIChat, type OpenAIClient, OpenAIResponses } from "@sessionflow/openai"
 import { Cause, Chunk, Effect, Exit, type Layer, Option, Schema, Stream } from "effect"
 import { makeToolsLayer, Tools } from "./ProviderSuite.js"
 import { CartToolsLive, shoppingWorkflow } from "./Shopping.js"
@@ -16,7 +16,7 @@ import * as TestServer from "./TestServer.js"
 interface Kit {
   readonly name: "OpenAIChat" | "OpenAIResponses"
   readonly modelWithClient: (
-    client: Layer.Layer<import("@sessionflow/openai").OpenAIClient.OpenAIClient>
+    client: Layer.Layer<OpenAIClient.OpenAIClient>
   ) => Layer.Layer<LanguageModel.LanguageModel>
 }
 
@@ -82,7 +82,12 @@ for (const kit of kits) {
         Effect.gen(function*() {
           const server = yield* TestServer.make({
             replies: [
-              TestServer.toolCalls([{ id: "c1", name: "GetWeather", arguments: { city: "Paris" }, argumentsAsObject: true }])
+              TestServer.toolCalls([{
+                id: "c1",
+                name: "GetWeather",
+                arguments: { city: "Paris" },
+                argumentsAsObject: true
+              }])
             ]
           })
           const calls: Array<unknown> = []
@@ -201,22 +206,25 @@ for (const kit of kits) {
           expect(malformed(exit).description).toContain("name")
         }))
 
-      it.scoped("stream: a reply that finishes with tool_calls but streamed none is MalformedOutput pointing at stream: false", () =>
-        Effect.gen(function*() {
-          const server = yield* TestServer.make({
-            replies: [
-              TestServer.toolCalls([{ name: "GetWeather", arguments: { city: "Lima" } }], {
-                streamToolCalls: false,
-                finishReason: "tool_calls"
-              })
-            ]
+      it.scoped(
+        "stream: a reply that finishes with tool_calls but streamed none is MalformedOutput pointing at stream: false",
+        () =>
+          Effect.gen(function*() {
+            const server = yield* TestServer.make({
+              replies: [
+                TestServer.toolCalls([{ name: "GetWeather", arguments: { city: "Lima" } }], {
+                  streamToolCalls: false,
+                  finishReason: "tool_calls"
+                })
+              ]
+            })
+            const exit = yield* provide(
+              server,
+              LanguageModel.streamText({ prompt: "x", toolkit: Tools }).pipe(Stream.runDrain)
+            ).pipe(Effect.provide(makeToolsLayer([])), Effect.exit)
+            expect(malformed(exit).description).toContain("stream: false")
           })
-          const exit = yield* provide(
-            server,
-            LanguageModel.streamText({ prompt: "x", toolkit: Tools }).pipe(Stream.runDrain)
-          ).pipe(Effect.provide(makeToolsLayer([])), Effect.exit)
-          expect(malformed(exit).description).toContain("stream: false")
-        }))
+      )
     } else {
       it.scoped("generate: a response without `output` is MalformedOutput, not an UnknownError from the SDK", () =>
         Effect.gen(function*() {
@@ -253,7 +261,10 @@ for (const kit of kits) {
               })
             ]
           })
-          const exit = yield* provide(server, LanguageModel.streamText({ prompt: "x" }).pipe(Stream.runDrain, Effect.exit))
+          const exit = yield* provide(
+            server,
+            LanguageModel.streamText({ prompt: "x" }).pipe(Stream.runDrain, Effect.exit)
+          )
           expect(malformed(exit).description).toContain("item")
         }))
 
@@ -349,7 +360,9 @@ for (const kit of kits) {
             )
             expect(state.items).toEqual(["oats"])
             const requests = yield* server.requests
-            expect(requests.map((r) => r.stream)).toEqual(mode === "stream" ? [true, true, true] : [false, false, false])
+            expect(requests.map((r) => r.stream)).toEqual(
+              mode === "stream" ? [true, true, true] : [false, false, false]
+            )
             expect(requests[1]!.rawBody).toContain("Invalid arguments for tool 'add_item'")
           }))
       }
@@ -370,50 +383,53 @@ for (const kit of kits) {
           expect(yield* server.requests).toHaveLength(2)
         }))
 
-      it.scoped(`${mode}: an unusable reply fails the run with MalformedOutput, rendered readably in the record and events`, () =>
-        Effect.gen(function*() {
-          // Chat: a choice without `message` / a chunk that is not an object;
-          // Responses: a response without `output` / an event without its item
-          const rewrite = kit.name === "OpenAIChat"
-            ? (mode === "generate"
-              ? chatChoice(undefined, "stop")
-              : (data: Record<string, unknown>) => ({ ...data, choices: [{ index: 0, delta: { content: 42 } }] }))
-            : (mode === "generate"
-              ? ({ output: _output, ...body }: Record<string, unknown>) => body
-              : ({ item: _item, ...data }: Record<string, unknown>) => data)
-          const server = yield* TestServer.make({ replies: [TestServer.text("hello", { rewrite })] })
-          const result = yield* provide(
-            server,
-            Effect.gen(function*() {
-              const events: Array<WorkflowEvent.WorkflowEvent> = []
-              const exit = yield* Effect.exit(
-                mode === "generate"
-                  ? Effect.asVoid(Workflow.run(shoppingWorkflow, "hello", { sessionId: "m" }))
-                  : Stream.runForEach(
-                    Workflow.stream(shoppingWorkflow, "hello", { sessionId: "m" }),
-                    (event) => Effect.sync(() => events.push(event))
-                  )
-              )
-              const history = yield* Workflow.getRunHistory(shoppingWorkflow, "m")
-              return { exit, history, events }
-            })
-          )
-          const error = malformed(result.exit)
-          expect(error.module).toBe(kit.name)
-          const expected = `MalformedOutput: ${kit.name}.${mode === "generate" ? "generateText" : "streamText"}: `
-          expect(result.history.map((r) => r.status)).toEqual(["error"])
-          const recorded = result.history[0]!.error!
-          expect(recorded.startsWith(expected), recorded).toBe(true)
-          expect(recorded).not.toContain("\"module\"")
-          expect(recorded).not.toContain("\"cause\"")
-          if (mode === "stream") {
-            const failures = result.events.flatMap((e) =>
-              e._tag === "RunFailed" || e._tag === "StepFailed" ? [e.error] : []
+      it.scoped(
+        `${mode}: an unusable reply fails the run with MalformedOutput, rendered readably in the record and events`,
+        () =>
+          Effect.gen(function*() {
+            // Chat: a choice without `message` / a chunk that is not an object;
+            // Responses: a response without `output` / an event without its item
+            const rewrite = kit.name === "OpenAIChat"
+              ? (mode === "generate"
+                ? chatChoice(undefined, "stop")
+                : (data: Record<string, unknown>) => ({ ...data, choices: [{ index: 0, delta: { content: 42 } }] }))
+              : (mode === "generate"
+                ? ({ output: _output, ...body }: Record<string, unknown>) => body
+                : ({ item: _item, ...data }: Record<string, unknown>) => data)
+            const server = yield* TestServer.make({ replies: [TestServer.text("hello", { rewrite })] })
+            const result = yield* provide(
+              server,
+              Effect.gen(function*() {
+                const events: Array<WorkflowEvent.WorkflowEvent> = []
+                const exit = yield* Effect.exit(
+                  mode === "generate"
+                    ? Effect.asVoid(Workflow.run(shoppingWorkflow, "hello", { sessionId: "m" }))
+                    : Stream.runForEach(
+                      Workflow.stream(shoppingWorkflow, "hello", { sessionId: "m" }),
+                      (event) => Effect.sync(() => events.push(event))
+                    )
+                )
+                const history = yield* Workflow.getRunHistory(shoppingWorkflow, "m")
+                return { exit, history, events }
+              })
             )
-            expect(failures).toHaveLength(2)
-            for (const text of failures) expect(text).toBe(recorded)
-          }
-        }))
+            const error = malformed(result.exit)
+            expect(error.module).toBe(kit.name)
+            const expected = `MalformedOutput: ${kit.name}.${mode === "generate" ? "generateText" : "streamText"}: `
+            expect(result.history.map((r) => r.status)).toEqual(["error"])
+            const recorded = result.history[0]!.error!
+            expect(recorded.startsWith(expected), recorded).toBe(true)
+            expect(recorded).not.toContain("\"module\"")
+            expect(recorded).not.toContain("\"cause\"")
+            if (mode === "stream") {
+              const failures = result.events.flatMap((e) =>
+                e._tag === "RunFailed" || e._tag === "StepFailed" ? [e.error] : []
+              )
+              expect(failures).toHaveLength(2)
+              for (const text of failures) expect(text).toBe(recorded)
+            }
+          })
+      )
     }
   })
 }

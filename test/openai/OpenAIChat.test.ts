@@ -49,8 +49,11 @@ const kit: ProviderKit = {
 providerSuite(kit)
 
 describe("OpenAIChat (Chat Completions wire format)", () => {
-  const run = <A, E, R>(server: TestServer.Service, effect: Effect.Effect<A, E, R>, config?: OpenAIChat.Config.Service) =>
-    effect.pipe(Effect.provide(OpenAIChat.modelWithClient("gpt-test", server.clientLayer(), config)))
+  const run = <A, E, R>(
+    server: TestServer.Service,
+    effect: Effect.Effect<A, E, R>,
+    config?: OpenAIChat.Config.Service
+  ) => effect.pipe(Effect.provide(OpenAIChat.modelWithClient("gpt-test", server.clientLayer(), config)))
 
   it.scoped("converts a multi-turn prompt with tool calls and tool results", () =>
     Effect.gen(function*() {
@@ -67,7 +70,14 @@ describe("OpenAIChat (Chat Completions wire format)", () => {
         },
         {
           role: "tool",
-          content: [{ type: "tool-result", id: "call_1", name: "Add", result: 42, isFailure: false, providerExecuted: false }]
+          content: [{
+            type: "tool-result",
+            id: "call_1",
+            name: "Add",
+            result: 42,
+            isFailure: false,
+            providerExecuted: false
+          }]
         }
       ])
       yield* run(server, LanguageModel.generateText({ prompt }))

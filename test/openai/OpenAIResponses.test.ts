@@ -73,7 +73,14 @@ describe("OpenAIResponses (Responses API wire format)", () => {
         },
         {
           role: "tool",
-          content: [{ type: "tool-result", id: "call_1", name: "Add", result: 42, isFailure: false, providerExecuted: false }]
+          content: [{
+            type: "tool-result",
+            id: "call_1",
+            name: "Add",
+            result: 42,
+            isFailure: false,
+            providerExecuted: false
+          }]
         }
       ])
       yield* run(server, LanguageModel.generateText({ prompt }))
@@ -136,7 +143,10 @@ describe("OpenAIResponses (Responses API wire format)", () => {
   it.scoped("an incomplete response maps to finish reason length", () =>
     Effect.gen(function*() {
       const server = yield* TestServer.make({
-        replies: [TestServer.text("trunc", { finishReason: "length" }), TestServer.text("trunc", { finishReason: "length" })]
+        replies: [
+          TestServer.text("trunc", { finishReason: "length" }),
+          TestServer.text("trunc", { finishReason: "length" })
+        ]
       })
       const response = yield* run(server, LanguageModel.generateText({ prompt: "x" }))
       expect(response.finishReason).toBe("length")
@@ -151,7 +161,10 @@ describe("OpenAIResponses (Responses API wire format)", () => {
       const server = yield* TestServer.make({
         replies: [
           TestServer.sse([
-            { event: "error", data: { type: "error", code: "server_error", message: "Something broke", param: null, sequence_number: 0 } }
+            {
+              event: "error",
+              data: { type: "error", code: "server_error", message: "Something broke", param: null, sequence_number: 0 }
+            }
           ])
         ]
       })

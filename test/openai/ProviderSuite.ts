@@ -14,7 +14,7 @@ import {
   Effect,
   Exit,
   Fiber,
-  Layer,
+  type Layer,
   Option,
   Random,
   Schema,
@@ -49,7 +49,7 @@ export interface InspectedTool {
   readonly parameters: JsonObject
 }
 
-export interface InspectedFormat {
+interface InspectedFormat {
   readonly name: string
   readonly strict: boolean | undefined
   readonly schema: JsonObject
@@ -59,13 +59,13 @@ export type JsonObject = { readonly [key: string]: unknown }
 
 // ---- fixtures ----------------------------------------------------------------
 
-export const GetWeather = Tool.make("GetWeather", {
+const GetWeather = Tool.make("GetWeather", {
   description: "Current weather for a city",
   parameters: { city: Schema.String },
   success: Schema.String
 })
 
-export const Add = Tool.make("Add", {
+const Add = Tool.make("Add", {
   description: "Adds two numbers",
   parameters: { a: Schema.Number, b: Schema.optional(Schema.Number) },
   success: Schema.Number
@@ -80,7 +80,7 @@ export const makeToolsLayer = (calls: Array<unknown>) =>
     Add: ({ a, b }) => Effect.sync(() => (calls.push({ tool: "Add", a, b }), a + (b ?? 0)))
   })
 
-export const Person = Schema.Struct({
+const Person = Schema.Struct({
   name: Schema.String,
   age: Schema.Number,
   nickname: Schema.optional(Schema.String)

@@ -6,25 +6,25 @@ import { Tool, Toolkit } from "@effect/ai"
 import { Agent, SessionState, Step, Workflow } from "@sessionflow/core"
 import { Schema } from "effect"
 
-export class Cart extends SessionState.Tag("test/openai/Cart")<Cart>()({
+class Cart extends SessionState.Tag("test/openai/Cart")<Cart>()({
   items: Schema.Array(Schema.String)
 }) {}
 
-export const AddItem = Tool.make("add_item", {
+const AddItem = Tool.make("add_item", {
   description: "Add an item to the shopping list",
   parameters: { item: Schema.String },
   success: Schema.String,
   dependencies: [Cart]
 })
 
-export const CartTools = Toolkit.make(AddItem)
+const CartTools = Toolkit.make(AddItem)
 
 export const CartToolsLive = CartTools.toLayer({
   add_item: ({ item }) =>
     Cart.modify((s) => [`Added '${item}' to the shopping list.`, { items: [...s.items, item] }] as const)
 })
 
-export const shopper = Agent.make({
+const shopper = Agent.make({
   name: "Shopping Assistant",
   instructions: "You are a helpful shopping assistant. Always use the provided tools.",
   tools: CartTools

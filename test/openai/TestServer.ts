@@ -78,12 +78,11 @@ import {
   Chunk,
   Clock,
   ConfigProvider,
-  Context,
   Duration,
   Effect,
   type Exit,
   Fiber,
-  Layer,
+  type Layer,
   Option,
   type Scope,
   TestClock
@@ -155,7 +154,12 @@ export type Reply =
     readonly code: string | null
     readonly headers: Readonly<Record<string, string>>
   }
-  | { readonly _tag: "Raw"; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: string }
+  | {
+    readonly _tag: "Raw"
+    readonly status: number
+    readonly headers: Readonly<Record<string, string>>
+    readonly body: string
+  }
   | {
     readonly _tag: "Sse"
     readonly events: ReadonlyArray<SseEvent>
@@ -202,7 +206,8 @@ export const error = (
   _tag: "Error",
   status,
   message,
-  type: options?.type ?? (status === 429 ? "rate_limit_exceeded" : status >= 500 ? "server_error" : "invalid_request_error"),
+  type: options?.type ??
+    (status === 429 ? "rate_limit_exceeded" : status >= 500 ? "server_error" : "invalid_request_error"),
   code: options?.code ?? null,
   headers: {
     ...options?.headers,
@@ -252,7 +257,7 @@ export interface RecordedRequest {
 }
 
 /** Computes a reply from a request; `undefined` falls through to "no scripted reply". */
-export type Handler = (request: RecordedRequest) => Reply | undefined
+type Handler = (request: RecordedRequest) => Reply | undefined
 
 /** @category Options */
 export interface Options {
@@ -300,9 +305,6 @@ export interface Service {
     options?: Omit<OpenAIClient.Options, "apiKey" | "baseURL">
   ) => Layer.Layer<OpenAIClient.OpenAIClient>
 }
-
-/** The server as a service, for `layer`. */
-export class TestServer extends Context.Tag("test/openai/TestServer")<TestServer, Service>() {}
 
 interface Entry {
   readonly index: number
@@ -480,9 +482,6 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Scope
     return service
   })
 
-/** The server as a layer (closed when the layer is released). */
-export const layer = (options?: Options): Layer.Layer<TestServer> => Layer.scoped(TestServer, make(options))
-
 // =============================================================================
 // Rendering
 // =============================================================================
@@ -539,7 +538,9 @@ interface ResolvedCall {
 const resolveCalls = (entry: Entry, o: MessageOptions): ReadonlyArray<ResolvedCall> =>
   (o.toolCalls ?? []).map((call, i) => {
     const id = call.id ?? `call_${entry.index}_${i}`
-    if (!("arguments" in call) || call.arguments === undefined) return { id, name: call.name, argumentsField: {}, pieces: [] }
+    if (!("arguments" in call) || call.arguments === undefined) {
+      return { id, name: call.name, argumentsField: {}, pieces: [] }
+    }
     if (call.arguments === null || (call.argumentsAsObject === true && typeof call.arguments === "object")) {
       return { id, name: call.name, argumentsField: { arguments: call.arguments }, pieces: [] }
     }
@@ -638,7 +639,12 @@ const chatEvents = (entry: Entry, o: MessageOptions): { events: Array<SseEvent>;
   const calls = resolveCalls(entry, o)
   calls.forEach((call, i) =>
     events.push(chunk({
-      tool_calls: [{ index: i, id: call.id, type: "function", function: { name: call.name, ...openingArguments(call) } }]
+      tool_calls: [{
+        index: i,
+        id: call.id,
+        type: "function",
+        function: { name: call.name, ...openingArguments(call) }
+      }]
     }))
   )
   for (const [i, piece] of pieceOrder(calls, o.interleaveToolCalls === true)) {
@@ -698,7 +704,11 @@ const responsesItems = (entry: Entry, o: MessageOptions) => {
 
 const responsesResponse = (entry: Entry, o: MessageOptions, status?: "in_progress") => {
   const finish = o.finishReason
-  const incomplete = finish === "length" ? "max_output_tokens" : finish === "content_filter" ? "content_filter" : undefined
+  const incomplete = finish === "length"
+    ? "max_output_tokens"
+    : finish === "content_filter"
+    ? "content_filter"
+    : undefined
   const items = status === "in_progress" ? [] : responsesItems(entry, o)
   return {
     id: `resp_test_${entry.index}`,
@@ -806,7 +816,9 @@ const responsesEvents = (entry: Entry, o: MessageOptions): { events: Array<SseEv
     events.push(ev("response.output_item.done", { output_index: callIndex[i], item: finalItems[callIndex[i]!] }))
   })
   const final = responsesResponse(entry, o)
-  const terminal = [ev(final.status === "incomplete" ? "response.incomplete" : "response.completed", { response: final })]
+  const terminal = [
+    ev(final.status === "incomplete" ? "response.incomplete" : "response.completed", { response: final })
+  ]
   return { events, terminal }
 }
 

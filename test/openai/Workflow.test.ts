@@ -7,8 +7,8 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { OpenAIChat, OpenAIResponses } from "@sessionflow/openai"
 import { Cause, Chunk, type ConfigError, Effect, Exit, type Layer, Option, Schema, Stream } from "effect"
-import { CartToolsLive, shoppingWorkflow } from "./Shopping.js"
 import { inMemoryTracing } from "../tracing.js"
+import { CartToolsLive, shoppingWorkflow } from "./Shopping.js"
 import * as TestServer from "./TestServer.js"
 
 const JobApplication = Schema.Struct({
@@ -96,35 +96,46 @@ for (const kit of kits) {
         expect(bodyText(requests[1]!)).toContain("Added 'bread' to the shopping list.")
       }))
 
-    it.scoped("the token usage the server reports reaches the run: summed on its output, its record and its model calls' spans", () =>
-      Effect.gen(function*() {
-        const server = yield* TestServer.make({
-          replies: [
-            TestServer.toolCalls([{ name: "add_item", arguments: { item: "milk" } }], { usage: { inputTokens: 11, outputTokens: 7 } }),
-            TestServer.text("I added milk.", { usage: { inputTokens: 21, outputTokens: 3 } })
-          ]
-        })
-        const { exporter, layer } = inMemoryTracing()
-        const result = yield* provide(
-          server,
-          Effect.gen(function*() {
-            const run = yield* Workflow.run(shoppingWorkflow, "add milk", { sessionId: "usage" })
-            return { run, history: yield* Workflow.getRunHistory(shoppingWorkflow, "usage") }
+    it.scoped(
+      "the token usage the server reports reaches the run: summed on its output, its record and its model calls' spans",
+      () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer.make({
+            replies: [
+              TestServer.toolCalls([{ name: "add_item", arguments: { item: "milk" } }], {
+                usage: { inputTokens: 11, outputTokens: 7 }
+              }),
+              TestServer.text("I added milk.", { usage: { inputTokens: 21, outputTokens: 3 } })
+            ]
           })
-        ).pipe(Effect.provide(layer))
-        const usage = { inputTokens: 32, outputTokens: 10, totalTokens: 42, modelCalls: 2 }
-        // (the Responses API also reports reasoning and cached tokens: 0 here)
-        expect(result.run.usage).toMatchObject(usage)
-        expect(result.history[0]!.usage).toEqual(result.run.usage)
-        const calls = exporter.getFinishedSpans().filter((span) => span.name === "Agent.modelCall")
-        expect(calls.map((call) => [call.attributes["gen_ai.usage.input_tokens"], call.attributes["gen_ai.usage.output_tokens"]]))
-          .toEqual([[11, 7], [21, 3]])
-        expect(calls.map((call) => call.attributes["gen_ai.response.model"])).toEqual(["gpt-test", "gpt-test"])
-      }))
+          const { exporter, layer } = inMemoryTracing()
+          const result = yield* provide(
+            server,
+            Effect.gen(function*() {
+              const run = yield* Workflow.run(shoppingWorkflow, "add milk", { sessionId: "usage" })
+              return { run, history: yield* Workflow.getRunHistory(shoppingWorkflow, "usage") }
+            })
+          ).pipe(Effect.provide(layer))
+          const usage = { inputTokens: 32, outputTokens: 10, totalTokens: 42, modelCalls: 2 }
+          // (the Responses API also reports reasoning and cached tokens: 0 here)
+          expect(result.run.usage).toMatchObject(usage)
+          expect(result.history[0]!.usage).toEqual(result.run.usage)
+          const calls = exporter.getFinishedSpans().filter((span) => span.name === "Agent.modelCall")
+          expect(
+            calls.map((
+              call
+            ) => [call.attributes["gen_ai.usage.input_tokens"], call.attributes["gen_ai.usage.output_tokens"]])
+          )
+            .toEqual([[11, 7], [21, 3]])
+          expect(calls.map((call) => call.attributes["gen_ai.response.model"])).toEqual(["gpt-test", "gpt-test"])
+        })
+    )
 
     it.scoped("a streamed run's usage (the stream's last chunk) reaches its record", () =>
       Effect.gen(function*() {
-        const server = yield* TestServer.make({ replies: [TestServer.text("Hello there.", { usage: { inputTokens: 9, outputTokens: 4 } })] })
+        const server = yield* TestServer.make({
+          replies: [TestServer.text("Hello there.", { usage: { inputTokens: 9, outputTokens: 4 } })]
+        })
         const history = yield* provide(
           server,
           Effect.zipRight(
@@ -184,7 +195,9 @@ for (const kit of kits) {
         const server = yield* TestServer.make({ replies: [TestServer.text(["Hel", "lo ", "there"])] })
         const events = yield* provide(
           server,
-          Stream.runCollect(Workflow.stream(shoppingWorkflow, "hi", { sessionId: "st" })).pipe(Effect.map(Chunk.toReadonlyArray))
+          Stream.runCollect(Workflow.stream(shoppingWorkflow, "hi", { sessionId: "st" })).pipe(
+            Effect.map(Chunk.toReadonlyArray)
+          )
         )
         const tags = events.map((e) => (e._tag === "TextDelta" ? `delta:${e.delta}` : e._tag))
         expect(tags.filter((t) => t.startsWith("delta:"))).toEqual(["delta:Hel", "delta:lo ", "delta:there"])
@@ -195,34 +208,37 @@ for (const kit of kits) {
         expect(request!.stream).toBe(true)
       }))
 
-    it.scoped("a server that cannot stream tool calls: with `stream: false` on the model, Workflow.stream still runs them", () =>
-      Effect.gen(function*() {
-        const server = yield* TestServer.make({
-          replies: [
-            TestServer.toolCalls([{ name: "add_item", arguments: { item: "milk" } }], { streamToolCalls: false }),
-            TestServer.text("I added milk.", { streamToolCalls: false })
-          ]
+    it.scoped(
+      "a server that cannot stream tool calls: with `stream: false` on the model, Workflow.stream still runs them",
+      () =>
+        Effect.gen(function*() {
+          const server = yield* TestServer.make({
+            replies: [
+              TestServer.toolCalls([{ name: "add_item", arguments: { item: "milk" } }], { streamToolCalls: false }),
+              TestServer.text("I added milk.", { streamToolCalls: false })
+            ]
+          })
+          const result = yield* Effect.gen(function*() {
+            const events = yield* Stream.runCollect(Workflow.stream(shoppingWorkflow, "add milk", { sessionId: "ns" }))
+            const state = yield* Workflow.getSessionState(shoppingWorkflow, "ns")
+            return { events: Chunk.toReadonlyArray(events), state }
+          }).pipe(
+            Effect.provide(CartToolsLive),
+            Effect.provide(kit.model("gpt-test", { stream: false })),
+            Effect.provide(SessionStore.layerMemory),
+            Effect.withConfigProvider(server.config())
+          )
+          expect(result.state.items).toEqual(["milk"])
+          const requests = yield* server.requests
+          expect(requests.map((r) => r.stream)).toEqual([false, false])
+          // the events a streamed run promises are still there: the tool call, then the text (as one delta)
+          const tags = result.events.map((e) => e._tag)
+          expect(tags.indexOf("ToolCallCompleted")).toBeGreaterThan(tags.indexOf("ToolCallStarted"))
+          expect(result.events.flatMap((e) => (e._tag === "TextDelta" ? [e.delta] : []))).toEqual(["I added milk."])
+          expect(tags.indexOf("TextDelta")).toBeLessThan(tags.indexOf("StepCompleted"))
+          expect(tags[tags.length - 1]).toBe("RunCompleted")
         })
-        const result = yield* Effect.gen(function*() {
-          const events = yield* Stream.runCollect(Workflow.stream(shoppingWorkflow, "add milk", { sessionId: "ns" }))
-          const state = yield* Workflow.getSessionState(shoppingWorkflow, "ns")
-          return { events: Chunk.toReadonlyArray(events), state }
-        }).pipe(
-          Effect.provide(CartToolsLive),
-          Effect.provide(kit.model("gpt-test", { stream: false })),
-          Effect.provide(SessionStore.layerMemory),
-          Effect.withConfigProvider(server.config())
-        )
-        expect(result.state.items).toEqual(["milk"])
-        const requests = yield* server.requests
-        expect(requests.map((r) => r.stream)).toEqual([false, false])
-        // the events a streamed run promises are still there: the tool call, then the text (as one delta)
-        const tags = result.events.map((e) => e._tag)
-        expect(tags.indexOf("ToolCallCompleted")).toBeGreaterThan(tags.indexOf("ToolCallStarted"))
-        expect(result.events.flatMap((e) => (e._tag === "TextDelta" ? [e.delta] : []))).toEqual(["I added milk."])
-        expect(tags.indexOf("TextDelta")).toBeLessThan(tags.indexOf("StepCompleted"))
-        expect(tags[tags.length - 1]).toBe("RunCompleted")
-      }))
+    )
 
     it.scoped("a 429 is retried after Retry-After and the run lands", () =>
       Effect.gen(function*() {

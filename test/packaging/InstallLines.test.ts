@@ -35,7 +35,9 @@ const ours = (name: string) => name.startsWith("@sessionflow/")
 /** The peers a package needs (not the optional ones), with those of the @sessionflow packages it depends on. */
 const peersOf = (name: string): Record<string, string> => {
   const m = manifest(name)
-  const needed = Object.entries(m.peerDependencies ?? {}).filter(([peer]) => m.peerDependenciesMeta?.[peer]?.optional !== true)
+  const needed = Object.entries(m.peerDependencies ?? {}).filter(([peer]) =>
+    m.peerDependenciesMeta?.[peer]?.optional !== true
+  )
   const inner = Object.keys(m.dependencies ?? {}).filter(ours)
   return Object.assign({}, ...inner.map(peersOf), Object.fromEntries(needed))
 }
@@ -71,17 +73,27 @@ describe("README install lines", () => {
     const lines = installLines("README.md", /^npm install \S+\/\*\.tgz /)
     expect(lines.length).toBe(1)
     const expected = Object.fromEntries(
-      libraries.flatMap(({ manifest }) => Object.entries(manifest.peerDependencies ?? {})).filter(([peer]) => !ours(peer))
+      libraries.flatMap(({ manifest }) => Object.entries(manifest.peerDependencies ?? {})).filter(([peer]) =>
+        !ours(peer)
+      )
     )
     expect(parse(lines[0]!.split(/\s+/).slice(3)), lines[0]).toEqual(expected)
   })
 
-  it("a library package depends on the siblings it always needs, all packed with it, and has the others as optional peers", () => {
-    const names = libraries.map(({ manifest }) => manifest.name)
-    for (const { manifest } of libraries) {
-      expect(names, manifest.name).toEqual(expect.arrayContaining(Object.keys(manifest.dependencies ?? {}).filter(ours)))
-      const siblingPeers = Object.keys(manifest.peerDependencies ?? {}).filter(ours)
-      for (const peer of siblingPeers) expect(manifest.peerDependenciesMeta?.[peer]?.optional, `${manifest.name}: ${peer}`).toBe(true)
+  it(
+    "a library package depends on the siblings it always needs, " +
+      "all packed with it, and has the others as optional peers",
+    () => {
+      const names = libraries.map(({ manifest }) => manifest.name)
+      for (const { manifest } of libraries) {
+        expect(names, manifest.name).toEqual(
+          expect.arrayContaining(Object.keys(manifest.dependencies ?? {}).filter(ours))
+        )
+        const siblingPeers = Object.keys(manifest.peerDependencies ?? {}).filter(ours)
+        for (const peer of siblingPeers) {
+          expect(manifest.peerDependenciesMeta?.[peer]?.optional, `${manifest.name}: ${peer}`).toBe(true)
+        }
+      }
     }
-  })
+  )
 })

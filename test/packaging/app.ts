@@ -61,7 +61,9 @@ export const sqlitePrebuilds = (prebuilds: string) =>
     "-czf",
     path.join(
       prebuilds,
-      `better-sqlite3-v${version("better-sqlite3")}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
+      `better-sqlite3-v${
+        version("better-sqlite3")
+      }-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`
     ),
     "-C",
     path.join(root, "node_modules", "better-sqlite3"),

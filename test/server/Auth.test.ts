@@ -18,92 +18,112 @@ const alice = as("token-of-alice")
 const bob = as("token-of-bob")
 
 describe("authentication and ownership", () => {
-  it.scoped("another user's session is a 404 on every endpoint, for bob and for anonymous callers; nothing changes", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [notes], tokens })
-      const runs = `${url}/workflows/notes/runs`
-      const owned = `${url}/workflows/notes/sessions/s1`
+  it.scoped(
+    "another user's session is a 404 on every endpoint, for bob and for anonymous callers; nothing changes",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [notes], tokens })
+        const runs = `${url}/workflows/notes/runs`
+        const owned = `${url}/workflows/notes/sessions/s1`
 
-      const mine = yield* request(runs, { method: "POST", json: { input: "secret", sessionId: "s1" }, headers: alice })
-      expect(mine.status).toBe(200)
-      expect(mine.body.userId).toBe("alice")
-      expect((yield* request(owned, { headers: alice })).body.userId).toBe("alice")
+        const mine = yield* request(runs, {
+          method: "POST",
+          json: { input: "secret", sessionId: "s1" },
+          headers: alice
+        })
+        expect(mine.status).toBe(200)
+        expect(mine.body.userId).toBe("alice")
+        expect((yield* request(owned, { headers: alice })).body.userId).toBe("alice")
 
-      const notFound = { _tag: "NotFound", what: "session", id: "s1", message: "Session 's1' does not exist" }
-      for (const headers of [bob, {}]) {
-        const attempts = [
-          yield* request(owned, { headers }),
-          yield* request(`${owned}/state`, { headers }),
-          yield* request(`${owned}/runs`, { headers }),
-          yield* request(`${owned}/chat`, { headers }),
-          yield* request(`${owned}/versions`, { headers }),
-          yield* request(`${owned}/versions/1`, { headers }),
-          yield* request(`${owned}/fork`, { method: "POST", json: { newSessionId: "stolen" }, headers }),
-          yield* request(`${owned}/state`, { method: "PUT", json: { state: { notes: [] } }, headers }),
-          yield* request(`${owned}/name`, { method: "PUT", json: { name: "mine now" }, headers }),
-          yield* request(owned, { method: "DELETE", headers }),
-          yield* request(runs, { method: "POST", json: { input: "x", sessionId: "s1" }, headers }),
-          yield* streamRun(runs, { input: "x", sessionId: "s1" }, headers)
-        ]
-        for (const attempt of attempts) {
-          expect(attempt.status).toBe(404)
-          expect(attempt.body).toEqual(notFound)
-          expect(attempt.text).not.toContain("alice")
-          expect(attempt.text).not.toContain("secret")
+        const notFound = { _tag: "NotFound", what: "session", id: "s1", message: "Session 's1' does not exist" }
+        for (const headers of [bob, {}]) {
+          const attempts = [
+            yield* request(owned, { headers }),
+            yield* request(`${owned}/state`, { headers }),
+            yield* request(`${owned}/runs`, { headers }),
+            yield* request(`${owned}/chat`, { headers }),
+            yield* request(`${owned}/versions`, { headers }),
+            yield* request(`${owned}/versions/1`, { headers }),
+            yield* request(`${owned}/fork`, { method: "POST", json: { newSessionId: "stolen" }, headers }),
+            yield* request(`${owned}/state`, { method: "PUT", json: { state: { notes: [] } }, headers }),
+            yield* request(`${owned}/name`, { method: "PUT", json: { name: "mine now" }, headers }),
+            yield* request(owned, { method: "DELETE", headers }),
+            yield* request(runs, { method: "POST", json: { input: "x", sessionId: "s1" }, headers }),
+            yield* streamRun(runs, { input: "x", sessionId: "s1" }, headers)
+          ]
+          for (const attempt of attempts) {
+            expect(attempt.status).toBe(404)
+            expect(attempt.body).toEqual(notFound)
+            expect(attempt.text).not.toContain("alice")
+            expect(attempt.text).not.toContain("secret")
+          }
         }
-      }
 
-      // alice's session is as she left it, with her run only
-      const after = yield* request(owned, { headers: alice })
-      expect(after.body).toMatchObject({ version: 1, state: { notes: ["secret"] } })
-      expect(after.body.name).toBeUndefined()
-      expect((yield* request(`${owned}/runs`, { headers: alice })).body).toHaveLength(1)
-    }))
-
-  it.scoped("a session is its creator's only: listings show the caller's own sessions, anonymous ones are anonymous callers' only", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [notes], tokens })
-      const runs = `${url}/workflows/notes/runs`
-      yield* request(runs, { method: "POST", json: { input: "a", sessionId: "of-alice" }, headers: alice })
-      yield* request(runs, { method: "POST", json: { input: "b", sessionId: "of-bob" }, headers: bob })
-      yield* request(runs, { method: "POST", json: { input: "c", sessionId: "shared" } })
-
-      const ids = (headers: Record<string, string>) =>
-        request(`${url}/workflows/notes/sessions`, { headers }).pipe(
-          Effect.map((reply) => reply.body.sessions.map((s: { sessionId: string }) => s.sessionId).sort())
-        )
-      expect(yield* ids(alice)).toEqual(["of-alice"])
-      expect(yield* ids(bob)).toEqual(["of-bob"])
-      expect(yield* ids({})).toEqual(["shared"])
-
-      // anonymous callers share anonymous sessions; a signed-in user gets the 404 of a missing session
-      expect((yield* request(runs, { method: "POST", json: { input: "d", sessionId: "shared" } })).body.state).toEqual({
-        notes: ["c", "d"]
+        // alice's session is as she left it, with her run only
+        const after = yield* request(owned, { headers: alice })
+        expect(after.body).toMatchObject({ version: 1, state: { notes: ["secret"] } })
+        expect(after.body.name).toBeUndefined()
+        expect((yield* request(`${owned}/runs`, { headers: alice })).body).toHaveLength(1)
       })
-      const bobs = yield* request(runs, { method: "POST", json: { input: "e", sessionId: "shared" }, headers: bob })
-      expect(bobs.status).toBe(404)
-      expect(bobs.body).toMatchObject({ _tag: "NotFound", what: "session", id: "shared" })
-      expect((yield* request(`${url}/workflows/notes/sessions/shared`)).body).toMatchObject({
-        state: { notes: ["c", "d"] }
+  )
+
+  it.scoped(
+    "a session is its creator's only: listings show the caller's " +
+      "own sessions, anonymous ones are anonymous callers' only",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [notes], tokens })
+        const runs = `${url}/workflows/notes/runs`
+        yield* request(runs, { method: "POST", json: { input: "a", sessionId: "of-alice" }, headers: alice })
+        yield* request(runs, { method: "POST", json: { input: "b", sessionId: "of-bob" }, headers: bob })
+        yield* request(runs, { method: "POST", json: { input: "c", sessionId: "shared" } })
+
+        const ids = (headers: Record<string, string>) =>
+          request(`${url}/workflows/notes/sessions`, { headers }).pipe(
+            Effect.map((reply) => reply.body.sessions.map((s: { sessionId: string }) => s.sessionId).sort())
+          )
+        expect(yield* ids(alice)).toEqual(["of-alice"])
+        expect(yield* ids(bob)).toEqual(["of-bob"])
+        expect(yield* ids({})).toEqual(["shared"])
+
+        // anonymous callers share anonymous sessions; a signed-in user gets the 404 of a missing session
+        expect((yield* request(runs, { method: "POST", json: { input: "d", sessionId: "shared" } })).body.state)
+          .toEqual({
+            notes: ["c", "d"]
+          })
+        const bobs = yield* request(runs, { method: "POST", json: { input: "e", sessionId: "shared" }, headers: bob })
+        expect(bobs.status).toBe(404)
+        expect(bobs.body).toMatchObject({ _tag: "NotFound", what: "session", id: "shared" })
+        expect((yield* request(`${url}/workflows/notes/sessions/shared`)).body).toMatchObject({
+          state: { notes: ["c", "d"] }
+        })
       })
-    }))
+  )
 
   it.scoped("a squatter's anonymous session cannot be taken over, nor read through once a user picks its id", () =>
     Effect.gen(function*() {
       const url = yield* start({ workflows: [notes], tokens })
       const runs = `${url}/workflows/notes/runs`
       // an anonymous caller creates the session a user will ask for
-      expect((yield* request(runs, { method: "POST", json: { input: "bait", sessionId: "alice-chat" } })).status).toBe(200)
+      expect((yield* request(runs, { method: "POST", json: { input: "bait", sessionId: "alice-chat" } })).status).toBe(
+        200
+      )
       // alice's run on it is refused: nothing of hers is written there
-      for (const attempt of [
-        yield* request(runs, { method: "POST", json: { input: "my secret", sessionId: "alice-chat" }, headers: alice }),
-        yield* streamRun(runs, { input: "my secret", sessionId: "alice-chat" }, alice),
-        yield* request(`${url}/workflows/notes/sessions/alice-chat/state`, {
-          method: "PUT",
-          json: { state: { notes: ["mine"] } },
-          headers: alice
-        })
-      ]) {
+      for (
+        const attempt of [
+          yield* request(runs, {
+            method: "POST",
+            json: { input: "my secret", sessionId: "alice-chat" },
+            headers: alice
+          }),
+          yield* streamRun(runs, { input: "my secret", sessionId: "alice-chat" }, alice),
+          yield* request(`${url}/workflows/notes/sessions/alice-chat/state`, {
+            method: "PUT",
+            json: { state: { notes: ["mine"] } },
+            headers: alice
+          })
+        ]
+      ) {
         expect(attempt.status).toBe(404)
       }
       const squatted = yield* request(`${url}/workflows/notes/sessions/alice-chat/runs`)
@@ -112,32 +132,42 @@ describe("authentication and ownership", () => {
       expect((yield* request(`${url}/workflows/notes/sessions/alice-chat`)).body.userId).toBeUndefined()
     }))
 
-  it.scoped("a user's first run on a new session, waiting for approval, is invisible: a 404 for anyone else, never a 409 naming it", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [approvals], tokens })
-      const runs = `${url}/workflows/approvals/runs`
-      const paused = yield* request(runs, { method: "POST", json: { input: "plan", sessionId: "fresh" }, headers: alice })
-      expect(paused.status).toBe(202)
-      for (const headers of [bob, {}]) {
-        for (const attempt of [
-          yield* request(runs, { method: "POST", json: { input: "x", sessionId: "fresh" }, headers }),
-          yield* streamRun(runs, { input: "x", sessionId: "fresh" }, headers)
-        ]) {
-          expect(attempt.status).toBe(404)
-          expect(attempt.body).toEqual({
-            _tag: "NotFound",
-            what: "session",
-            id: "fresh",
-            message: "Session 'fresh' does not exist"
-          })
-          expect(attempt.text).not.toContain(paused.body.runId)
+  it.scoped(
+    "a user's first run on a new session, waiting for approval, " +
+      "is invisible: a 404 for anyone else, never a 409 naming it",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [approvals], tokens })
+        const runs = `${url}/workflows/approvals/runs`
+        const paused = yield* request(runs, {
+          method: "POST",
+          json: { input: "plan", sessionId: "fresh" },
+          headers: alice
+        })
+        expect(paused.status).toBe(202)
+        for (const headers of [bob, {}]) {
+          for (
+            const attempt of [
+              yield* request(runs, { method: "POST", json: { input: "x", sessionId: "fresh" }, headers }),
+              yield* streamRun(runs, { input: "x", sessionId: "fresh" }, headers)
+            ]
+          ) {
+            expect(attempt.status).toBe(404)
+            expect(attempt.body).toEqual({
+              _tag: "NotFound",
+              what: "session",
+              id: "fresh",
+              message: "Session 'fresh' does not exist"
+            })
+            expect(attempt.text).not.toContain(paused.body.runId)
+          }
         }
-      }
-      // alice herself is told her run waits
-      const mine = yield* request(runs, { method: "POST", json: { input: "x", sessionId: "fresh" }, headers: alice })
-      expect(mine.status).toBe(409)
-      expect(mine.body).toMatchObject({ reason: "session-paused", runId: paused.body.runId })
-    }))
+        // alice herself is told her run waits
+        const mine = yield* request(runs, { method: "POST", json: { input: "x", sessionId: "fresh" }, headers: alice })
+        expect(mine.status).toBe(409)
+        expect(mine.body).toMatchObject({ reason: "session-paused", runId: paused.body.runId })
+      })
+  )
 
   it.scoped("requireAuth refuses anonymous callers on every endpoint", () =>
     Effect.gen(function*() {
@@ -152,7 +182,11 @@ describe("authentication and ownership", () => {
         expect(attempt.status).toBe(401)
         expect(attempt.body._tag).toBe("Unauthorized")
       }
-      const run = yield* request(`${url}/workflows/notes/runs`, { method: "POST", json: { input: "x" }, headers: alice })
+      const run = yield* request(`${url}/workflows/notes/runs`, {
+        method: "POST",
+        json: { input: "x" },
+        headers: alice
+      })
       expect(run.status).toBe(200)
       expect(run.body.userId).toBe("alice")
     }))
@@ -237,7 +271,11 @@ describe("authentication and ownership", () => {
         }
       })
       const runs = `${url}/workflows/notes/runs`
-      const carol = yield* request(runs, { method: "POST", json: { input: "x", sessionId: "c1" }, headers: { "x-user": "carol" } })
+      const carol = yield* request(runs, {
+        method: "POST",
+        json: { input: "x", sessionId: "c1" },
+        headers: { "x-user": "carol" }
+      })
       expect(carol.body.userId).toBe("carol")
       expect((yield* request(`${url}/workflows/notes/sessions/c1`, { headers: { "x-user": "dave" } })).status).toBe(404)
       const banned = yield* request(runs, { method: "POST", json: { input: "x" }, headers: { "x-user": "mallory" } })

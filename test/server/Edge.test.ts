@@ -35,32 +35,42 @@ describe("the edge", () => {
         expect(attempt.body._tag).toBe("UnsupportedMediaType")
       }
       expect((yield* request(`${url}/workflows/notes/sessions/m1`)).status).toBe(404)
-      const json = yield* post(runs, JSON.stringify({ input: "x" }), { "content-type": "application/json; charset=utf-8" })
+      const json = yield* post(runs, JSON.stringify({ input: "x" }), {
+        "content-type": "application/json; charset=utf-8"
+      })
       expect(json.status).toBe(200)
     }))
 
-  it.scoped("500 multipart requests are each answered, and the server still answers JSON quickly", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [notes] })
-      const replies = yield* Effect.forEach(
-        Array.from({ length: 500 }, (_, i) => i),
-        () => {
-          const form = new FormData()
-          form.append("file", new Blob(["x".repeat(1000)]), "a.txt")
-          return Effect.map(post(`${url}/workflows/notes/runs`, form), (r) => r.status)
-        },
-        { concurrency: 32 }
-      )
-      expect(new Set(replies)).toEqual(new Set([415]))
-      const started = Date.now()
-      expect((yield* request(`${url}/workflows`)).status).toBe(200)
-      expect(Date.now() - started).toBeLessThan(1000)
-    }), 60_000)
+  it.scoped(
+    "500 multipart requests are each answered, and the server still answers JSON quickly",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [notes] })
+        const replies = yield* Effect.forEach(
+          Array.from({ length: 500 }, (_, i) => i),
+          () => {
+            const form = new FormData()
+            form.append("file", new Blob(["x".repeat(1000)]), "a.txt")
+            return Effect.map(post(`${url}/workflows/notes/runs`, form), (r) => r.status)
+          },
+          { concurrency: 32 }
+        )
+        expect(new Set(replies)).toEqual(new Set([415]))
+        const started = Date.now()
+        expect((yield* request(`${url}/workflows`)).status).toBe(200)
+        expect(Date.now() - started).toBeLessThan(1000)
+      }),
+    60_000
+  )
 
   it.scoped("an unknown method is a 405 and an unknown route a 404, both with a JSON body", () =>
     Effect.gen(function*() {
       const url = yield* start({ workflows: [notes] })
-      const patch = yield* request(`${url}/workflows/notes`, { method: "PATCH", body: "{}", headers: { "content-type": "application/json" } })
+      const patch = yield* request(`${url}/workflows/notes`, {
+        method: "PATCH",
+        body: "{}",
+        headers: { "content-type": "application/json" }
+      })
       expect(patch.status).toBe(405)
       expect(patch.body).toMatchObject({ _tag: "MethodNotAllowed", method: "PATCH" })
       const unknown = yield* request(`${url}/nothing/here`)
@@ -68,36 +78,43 @@ describe("the edge", () => {
       expect(unknown.body._tag).toBe("RouteNotFound")
     }))
 
-  it.scoped("a state-changing request from another origin or site is a 403, with or without a body; the own origin passes", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [approvals, notes] })
-      const paused = yield* post(`${url}/workflows/approvals/runs`, JSON.stringify({ input: "tea", sessionId: "x1" }), {
-        "content-type": "application/json"
+  it.scoped(
+    "a state-changing request from another origin or site is a 403, with or without a body; the own origin passes",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [approvals, notes] })
+        const paused = yield* post(
+          `${url}/workflows/approvals/runs`,
+          JSON.stringify({ input: "tea", sessionId: "x1" }),
+          {
+            "content-type": "application/json"
+          }
+        )
+        expect(paused.status).toBe(202)
+        const cancel = `${url}/workflows/approvals/runs/${paused.body.runId}/cancel`
+        for (
+          const headers of [
+            { origin: "http://evil.test" },
+            { origin: "null" },
+            { "sec-fetch-site": "cross-site" },
+            { "sec-fetch-site": "same-site", origin: "http://127.0.0.1:1" }
+          ]
+        ) {
+          const refused = yield* post(cancel, undefined, headers)
+          expect(refused.status).toBe(403)
+          expect(refused.body._tag).toBe("Forbidden")
+          const run = yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x" }), {
+            ...headers,
+            "content-type": "application/json"
+          })
+          expect(run.status).toBe(403)
+        }
+        expect((yield* request(`${url}/workflows/approvals/runs/paused`)).body).toHaveLength(1)
+        const own = yield* post(cancel, undefined, { origin: url, "sec-fetch-site": "same-origin" })
+        expect(own.status).toBe(200)
+        expect(own.body.status).toBe("cancelled")
       })
-      expect(paused.status).toBe(202)
-      const cancel = `${url}/workflows/approvals/runs/${paused.body.runId}/cancel`
-      for (
-        const headers of [
-          { origin: "http://evil.test" },
-          { origin: "null" },
-          { "sec-fetch-site": "cross-site" },
-          { "sec-fetch-site": "same-site", origin: "http://127.0.0.1:1" }
-        ]
-      ) {
-        const refused = yield* post(cancel, undefined, headers)
-        expect(refused.status).toBe(403)
-        expect(refused.body._tag).toBe("Forbidden")
-        const run = yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x" }), {
-          ...headers,
-          "content-type": "application/json"
-        })
-        expect(run.status).toBe(403)
-      }
-      expect((yield* request(`${url}/workflows/approvals/runs/paused`)).body).toHaveLength(1)
-      const own = yield* post(cancel, undefined, { origin: url, "sec-fetch-site": "same-origin" })
-      expect(own.status).toBe(200)
-      expect(own.body.status).toBe("cancelled")
-    }))
+  )
 
   it.scoped("allowedOrigins lets a named origin's pages in", () =>
     Effect.gen(function*() {
@@ -116,14 +133,24 @@ describe("the edge", () => {
     Effect.gen(function*() {
       const url = yield* start({ workflows: [notes] })
       const headersOf = (path: string, init: RequestInit = {}) =>
-        Effect.promise(() => fetch(`${url}${path}`, init).then(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() })))
+        Effect.promise(() =>
+          fetch(`${url}${path}`, init).then(async (r) => ({
+            status: r.status,
+            headers: r.headers,
+            text: await r.text()
+          }))
+        )
       for (
         const reply of [
           yield* headersOf("/workflows"),
           yield* headersOf("/workflows/nope"),
           yield* headersOf("/"),
           yield* headersOf("/docs"),
-          yield* headersOf("/workflows/notes/runs", { method: "POST", body: "{", headers: { "content-type": "application/json" } })
+          yield* headersOf("/workflows/notes/runs", {
+            method: "POST",
+            body: "{",
+            headers: { "content-type": "application/json" }
+          })
         ]
       ) {
         expect(reply.headers.get("x-content-type-options")).toBe("nosniff")
@@ -168,50 +195,56 @@ describe("values", () => {
       expect(proto.status).toBe(400)
     }))
 
-  it.scoped("ids over 256 characters, empty or with control characters are a 400, in the path and in the body, at every endpoint that takes a run id, before any store sees them", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [notes] })
-      const long = "x".repeat(257)
-      for (
-        const reply of [
-          yield* request(`${url}/workflows/notes/sessions/${long}`),
-          yield* request(`${url}/workflows/notes/sessions/a%00b/state`),
-          yield* request(`${url}/workflows/notes/runs/paused?sessionId=a%00b`),
-          yield* post(`${url}/workflows/notes/runs/${long}/cancel`, undefined),
-          yield* request(`${url}/runs/a%00b`),
-          yield* request(`${url}/workflows/notes/runs/a%00b`),
-          yield* request(`${url}/workflows/notes/runs/${long}/events`),
-          yield* post(`${url}/workflows/notes/runs/a%00b/continue`, JSON.stringify({ response: true }), {
+  it.scoped(
+    "ids over 256 characters, empty or with control characters are a 400, in the path " +
+      "and in the body, at every endpoint that takes a run id, before any store sees them",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [notes] })
+        const long = "x".repeat(257)
+        for (
+          const reply of [
+            yield* request(`${url}/workflows/notes/sessions/${long}`),
+            yield* request(`${url}/workflows/notes/sessions/a%00b/state`),
+            yield* request(`${url}/workflows/notes/runs/paused?sessionId=a%00b`),
+            yield* post(`${url}/workflows/notes/runs/${long}/cancel`, undefined),
+            yield* request(`${url}/runs/a%00b`),
+            yield* request(`${url}/workflows/notes/runs/a%00b`),
+            yield* request(`${url}/workflows/notes/runs/${long}/events`),
+            yield* post(`${url}/workflows/notes/runs/a%00b/continue`, JSON.stringify({ response: true }), {
+              "content-type": "application/json"
+            }),
+            yield* post(`${url}/workflows/notes/runs/a%0Ab/signals/paid`, JSON.stringify({ value: 1 }), {
+              "content-type": "application/json"
+            }),
+            yield* post(`${url}/workflows/notes/runs/a%00b/cancel`, undefined),
+            yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", runId: "a\u0000b" }), {
+              "content-type": "application/json"
+            }),
+            yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", runId: "" }), {
+              "content-type": "application/json"
+            }),
+            yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: long }), {
+              "content-type": "application/json"
+            }),
+            yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: "a\u0000b" }), {
+              "content-type": "application/json"
+            }),
+            yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", runId: long }), {
+              "content-type": "application/json"
+            })
+          ]
+        ) {
+          expect(reply.status).toBe(400)
+          expect(reply.body._tag).toBe("HttpApiDecodeError")
+        }
+        const longest = "y".repeat(256)
+        expect(
+          (yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: longest }), {
             "content-type": "application/json"
-          }),
-          yield* post(`${url}/workflows/notes/runs/a%0Ab/signals/paid`, JSON.stringify({ value: 1 }), {
-            "content-type": "application/json"
-          }),
-          yield* post(`${url}/workflows/notes/runs/a%00b/cancel`, undefined),
-          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", runId: "a\u0000b" }), {
-            "content-type": "application/json"
-          }),
-          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", runId: "" }), {
-            "content-type": "application/json"
-          }),
-          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: long }), {
-            "content-type": "application/json"
-          }),
-          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: "a\u0000b" }), {
-            "content-type": "application/json"
-          }),
-          yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", runId: long }), {
-            "content-type": "application/json"
-          })
-        ]
-      ) {
-        expect(reply.status).toBe(400)
-        expect(reply.body._tag).toBe("HttpApiDecodeError")
-      }
-      const longest = "y".repeat(256)
-      expect((yield* post(`${url}/workflows/notes/runs`, JSON.stringify({ input: "x", sessionId: longest }), {
-        "content-type": "application/json"
-      })).status).toBe(200)
-      expect((yield* request(`${url}/workflows/notes/sessions/${longest}`)).status).toBe(200)
-    }))
+          })).status
+        ).toBe(200)
+        expect((yield* request(`${url}/workflows/notes/sessions/${longest}`)).status).toBe(200)
+      })
+  )
 })

@@ -40,7 +40,12 @@ describe("workflows", () => {
 
       const missing = yield* request(`${url}/workflows/nope`)
       expect(missing.status).toBe(404)
-      expect(missing.body).toEqual({ _tag: "NotFound", what: "workflow", id: "nope", message: "Workflow 'nope' is not served here" })
+      expect(missing.body).toEqual({
+        _tag: "NotFound",
+        what: "workflow",
+        id: "nope",
+        message: "Workflow 'nope' is not served here"
+      })
       const run = yield* post(`${url}/workflows/nope/runs`, { input: "x" })
       expect(run.status).toBe(404)
     }))
@@ -48,12 +53,24 @@ describe("workflows", () => {
   it.scoped("GET /workflows/:name/schedules lists the workflow's stored schedules with their next tick", () =>
     Effect.gen(function*() {
       const store = SessionStore.make(SessionStore.makeMemoryBackend())
-      yield* store.putSchedule({ workflowName: "notes", name: "nightly", cron: "0 2 * * *", nextTick: 7_200_000, now: 5 })
+      yield* store.putSchedule({
+        workflowName: "notes",
+        name: "nightly",
+        cron: "0 2 * * *",
+        nextTick: 7_200_000,
+        now: 5
+      })
       yield* store.putSchedule({ workflowName: "failing", name: "other", cron: "* * * * *", nextTick: 60_000, now: 5 })
       const url = yield* start({ workflows: [notes, failing] }, Layer.succeed(SessionStore.SessionStore, store))
       const listed = yield* request(`${url}/workflows/notes/schedules`)
       expect(listed.status).toBe(200)
-      expect(listed.body).toEqual([{ workflowName: "notes", name: "nightly", cron: "0 2 * * *", nextTick: 7_200_000, updatedAt: 5 }])
+      expect(listed.body).toEqual([{
+        workflowName: "notes",
+        name: "nightly",
+        cron: "0 2 * * *",
+        nextTick: 7_200_000,
+        updatedAt: 5
+      }])
       expect((yield* request(`${url}/workflows/nope/schedules`)).status).toBe(404)
     }))
 })
@@ -91,25 +108,30 @@ describe("runs", () => {
       })
       expect(patched.body.state).toEqual({ notes: ["bread", "jam"] })
 
-      const echoed = yield* post(`${url}/workflows/${encodeURIComponent("Spaced Name Workflow")}/runs`, { input: { a: [1] } })
+      const echoed = yield* post(`${url}/workflows/${encodeURIComponent("Spaced Name Workflow")}/runs`, {
+        input: { a: [1] }
+      })
       expect(echoed.status).toBe(200)
       expect(echoed.body.content).toEqual({ a: [1] })
     }))
 
-  it.scoped("a run that called a model answers its token usage, and so does GET /runs/:runId; a run that did not has none", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [summarising, notes] })
-      const run = yield* post(`${url}/workflows/summarising/runs`, { input: "a long text", sessionId: "u1" })
-      expect(run.status).toBe(200)
-      const usage = { inputTokens: 40, outputTokens: 8, totalTokens: 48, modelCalls: 1 }
-      expect(run.body).toMatchObject({ content: "A summary.", usage })
-      const got = yield* request(`${url}/runs/${run.body.runId}`)
-      expect(got.status).toBe(200)
-      expect(got.body).toMatchObject({ status: "completed", usage })
-      const plain = yield* post(`${url}/workflows/notes/runs`, { input: "milk" })
-      expect(plain.body).not.toHaveProperty("usage")
-      expect((yield* request(`${url}/runs/${plain.body.runId}`)).body).not.toHaveProperty("usage")
-    }))
+  it.scoped(
+    "a run that called a model answers its token usage, and so does GET /runs/:runId; a run that did not has none",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [summarising, notes] })
+        const run = yield* post(`${url}/workflows/summarising/runs`, { input: "a long text", sessionId: "u1" })
+        expect(run.status).toBe(200)
+        const usage = { inputTokens: 40, outputTokens: 8, totalTokens: 48, modelCalls: 1 }
+        expect(run.body).toMatchObject({ content: "A summary.", usage })
+        const got = yield* request(`${url}/runs/${run.body.runId}`)
+        expect(got.status).toBe(200)
+        expect(got.body).toMatchObject({ status: "completed", usage })
+        const plain = yield* post(`${url}/workflows/notes/runs`, { input: "milk" })
+        expect(plain.body).not.toHaveProperty("usage")
+        expect((yield* request(`${url}/runs/${plain.body.runId}`)).body).not.toHaveProperty("usage")
+      })
+  )
 
   it.scoped("bad input is a 400 with the Schema's message, and nothing is written", () =>
     Effect.gen(function*() {
@@ -157,22 +179,32 @@ describe("runs", () => {
       const runs = `${url}/workflows/notes/runs`
       const big = JSON.stringify({ input: "x".repeat(2000), sessionId: "s1" })
 
-      const declared = yield* request(runs, { method: "POST", body: big, headers: { "content-type": "application/json" } })
+      const declared = yield* request(runs, {
+        method: "POST",
+        body: big,
+        headers: { "content-type": "application/json" }
+      })
       expect(declared.status).toBe(413)
-      expect(declared.body).toEqual({ _tag: "PayloadTooLarge", limit: 1000, message: "The request body is larger than 1000 bytes" })
+      expect(declared.body).toEqual({
+        _tag: "PayloadTooLarge",
+        limit: 1000,
+        message: "The request body is larger than 1000 bytes"
+      })
 
       // chunked: no Content-Length, so the server reads up to the limit and drops the connection there
-      const chunked = yield* Effect.either(request(runs, {
-        method: "POST",
-        body: new ReadableStream({
-          start(controller) {
-            controller.enqueue(new TextEncoder().encode(big))
-            controller.close()
-          }
-        }),
-        headers: { "content-type": "application/json" },
-        duplex: "half"
-      } as RequestInit).pipe(Effect.orDie, Effect.catchAllDefect((defect) => Effect.fail(defect))))
+      const chunked = yield* Effect.either(
+        request(runs, {
+          method: "POST",
+          body: new ReadableStream({
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode(big))
+              controller.close()
+            }
+          }),
+          headers: { "content-type": "application/json" },
+          duplex: "half"
+        } as RequestInit).pipe(Effect.orDie, Effect.catchAllDefect((defect) => Effect.fail(defect)))
+      )
       if (chunked._tag === "Right") expect(chunked.right.status).toBe(413)
       expect((yield* request(`${url}/workflows/notes/sessions/s1`)).status).toBe(404)
 
@@ -194,24 +226,27 @@ describe("runs", () => {
       ])
     }))
 
-  it.scoped("a defect is a 500 InternalError without its details; streamed, its RunFailed says what the run record says", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [dying] })
-      const run = yield* post(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
-      expect(run.status).toBe(500)
-      expect(run.body).toEqual({ _tag: "InternalError", message: "Internal server error" })
-      expect(run.text).not.toContain("secret")
-      noStack(run.text)
+  it.scoped(
+    "a defect is a 500 InternalError without its details; streamed, its RunFailed says what the run record says",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [dying] })
+        const run = yield* post(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
+        expect(run.status).toBe(500)
+        expect(run.body).toEqual({ _tag: "InternalError", message: "Internal server error" })
+        expect(run.text).not.toContain("secret")
+        noStack(run.text)
 
-      // streamed, the run still ends with its RunFailed (the message its record keeps, no stack)
-      const streamed = yield* streamRun(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
-      const events = parseEvents(streamed.text)
-      expect(events.filter((e) => e._tag === "RunFailed")).toHaveLength(1)
-      expect(events.at(-1)._tag).toBe("RunFailed")
-      const history = yield* request(`${url}/workflows/dying/sessions/d1/runs`)
-      expect(history.body.map((r: { error: string }) => r.error)).toEqual([events.at(-1).error, events.at(-1).error])
-      expect(events.at(-1).error).not.toMatch(/\n\s+at /)
-    }))
+        // streamed, the run still ends with its RunFailed (the message its record keeps, no stack)
+        const streamed = yield* streamRun(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
+        const events = parseEvents(streamed.text)
+        expect(events.filter((e) => e._tag === "RunFailed")).toHaveLength(1)
+        expect(events.at(-1)._tag).toBe("RunFailed")
+        const history = yield* request(`${url}/workflows/dying/sessions/d1/runs`)
+        expect(history.body.map((r: { error: string }) => r.error)).toEqual([events.at(-1).error, events.at(-1).error])
+        expect(events.at(-1).error).not.toMatch(/\n\s+at /)
+      })
+  )
 
   it.scoped("a conflict is a 409, for runs and for state updates", () =>
     Effect.gen(function*() {
@@ -304,7 +339,9 @@ describe("versions and forks", () => {
     Effect.gen(function*() {
       const url = yield* start({ workflows: [notes] })
       const session = `${url}/workflows/notes/sessions/v1`
-      for (const note of ["milk", "eggs", "jam"]) yield* post(`${url}/workflows/notes/runs`, { input: note, sessionId: "v1" })
+      for (const note of ["milk", "eggs", "jam"]) {
+        yield* post(`${url}/workflows/notes/runs`, { input: note, sessionId: "v1" })
+      }
       const versions = yield* request(`${session}/versions`)
       expect(versions.status).toBe(200)
       expect(versions.body.map((v: { version: number; changed: Array<string> }) => [v.version, v.changed])).toEqual([
@@ -324,7 +361,9 @@ describe("versions and forks", () => {
       expect(fork.status).toBe(201)
       expect(fork.body).toEqual({ sessionId: "v1-alt", version: 2 })
       yield* post(`${url}/workflows/notes/runs`, { input: "tea", sessionId: "v1-alt" })
-      expect((yield* request(`${url}/workflows/notes/sessions/v1-alt/state`)).body.state).toEqual({ notes: ["milk", "eggs", "tea"] })
+      expect((yield* request(`${url}/workflows/notes/sessions/v1-alt/state`)).body.state).toEqual({
+        notes: ["milk", "eggs", "tea"]
+      })
       expect((yield* request(`${session}/state`)).body.state).toEqual({ notes: ["milk", "eggs", "jam"] })
 
       const taken = yield* post(`${session}/fork`, { newSessionId: "v1-alt" })
@@ -343,7 +382,10 @@ describe("versions and forks", () => {
       yield* post(`${runs}/${first.body.runId}/continue`, { response: { approved: true } })
       const asked = yield* post(runs, { input: "cake", sessionId: "p1" })
       expect(asked.status).toBe(202)
-      const fork = yield* post(`${url}/workflows/approvals/sessions/p1/fork`, { atRun: asked.body.runId, newSessionId: "p1-b" })
+      const fork = yield* post(`${url}/workflows/approvals/sessions/p1/fork`, {
+        atRun: asked.body.runId,
+        newSessionId: "p1-b"
+      })
       expect(fork.status).toBe(201)
       expect(fork.body).toMatchObject({ sessionId: "p1-b", version: 1, runId: expect.any(String) })
       const approved = yield* post(`${runs}/${fork.body.runId}/continue`, { response: { approved: true } })
@@ -391,15 +433,21 @@ describe("the API's description", () => {
       ])
       const start_ = spec.body.paths["/workflows/{name}/runs"].post
       expect(Object.keys(start_.responses["200"].content)).toEqual(["application/json", "text/event-stream"])
-      expect(Object.keys(start_.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "401", "403", "404", "409", "413", "415", "500", "504"]))
+      expect(Object.keys(start_.responses)).toEqual(
+        expect.arrayContaining(["200", "202", "400", "401", "403", "404", "409", "413", "415", "500", "504"])
+      )
       const continue_ = spec.body.paths["/workflows/{name}/runs/{runId}/continue"].post
       expect(Object.keys(continue_.responses["200"].content)).toEqual(["application/json", "text/event-stream"])
-      expect(continue_.responses["202"].content["application/json"].schema.properties.status).toEqual({ type: "string", enum: ["paused"] })
+      expect(continue_.responses["202"].content["application/json"].schema.properties.status).toEqual({
+        type: "string",
+        enum: ["paused"]
+      })
       expect(spec.body.paths["/workflows/{name}/runs/{runId}/cancel"].post.responses["200"]).toBeDefined()
       const signal = spec.body.paths["/workflows/{name}/runs/{runId}/signals/{signal}"].post
       expect(Object.keys(signal.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "404", "409"]))
       expect(signal.requestBody.content["application/json"].schema).toBeDefined()
-      expect(spec.body.paths["/workflows/{name}/runs/paused"].get.parameters.map((p: { name: string }) => p.name)).toContain("sessionId")
+      expect(spec.body.paths["/workflows/{name}/runs/paused"].get.parameters.map((p: { name: string }) => p.name))
+        .toContain("sessionId")
       expect(start_.security).toEqual([{ bearer: [] }])
       expect(spec.body.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" })
 

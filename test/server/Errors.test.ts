@@ -9,10 +9,17 @@ import { type Workflow, WorkflowError } from "@sessionflow/core"
 import { WorkflowApi } from "@sessionflow/server"
 import * as errors from "../../packages/server/src/internal/errors.js"
 
-type Tag = Exclude<Workflow.ContinueError | WorkflowError.SessionNotFound | WorkflowError.SessionIdRequired, WorkflowError.RunPaused>["_tag"]
+type Tag = Exclude<
+  Workflow.ContinueError | WorkflowError.SessionNotFound | WorkflowError.SessionIdRequired,
+  WorkflowError.RunPaused
+>["_tag"]
 
 const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError, answer: object, status: number] } = {
-  SessionNotFound: [new WorkflowError.SessionNotFound({ sessionId: "s" }), { _tag: "NotFound", what: "session", id: "s" }, 404],
+  SessionNotFound: [new WorkflowError.SessionNotFound({ sessionId: "s" }), {
+    _tag: "NotFound",
+    what: "session",
+    id: "s"
+  }, 404],
   SessionOwnershipError: [
     new WorkflowError.SessionOwnershipError({ sessionId: "s", userId: "bob", ownerId: "alice" }),
     { _tag: "NotFound", what: "session", id: "s", message: "Session 's' does not exist" },
@@ -28,7 +35,9 @@ const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError
     { _tag: "InternalError" },
     500
   ],
-  SessionStoreError: [new WorkflowError.SessionStoreError({ method: "load", description: "disk" }), { _tag: "InternalError" }, 500],
+  SessionStoreError: [new WorkflowError.SessionStoreError({ method: "load", description: "disk" }), {
+    _tag: "InternalError"
+  }, 500],
   InputDecodeError: [
     new WorkflowError.InputDecodeError({ workflowName: "w", description: "Expected string" }),
     { _tag: "BadRequest", reason: "input" },
@@ -39,7 +48,10 @@ const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError
     { _tag: "BadRequest", reason: "input" },
     400
   ],
-  InvalidSessionId: [new WorkflowError.InvalidSessionId({ sessionId: "", reason: "empty" }), { _tag: "BadRequest", reason: "session-id" }, 400],
+  InvalidSessionId: [new WorkflowError.InvalidSessionId({ sessionId: "", reason: "empty" }), {
+    _tag: "BadRequest",
+    reason: "session-id"
+  }, 400],
   SessionIdRequired: [
     new WorkflowError.SessionIdRequired({ workflowName: "w", method: "getSessionState" }),
     { _tag: "BadRequest", reason: "session-id" },
@@ -60,8 +72,16 @@ const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError
     { _tag: "Conflict", reason: "run-in-progress", sessionId: "s", runId: "r" },
     409
   ],
-  RunLost: [new WorkflowError.RunLost({ runId: "r", description: "cancelled" }), { _tag: "Conflict", reason: "run-lost", runId: "r" }, 409],
-  RunNotFound: [new WorkflowError.RunNotFound({ runId: "r", description: "gone" }), { _tag: "NotFound", what: "run", id: "r" }, 404],
+  RunLost: [new WorkflowError.RunLost({ runId: "r", description: "cancelled" }), {
+    _tag: "Conflict",
+    reason: "run-lost",
+    runId: "r"
+  }, 409],
+  RunNotFound: [new WorkflowError.RunNotFound({ runId: "r", description: "gone" }), {
+    _tag: "NotFound",
+    what: "run",
+    id: "r"
+  }, 404],
   PauseMismatch: [
     new WorkflowError.PauseMismatch({ runId: "r", expected: "0:approve", current: "1:approve" }),
     { _tag: "Conflict", reason: "pause-mismatch", runId: "r", expected: "0:approve", current: "1:approve" },
@@ -73,7 +93,13 @@ const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError
     409
   ],
   WorkflowChanged: [
-    new WorkflowError.WorkflowChanged({ runId: "r", workflowName: "w", recorded: "(v1)", current: "(v2)", difference: "step 1" }),
+    new WorkflowError.WorkflowChanged({
+      runId: "r",
+      workflowName: "w",
+      recorded: "(v1)",
+      current: "(v2)",
+      difference: "step 1"
+    }),
     { _tag: "Conflict", reason: "workflow-changed", runId: "r" },
     409
   ],
@@ -82,14 +108,22 @@ const cases: { readonly [K in Tag]: readonly [error: WorkflowError.WorkflowError
     { _tag: "Conflict", reason: "run-ended", runId: "r", sessionId: "s" },
     409
   ],
-  InvalidRunId: [new WorkflowError.InvalidRunId({ runId: "", reason: "empty" }), { _tag: "BadRequest", reason: "run-id" }, 400],
+  InvalidRunId: [new WorkflowError.InvalidRunId({ runId: "", reason: "empty" }), {
+    _tag: "BadRequest",
+    reason: "run-id"
+  }, 400],
   ResponseDecodeError: [
     new WorkflowError.ResponseDecodeError({ runId: "r", description: "Expected boolean" }),
     { _tag: "BadRequest", reason: "response" },
     400
   ],
   PlacementError: [
-    new WorkflowError.PlacementError({ reason: "delivery", workflowName: "w", sessionId: "s", description: "mailbox full" }),
+    new WorkflowError.PlacementError({
+      reason: "delivery",
+      workflowName: "w",
+      sessionId: "s",
+      description: "mailbox full"
+    }),
     { _tag: "InternalError" },
     500
   ]
@@ -117,7 +151,9 @@ describe("engine errors over HTTP", () => {
 
   it("a run in progress is a 409 that does not name the host and process running it", () => {
     const owner = "build-host.internal+4026531836:4242:0f0e"
-    const mapped = errors.runError(false)(new WorkflowError.RunInProgress({ runId: "r", sessionId: "s", owner, leaseExpiresAt: 0 }))
+    const mapped = errors.runError(false)(
+      new WorkflowError.RunInProgress({ runId: "r", sessionId: "s", owner, leaseExpiresAt: 0 })
+    )
     expect(mapped).toMatchObject({ _tag: "Conflict", reason: "run-in-progress", sessionId: "s", runId: "r" })
     expect(mapped.message).toContain("1970-01-01T00:00:00.000Z")
     expect(mapped.message).not.toContain("build-host")
@@ -137,13 +173,25 @@ describe("engine errors over HTTP", () => {
     }
   })
 
-  it("a step's own error is a RunFailed with its message; a state the request carried that does not fit is the caller's", () => {
-    expect(errors.runError(false)(new Error("boom"))).toBeInstanceOf(WorkflowApi.RunFailed)
-    // a step's own error brought back from the cluster runner that ran it reads as it would in one process
-    const remote = new WorkflowError.PlacementError({ reason: "remote", workflowName: "w", sessionId: "s", description: "Refused: no" })
-    expect(errors.runError(false)(remote)).toMatchObject({ _tag: "RunFailed", message: "Refused: no" })
-    const state = new WorkflowError.StateDecodeError({ sessionId: "s", reason: "schema", description: "Expected string" })
-    expect(errors.runError(true)(state)).toMatchObject({ _tag: "BadRequest", reason: "state" })
-    expect(errors.runError(false)(state)).toMatchObject({ _tag: "InternalError" })
-  })
+  it(
+    "a step's own error is a RunFailed with its message; a state the request carried that does not fit is the caller's",
+    () => {
+      expect(errors.runError(false)(new Error("boom"))).toBeInstanceOf(WorkflowApi.RunFailed)
+      // a step's own error brought back from the cluster runner that ran it reads as it would in one process
+      const remote = new WorkflowError.PlacementError({
+        reason: "remote",
+        workflowName: "w",
+        sessionId: "s",
+        description: "Refused: no"
+      })
+      expect(errors.runError(false)(remote)).toMatchObject({ _tag: "RunFailed", message: "Refused: no" })
+      const state = new WorkflowError.StateDecodeError({
+        sessionId: "s",
+        reason: "schema",
+        description: "Expected string"
+      })
+      expect(errors.runError(true)(state)).toMatchObject({ _tag: "BadRequest", reason: "state" })
+      expect(errors.runError(false)(state)).toMatchObject({ _tag: "InternalError" })
+    }
+  )
 })

@@ -17,18 +17,22 @@ import { gated, notes } from "./fixtures.js"
 import { parseEvents, parseFrames, request, start, streamRun } from "./utils.js"
 
 /** A run that emits `count` log lines, `pause` apart: a run long enough to reconnect during. */
-const chatty = Workflow.make({ name: "chatty", input: Schema.Struct({ count: Schema.Number, pause: Schema.Number }) }).pipe(
-  Workflow.andThen("talk", ({ input }) =>
-    Effect.gen(function*() {
-      for (let i = 0; i < input.count; i++) {
-        yield* WorkflowEvent.log(`line ${i}`)
-        if (input.pause > 0) yield* Effect.sleep(input.pause)
-      }
-      return input.count
-    }))
-)
+const chatty = Workflow.make({ name: "chatty", input: Schema.Struct({ count: Schema.Number, pause: Schema.Number }) })
+  .pipe(
+    Workflow.andThen("talk", ({ input }) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < input.count; i++) {
+          yield* WorkflowEvent.log(`line ${i}`)
+          if (input.pause > 0) yield* Effect.sleep(input.pause)
+        }
+        return input.count
+      }))
+  )
 
-const tempDatabase = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })).pipe(
+const tempDatabase = Effect.flatMap(
+  FileSystem.FileSystem,
+  (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })
+).pipe(
   Effect.map((dir) => `${dir}/sessions.db`),
   Effect.provide(NodeFileSystem.layer)
 )
@@ -101,7 +105,9 @@ const reconnecting = (url: string, most: number) =>
       expect(got.status).toBe(200)
       seen.push(...got.events)
       if (seen.at(-1)?._tag === "RunCompleted") return { seen, connections }
-      if (got.ended && got.events.length === 0) return yield* Effect.dieMessage(`the stream ended without RunCompleted after ${seen.length} events`)
+      if (got.ended && got.events.length === 0) {
+        return yield* Effect.dieMessage(`the stream ended without RunCompleted after ${seen.length} events`)
+      }
     }
   })
 
@@ -167,62 +173,78 @@ describe("GET /workflows/:name/runs/:runId/events", () => {
       expect(seqs(events)).toEqual(range(events.length))
       expect(events.at(-1)._tag).toBe("RunCompleted")
       // the run went on and committed
-      expect((yield* request(`${url}/workflows/gated/sessions/g1/state`)).body).toEqual({ state: { notes: ["wait-1"] } })
+      expect((yield* request(`${url}/workflows/gated/sessions/g1/state`)).body).toEqual({
+        state: { notes: ["wait-1"] }
+      })
     })))
 
-  it.live("200 disconnects and reconnects with Last-Event-ID during runs (SQLite): every event once, in order", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const filename = yield* tempDatabase
-      const url = yield* start({ workflows: [chatty] }, SqliteSessionStore.layer({ filename }) as Layer.Layer<any>)
-      // four runs at once, each followed by its own reconnecting client from its start
-      const runs = ["c1", "c2", "c3", "c4"]
-      for (const runId of runs) {
+  it.live(
+    "200 disconnects and reconnects with Last-Event-ID during runs (SQLite): every event once, in order",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const filename = yield* tempDatabase
+        const url = yield* start({ workflows: [chatty] }, SqliteSessionStore.layer({ filename }) as Layer.Layer<any>)
+        // four runs at once, each followed by its own reconnecting client from its start
+        const runs = ["c1", "c2", "c3", "c4"]
+        for (const runId of runs) {
+          const reply = yield* Effect.promise(() =>
+            fetch(`${url}/workflows/chatty/runs`, {
+              method: "POST",
+              headers: { "content-type": "application/json", accept: "text/event-stream" },
+              body: JSON.stringify({ input: { count: 120, pause: 25 }, sessionId: runId, runId })
+            }).then(async (response) => {
+              // the client goes away at once: the run goes on
+              await response.body?.cancel()
+              return response.status
+            })
+          )
+          expect(reply).toBe(200)
+        }
+        const followed = yield* Effect.all(
+          runs.map((runId) => reconnecting(`${url}/workflows/chatty/runs/${runId}/events`, 2)),
+          { concurrency: "unbounded" }
+        )
+        for (const { seen } of followed) {
+          expect(seqs(seen)).toEqual(range(seen.length))
+          expect(seen.filter((event) => event._tag === "Log")).toHaveLength(120)
+          expect(seen.at(-1)._tag).toBe("RunCompleted")
+        }
+        expect(followed.reduce((sum, { connections }) => sum + connections, 0)).toBeGreaterThanOrEqual(200)
+      })),
+    120_000
+  )
+
+  it.live(
+    "on PostgreSQL, read from another server than the one running the run, reconnecting: every event once, in order",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const schema = yield* freshSchema
+        // two servers, each with its own pool, over one schema
+        const a = yield* start(
+          { workflows: [chatty] },
+          PgSessionStore.layer({ url: testUrl, schema }) as Layer.Layer<any>
+        )
+        const b = yield* start(
+          { workflows: [chatty] },
+          PgSessionStore.layer({ url: testUrl, schema }) as Layer.Layer<any>
+        )
+        expect(a).not.toBe(b)
         const reply = yield* Effect.promise(() =>
-          fetch(`${url}/workflows/chatty/runs`, {
+          fetch(`${a}/workflows/chatty/runs`, {
             method: "POST",
             headers: { "content-type": "application/json", accept: "text/event-stream" },
-            body: JSON.stringify({ input: { count: 120, pause: 25 }, sessionId: runId, runId })
+            body: JSON.stringify({ input: { count: 60, pause: 5 }, sessionId: "p1", runId: "pg-run" })
           }).then(async (response) => {
-            // the client goes away at once: the run goes on
             await response.body?.cancel()
             return response.status
           })
         )
         expect(reply).toBe(200)
-      }
-      const followed = yield* Effect.all(
-        runs.map((runId) => reconnecting(`${url}/workflows/chatty/runs/${runId}/events`, 2)),
-        { concurrency: "unbounded" }
-      )
-      for (const { seen } of followed) {
+        const { connections, seen } = yield* reconnecting(`${b}/workflows/chatty/runs/pg-run/events`, 2)
         expect(seqs(seen)).toEqual(range(seen.length))
-        expect(seen.filter((event) => event._tag === "Log")).toHaveLength(120)
-        expect(seen.at(-1)._tag).toBe("RunCompleted")
-      }
-      expect(followed.reduce((sum, { connections }) => sum + connections, 0)).toBeGreaterThanOrEqual(200)
-    })), 120_000)
-
-  it.live("on PostgreSQL, read from another server than the one running the run, reconnecting: every event once, in order", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const schema = yield* freshSchema
-      // two servers, each with its own pool, over one schema
-      const a = yield* start({ workflows: [chatty] }, PgSessionStore.layer({ url: testUrl, schema }) as Layer.Layer<any>)
-      const b = yield* start({ workflows: [chatty] }, PgSessionStore.layer({ url: testUrl, schema }) as Layer.Layer<any>)
-      expect(a).not.toBe(b)
-      const reply = yield* Effect.promise(() =>
-        fetch(`${a}/workflows/chatty/runs`, {
-          method: "POST",
-          headers: { "content-type": "application/json", accept: "text/event-stream" },
-          body: JSON.stringify({ input: { count: 60, pause: 5 }, sessionId: "p1", runId: "pg-run" })
-        }).then(async (response) => {
-          await response.body?.cancel()
-          return response.status
-        })
-      )
-      expect(reply).toBe(200)
-      const { connections, seen } = yield* reconnecting(`${b}/workflows/chatty/runs/pg-run/events`, 2)
-      expect(seqs(seen)).toEqual(range(seen.length))
-      expect(seen.filter((event) => event._tag === "Log")).toHaveLength(60)
-      expect(connections).toBeGreaterThanOrEqual(20)
-    })), 60_000)
+        expect(seen.filter((event) => event._tag === "Log")).toHaveLength(60)
+        expect(connections).toBeGreaterThanOrEqual(20)
+      })),
+    60_000
+  )
 })

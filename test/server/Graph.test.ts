@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { request, start } from "./utils.js"
 import { shop } from "./shop.js"
+import { request, start } from "./utils.js"
 
 describe("the step tree", () => {
   it.scoped("answers the workflow's step tree, by id or name; an unknown workflow is a 404", () =>
@@ -15,7 +15,14 @@ describe("the step tree", () => {
       const graph = yield* request(`${url}/workflows/shop/graph`)
       expect(graph.status).toBe(200)
       const summary = (nodes: ReadonlyArray<any>): Array<unknown> =>
-        nodes.map((n) => [n.kind, n.path.join("/"), ...(n.branch === undefined ? [] : [n.branch]), ...(n.children === undefined ? [] : [summary(n.children)])])
+        nodes.map((
+          n
+        ) => [
+          n.kind,
+          n.path.join("/"),
+          ...(n.branch === undefined ? [] : [n.branch]),
+          ...(n.children === undefined ? [] : [summary(n.children)])
+        ])
       expect(summary(graph.body)).toEqual([
         ["step", "price"],
         ["condition", "bulk?", [["step", "bulk?/bulk discount", "steps"], ["step", "bulk?/single price", "else"]]],

@@ -38,8 +38,8 @@ describe("mounted in an existing HttpApi app", () => {
       expect(run.body).toMatchObject({ userId: "alice", content: 1, state: { count: 1 } })
       expect((yield* request(`${url}/workflows`)).status).toBe(404)
       const page = yield* request(`${url}/sessionflow/`)
-      expect(page.text).toContain('<meta name="sessionflow-base" content="/sessionflow">')
-      expect(page.text).toContain('src="/sessionflow/assets/app.js"')
+      expect(page.text).toContain("<meta name=\"sessionflow-base\" content=\"/sessionflow\">")
+      expect(page.text).toContain("src=\"/sessionflow/assets/app.js\"")
       expect((yield* request(`${url}/sessionflow/assets/app.js`)).contentType).toContain("text/javascript")
       expect((yield* request(`${url}/sessionflow/assets/nope.js`)).status).toBe(404)
       const spec = yield* request(`${url}/sessionflow/openapi.json`)
@@ -51,7 +51,11 @@ describe("mounted in an existing HttpApi app", () => {
         baseUrl: url,
         transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken("token-of-alice"))
       }).pipe(Effect.provide(FetchHttpClient.layer))
-      const second = yield* client.runs.start({ path: { name: "visits" }, payload: { input: null, sessionId: "home" }, headers: {} })
+      const second = yield* client.runs.start({
+        path: { name: "visits" },
+        payload: { input: null, sessionId: "home" },
+        headers: {}
+      })
       expect(second.status === "completed" && second.state).toEqual({ count: 2 })
       const sessions = yield* client.sessions.list({ path: { name: "visits" }, urlParams: {} })
       expect(sessions.sessions.map((s) => [s.sessionId, s.userId, s.version])).toEqual([["home", "alice", 2]])

@@ -1,9 +1,9 @@
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { WorkflowServer } from "@sessionflow/server"
 import { Effect, Layer, Schema } from "effect"
@@ -14,7 +14,9 @@ class AppApi extends HttpApi.make("app").add(
   HttpApiGroup.make("health").add(HttpApiEndpoint.get("check", "/health").addSuccess(Schema.String))
 ) {}
 const AppRoutes = HttpLayerRouter.addHttpApi(AppApi).pipe(
-  Layer.provide(HttpApiBuilder.group(AppApi, "health", (handlers) => handlers.handle("check", () => Effect.succeed("ok"))))
+  Layer.provide(
+    HttpApiBuilder.group(AppApi, "health", (handlers) => handlers.handle("check", () => Effect.succeed("ok")))
+  )
 )
 
 // …a workflow…

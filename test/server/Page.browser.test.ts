@@ -24,64 +24,77 @@ const deep = Workflow.make({
 })
 
 describeBrowser("the session browser's limits", () => {
-  it.live("shows a deeply nested state collapsed, breaks no CSP rule, and keeps the token in no storage", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const context = yield* Layer.build(SessionStore.layerMemory)
-      // a deep state, written in process (the HTTP edge refuses such bodies)
-      yield* Workflow.run(deep, "x", { sessionId: "deep-1", sessionState: { tree: nested(990) } }).pipe(
-        Effect.provide(context)
-      )
-      const url = yield* start({ workflows: [deep], tokens: { "token-of-alice": "alice" } }, Layer.succeedContext(context))
+  it.live(
+    "shows a deeply nested state collapsed, breaks no CSP rule, and keeps the token in no storage",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(SessionStore.layerMemory)
+        // a deep state, written in process (the HTTP edge refuses such bodies)
+        yield* Workflow.run(deep, "x", { sessionId: "deep-1", sessionState: { tree: nested(990) } }).pipe(
+          Effect.provide(context)
+        )
+        const url = yield* start(
+          { workflows: [deep], tokens: { "token-of-alice": "alice" } },
+          Layer.succeedContext(context)
+        )
 
-      const { page } = yield* launch()
-      const problems: Array<string> = []
-      page.on("pageerror", (error) => problems.push(String(error)))
-      page.on("console", (message) => {
-        if (message.type() === "error") problems.push(message.text())
-      })
-      page.on("crash", () => problems.push("the page crashed"))
+        const { page } = yield* launch()
+        const problems: Array<string> = []
+        page.on("pageerror", (error) => problems.push(String(error)))
+        page.on("console", (message) => {
+          if (message.type() === "error") problems.push(message.text())
+        })
+        page.on("crash", () => problems.push("the page crashed"))
 
-      const shown = yield* Effect.promise(async () => {
-        await page.goto(`${url}/`)
-        await page.waitForSelector("body[data-ready=true]")
-        await page.click("#sessions li button[data-session-id=deep-1]")
-        await page.waitForSelector("#state details[data-key=tree]")
-        const shown = {
-          title: await page.textContent("#session-title"),
-          collapsed: await page.$$eval("#state .leaf .muted", (nodes) => nodes.map((n) => n.textContent)),
-          depth: await page.$$eval("#state details", (nodes) => nodes.length),
-          problems: [...problems]
-        }
-        // (alice does not see the anonymous session: the page's reads as her are 404s)
-        await page.fill("#token", "token-of-alice")
-        await page.dispatchEvent("#token", "change")
-        await page.waitForTimeout(300)
-        const storage = await page.evaluate<string>("JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })")
-        return { ...shown, storage }
-      })
-      expect(shown.title).toBe("Session deep-1")
-      expect(shown.collapsed).toContain("{…}")
-      expect(shown.depth).toBeLessThanOrEqual(41)
-      expect(shown.storage).not.toContain("token-of-alice")
-      expect(shown.problems).toEqual([])
-    })), 60_000)
+        const shown = yield* Effect.promise(async () => {
+          await page.goto(`${url}/`)
+          await page.waitForSelector("body[data-ready=true]")
+          await page.click("#sessions li button[data-session-id=deep-1]")
+          await page.waitForSelector("#state details[data-key=tree]")
+          const shown = {
+            title: await page.textContent("#session-title"),
+            collapsed: await page.$$eval("#state .leaf .muted", (nodes) => nodes.map((n) => n.textContent)),
+            depth: await page.$$eval("#state details", (nodes) => nodes.length),
+            problems: [...problems]
+          }
+          // (alice does not see the anonymous session: the page's reads as her are 404s)
+          await page.fill("#token", "token-of-alice")
+          await page.dispatchEvent("#token", "change")
+          await page.waitForTimeout(300)
+          const storage = await page.evaluate<string>(
+            "JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage })"
+          )
+          return { ...shown, storage }
+        })
+        expect(shown.title).toBe("Session deep-1")
+        expect(shown.collapsed).toContain("{…}")
+        expect(shown.depth).toBeLessThanOrEqual(41)
+        expect(shown.storage).not.toContain("token-of-alice")
+        expect(shown.problems).toEqual([])
+      })),
+    60_000
+  )
 
-  it.live("on a server that requires a token, the page lists the workflows once the token is typed", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const url = yield* start({ workflows: [deep], tokens: { "token-of-alice": "alice" }, requireAuth: true })
-      const { page } = yield* launch()
-      const shown = yield* Effect.promise(async () => {
-        await page.goto(`${url}/`)
-        await page.waitForSelector("body[data-ready=true]")
-        const before = await page.$$eval("#workflow option", (options) => options.length)
-        const refused = await page.textContent("#error")
-        await page.fill("#token", "token-of-alice")
-        await page.dispatchEvent("#token", "change")
-        await page.waitForSelector("#workflow option[value=deep]", { state: "attached" })
-        return { before, refused, error: await page.textContent("#error") }
-      })
-      expect(shown.before).toBe(0)
-      expect(shown.refused).toContain("Authentication is required")
-      expect(shown.error).toBe("")
-    })), 60_000)
+  it.live(
+    "on a server that requires a token, the page lists the workflows once the token is typed",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const url = yield* start({ workflows: [deep], tokens: { "token-of-alice": "alice" }, requireAuth: true })
+        const { page } = yield* launch()
+        const shown = yield* Effect.promise(async () => {
+          await page.goto(`${url}/`)
+          await page.waitForSelector("body[data-ready=true]")
+          const before = await page.$$eval("#workflow option", (options) => options.length)
+          const refused = await page.textContent("#error")
+          await page.fill("#token", "token-of-alice")
+          await page.dispatchEvent("#token", "change")
+          await page.waitForSelector("#workflow option[value=deep]", { state: "attached" })
+          return { before, refused, error: await page.textContent("#error") }
+        })
+        expect(shown.before).toBe(0)
+        expect(shown.refused).toContain("Authentication is required")
+        expect(shown.error).toBe("")
+      })),
+    60_000
+  )
 })

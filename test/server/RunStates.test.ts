@@ -55,7 +55,13 @@ describe("the state of unfinished runs over HTTP", () => {
       expect(waited.status).toBe(202)
       const runId: string = waited.body.runId
       const info = yield* request(`${runs}/${runId}`)
-      expect(info.body).toMatchObject({ runId, status: "paused", state: "waiting", signal: "paid", timeoutAt: expect.any(Number) })
+      expect(info.body).toMatchObject({
+        runId,
+        status: "paused",
+        state: "waiting",
+        signal: "paid",
+        timeoutAt: expect.any(Number)
+      })
       expect(info.body.timeoutAt - info.body.pause.pausedAt).toBe(24 * hour)
       expect((yield* request(`${runs}?sessionId=rs-wait`)).body.runs).toEqual([info.body])
       expect((yield* request(`${url}/runs/${runId}`)).body).toEqual(info.body)
@@ -75,7 +81,9 @@ describe("the state of unfinished runs over HTTP", () => {
       const started = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
       const url = yield* start({ workflows: [gated(started, gate)] })
-      const accepted = yield* post(`${url}/workflows/gated/runs`, { input: "wait", sessionId: "rs-run" }, { prefer: "respond-async" })
+      const accepted = yield* post(`${url}/workflows/gated/runs`, { input: "wait", sessionId: "rs-run" }, {
+        prefer: "respond-async"
+      })
       expect(accepted.status).toBe(202)
       yield* Deferred.await(started)
       const running = yield* request(`${url}/runs/${accepted.body.runId}`)

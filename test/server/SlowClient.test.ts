@@ -67,39 +67,43 @@ describe("a client that does not read", () => {
       expect(received).toBeLessThan(10_000_000)
     }), 60_000)
 
-  it.scoped("cut off, it resumes from the run's stored events with Last-Event-ID: every event once, in order", () =>
-    Effect.gen(function*() {
-      const url = yield* start({ workflows: [chatty], maxStreamBuffer: 256 * 1024 })
-      const { port } = new URL(url)
-      const body = JSON.stringify({ input: "go", sessionId: "slow-2", runId: "slow-run" })
-      const socket = yield* silentClient(port, body)
-      let status: string | undefined
-      for (let i = 0; i < 200 && status !== "completed"; i++) {
-        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
-        const reply = yield* request(`${url}/runs/slow-run`)
-        status = reply.status === 200 ? reply.body.status : undefined
-      }
-      expect(status).toBe("completed")
-      // what the cut-off client received: an HTTP response with a chunked body, up to where it was cut off
-      const raw = yield* Effect.async<Buffer>((resume) => {
-        const chunks: Array<Buffer> = []
-        socket.on("data", (chunk: Buffer) => chunks.push(chunk))
-        socket.on("close", () => resume(Effect.succeed(Buffer.concat(chunks))))
-        socket.on("end", () => resume(Effect.succeed(Buffer.concat(chunks))))
-        socket.resume()
-      })
-      const text = dechunk(raw)
-      const seen = parseEvents(text.slice(0, text.lastIndexOf("\n\n") + 2))
-      expect(seen.length).toBeGreaterThan(0)
-      expect(seen.at(-1)._tag).not.toBe("RunCompleted")
-      const rest = yield* request(`${url}/workflows/chatty/runs/slow-run/events`, {
-        headers: { "last-event-id": String(seen.at(-1).seq) }
-      })
-      const events = [...seen, ...parseEvents(rest.text)]
-      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i))
-      expect(events.filter((e) => e._tag === "StepCompleted")).toHaveLength(200)
-      expect(events.at(-1)._tag).toBe("RunCompleted")
-    }), 60_000)
+  it.scoped(
+    "cut off, it resumes from the run's stored events with Last-Event-ID: every event once, in order",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* start({ workflows: [chatty], maxStreamBuffer: 256 * 1024 })
+        const { port } = new URL(url)
+        const body = JSON.stringify({ input: "go", sessionId: "slow-2", runId: "slow-run" })
+        const socket = yield* silentClient(port, body)
+        let status: string | undefined
+        for (let i = 0; i < 200 && status !== "completed"; i++) {
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+          const reply = yield* request(`${url}/runs/slow-run`)
+          status = reply.status === 200 ? reply.body.status : undefined
+        }
+        expect(status).toBe("completed")
+        // what the cut-off client received: an HTTP response with a chunked body, up to where it was cut off
+        const raw = yield* Effect.async<Buffer>((resume) => {
+          const chunks: Array<Buffer> = []
+          socket.on("data", (chunk: Buffer) => chunks.push(chunk))
+          socket.on("close", () => resume(Effect.succeed(Buffer.concat(chunks))))
+          socket.on("end", () => resume(Effect.succeed(Buffer.concat(chunks))))
+          socket.resume()
+        })
+        const text = dechunk(raw)
+        const seen = parseEvents(text.slice(0, text.lastIndexOf("\n\n") + 2))
+        expect(seen.length).toBeGreaterThan(0)
+        expect(seen.at(-1)._tag).not.toBe("RunCompleted")
+        const rest = yield* request(`${url}/workflows/chatty/runs/slow-run/events`, {
+          headers: { "last-event-id": String(seen.at(-1).seq) }
+        })
+        const events = [...seen, ...parseEvents(rest.text)]
+        expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i))
+        expect(events.filter((e) => e._tag === "StepCompleted")).toHaveLength(200)
+        expect(events.at(-1)._tag).toBe("RunCompleted")
+      }),
+    60_000
+  )
 })
 
 /** The body of a raw HTTP/1.1 response with `Transfer-Encoding: chunked`, as text (up to its last whole chunk). */

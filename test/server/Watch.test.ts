@@ -63,7 +63,10 @@ describe("watching a session over HTTP", () => {
       // two servers, each with its own store over one SQLite file: two app servers over one database
       const a = yield* start({ workflows: [notes] }, SqliteSessionStore.layer({ filename: db }) as Layer.Layer<any>)
       const b = yield* start({ workflows: [notes] }, SqliteSessionStore.layer({ filename: db }) as Layer.Layer<any>)
-      const first = yield* request(`${a}/workflows/notes/runs`, { method: "POST", json: { input: "one", sessionId: "shared" } })
+      const first = yield* request(`${a}/workflows/notes/runs`, {
+        method: "POST",
+        json: { input: "one", sessionId: "shared" }
+      })
       expect(first.status).toBe(200)
 
       const later: Array<string> = []
@@ -83,7 +86,12 @@ describe("watching a session over HTTP", () => {
         }
       )
       const seen = updates(frames)
-      expect(seen[0]).toMatchObject({ sessionId: "shared", version: 1, runId: first.body.runId, state: { notes: ["one"] } })
+      expect(seen[0]).toMatchObject({
+        sessionId: "shared",
+        version: 1,
+        runId: first.body.runId,
+        state: { notes: ["one"] }
+      })
       expect(frames.find((f) => f.event === "SessionUpdate")?.id).toBe("1")
       const last = seen[seen.length - 1]
       expect(last).toMatchObject({ version: 3, runId: later[1], state: { notes: ["one", "two", "three"] } })

@@ -1,10 +1,19 @@
 /**
  * Workflows the server tests serve.
  */
-import { Agent, SessionState, SessionStore, Step, type StepInput, TestModel, Workflow, WorkflowError } from "@sessionflow/core"
+import {
+  Agent,
+  SessionState,
+  SessionStore,
+  Step,
+  type StepInput,
+  TestModel,
+  Workflow,
+  WorkflowError
+} from "@sessionflow/core"
 import { Data, Deferred, Effect, Layer, Schema } from "effect"
 
-export class Notes extends SessionState.Tag("test/server/Notes")<Notes>()({ notes: Schema.Array(Schema.String) }) {}
+class Notes extends SessionState.Tag("test/server/Notes")<Notes>()({ notes: Schema.Array(Schema.String) }) {}
 
 /** Appends its (string) input to the notes; its content is the new count. */
 export const notes = Workflow.make({
@@ -17,7 +26,7 @@ export const notes = Workflow.make({
   Workflow.andThen("add", ({ input }) => Notes.modify((s) => [s.notes.length + 1, { notes: [...s.notes, input] }]))
 )
 
-export class Boom extends Data.TaggedError("Boom")<{ readonly message: string }> {}
+class Boom extends Data.TaggedError("Boom")<{ readonly message: string }> {}
 
 /** Its step fails with a typed error. */
 export const failing = Workflow.make({
@@ -98,8 +107,14 @@ export const payments = Workflow.make({
 }).pipe(
   Workflow.andThen(Step.waitFor("paid", Schema.Struct({ amount: Schema.Number }))),
   Workflow.andThen(Step.waitFor("shipped", Schema.String)),
-  Workflow.andThen("note", ({ input, previousStepContent: shipped }) =>
-    Effect.as(Notes.update((s) => ({ notes: [...s.notes, `${input}: shipped ${shipped}`] })), `${input} shipped ${shipped}`))
+  Workflow.andThen(
+    "note",
+    ({ input, previousStepContent: shipped }) =>
+      Effect.as(
+        Notes.update((s) => ({ notes: [...s.notes, `${input}: shipped ${shipped}`] })),
+        `${input} shipped ${shipped}`
+      )
+  )
 )
 
 /** An agent step whose own (scripted) model reports the tokens of its reply. */

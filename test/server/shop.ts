@@ -5,15 +5,15 @@
  * parallel branches and recorded by a nested workflow, each step changing the
  * state.
  */
-import { Condition, Loop, Parallel, Router, SessionState, Step, StepInput, Workflow } from "@sessionflow/core"
+import { Condition, Loop, Parallel, Router, SessionState, Step, type StepInput, Workflow } from "@sessionflow/core"
 import { Effect, Schema } from "effect"
 
-export class Shop extends SessionState.Tag("test/server/Shop")<Shop>()({
+class Shop extends SessionState.Tag("test/server/Shop")<Shop>()({
   log: Schema.Array(Schema.String),
   total: Schema.Number
 }) {}
 
-export const Order = Schema.Struct({ item: Schema.String, quantity: Schema.Number, express: Schema.Boolean })
+const Order = Schema.Struct({ item: Schema.String, quantity: Schema.Number, express: Schema.Boolean })
 
 type OrderIn = typeof Order.Type
 
@@ -21,7 +21,10 @@ const log = (name: string) => Shop.update((s) => ({ ...s, log: [...s.log, name] 
 
 /** A step that logs its name and passes its input on. */
 const logged = (name: string) =>
-  Step.make(name, ({ previousStepContent }: StepInput.StepInput<unknown, OrderIn>) => Effect.as(log(name), previousStepContent))
+  Step.make(
+    name,
+    ({ previousStepContent }: StepInput.StepInput<unknown, OrderIn>) => Effect.as(log(name), previousStepContent)
+  )
 
 const record = Workflow.make({
   name: "record",
@@ -37,8 +40,11 @@ export const shop = Workflow.make({
   state: Shop,
   sessionState: { log: [], total: 0 },
   steps: [
-    Step.make("price", ({ input }: { readonly input: OrderIn }) =>
-      Effect.as(Shop.update((s) => ({ ...s, total: s.total + input.quantity * 3 })), input)),
+    Step.make(
+      "price",
+      ({ input }: { readonly input: OrderIn }) =>
+        Effect.as(Shop.update((s) => ({ ...s, total: s.total + input.quantity * 3 })), input)
+    ),
     Condition.make({
       name: "bulk?",
       evaluator: ({ input }) => Effect.succeed(input.quantity >= 10),

@@ -37,7 +37,10 @@ export const request = (url: string, init: RequestInit & { readonly json?: unkno
     const response = await fetch(url, {
       ...rest,
       ...(json === undefined ? {} : { body: JSON.stringify(json) }),
-      headers: { ...(json === undefined ? {} : { "content-type": "application/json" }), ...(rest.headers as Record<string, string> | undefined) }
+      headers: {
+        ...(json === undefined ? {} : { "content-type": "application/json" }),
+        ...(rest.headers as Record<string, string> | undefined)
+      }
     })
     const text = await response.text()
     let body: unknown = undefined

@@ -14,7 +14,10 @@ const twoStores = Effect.gen(function*() {
   return [yield* open, yield* open] as const
 })
 
-suite("PgSessionStore.layer (fresh schema)", storeLayer(), { twoStores, keepingRuns: (keepRuns) => storeLayer({ keepRuns }) })
+suite("PgSessionStore.layer (fresh schema)", storeLayer(), {
+  twoStores,
+  keepingRuns: (keepRuns) => storeLayer({ keepRuns })
+})
 suite(
   "PgSessionStore.layerStore (own PgClient, fresh schema, table workflow_session)",
   Layer.unwrapScoped(

@@ -15,37 +15,43 @@ import { freshSchema, testUrl, withClient } from "./pg.js"
 const connectionsOf = (applicationName: string) =>
   Effect.map(
     withClient((sql) =>
-      sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM pg_stat_activity WHERE application_name = ${applicationName}`
+      sql<
+        { n: number | string }
+      >`SELECT COUNT(*) AS n FROM pg_stat_activity WHERE application_name = ${applicationName}`
     ),
     ([row]) => Number(row?.n ?? 0)
   )
 
 describe("PgSessionStore connections", () => {
-  it.live("followers of run logs that come and go in storms: at most maxConnections in the pool and one listening", () =>
-    Effect.scoped(Effect.gen(function*() {
-      const schema = yield* freshSchema
-      const applicationName = `sf-conn-${crypto.randomUUID().slice(0, 8)}`
-      const maxConnections = 4
-      const store = yield* Effect.map(
-        Layer.build(PgSessionStore.layer({ url: testUrl, schema, maxConnections, applicationName })),
-        Context.get(SessionStore.SessionStore)
-      )
-      let most = 0
-      const sampler = yield* Effect.fork(Effect.forever(Effect.zipRight(
-        Effect.flatMap(connectionsOf(applicationName), (n) => Effect.sync(() => (most = Math.max(most, n)))),
-        Effect.sleep("5 millis")
-      )))
-      for (let storm = 0; storm < 40; storm++) {
-        // 25 followers of a few runs listen at once, read a little, and go
-        const followers = yield* Effect.forEach(
-          Array.from({ length: 25 }, (_, i) => `run-${i % 5}`),
-          (runId) =>
-            Effect.fork(Stream.runDrain(Stream.take(store.watchEvents(runId, { pollInterval: "50 millis" }), 2))),
-          { concurrency: "unbounded" }
+  it.live(
+    "followers of run logs that come and go in storms: at most maxConnections in the pool and one listening",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const schema = yield* freshSchema
+        const applicationName = `sf-conn-${crypto.randomUUID().slice(0, 8)}`
+        const maxConnections = 4
+        const store = yield* Effect.map(
+          Layer.build(PgSessionStore.layer({ url: testUrl, schema, maxConnections, applicationName })),
+          Context.get(SessionStore.SessionStore)
         )
-        yield* Effect.forEach(followers, Fiber.join, { discard: true })
-      }
-      yield* Fiber.interrupt(sampler)
-      assert.isAtMost(most, maxConnections + 1, `the store held ${most} connections`)
-    })), 120_000)
+        let most = 0
+        const sampler = yield* Effect.fork(Effect.forever(Effect.zipRight(
+          Effect.flatMap(connectionsOf(applicationName), (n) => Effect.sync(() => (most = Math.max(most, n)))),
+          Effect.sleep("5 millis")
+        )))
+        for (let storm = 0; storm < 40; storm++) {
+          // 25 followers of a few runs listen at once, read a little, and go
+          const followers = yield* Effect.forEach(
+            Array.from({ length: 25 }, (_, i) => `run-${i % 5}`),
+            (runId) =>
+              Effect.fork(Stream.runDrain(Stream.take(store.watchEvents(runId, { pollInterval: "50 millis" }), 2))),
+            { concurrency: "unbounded" }
+          )
+          yield* Effect.forEach(followers, Fiber.join, { discard: true })
+        }
+        yield* Fiber.interrupt(sampler)
+        assert.isAtMost(most, maxConnections + 1, `the store held ${most} connections`)
+      })),
+    120_000
+  )
 })

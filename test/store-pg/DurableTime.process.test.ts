@@ -5,5 +5,8 @@ import { freshSchema } from "./pg.js"
 
 durableTimeProcessSuite(
   "PostgreSQL",
-  Effect.all({ store: Effect.map(freshSchema, (schema) => `pg:${schema}`), effects: Effect.map(tempFile, (dir) => `${dir}.effects`) })
+  Effect.all({
+    store: Effect.map(freshSchema, (schema) => `pg:${schema}`),
+    effects: Effect.map(tempFile, (dir) => `${dir}.effects`)
+  })
 )

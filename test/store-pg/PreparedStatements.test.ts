@@ -16,15 +16,24 @@ import { freshSchema, testUrl, withClient } from "./pg.js"
 /** A client of the store's pool, held until the scope closes, so that every query below runs on the same connection. */
 const heldClient = (prepare?: boolean) =>
   Effect.flatMap(
-    connections.makePool({ url: Redacted.make(testUrl), maxConnections: 1, ...(prepare === undefined ? {} : { prepare }) }),
-    (pool) => Effect.acquireRelease(Effect.promise(() => pool.connect()), (client) => Effect.sync(() => client.release()))
+    connections.makePool({
+      url: Redacted.make(testUrl),
+      maxConnections: 1,
+      ...(prepare === undefined ? {} : { prepare })
+    }),
+    (pool) =>
+      Effect.acquireRelease(Effect.promise(() => pool.connect()), (client) => Effect.sync(() => client.release()))
   )
 
 /** A query as `PgClient` sends it: text, parameters and a callback. */
 const query = (client: Pg.PoolClient, text: string, values: ReadonlyArray<unknown> = []) =>
   Effect.async<Pg.QueryResult, Error>((resume) => {
-    client.query(text, [...values], (error: Error | undefined, result: Pg.QueryResult) =>
-      resume(error === undefined || error === null ? Effect.succeed(result) : Effect.fail(error)))
+    client.query(
+      text,
+      [...values],
+      (error: Error | undefined, result: Pg.QueryResult) =>
+        resume(error === undefined || error === null ? Effect.succeed(result) : Effect.fail(error))
+    )
   })
 
 const preparedOn = (client: Pg.PoolClient) =>
@@ -34,20 +43,23 @@ const preparedOn = (client: Pg.PoolClient) =>
   )
 
 describe("PostgreSQL prepared statements", () => {
-  it.scoped("a statement with parameters is prepared from its second use, once; one sent once, or without parameters, is not", () =>
-    Effect.gen(function*() {
-      const client = yield* heldClient()
-      const twice = "SELECT $1::int + 1 AS n"
-      const once = "SELECT $1::int + 2 AS n"
-      const bare = "SELECT 3 AS n"
-      for (let i = 0; i < 3; i++) {
-        const result = yield* query(client, twice, [i])
-        assert.strictEqual(result.rows[0].n, i + 1)
-        yield* query(client, bare)
-      }
-      assert.strictEqual((yield* query(client, once, [1])).rows[0].n, 3)
-      assert.deepStrictEqual(yield* preparedOn(client), [twice])
-    }))
+  it.scoped(
+    "a statement with parameters is prepared from its second use, once; one sent once, or without parameters, is not",
+    () =>
+      Effect.gen(function*() {
+        const client = yield* heldClient()
+        const twice = "SELECT $1::int + 1 AS n"
+        const once = "SELECT $1::int + 2 AS n"
+        const bare = "SELECT 3 AS n"
+        for (let i = 0; i < 3; i++) {
+          const result = yield* query(client, twice, [i])
+          assert.strictEqual(result.rows[0].n, i + 1)
+          yield* query(client, bare)
+        }
+        assert.strictEqual((yield* query(client, once, [1])).rows[0].n, 3)
+        assert.deepStrictEqual(yield* preparedOn(client), [twice])
+      })
+  )
 
   it.scoped("prepare: false prepares nothing", () =>
     Effect.gen(function*() {
@@ -56,28 +68,31 @@ describe("PostgreSQL prepared statements", () => {
       assert.deepStrictEqual(yield* preparedOn(client), [])
     }))
 
-  it.scoped("a table changed under a prepared statement fails that statement once; the connection then sends it unprepared", () =>
-    Effect.gen(function*() {
-      const schema = yield* freshSchema
-      const table = `"${schema}".items`
-      yield* withClient((sql) => sql.unsafe(`CREATE TABLE ${table} (id int PRIMARY KEY, name text)`))
-      yield* withClient((sql) => sql.unsafe(`INSERT INTO ${table} VALUES (1, 'one')`))
-      const client = yield* heldClient()
-      const select = `SELECT * FROM ${table} WHERE id = $1`
-      yield* query(client, select, [1])
-      yield* query(client, select, [1])
-      assert.deepStrictEqual(yield* preparedOn(client), [select])
-      // another connection changes the table: the prepared plan's result type no longer holds
-      yield* withClient((sql) => sql.unsafe(`ALTER TABLE ${table} ADD COLUMN size int DEFAULT 7`))
-      const refused = yield* Effect.flip(query(client, select, [1]))
-      assert.strictEqual((refused as { code?: unknown }).code, "0A000")
-      const after = yield* query(client, select, [1])
-      assert.deepStrictEqual(after.rows, [{ id: 1, name: "one", size: 7 }])
-      // the connection prepares nothing more
-      yield* query(client, `SELECT name FROM ${table} WHERE id = $1`, [1])
-      yield* query(client, `SELECT name FROM ${table} WHERE id = $1`, [1])
-      assert.deepStrictEqual(yield* preparedOn(client), [select])
-    }))
+  it.scoped(
+    "a table changed under a prepared statement fails that statement once; the connection then sends it unprepared",
+    () =>
+      Effect.gen(function*() {
+        const schema = yield* freshSchema
+        const table = `"${schema}".items`
+        yield* withClient((sql) => sql.unsafe(`CREATE TABLE ${table} (id int PRIMARY KEY, name text)`))
+        yield* withClient((sql) => sql.unsafe(`INSERT INTO ${table} VALUES (1, 'one')`))
+        const client = yield* heldClient()
+        const select = `SELECT * FROM ${table} WHERE id = $1`
+        yield* query(client, select, [1])
+        yield* query(client, select, [1])
+        assert.deepStrictEqual(yield* preparedOn(client), [select])
+        // another connection changes the table: the prepared plan's result type no longer holds
+        yield* withClient((sql) => sql.unsafe(`ALTER TABLE ${table} ADD COLUMN size int DEFAULT 7`))
+        const refused = yield* Effect.flip(query(client, select, [1]))
+        assert.strictEqual((refused as { code?: unknown }).code, "0A000")
+        const after = yield* query(client, select, [1])
+        assert.deepStrictEqual(after.rows, [{ id: 1, name: "one", size: 7 }])
+        // the connection prepares nothing more
+        yield* query(client, `SELECT name FROM ${table} WHERE id = $1`, [1])
+        yield* query(client, `SELECT name FROM ${table} WHERE id = $1`, [1])
+        assert.deepStrictEqual(yield* preparedOn(client), [select])
+      })
+  )
 
   it.effect("runs on the store's own pool (prepared commits and reads) keep what went in", () => {
     class Counter extends SessionState.Tag("test/PreparedCounter")<Counter>()({
@@ -89,8 +104,10 @@ describe("PostgreSQL prepared statements", () => {
       state: Counter,
       sessionState: { count: 0, seen: [] },
       steps: [
-        Step.make("count", (input) =>
-          Counter.update((s) => ({ count: s.count + 1, seen: [...s.seen, `${input.input}·é\u{1F600}`] })))
+        Step.make(
+          "count",
+          (input) => Counter.update((s) => ({ count: s.count + 1, seen: [...s.seen, `${input.input}·é\u{1F600}`] }))
+        )
       ]
     })
     return Effect.gen(function*() {

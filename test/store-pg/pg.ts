@@ -16,16 +16,20 @@ export const testUrl = process.env.SESSIONFLOW_TEST_DATABASE_URL ?? "postgres://
 
 /** A client of its own for the test's assertions and sabotage. */
 export const clientLayer: Layer.Layer<PgClient.PgClient, SqlError.SqlError> = Layer.scopedContext(
-  Effect.map(PgClient.make({ url: Redacted.make(testUrl), applicationName: "sessionflow-test" }), (client) =>
-    Context.make(PgClient.PgClient, client))
+  Effect.map(
+    PgClient.make({ url: Redacted.make(testUrl), applicationName: "sessionflow-test" }),
+    (client) => Context.make(PgClient.PgClient, client)
+  )
 ).pipe(Layer.provide(Reactivity.layer))
 
 /** Runs `f` on a short-lived client. */
-export const withClient = <A, E>(f: (sql: PgClient.PgClient) => Effect.Effect<A, E>): Effect.Effect<A, E | SqlError.SqlError> =>
+export const withClient = <A, E>(
+  f: (sql: PgClient.PgClient) => Effect.Effect<A, E>
+): Effect.Effect<A, E | SqlError.SqlError> =>
   Effect.scoped(Effect.flatMap(PgClient.PgClient, f).pipe(Effect.provide(clientLayer)))
 
 /** A schema name no other test uses. */
-export const uniqueSchema = (): string => `sf_test_${process.pid}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
+const uniqueSchema = (): string => `sf_test_${process.pid}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
 
 /** A fresh, empty schema, dropped (with everything in it) when the scope closes. */
 export const freshSchema: Effect.Effect<string, SqlError.SqlError, Scope.Scope> = Effect.acquireRelease(
@@ -114,7 +118,8 @@ export const notifiedWatcher = (store: SessionStore.Service, sessionId: string) 
  * `applicationName` that waits for a lock, once one does (failing after 20
  * seconds without one): a connection lost mid-statement.
  */
-export const terminateLockWaiter = (applicationName: string) => signalLockWaiter(applicationName, "pg_terminate_backend")
+export const terminateLockWaiter = (applicationName: string) =>
+  signalLockWaiter(applicationName, "pg_terminate_backend")
 
 /** Cancels the statement of `applicationName`'s connection that waits for a lock (`pg_cancel_backend`, once). */
 export const cancelLockWaiter = (applicationName: string) => signalLockWaiter(applicationName, "pg_cancel_backend")

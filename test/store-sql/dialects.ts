@@ -5,7 +5,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
+import { type SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { SessionStore, WorkflowError } from "@sessionflow/core"
@@ -51,14 +51,32 @@ export interface Dialect {
   readonly fresh: Effect.Effect<Database, unknown, Scope.Scope>
 }
 
-const tempFile = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" })).pipe(
-  Effect.map((dir) => `${dir}/sessions.db`),
-  Effect.provide(NodeFileSystem.layer)
-)
+const tempFile = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-" }))
+  .pipe(
+    Effect.map((dir) => `${dir}/sessions.db`),
+    Effect.provide(NodeFileSystem.layer)
+  )
 
-export const sqlite: Dialect = {
+const sqlite: Dialect = {
   name: "SQLite",
-  migrations: ["create_sessions", "create_runs", "create_active", "add_last_run_id", "create_changes", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_queue", "create_signals", "create_schedules", "create_versions", "lighter_commits", "first_commits", "pause_keys"],
+  migrations: [
+    "create_sessions",
+    "create_runs",
+    "create_active",
+    "add_last_run_id",
+    "create_changes",
+    "edits_bump_version",
+    "add_run_usage",
+    "listing_indexes",
+    "create_events",
+    "create_queue",
+    "create_signals",
+    "create_schedules",
+    "create_versions",
+    "lighter_commits",
+    "first_commits",
+    "pause_keys"
+  ],
   fresh: Effect.map(tempFile, (filename): Database => {
     const client = SqliteClient.layer({ filename })
     return {
@@ -74,7 +92,9 @@ export const sqlite: Dialect = {
       table: (name) => name,
       tables: (sql) =>
         Effect.map(
-          sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+          sql<
+            { name: string }
+          >`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
           (rows) => rows.map((row) => row.name)
         ),
       refuseBadRuns: (sql, table) =>
@@ -86,7 +106,24 @@ WHEN NEW.run_id = 'bad' BEGIN SELECT RAISE(ABORT, 'refused'); END`))
 
 export const pg: Dialect = {
   name: "PostgreSQL",
-  migrations: ["create_sessions", "create_runs", "create_active", "create_changes", "add_base_size", "edits_bump_version", "add_run_usage", "listing_indexes", "create_events", "create_queue", "create_signals", "create_schedules", "create_versions", "lighter_commits", "first_commits", "pause_keys"],
+  migrations: [
+    "create_sessions",
+    "create_runs",
+    "create_active",
+    "create_changes",
+    "add_base_size",
+    "edits_bump_version",
+    "add_run_usage",
+    "listing_indexes",
+    "create_events",
+    "create_queue",
+    "create_signals",
+    "create_schedules",
+    "create_versions",
+    "lighter_commits",
+    "first_commits",
+    "pause_keys"
+  ],
   fresh: Effect.map(freshSchema, (schema): Database => {
     const client = PgClient.layer({ url: Redacted.make(testUrl), applicationName: "sessionflow-test" })
     return {
@@ -151,7 +188,9 @@ export const sessionRows = (sql: SqlClient.SqlClient, table: (name: string) => s
     ),
   keptChanges: (sessionId: string) =>
     Effect.map(
-      sql<{ version: number; changes: string }>`SELECT version, changes FROM ${sql(table("sessionflow_sessions_changes"))}
+      sql<{ version: number; changes: string }>`SELECT version, changes FROM ${
+        sql(table("sessionflow_sessions_changes"))
+      }
         WHERE session_id = ${sessionId} ORDER BY version`,
       (rows) => rows.map((row) => [row.version, JSON.parse(row.changes)] as const)
     )

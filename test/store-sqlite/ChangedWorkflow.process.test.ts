@@ -12,26 +12,41 @@ import { freshSchema } from "../store-pg/pg.js"
 import { lastJsonLine, spawnFixture, tempFile } from "./processes.js"
 
 const run = (store: string, mode: string, runId = "-") =>
-  Effect.flatMap(spawnFixture("shapeWorker.ts", [store, mode, runId]), (worker) => Effect.map(worker.exit, lastJsonLine))
+  Effect.flatMap(
+    spawnFixture("shapeWorker.ts", [store, mode, runId]),
+    (worker) => Effect.map(worker.exit, lastJsonLine)
+  )
 
 const suite = (name: string, location: Effect.Effect<string, unknown, Scope.Scope>) =>
   describe(`durability rules across OS processes (${name})`, () => {
-    it.live("a run paused in one process is not continued in another by a changed workflow; a compatible one continues it with the value the paused step produced", () =>
-      Effect.scoped(Effect.gen(function*() {
-        const store = yield* location
-        const { runId } = (yield* run(store, "pause")) as { runId: string }
-        const refused = (yield* run(store, "renamed", runId)) as { error: string; difference: string }
-        assert.deepStrictEqual(refused, { error: "WorkflowChanged", difference: "step 5 was 's5 step', now 't5 step'" })
-        const continued = yield* run(store, "compatible", runId)
-        assert.deepStrictEqual(continued, { equal: true, items: ["s2", "s3", "t5", "s6"] })
-      })), 90_000)
+    it.live(
+      "a run paused in one process is not continued in another by a changed " +
+        "workflow; a compatible one continues it with the value the paused step produced",
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const store = yield* location
+          const { runId } = (yield* run(store, "pause")) as { runId: string }
+          const refused = (yield* run(store, "renamed", runId)) as { error: string; difference: string }
+          assert.deepStrictEqual(refused, {
+            error: "WorkflowChanged",
+            difference: "step 5 was 's5 step', now 't5 step'"
+          })
+          const continued = yield* run(store, "compatible", runId)
+          assert.deepStrictEqual(continued, { equal: true, items: ["s2", "s3", "t5", "s6"] })
+        })),
+      90_000
+    )
 
-    it.live("the step after a pause receives in another process exactly what the step before it produced", () =>
-      Effect.scoped(Effect.gen(function*() {
-        const store = yield* location
-        const { runId } = (yield* run(store, "pause")) as { runId: string }
-        assert.deepStrictEqual(yield* run(store, "continue", runId), { equal: true, items: ["s2", "s3", "s5", "s6"] })
-      })), 90_000)
+    it.live(
+      "the step after a pause receives in another process exactly what the step before it produced",
+      () =>
+        Effect.scoped(Effect.gen(function*() {
+          const store = yield* location
+          const { runId } = (yield* run(store, "pause")) as { runId: string }
+          assert.deepStrictEqual(yield* run(store, "continue", runId), { equal: true, items: ["s2", "s3", "s5", "s6"] })
+        })),
+      90_000
+    )
   })
 
 suite("SQLite", tempFile)

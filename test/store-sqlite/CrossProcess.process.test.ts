@@ -64,11 +64,17 @@ describe("SqliteSessionStore across OS processes", () => {
       yield* Effect.logDebug(`conflicts retried: ${results.map((r) => `${r.worker}=${r.conflicts}`).join(", ")}`)
     }), 180_000)
 
-  it.scopedLive("two processes running an appending workflow with retryOnConflict lose nothing", () =>
-    Effect.asVoid(appendFromTwoProcesses("workflow")), 180_000)
+  it.scopedLive(
+    "two processes running an appending workflow with retryOnConflict lose nothing",
+    () => Effect.asVoid(appendFromTwoProcesses("workflow")),
+    180_000
+  )
 
-  it.scopedLive("two processes running it with persist: \"changes\" lose nothing either", () =>
-    Effect.asVoid(appendFromTwoProcesses("changes")), 180_000)
+  it.scopedLive(
+    "two processes running it with persist: \"changes\" lose nothing either",
+    () => Effect.asVoid(appendFromTwoProcesses("changes")),
+    180_000
+  )
 
   it.scopedLive("a session written by one process is read back by another", () =>
     Effect.gen(function*() {

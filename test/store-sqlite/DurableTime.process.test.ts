@@ -2,4 +2,7 @@ import { Effect } from "effect"
 import { durableTimeProcessSuite } from "../durableTimeProcesses.js"
 import { tempFile } from "./processes.js"
 
-durableTimeProcessSuite("SQLite", Effect.map(tempFile, (filename) => ({ store: filename, effects: `${filename}.effects` })))
+durableTimeProcessSuite(
+  "SQLite",
+  Effect.map(tempFile, (filename) => ({ store: filename, effects: `${filename}.effects` }))
+)

@@ -15,7 +15,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 
 /** A fresh temp directory, deleted afterwards. */
-const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-open-" })).pipe(
+const tempDir = Effect.flatMap(
+  FileSystem.FileSystem,
+  (fs) => fs.makeTempDirectoryScoped({ prefix: "sessionflow-open-" })
+).pipe(
   Effect.provide(NodeFileSystem.layer)
 )
 
@@ -59,11 +62,13 @@ const commitOne = (sessionId: string) =>
     }))
 
 const tableNames = (filename: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).pipe(
-      Effect.map((rows) => rows.map((row) => row.name)),
-      Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))
-    )
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
+  ).pipe(
+    Effect.map((rows) => rows.map((row) => row.name)),
+    Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))
+  )
 
 describe("SqliteSessionStore.layer on a bad database", () => {
   const cases: ReadonlyArray<{
@@ -139,10 +144,16 @@ describe("SqliteSessionStore.layer on a bad database", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const filename = path.join(dir, "app.db")
-      yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        Effect.zipRight(sql`CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)`, sql`INSERT INTO users VALUES (1, 'a@b.c')`)).pipe(
-          Effect.provide(SqliteClient.layer({ filename }))
-        )
+      yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          Effect.zipRight(
+            sql`CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)`,
+            sql`INSERT INTO users VALUES (1, 'a@b.c')`
+          )
+      ).pipe(
+        Effect.provide(SqliteClient.layer({ filename }))
+      )
       const error = yield* openFailure(SqliteSessionStore.layer({ filename, table: "users" }))
       assert.strictEqual(error.method, "make")
       assert.include(error.description, "'users'")
@@ -239,17 +250,21 @@ describe("SqliteSessionStore.layer read-only and without migrations", () => {
     it.scoped(`tables left at an older migration (${mode}) are an error, and stay as they are`, () =>
       Effect.gen(function*() {
         const { filename } = yield* storeFile()
-        yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 3`).pipe(
-            Effect.provide(SqliteClient.layer({ filename }))
-          )
+        yield* Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql`DELETE FROM sessionflow_sessions_migrations WHERE migration_id >= 3`
+        ).pipe(
+          Effect.provide(SqliteClient.layer({ filename }))
+        )
         const error = yield* openFailure(SqliteSessionStore.layer({ filename, ...options }))
         assert.include(error.description, "'sessionflow_sessions' in")
         assert.include(error.description, "are at migration 2 of 16")
-        const ids = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations`).pipe(
-            Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))
-          )
+        const ids = yield* Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql<{ migration_id: number }>`SELECT migration_id FROM sessionflow_sessions_migrations`
+        ).pipe(
+          Effect.provide(SqliteClient.layer({ filename, readonly: true, disableWAL: true }))
+        )
         assert.deepStrictEqual(ids, [{ migration_id: 1 }, { migration_id: 2 }])
       }))
   }

@@ -32,14 +32,18 @@ const openSpied = (filename: string) =>
       // a run reads its session through findSession
       findSession: (sessionId, options) =>
         Effect.tap(sqlite.findSession(sessionId, options), (found) =>
-          Effect.sync(() => loads.push(found._tag === "Stored" && found.session.unchanged === true)))
+          Effect.sync(() =>
+            loads.push(found._tag === "Stored" && found.session.unchanged === true)
+          ))
     })
     return { store, loads }
   })
 
 const append = (store: SessionStore.Service, item: string) =>
   Effect.map(
-    Workflow.run(appendWorkflow, item, { sessionId: "shared" }).pipe(Effect.provideService(SessionStore.SessionStore, store)),
+    Workflow.run(appendWorkflow, item, { sessionId: "shared" }).pipe(
+      Effect.provideService(SessionStore.SessionStore, store)
+    ),
     (output) => output.state.items
   )
 

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, SessionStore, Step, Workflow, WorkflowError } from "@sessionflow/core"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Cause, type Context, Duration, Effect, Either, Fiber, Layer, Logger, Option } from "effect"
+import { Cause, type Context, type Duration, Effect, Either, Fiber, Layer, Logger, Option } from "effect"
 import { performance } from "node:perf_hooks"
 import { spawnFixture, tempFile, type Worker } from "./processes.js"
 
@@ -18,13 +18,19 @@ const append = Workflow.make({
   name: "append",
   sessionState: { items: [] },
   steps: [
-    Step.make("append", (input) =>
-      SessionState.update((s) => ({ items: [...(s.items as ReadonlyArray<unknown>), input.input] })))
+    Step.make(
+      "append",
+      (input) => SessionState.update((s) => ({ items: [...(s.items as ReadonlyArray<unknown>), input.input] }))
+    )
   ]
 })
 
 /** Same, but its step never finishes on its own. */
-const stuck = Workflow.make({ name: "append", sessionState: { items: [] }, steps: [Step.make("wait", () => Effect.never)] })
+const stuck = Workflow.make({
+  name: "append",
+  sessionState: { items: [] },
+  steps: [Step.make("wait", () => Effect.never)]
+})
 
 /**
  * Counts timer ticks every 10 ms and records the longest gap between two:
@@ -83,113 +89,149 @@ const secondCommit: SessionStore.Commit = {
   workflowName: "append",
   expectedVersion: 1,
   state: { items: ["first", "second"] },
-  run: { runId: "r2", sessionId: "s", workflowName: "append", status: "completed", input: "second", startedAt: 1, completedAt: 2 }
+  run: {
+    runId: "r2",
+    sessionId: "s",
+    workflowName: "append",
+    status: "completed",
+    input: "second",
+    startedAt: 1,
+    completedAt: 2
+  }
 }
 
-const isTimeout = <A>(result: Either.Either<A, unknown>) => Either.isLeft(result) && Cause.isTimeoutException(result.left)
+const isTimeout = <A>(result: Either.Either<A, unknown>) =>
+  Either.isLeft(result) && Cause.isTimeoutException(result.left)
 
 const elapsedSince = (start: number) => performance.now() - start
 
 describe("SqliteSessionStore while another process holds the write lock", () => {
-  it.scopedLive("a run under a timeout returns the timeout while the lock is still held, without blocking the event loop, and commits nothing", () =>
-    Effect.gen(function*() {
-      const { context, holder } = yield* lockedDatabase()
-      const monitor = yield* eventLoopMonitor
-      const result = yield* Workflow.run(append, "second", { sessionId: "s" }).pipe(
-        Effect.timeout("500 millis"),
-        Effect.either,
-        Effect.provide(context)
-      )
-      const longestGap = monitor.longestGap()
-      // the caller got the timeout before the other process let go of the lock
-      assert.isTrue(yield* holder.running)
-      assert.isTrue(isTimeout(result))
-      // timers kept firing while the run waited (before: one gap per busy timeout, 5 s)
-      assert.isBelow(longestGap, 2_000)
+  it.scopedLive(
+    "a run under a timeout returns the timeout while the lock is " +
+      "still held, without blocking the event loop, and commits nothing",
+    () =>
+      Effect.gen(function*() {
+        const { context, holder } = yield* lockedDatabase()
+        const monitor = yield* eventLoopMonitor
+        const result = yield* Workflow.run(append, "second", { sessionId: "s" }).pipe(
+          Effect.timeout("500 millis"),
+          Effect.either,
+          Effect.provide(context)
+        )
+        const longestGap = monitor.longestGap()
+        // the caller got the timeout before the other process let go of the lock
+        assert.isTrue(yield* holder.running)
+        assert.isTrue(isTimeout(result))
+        // timers kept firing while the run waited (before: one gap per busy timeout, 5 s)
+        assert.isBelow(longestGap, 2_000)
 
-      assert.deepStrictEqual(yield* releaseAndRead(holder, context), unchanged)
-      // and the store works normally afterwards
-      const next = yield* Workflow.run(append, "third", { sessionId: "s" }).pipe(Effect.provide(context))
-      assert.deepStrictEqual(next.state, { items: ["first", "third"] })
-    }), 60_000)
+        assert.deepStrictEqual(yield* releaseAndRead(holder, context), unchanged)
+        // and the store works normally afterwards
+        const next = yield* Workflow.run(append, "third", { sessionId: "s" }).pipe(Effect.provide(context))
+        assert.deepStrictEqual(next.state, { items: ["first", "third"] })
+      }),
+    60_000
+  )
 
-  it.scopedLive("a run without a timeout waits for the lock, then commits once and reports success", () =>
-    Effect.gen(function*() {
-      const { context, holder } = yield* lockedDatabase()
-      const monitor = yield* eventLoopMonitor
-      const fiber = yield* Workflow.run(append, "second", { sessionId: "s" }).pipe(Effect.provide(context), Effect.fork)
-      yield* Effect.sleep("1 second")
-      // still waiting, nothing written, and this process stays responsive
-      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
-      assert.isTrue(yield* holder.running)
-      assert.isBelow(monitor.longestGap(), 1_000)
+  it.scopedLive(
+    "a run without a timeout waits for the lock, then commits once and reports success",
+    () =>
+      Effect.gen(function*() {
+        const { context, holder } = yield* lockedDatabase()
+        const monitor = yield* eventLoopMonitor
+        const fiber = yield* Workflow.run(append, "second", { sessionId: "s" }).pipe(
+          Effect.provide(context),
+          Effect.fork
+        )
+        yield* Effect.sleep("1 second")
+        // still waiting, nothing written, and this process stays responsive
+        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+        assert.isTrue(yield* holder.running)
+        assert.isBelow(monitor.longestGap(), 1_000)
 
-      yield* holder.start
-      const output = yield* Fiber.join(fiber)
-      assert.deepStrictEqual(output.state, { items: ["first", "second"] })
-      assert.include(yield* holder.exit, "released")
-      assert.deepStrictEqual(yield* Effect.provide(session, context), {
-        state: { items: ["first", "second"] },
-        version: 2,
-        runs: [["first", "completed"], ["second", "completed"]]
-      })
-    }), 60_000)
+        yield* holder.start
+        const output = yield* Fiber.join(fiber)
+        assert.deepStrictEqual(output.state, { items: ["first", "second"] })
+        assert.include(yield* holder.exit, "released")
+        assert.deepStrictEqual(yield* Effect.provide(session, context), {
+          state: { items: ["first", "second"] },
+          version: 2,
+          runs: [["first", "completed"], ["second", "completed"]]
+        })
+      }),
+    60_000
+  )
 
-  it.scopedLive("a lock held longer than lockTimeout fails the run with a SessionStoreError and commits nothing", () =>
-    Effect.gen(function*() {
-      const { context, holder } = yield* lockedDatabase({ lockTimeout: "1 second" })
-      const start = performance.now()
-      const error = yield* Workflow.run(append, "second", { sessionId: "s" }).pipe(Effect.flip, Effect.provide(context))
-      const elapsed = elapsedSince(start)
-      assert.isTrue(yield* holder.running)
-      assert.instanceOf(error, WorkflowError.SessionStoreError)
-      assert.strictEqual(error.method, "commit")
-      assert.match(error.description, /locked by another connection for more than 1s/)
-      // it did wait for the bound before giving up
-      assert.isAtLeast(elapsed, 900)
+  it.scopedLive(
+    "a lock held longer than lockTimeout fails the run with a SessionStoreError and commits nothing",
+    () =>
+      Effect.gen(function*() {
+        const { context, holder } = yield* lockedDatabase({ lockTimeout: "1 second" })
+        const start = performance.now()
+        const error = yield* Workflow.run(append, "second", { sessionId: "s" }).pipe(
+          Effect.flip,
+          Effect.provide(context)
+        )
+        const elapsed = elapsedSince(start)
+        assert.isTrue(yield* holder.running)
+        assert.instanceOf(error, WorkflowError.SessionStoreError)
+        assert.strictEqual(error.method, "commit")
+        assert.match(error.description, /locked by another connection for more than 1s/)
+        // it did wait for the bound before giving up
+        assert.isAtLeast(elapsed, 900)
 
-      assert.deepStrictEqual(yield* releaseAndRead(holder, context), unchanged)
-    }), 60_000)
+        assert.deepStrictEqual(yield* releaseAndRead(holder, context), unchanged)
+      }),
+    60_000
+  )
 
-  it.scopedLive("the record of a run interrupted in its steps does not wait for the lock for long: it is given up with a warning", () =>
-    Effect.gen(function*() {
-      const { context, holder } = yield* lockedDatabase()
-      const warnings: Array<string> = []
-      const logger = Logger.make(({ logLevel, message }) => {
-        if (logLevel._tag === "Warning") warnings.push(String(message))
-      })
-      const result = yield* Workflow.run(stuck, "second", { sessionId: "s" }).pipe(
-        Effect.timeout("300 millis"),
-        Effect.either,
-        Effect.provide(Layer.merge(Layer.succeedContext(context), Logger.replace(Logger.defaultLogger, logger)))
-      )
-      assert.isTrue(isTimeout(result))
-      assert.isTrue(yield* holder.running)
-      assert.isTrue(warnings.some((w) => w.includes("could not record failed run")), warnings.join("\n"))
+  it.scopedLive(
+    "the record of a run interrupted in its steps does not wait for the lock for long: it is given up with a warning",
+    () =>
+      Effect.gen(function*() {
+        const { context, holder } = yield* lockedDatabase()
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push(String(message))
+        })
+        const result = yield* Workflow.run(stuck, "second", { sessionId: "s" }).pipe(
+          Effect.timeout("300 millis"),
+          Effect.either,
+          Effect.provide(Layer.merge(Layer.succeedContext(context), Logger.replace(Logger.defaultLogger, logger)))
+        )
+        assert.isTrue(isTimeout(result))
+        assert.isTrue(yield* holder.running)
+        assert.isTrue(warnings.some((w) => w.includes("could not record failed run")), warnings.join("\n"))
 
-      assert.deepStrictEqual(yield* releaseAndRead(holder, context), unchanged)
-    }), 60_000)
+        assert.deepStrictEqual(yield* releaseAndRead(holder, context), unchanged)
+      }),
+    60_000
+  )
 
-  it.scopedLive("the record of an interrupted run waits for a lock that is released soon, and is kept", () =>
-    Effect.gen(function*() {
-      const { context, holder } = yield* lockedDatabase()
-      const fiber = yield* Workflow.run(stuck, "second", { sessionId: "s" }).pipe(
-        Effect.timeout("300 millis"),
-        Effect.either,
-        Effect.provide(context),
-        Effect.fork
-      )
-      // released while the interrupted run's record waits for the lock
-      yield* Effect.sleep("400 millis")
-      yield* holder.start
-      const result = yield* Fiber.join(fiber)
-      assert.isTrue(isTimeout(result))
-      yield* holder.exit
-      assert.deepStrictEqual(yield* Effect.provide(session, context), {
-        ...unchanged,
-        runs: [["first", "completed"], ["second", "cancelled"]]
-      })
-    }), 60_000)
+  it.scopedLive(
+    "the record of an interrupted run waits for a lock that is released soon, and is kept",
+    () =>
+      Effect.gen(function*() {
+        const { context, holder } = yield* lockedDatabase()
+        const fiber = yield* Workflow.run(stuck, "second", { sessionId: "s" }).pipe(
+          Effect.timeout("300 millis"),
+          Effect.either,
+          Effect.provide(context),
+          Effect.fork
+        )
+        // released while the interrupted run's record waits for the lock
+        yield* Effect.sleep("400 millis")
+        yield* holder.start
+        const result = yield* Fiber.join(fiber)
+        assert.isTrue(isTimeout(result))
+        yield* holder.exit
+        assert.deepStrictEqual(yield* Effect.provide(session, context), {
+          ...unchanged,
+          runs: [["first", "completed"], ["second", "cancelled"]]
+        })
+      }),
+    60_000
+  )
 
   it.scopedLive("the store's own commit, interrupted while it waits, writes nothing", () =>
     Effect.gen(function*() {
@@ -202,20 +244,24 @@ describe("SqliteSessionStore while another process holds the write lock", () => 
       assert.deepStrictEqual(yield* releaseAndRead(holder, context), unchanged)
     }), 60_000)
 
-  it.scopedLive("the store's own commit fails with SessionStoreError after lockTimeout, without blocking the event loop", () =>
-    Effect.gen(function*() {
-      const { context, holder } = yield* lockedDatabase({ lockTimeout: "1 second" })
-      const store = yield* Effect.provide(SessionStore.SessionStore, context)
-      const monitor = yield* eventLoopMonitor
-      const error = yield* Effect.flip(store.commit(secondCommit))
-      assert.isBelow(monitor.longestGap(), 1_000)
-      assert.isTrue(yield* holder.running)
-      assert.instanceOf(error, WorkflowError.SessionStoreError)
-      assert.strictEqual(
-        error.message,
-        "SessionStore.commit: the database stayed locked by another connection for more than 1s (SQLITE_BUSY)"
-      )
+  it.scopedLive(
+    "the store's own commit fails with SessionStoreError after lockTimeout, without blocking the event loop",
+    () =>
+      Effect.gen(function*() {
+        const { context, holder } = yield* lockedDatabase({ lockTimeout: "1 second" })
+        const store = yield* Effect.provide(SessionStore.SessionStore, context)
+        const monitor = yield* eventLoopMonitor
+        const error = yield* Effect.flip(store.commit(secondCommit))
+        assert.isBelow(monitor.longestGap(), 1_000)
+        assert.isTrue(yield* holder.running)
+        assert.instanceOf(error, WorkflowError.SessionStoreError)
+        assert.strictEqual(
+          error.message,
+          "SessionStore.commit: the database stayed locked by another connection for more than 1s (SQLITE_BUSY)"
+        )
 
-      assert.deepStrictEqual(yield* releaseAndRead(holder, context), unchanged)
-    }), 60_000)
+        assert.deepStrictEqual(yield* releaseAndRead(holder, context), unchanged)
+      }),
+    60_000
+  )
 })

@@ -48,7 +48,9 @@ export const spawnFixture = (script: string, args: ReadonlyArray<string>) =>
       const exited = closed.then(() =>
         child.exitCode === 0
           ? stdout
-          : Promise.reject(new Error(`${script} exited with ${child.exitCode ?? child.signalCode}\n${stderr}\n${stdout}`))
+          : Promise.reject(
+            new Error(`${script} exited with ${child.exitCode ?? child.signalCode}\n${stderr}\n${stdout}`)
+          )
       )
       const ready = new Promise<void>((resolve, reject) => {
         child.stdout.on("data", () => stdout.split("\n").includes("ready") && resolve())

@@ -5,13 +5,13 @@
  * exchanges, written by hand).
  */
 import { Tool, Toolkit } from "@effect/ai"
+import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { OpenAIChat, OpenAIClient } from "@sessionflow/openai"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Schema from "effect/Schema"
 import OpenAI from "openai"
-import { Agent, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
-import { OpenAIChat, OpenAIClient } from "@sessionflow/openai"
 import type { Runner } from "./types.ts"
 
 export interface Server {
@@ -19,8 +19,8 @@ export interface Server {
   readonly apiKey: string
 }
 
-export const MODEL = "gpt-bench"
-export const INPUT = "Please add milk to my shopping list."
+const MODEL = "gpt-bench"
+const INPUT = "Please add milk to my shopping list."
 const INSTRUCTIONS = "You are a helpful shopping assistant. Always use the provided tools."
 const toolResult = (item: string) => `Added '${item}' to the shopping list.`
 

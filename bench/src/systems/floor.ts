@@ -35,14 +35,24 @@ export const make = async (options: Options): Promise<Runner> => {
     return row === undefined ? undefined : (JSON.parse(row.state) as BenchState)
   }
   const upsert = db.prepare(
-    "INSERT INTO sessions (session_id, state) VALUES (?, ?) ON CONFLICT (session_id) DO UPDATE SET state = excluded.state"
+    "INSERT INTO sessions (session_id, state) VALUES (?, ?) ON " +
+      "CONFLICT (session_id) DO UPDATE SET state = excluded.state"
   )
   const close = () => db.close()
   if (options.history !== true) {
-    return runner({ load, persist: (sessionId, state) => upsert.run(sessionId, JSON.stringify(state)), prefill: () => {}, close }, options.read === true)
+    return runner({
+      load,
+      persist: (sessionId, state) => upsert.run(sessionId, JSON.stringify(state)),
+      prefill: () => {},
+      close
+    }, options.read === true)
   }
-  db.exec(`CREATE TABLE IF NOT EXISTS runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, run_id TEXT NOT NULL, completed_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS runs_session_idx ON runs (session_id, seq)`)
+  db.exec(
+    `CREATE TABLE IF NOT EXISTS runs
+  (seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, run_id TEXT NOT NULL,
+   completed_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_session_idx ON runs (session_id, seq)`
+  )
   const insertRun = db.prepare("INSERT INTO runs (session_id, run_id, completed_at) VALUES (?, ?, ?)")
   let runSeq = Date.now()
   const commit = db.transaction((sessionId: string, json: string) => {
@@ -52,5 +62,8 @@ CREATE INDEX IF NOT EXISTS runs_session_idx ON runs (session_id, seq)`)
   const prefill = db.transaction((sessionId: string, runs: number) => {
     for (let i = 0; i < runs; i++) insertRun.run(sessionId, `prefill-${runSeq++}`, Date.now())
   })
-  return runner({ load, persist: (sessionId, state) => commit(sessionId, JSON.stringify(state)), prefill, close }, options.read === true)
+  return runner(
+    { load, persist: (sessionId, state) => commit(sessionId, JSON.stringify(state)), prefill, close },
+    options.read === true
+  )
 }

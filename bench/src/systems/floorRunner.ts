@@ -48,10 +48,10 @@ export const runner = (storage: Storage, read: boolean): Runner => {
     prefillHistory: async (sessionId, runs) => {
       await storage.prefill(sessionId, runs)
     },
-    counter: async (sessionId) => ((read ? undefined : sessions.get(sessionId)) ?? (await storage.load(sessionId)))?.counter ?? 0,
+    counter: async (sessionId) =>
+      ((read ? undefined : sessions.get(sessionId)) ?? (await storage.load(sessionId)))?.counter ?? 0,
     close: async () => {
       await storage.close()
     }
   }
 }
-

@@ -33,7 +33,9 @@ export const reachable = async (): Promise<string | undefined> => {
 }
 
 /** A fresh schema named after `file`, and how to drop it. */
-export const freshSchema = async (file: string): Promise<{ readonly schema: string; readonly drop: () => Promise<void> }> => {
+export const freshSchema = async (
+  file: string
+): Promise<{ readonly schema: string; readonly drop: () => Promise<void> }> => {
   const schema = `bench_${basename(file).toLowerCase().replace(/\.db$/, "").replace(/[^a-z0-9]+/g, "_")}`.slice(0, 63)
   const admin = async (statement: string) => {
     const client = new pg.Client({ connectionString: databaseUrl() })
@@ -70,8 +72,8 @@ export const floor = async (options: FloorOptions): Promise<Runner> => {
   const persist = (sessionId: string, state: BenchState) =>
     db.query({
       name: "upsert",
-      text:
-        "INSERT INTO sessions (session_id, state) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET state = excluded.state",
+      text: "INSERT INTO sessions (session_id, state) VALUES ($1, $2) " +
+        "ON CONFLICT (session_id) DO UPDATE SET state = excluded.state",
       values: [sessionId, JSON.stringify(state)]
     })
   const prefill = () => {

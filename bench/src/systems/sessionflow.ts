@@ -2,13 +2,13 @@
  * sessionflow, imported by its package names: the compiled `dist` of each
  * package, as users run it (not the sources through the bench's TypeScript loader).
  */
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Schema from "effect/Schema"
 import { SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Schema from "effect/Schema"
 import { advance, type BenchState, emptyState, STEPS } from "../workload.ts"
 import { databaseUrl, freshSchema } from "./postgres.ts"
 import type { Runner } from "./types.ts"
@@ -51,7 +51,9 @@ export interface Options {
   readonly synchronous?: "NORMAL" | undefined
   /** `PgSessionStore.layer` on a fresh schema of the bench database (named after `filename`) instead of SQLite. */
   readonly postgres?: boolean | undefined
-  /** Steps per run (default: the workload's ten); the profiler compares 1 and 10 to split per-run from per-step costs. */
+  /**
+   * Steps per run (default: the workload's ten); the profiler compares 1 and 10 to split per-run from per-step costs.
+   */
   readonly steps?: number | undefined
   /** The workflow's `persist` option (typed state only; default `"state"`). */
   readonly persist?: "state" | "changes" | undefined

@@ -190,12 +190,17 @@ export const storeLayer = (
         catch: (cause) =>
           new WorkflowError.SessionStoreError({
             method: "open",
-            description:
-              "PostgreSQL needs @sessionflow/store-pg and @effect/sql-pg: npm install @sessionflow/store-pg @effect/sql-pg",
+            description: "PostgreSQL needs @sessionflow/store-pg and @effect/sql-pg: " +
+              "npm install @sessionflow/store-pg @effect/sql-pg",
             cause
           })
       }).pipe(Effect.map(({ PgSessionStore }) =>
-        PgSessionStore.layer({ url: database.url, schema: options.schema, table: options.table, migrate: options.migrate })
+        PgSessionStore.layer({
+          url: database.url,
+          schema: options.schema,
+          table: options.table,
+          migrate: options.migrate
+        })
           .pipe(Layer.mapError((error) => options.schema === undefined ? suggestSchema(error) : error))
       ))
     )
@@ -251,7 +256,8 @@ export const databaseOptions = {
   url: value(
     "url",
     "url",
-    `a PostgreSQL URL, postgres://user:password@host:5432/database (written by @sessionflow/store-pg); without --db or --url, the URL in ${databaseUrlVariable}`
+    "a PostgreSQL URL, postgres://user:password@host:5432/database (written by @sessionflow/store-pg); " +
+      `without --db or --url, the URL in ${databaseUrlVariable}`
   ),
   schema: value("schema", "name", "PostgreSQL: the schema the tables are in (default: the search_path)"),
   table: value("table", "name", `the session table (default ${SqliteSessionStore.defaultTable})`)
@@ -263,7 +269,9 @@ export const databaseOptions = {
  * @since 0.1.0
  * @category options
  */
-export const jsonOption = Options.boolean("json").pipe(Options.withDescription("print JSON on stdout (for jq and scripts)"))
+export const jsonOption = Options.boolean("json").pipe(
+  Options.withDescription("print JSON on stdout (for jq and scripts)")
+)
 
 /**
  * What the database options give: where to look, and in which table.
@@ -316,8 +324,8 @@ const withStore = (target: Target, access: "read" | "write") =>
     if (database === undefined) {
       return Effect.fail(
         new UsageError({
-          message:
-            `${target.command}: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database to inspect)`,
+          message: `${target.command}: --db <file> or --url <url> is required ` +
+            `(the SQLite file or PostgreSQL database to inspect)`,
           command: target.command
         })
       )
@@ -388,7 +396,9 @@ const listSessions = (target: Target, page: SessionsPage) =>
       read += listing.sessions.length + listing.broken.length
       sessions.push(...listing.sessions)
       // a row the store cannot read is reported, and the others are still listed
-      for (const b of listing.broken) yield* Console.error(`warning: session ${b.sessionId} cannot be read: ${describeError(b.error)}`)
+      for (const b of listing.broken) {
+        yield* Console.error(`warning: session ${b.sessionId} cannot be read: ${describeError(b.error)}`)
+      }
     } while (after !== undefined && (page.limit === undefined || read < page.limit))
     // where the rest starts, after a --limit that cut the listing short
     const more = after === undefined ? undefined : `more after them: --after ${encodeAfter(after)}`
@@ -456,7 +466,10 @@ const renameSession = (target: Target, id: string, words: ReadonlyArray<string>)
   Effect.gen(function*() {
     const name = words.join(" ").trim()
     if (name.length === 0) {
-      return yield* new UsageError({ message: "sessions rename: give the new name after the session id", command: target.command })
+      return yield* new UsageError({
+        message: "sessions rename: give the new name after the session id",
+        command: target.command
+      })
     }
     return yield* Effect.gen(function*() {
       const store = yield* SessionStore.SessionStore
@@ -478,11 +491,15 @@ const printState = (target: Target, sessionId: string, at: Option.Option<number>
     if (Option.isSome(at)) {
       const info = yield* infoOrFail(target, sessionId)
       const found = yield* store.loadVersion(sessionId, at.value)
-      if (Option.isNone(found)) return yield* versionMissing(target, SessionStore.versionNotFound(sessionId, at.value, info.version))
+      if (Option.isNone(found)) {
+        return yield* versionMissing(target, SessionStore.versionNotFound(sessionId, at.value, info.version))
+      }
       return yield* say(JSON.stringify(found.value, null, target.json ? undefined : 2))
     }
     const loaded = yield* store.load(sessionId)
-    if (Option.isNone(loaded)) return yield* notFound(target, sessionId)
+    if (Option.isNone(loaded)) {
+      return yield* notFound(target, sessionId)
+    }
     yield* say(JSON.stringify(loaded.value.state, null, target.json ? undefined : 2))
   }).pipe(withStore(target, "read"))
 
@@ -529,7 +546,8 @@ const forkSession = (target: Target, sessionId: string, at: Option.Option<number
       Effect.catchTags({
         SessionNotFound: () => Effect.fail(notFound(target, sessionId)),
         VersionNotFound: (error) => Effect.fail(versionMissing(target, error)),
-        SessionExists: (error) => Effect.fail(new CommandError({ message: `${error.message}: give another id with --to` }))
+        SessionExists: (error) =>
+          Effect.fail(new CommandError({ message: `${error.message}: give another id with --to` }))
       })
     )
     yield* target.json
@@ -573,7 +591,12 @@ export interface UnfinishedRun {
   /** the top-level step it continues from (with a step journal) */
   readonly nextStep?: number | undefined
   /** the question a paused run waits on (for a sleeping or waiting run: the step that suspended it) */
-  readonly question?: { readonly path: ReadonlyArray<string>; readonly key: string; readonly payload: unknown; readonly pausedAt: number } | undefined
+  readonly question?: {
+    readonly path: ReadonlyArray<string>
+    readonly key: string
+    readonly payload: unknown
+    readonly pausedAt: number
+  } | undefined
   /** epoch milliseconds: when a sleeping (or timing-out) run is due to wake */
   readonly wakeAt?: number | undefined
   /** the signal a waiting run waits for */
@@ -621,27 +644,44 @@ export const unfinishedRuns: Effect.Effect<
       position
     }]
   })
-  return [...runs.map((run): UnfinishedRun => ({
-    runId: run.runId,
-    sessionId: run.sessionId,
-    workflowName: run.workflowName,
-    ...(run.userId === undefined ? {} : { userId: run.userId }),
-    state: SessionStore.isAbandoned(run, now) ? "abandoned" : SessionStore.runState(run),
-    input: run.input,
-    ...(run.status === "running" ? { owner: run.owner, leaseExpiresAt: run.leaseExpiresAt } : {}),
-    ...(run.journal === undefined ? {} : { nextStep: run.journal.next }),
-    ...(run.pause === undefined
-      ? {}
-      : { question: { path: run.pause.path, key: run.pause.key, payload: run.pause.payload, pausedAt: run.pause.pausedAt } }),
-    ...(run.pause?.wakeAt === undefined ? {} : { wakeAt: run.pause.wakeAt }),
-    ...(run.pause?.signal === undefined ? {} : { signal: run.pause.signal }),
-    ...(run.pause?.timeoutAt === undefined ? {} : { timeoutAt: run.pause.timeoutAt }),
-    startedAt: run.startedAt,
-    updatedAt: run.updatedAt
-  })), ...queued]
+  return [
+    ...runs.map((run): UnfinishedRun => ({
+      runId: run.runId,
+      sessionId: run.sessionId,
+      workflowName: run.workflowName,
+      ...(run.userId === undefined ? {} : { userId: run.userId }),
+      state: SessionStore.isAbandoned(run, now) ? "abandoned" : SessionStore.runState(run),
+      input: run.input,
+      ...(run.status === "running" ? { owner: run.owner, leaseExpiresAt: run.leaseExpiresAt } : {}),
+      ...(run.journal === undefined ? {} : { nextStep: run.journal.next }),
+      ...(run.pause === undefined
+        ? {}
+        : {
+          question: {
+            path: run.pause.path,
+            key: run.pause.key,
+            payload: run.pause.payload,
+            pausedAt: run.pause.pausedAt
+          }
+        }),
+      ...(run.pause?.wakeAt === undefined ? {} : { wakeAt: run.pause.wakeAt }),
+      ...(run.pause?.signal === undefined ? {} : { signal: run.pause.signal }),
+      ...(run.pause?.timeoutAt === undefined ? {} : { timeoutAt: run.pause.timeoutAt }),
+      startedAt: run.startedAt,
+      updatedAt: run.updatedAt
+    })),
+    ...queued
+  ]
 })
 
-const runMark: Record<RunState, string> = { paused: "⏸", sleeping: "☾", waiting: "⧗", running: "▶", abandoned: "✗", queued: "…" }
+const runMark: Record<RunState, string> = {
+  paused: "⏸",
+  sleeping: "☾",
+  waiting: "⧗",
+  running: "▶",
+  abandoned: "✗",
+  queued: "…"
+}
 
 /** What a suspended run waits for, after its state: until when it sleeps, its signal, its timeout. */
 const waitsFor = (run: UnfinishedRun): string => {
@@ -653,7 +693,11 @@ const waitsFor = (run: UnfinishedRun): string => {
     : run.state === "paused"
     ? timeout
     : run.state === "queued"
-    ? [run.position === 0 ? "first in its session's queue" : `behind ${plural(run.position ?? 0, "run")} in its session's queue`]
+    ? [
+      run.position === 0
+        ? "first in its session's queue"
+        : `behind ${plural(run.position ?? 0, "run")} in its session's queue`
+    ]
     : []
   return parts.length === 0 ? "" : `  ${parts.join(", ")}`
 }
@@ -662,11 +706,17 @@ const listRuns = (target: Target) =>
   Effect.gen(function*() {
     const runs = yield* unfinishedRuns
     if (target.json) return yield* json(runs)
-    if (runs.length === 0) return yield* say(`No paused, sleeping, waiting, running, abandoned or queued runs in ${where(target)}.`)
+    if (runs.length === 0) {
+      return yield* say(`No paused, sleeping, waiting, running, abandoned or queued runs in ${where(target)}.`)
+    }
     yield* say(`${plural(runs.length, "unfinished run")} in ${where(target)}:\n`)
     for (const run of runs) {
       yield* say(`  ${runMark[run.state]} ${run.state.padEnd(9)} run ${run.runId}${waitsFor(run)}`)
-      yield* say(`     workflow: ${run.workflowName}   session: ${run.sessionId}${run.userId === undefined ? "" : `   user: ${run.userId}`}`)
+      yield* say(
+        `     workflow: ${run.workflowName}   session: ${run.sessionId}${
+          run.userId === undefined ? "" : `   user: ${run.userId}`
+        }`
+      )
       yield* say(
         run.startedAt === undefined
           ? `     queued ${date(run.queuedAt ?? 0)}`
@@ -677,9 +727,17 @@ const listRuns = (target: Target) =>
       yield* say(`     » ${oneLine(run.input)}`)
       if (run.question !== undefined && run.state === "paused") {
         yield* say(`     ? ${oneLine(run.question.payload, 100)}`)
-        yield* say(`       asked by ${run.question.path.join(" > ")} (${run.question.key}) at ${date(run.question.pausedAt)}`)
+        yield* say(
+          `       asked by ${run.question.path.join(" > ")} (${run.question.key}) at ${date(run.question.pausedAt)}`
+        )
       }
-      if (run.state === "running" || run.state === "abandoned") yield* say(`     owner ${run.owner}, lease ${run.state === "abandoned" ? "expired" : "until"} ${date(run.leaseExpiresAt ?? 0)}`)
+      if (run.state === "running" || run.state === "abandoned") {
+        yield* say(
+          `     owner ${run.owner}, lease ${run.state === "abandoned" ? "expired" : "until"} ${
+            date(run.leaseExpiresAt ?? 0)
+          }`
+        )
+      }
     }
   }).pipe(withStore(target, "read"))
 
@@ -722,7 +780,9 @@ const pruneHistory = (target: Target, request: PruneRequest) =>
     const olderThan = request.olderThan === undefined ? undefined : Duration.decodeUnknown(request.olderThan)
     if (olderThan !== undefined && Option.isNone(olderThan)) {
       return yield* new UsageError({
-        message: `prune: --older-than takes a duration such as "30 days" or "12 hours" (got ${JSON.stringify(request.olderThan)})`,
+        message: `prune: --older-than takes a duration such as "30 days" or "12 hours" (got ${
+          JSON.stringify(request.olderThan)
+        })`,
         command: target.command
       })
     }
@@ -732,14 +792,17 @@ const pruneHistory = (target: Target, request: PruneRequest) =>
       sessionId: request.sessionId
     }).pipe(
       Effect.catchTags({
-        InvalidPruneOptions: (error) => Effect.fail(new UsageError({ message: `prune: ${error.description}`, command: target.command })),
+        InvalidPruneOptions: (error) =>
+          Effect.fail(new UsageError({ message: `prune: ${error.description}`, command: target.command })),
         InvalidSessionId: (error) => Effect.fail(new CommandError({ message: error.message }))
       }),
       withStore(target, "write")
     )
     if (target.json) return yield* json({ workflowName: request.workflow, ...pruned })
     yield* say(
-      `Removed ${plural(pruned.runs, "run record")} and ${plural(pruned.events, "stored event")} of workflow '${request.workflow}'${
+      `Removed ${plural(pruned.runs, "run record")} and ${
+        plural(pruned.events, "stored event")
+      } of workflow '${request.workflow}'${
         pruned.abandoned === 0 ? "" : `; ended ${plural(pruned.abandoned, "abandoned run")}`
       }.`
     )
@@ -761,12 +824,18 @@ export interface ExportRequest {
 
 const exportRuns = (target: Target, request: ExportRequest) =>
   Effect.gen(function*() {
-    const runs = yield* Replay.fromStore(named(request.workflow), { sessionId: request.sessionId, limit: request.limit })
+    const runs = yield* Replay.fromStore(named(request.workflow), {
+      sessionId: request.sessionId,
+      limit: request.limit
+    })
     const file = JSON.stringify(Replay.encodeFile(request.workflow, runs, yield* Clock.currentTimeMillis), null, 2)
     if (request.out === undefined) return yield* say(file)
     yield* Effect.try({
       try: () => fs.writeFileSync(request.out!, `${file}\n`),
-      catch: (cause) => new CommandError({ message: `cannot write '${request.out}': ${cause instanceof Error ? cause.message : String(cause)}` })
+      catch: (cause) =>
+        new CommandError({
+          message: `cannot write '${request.out}': ${cause instanceof Error ? cause.message : String(cause)}`
+        })
     })
     yield* Console.error(
       `Wrote ${plural(runs.length, "recorded run")} of workflow '${request.workflow}' to ${request.out}${
@@ -812,7 +881,9 @@ export const sessionsListCommand = Command.make(
       Options.withPseudoName("n"),
       Options.withDescription("at most n sessions (default: all), and where the next ones start (--after)"),
       Options.mapEffect((n) =>
-        n >= 1 ? Effect.succeed(n) : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--limit is a number of sessions: 1 or more")))
+        n >= 1
+          ? Effect.succeed(n)
+          : Effect.fail(ValidationError.invalidValue(HelpDoc.p("--limit is a number of sessions: 1 or more")))
       ),
       Options.optional,
       Options.map(Option.getOrUndefined)
@@ -822,7 +893,8 @@ export const sessionsListCommand = Command.make(
       Options.withDescription("the sessions after the ones a --limit listing printed (its --after)"),
       Options.mapEffect((text) =>
         Option.match(SessionStore.decodeCursor(text), {
-          onNone: () => Effect.fail(ValidationError.invalidValue(HelpDoc.p("--after is not where a sessions list left off"))),
+          onNone: () =>
+            Effect.fail(ValidationError.invalidValue(HelpDoc.p("--after is not where a sessions list left off"))),
           onSome: ([updatedAt, sessionId]) => Effect.succeed<SessionStore.SessionCursor>({ updatedAt, sessionId })
         })
       ),
@@ -831,7 +903,10 @@ export const sessionsListCommand = Command.make(
     )
   },
   (options) =>
-    Effect.flatMap(target("sessions list", options), (t) => listSessions(t, { limit: options.limit, after: options.after }))
+    Effect.flatMap(
+      target("sessions list", options),
+      (t) => listSessions(t, { limit: options.limit, after: options.after })
+    )
 ).pipe(Command.withDescription("every session (or the first --limit n, then where the next start), newest first"))
 
 /**
@@ -840,7 +915,12 @@ export const sessionsListCommand = Command.make(
  * @since 0.1.0
  * @category commands
  */
-export const sessionsShowCommand = onSession("show", "sessions show", "a session's metadata, state and run history", showSession)
+export const sessionsShowCommand = onSession(
+  "show",
+  "sessions show",
+  "a session's metadata, state and run history",
+  showSession
+)
 
 /**
  * `sessions rename <sessionId> <name…>`: sets a session's name.
@@ -850,8 +930,13 @@ export const sessionsShowCommand = onSession("show", "sessions show", "a session
  */
 export const sessionsRenameCommand = Command.make(
   "rename",
-  { ...withDatabase, sessionId, name: Args.text({ name: "name" }).pipe(Args.withDescription("the new name"), Args.atLeast(1)) },
-  (options) => Effect.flatMap(target("sessions rename", options), (t) => renameSession(t, options.sessionId, options.name))
+  {
+    ...withDatabase,
+    sessionId,
+    name: Args.text({ name: "name" }).pipe(Args.withDescription("the new name"), Args.atLeast(1))
+  },
+  (options) =>
+    Effect.flatMap(target("sessions rename", options), (t) => renameSession(t, options.sessionId, options.name))
 ).pipe(Command.withDescription("set a session's name"))
 
 /**
@@ -860,9 +945,19 @@ export const sessionsRenameCommand = Command.make(
  * @since 0.1.0
  * @category commands
  */
-export const sessionsDeleteCommand = onSession("delete", "sessions delete", "delete a session and its run history", deleteSession)
+export const sessionsDeleteCommand = onSession(
+  "delete",
+  "sessions delete",
+  "delete a session and its run history",
+  deleteSession
+)
 
-const sessionsCommands = [sessionsListCommand, sessionsShowCommand, sessionsRenameCommand, sessionsDeleteCommand] as const
+const sessionsCommands = [
+  sessionsListCommand,
+  sessionsShowCommand,
+  sessionsRenameCommand,
+  sessionsDeleteCommand
+] as const
 
 /**
  * `state <sessionId>`: a session's state alone (one JSON line with `--json`).
@@ -922,7 +1017,9 @@ export const runsListCommand = Command.make(
   (options) => Effect.flatMap(target("runs list", options), listRuns)
 ).pipe(
   Command.withDescription(
-    "the unfinished runs: paused (with the question they wait on), sleeping (until when), waiting (for which signal), running, abandoned (their process stopped; the lease expired), and queued (waiting in a busy session's queue)"
+    "the unfinished runs: paused (with the question they wait on), sleeping " +
+      "(until when), waiting (for which signal), running, abandoned (their process " +
+      "stopped; the lease expired), and queued (waiting in a busy session's queue)"
   )
 )
 
@@ -932,7 +1029,8 @@ const needsCode = (name: "continue" | "resume") =>
     Effect.fail(
       new CommandError({
         message: name === "continue"
-          ? "runs continue needs the workflow's code: call Workflow.continue(workflow, runId, response, { pause: key }) in your app (key: the pause's, see runs list)"
+          ? "runs continue needs the workflow's code: call Workflow.continue(workflow, " +
+            "runId, response, { pause: key }) in your app (key: the pause's, see runs list)"
           : `runs ${name} needs the workflow's code: call Workflow.${name}(workflow, runId, …) in your app`
       })
     )).pipe(Command.withDescription(`explains where to ${name} a run: Workflow.${name} in your app`))
@@ -990,7 +1088,8 @@ export const pruneCommand = Command.make(
       }))
 ).pipe(
   Command.withDescription(
-    "remove a workflow's run records and their stored events by age (--older-than) or count (--keep-last); abandoned runs idle for --older-than are ended"
+    "remove a workflow's run records and their stored events by age (--older-than) " +
+      "or count (--keep-last); abandoned runs idle for --older-than are ended"
   )
 )
 
@@ -1017,11 +1116,20 @@ export const exportRunsCommand = Command.make(
     out: value("out", "file", "the file to write (default: stdout)")
   },
   (options) =>
-    Effect.flatMap(target("export-runs", options), (t) =>
-      exportRuns(t, { workflow: options.workflow, sessionId: options.session, limit: options.limit, out: options.out }))
+    Effect.flatMap(
+      target("export-runs", options),
+      (t) =>
+        exportRuns(t, {
+          workflow: options.workflow,
+          sessionId: options.session,
+          limit: options.limit,
+          out: options.out
+        })
+    )
 ).pipe(
   Command.withDescription(
-    "write a workflow's recorded runs (Replay.record with events: \"stored\") to a JSON file that Replay.replayAll replays in tests"
+    "write a workflow's recorded runs (Replay.record with events: " +
+      "\"stored\") to a JSON file that Replay.replayAll replays in tests"
   )
 )
 
@@ -1038,7 +1146,8 @@ export const devCommand = Command.make(
   {
     module: Args.text({ name: "module" }).pipe(
       Args.withDescription(
-        "the module with your workflows (TypeScript or JavaScript): its exported workflows, or a default export array of them"
+        "the module with your workflows (TypeScript or JavaScript): " +
+          "its exported workflows, or a default export array of them"
       )
     ),
     port: Options.integer("port").pipe(
@@ -1065,12 +1174,15 @@ export const devCommand = Command.make(
           url: database?._tag === "Postgres" ? database.url : undefined,
           schema: options.schema,
           table: options.table,
-          label: database === undefined ? undefined : `${describeDatabase(database)}${options.schema === undefined ? "" : ` (schema ${options.schema})`}`
+          label: database === undefined
+            ? undefined
+            : `${describeDatabase(database)}${options.schema === undefined ? "" : ` (schema ${options.schema})`}`
         }).pipe(Effect.mapError((error) => new CommandError({ message: error.message })))
     )
 ).pipe(
   Command.withDescription(
-    `serve your workflows (the HTTP API and the session page) on a local port, reloading when their files change; sessions in ${Dev.defaultDb} unless --db or --url`
+    `serve your workflows (the HTTP API and the session page) on a local port, ` +
+      `reloading when their files change; sessions in ${Dev.defaultDb} unless --db or --url`
   )
 )
 
@@ -1091,7 +1203,8 @@ export const initCommand = Command.make(
     packs: value(
       "packs",
       "folder",
-      "install the @sessionflow packages from the tarballs in this folder (npm run pack writes them), not from the registry"
+      "install the @sessionflow packages from the tarballs in " +
+        "this folder (npm run pack writes them), not from the registry"
     )
   },
   (options) =>
@@ -1108,7 +1221,11 @@ export const initCommand = Command.make(
         })
       )
     )
-).pipe(Command.withDescription("write a minimal app (one typed workflow, its test, a strict tsconfig) into a new or empty folder"))
+).pipe(
+  Command.withDescription(
+    "write a minimal app (one typed workflow, its test, a strict tsconfig) into a new or empty folder"
+  )
+)
 
 /** A command that only groups others: alone, it asks which of them. */
 const group = (name: string, description: string | HelpDoc.HelpDoc) =>
@@ -1129,10 +1246,13 @@ export const command = group(
   HelpDoc.blocks([
     HelpDoc.p("Inspect the sessions a sessionflow app keeps in SQLite (--db <file>) or PostgreSQL (--url <url>)."),
     HelpDoc.p(
-      "dev <module> serves your workflows (the HTTP API and the session page) and reloads when their files change; init [dir] writes a new app."
+      "dev <module> serves your workflows (the HTTP API and the session " +
+        "page) and reloads when their files change; init [dir] writes a new app."
     ),
     HelpDoc.p(
-      "list, show, state, versions, runs list and schedules open a SQLite file read-only (and only read PostgreSQL); rename and delete change only the session named, fork writes only the new session. No inspecting command creates or migrates a table (dev opens its store as an app does)."
+      "list, show, state, versions, runs list and schedules open a SQLite file read-only (and only " +
+        "read PostgreSQL); rename and delete change only the session named, fork writes only the new " +
+        "session. No inspecting command creates or migrates a table (dev opens its store as an app does)."
     ),
     HelpDoc.p(
       "Exit status: 0 on success, 1 when a command fails, 2 for a usage mistake; errors are one line on stderr."
@@ -1164,7 +1284,14 @@ export const tree: CommandLine.Tree = {
   sessions: CommandLine.leaves(...sessionsCommands),
   ...CommandLine.leaves(stateCommand, versionsCommand, forkCommand),
   runs: CommandLine.leaves(...runsCommands),
-  ...CommandLine.leaves(schedulesCommand, pruneCommand, exportRunsCommand, devCommand, initCommand, CommandLine.helpCommand)
+  ...CommandLine.leaves(
+    schedulesCommand,
+    pruneCommand,
+    exportRunsCommand,
+    devCommand,
+    initCommand,
+    CommandLine.helpCommand
+  )
 }
 
 /**
@@ -1259,7 +1386,9 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
     Effect.catchAll((error) =>
       Effect.as(
         Console.error(
-          `error: ${describeError(error)}${error._tag === "UsageError" ? ` ${CommandLine.hint("sessionflow", error)}` : ""}`
+          `error: ${describeError(error)}${
+            error._tag === "UsageError" ? ` ${CommandLine.hint("sessionflow", error)}` : ""
+          }`
         ),
         exitCode(error)
       )

@@ -104,7 +104,10 @@ export interface Options {
 export const suggest = (word: string, candidates: Iterable<string>): Option.Option<string> => {
   const all = Array.from(candidates)
   const scored = all
-    .map((candidate) => ({ candidate, distance: AutoCorrect.levensteinDistance(word, candidate, CliConfig.defaultConfig) }))
+    .map((candidate) => ({
+      candidate,
+      distance: AutoCorrect.levensteinDistance(word, candidate, CliConfig.defaultConfig)
+    }))
     .filter(({ distance }) => distance <= 2)
     .sort((a, b) => a.distance - b.distance)
   if (scored.length > 0) return Option.some(scored[0]!.candidate)
@@ -193,7 +196,9 @@ export const fromValidationError = (
     if (leftover.startsWith("-")) {
       const near = suggest(leftover, known)
       return new UsageError({
-        message: `unknown option '${leftover}'${Option.match(near, { onNone: () => "", onSome: (o) => ` (did you mean ${o}?)` })}`,
+        message: `unknown option '${leftover}'${
+          Option.match(near, { onNone: () => "", onSome: (o) => ` (did you mean ${o}?)` })
+        }`,
         command
       })
     }
@@ -274,7 +279,8 @@ export const run = <Name extends string, R, E, A>(command: Command.Command<Name,
     return program(argv).pipe(
       Effect.catchIf((error) => error instanceof HelpRequest, () => program(["--help"])),
       Effect.withConsole(withoutErrors(console)),
-      Effect.catchIf(ValidationError.isValidationError, (error) => Effect.fail(fromValidationError(error, argv, options))),
+      Effect.catchIf(ValidationError.isValidationError, (error) =>
+        Effect.fail(fromValidationError(error, argv, options))),
       Effect.provide(environment)
     ) as Effect.Effect<
       void,

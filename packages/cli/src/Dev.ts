@@ -58,12 +58,14 @@ export const workflowsOf = (exports: Readonly<Record<string, unknown>>): Readonl
     const wrong = fallback.findIndex((item) => !isEntry(item))
     return wrong < 0
       ? fallback
-      : `the default export's item ${wrong} is not a workflow (Workflow.make) or a mounted one (WorkflowServer.withLayer)`
+      : `the default export's item ${wrong} is not a workflow ` +
+        `(Workflow.make) or a mounted one (WorkflowServer.withLayer)`
   }
   const named = Object.entries(exports).filter(([name, value]) => name !== "default" && isEntry(value))
   return named.length > 0
     ? named.map(([, value]) => value)
-    : "it exports no workflow: export each workflow (export const greet = Workflow.make(…)), or export default an array of them"
+    : "it exports no workflow: export each workflow (export const " +
+      "greet = Workflow.make(…)), or export default an array of them"
 }
 
 // -----------------------------------------------------------------------------
@@ -130,7 +132,10 @@ const freePort = (host: string): Effect.Effect<number, Error> =>
     })
   })
 
-/** A change to ignore: dependencies, dot-files and folders (the default database, editors' swap files), SQLite files and their journals, backups (`~`). */
+/**
+ * A change to ignore: dependencies, dot-files and folders (the default database,
+ * editors' swap files), SQLite files and their journals, backups (`~`).
+ */
 const ignored = (file: string): boolean =>
   file.split(/[\\/]/).some((part) => part === "node_modules" || part.startsWith(".")) ||
   /\.(db|sqlite|sqlite3)(-wal|-shm|-journal)?$|~$/.test(file)
@@ -208,7 +213,8 @@ export const run = (options: Options): Effect.Effect<never, Error> =>
     if (!isLoopback(options.host)) {
       return yield* Effect.fail(
         new Error(
-          `dev listens on a loopback address only (its server has no authentication): --host 127.0.0.1, ::1 or localhost, not ${options.host}`
+          `dev listens on a loopback address only (its server has no ` +
+            `authentication): --host 127.0.0.1, ::1 or localhost, not ${options.host}`
         )
       )
     }
@@ -256,7 +262,9 @@ export const run = (options: Options): Effect.Effect<never, Error> =>
                 }/ for changes. Ctrl-C stops it.`
               )
             } else {
-              console.unsafe.log(`reloaded ${shown} (${changed ?? "a change"}): serving ${message.workflows.join(", ")}`)
+              console.unsafe.log(
+                `reloaded ${shown} (${changed ?? "a change"}): serving ${message.workflows.join(", ")}`
+              )
             }
           })
           current.on("exit", (code, signal) => {

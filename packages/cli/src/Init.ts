@@ -92,18 +92,26 @@ export const sources = (options: Options): Effect.Effect<Record<string, string>,
     const packs = options.packs
     if (packs === undefined) {
       return Effect.succeed(
-        Object.fromEntries(packages.filter((name) => name !== "@sessionflow/store-sql").map((name) => [name, `^${options.version}`]))
+        Object.fromEntries(
+          packages.filter((name) => name !== "@sessionflow/store-sql").map((name) => [name, `^${options.version}`])
+        )
       )
     }
     if (!fs.existsSync(packs) || !fs.statSync(packs).isDirectory()) {
-      return Effect.fail(new Error(`no folder '${packs}' (npm run pack writes the tarballs to packs/ in the sessionflow repository)`))
+      return Effect.fail(
+        new Error(`no folder '${packs}' (npm run pack writes the tarballs to packs/ in the sessionflow repository)`)
+      )
     }
     const files = fs.readdirSync(packs).filter((file) => file.endsWith(".tgz"))
     const found: Record<string, string> = {}
     for (const name of packages) {
-      const tarball = files.filter((file) => file.startsWith(tarballPrefix(name)) && /^\d/.test(file.slice(tarballPrefix(name).length))).sort().at(-1)
+      const tarball = files.filter((file) =>
+        file.startsWith(tarballPrefix(name)) && /^\d/.test(file.slice(tarballPrefix(name).length))
+      ).sort().at(-1)
       if (tarball === undefined) {
-        return Effect.fail(new Error(`no ${tarballPrefix(name)}*.tgz in '${packs}' (npm run pack writes every package's tarball)`))
+        return Effect.fail(
+          new Error(`no ${tarballPrefix(name)}*.tgz in '${packs}' (npm run pack writes every package's tarball)`)
+        )
       }
       const relative = path.relative(path.resolve(options.dir), path.resolve(packs, tarball)).split(path.sep).join("/")
       found[name] = `file:${relative}`
@@ -113,7 +121,8 @@ export const sources = (options: Options): Effect.Effect<Record<string, string>,
 
 /** An npm package name made of a folder's name. */
 const packageName = (dir: string) =>
-  path.basename(path.resolve(dir)).toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[._-]+/, "") || "sessionflow-app"
+  path.basename(path.resolve(dir)).toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[._-]+/, "") ||
+  "sessionflow-app"
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`
 
@@ -231,10 +240,15 @@ export const run = (options: Options): Effect.Effect<ReadonlyArray<string>, Erro
   Effect.gen(function*() {
     const dir = path.resolve(options.dir)
     if (fs.existsSync(dir)) {
-      if (!fs.statSync(dir).isDirectory()) return yield* Effect.fail(new Error(`'${options.dir}' is a file, not a folder`))
+      if (!fs.statSync(dir).isDirectory()) {
+        return yield* Effect.fail(new Error(`'${options.dir}' is a file, not a folder`))
+      }
       if (fs.readdirSync(dir).length > 0) {
         return yield* Effect.fail(
-          new Error(`'${options.dir}' is not empty: sessionflow init writes a new app into a new or empty folder (nothing was written)`)
+          new Error(
+            `'${options.dir}' is not empty: sessionflow init writes ` +
+              `a new app into a new or empty folder (nothing was written)`
+          )
         )
       }
     }
@@ -246,7 +260,10 @@ export const run = (options: Options): Effect.Effect<ReadonlyArray<string>, Erro
           fs.writeFileSync(path.join(dir, file), text, { flag: "wx" })
         }
       },
-      catch: (cause) => new Error(`cannot write the app into '${options.dir}': ${cause instanceof Error ? cause.message : String(cause)}`)
+      catch: (cause) =>
+        new Error(
+          `cannot write the app into '${options.dir}': ${cause instanceof Error ? cause.message : String(cause)}`
+        )
     })
     return Object.keys(written)
   })

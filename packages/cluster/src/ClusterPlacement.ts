@@ -88,7 +88,8 @@ export interface RunnerOptions<W extends Workflow.Any> {
  */
 export const layerRunner: <W extends Workflow.Any>(
   options: RunnerOptions<W>
-) => Layer.Layer<never, never, Sharding.Sharding | SessionStore.SessionStore | Workflow.Context<W>> = internal.layerRunner
+) => Layer.Layer<never, never, Sharding.Sharding | SessionStore.SessionStore | Workflow.Context<W>> =
+  internal.layerRunner
 
 /**
  * The cluster placement: `Workflow.run`, `stream`, `continue`,
@@ -176,4 +177,3 @@ export const layerSingleRunner = <W extends Workflow.Any>(
       runnerStorage: options.runnerStorage
     }))
   )
-

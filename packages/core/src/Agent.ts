@@ -251,7 +251,10 @@ export interface ApprovalTool {
  *
  * ```ts
  * const RecordExpense = Agent.needsApproval(
- *   Tool.make("record_expense", { parameters: { item: Schema.String, amount: Schema.Number }, success: Schema.String }),
+ *   Tool.make("record_expense", {
+ *     parameters: { item: Schema.String, amount: Schema.Number },
+ *     success: Schema.String
+ *   }),
  *   ({ amount }) => amount > 100
  * )
  * ```
@@ -392,7 +395,8 @@ export type MakeError<O> =
  * @category type-level
  */
 export type MakeContext<O> =
-  | (O extends { readonly tools: Toolkit.Toolkit<infer T> } ? Tool.HandlersFor<T> | Tool.Requirements<T[keyof T]> : never)
+  | (O extends { readonly tools: Toolkit.Toolkit<infer T> } ? Tool.HandlersFor<T> | Tool.Requirements<T[keyof T]>
+    : never)
   | (O extends { readonly outputSchema: Schema.Schema<infer _A, infer _I, infer R> } ? R : never)
   | (O extends { readonly model: Layer.Layer<infer _ROut, infer _E, infer RIn> } ? RIn : LanguageModel.LanguageModel)
 
@@ -452,7 +456,11 @@ export interface RunOptions {
  * @since 0.1.0
  * @category running
  */
-export const run = <A, E, R>(self: Agent<A, E, R>, message: unknown, options?: RunOptions): Effect.Effect<Result<A>, E, R> =>
+export const run = <A, E, R>(
+  self: Agent<A, E, R>,
+  message: unknown,
+  options?: RunOptions
+): Effect.Effect<Result<A>, E, R> =>
   // the loop runs any agent; this agent's type says what it produces, fails with and needs
   runAny(self, message, options) as Effect.Effect<Result<A>, E, R>
 

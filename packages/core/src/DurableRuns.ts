@@ -76,7 +76,9 @@ export const defaults = {
 const takenElsewhere = new Set(["RunInProgress", "RunLost", "RunEnded", "RunNotFound", "PauseMismatch"])
 
 const tagOf = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string" ? error._tag : undefined
+  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
+    ? error._tag
+    : undefined
 
 /**
  * The supervisor itself: runs until interrupted (see {@link layer}). A failed
@@ -111,13 +113,16 @@ export const supervise = <W extends Workflow.Any>(
         // stopped with the supervisor (a shutdown), the run is not cancelled: it is
         // left unfinished, its lease given up, for the next supervisor (as a background run)
         const registered = yield* Deferred.make<void, unknown>()
-        const attempt: Effect.Effect<unknown, unknown, SessionStore.SessionStore | Workflow.Context<W>> = run.status === "paused"
-          ? durable.wake(self, run, leaseOption)
-          : Workflow.resume(self, run.runId, { userId: run.userId, ...leaseOption })
+        const attempt: Effect.Effect<unknown, unknown, SessionStore.SessionStore | Workflow.Context<W>> =
+          run.status === "paused"
+            ? durable.wake(self, run, leaseOption)
+            : Workflow.resume(self, run.runId, { userId: run.userId, ...leaseOption })
         const exit = yield* Effect.exit(attempt.pipe(Effect.locally(currentBackground, { registered })))
         if (Exit.isSuccess(exit)) {
           failures.delete(run.runId)
-          return yield* Effect.logInfo(`sessionflow: ${run.status === "paused" ? "woke" : "resumed"} run ${run.runId} of '${self.name}': completed`)
+          return yield* Effect.logInfo(
+            `sessionflow: ${run.status === "paused" ? "woke" : "resumed"} run ${run.runId} of '${self.name}': completed`
+          )
         }
         if (Cause.isInterruptedOnly(exit.cause)) return
         const error = Cause.squash(exit.cause)
@@ -126,7 +131,8 @@ export const supervise = <W extends Workflow.Any>(
         if (tag === "WorkflowChanged") {
           foreign.add(run.runId)
           return yield* Effect.logWarning(
-            `sessionflow: run ${run.runId} of '${self.name}' was started by another version of the workflow: left to a process that runs it (or to Workflow.recover)`,
+            `sessionflow: run ${run.runId} of '${self.name}' was started by another ` +
+              `version of the workflow: left to a process that runs it (or to Workflow.recover)`,
             error
           )
         }
@@ -143,7 +149,9 @@ export const supervise = <W extends Workflow.Any>(
         const count = (failures.get(run.runId)?.count ?? 0) + 1
         const last = error instanceof Error ? `${tag ?? error.name}: ${error.message}` : String(error)
         failures.set(run.runId, { count, last })
-        yield* Effect.logWarning(`sessionflow: resuming run ${run.runId} of '${self.name}' failed (${count} of ${maxAttempts}): ${last}`)
+        yield* Effect.logWarning(
+          `sessionflow: resuming run ${run.runId} of '${self.name}' failed (${count} of ${maxAttempts}): ${last}`
+        )
       })
 
     /** ends a run whose resumes kept failing, if it is still the listed owner's (nobody took it meanwhile) */
@@ -198,7 +206,9 @@ export const supervise = <W extends Workflow.Any>(
         const failed = failures.get(run.runId)
         const work = failed !== undefined && failed.count >= maxAttempts ? giveUp(self, run, failed) : resume(self, run)
         busy.add(run.runId)
-        yield* Effect.forkScoped(semaphore.withPermits(1)(work).pipe(Effect.ensuring(Effect.sync(() => busy.delete(run.runId)))))
+        yield* Effect.forkScoped(
+          semaphore.withPermits(1)(work).pipe(Effect.ensuring(Effect.sync(() => busy.delete(run.runId))))
+        )
       }
       for (const runId of failures.keys()) if (!listed.has(runId) && !busy.has(runId)) failures.delete(runId)
       for (const runId of foreign) if (!listed.has(runId)) foreign.delete(runId)
@@ -213,7 +223,11 @@ export const supervise = <W extends Workflow.Any>(
       Effect.forever
     )
     return yield* Effect.scoped(loop)
-  }).pipe(Effect.annotateLogs("module", "DurableRuns")) as Effect.Effect<never, never, SessionStore.SessionStore | Workflow.Context<W>>
+  }).pipe(Effect.annotateLogs("module", "DurableRuns")) as Effect.Effect<
+    never,
+    never,
+    SessionStore.SessionStore | Workflow.Context<W>
+  >
 
 /**
  * Runs {@link supervise} in the background for the life of the layer.

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as internal from "./internal/step/node.js"
+import type * as internal from "./internal/step/node.js"
 import * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import * as StepOutput from "./StepOutput.js"
@@ -98,7 +98,13 @@ export const make = <
             })))
           const exhausted = !ended && iteration === max && options.endCondition !== undefined
           const done = ended || iteration === max
-          yield* WorkflowEvent.emit({ _tag: "LoopIterationCompleted", stepName: options.name, iteration, done, exhausted })
+          yield* WorkflowEvent.emit({
+            _tag: "LoopIterationCompleted",
+            stepName: options.name,
+            iteration,
+            done,
+            exhausted
+          })
           if (exhausted && options.onExhausted === "fail") {
             const error = new WorkflowError.LoopExhausted({ loop: options.name, maxIterations: max })
             // only raised with onExhausted: "fail", which is what puts LoopExhausted in the type

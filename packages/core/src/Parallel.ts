@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as internal from "./internal/step/node.js"
+import type * as internal from "./internal/step/node.js"
 import * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import * as StepOutput from "./StepOutput.js"
@@ -45,7 +45,9 @@ export const make = <
 ): Step.Step<Output<S, P>, Step.Error<S[number]>, Step.Context<S[number]>, P, I, N> => {
   const names = new Set<string>()
   for (const branch of branches) {
-    if (names.has(branch.name)) throw new globalThis.Error(`Parallel '${name}': two branches are named '${branch.name}'`)
+    if (names.has(branch.name)) {
+      throw new globalThis.Error(`Parallel '${name}': two branches are named '${branch.name}'`)
+    }
     names.add(branch.name)
   }
   // the signature types the output; here the branches run as any steps
@@ -64,7 +66,9 @@ export const make = <
           // keyed by the branches' names, as `Output` lists them
           content: Object.fromEntries(outputs.map((o) => [o.stepName, o.content])) as Output<S, P>,
           success: failed.length === 0,
-          error: failed.length === 0 ? undefined : failed.map((o) => `${o.stepName}: ${o.error ?? "failed"}`).join("; "),
+          error: failed.length === 0
+            ? undefined
+            : failed.map((o) => `${o.stepName}: ${o.error ?? "failed"}`).join("; "),
           stop: outputs.some((o) => o.stop === true) || undefined
         })
       }),

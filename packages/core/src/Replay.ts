@@ -166,7 +166,9 @@ export const fromEvents = (
   events: ReadonlyArray<WorkflowEvent.WorkflowEvent>
 ): Option.Option<RecordedRun> => {
   if (record.status !== "completed" && record.status !== "error") return Option.none()
-  if (events.some((e) => e.path.length === 0 && (e._tag === "RunPaused" || e._tag === "RunResumed"))) return Option.none()
+  if (events.some((e) => e.path.length === 0 && (e._tag === "RunPaused" || e._tag === "RunResumed"))) {
+    return Option.none()
+  }
   const start = lastIndex(events, (e) => e._tag === "RunRecording")
   if (start === -1) return Option.none()
   const recordedStart = events[start] as WorkflowEvent.RunRecording
@@ -297,7 +299,12 @@ export const replay = <W extends Workflow.Any>(
         return TestModel.fail(`the recording has no reply for model call #${request.index + 1}`)
       }
       if (recorded.agent !== undefined && request.agent !== undefined && recorded.agent !== request.agent) {
-        modelProblem ??= mismatch("model", `model call #${request.index + 1}`, `agent '${recorded.agent}'`, `agent '${request.agent}'`)
+        modelProblem ??= mismatch(
+          "model",
+          `model call #${request.index + 1}`,
+          `agent '${recorded.agent}'`,
+          `agent '${request.agent}'`
+        )
       }
       return toTestReply(recorded.reply)
     }
@@ -320,7 +327,12 @@ export const replay = <W extends Workflow.Any>(
     const found = compare(run, replayed, exit, mismatch)
     if (found !== undefined) return yield* found
     if (calls < replies.length) {
-      return yield* mismatch("model", `model call #${calls + 1}`, `${replies.length} model calls`, `${calls} model calls`)
+      return yield* mismatch(
+        "model",
+        `model call #${calls + 1}`,
+        `${replies.length} model calls`,
+        `${calls} model calls`
+      )
     }
     return { runId: run.runId, steps: replayed.filter((e) => e._tag === "StepStarted").length, modelCalls: calls }
   }) as never
@@ -335,8 +347,11 @@ export const replay = <W extends Workflow.Any>(
 export const replayAll = <W extends Workflow.Any>(
   self: W,
   runs: ReadonlyArray<RecordedRun>
-): Effect.Effect<ReadonlyArray<Replayed>, WorkflowError.ReplayMismatch, Exclude<Workflow.Context<W>, LanguageModel.LanguageModel>> =>
-  Effect.forEach(runs, (run) => replay(self, run))
+): Effect.Effect<
+  ReadonlyArray<Replayed>,
+  WorkflowError.ReplayMismatch,
+  Exclude<Workflow.Context<W>, LanguageModel.LanguageModel>
+> => Effect.forEach(runs, (run) => replay(self, run))
 
 const toTestReply = (reply: WorkflowEvent.RecordedReply): TestModel.Reply => {
   switch (reply._tag) {
@@ -406,7 +421,9 @@ const show = (value: unknown) => WorkflowEvent.formatValue(value, 200)
 const finalState = (start: unknown, events: ReadonlyArray<WorkflowEvent.WorkflowEvent>): unknown =>
   json.applyChanges(
     asStored(start),
-    events.flatMap((e) => (e._tag === "StateChanged" ? asStored(e.changes) as ReadonlyArray<WorkflowEvent.StateChange> : [])),
+    events.flatMap((
+      e
+    ) => (e._tag === "StateChanged" ? asStored(e.changes) as ReadonlyArray<WorkflowEvent.StateChange> : [])),
     { copy: true }
   )
 
@@ -414,7 +431,12 @@ const compare = (
   run: RecordedRun,
   replayed: ReadonlyArray<WorkflowEvent.WorkflowEvent>,
   exit: Exit.Exit<void, unknown>,
-  mismatch: (kind: WorkflowError.ReplayMismatch["kind"], at: string, expected: string, actual: string) => WorkflowError.ReplayMismatch
+  mismatch: (
+    kind: WorkflowError.ReplayMismatch["kind"],
+    at: string,
+    expected: string,
+    actual: string
+  ) => WorkflowError.ReplayMismatch
 ): WorkflowError.ReplayMismatch | undefined => {
   const expected = run.events.flatMap((e) => milestoneOf(e) ?? [])
   const actual = replayed.flatMap((e) => milestoneOf(e) ?? [])
@@ -424,19 +446,32 @@ const compare = (
     if (e === undefined) return mismatch(a!.kind, a!.at, "nothing more", a!.key)
     if (a === undefined) return mismatch(e.kind, e.at, e.key, "nothing more")
     if (e.key !== a.key) return mismatch(e.kind, e.at, e.key, a.key)
-    if (!json.sameJson(asStored(e.value), asStored(a.value))) return mismatch("output", e.at, show(e.value), show(asStored(a.value)))
+    if (!json.sameJson(asStored(e.value), asStored(a.value))) {
+      return mismatch("output", e.at, show(e.value), show(asStored(a.value)))
+    }
   }
   const endOf = (events: ReadonlyArray<WorkflowEvent.WorkflowEvent>) => {
     const at = lastIndex(events, SessionStore.isFinalEvent)
-    return at === -1 ? undefined : events[at] as WorkflowEvent.RunCompleted | WorkflowEvent.RunFailed | WorkflowEvent.RunCancelled
+    return at === -1
+      ? undefined
+      : events[at] as WorkflowEvent.RunCompleted | WorkflowEvent.RunFailed | WorkflowEvent.RunCancelled
   }
   const recordedEnd = endOf(run.events)
   const replayedEnd = endOf(replayed) ?? (Exit.isFailure(exit)
     ? { _tag: "RunFailed" as const, error: Cause.pretty(exit.cause).split("\n")[0] ?? "" }
     : undefined)
   const outcome = (end: typeof replayedEnd) =>
-    end === undefined ? "no end" : end._tag === "RunCompleted" ? "completed" : end._tag === "RunFailed" ? `failed: ${end.error}` : end._tag
-  if (recordedEnd?._tag !== replayedEnd?._tag || (recordedEnd?._tag === "RunFailed" && outcome(recordedEnd) !== outcome(replayedEnd))) {
+    end === undefined
+      ? "no end"
+      : end._tag === "RunCompleted"
+      ? "completed"
+      : end._tag === "RunFailed"
+      ? `failed: ${end.error}`
+      : end._tag
+  if (
+    recordedEnd?._tag !== replayedEnd?._tag ||
+    (recordedEnd?._tag === "RunFailed" && outcome(recordedEnd) !== outcome(replayedEnd))
+  ) {
     return mismatch("outcome", "run", outcome(recordedEnd), outcome(replayedEnd))
   }
   if (recordedEnd?._tag === "RunCompleted" && replayedEnd?._tag === "RunCompleted") {
@@ -448,7 +483,8 @@ const compare = (
     const first = json.diff(before, after)[0]
     if (first !== undefined) {
       const at = ["state", ...first.path].join(".")
-      const get = (value: unknown) => first.path.reduce<unknown>((v, k) => (v as Record<string | number, unknown> | undefined)?.[k], value)
+      const get = (value: unknown) =>
+        first.path.reduce<unknown>((v, k) => (v as Record<string | number, unknown> | undefined)?.[k], value)
       return mismatch("state", at, show(get(before)), show(get(after)))
     }
   }

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as internal from "./internal/step/node.js"
+import type * as internal from "./internal/step/node.js"
 import * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import * as WorkflowError from "./WorkflowError.js"
@@ -89,7 +89,11 @@ export const make = <
         const selected = options.selector({ ...input, previousStepOutputs: runner.outputs() }, options.choices)
         const selection = Effect.isEffect(selected) ? yield* selected : selected
         const picked: ReadonlyArray<Step.Any> = yield* resolve(options.name, options.choices, selection)
-        yield* WorkflowEvent.emit({ _tag: "RouterSelected", stepName: options.name, selected: picked.map((s) => s.name) })
+        yield* WorkflowEvent.emit({
+          _tag: "RouterSelected",
+          stepName: options.name,
+          selected: picked.map((s) => s.name)
+        })
         return yield* runner.sequence(picked, input)
       }),
     { kind: "router", description: options.description, children: options.choices }
@@ -107,7 +111,9 @@ const resolve = <S extends ReadonlyArray<Step.Any>>(
     if (typeof item === "string") {
       const found = choices.find((c) => c.name === item)
       if (found === undefined) {
-        return Effect.fail(new WorkflowError.RouterChoiceError({ router, choice: item, reason: "unknown-name", choices: names }))
+        return Effect.fail(
+          new WorkflowError.RouterChoiceError({ router, choice: item, reason: "unknown-name", choices: names })
+        )
       }
       out.push(found)
     } else if (choices.includes(item)) {

@@ -133,7 +133,8 @@ export const rules: { readonly [T in Transition]: Rule } = {
     to: ["running", "paused", "sleeping", "waiting"],
     by: "the run's caller (`run`, `stream`, `start`)",
     write: "`startRun`",
-    when: "the id is not unfinished or recorded; with `onBusy: \"reject\"`, no other run runs on the session under a live lease",
+    when: "the id is not unfinished or recorded; with `onBusy: \"reject\"`, no " +
+      "other run runs on the session under a live lease",
     prevents: "an ended run running again; a rejected run doing work before it is refused"
   },
   takeTurn: {
@@ -141,7 +142,8 @@ export const rules: { readonly [T in Transition]: Rule } = {
     to: ["running"],
     by: "the queued run's caller",
     write: "`takeQueueTurn`",
-    when: "no run queued before it is there, and no other unfinished run (running, abandoned or paused) holds the session",
+    when:
+      "no run queued before it is there, and no other unfinished run (running, abandoned or paused) holds the session",
     prevents: "two runs of one session at once (the next of the queue beside a recovered one)"
   },
   drop: {
@@ -149,7 +151,8 @@ export const rules: { readonly [T in Transition]: Rule } = {
     to: ["abandoned"],
     by: "any caller of the session's queue",
     write: "`takeQueueTurn`",
-    when: "the queued run's caller's lease expired, or its process is gone (this host); recorded on its session when that exists",
+    when: "the queued run's caller's lease expired, or its process is gone " +
+      "(this host); recorded on its session when that exists",
     prevents: "an acknowledged queued run vanishing without a record"
   },
   renew: {
@@ -296,6 +299,8 @@ export const table = (): string =>
     "|---|---|---|---|---|---|---|",
     ...Transition.literals.map((name) => {
       const rule = rules[name]
-      return `| \`${name}\` | ${rule.from.map(code).join(", ")} | ${rule.to.map(code).join(", ")} | ${rule.by} | ${rule.write} | ${rule.when} | ${rule.prevents} |`
+      return `| \`${name}\` | ${rule.from.map(code).join(", ")} | ${
+        rule.to.map(code).join(", ")
+      } | ${rule.by} | ${rule.write} | ${rule.when} | ${rule.prevents} |`
     })
   ].join("\n")

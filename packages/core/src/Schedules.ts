@@ -166,7 +166,11 @@ export const validate = <W extends Workflow.Any>(
       }
       const key = JSON.stringify([workflowName, schedule.name])
       if (seen.has(key)) {
-        return yield* new WorkflowError.InvalidSchedule({ workflowName, name: schedule.name, description: "two schedules of the workflow have this name" })
+        return yield* new WorkflowError.InvalidSchedule({
+          workflowName,
+          name: schedule.name,
+          description: "two schedules of the workflow have this name"
+        })
       }
       seen.add(key)
       parsed.push({ schedule, cron: yield* parseCron(workflowName, schedule.name, schedule.cron) })
@@ -207,9 +211,14 @@ const loop = <W extends Workflow.Any>(
         runId,
         ...(schedule.sessionId === undefined ? {} : { sessionId: schedule.sessionId })
       }).pipe(
-        Effect.tap(() => Effect.logInfo(`sessionflow: schedule '${schedule.name}' of '${workflowName}' started run ${runId}`)),
+        Effect.tap(() =>
+          Effect.logInfo(`sessionflow: schedule '${schedule.name}' of '${workflowName}' started run ${runId}`)
+        ),
         Effect.catchAllCause((cause) =>
-          Effect.logWarning(`sessionflow: schedule '${schedule.name}' of '${workflowName}' could not start run ${runId}`, cause)
+          Effect.logWarning(
+            `sessionflow: schedule '${schedule.name}' of '${workflowName}' could not start run ${runId}`,
+            cause
+          )
         )
       )
     }
@@ -218,7 +227,9 @@ const loop = <W extends Workflow.Any>(
     const tick = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const stored = new Map(
-        (yield* store.schedules({})).map((schedule) => [JSON.stringify([schedule.workflowName, schedule.name]), schedule])
+        (yield* store.schedules({})).map((
+          schedule
+        ) => [JSON.stringify([schedule.workflowName, schedule.name]), schedule])
       )
       let next = now + pollMillis
       for (const entry of parsed) {
@@ -242,14 +253,20 @@ const loop = <W extends Workflow.Any>(
         const fired = Math.max(found.nextTick, latestTick(cron, now))
         const following = nextTick(cron, now)
         next = Math.min(next, following)
-        const claimed = yield* store.claimScheduleTick(workflowName, schedule.name, { tick: found.nextTick, next: following, now })
+        const claimed = yield* store.claimScheduleTick(workflowName, schedule.name, {
+          tick: found.nextTick,
+          next: following,
+          now
+        })
         if (claimed) yield* Effect.forkScoped(fire(entry, fired))
       }
       return next - now
     })
 
     const forever = tick.pipe(
-      Effect.catchAll((error) => Effect.as(Effect.logWarning("sessionflow: could not look at the schedules", error), pollMillis)),
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning("sessionflow: could not look at the schedules", error), pollMillis)
+      ),
       Effect.flatMap((wait) => Effect.sleep(Duration.millis(Math.max(0, wait)))),
       Effect.forever
     )

@@ -52,7 +52,9 @@ export class SessionNamer extends Context.Tag("@sessionflow/core/SessionNamer")<
  * @category constructors
  */
 export const fallbackName = (request: Request): string =>
-  `${request.description ?? request.workflowName} - ${new Date(request.createdAt).toISOString().slice(0, 16).replace("T", " ")}`
+  `${request.description ?? request.workflowName} - ${
+    new Date(request.createdAt).toISOString().slice(0, 16).replace("T", " ")
+  }`
 
 /**
  * @since 0.1.0
@@ -86,7 +88,8 @@ export const layerLanguageModel = (
     Effect.map(LanguageModel.LanguageModel, (model): Service => {
       const maxWords = options?.maxWords ?? 6
       const instructions = options?.instructions ??
-        `You name conversations. Reply with a short, descriptive title of at most ${maxWords} words for the conversation below: the title only, without quotes or trailing punctuation.`
+        `You name conversations. Reply with a short, descriptive title of at most ${maxWords} words for the ` +
+          "conversation below: the title only, without quotes or trailing punctuation."
       return {
         name: (request) =>
           Effect.gen(function*() {

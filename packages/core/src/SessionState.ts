@@ -131,7 +131,9 @@ export type Encoded<T> = T extends Untyped ? State : T extends StateTag<infer _S
  * @since 0.1.0
  * @category type-level
  */
-export type Identifier<T> = T extends Untyped ? never : T extends StateTag<infer Self, infer _A, infer _I> ? Self : never
+export type Identifier<T> = T extends Untyped ? never
+  : T extends StateTag<infer Self, infer _A, infer _I> ? Self
+  : never
 
 /**
  * The class returned by {@link Tag}: a {@link StateTag} with accessors.

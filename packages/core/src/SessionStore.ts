@@ -19,17 +19,18 @@ import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { StepOutputSchema } from "./StepOutput.js"
 import * as ids from "./internal/ids.js"
 import * as json from "./internal/json.js"
 import * as idGuard from "./internal/store/idGuard.js"
 import * as memory from "./internal/store/memoryStore.js"
 import * as owners from "./internal/store/owner.js"
-import type { StateChange } from "./WorkflowEvent.js"
-import * as WorkflowEvent from "./WorkflowEvent.js"
-import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
+import * as rules from "./internal/store/rules.js"
 import * as RunLifecycle from "./RunLifecycle.js"
+import { StepOutputSchema } from "./StepOutput.js"
+import type { SessionConflict, SessionOwnershipError, StateDecodeError } from "./WorkflowError.js"
 import * as WorkflowError from "./WorkflowError.js"
+import type { StateChange } from "./WorkflowEvent.js"
+import type * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
  * The longest session or run id (in UTF-16 code units) every store takes.
@@ -290,7 +291,10 @@ export const Pause = Schema.Struct({
   kind: Schema.optional(PauseKind),
   /** the signal a `"signal"` pause waits for */
   signal: Schema.optional(Schema.String),
-  /** epoch milliseconds: when the run is due to be woken (a sleep's end, a timeout, or at once for a signal that came as it paused) */
+  /**
+   * epoch milliseconds: when the run is due to be woken (a sleep's
+   * end, a timeout, or at once for a signal that came as it paused)
+   */
   wakeAt: Schema.optional(Schema.Number),
   /** epoch milliseconds: when a question or a wait for a signal times out */
   timeoutAt: Schema.optional(Schema.Number),
@@ -470,17 +474,7 @@ export type NewQueuedRun = Omit<QueuedRun, "ticket" | "status">
  * @since 0.1.0
  * @category queue
  */
-export const droppedRecord = (run: QueuedRun, now: number): RunRecord => ({
-  runId: run.runId,
-  sessionId: run.sessionId,
-  workflowName: run.workflowName,
-  ...(run.userId === undefined ? {} : { userId: run.userId }),
-  status: "abandoned",
-  input: run.input,
-  error: "abandoned: its caller stopped while it waited in the session's queue; it never ran",
-  startedAt: run.enqueuedAt,
-  completedAt: now
-})
+export const droppedRecord: (run: QueuedRun, now: number) => RunRecord = rules.droppedRecord
 
 /**
  * What {@link Backend.takeQueueTurn} found: `"taken"`, the run has its turn
@@ -537,7 +531,10 @@ export type RunPlace = RunLookup | QueuePlace
  * @since 0.1.0
  * @category queue
  */
-export const findRun = (store: Backend, runId: string): Effect.Effect<Option.Option<RunPlace>, WorkflowError.SessionStoreError> =>
+export const findRun = (
+  store: Backend,
+  runId: string
+): Effect.Effect<Option.Option<RunPlace>, WorkflowError.SessionStoreError> =>
   Effect.gen(function*() {
     const known: Option.Option<RunPlace> = yield* store.getRun(runId)
     if (Option.isSome(known)) return known
@@ -603,7 +600,6 @@ export interface NewSchedule {
 export interface ScheduleFilter {
   readonly workflowName?: string | undefined
 }
-
 
 /**
  * The state of an unfinished run, as the run lifecycle names it: `running`
@@ -883,7 +879,7 @@ export interface ListFilter {
  * @since 0.1.0
  * @category models
  */
-export const foldSearch = (text: string): string => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())
+export const foldSearch: (text: string) => string = rules.foldSearch
 
 /**
  * A session a store cannot read (e.g. a row whose version is not a number),
@@ -1000,7 +996,8 @@ export const chatHistory = (
     ? Effect.succeed([])
     : Effect.map(
       store.runs(sessionId, { status: "completed", limit: options?.lastRuns }),
-      (runs) => runs.map((run) => ({ runId: run.runId, input: run.input, output: run.content, completedAt: run.completedAt }))
+      (runs) =>
+        runs.map((run) => ({ runId: run.runId, input: run.input, output: run.content, completedAt: run.completedAt }))
     )
 
 // -----------------------------------------------------------------------------
@@ -1042,7 +1039,7 @@ export interface HistoryOptions {
  * @since 0.1.0
  * @category versions
  */
-export const defaultHistory: HistoryOptions = { keep: 20 }
+export const defaultHistory: HistoryOptions = rules.defaultHistory
 
 /**
  * The number of versions to keep (`Infinity` for all, 0 for none): a number
@@ -1051,13 +1048,7 @@ export const defaultHistory: HistoryOptions = { keep: 20 }
  * @since 0.1.0
  * @category versions
  */
-export const keptVersions = (history: HistoryOptions | undefined): number => {
-  const keep = (history ?? defaultHistory).keep
-  if (keep === "none") return 0
-  if (keep === "all") return Infinity
-  if (Number.isNaN(keep)) return keptVersions(defaultHistory)
-  return Math.max(0, Math.floor(keep))
-}
+export const keptVersions: (history: HistoryOptions | undefined) => number = rules.keptVersions
 
 /**
  * A kept version of a session: the run whose commit made it (undefined for a
@@ -1105,7 +1096,7 @@ export interface ForkRequest {
  * @since 0.1.0
  * @category versions
  */
-export const diffStates: (prev: unknown, next: unknown) => ReadonlyArray<StateChange> = json.storedChanges
+export const diffStates: (prev: unknown, next: unknown) => ReadonlyArray<StateChange> = rules.diffStates
 
 /**
  * The summary of a version: the top-level keys its changes touch, in the
@@ -1114,15 +1105,7 @@ export const diffStates: (prev: unknown, next: unknown) => ReadonlyArray<StateCh
  * @since 0.1.0
  * @category versions
  */
-export const changedKeys = (changes: ReadonlyArray<StateChange>): ReadonlyArray<string> | undefined => {
-  const keys = new Set<string>()
-  for (const change of changes) {
-    const first = change.path[0]
-    if (first === undefined) return undefined
-    keys.add(String(first))
-  }
-  return [...keys]
-}
+export const changedKeys: (changes: ReadonlyArray<StateChange>) => ReadonlyArray<string> | undefined = rules.changedKeys
 
 /**
  * `VersionNotFound` for a version a session (now at `latest`) does not keep:
@@ -1131,13 +1114,8 @@ export const changedKeys = (changes: ReadonlyArray<StateChange>): ReadonlyArray<
  * @since 0.1.0
  * @category versions
  */
-export const versionNotFound = (sessionId: string, version: number, latest: number): WorkflowError.VersionNotFound =>
-  new WorkflowError.VersionNotFound({
-    sessionId,
-    version,
-    latest,
-    reason: Number.isInteger(version) && version >= 1 && version <= latest ? "not-kept" : "missing"
-  })
+export const versionNotFound: (sessionId: string, version: number, latest: number) => WorkflowError.VersionNotFound =
+  rules.versionNotFound
 
 /**
  * Whether a version row holding changes should hold the whole state
@@ -1280,13 +1258,7 @@ export interface ReadEventsOptions {
  * @since 0.1.0
  * @category event logs
  */
-export const isFinalEvent = (event: WorkflowEvent.WorkflowEvent): boolean =>
-  event.path.length === 0 &&
-  (event._tag === "RunCompleted" || event._tag === "RunFailed" || event._tag === "RunCancelled")
-
-const EventJson = Schema.parseJson(WorkflowEvent.WorkflowEvent)
-const encodeEventJson = Schema.encode(EventJson)
-const decodeEventJson = Schema.decodeUnknown(EventJson)
+export const isFinalEvent: (event: WorkflowEvent.WorkflowEvent) => boolean = rules.isFinalEvent
 
 /**
  * An event as a store keeps it: JSON text of its `WorkflowEvent` encoding.
@@ -1296,17 +1268,9 @@ const decodeEventJson = Schema.decodeUnknown(EventJson)
  * @since 0.1.0
  * @category event logs
  */
-export const encodeEvent = (event: WorkflowEvent.WorkflowEvent): Effect.Effect<string, WorkflowError.SessionStoreError> =>
-  encodeEventJson(event).pipe(
-    Effect.catchAllDefect((cause) => Effect.fail(cause)),
-    Effect.mapError((cause) =>
-      new WorkflowError.SessionStoreError({
-        method: "appendEvents",
-        description: `cannot encode event ${event.seq} (${event._tag}) of run '${event.runId}' as JSON`,
-        cause
-      })
-    )
-  )
+export const encodeEvent: (
+  event: WorkflowEvent.WorkflowEvent
+) => Effect.Effect<string, WorkflowError.SessionStoreError> = rules.encodeEvent
 
 /**
  * A stored event's JSON text, decoded with the `WorkflowEvent` Schema; a row
@@ -1315,13 +1279,10 @@ export const encodeEvent = (event: WorkflowEvent.WorkflowEvent): Effect.Effect<s
  * @since 0.1.0
  * @category event logs
  */
-export const decodeEvent = (runId: string, text: unknown): Effect.Effect<WorkflowEvent.WorkflowEvent, WorkflowError.SessionStoreError> =>
-  Effect.mapError(decodeEventJson(text), (cause) =>
-    new WorkflowError.SessionStoreError({
-      method: "readEvents",
-      description: `a stored event of run '${runId}' is not a workflow event: ${cause.message}`,
-      cause
-    }))
+export const decodeEvent: (
+  runId: string,
+  text: unknown
+) => Effect.Effect<WorkflowEvent.WorkflowEvent, WorkflowError.SessionStoreError> = rules.decodeEvent
 
 // -----------------------------------------------------------------------------
 // pruning
@@ -1373,7 +1334,7 @@ export interface PruneResult {
  * @since 0.1.0
  * @category pruning
  */
-export const defaultKeepRuns = 1000
+export const defaultKeepRuns: 1000 = rules.defaultKeepRuns
 
 /**
  * How often (in state commits of a session) a store trims the session's
@@ -1382,7 +1343,7 @@ export const defaultKeepRuns = 1000
  * @since 0.1.0
  * @category pruning
  */
-export const keepRunsEvery = 100
+export const keepRunsEvery: 100 = rules.keepRunsEvery
 
 /**
  * Whether a state commit that made `version` of a session trims its records
@@ -1391,8 +1352,7 @@ export const keepRunsEvery = 100
  * @since 0.1.0
  * @category pruning
  */
-export const trimsAt = (keepRuns: number | "all", version: number): boolean =>
-  keepRuns !== "all" && version % keepRunsEvery === 0
+export const trimsAt: (keepRuns: number | "all", version: number) => boolean = rules.trimsAt
 
 /**
  * A store's `keepRuns` option checked: a whole number from 1, or `"all"`
@@ -1401,20 +1361,10 @@ export const trimsAt = (keepRuns: number | "all", version: number): boolean =>
  * @since 0.1.0
  * @category pruning
  */
-export const checkKeepRuns = (
+export const checkKeepRuns: (
   method: string,
   keepRuns: number | "all" | undefined
-): Effect.Effect<number | "all", WorkflowError.SessionStoreError> =>
-  keepRuns === undefined
-    ? Effect.succeed(defaultKeepRuns)
-    : keepRuns === "all" || (Number.isSafeInteger(keepRuns) && keepRuns >= 1)
-    ? Effect.succeed(keepRuns)
-    : Effect.fail(
-      new WorkflowError.SessionStoreError({
-        method,
-        description: `keepRuns must be a whole number from 1, or "all" (got ${String(keepRuns)})`
-      })
-    )
+) => Effect.Effect<number | "all", WorkflowError.SessionStoreError> = rules.checkKeepRuns
 
 /**
  * The primitives a backend implements.
@@ -1528,7 +1478,9 @@ export interface Backend {
     options?: { readonly name?: string | undefined }
   ) => Effect.Effect<ReadonlyArray<StoredSignal>, WorkflowError.SessionStoreError>
   /** Unfinished runs, oldest first. */
-  readonly activeRuns: (filter: ActiveFilter) => Effect.Effect<ReadonlyArray<ActiveRun>, WorkflowError.SessionStoreError>
+  readonly activeRuns: (
+    filter: ActiveFilter
+  ) => Effect.Effect<ReadonlyArray<ActiveRun>, WorkflowError.SessionStoreError>
   /**
    * Ends an unfinished run without changing the session's state: removes it
    * and appends `record` (cancelled, abandoned, error) to the session's
@@ -1706,7 +1658,8 @@ export interface Backend {
    * Removes a run from its session's queue (with `owner`: only while it is
    * that owner's); whether it was there. With `ended`, the run's record is
    * written in the same write when it was there and never started, on its
-   * session if it exists (as a dropped entry's is, see {@link takeQueueTurn}). Callers waiting in the session's queue are woken
+   * session if it exists (as a dropped entry's is, see {@link takeQueueTurn}).
+   * Callers waiting in the session's queue are woken
    * (see {@link watchQueue}).
    */
   readonly leaveQueue: (
@@ -1747,7 +1700,9 @@ export interface Backend {
     claim: { readonly tick: number; readonly next: number; readonly now: number }
   ) => Effect.Effect<boolean, WorkflowError.SessionStoreError>
   /** The stored schedules, by workflow name then name. */
-  readonly schedules: (filter: ScheduleFilter) => Effect.Effect<ReadonlyArray<StoredSchedule>, WorkflowError.SessionStoreError>
+  readonly schedules: (
+    filter: ScheduleFilter
+  ) => Effect.Effect<ReadonlyArray<StoredSchedule>, WorkflowError.SessionStoreError>
 }
 
 /**
@@ -1891,14 +1846,16 @@ export const make = (primitives: Backend): Service => {
     ...backend,
     findSession,
     leaveQueue: (sessionId, runId, owner, ended) =>
-      Effect.tap(backend.leaveQueue(sessionId, runId, owner, ended), (left) => left ? PubSub.publish(dequeued, sessionId) : Effect.void),
+      Effect.tap(
+        backend.leaveQueue(sessionId, runId, owner, ended),
+        (left) => left ? PubSub.publish(dequeued, sessionId) : Effect.void
+      ),
     watchQueue: (sessionId, options) =>
       Stream.unwrapScoped(Effect.map(PubSub.subscribe(dequeued), (local) =>
         Stream.merge(
           backend.watchQueue(sessionId, options),
           Stream.fromQueue(local).pipe(Stream.filter((id) => id === sessionId), Stream.as(undefined))
-        )
-      )),
+        ))),
     appendEvents: (runId, events, retention) =>
       events.length === 0
         ? Effect.void
@@ -1909,8 +1866,7 @@ export const make = (primitives: Backend): Service => {
         Stream.merge(
           backend.watchEvents(runId, options),
           Stream.fromQueue(local).pipe(Stream.filter((id) => id === runId), Stream.as(undefined))
-        )
-      )),
+        ))),
     owner: owners.make(),
     withSessionLock: (sessionId) => (self) =>
       // Uninterruptible but for the wait and `self`; `Effect.exit` takes every
@@ -2016,7 +1972,9 @@ export const checkOwner = (
 ): Effect.Effect<void, SessionOwnershipError> =>
   ownerId === undefined || ownerId === userId
     ? Effect.void
-    : Effect.fail(new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) }))
+    : Effect.fail(
+      new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) })
+    )
 
 /**
  * Parses a stored state: JSON text, else a `StateDecodeError` (`corrupt`)
@@ -2031,7 +1989,12 @@ export const parseState = (sessionId: string, raw: unknown): Effect.Effect<unkno
     ? Effect.try({
       try: () => JSON.parse(raw) as unknown,
       catch: (cause) =>
-        new WorkflowError.StateDecodeError({ sessionId, reason: "corrupt", description: "stored state is not valid JSON", cause })
+        new WorkflowError.StateDecodeError({
+          sessionId,
+          reason: "corrupt",
+          description: "stored state is not valid JSON",
+          cause
+        })
     })
     : Effect.fail(
       new WorkflowError.StateDecodeError({
@@ -2062,7 +2025,9 @@ export const applyChanges = (
       new WorkflowError.StateDecodeError({
         sessionId,
         reason: "corrupt",
-        description: `the stored changes do not fit the stored state: ${cause instanceof Error ? cause.message : String(cause)}`,
+        description: `the stored changes do not fit the stored state: ${
+          cause instanceof Error ? cause.message : String(cause)
+        }`,
         cause
       })
   })

@@ -49,14 +49,15 @@ export type TypeId = internal.TypeId
  * @since 0.1.0
  * @category models
  */
-export type Step<A = unknown, E = never, R = never, P = unknown, I = unknown, N extends string = string> = internal.Step<
-  A,
-  E,
-  R,
-  P,
-  I,
-  N
->
+export type Step<A = unknown, E = never, R = never, P = unknown, I = unknown, N extends string = string> =
+  internal.Step<
+    A,
+    E,
+    R,
+    P,
+    I,
+    N
+  >
 
 /**
  * Any step.
@@ -313,9 +314,22 @@ export const workflow: <const N extends string, W extends nested.Any>(
  * @since 0.1.0
  * @category options
  */
-export interface PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I, T = never, E3 = never, R3 = never>
-  extends executors.PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I, T, E3, R3>
-{}
+export interface PauseOptions<
+  Payload,
+  PayloadI,
+  Response,
+  ResponseI,
+  X,
+  E,
+  R,
+  E2,
+  R2,
+  P,
+  I,
+  T = never,
+  E3 = never,
+  R3 = never
+> extends executors.PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I, T, E3, R3> {}
 
 /**
  * A step that asks a person and waits for the answer, across processes and
@@ -566,7 +580,11 @@ export type Runner = internal.Runner
  *     Effect.gen(function*() {
  *       let previous = input.previousStepContent
  *       for (let i = 0; i < 5; i++) {
- *         const output = yield* runner.run(step, { ...input, previousStepContent: previous, previousStepOutputs: runner.outputs() })
+ *         const output = yield* runner.run(step, {
+ *           ...input,
+ *           previousStepContent: previous,
+ *           previousStepOutputs: runner.outputs()
+ *         })
  *         previous = output.content
  *         if (output.content % 2 === 0) break
  *       }

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import * as internal from "./internal/step/node.js"
+import type * as internal from "./internal/step/node.js"
 import * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 
@@ -28,5 +28,9 @@ export const make = <
 ): Step.Step<Step.ChainOutput<S, Step.Previous>, Step.Error<S[number]>, Step.Context<S[number]>, P, I, N> => {
   // the signature checks the chain and types the output; here they run as any steps
   const children: ReadonlyArray<Step.Any> = steps
-  return Step.container(name, (input: StepInput<P, I>, runner) => runner.sequence(children, input), { ...options, kind: "steps", children })
+  return Step.container(name, (input: StepInput<P, I>, runner) => runner.sequence(children, input), {
+    ...options,
+    kind: "steps",
+    children
+  })
 }

@@ -98,7 +98,8 @@ const Proto = {
 /** The members section of the leader's system prompt. */
 const roster = (teamName: string, members: ReadonlyArray<Agent.Any>): string =>
   [
-    `You lead the team '${teamName}'. Delegate work to a member with the \`${delegateToolName}\` tool (the member's name and the task); the member's reply comes back as the tool result.`,
+    `You lead the team '${teamName}'. Delegate work to a member with the \`${delegateToolName}\` ` +
+    `tool (the member's name and the task); the member's reply comes back as the tool result.`,
     "Members:",
     ...members.map((member) => {
       const about = member.description ?? member.instructions.join(" ")
@@ -115,7 +116,9 @@ const delegateTool = (members: ReadonlyArray<Agent.Any>): internal.ToolEntry => 
       member_name: Schema.Literal(...names).annotations({
         description: "The name of the member",
         message: (issue) => ({
-          message: `Unknown member ${JSON.stringify(issue.actual)}; the members are ${names.map((n) => JSON.stringify(n)).join(", ")}`,
+          message: `Unknown member ${JSON.stringify(issue.actual)}; the members are ${
+            names.map((n) => JSON.stringify(n)).join(", ")
+          }`,
           override: true
         })
       }),
@@ -193,8 +196,14 @@ export const make = <const O extends MakeOptions>(
  * @since 0.1.0
  * @category running
  */
-export const run = <A, E, R>(self: Team<A, E, R>, message: unknown, options?: Agent.RunOptions): Effect.Effect<Agent.Result<A>, E, R> =>
-  Agent.run(self.leader, message, options).pipe(Effect.withSpan("Team.run", { attributes: { "sessionflow.team.name": self.name } }))
+export const run = <A, E, R>(
+  self: Team<A, E, R>,
+  message: unknown,
+  options?: Agent.RunOptions
+): Effect.Effect<Agent.Result<A>, E, R> =>
+  Agent.run(self.leader, message, options).pipe(
+    Effect.withSpan("Team.run", { attributes: { "sessionflow.team.name": self.name } })
+  )
 
 /**
  * Runs the team and streams its leader's and members' text deltas and tool

@@ -251,7 +251,11 @@ export const withUsage: {
   (reply: Reply, usage: Usage): Reply
 } = dual(2, (reply: Reply, usage: Usage): Reply => {
   if (reply._tag === "Fail" || reply._tag === "Parts") {
-    throw new TypeError(`TestModel.withUsage: a ${reply._tag === "Fail" ? "failed" : "raw parts"} reply has no usage to report (give a parts reply its own finish part)`)
+    throw new TypeError(
+      `TestModel.withUsage: a ${
+        reply._tag === "Fail" ? "failed" : "raw parts"
+      } reply has no usage to report (give a parts reply its own finish part)`
+    )
   }
   return { ...reply, usage }
 })
@@ -384,7 +388,11 @@ const toParts = (reply: Reply, index: number): Effect.Effect<Array<Response.Part
     case "Parts":
       return Effect.succeed([...reply.parts])
     case "Text":
-      return Effect.succeed([{ type: "text", text: reply.text }, { type: "finish", reason: "stop", usage: usageOf(reply) }])
+      return Effect.succeed([{ type: "text", text: reply.text }, {
+        type: "finish",
+        reason: "stop",
+        usage: usageOf(reply)
+      }])
     case "Object":
       return Effect.succeed([
         { type: "text", text: JSON.stringify(reply.value) },
@@ -430,7 +438,9 @@ const toStream = (reply: Reply, index: number): Stream.Stream<Response.StreamPar
       let n = 0
       for (const part of Effect.runSync(toParts(reply, index))) {
         if (part.type === "text") {
-          chunks.push(...textChunks(`text_${index}_${n++}`, reply._tag === "Object" ? [part.text] : splitWords(part.text)))
+          chunks.push(
+            ...textChunks(`text_${index}_${n++}`, reply._tag === "Object" ? [part.text] : splitWords(part.text))
+          )
         } else {
           rest.push(part as Response.StreamPartEncoded)
         }
@@ -457,25 +467,33 @@ export const make = (
       Effect.flatMap(
         Effect.zip(FiberRef.get(internal.currentAgent), Effect.serviceOption(RunContext.RunContext)),
         ([agent, run]) =>
-        Effect.suspend((): Effect.Effect<readonly [Reply, number]> => {
-          const index = recorded.length
-          const request = makeRequest(options, method, index, agent, run._tag === "Some" ? run.value.input : undefined)
-          recorded.push(request)
-          const responder = typeof script === "function" ? script : script[index]
-          if (responder === undefined) {
-            return Effect.dieMessage(
-              `TestModel: the script has no reply for model call #${index + 1} (it has ${length} ${
-                length === 1 ? "reply" : "replies"
-              })${agent === undefined ? "" : ` from agent '${agent}'`}; latest user message: ${
-                JSON.stringify(request.lastUserMessage ?? "")
-              }`
+          Effect.suspend((): Effect.Effect<readonly [Reply, number]> => {
+            const index = recorded.length
+            const request = makeRequest(
+              options,
+              method,
+              index,
+              agent,
+              run._tag === "Some" ? run.value.input : undefined
             )
-          }
-          const reply = typeof responder === "function" ? responder(request) : responder
-          return Effect.map(Effect.isEffect(reply) ? reply : Effect.succeed(reply), (r) => [r, index] as const)
-        }))
+            recorded.push(request)
+            const responder = typeof script === "function" ? script : script[index]
+            if (responder === undefined) {
+              return Effect.dieMessage(
+                `TestModel: the script has no reply for model call #${index + 1} (it has ${length} ${
+                  length === 1 ? "reply" : "replies"
+                })${agent === undefined ? "" : ` from agent '${agent}'`}; latest user message: ${
+                  JSON.stringify(request.lastUserMessage ?? "")
+                }`
+              )
+            }
+            const reply = typeof responder === "function" ? responder(request) : responder
+            return Effect.map(Effect.isEffect(reply) ? reply : Effect.succeed(reply), (r) => [r, index] as const)
+          })
+      )
     const model = yield* LanguageModel.make({
-      generateText: (options) => Effect.flatMap(next(options, "generateText"), ([reply, index]) => toParts(reply, index)),
+      generateText: (options) =>
+        Effect.flatMap(next(options, "generateText"), ([reply, index]) => toParts(reply, index)),
       streamText: (options) =>
         Stream.unwrap(Effect.map(next(options, "streamText"), ([reply, index]) => toStream(reply, index)))
     })
@@ -518,7 +536,9 @@ export const render = (prompt: Prompt.Prompt): string => {
           lines.push(`${message.role}: call ${part.name}(${contentText(part.params)})`)
           break
         case "tool-result":
-          lines.push(`${message.role}: ${part.name} ${part.isFailure ? "failed" : "returned"}: ${contentText(part.result)}`)
+          lines.push(
+            `${message.role}: ${part.name} ${part.isFailure ? "failed" : "returned"}: ${contentText(part.result)}`
+          )
           break
         default:
           lines.push(`${message.role}: [${part.type}]`)

@@ -17,23 +17,23 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as stepInternal from "./internal/step/node.js"
 import * as runner from "./internal/run/runner.js"
 import * as shape from "./internal/run/shape.js"
+import type * as stepInternal from "./internal/step/node.js"
 import * as durable from "./internal/workflow/durable.js"
-import * as sessions from "./internal/workflow/sessions.js"
 import * as internal from "./internal/workflow/model.js"
+import * as sessions from "./internal/workflow/sessions.js"
 import * as Placement from "./Placement.js"
 import type * as SessionState from "./SessionState.js"
 import * as SessionStore from "./SessionStore.js"
 import type * as Step from "./Step.js"
 import type { StepInput } from "./StepInput.js"
 import type * as StepOutput from "./StepOutput.js"
-import * as WorkflowError from "./WorkflowError.js"
+import type * as WorkflowError from "./WorkflowError.js"
 import * as WorkflowEvent from "./WorkflowEvent.js"
 
 /**
@@ -154,7 +154,12 @@ export type MakeOptions<S extends ReadonlyArray<Step.Any>, In extends InputSchem
  *   is required when the state Schema cannot decode `{}`.
  *
  * ```ts
- * const orders = Workflow.make({ name: "orders", input: Schema.String, state: Orders, sessionState: { orders: [] } }).pipe(
+ * const orders = Workflow.make({
+ *   name: "orders",
+ *   input: Schema.String,
+ *   state: Orders,
+ *   sessionState: { orders: [] }
+ * }).pipe(
  *   Workflow.andThen("parse", ({ input }) => parseOrder(input)),               // input: string
  *   Workflow.andThen("save", ({ previousStepContent: order }) => saveOrder(order)) // order: Order
  * )
@@ -549,7 +554,8 @@ export const resume: <W extends Any>(
   self: W,
   runId: string,
   options?: ContinueOptions
-) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = durable.resume
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> =
+  durable.resume
 
 /**
  * `resume`, streaming the run's events (starting with `RunResumed`).
@@ -587,7 +593,12 @@ export const continue_: <W extends Any>(
   runId: string,
   response: unknown,
   options?: ContinueOptions
-) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = (self, runId, response, options) =>
+) => Effect.Effect<RunOutput<Output<W>, State<W>>, Error<W> | ContinueError, Context<W> | SessionStore.SessionStore> = (
+  self,
+  runId,
+  response,
+  options
+) =>
   Effect.flatMap(Placement.Placement, (placement) =>
     placement._tag === "Local"
       ? durable.continue_(self, runId, response, options)
@@ -861,7 +872,12 @@ export const RunStatus = Schema.Union(
     timeoutAt: Schema.optionalWith(Schema.Number, { exact: true }),
     ...usageField
   }),
-  Schema.TaggedStruct("Completed", { ...runFields, content: Schema.Unknown, ...usageField, completedAt: Schema.Number }),
+  Schema.TaggedStruct("Completed", {
+    ...runFields,
+    content: Schema.Unknown,
+    ...usageField,
+    completedAt: Schema.Number
+  }),
   Schema.TaggedStruct("Failed", { ...runFields, error: Schema.String, completedAt: Schema.Number }),
   Schema.TaggedStruct("Cancelled", {
     ...runFields,
@@ -937,7 +953,8 @@ export type UnfinishedRun = SessionStore.ActiveRun
 export const pausedRuns: <W extends Any>(
   self: W,
   options?: { readonly sessionId?: string | undefined }
-) => Effect.Effect<ReadonlyArray<UnfinishedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> = durable.pausedRuns
+) => Effect.Effect<ReadonlyArray<UnfinishedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
+  durable.pausedRuns
 
 /**
  * The unfinished runs of this workflow: running (with their owner and lease;
@@ -1019,7 +1036,8 @@ export type QueuedRun = SessionStore.QueuedRun
 export const queuedRuns: <W extends Any>(
   self: W,
   options?: { readonly sessionId?: string | undefined }
-) => Effect.Effect<ReadonlyArray<QueuedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> = durable.queuedRuns
+) => Effect.Effect<ReadonlyArray<QueuedRun>, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
+  durable.queuedRuns
 
 // -----------------------------------------------------------------------------
 // pruning
@@ -1203,11 +1221,13 @@ export const getSessionState: {
     SessionError | WorkflowError.StateDecodeError | WorkflowError.VersionNotFound,
     SessionStore.SessionStore
   >
-} = sessions.getSessionState as typeof sessions.getSessionState & (<W extends Any>(
-  self: W,
-  sessionId?: string | undefined,
-  options?: SessionOptions & { readonly version?: undefined }
-) => Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore>)
+} = sessions.getSessionState as
+  & typeof sessions.getSessionState
+  & (<W extends Any>(
+    self: W,
+    sessionId?: string | undefined,
+    options?: SessionOptions & { readonly version?: undefined }
+  ) => Effect.Effect<State<W>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore>)
 
 /**
  * The kept versions of a session, oldest first: each with the run whose
@@ -1360,7 +1380,8 @@ export const getSession: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions
-) => Effect.Effect<Session<State<W>>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> = sessions.getSession
+) => Effect.Effect<Session<State<W>>, SessionError | WorkflowError.StateDecodeError, SessionStore.SessionStore> =
+  sessions.getSession
 
 /**
  * A committed change to a session, with its state decoded.
@@ -1455,7 +1476,8 @@ export interface ListSessionsOptions extends SessionOptions {
 export const listSessions: <W extends Any>(
   self: W,
   options?: ListSessionsOptions
-) => Effect.Effect<SessionStore.SessionListing, WorkflowError.SessionStoreError, SessionStore.SessionStore> = sessions.listSessions
+) => Effect.Effect<SessionStore.SessionListing, WorkflowError.SessionStoreError, SessionStore.SessionStore> =
+  sessions.listSessions
 
 /**
  * Deletes a session with its history.
@@ -1480,7 +1502,8 @@ export const getRunHistory: <W extends Any>(
   self: W,
   sessionId?: string | undefined,
   options?: SessionOptions & SessionStore.RunsOptions
-) => Effect.Effect<ReadonlyArray<SessionStore.RunRecord>, SessionError, SessionStore.SessionStore> = sessions.getRunHistory
+) => Effect.Effect<ReadonlyArray<SessionStore.RunRecord>, SessionError, SessionStore.SessionStore> =
+  sessions.getRunHistory
 
 /**
  * @since 0.1.0
@@ -1504,4 +1527,5 @@ export interface ChatHistoryOptions extends SessionOptions {
 export const getChatHistory: <W extends Any>(
   self: W,
   options?: ChatHistoryOptions
-) => Effect.Effect<ReadonlyArray<SessionStore.ChatTurn>, SessionError, SessionStore.SessionStore> = sessions.getChatHistory
+) => Effect.Effect<ReadonlyArray<SessionStore.ChatTurn>, SessionError, SessionStore.SessionStore> =
+  sessions.getChatHistory

@@ -77,7 +77,8 @@ export class SessionConflict extends Schema.TaggedError<SessionConflict>("@sessi
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Session '${this.sessionId}' was changed concurrently (expected version ${this.expectedVersion}, found ${this.actualVersion}); nothing was written`
+    return `Session '${this.sessionId}' was changed concurrently (expected version ` +
+      `${this.expectedVersion}, found ${this.actualVersion}); nothing was written`
   }
 }
 
@@ -274,7 +275,9 @@ export class NotSerializable extends Schema.TaggedError<NotSerializable>("@sessi
   /** @since 0.1.0 */
   override get message(): string {
     const which = this.what === "output" ? "output" : this.what
-    return `The run's ${which}${this.path === "" ? "" : ` at ${this.what}${this.path}`} is not JSON (${this.description}); nothing was written to session '${this.sessionId}'`
+    return `The run's ${which}${
+      this.path === "" ? "" : ` at ${this.what}${this.path}`
+    } is not JSON (${this.description}); nothing was written to session '${this.sessionId}'`
   }
 }
 
@@ -352,8 +355,11 @@ export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/Ru
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    const ended = `Run '${this.runId}' of session '${this.sessionId}' has ended (${this.status}): it does not run again under its id`
-    return this.error === undefined || this.error === this.status ? ended : `${ended}; its recorded error: ${this.error}`
+    const ended = `Run '${this.runId}' of session '${this.sessionId}' has ` +
+      `ended (${this.status}): it does not run again under its id`
+    return this.error === undefined || this.error === this.status
+      ? ended
+      : `${ended}; its recorded error: ${this.error}`
   }
 }
 
@@ -365,10 +371,12 @@ export class RunEnded extends Schema.TaggedError<RunEnded>("@sessionflow/core/Ru
  * @since 0.1.0
  * @category errors
  */
-export class InvalidPruneOptions extends Schema.TaggedError<InvalidPruneOptions>("@sessionflow/core/InvalidPruneOptions")(
-  "InvalidPruneOptions",
-  { workflowName: Schema.String, description: Schema.String }
-) {
+export class InvalidPruneOptions
+  extends Schema.TaggedError<InvalidPruneOptions>("@sessionflow/core/InvalidPruneOptions")(
+    "InvalidPruneOptions",
+    { workflowName: Schema.String, description: Schema.String }
+  )
+{
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
@@ -405,7 +413,8 @@ export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>("@session
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Run '${this.runId}' of workflow '${this.workflowName}' replays differently (${this.kind}) at ${this.at}: recorded ${this.expected}, replayed ${this.actual}`
+    return `Run '${this.runId}' of workflow '${this.workflowName}' replays differently ` +
+      `(${this.kind}) at ${this.at}: recorded ${this.expected}, replayed ${this.actual}`
   }
 }
 
@@ -466,13 +475,21 @@ export class RunLost extends Schema.TaggedError<RunLost>("@sessionflow/core/RunL
  */
 export class WorkflowChanged extends Schema.TaggedError<WorkflowChanged>("@sessionflow/core/WorkflowChanged")(
   "WorkflowChanged",
-  { runId: Schema.String, workflowName: Schema.String, recorded: Schema.String, current: Schema.String, difference: Schema.String }
+  {
+    runId: Schema.String,
+    workflowName: Schema.String,
+    recorded: Schema.String,
+    current: Schema.String,
+    difference: Schema.String
+  }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `Run '${this.runId}' was started by workflow '${this.workflowName}' ${this.recorded}, which is now ${this.current} (${this.difference}); it is left as it was. Declare the change compatible with Workflow.make({ version, resumes: [...] }) to carry it on`
+    return `Run '${this.runId}' was started by workflow '${this.workflowName}' ${this.recorded}, ` +
+      `which is now ${this.current} (${this.difference}); it is left as it was. Declare the ` +
+      `change compatible with Workflow.make({ version, resumes: [...] }) to carry it on`
   }
 }
 
@@ -540,9 +557,13 @@ export class RunPaused extends Schema.TaggedError<RunPaused>("@sessionflow/core/
   override get message(): string {
     const at = this.path.join(" > ")
     if (this.kind === "sleep") {
-      return `Run '${this.runId}' sleeps at ${at} until ${new Date(this.wakeAt ?? 0).toISOString()} (DurableRuns wakes it)`
+      return `Run '${this.runId}' sleeps at ${at} until ${
+        new Date(this.wakeAt ?? 0).toISOString()
+      } (DurableRuns wakes it)`
     }
-    if (this.kind === "signal") return `Run '${this.runId}' waits at ${at} for signal '${this.signal}' (Workflow.signal)`
+    if (this.kind === "signal") {
+      return `Run '${this.runId}' waits at ${at} for signal '${this.signal}' (Workflow.signal)`
+    }
     return `Run '${this.runId}' paused at ${at}, waiting for a response (Workflow.continue)`
   }
 }
@@ -665,10 +686,12 @@ export class SessionBusy extends Schema.TaggedError<SessionBusy>("@sessionflow/c
  * @since 0.1.0
  * @category errors
  */
-export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>("@sessionflow/core/ResponseDecodeError")(
-  "ResponseDecodeError",
-  { runId: Schema.String, description: Schema.String, cause: Schema.optional(Schema.Defect) }
-) {
+export class ResponseDecodeError
+  extends Schema.TaggedError<ResponseDecodeError>("@sessionflow/core/ResponseDecodeError")(
+    "ResponseDecodeError",
+    { runId: Schema.String, description: Schema.String, cause: Schema.optional(Schema.Defect) }
+  )
+{
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
   /** @since 0.1.0 */
@@ -688,7 +711,12 @@ export class ResponseDecodeError extends Schema.TaggedError<ResponseDecodeError>
  */
 export class VersionNotFound extends Schema.TaggedError<VersionNotFound>("@sessionflow/core/VersionNotFound")(
   "VersionNotFound",
-  { sessionId: Schema.String, version: Schema.Number, reason: Schema.Literal("missing", "not-kept"), latest: Schema.Number }
+  {
+    sessionId: Schema.String,
+    version: Schema.Number,
+    reason: Schema.Literal("missing", "not-kept"),
+    latest: Schema.Number
+  }
 ) {
   /** @since 0.1.0 */
   readonly [TypeId]: TypeId = TypeId
@@ -744,11 +772,12 @@ export class PlacementError extends Schema.TaggedError<PlacementError>("@session
   /** @since 0.1.0 */
   override get message(): string {
     return this.reason === "delivery"
-      ? `A run of workflow '${this.workflowName}' on session '${this.sessionId}' could not be delivered: ${this.description}`
-      : `A run of workflow '${this.workflowName}' on session '${this.sessionId}' failed where it ran: ${this.description}`
+      ? `A run of workflow '${this.workflowName}' on session ` +
+        `'${this.sessionId}' could not be delivered: ${this.description}`
+      : `A run of workflow '${this.workflowName}' on session ` +
+        `'${this.sessionId}' failed where it ran: ${this.description}`
   }
 }
-
 
 /**
  * A schedule given to `Schedules.layer` that cannot run: its cron expression

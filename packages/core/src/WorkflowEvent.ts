@@ -175,7 +175,10 @@ export const ConditionEvaluated = event("ConditionEvaluated", {
 export type ConditionEvaluated = typeof ConditionEvaluated.Type
 
 /** @since 0.1.0 @category events */
-export const RouterSelected = event("RouterSelected", { stepName: Schema.String, selected: Schema.Array(Schema.String) })
+export const RouterSelected = event("RouterSelected", {
+  stepName: Schema.String,
+  selected: Schema.Array(Schema.String)
+})
 /** @since 0.1.0 @category events */
 export type RouterSelected = typeof RouterSelected.Type
 
@@ -190,12 +193,19 @@ export type LoopIterationStarted = typeof LoopIterationStarted.Type
  * @since 0.1.0
  * @category events
  */
-export const LoopIterationCompleted = event("LoopIterationCompleted", { ...iteration, done: Schema.Boolean, exhausted: Schema.Boolean })
+export const LoopIterationCompleted = event("LoopIterationCompleted", {
+  ...iteration,
+  done: Schema.Boolean,
+  exhausted: Schema.Boolean
+})
 /** @since 0.1.0 @category events */
 export type LoopIterationCompleted = typeof LoopIterationCompleted.Type
 
 /** @since 0.1.0 @category events */
-export const ParallelStarted = event("ParallelStarted", { stepName: Schema.String, branches: Schema.Array(Schema.String) })
+export const ParallelStarted = event("ParallelStarted", {
+  stepName: Schema.String,
+  branches: Schema.Array(Schema.String)
+})
 /** @since 0.1.0 @category events */
 export type ParallelStarted = typeof ParallelStarted.Type
 
@@ -230,7 +240,11 @@ export const ToolCallStarted = event("ToolCallStarted", { ...toolCall, arguments
 export type ToolCallStarted = typeof ToolCallStarted.Type
 
 /** @since 0.1.0 @category events */
-export const ToolCallCompleted = event("ToolCallCompleted", { ...toolCall, result: Schema.Unknown, isError: Schema.Boolean })
+export const ToolCallCompleted = event("ToolCallCompleted", {
+  ...toolCall,
+  result: Schema.Unknown,
+  isError: Schema.Boolean
+})
 /** @since 0.1.0 @category events */
 export type ToolCallCompleted = typeof ToolCallCompleted.Type
 

@@ -10,7 +10,8 @@ import * as Offline from "./Offline.js"
 const adaptiveReply = (agent: string | undefined, query: string): string => {
   switch (agent) {
     case "Onboarding Agent":
-      return "Welcome aboard! I'm glad you're here. Do you prefer detailed technical answers, or a friendly, casual chat? Either way, ask me anything."
+      return "Welcome aboard! I'm glad you're here. Do you prefer detailed technical " +
+        "answers, or a friendly, casual chat? Either way, ask me anything."
     case "Technical Expert":
       return /binary search tree/i.test(query)
         ? [
@@ -35,12 +36,17 @@ const adaptiveReply = (agent: string | undefined, query: string): string => {
         : `Technically speaking: "${Offline.topicOf(query)}" deserves a precise answer with examples and trade-offs.`
     case "Friendly Assistant":
       return /pizza/i.test(query)
-        ? "Ooh, tough one! Margherita is a classic, but honestly? Mushrooms and a drizzle of hot honey are hard to beat. What's yours? 🍕"
+        ? "Ooh, tough one! Margherita is a classic, but honestly? Mushrooms " +
+          "and a drizzle of hot honey are hard to beat. What's yours? 🍕"
         : `Great question! Let's keep it simple and fun: ${Offline.topicOf(query)} — happy to dig in with you.`
     default:
       return /quantum/i.test(query)
-        ? "Quantum computers use qubits, which can hold a mix of 0 and 1 at once and can be entangled with each other. For some problems — factoring, simulating molecules — that lets them explore many possibilities far faster than classical computers."
-        : `Here's a balanced answer to "${Offline.topicOf(query)}": the key ideas first, then the details if you want them.`
+        ? "Quantum computers use qubits, which can hold a mix of 0 and 1 at once and can be " +
+          "entangled with each other. For some problems — factoring, simulating molecules — " +
+          "that lets them explore many possibilities far faster than classical computers."
+        : `Here's a balanced answer to "${
+          Offline.topicOf(query)
+        }": the key ideas first, then the details if you want them.`
   }
 }
 

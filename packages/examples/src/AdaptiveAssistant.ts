@@ -44,7 +44,10 @@ export const generalAgent = assistant(
 // -- steps: the routes (and the step each one runs), the selector, the update --
 
 const routes = {
-  onboarding: "Onboard User", technical: "Technical Response", friendly: "Friendly Response", general: "General Response"
+  onboarding: "Onboard User",
+  technical: "Technical Response",
+  friendly: "Friendly Response",
+  general: "General Response"
 } as const
 
 // the route for a state: the preferred style, else onboarding on the first interaction, else general
@@ -114,6 +117,9 @@ export const adaptiveRuns = Effect.gen(function*() {
   for (const [i, query] of adaptiveQueries.entries()) {
     yield* Output.heading(`Interaction ${i + 1}: ${query}`)
     yield* Workflow.stream(adaptiveWorkflow, query, user).pipe(Output.print)
-    yield* Output.state("Workflow session state", yield* Workflow.getSessionState(adaptiveWorkflow, ADAPTIVE_USER, user))
+    yield* Output.state(
+      "Workflow session state",
+      yield* Workflow.getSessionState(adaptiveWorkflow, ADAPTIVE_USER, user)
+    )
   }
 })

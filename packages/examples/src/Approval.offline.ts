@@ -10,7 +10,13 @@ import * as Offline from "./Offline.js"
 
 /** The expenses a message names: an amount in EUR and what it was for. */
 export const expensesIn = (text: string): ReadonlyArray<{ readonly description: string; readonly amount: number }> =>
-  [...text.matchAll(/(?:€\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:EUR|€|euros?))\s+(?:for|on)\s+(.+?)(?=\s*(?:[,;]|\.(?:\s|$)|\band\s+(?:€|\d)|$))/gi)]
+  [...text.matchAll(
+    new RegExp(
+      String.raw`(?:€\s*(\d+(?:\.\d+)?)|(\d+(?:\.\d+)?)\s*(?:EUR|€|euros?))\s+(?:for|on)\s+` +
+        String.raw`(.+?)(?=\s*(?:[,;]|\.(?:\s|$)|\band\s+(?:€|\d)|$))`,
+      "gi"
+    )
+  )]
     .map((m) => ({
       amount: Number(m[1] ?? m[2]),
       description: m[3]!.trim().replace(/^(?:the|a|an|my|our)\s+/i, "")
@@ -29,7 +35,9 @@ const report = (request: TestModel.Request): string => {
     lines.push(
       rejection === null
         ? `✓ ${description}: ${amount} EUR recorded.`
-        : `✗ ${description}: ${amount} EUR was not recorded — the manager rejected it${rejection[1] === undefined ? "" : ` (${rejection[1]})`}.`
+        : `✗ ${description}: ${amount} EUR was not recorded — the manager rejected it${
+          rejection[1] === undefined ? "" : ` (${rejection[1]})`
+        }.`
     )
   }
   const total = Offline.resultLines(request).flatMap((r) => /\(total (.+) EUR\)/.exec(r)?.slice(1) ?? []).at(-1)

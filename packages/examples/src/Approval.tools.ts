@@ -30,7 +30,8 @@ export class Expenses extends SessionState.Tag("@sessionflow/examples/Expenses")
 
 export const RecordExpense = Agent.needsApproval(
   Tool.make("record_expense", {
-    description: `Record one expense (amount in EUR). Amounts above ${LIMIT} EUR wait for a manager's approval (${APPROVAL_TIMEOUT} at most).`,
+    description: `Record one expense (amount in EUR). Amounts above ${LIMIT} ` +
+      `EUR wait for a manager's approval (${APPROVAL_TIMEOUT} at most).`,
     parameters: {
       description: Schema.String.annotations({ description: "What the expense was for, e.g. 'taxi to the airport'" }),
       amount: Schema.Number.annotations({ description: "The amount in EUR" })
@@ -54,7 +55,10 @@ export const ExpenseToolsLive = ExpenseTools.toLayer({
   record_expense: ({ amount, description }) =>
     Expenses.modify((s) => {
       const total = s.total + amount
-      return [`Recorded '${description}': ${amount} EUR (total ${total} EUR).`, { expenses: [...s.expenses, { description, amount }], total }]
+      return [`Recorded '${description}': ${amount} EUR (total ${total} EUR).`, {
+        expenses: [...s.expenses, { description, amount }],
+        total
+      }]
     }),
   list_expenses: () =>
     Effect.map(Expenses.get, (s) =>

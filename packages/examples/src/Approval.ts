@@ -16,7 +16,7 @@
 import { Agent, Step, Workflow } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import { offlineModel } from "./Approval.offline.js"
-import { ExpenseTools, ExpenseToolsLive, Expenses, LIMIT } from "./Approval.tools.js"
+import { Expenses, ExpenseTools, ExpenseToolsLive, LIMIT } from "./Approval.tools.js"
 import * as Output from "./Output.js"
 import * as Scenario from "./Scenario.js"
 
@@ -37,7 +37,11 @@ export const expenseWorkflow = Workflow.make({
   name: "Expense Approval Workflow",
   state: Expenses,
   sessionState: { expenses: [], total: 0 },
-  steps: [Step.agent("record_expenses", expenseAssistant, { description: "Record the expenses (with approval above the limit)" })]
+  steps: [
+    Step.agent("record_expenses", expenseAssistant, {
+      description: "Record the expenses (with approval above the limit)"
+    })
+  ]
 })
 
 // -- main: one request; the dinner waits for a person --------------------------
@@ -45,9 +49,13 @@ export const expenseWorkflow = Workflow.make({
 export const input = "Please record my trip: 35 EUR for the taxi to the airport and 240 EUR for the team dinner."
 
 export const scenario = Scenario.make({
-  name: "approval", cookbook: "tool_approval", aliases: ["expenses", "expense", "human-in-the-loop", "hitl"],
+  name: "approval",
+  cookbook: "tool_approval",
+  aliases: ["expenses", "expense", "human-in-the-loop", "hitl"],
   description: `An expense assistant; expenses above ${LIMIT} EUR pause the run until a person approves (any process)`,
-  workflows: [expenseWorkflow], offlineModel, layer: ExpenseToolsLive
+  workflows: [expenseWorkflow],
+  offlineModel,
+  layer: ExpenseToolsLive
 }, ({ db, dbOption }) =>
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId("expenses")

@@ -17,11 +17,11 @@
  *
  * @since 0.1.0
  */
+import type * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
-import type * as LanguageModel from "@effect/ai/LanguageModel"
 import { Cli as SessionflowCli, CommandLine } from "@sessionflow/cli"
 import { SessionStore } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
@@ -29,16 +29,10 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
-import * as Approval from "./Approval.js"
-import * as CustomExecutors from "./CustomExecutors.js"
-import * as GreetingCondition from "./GreetingCondition.js"
-import * as JobTracker from "./JobTracker.js"
+import * as internal from "./internal/scenarios.js"
 import * as Output from "./Output.js"
-import * as ProjectTeam from "./ProjectTeam.js"
-import * as Routers from "./Routers.js"
 import * as Scenario from "./Scenario.js"
 import * as Serve from "./Serve.js"
-import * as SessionNaming from "./SessionNaming.js"
 import * as ShoppingList from "./ShoppingList.js"
 import * as Tracing from "./Tracing.js"
 
@@ -49,16 +43,7 @@ import * as Tracing from "./Tracing.js"
  * @since 0.1.0
  * @category scenarios
  */
-export const scenarios: ReadonlyArray<Scenario.Scenario> = [
-  ShoppingList.scenario,
-  JobTracker.scenario,
-  CustomExecutors.scenario,
-  GreetingCondition.scenario,
-  Routers.scenario,
-  ProjectTeam.scenario,
-  SessionNaming.scenario,
-  Approval.scenario
-]
+export const scenarios: ReadonlyArray<Scenario.Scenario> = internal.scenarios
 
 const normalize = (name: string) => name.trim().toLowerCase().replace(/[_\s.]+/g, "-")
 
@@ -126,7 +111,8 @@ const scenarioOptions = (
   options: SessionflowCli.DatabaseOptions & { readonly offline: boolean }
 ) =>
   Effect.map(
-    Effect.mapError(SessionflowCli.chooseDatabase(options), (error) => new UsageError({ message: error.message, command })),
+    Effect.mapError(SessionflowCli.chooseDatabase(options), (error) =>
+      new UsageError({ message: error.message, command })),
     (database) => ({
       ...(database === undefined
         ? {}
@@ -140,7 +126,8 @@ const scenarioOptions = (
 
 const trace = Options.choice("trace", ["console", "otlp"]).pipe(
   Options.withDescription(
-    "export the runs' spans: console (a tree per trace on stderr) or otlp (to OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318)"
+    "export the runs' spans: console (a tree per trace on stderr) or otlp " +
+      "(to OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318)"
   ),
   Options.optional,
   Options.map(Option.getOrUndefined)
@@ -152,7 +139,9 @@ const traced = (exporter: Tracing.Exporter | undefined) => <A, E, R>(self: Effec
 
 /** Runs `self` with the workflow events as JSON lines on stdout when `json`. */
 const eventsAsJson = (json: boolean) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  json ? Effect.flatMap(Output.Output, (output) => Effect.provideService(self, Output.Output, { ...output, mode: "json" })) : self
+  json
+    ? Effect.flatMap(Output.Output, (output) => Effect.provideService(self, Output.Output, { ...output, mode: "json" }))
+    : self
 
 // -----------------------------------------------------------------------------
 // commands
@@ -183,7 +172,9 @@ const runScenario = Command.make(
       const found = findScenario(options.scenario)
       if (Option.isNone(found)) {
         return yield* new UsageError({
-          message: `unknown scenario '${options.scenario}'. Known scenarios: ${scenarios.map((s) => s.name).join(", ")}`,
+          message: `unknown scenario '${options.scenario}'. Known scenarios: ${
+            scenarios.map((s) => s.name).join(", ")
+          }`,
           command: "run"
         })
       }
@@ -221,7 +212,10 @@ const serve = Command.make(
       const given = Option.getOrUndefined(options.port)
       const port = given === undefined ? undefined : Number(given)
       if (port !== undefined && !(given !== "" && Number.isInteger(port) && port >= 0 && port < 65536)) {
-        return yield* new UsageError({ message: `serve: --port must be a port number, not '${given}'`, command: "serve" })
+        return yield* new UsageError({
+          message: `serve: --port must be a port number, not '${given}'`,
+          command: "serve"
+        })
       }
       const { table: _table, ...database } = yield* scenarioOptions("serve", options)
       yield* Serve.main({
@@ -232,17 +226,27 @@ const serve = Command.make(
         ...database
       }).pipe(traced(options.trace))
     })
-).pipe(Command.withDescription("every example workflow over HTTP, with a session browser (default database: tmp/server.db)"))
+).pipe(
+  Command.withDescription("every example workflow over HTTP, with a session browser (default database: tmp/server.db)")
+)
 
 /** The answer `runs continue` was given on the command line, if any. */
 const givenResponse = (
-  options: { readonly approve: boolean; readonly reject: boolean; readonly reason: string | undefined; readonly response: string | undefined }
+  options: {
+    readonly approve: boolean
+    readonly reject: boolean
+    readonly reason: string | undefined
+    readonly response: string | undefined
+  }
 ): Effect.Effect<unknown, UsageError> =>
   Effect.suspend(() => {
-    const fail = (message: string) => Effect.fail(new UsageError({ message: `runs continue: ${message}`, command: "runs continue" }))
+    const fail = (message: string) =>
+      Effect.fail(new UsageError({ message: `runs continue: ${message}`, command: "runs continue" }))
     const given = [options.approve, options.reject, options.response !== undefined].filter(Boolean).length
     if (given > 1) return fail("give one of --approve, --reject and --response")
-    if (options.reason !== undefined && !options.approve && !options.reject) return fail("--reason goes with --approve or --reject")
+    if (options.reason !== undefined && !options.approve && !options.reject) {
+      return fail("--reason goes with --approve or --reject")
+    }
     if (options.response !== undefined) {
       try {
         return Effect.succeed(JSON.parse(options.response))
@@ -251,7 +255,10 @@ const givenResponse = (
       }
     }
     if (!options.approve && !options.reject) return Effect.succeed(undefined)
-    return Effect.succeed({ approved: options.approve, ...(options.reason === undefined ? {} : { reason: options.reason }) })
+    return Effect.succeed({
+      approved: options.approve,
+      ...(options.reason === undefined ? {} : { reason: options.reason })
+    })
   })
 
 const isId = Schema.is(SessionStore.Id)
@@ -281,7 +288,8 @@ const continueRun = Command.make(
     response: text("response", "any other answer, as JSON"),
     pause: text(
       "pause",
-      "the pause answered (the RunPaused event's key, or see runs list): the answer is taken only while the run waits there; required with --json"
+      "the pause answered (the RunPaused event's key, or see runs list): the " +
+        "answer is taken only while the run waits there; required with --json"
     ),
     runId: Args.text({ name: "runId" }).pipe(
       Args.withDescription("the paused run (the RunPaused event's runId, or see runs list)"),
@@ -299,15 +307,22 @@ const continueRun = Command.make(
         })
       }
       if (!isId(runId)) {
-        return yield* new UsageError({ message: `runs continue: ${JSON.stringify(runId)} is not a run id (${idRule})`, command })
+        return yield* new UsageError({
+          message: `runs continue: ${JSON.stringify(runId)} is not a run id (${idRule})`,
+          command
+        })
       }
       const response = yield* givenResponse(options)
       if (response === undefined && options.json) {
-        return yield* new UsageError({ message: "runs continue --json: give the answer (--approve, --reject or --response <json>)", command })
+        return yield* new UsageError({
+          message: "runs continue --json: give the answer (--approve, --reject or --response <json>)",
+          command
+        })
       }
       if (options.pause === undefined && options.json) {
         return yield* new UsageError({
-          message: "runs continue --json: name the pause answered (--pause <key>: the RunPaused event's key, or see runs list)",
+          message: "runs continue --json: name the pause answered (--pause " +
+            "<key>: the RunPaused event's key, or see runs list)",
           command
         })
       }
@@ -317,7 +332,8 @@ const continueRun = Command.make(
       )
       if (database === undefined) {
         return yield* new UsageError({
-          message: "runs continue: --db <file> or --url <url> is required (the SQLite file or PostgreSQL database the run is in)",
+          message: "runs continue: --db <file> or --url <url> is required " +
+            "(the SQLite file or PostgreSQL database the run is in)",
           command
         })
       }
@@ -332,7 +348,9 @@ const continueRun = Command.make(
         const found = yield* store.getRun(runId)
         if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.status !== "paused") {
           const why = Option.isSome(found)
-            ? found.value._tag === "Recorded" ? `: it has ended (${ended(found.value.record)})` : ": it is running, not paused"
+            ? found.value._tag === "Recorded"
+              ? `: it has ended (${ended(found.value.record)})`
+              : ": it is running, not paused"
             : ` (see: npm start -- runs list ${dbOption})`
           return yield* new CommandError({ message: `no paused run '${runId}' in ${db}${why}` })
         }
@@ -340,7 +358,9 @@ const continueRun = Command.make(
         const owner = scenarios.flatMap((scenario) => scenario.workflows.map((workflow) => ({ scenario, workflow })))
           .find(({ workflow }) => workflow.name === run.workflowName)
         if (owner === undefined) {
-          return yield* new CommandError({ message: `run '${runId}' belongs to workflow '${run.workflowName}', which no example defines` })
+          return yield* new CommandError({
+            message: `run '${runId}' belongs to workflow '${run.workflowName}', which no example defines`
+          })
         }
         const { scenario, workflow } = owner
         // the pause named, else the one whose question is shown here
@@ -362,7 +382,9 @@ const continueRun = Command.make(
     }).pipe(Output.withConsole, eventsAsJson(options.json))
 ).pipe(
   Command.withDescription(
-    "continue a paused run at a pause (--pause <key>, required with --json): --approve or --reject [--reason <text>], or --response <json>; without them (and without --json) the question is asked on the terminal (y/n) and the answer is for that question"
+    "continue a paused run at a pause (--pause <key>, required with --json): --approve or " +
+      "--reject [--reason <text>], or --response <json>; without them (and without --json) " +
+      "the question is asked on the terminal (y/n) and the answer is for that question"
   )
 )
 
@@ -382,8 +404,7 @@ const sessionsCommands = [
  * @category scenarios
  */
 export const demoGuide: Scenario.Guide = {
-  intro: (db) =>
-    `
+  intro: (db) => `
 sessionflow — stateful multi-step AI workflows on Effect
 
 This demo ports agno's state_with_agent cookbook: a workflow of two agent steps
@@ -404,7 +425,9 @@ const version: string = createRequire(import.meta.url)("../package.json").versio
 
 /** A command that only groups others: alone, it asks which of them. */
 const group = (name: string, description: string) =>
-  Command.make(name, {}, () => Effect.fail(CommandLine.whichCommand(tree, [name]))).pipe(Command.withDescription(description))
+  Command.make(name, {}, () => Effect.fail(CommandLine.whichCommand(tree, [name]))).pipe(
+    Command.withDescription(description)
+  )
 
 /** The commands under the top level. */
 const subcommands = [
@@ -438,17 +461,22 @@ export const command = Command.make(
 ).pipe(
   Command.withDescription(HelpDoc.blocks([
     HelpDoc.p(
-      "sessionflow — stateful, multi-step AI workflows on Effect: the seven seed scenarios and approval. Without a command: the guided demo (the shopping list; offline without a key)."
+      "sessionflow — stateful, multi-step AI workflows on Effect: the seven seed scenarios and " +
+        "approval. Without a command: the guided demo (the shopping list; offline without a key)."
     ),
     HelpDoc.p(
-      "The database: --db <file> (a SQLite file), or --url <url> (PostgreSQL, with --schema <name>); without either, the URL in SESSIONFLOW_DATABASE_URL, else run and serve use tmp/<scenario>.db and tmp/server.db."
+      "The database: --db <file> (a SQLite file), or --url <url> (PostgreSQL, with --schema <name>); without " +
+        "either, the URL in SESSIONFLOW_DATABASE_URL, else run and serve use tmp/<scenario>.db and tmp/server.db."
     ),
     HelpDoc.p(
-      "A run that pauses for approval (run approval) asks y/n on the terminal; with --json it ends with a RunPaused line (its runId), and any later process continues it: npm start -- runs continue <runId> --pause <key> --approve --db <file>."
+      "A run that pauses for approval (run approval) asks y/n on the terminal; with " +
+        "--json it ends with a RunPaused line (its runId), and any later process continues " +
+        "it: npm start -- runs continue <runId> --pause <key> --approve --db <file>."
     ),
     HelpDoc.p("For JSON on stdout without npm's banner: npm start --silent -- run team --json | jq ."),
     HelpDoc.p(
-      "Environment: OPENAI_API_KEY uses real OpenAI models (without it: an offline scripted model); OPENAI_BASE_URL any OpenAI-compatible server; OPENAI_MODEL the model id (default gpt-4o-mini)."
+      "Environment: OPENAI_API_KEY uses real OpenAI models (without it: an offline scripted model); " +
+        "OPENAI_BASE_URL any OpenAI-compatible server; OPENAI_MODEL the model id (default gpt-4o-mini)."
     )
   ])),
   Command.withSubcommands(subcommands)
@@ -539,8 +567,11 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<void> =>
       )
     ),
     Effect.catchAllDefect((defect) =>
-      Effect.zipRight(Output.error(`unexpected error: ${SessionflowCli.describeError(defect)}`), Effect.sync(() => {
-        process.exitCode = 1
-      }))
+      Effect.zipRight(
+        Output.error(`unexpected error: ${SessionflowCli.describeError(defect)}`),
+        Effect.sync(() => {
+          process.exitCode = 1
+        })
+      )
     )
   )

@@ -19,12 +19,12 @@ import { ClusterPlacement } from "@sessionflow/cluster"
 import { SessionState, Workflow } from "@sessionflow/core"
 import { WorkflowServer } from "@sessionflow/server"
 import { PgSessionStore } from "@sessionflow/store-pg"
-import { spawn } from "node:child_process"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 
 const url = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -42,8 +42,11 @@ export const orders = Workflow.make({
 }).pipe(
   Workflow.andThen("take", ({ input }) => Effect.succeed(input.trim())),
   Workflow.andThen("check", ({ previousStepContent: order }) => Effect.as(Effect.sleep("500 millis"), order)),
-  Workflow.andThen("book", ({ previousStepContent: order }) =>
-    Effect.as(Orders.update((s) => ({ orders: [...s.orders, order] })), `booked ${order}`))
+  Workflow.andThen(
+    "book",
+    ({ previousStepContent: order }) =>
+      Effect.as(Orders.update((s) => ({ orders: [...s.orders, order] })), `booked ${order}`)
+  )
 )
 
 /** The cluster's settings: the package's (a dead runner's sessions move within seconds) and this runner's address. */
@@ -72,7 +75,9 @@ export const Server = (port: number) =>
   // none itself (on a remote placement its supervisor is off unless `supervise` is given)
   WorkflowServer.serve({ workflows: [orders], port }).pipe(
     Layer.provide(ClusterPlacement.layer),
-    Layer.provide(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: shardingConfig(undefined) })),
+    Layer.provide(
+      NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: shardingConfig(undefined) })
+    ),
     Layer.provide(Store),
     Layer.provide(Sql)
   )

@@ -75,6 +75,13 @@ export const summarize = (plans: ReadonlyArray<ContentPlan>): string => {
     `- Plans without research: ${plans.length - withResearch}`,
     "",
     "**Plan Overview:**",
-    ...plans.flatMap((p) => ["", `### Plan #${p.id} - ${p.topic}`, `- Research Available: ${p.has_research ? "[PASS]" : "[FAIL]"}`, "- Status: Completed"])
+    ...plans.flatMap((
+      p
+    ) => [
+      "",
+      `### Plan #${p.id} - ${p.topic}`,
+      `- Research Available: ${p.has_research ? "[PASS]" : "[FAIL]"}`,
+      "- Status: Completed"
+    ])
   ].join("\n")
 }

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Agent, Step, StepInput, StepOutput, Team, Workflow } from "@sessionflow/core"
+import { Agent, Step, type StepInput, StepOutput, Team, Workflow } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import { type ContentPlan, ContentPlans, planningPrompt, presentPlan, summarize } from "./ContentPlanning.tools.js"
 
@@ -46,7 +46,9 @@ Ensure that I have posts for 3 posts per week`
 // counts the plan (the counter increments even if planning then fails, as in the original)
 export const startPlan = (input: StepInput.StepInput) =>
   Effect.map(
-    ContentPlans.modify((s) => [{ id: s.plan_counter + 1, previous: s.content_plans.length }, { ...s, plan_counter: s.plan_counter + 1 }]),
+    ContentPlans.modify((
+      s
+    ) => [{ id: s.plan_counter + 1, previous: s.content_plans.length }, { ...s, plan_counter: s.plan_counter + 1 }]),
     ({ id, previous }) => {
       const topic = StepOutput.contentText(input.input)
       const research = StepOutput.contentText(input.previousStepContent)
@@ -76,12 +78,19 @@ export const contentPlanningStep = Step.make("Content Planning Step", (input) =>
     return yield* storePlan(plan, result.content)
   }).pipe(Effect.catchAll((error) => Effect.succeed(planningFailed(error)))))
 
-export const contentSummaryStep = Step.make("Content Summary Step", () =>
-  ContentPlans.modify<string | StepOutput.StepOutput>((s) =>
-    s.content_plans.length === 0
-      ? [StepOutput.make({ content: "No content plans found in session state.", success: false }), s]
-      : [summarize(s.content_plans), { ...s, session_summarized: true, total_plans_summarized: s.content_plans.length }]
-  ))
+export const contentSummaryStep = Step.make(
+  "Content Summary Step",
+  () =>
+    ContentPlans.modify<string | StepOutput.StepOutput>((s) =>
+      s.content_plans.length === 0
+        ? [StepOutput.make({ content: "No content plans found in session state.", success: false }), s]
+        : [summarize(s.content_plans), {
+          ...s,
+          session_summarized: true,
+          total_plans_summarized: s.content_plans.length
+        }]
+    )
+)
 
 export const researchStep = Step.team("Research Step", researchTeam)
 

@@ -28,7 +28,9 @@ const runTwice = (workflow: typeof contentWorkflow | typeof streamingContentWork
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId(streaming ? "streaming" : "content")
     for (const [i, input] of inputs.entries()) {
-      const heading = `${i === 0 ? "First" : "Second"} ${streaming ? "Streaming " : ""}Workflow Run${i === 0 ? "" : " (Same Session)"}`
+      const heading = `${i === 0 ? "First" : "Second"} ${streaming ? "Streaming " : ""}Workflow Run${
+        i === 0 ? "" : " (Same Session)"
+      }`
       yield* Output.heading(heading)
       yield* Workflow.stream(workflow, input, { sessionId }).pipe(Output.print)
       const state = yield* Workflow.getSessionState(workflow, sessionId)
@@ -38,14 +40,22 @@ const runTwice = (workflow: typeof contentWorkflow | typeof streamingContentWork
   })
 
 export const scenario = Scenario.make({
-  name: "custom-executors", cookbook: "state_in_function", aliases: ["executors", "functions", "function", "streaming"],
+  name: "custom-executors",
+  cookbook: "state_in_function",
+  aliases: ["executors", "functions", "function", "streaming"],
   description: "Function steps count and store content plans; a streaming executor forwards the planner's text",
-  workflows: [contentWorkflow, streamingContentWorkflow], offlineModel, layer: Layer.empty, table: TABLE
+  workflows: [contentWorkflow, streamingContentWorkflow],
+  offlineModel,
+  layer: Layer.empty,
+  table: TABLE
 }, ({ db, dbOption, table }) =>
   Effect.gen(function*() {
     const plain = yield* runTwice(contentWorkflow, false)
     yield* Output.say()
-    yield* Output.note("Now the streaming variant: its planning step is a Step.stream executor that forwards the planner's text deltas itself.")
+    yield* Output.note(
+      "Now the streaming variant: its planning step is a Step.stream " +
+        "executor that forwards the planner's text deltas itself."
+    )
     const streaming = yield* runTwice(streamingContentWorkflow, true)
     yield* Output.say()
     yield* Output.note(`Sessions ${plain} and ${streaming} are in table ${table} of ${db}:`)

@@ -90,9 +90,13 @@ export const inputs = ["Hi, can you help me with something?", "Tell me a joke"] 
 const headings = ["First Run - New User (the condition greets)", "Second Run - Same Session (greeting skipped)"]
 
 export const scenario = Scenario.make({
-  name: "condition", cookbook: "state_in_condition", aliases: ["greeting", "greeting-condition", "greet"],
+  name: "condition",
+  cookbook: "state_in_condition",
+  aliases: ["greeting", "greeting-condition", "greet"],
   description: "A condition on the state greets a new user once; later runs skip the greeting",
-  workflows: [greetingWorkflow], offlineModel, layer: Layer.empty
+  workflows: [greetingWorkflow],
+  offlineModel,
+  layer: Layer.empty
 }, ({ db }) =>
   Effect.gen(function*() {
     const user = { sessionId: USER_ID, userId: USER_ID }

@@ -12,10 +12,13 @@ import * as Offline from "./Offline.js"
 /** A heuristic extraction of an application from a message, as the scripted extractor replies it. */
 export const extractApplication = (message: string): JobApplication => {
   const company = /\b(?:at|with|for)\s+([A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)/.exec(message)?.[1]?.replace(/[.,]$/, "")
-  const role = /\b(?:an?|the)\s+((?:[A-Z][\w+#./-]*\s+)*[A-Z][\w+#./-]*)\s+(?:role|position|job|opening)\b/.exec(message)?.[1] ??
-    /\bas\s+(?:an?\s+)?((?:[A-Z][\w+#./-]*\s*)+)/.exec(message)?.[1]?.trim()
+  const role =
+    /\b(?:an?|the)\s+((?:[A-Z][\w+#./-]*\s+)*[A-Z][\w+#./-]*)\s+(?:role|position|job|opening)\b/.exec(message)?.[1] ??
+      /\bas\s+(?:an?\s+)?((?:[A-Z][\w+#./-]*\s*)+)/.exec(message)?.[1]?.trim()
   const url = /https?:\/\/[^\s,]+/.exec(message)?.[0]
-  const source = /\b(?:via|through|on|from)\s+(?:an?\s+|the\s+)?((?!https?:)[a-z][\w -]*?)(?=[,.;]|\s+https?:|$)/i.exec(message)?.[1]?.trim()
+  const source = /\b(?:via|through|on|from)\s+(?:an?\s+|the\s+)?((?!https?:)[a-z][\w -]*?)(?=[,.;]|\s+https?:|$)/i.exec(
+    message
+  )?.[1]?.trim()
   const lower = message.toLowerCase()
   const status = lower.includes("interview")
     ? "Interview Scheduled"

@@ -34,7 +34,9 @@ export const SaveApplication = Tool.make("save_application", {
   parameters: {
     company: Schema.String,
     role: Schema.String,
-    status: Schema.optional(Schema.String.annotations({ description: `One of: ${VALID_STATUSES.join(", ")} (default Applied)` })),
+    status: Schema.optional(
+      Schema.String.annotations({ description: `One of: ${VALID_STATUSES.join(", ")} (default Applied)` })
+    ),
     url: Schema.optional(Schema.String),
     source: Schema.optional(Schema.String),
     notes: Schema.optional(Schema.String)
@@ -56,7 +58,9 @@ export const TrackerToolsLive = TrackerTools.toLayer({
     Effect.flatMap(today, (applied_at) =>
       Applications.modify((s) => {
         const saved = { id: s.applications.length + 1, company, role, status, url, source, notes, applied_at }
-        return [`Saved application #${saved.id}: ${role} at ${company} (${status}).`, { applications: [...s.applications, saved] }]
+        return [`Saved application #${saved.id}: ${role} at ${company} (${status}).`, {
+          applications: [...s.applications, saved]
+        }]
       })),
   list_applications: () =>
     Effect.map(Applications.get, (s) =>

@@ -63,8 +63,16 @@ export const trackerWorkflow = Workflow.make({
   sessionState: { applications: [] },
   sessionId: SESSION_ID
 }).pipe(
-  Workflow.andThen(Step.agent("extract_application", extractor, { description: "Extract a structured job application from the message" })),
-  Workflow.andThen(Step.agent("save_application", tracker, { description: "Save the application to the tracker and list all applications" }))
+  Workflow.andThen(
+    Step.agent("extract_application", extractor, {
+      description: "Extract a structured job application from the message"
+    })
+  ),
+  Workflow.andThen(
+    Step.agent("save_application", tracker, {
+      description: "Save the application to the tracker and list all applications"
+    })
+  )
 )
 
 // -- main: three messages on the fixed session ----------------------------------
@@ -78,16 +86,25 @@ export const inputs = [
 const titles = ["Track a Backend Engineer role", "Track a Python Developer role", "Track a Data Scientist role"]
 
 export const scenario = Scenario.make({
-  name: "job-tracker", cookbook: "job_application_tracker", aliases: ["jobs", "job", "job-application-tracker", "tracker"],
+  name: "job-tracker",
+  cookbook: "job_application_tracker",
+  aliases: ["jobs", "job", "job-application-tracker", "tracker"],
   description: "Structured output + tools; a fixed session accumulates applications across processes",
-  workflows: [trackerWorkflow], offlineModel, layer: TrackerToolsLive, db: DEFAULT_DB
+  workflows: [trackerWorkflow],
+  offlineModel,
+  layer: TrackerToolsLive,
+  db: DEFAULT_DB
 }, ({ db, dbOption }) =>
   Effect.gen(function*() {
     const existing = yield* Effect.option(Workflow.getSessionState(trackerWorkflow))
     yield* Option.match(existing, {
       onNone: () => Output.note(`Session ${SESSION_ID} is new in ${db}.`),
       onSome: ({ applications: { length: n } }) =>
-        Output.note(`Session ${SESSION_ID} in ${db} already tracks ${n} application${n === 1 ? "" : "s"} from earlier runs; new ones are appended.`)
+        Output.note(
+          `Session ${SESSION_ID} in ${db} already tracks ${n} application${
+            n === 1 ? "" : "s"
+          } from earlier runs; new ones are appended.`
+        )
     })
     for (const [i, input] of inputs.entries()) {
       yield* Output.heading(`Example ${i + 1}: ${titles[i]}`)

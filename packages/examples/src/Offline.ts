@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import type * as Prompt from "@effect/ai/Prompt"
-import { Step, StepOutput, TestModel } from "@sessionflow/core"
+import { Step, StepOutput, type TestModel } from "@sessionflow/core"
 
 /** What core's agent steps put before the run input in a later step's system prompt. */
 const RUN_INPUT_MARKER = `${Step.runInputHeading}\n`
@@ -61,7 +61,9 @@ export const pastCalls = (request: TestModel.Request): ReadonlyArray<PastCall> =
   for (const message of messages.slice(lastUser + 1)) {
     if (message.role === "assistant") {
       for (const part of message.content) {
-        if (part.type === "tool-call") calls.push({ id: part.id, name: part.name, params: part.params, result: undefined })
+        if (part.type === "tool-call") {
+          calls.push({ id: part.id, name: part.name, params: part.params, result: undefined })
+        }
       }
     } else if (message.role === "tool") {
       for (const part of message.content) {

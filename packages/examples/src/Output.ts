@@ -214,7 +214,8 @@ export const heading = (text: string, remark?: string | undefined): Effect.Effec
  * @since 0.1.0
  * @category writing
  */
-export const note = (text: string): Effect.Effect<void> => Effect.flatMap(Output, (o) => say(painter(o.color)("dim", text)))
+export const note = (text: string): Effect.Effect<void> =>
+  Effect.flatMap(Output, (o) => say(painter(o.color)("dim", text)))
 
 /**
  * Prints a session state (JSON that stays on one line when short, long
@@ -225,7 +226,9 @@ export const note = (text: string): Effect.Effect<void> => Effect.flatMap(Output
  */
 export const state = (label: string, value: unknown): Effect.Effect<void> =>
   Effect.flatMap(Output, (o) => {
-    const body = WorkflowEvent.formatValue(shorten(value)).split("\n").map((l, i) => (i === 0 ? l : `  ${l}`)).join("\n")
+    const body = WorkflowEvent.formatValue(shorten(value)).split("\n").map((l, i) => (i === 0 ? l : `  ${l}`)).join(
+      "\n"
+    )
     return say(`${painter(o.color)("state", `◆ ${label}:`)} ${body}`)
   })
 
@@ -247,7 +250,10 @@ const shorten = (value: unknown): unknown => {
  * @category combinators
  */
 export const withConsole = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Output, (o) => Cli.withWriters(self, { stdout: o.mode === "json" ? o.stderr : o.stdout, stderr: o.stderr }))
+  Effect.flatMap(
+    Output,
+    (o) => Cli.withWriters(self, { stdout: o.mode === "json" ? o.stderr : o.stdout, stderr: o.stderr })
+  )
 
 // -----------------------------------------------------------------------------
 // rendering events

@@ -11,7 +11,13 @@ import * as Offline from "./Offline.js"
 /** The additions a request names: "<priority> priority step (called) '<name>' assigned to <who>". */
 export const stepsToAdd = (text: string): ReadonlyArray<{ step_name: string; assignee: string; priority: string }> =>
   Array.from(
-    text.matchAll(/\b(high|medium|low)\s+priority\s+(?:step\s+)?(?:called\s+|named\s+)?'([^']+)'(?:\s+step)?\s+assigned\s+to\s+([\w-]+)/gi),
+    text.matchAll(
+      new RegExp(
+        String.raw`\b(high|medium|low)\s+priority\s+(?:step\s+)?(?:called\s+|named\s+)?'([^']+)'` +
+          String.raw`(?:\s+step)?\s+assigned\s+to\s+([\w-]+)`,
+        "gi"
+      )
+    ),
     (m) => ({ step_name: m[2]!, assignee: m[3]!, priority: m[1]!.toLowerCase() })
   )
 
@@ -23,8 +29,12 @@ export const stepsToDelete = (text: string): ReadonlyArray<string> =>
 export const statusChanges = (text: string): ReadonlyArray<readonly [string, Record<string, string>]> => {
   const out: Array<readonly [string, Record<string, string>]> = []
   let last: string | undefined
-  const pattern =
-    /\breassign\s+'([^']+)'\s+to\s+([\w-]+)|\bmark\s+(?:'([^']+)'|it)\s+as\s+(pending|in_progress|completed|blocked|cancelled)(?:\s+with\s+notes?\s+'([^']+)')?/gi
+  const pattern = new RegExp(
+    String.raw`\breassign\s+'([^']+)'\s+to\s+([\w-]+)|` +
+      String.raw`\bmark\s+(?:'([^']+)'|it)\s+as\s+(pending|in_progress|completed|blocked|cancelled)` +
+      String.raw`(?:\s+with\s+notes?\s+'([^']+)')?`,
+    "gi"
+  )
   for (const m of text.matchAll(pattern)) {
     if (m[1] !== undefined) {
       last = m[1]
@@ -68,7 +78,9 @@ const leaderTurn = (request: TestModel.Request): TestModel.Reply => {
 const statusTurn = (request: TestModel.Request): TestModel.Reply => {
   if (request.turn === 0) {
     const calls = statusChanges(Offline.userRequest(request))
-    return calls.length > 0 ? TestModel.toolCalls(...calls) : TestModel.text("No status changes or reassignments requested.")
+    return calls.length > 0
+      ? TestModel.toolCalls(...calls)
+      : TestModel.text("No status changes or reassignments requested.")
   }
   return TestModel.text(Offline.pastCalls(request).map((c) => String(c.result)).join("\n"))
 }
@@ -79,7 +91,9 @@ export const offlineModel = TestModel.layer((request) => {
       return statusTurn(request)
     case "StepCoordinator":
       return TestModel.text(
-        `Confirmed — ${(request.lastUserMessage ?? "").replace(/^Please confirm:\s*/i, "").replace(/\.$/, "")}. Status changes go to the StatusManager next.`
+        `Confirmed — ${
+          (request.lastUserMessage ?? "").replace(/^Please confirm:\s*/i, "").replace(/\.$/, "")
+        }. Status changes go to the StatusManager next.`
       )
     case "StepManager":
       return TestModel.text("Acknowledged.")

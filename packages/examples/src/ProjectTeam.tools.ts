@@ -40,7 +40,9 @@ export const renderSteps = (steps: ReadonlyArray<ProjectStep>): string =>
   steps.length === 0 ? "Step list is empty" : [
     "Current Project Steps:",
     ...steps.flatMap((step, i) => [
-      `  ${i + 1}. ${statusLabels[step.status] ?? "[UNKNOWN]"} ${priorityLabels[step.priority] ?? "[MEDIUM]"} ${step.name} (assigned to: ${step.assignee}, status: ${step.status})`,
+      `  ${i + 1}. ${statusLabels[step.status] ?? "[UNKNOWN]"} ${
+        priorityLabels[step.priority] ?? "[MEDIUM]"
+      } ${step.name} (assigned to: ${step.assignee}, status: ${step.status})`,
       ...(step.notes === undefined ? [] : [`     Notes: ${step.notes}`])
     ])
   ].join("\n")
@@ -89,7 +91,11 @@ export const ProjectToolsLive = ProjectTools.toLayer({
   add_step: ({ assignee, priority = "medium", step_name }) =>
     Project.modify((s) => {
       const steps = [...s.steps, { name: step_name, assignee, status: "pending", priority, created_at: "now" }]
-      return [`[OK] Successfully added step '${step_name}' assigned to ${assignee} (priority: ${priority}). Total steps: ${steps.length}`, { steps }]
+      return [
+        `[OK] Successfully added step '${step_name}' assigned to ` +
+        `${assignee} (priority: ${priority}). Total steps: ${steps.length}`,
+        { steps }
+      ]
     }),
   delete_step: ({ step_name }) =>
     Project.modify((s) => {
@@ -97,11 +103,17 @@ export const ProjectToolsLive = ProjectTools.toLayer({
       const found = s.steps.find((step) => step.name === step_name)
       if (found === undefined) return [`[ERROR] Step '${step_name}' not found in the list`, s]
       const steps = s.steps.filter((step) => step !== found)
-      return [`[OK] Successfully deleted step '${step_name}' (was assigned to ${found.assignee}). Remaining steps: ${steps.length}`, { steps }]
+      return [
+        `[OK] Successfully deleted step '${step_name}' (was assigned ` +
+        `to ${found.assignee}). Remaining steps: ${steps.length}`,
+        { steps }
+      ]
     }),
   update_step_status: ({ new_status, notes = "", step_name }) =>
     withStep(step_name, (found) => [
-      `[OK] Updated step '${step_name}' status from '${found.status}' to '${new_status}'${notes ? ` with notes: ${notes}` : ""}`,
+      `[OK] Updated step '${step_name}' status from '${found.status}' to '${new_status}'${
+        notes ? ` with notes: ${notes}` : ""
+      }`,
       { ...found, status: new_status, ...(notes ? { notes } : {}), last_updated: "now" }
     ]),
   assign_step: ({ new_assignee, step_name }) =>

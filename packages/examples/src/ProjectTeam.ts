@@ -12,7 +12,15 @@ import { Agent, Step, Team, Workflow } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Output from "./Output.js"
 import { offlineModel } from "./ProjectTeam.offline.js"
-import { AddStep, AssignStep, DeleteStep, Project, ProjectToolsLive, renderSteps, UpdateStepStatus } from "./ProjectTeam.tools.js"
+import {
+  AddStep,
+  AssignStep,
+  DeleteStep,
+  Project,
+  ProjectToolsLive,
+  renderSteps,
+  UpdateStepStatus
+} from "./ProjectTeam.tools.js"
 import * as Scenario from "./Scenario.js"
 
 export { offlineModel, statusChanges, stepsToAdd, stepsToDelete } from "./ProjectTeam.offline.js"
@@ -79,19 +87,30 @@ export const projectWorkflow = Workflow.make({
 // -- main: five requests on one session, the steps after each ------------------
 
 export const inputs = [
-  "Add a high priority step called 'Setup Database' assigned to Alice, and a medium priority step called 'Create API' assigned to Bob",
+  "Add a high priority step called 'Setup Database' assigned to " +
+  "Alice, and a medium priority step called 'Create API' assigned to Bob",
   "Mark 'Setup Database' as in_progress with notes 'Started database schema design'",
   "Reassign 'Create API' to Charlie, then mark it as completed with notes 'API endpoints implemented and tested'",
   "Add a low priority step 'Write Tests' assigned to Dave, then mark 'Setup Database' as completed",
   "Delete the 'Write Tests' step and add a high priority 'Deploy to Production' step assigned to Eve"
 ] as const
 
-const titles = ["Add Multiple Steps", "Update Step Status", "Reassign and Complete Step", "Add and Manage More Steps", "Delete Step"]
+const titles = [
+  "Add Multiple Steps",
+  "Update Step Status",
+  "Reassign and Complete Step",
+  "Add and Manage More Steps",
+  "Delete Step"
+]
 
 export const scenario = Scenario.make({
-  name: "team", cookbook: "state_with_team", aliases: ["project-team", "project", "teams"],
+  name: "team",
+  cookbook: "state_with_team",
+  aliases: ["project-team", "project", "teams"],
   description: "A team leader's tools and a status agent manage project steps in one shared state",
-  workflows: [projectWorkflow], offlineModel, layer: ProjectToolsLive
+  workflows: [projectWorkflow],
+  offlineModel,
+  layer: ProjectToolsLive
 }, () =>
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId("project")

@@ -1,7 +1,7 @@
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { Effect, Layer, Schema } from "effect"
 import { Agent, SessionState, SessionStore, Step, TestModel, Workflow } from "@sessionflow/core"
+import { Effect, Layer, Schema } from "effect"
 
 class Cart extends SessionState.Tag("Cart")<Cart>()({ items: Schema.Array(Schema.String) }) {}
 

@@ -1,5 +1,5 @@
-import { Effect, Schema } from "effect"
 import { Condition, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { Effect, Schema } from "effect"
 
 // A typed session state: a Context tag carrying its Schema.
 class Greeting extends SessionState.Tag("Greeting")<Greeting>()({
@@ -7,8 +7,10 @@ class Greeting extends SessionState.Tag("Greeting")<Greeting>()({
   count: Schema.Number
 }) {}
 
-const greet = Step.make("greet", () =>
-  Greeting.modify((s) => [`Hello! (greeting #${s.count + 1})`, { greeted: true, count: s.count + 1 }]))
+const greet = Step.make(
+  "greet",
+  () => Greeting.modify((s) => [`Hello! (greeting #${s.count + 1})`, { greeted: true, count: s.count + 1 }])
+)
 
 const answer = Step.make("answer", (input) => Effect.succeed(`You said: ${input.input}`))
 

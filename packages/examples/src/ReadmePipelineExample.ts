@@ -1,5 +1,5 @@
-import { Effect, Layer, Schema } from "effect"
 import { Agent, SessionState, SessionStore, Step, TestModel, Workflow } from "@sessionflow/core"
+import { Effect, Layer, Schema } from "effect"
 
 const Order = Schema.Struct({ item: Schema.String, quantity: Schema.Int })
 
@@ -17,9 +17,11 @@ export const orders = Workflow.make({
   sessionState: { orders: [] }
 }).pipe(
   Workflow.andThen(Step.agent("extract", extractor)), // string -> Order
-  Workflow.andThen("save", ({ previousStepContent: order }) => // order: { item: string; quantity: number }
+  Workflow.andThen("save", ({ previousStepContent: order }) =>
+    // order: { item: string; quantity: number }
     Orders.modify((s) => [s.orders.length + 1, { orders: [...s.orders, order] }])),
-  Workflow.andThen("confirm", ({ input, previousStepContent: count }) => // input: string, count: number
+  Workflow.andThen("confirm", ({ input, previousStepContent: count }) =>
+    // input: string, count: number
     Effect.succeed(`Order #${count} saved: "${input}"`))
 )
 

@@ -1,11 +1,16 @@
-import { Effect, Schema } from "effect"
 import { Router, SessionState, SessionStore, Step, Workflow } from "@sessionflow/core"
+import { Effect, Schema } from "effect"
 
 class Desk extends SessionState.Tag("Desk")<Desk>()({ tickets: Schema.Array(Schema.String) }) {}
 
 const answer = Step.make("answer", (input) => Effect.succeed(`Answered: ${input.input}`))
-const escalate = Step.make("escalate", (input) =>
-  Desk.modify((s) => [`Ticket #${s.tickets.length + 1}: ${input.input}`, { tickets: [...s.tickets, `${input.input}`] }]))
+const escalate = Step.make(
+  "escalate",
+  (input) =>
+    Desk.modify((
+      s
+    ) => [`Ticket #${s.tickets.length + 1}: ${input.input}`, { tickets: [...s.tickets, `${input.input}`] }])
+)
 
 export const desk = Workflow.make({
   name: "desk",
@@ -18,8 +23,10 @@ export const desk = Workflow.make({
       // This selector is an Effect, so it may read the state. It returns a step, a step's name,
       // or several steps to run in order.
       selector: (input) =>
-        Effect.map(Desk.get, (s) =>
-          `${input.input}`.startsWith("urgent") && s.tickets.length === 0 ? [answer, escalate] : "answer")
+        Effect.map(
+          Desk.get,
+          (s) => `${input.input}`.startsWith("urgent") && s.tickets.length === 0 ? [answer, escalate] : "answer"
+        )
     })
   ]
 })

@@ -22,9 +22,13 @@ export const offlineModel = TestModel.layer((request) =>
 )
 
 export const scenario = Scenario.make({
-  name: "routers", cookbook: "state_in_router", aliases: ["router", "routing", "adaptive", "tasks"],
+  name: "routers",
+  cookbook: "state_in_router",
+  aliases: ["router", "routing", "adaptive", "tasks"],
   description: "Routers on state: an adaptive assistant by preference, and a keyword task router with tools",
-  workflows: [AdaptiveAssistant.adaptiveWorkflow, TaskRouter.taskWorkflow], offlineModel, layer: TaskRouter.TaskToolsLive
+  workflows: [AdaptiveAssistant.adaptiveWorkflow, TaskRouter.taskWorkflow],
+  offlineModel,
+  layer: TaskRouter.TaskToolsLive
 }, () => Effect.zipRight(AdaptiveAssistant.adaptiveRuns, TaskRouter.taskRuns))
 
 export const main = scenario.main

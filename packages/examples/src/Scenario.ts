@@ -7,8 +7,8 @@
  * @since 0.1.0
  */
 import type * as LanguageModel from "@effect/ai/LanguageModel"
-import { Agent, SessionStore, Workflow, type WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import { Cli as SessionflowCli } from "@sessionflow/cli"
+import { Agent, type SessionStore, Workflow, type WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import { OpenAIChat } from "@sessionflow/openai"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -123,7 +123,9 @@ export const defaultDb = (scenario: string): string => path.join("tmp", `${scena
  * @category stores
  */
 export const database = (options: Options, fallbackDb: string): SessionflowCli.Database =>
-  options.url !== undefined ? { _tag: "Postgres", url: options.url } : { _tag: "Sqlite", filename: options.db ?? fallbackDb }
+  options.url !== undefined
+    ? { _tag: "Postgres", url: options.url }
+    : { _tag: "Sqlite", filename: options.db ?? fallbackDb }
 
 /**
  * The store: `options.store`, else PostgreSQL at `options.url`, else SQLite at
@@ -252,7 +254,9 @@ export const answerPauses = <W extends Workflow.Any>(
     while (paused !== undefined) {
       const answer = output.mode === "json" ? Option.none() : yield* askApproval(paused.payload)
       if (Option.isNone(answer)) {
-        yield* Output.note(`The run waits for an answer. Continue it later with:\n  ${continueHint(paused.runId, paused.key, dbOption)}`)
+        yield* Output.note(
+          `The run waits for an answer. Continue it later with:\n  ${continueHint(paused.runId, paused.key, dbOption)}`
+        )
         return false
       }
       // the answer is for the pause just shown: taken only while the run still waits there
@@ -328,25 +332,28 @@ export const make = <R>(
   },
   runs: (context: Context) => Effect.Effect<void, unknown, R | LanguageModel.LanguageModel | SessionStore.SessionStore>
 ): Scenario => ({
-    name: definition.name,
-    aliases: definition.aliases,
-    cookbook: definition.cookbook,
-    description: definition.description,
-    workflows: definition.workflows,
-    offlineModel: definition.offlineModel,
-    layer: definition.layer,
-    main: (options = {}) =>
-      Effect.suspend(() => {
-        const chosen = database(options, options.db ?? definition.db ?? defaultDb(definition.name))
-        const db = chosen._tag === "Sqlite" ? chosen.filename : SessionflowCli.describeDatabase(chosen)
-        const table = options.table ?? definition.table
-        const guide = options.guide
-        return runs({ db, dbOption: databaseOption(chosen, options.schema), table, guide }).pipe(
-          (self) => guide === undefined ? self : Output.say(guide.intro(db)).pipe(Effect.zipRight(self), Effect.zipLeft(Output.note(guide.outro))),
-          withModel(definition, options),
-          Effect.provide(storeLayer(options, db, table))
-        )
-      }).pipe(Output.withConsole)
+  name: definition.name,
+  aliases: definition.aliases,
+  cookbook: definition.cookbook,
+  description: definition.description,
+  workflows: definition.workflows,
+  offlineModel: definition.offlineModel,
+  layer: definition.layer,
+  main: (options = {}) =>
+    Effect.suspend(() => {
+      const chosen = database(options, options.db ?? definition.db ?? defaultDb(definition.name))
+      const db = chosen._tag === "Sqlite" ? chosen.filename : SessionflowCli.describeDatabase(chosen)
+      const table = options.table ?? definition.table
+      const guide = options.guide
+      return runs({ db, dbOption: databaseOption(chosen, options.schema), table, guide }).pipe(
+        (self) =>
+          guide === undefined
+            ? self
+            : Output.say(guide.intro(db)).pipe(Effect.zipRight(self), Effect.zipLeft(Output.note(guide.outro))),
+        withModel(definition, options),
+        Effect.provide(storeLayer(options, db, table))
+      )
+    }).pipe(Output.withConsole)
 })
 
 /**
@@ -361,4 +368,7 @@ export const withModel = <R>(
   options: Options
 ) =>
 <A, E, R2>(self: Effect.Effect<A, E, R2>): Effect.Effect<A, unknown, Exclude<R2, R | LanguageModel.LanguageModel>> =>
-  Effect.flatMap(chooseModel(scenario.offlineModel, options), (model) => Effect.provide(self, Layer.merge(model, scenario.layer)))
+  Effect.flatMap(
+    chooseModel(scenario.offlineModel, options),
+    (model) => Effect.provide(self, Layer.merge(model, scenario.layer))
+  )

@@ -14,7 +14,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as path from "node:path"
-import * as Examples from "./index.js"
+import { scenarios } from "./internal/scenarios.js"
+import * as Output from "./Output.js"
+import * as Scenario from "./Scenario.js"
 
 /**
  * @since 0.1.0
@@ -68,8 +70,8 @@ export const entries = (options: Options = {}) =>
   Effect.gen(function*() {
     // one line says which model: OpenAI for every workflow, or each scenario's scripted model
     const scripted = Layer.empty as Layer.Layer<LanguageModel.LanguageModel>
-    const chosen = yield* Examples.Scenario.chooseModel(scripted, { offline: options.offline })
-    return Examples.Cli.scenarios.flatMap((scenario) => {
+    const chosen = yield* Scenario.chooseModel(scripted, { offline: options.offline })
+    return scenarios.flatMap((scenario) => {
       const model = chosen === scripted ? scenario.offlineModel : chosen
       // the scenario's tools, its model, and a model-backed session namer
       const layer = Layer.mergeAll(scenario.layer, Layer.provideMerge(SessionNamer.layerLanguageModel(), model))
@@ -91,7 +93,7 @@ export const entries = (options: Options = {}) =>
  */
 export const main = (options: Options = {}): Effect.Effect<void, unknown> =>
   Effect.scoped(Effect.gen(function*() {
-    const database = Examples.Scenario.database(options, defaultDb)
+    const database = Scenario.database(options, defaultDb)
     const db = database._tag === "Sqlite" ? database.filename : SessionflowCli.describeDatabase(database)
     const workflows = yield* entries(options)
     const envToken = process.env[tokenVariable]
@@ -104,14 +106,14 @@ export const main = (options: Options = {}): Effect.Effect<void, unknown> =>
         ...(token === undefined ? {} : { tokens: { [token]: "owner" }, requireAuth: true }),
         allowOpen: options.allowOpen
       }).pipe(
-        Layer.provide(Examples.Scenario.storeLayer(options, defaultDb))
+        Layer.provide(Scenario.storeLayer(options, defaultDb))
       )
     )
     const address = Context.get(context, HttpServer.HttpServer).address
     const url = address._tag === "TcpAddress" ? `http://${address.hostname}:${address.port}` : String(address.path)
-    yield* Examples.Output.say(`sessionflow server: ${url}  (session browser at /, API docs at /docs)`)
-    yield* Examples.Output.note(`${workflows.length} workflows, sessions in ${db}. Ctrl-C stops it.`)
-    yield* Examples.Output.note(
+    yield* Output.say(`sessionflow server: ${url}  (session browser at /, API docs at /docs)`)
+    yield* Output.note(`${workflows.length} workflows, sessions in ${db}. Ctrl-C stops it.`)
+    yield* Output.note(
       token === undefined
         ? `No token: every caller is anonymous (set --token or ${tokenVariable} to require one).`
         : "Every request must send Authorization: Bearer <token>."

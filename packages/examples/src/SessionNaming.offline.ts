@@ -11,7 +11,14 @@ import * as Offline from "./Offline.js"
 /** The subject of a request ("Write an article about X" → "X"). */
 export const subjectOf = (request: string): string =>
   Offline.topicOf(
-    request.replace(/^\s*(?:please\s+)?(?:write|draft|create|give me)\s+(?:an?\s+|the\s+)?(?:short\s+)?(?:article|post|piece|essay|blog post)\s+(?:about|on)\s+/i, "")
+    request.replace(
+      new RegExp(
+        String.raw`^\s*(?:please\s+)?(?:write|draft|create|give me)\s+(?:an?\s+|the\s+)?(?:short\s+)?` +
+          String.raw`(?:article|post|piece|essay|blog post)\s+(?:about|on)\s+`,
+        "i"
+      ),
+      ""
+    )
   )
 
 const titleFrom = (namerPrompt: string): string => {
@@ -34,11 +41,14 @@ const article = (subject: string) =>
     "",
     "Energy is changing faster than at any time in a century, and renewables are leading the shift.",
     "",
-    "**Cheaper power.** New solar and wind farms now undercut fossil plants on cost in most markets, and their fuel is free.",
+    "**Cheaper power.** New solar and wind farms now undercut " +
+    "fossil plants on cost in most markets, and their fuel is free.",
     "",
-    "**Cleaner air and climate.** Every megawatt-hour from the sun or wind displaces emissions that harm both lungs and the climate.",
+    "**Cleaner air and climate.** Every megawatt-hour from the sun " +
+    "or wind displaces emissions that harm both lungs and the climate.",
     "",
-    "**Jobs and resilience.** Building and maintaining renewables creates local work, and home-grown energy shields economies from price shocks.",
+    "**Jobs and resilience.** Building and maintaining renewables creates " +
+    "local work, and home-grown energy shields economies from price shocks.",
     "",
     "The conclusion is simple: renewables are no longer only the right choice — they are the smart one."
   ].join("\n")

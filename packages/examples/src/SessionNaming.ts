@@ -47,10 +47,14 @@ export const articleWorkflow = Workflow.make({
 export const input = "Write an article about the benefits of renewable energy"
 
 export const scenario = Scenario.make({
-  name: "session-naming", cookbook: "rename_session", aliases: ["naming", "rename", "rename-session", "name"],
+  name: "session-naming",
+  cookbook: "rename_session",
+  aliases: ["naming", "rename", "rename-session", "name"],
   description: "One research → writing run, then the session is named by the model and stored",
-  workflows: [articleWorkflow], offlineModel, layer: Layer.empty
-}, ({ db, dbOption }) =>
+  workflows: [articleWorkflow],
+  offlineModel,
+  layer: Layer.empty
+}, ({ dbOption }) =>
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId("article")
     yield* Output.heading("Article creation")

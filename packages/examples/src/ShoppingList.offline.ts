@@ -8,8 +8,12 @@
 import { TestModel } from "@sessionflow/core"
 import * as Offline from "./Offline.js"
 
-const wantsList = (text: string) =>
-  /\b(show|display|view|see|what'?s left|what'?s on)\b|\b(complete|full|whole) list\b|\blist (it|them|everything|all)\b/i.test(text)
+const listRequest = new RegExp(
+  String.raw`\b(show|display|view|see|what'?s left|what'?s on)\b|` +
+    String.raw`\b(complete|full|whole) list\b|\blist (it|them|everything|all)\b`,
+  "i"
+)
+const wantsList = (text: string) => listRequest.test(text)
 const wantsClear = (text: string) => /\b(clear|empty|remove all|remove everything|delete all)\b/i.test(text)
 
 /** The items a request asks to add ("add milk, bread, and eggs to …"). */
@@ -20,7 +24,9 @@ export const itemsToAdd = (text: string): ReadonlyArray<string> => {
 
 /** The items a request asks to remove ("remove bread from …"). */
 export const itemsToRemove = (text: string): ReadonlyArray<string> => {
-  const match = /\bremove\s+(?!all\b|everything\b)(.+?)(?:\s+from\b|[,;]|\s+and\s+(?:show|list|tell)\b|[.!?]|$)/i.exec(text)
+  const match = /\bremove\s+(?!all\b|everything\b)(.+?)(?:\s+from\b|[,;]|\s+and\s+(?:show|list|tell)\b|[.!?]|$)/i.exec(
+    text
+  )
   return match === null ? [] : Offline.splitList(match[1]!)
 }
 

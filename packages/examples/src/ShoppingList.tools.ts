@@ -61,5 +61,6 @@ export const ShoppingToolsLive = ShoppingTools.toLayer({
       return [`Removed '${s.shopping_list[index]}' from the shopping list.`, { shopping_list }]
     }),
   list_items: () => Effect.map(ShoppingList.get, (s) => renderList(s.shopping_list)),
-  remove_all_items: () => ShoppingList.modify(() => ["Removed all items from the shopping list.", { shopping_list: [] }])
+  remove_all_items: () =>
+    ShoppingList.modify(() => ["Removed all items from the shopping list.", { shopping_list: [] }])
 })

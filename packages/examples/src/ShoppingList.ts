@@ -14,7 +14,14 @@ import * as Effect from "effect/Effect"
 import * as Output from "./Output.js"
 import * as Scenario from "./Scenario.js"
 import { offlineModel } from "./ShoppingList.offline.js"
-import { AddItem, ListItems, RemoveAllItems, RemoveItem, ShoppingList, ShoppingToolsLive } from "./ShoppingList.tools.js"
+import {
+  AddItem,
+  ListItems,
+  RemoveAllItems,
+  RemoveItem,
+  ShoppingList,
+  ShoppingToolsLive
+} from "./ShoppingList.tools.js"
 
 export { itemsToAdd, itemsToRemove, offlineModel } from "./ShoppingList.offline.js"
 export * from "./ShoppingList.tools.js"
@@ -63,9 +70,13 @@ export const inputs = [
 const titles = ["Adding Items", "Adding More Items", "Removing Items", "Clearing List"]
 
 export const scenario = Scenario.make({
-  name: "shopping-list", cookbook: "state_with_agent", aliases: ["shopping", "shopping_list", "agent"],
+  name: "shopping-list",
+  cookbook: "state_with_agent",
+  aliases: ["shopping", "shopping_list", "agent"],
   description: "Two agents' tools add, remove, list and clear a shopping list in the session state",
-  workflows: [shoppingWorkflow], offlineModel, layer: ShoppingToolsLive
+  workflows: [shoppingWorkflow],
+  offlineModel,
+  layer: ShoppingToolsLive
 }, ({ db, dbOption, guide }) =>
   Effect.gen(function*() {
     const sessionId = Scenario.newSessionId("shopping")

@@ -20,22 +20,25 @@ import {
   storePlan
 } from "./ContentPlanning.js"
 
-export const streamingContentPlanningStep = Step.stream("Content Planning Step", (input) =>
-  Stream.unwrap(Effect.map(startPlan(input), (plan) =>
-    Agent.stream(contentPlanner, plan.prompt).pipe(
-      Stream.mapEffect((event): Effect.Effect<ReadonlyArray<string | StepOutput.StepOutput>, never, ContentPlans> => {
-        switch (event._tag) {
-          case "TextDelta":
-            return Effect.succeed([event.delta])
-          case "Completed":
-            return Effect.map(storePlan(plan, event.result.content), (content) => [StepOutput.make({ content })])
-          default:
-            return Effect.succeed([])
-        }
-      }),
-      Stream.flattenIterables,
-      Stream.catchAll((error) => Stream.succeed(planningFailed(error)))
-    ))))
+export const streamingContentPlanningStep = Step.stream(
+  "Content Planning Step",
+  (input) =>
+    Stream.unwrap(Effect.map(startPlan(input), (plan) =>
+      Agent.stream(contentPlanner, plan.prompt).pipe(
+        Stream.mapEffect((event): Effect.Effect<ReadonlyArray<string | StepOutput.StepOutput>, never, ContentPlans> => {
+          switch (event._tag) {
+            case "TextDelta":
+              return Effect.succeed([event.delta])
+            case "Completed":
+              return Effect.map(storePlan(plan, event.result.content), (content) => [StepOutput.make({ content })])
+            default:
+              return Effect.succeed([])
+          }
+        }),
+        Stream.flattenIterables,
+        Stream.catchAll((error) => Stream.succeed(planningFailed(error)))
+      )))
+)
 
 export const streamingContentWorkflow = Workflow.make({
   name: "Streaming Content Creation Workflow",

@@ -24,7 +24,10 @@ const managerTurn = (request: TestModel.Request): TestModel.Reply => {
     }
     const priority = /\b(?:priority\s+(?:of\s+)?'([^']+)'\s+to|set\s+'([^']+)'\s+to)\s+(high|medium|low)\b/i.exec(text)
     if (priority !== null) {
-      return TestModel.toolCalls(["set_task_priority", { task_name: priority[1] ?? priority[2]!, priority: priority[3]! }])
+      return TestModel.toolCalls(["set_task_priority", {
+        task_name: priority[1] ?? priority[2]!,
+        priority: priority[3]!
+      }])
     }
     const adds = tasksToAdd(text)
     if (adds.length > 0) return TestModel.toolCalls(...adds.map((a) => ["add_task", a] as const))
@@ -34,7 +37,11 @@ const managerTurn = (request: TestModel.Request): TestModel.Reply => {
 }
 
 const statusFilter = (text: string): string =>
-  /\bpending\b/i.test(text) ? "pending" : /\bcompleted\b/i.test(text) && !/\bclean|clear/i.test(text) ? "completed" : "all"
+  /\bpending\b/i.test(text)
+    ? "pending"
+    : /\bcompleted\b/i.test(text) && !/\bclean|clear/i.test(text)
+    ? "completed"
+    : "all"
 
 const viewerTurn = (request: TestModel.Request): TestModel.Reply =>
   request.turn === 0
@@ -42,9 +49,13 @@ const viewerTurn = (request: TestModel.Request): TestModel.Reply =>
     : TestModel.text(`Here's what's on your plate:\n${Offline.resultLines(request).join("\n")}`)
 
 const organizerTurn = (request: TestModel.Request): TestModel.Reply => {
-  if (request.turn === 0) return TestModel.toolCalls(["clear_completed_tasks", {}], ["list_tasks", { status_filter: "all" }])
+  if (request.turn === 0) {
+    return TestModel.toolCalls(["clear_completed_tasks", {}], ["list_tasks", { status_filter: "all" }])
+  }
   const [cleared, list] = Offline.resultLines(request)
-  return TestModel.text(`${cleared ?? ""}\nWhat's left, by priority:\n${list ?? ""}\nTip: tackle the high-priority items first.`)
+  return TestModel.text(
+    `${cleared ?? ""}\nWhat's left, by priority:\n${list ?? ""}\nTip: tackle the high-priority items first.`
+  )
 }
 
 const turns: Record<string, (request: TestModel.Request) => TestModel.Reply> = {
@@ -54,6 +65,7 @@ const turns: Record<string, (request: TestModel.Request) => TestModel.Reply> = {
 }
 
 /** The task agents' replies (undefined for other agents). */
-export const respond = (request: TestModel.Request): TestModel.Reply | undefined => turns[request.agent ?? ""]?.(request)
+export const respond = (request: TestModel.Request): TestModel.Reply | undefined =>
+  turns[request.agent ?? ""]?.(request)
 
 export const offlineModel = TestModel.layer((request) => respond(request) ?? TestModel.text("I only handle tasks."))

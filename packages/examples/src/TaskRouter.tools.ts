@@ -11,7 +11,12 @@ import { SessionState } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-export const Task = Schema.Struct({ name: Schema.String, priority: Schema.String, status: Schema.String, id: Schema.Number })
+export const Task = Schema.Struct({
+  name: Schema.String,
+  priority: Schema.String,
+  status: Schema.String,
+  id: Schema.Number
+})
 export type Task = typeof Task.Type
 
 export class TaskList extends SessionState.Tag("@sessionflow/examples/TaskList")<TaskList>()({
@@ -25,7 +30,10 @@ const StatusFilter = Schema.String.annotations({ description: "all (default), pe
 
 export const AddTask = Tool.make("add_task", {
   description: "Add a task to the task list.",
-  parameters: { task: Schema.String.annotations({ description: "The task name" }), priority: Schema.optional(Priority) },
+  parameters: {
+    task: Schema.String.annotations({ description: "The task name" }),
+    priority: Schema.optional(Priority)
+  },
   success: Schema.String,
   dependencies: [TaskList]
 })
@@ -63,8 +71,12 @@ export const renderTasks = (tasks: ReadonlyArray<Task>, statusFilter: string = "
   if (tasks.length === 0) return "Task list is empty."
   const shown = statusFilter === "all" ? tasks : tasks.filter((t) => t.status === statusFilter)
   if (shown.length === 0) return `No ${statusFilter} tasks found.`
-  const sorted = [...shown].sort((a, b) => (priorityRank[a.priority] ?? 3) - (priorityRank[b.priority] ?? 3) || a.id - b.id)
-  return `Task list (${statusFilter}):\n${sorted.map((t) => `- [${t.status.toUpperCase()}] ${t.name} (Priority: ${t.priority})`).join("\n")}`
+  const sorted = [...shown].sort((a, b) =>
+    (priorityRank[a.priority] ?? 3) - (priorityRank[b.priority] ?? 3) || a.id - b.id
+  )
+  return `Task list (${statusFilter}):\n${
+    sorted.map((t) => `- [${t.status.toUpperCase()}] ${t.name} (Priority: ${t.priority})`).join("\n")
+  }`
 }
 
 const updateTask = (s: typeof TaskList.schema.Type, found: Task, changes: Partial<Task>) => ({

@@ -49,7 +49,19 @@ Suggest improvements to task organization when appropriate.`,
 
 export const routeKeywords = {
   organize: ["clean", "organize", "clear", "remove completed", "reorganize", "cleanup", "tidy", "sort", "arrange"],
-  manage: ["add", "create", "new task", "complete", "finish", "done", "mark as", "priority", "urgent", "important", "update"],
+  manage: [
+    "add",
+    "create",
+    "new task",
+    "complete",
+    "finish",
+    "done",
+    "mark as",
+    "priority",
+    "urgent",
+    "important",
+    "update"
+  ],
   view: ["show", "list", "display", "view", "see", "what tasks", "current", "pending", "completed", "status"]
 } as const
 
@@ -77,7 +89,9 @@ export const taskWorkflow = Workflow.make({
       choices: [
         Step.agent("manage_tasks", taskManager, { description: "Add new tasks, complete tasks, or update priorities" }),
         Step.agent("view_tasks", taskViewer, { description: "View and display task lists with filtering" }),
-        Step.agent("organize_tasks", taskOrganizer, { description: "Organize tasks, clean up completed items, adjust priorities" })
+        Step.agent("organize_tasks", taskOrganizer, {
+          description: "Organize tasks, clean up completed items, adjust priorities"
+        })
       ],
       selector: (input) =>
         Effect.gen(function*() {
@@ -92,7 +106,8 @@ export const taskWorkflow = Workflow.make({
 // -- main: five requests on a new session ---------------------------------------
 
 export const taskInputs = [
-  "Add these tasks: 'Review project proposal' with high priority, 'Buy groceries' with low priority, and 'Call dentist' with medium priority.",
+  "Add these tasks: 'Review project proposal' with high priority, 'Buy " +
+  "groceries' with low priority, and 'Call dentist' with medium priority.",
   "Show me all my current tasks",
   "Mark 'Buy groceries' as completed",
   "Clean up my completed tasks and show me what's left",

@@ -47,7 +47,9 @@ export type Exporter = "console" | "otlp"
  * @category constructors
  */
 export const exporterFromEnv = (env: Readonly<Record<string, string | undefined>> = process.env): Exporter =>
-  nonEmpty(env["OTEL_EXPORTER_OTLP_ENDPOINT"]) || nonEmpty(env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]) ? "otlp" : "console"
+  nonEmpty(env["OTEL_EXPORTER_OTLP_ENDPOINT"]) || nonEmpty(env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"])
+    ? "otlp"
+    : "console"
 
 const nonEmpty = (s: string | undefined): boolean => s !== undefined && s.trim().length > 0
 
@@ -60,7 +62,10 @@ export interface Options {
   readonly serviceName?: string | undefined
   /** default: {@link exporterFromEnv} */
   readonly exporter?: Exporter | undefined
-  /** `otlp`: the traces endpoint (default: the OTLP exporter's, from the environment, else `http://localhost:4318/v1/traces`) */
+  /**
+   * `otlp`: the traces endpoint (default: the OTLP exporter's, from the
+   * environment, else `http://localhost:4318/v1/traces`)
+   */
   readonly url?: string | undefined
   /** `console`: where the trees' lines go (default: stderr) */
   readonly write?: ((line: string) => void) | undefined
@@ -146,7 +151,11 @@ export const treeLines = (spans: ReadonlyArray<ReadableSpan>): Array<string> => 
       )
       const attributes = own.map(([key, value]) => `${key.replace(/^sessionflow\./, "")}=${String(value)}`).join(" ")
       const failed = span.status.code === 2 ? " (failed)" : ""
-      lines.push(`${"  ".repeat(depth)}${span.name} ${millis(span.duration).toFixed(1)}ms${failed}${attributes === "" ? "" : `  ${attributes}`}`)
+      lines.push(
+        `${"  ".repeat(depth)}${span.name} ${millis(span.duration).toFixed(1)}ms${failed}${
+          attributes === "" ? "" : `  ${attributes}`
+        }`
+      )
       walk(span.spanContext().spanId, depth + 1, { ...shown, ...Object.fromEntries(own) })
     }
   }
@@ -154,6 +163,11 @@ export const treeLines = (spans: ReadonlyArray<ReadableSpan>): Array<string> => 
   return lines
 }
 
-const identities = new Set(["sessionflow.workflow.name", "sessionflow.session.id", "sessionflow.run.id", "sessionflow.user.id"])
+const identities = new Set([
+  "sessionflow.workflow.name",
+  "sessionflow.session.id",
+  "sessionflow.run.id",
+  "sessionflow.user.id"
+])
 
 const millis = ([seconds, nanos]: readonly [number, number]): number => seconds * 1000 + nanos / 1e6

@@ -31,7 +31,7 @@ import type {
 } from "openai/resources/chat/completions"
 import * as InternalChat from "./internal/chat.js"
 import * as Shared from "./internal/shared.js"
-import * as OpenAIClient from "./OpenAIClient.js"
+import type * as OpenAIClient from "./OpenAIClient.js"
 
 const MODULE = "OpenAIChat"
 const PATH = "/chat/completions"
@@ -146,7 +146,11 @@ export const make: (options: Options) => Effect.Effect<LanguageModel.Service, ne
       generate: (sdk, body, signal) => sdk.chat.completions.create(body, { signal }),
       makeResponse: InternalChat.makeResponse,
       stream: (sdk, body, signal) => {
-        const streaming: ChatCompletionCreateParamsStreaming = { ...body, stream: true, stream_options: { include_usage: true } }
+        const streaming: ChatCompletionCreateParamsStreaming = {
+          ...body,
+          stream: true,
+          stream_options: { include_usage: true }
+        }
         return sdk.chat.completions.create(streaming, { signal })
       },
       makeStreamConverter: InternalChat.makeStreamConverter
@@ -170,8 +174,10 @@ const api = Shared.makeModelApi(layer, Config)
  * @since 0.1.0
  * @category Layers
  */
-export const model: (model: string, config?: Config.Service) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =
-  api.model
+export const model: (
+  model: string,
+  config?: Config.Service
+) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> = api.model
 
 /**
  * The model `model` on an explicit client layer (e.g. `OpenAIClient.layer({...})`).

@@ -290,9 +290,7 @@ const makeService = (sdk: OpenAI, resolved: Settings): OpenAIClient.Service => {
           try: () => iterator.next(),
           catch: (error) => Option.some(InternalErrors.toAiError(error, callSite))
         }).pipe(
-          Effect.flatMap((result) =>
-            result.done === true ? Effect.fail(Option.none()) : Effect.succeed(result.value)
-          )
+          Effect.flatMap((result) => result.done === true ? Effect.fail(Option.none()) : Effect.succeed(result.value))
         )
       )
     }))

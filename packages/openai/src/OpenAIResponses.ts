@@ -31,7 +31,7 @@ import type {
 } from "openai/resources/responses/responses"
 import * as InternalResponses from "./internal/responses.js"
 import * as Shared from "./internal/shared.js"
-import * as OpenAIClient from "./OpenAIClient.js"
+import type * as OpenAIClient from "./OpenAIClient.js"
 
 const MODULE = "OpenAIResponses"
 const PATH = "/responses"
@@ -171,8 +171,10 @@ const api = Shared.makeModelApi(layer, Config)
  * @since 0.1.0
  * @category Layers
  */
-export const model: (model: string, config?: Config.Service) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =
-  api.model
+export const model: (
+  model: string,
+  config?: Config.Service
+) => Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> = api.model
 
 /**
  * The model `model` on an explicit client layer (e.g. `OpenAIClient.layer({...})`).

@@ -10,14 +10,14 @@
  * | `GET /workflows/:name` | one workflow |
  * | `GET /workflows/:name/graph` | its step tree |
  * | `GET /workflows/:name/schedules` | its schedules, with their next tick |
- * | `POST /workflows/:name/runs` | run it: JSON `RunOutput` (202 `PausedRunOutput` when it pauses), or with `Accept: text/event-stream` its events as server-sent events, or with `Prefer: respond-async` in the background (202 `StartedRun`, `Location` its status) |
+ * | `POST /workflows/:name/runs` | run it (what it answers: below the table) |
  * | `GET /runs/:runId` | a run of the caller's: status, result or error, question |
- * | `GET /workflows/:name/runs/:runId` | the same, for a run of this workflow (where a background run's `Location` points) |
+ * | `GET /workflows/:name/runs/:runId` | the same, for a run of this workflow (a background run's `Location`) |
  * | `GET /workflows/:name/runs` | the caller's runs, a page at a time |
  * | `GET /workflows/:name/runs/paused` | the caller's paused runs, with their questions |
- * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question and carry it on (JSON or server-sent events) |
- * | `POST /workflows/:name/runs/:runId/signals/:signal` | send a signal to a run (`Step.waitFor`): kept for its wait, or given to it now and the run carried on |
- * | `GET /workflows/:name/runs/:runId/events` | a run's stored events after `Last-Event-ID`, then its new ones until it ends (server-sent events) |
+ * | `POST /workflows/:name/runs/:runId/continue` | answer a paused run's question, carry it on (JSON or events) |
+ * | `POST /workflows/:name/runs/:runId/signals/:signal` | send a run a signal (`Step.waitFor`), kept or taken now |
+ * | `GET /workflows/:name/runs/:runId/events` | a run's events after `Last-Event-ID`, then new ones until it ends |
  * | `POST /workflows/:name/runs/:runId/cancel` | end a paused (or running) run: its `cancelled` record |
  * | `GET /workflows/:name/sessions` | the caller's sessions, a page at a time |
  * | `GET /workflows/:name/sessions/:sessionId` | a session with its state |
@@ -29,6 +29,13 @@
  * | `GET /workflows/:name/sessions/:sessionId/versions` | its kept versions: run, time, the keys each changed |
  * | `GET /workflows/:name/sessions/:sessionId/versions/:version` | the state as committed at a kept version |
  * | `POST /workflows/:name/sessions/:sessionId/fork` | a new session from a kept version (or a paused run's point) |
+ *
+ * `POST /workflows/:name/runs` answers with the run's JSON `RunOutput` (202
+ * `PausedRunOutput` when it pauses); with `Accept: text/event-stream`, with
+ * its events as server-sent events (as `continue` and `events` do); with
+ * `Prefer: respond-async`, at once, the run going on in the background (202
+ * `StartedRun`, its `Location` the run's status). A signal is kept for the
+ * run's wait, or given to it now and the run carried on.
  *
  * @since 0.1.0
  */
@@ -60,7 +67,17 @@ import * as Schema from "effect/Schema"
 export class BadRequest extends Schema.TaggedError<BadRequest>("@sessionflow/server/BadRequest")(
   "BadRequest",
   {
-    reason: Schema.Literal("body", "input", "state", "session-id", "run-id", "response", "signal", "cursor", "last-event-id"),
+    reason: Schema.Literal(
+      "body",
+      "input",
+      "state",
+      "session-id",
+      "run-id",
+      "response",
+      "signal",
+      "cursor",
+      "last-event-id"
+    ),
     message: Schema.String
   },
   HttpApiSchema.annotations({ status: 400 })
@@ -644,7 +661,9 @@ export const RunInfo = Schema.Struct({
   /** the error's message, once failed */
   error: Schema.optional(Schema.String),
   /** the question, while paused */
-  pause: Schema.optional(Schema.Struct({ path: Schema.Array(Schema.String), payload: Schema.Unknown, pausedAt: Schema.Number })),
+  pause: Schema.optional(
+    Schema.Struct({ path: Schema.Array(Schema.String), payload: Schema.Unknown, pausedAt: Schema.Number })
+  ),
   ...unfinishedFields,
   /** epoch milliseconds: when it was queued, while queued */
   queuedAt: Schema.optional(Schema.Number),
@@ -688,7 +707,9 @@ export type RunPage = typeof RunPage.Type
  * @since 0.1.0
  * @category models
  */
-export const Session = Schema.Struct({ ...SessionInfo.fields, state: JsonObject }).annotations({ identifier: "Session" })
+export const Session = Schema.Struct({ ...SessionInfo.fields, state: JsonObject }).annotations({
+  identifier: "Session"
+})
 
 /**
  * @since 0.1.0
@@ -710,7 +731,9 @@ export const StateBody = Schema.Struct({ state: JsonObject }).annotations({ iden
  * @since 0.1.0
  * @category models
  */
-export const VersionState = Schema.Struct({ version: Schema.Number, state: JsonObject }).annotations({ identifier: "VersionState" })
+export const VersionState = Schema.Struct({ version: Schema.Number, state: JsonObject }).annotations({
+  identifier: "VersionState"
+})
 
 /**
  * @since 0.1.0
@@ -966,18 +989,25 @@ export class RunsGroup extends HttpApiGroup.make("runs")
     HttpApiEndpoint.get("get", "/runs/:runId")
       .setPath(Schema.Struct({ runId: SessionStore.Id }))
       .addSuccess(RunInfo)
-      .annotate(OpenApi.Summary, "A run: its status, its result or error, its question while paused (the caller's only)")
+      .annotate(
+        OpenApi.Summary,
+        "A run: its status, its result or error, its question while paused (the caller's only)"
+      )
   )
   .add(
     HttpApiEndpoint.get("status", "/workflows/:name/runs/:runId")
       .setPath(runPath)
       .addSuccess(RunInfo)
-      .annotate(OpenApi.Summary, "A run of this workflow: its status, its result or error, its question while paused (the caller's only)")
+      .annotate(
+        OpenApi.Summary,
+        "A run of this workflow: its status, its result or error, its question while paused (the caller's only)"
+      )
       .annotate(
         OpenApi.Description,
         "Where a run stands — `queued` (waiting in its session's queue, with `queuedAt` and its `position`: how many " +
           "runs are ahead of it), `running`, `paused` (with its question), `completed` (with its `content`), `error` " +
-          "(failed, with its `error`), `cancelled` or `abandoned` — from any server over the same store. An unfinished " +
+          "(failed, with its `error`), `cancelled` or `abandoned` " +
+          "— from any server over the same store. An unfinished " +
           "run also has its `state` (`running`, `paused`, `sleeping` or `waiting`; a sleeping or waiting run has " +
           "`status: \"paused\"`) and, when it has them, `wakeAt`, `signal` and `timeoutAt`. A run of " +
           "another user, or of another workflow, is a 404. (A run whose id is `paused` or `queued` is read at " +
@@ -1051,11 +1081,20 @@ export class RunsGroup extends HttpApiGroup.make("runs")
     HttpApiEndpoint.get("events", "/workflows/:name/runs/:runId/events")
       .setPath(runPath)
       .setHeaders(Schema.Struct({ "last-event-id": Schema.optional(Schema.String) }))
-      .setUrlParams(Schema.Struct({ after: Schema.optional(
-        Schema.String.pipe(Schema.pattern(/^(-1|[0-9]{1,16})$/), Schema.compose(Schema.NumberFromString), Schema.int())
-      ) }))
+      .setUrlParams(Schema.Struct({
+        after: Schema.optional(
+          Schema.String.pipe(
+            Schema.pattern(/^(-1|[0-9]{1,16})$/),
+            Schema.compose(Schema.NumberFromString),
+            Schema.int()
+          )
+        )
+      }))
       .addSuccess(Schema.String)
-      .annotate(OpenApi.Summary, "A run's stored events, then its new ones until it ends, as server-sent events, from every server")
+      .annotate(
+        OpenApi.Summary,
+        "A run's stored events, then its new ones until it ends, as server-sent events, from every server"
+      )
       .annotate(
         OpenApi.Description,
         "Replays the events of a run (stored by the server that runs it) after the client's last one — " +
@@ -1064,12 +1103,15 @@ export class RunsGroup extends HttpApiGroup.make("runs")
           "polled). No event is sent twice or skipped. A client cut off (a dropped connection, a slow reader past " +
           "the stream buffer) reconnects with the last id it saw."
       )
-      .annotate(OpenApi.Transform, eventStreamDoc(
-        "Server-sent events: one per WorkflowEvent (`id:` its seq, `event:` its _tag, `data:` its JSON), ending " +
-          "with RunCompleted, RunFailed, RunCancelled or RunPaused; comments as heartbeats; an `EventsFailed` " +
-          "event (`data:` `{ error }`) ends the stream when the events asked for are no longer kept.",
-        true
-      ))
+      .annotate(
+        OpenApi.Transform,
+        eventStreamDoc(
+          "Server-sent events: one per WorkflowEvent (`id:` its seq, `event:` its _tag, `data:` its JSON), ending " +
+            "with RunCompleted, RunFailed, RunCancelled or RunPaused; comments as heartbeats; an `EventsFailed` " +
+            "event (`data:` `{ error }`) ends the stream when the events asked for are no longer kept.",
+          true
+        )
+      )
   )
   .add(
     HttpApiEndpoint.post("cancel", "/workflows/:name/runs/:runId/cancel")
@@ -1196,7 +1238,10 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
     HttpApiEndpoint.get("versions", "/workflows/:name/sessions/:sessionId/versions")
       .setPath(sessionPath)
       .addSuccess(Schema.Array(SessionStore.VersionInfo))
-      .annotate(OpenApi.Summary, "A session's kept versions, oldest first: the run that made each, when, and the keys it changed")
+      .annotate(
+        OpenApi.Summary,
+        "A session's kept versions, oldest first: the run that made each, when, and the keys it changed"
+      )
   )
   .add(
     HttpApiEndpoint.get("version", "/workflows/:name/sessions/:sessionId/versions/:version")
@@ -1209,11 +1254,15 @@ export class SessionsGroup extends HttpApiGroup.make("sessions")
       .setPath(sessionPath)
       .setPayload(ForkRequest)
       .addSuccess(ForkResult, { status: 201 })
-      .annotate(OpenApi.Summary, "Fork a session: a new session of the caller's from a kept version, or from a paused run's point")
+      .annotate(
+        OpenApi.Summary,
+        "Fork a session: a new session of the caller's from a kept version, or from a paused run's point"
+      )
       .annotate(
         OpenApi.Description,
         "The new session's state is the state at `atVersion` (default: the current version), its kept versions the " +
-          "original's up to it. With `atRun` (a paused run of the session) it starts where that run started, with a copy " +
+          "original's up to it. With `atRun` (a paused run of the " +
+          "session) it starts where that run started, with a copy " +
           "of the run paused at the same question (`runId` in the answer): continue it to take another path. Runs on " +
           "the fork never change the original."
       )

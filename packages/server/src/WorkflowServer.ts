@@ -10,7 +10,10 @@
  *   tokens: { "secret-token-of-alice": "alice" }
  * })
  * HttpLayerRouter.serve(Layer.mergeAll(MyApiRoutes, Workflows)).pipe(
- *   Layer.provide([NodeHttpServer.layer(createServer, { port: 3000 }), SqliteSessionStore.layer({ filename: "app.db" })]),
+ *   Layer.provide([
+ *     NodeHttpServer.layer(createServer, { port: 3000 }),
+ *     SqliteSessionStore.layer({ filename: "app.db" })
+ *   ]),
  *   Layer.launch,
  *   NodeRuntime.runMain
  * )
@@ -18,6 +21,7 @@
  *
  * @since 0.1.0
  */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type * as Etag from "@effect/platform/Etag"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
@@ -26,10 +30,9 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import type * as HttpServerError from "@effect/platform/HttpServerError"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as Path from "@effect/platform/Path"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { SessionStore, Workflow } from "@sessionflow/core"
-import type * as Duration from "effect/Duration"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as LogLevel from "effect/LogLevel"
@@ -157,7 +160,10 @@ export interface JwtOptions {
  * WorkflowServer.layer({
  *   workflows,
  *   requireAuth: true,
- *   authenticate: WorkflowServer.jwt({ jwksUrl: "https://id.example.com/.well-known/jwks.json", issuer: "https://id.example.com/" })
+ *   authenticate: WorkflowServer.jwt({
+ *     jwksUrl: "https://id.example.com/.well-known/jwks.json",
+ *     issuer: "https://id.example.com/"
+ *   })
  * })
  * ```
  *

@@ -12,9 +12,9 @@
  * @since 0.1.0
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { SqlSessionStore } from "@sessionflow/store-sql"
 import * as Config from "effect/Config"
@@ -176,7 +176,9 @@ const describeTarget = (options: Options): string => {
       return "the given URL (which is not a valid URL)"
     }
   }
-  return `${options.host ?? "localhost"}:${options.port ?? 5432}${options.database === undefined ? "" : `/${options.database}`}`
+  return `${options.host ?? "localhost"}:${options.port ?? 5432}${
+    options.database === undefined ? "" : `/${options.database}`
+  }`
 }
 
 /** The `PgClient` `layer` opens: a pool, checked with one query; failing to connect is a `SessionStoreError`. */

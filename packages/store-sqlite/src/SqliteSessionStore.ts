@@ -13,8 +13,8 @@
  * @since 0.1.0
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { SessionStore, WorkflowError } from "@sessionflow/core"
 import { SqlSessionStore } from "@sessionflow/store-sql"
 import * as Config from "effect/Config"
@@ -112,7 +112,10 @@ export interface StoreOptions {
  * @category models
  */
 export interface Options extends StoreOptions {
-  /** The database file, or `":memory:"`. A missing file is created (unless `readonly` or `migrate: false`); its folder must exist. */
+  /**
+   * The database file, or `":memory:"`. A missing file is created
+   * (unless `readonly` or `migrate: false`); its folder must exist.
+   */
   readonly filename: string
   /**
    * Open an existing database read-only, for inspection (default `false`):

@@ -26,7 +26,9 @@ const where = JSON.parse(store) as {
 const tell = (message: Dev.Message) =>
   Effect.async<void>((resume) => {
     // without the command (run by hand), it says so on stderr
-    if (process.send === undefined) return resume(Effect.sync(() => process.stderr.write(`${JSON.stringify(message)}\n`)))
+    if (process.send === undefined) {
+      return resume(Effect.sync(() => process.stderr.write(`${JSON.stringify(message)}\n`)))
+    }
     process.send(message, () => resume(Effect.void))
   })
 
@@ -70,8 +72,10 @@ const program = Effect.gen(function*() {
     )
   )
   const names = workflows.map((entry) =>
-    String((entry as { readonly workflow?: { readonly name: string }; readonly name?: string }).workflow?.name ??
-      (entry as { readonly name?: string }).name)
+    String(
+      (entry as { readonly workflow?: { readonly name: string }; readonly name?: string }).workflow?.name ??
+        (entry as { readonly name?: string }).name
+    )
   )
   yield* tell({ _tag: "Ready", workflows: names })
   return yield* Effect.never

@@ -23,7 +23,7 @@ export interface RunnerOptions<W extends Workflow.Any> {
 }
 
 /** @internal */
-export const defaultFailoverWait: Duration.Duration = Duration.minutes(1)
+const defaultFailoverWait: Duration.Duration = Duration.minutes(1)
 
 /** A failure of a run as it crosses back: our own errors as they are, any other (a step's own) as `PlacementError`. */
 const toWire = (workflowName: string, sessionId: string) => (error: unknown): WorkflowError.WorkflowError =>
@@ -49,7 +49,8 @@ const waitForLease = (wait: Duration.Duration) => <A, E, R>(self: Effect.Effect<
   })
 
 /** The runs of a runner execute here, never sent out again. */
-const here = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, Placement.Placement, Placement.local)
+const here = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.provideService(self, Placement.Placement, Placement.local)
 
 /** @internal */
 export const layerRunner = <W extends Workflow.Any>(
@@ -73,45 +74,73 @@ export const layerRunner = <W extends Workflow.Any>(
   type Requirements = SessionStore.SessionStore | Workflow.Context<W>
   const handlers = protocol.SessionEntity.of({
     Run: ({ payload }) =>
-      Effect.flatMap(find(payload.workflow, payload.sessionId), (wf) =>
-        Workflow.run(wf, payload.input, protocol.runOptionsFromWire(payload.options, payload.sessionId, payload.runId))
-          .pipe(
-            waitForLease(wait),
-            Effect.flatMap((output) => protocol.outputToWire(wf, output)),
-            here
-          ) as Effect.Effect<typeof protocol.RunOutput.Type, unknown, Requirements>).pipe(
-          Effect.mapError(toWire(payload.workflow, payload.sessionId))
-        ),
+      Effect.flatMap(
+        find(payload.workflow, payload.sessionId),
+        (wf) =>
+          Workflow.run(
+            wf,
+            payload.input,
+            protocol.runOptionsFromWire(payload.options, payload.sessionId, payload.runId)
+          )
+            .pipe(
+              waitForLease(wait),
+              Effect.flatMap((output) => protocol.outputToWire(wf, output)),
+              here
+            ) as Effect.Effect<typeof protocol.RunOutput.Type, unknown, Requirements>
+      ).pipe(
+        Effect.mapError(toWire(payload.workflow, payload.sessionId))
+      ),
     StreamRun: ({ payload }) =>
-      Stream.unwrap(Effect.map(find(payload.workflow, payload.sessionId), (wf) =>
-        Workflow.stream(wf, payload.input, protocol.runOptionsFromWire(payload.options, payload.sessionId, payload.runId))
-          .pipe(Stream.provideService(Placement.Placement, Placement.local)) as Stream.Stream<
-            WorkflowEvent.WorkflowEvent,
-            unknown,
-            Requirements
-          >)).pipe(Stream.mapError(toWire(payload.workflow, payload.sessionId))),
+      Stream.unwrap(
+        Effect.map(find(payload.workflow, payload.sessionId), (wf) =>
+          Workflow.stream(
+            wf,
+            payload.input,
+            protocol.runOptionsFromWire(payload.options, payload.sessionId, payload.runId)
+          )
+            .pipe(Stream.provideService(Placement.Placement, Placement.local)) as Stream.Stream<
+              WorkflowEvent.WorkflowEvent,
+              unknown,
+              Requirements
+            >)
+      ).pipe(Stream.mapError(toWire(payload.workflow, payload.sessionId))),
     Continue: ({ payload }) =>
-      Effect.flatMap(find(payload.workflow, ""), (wf) =>
-        Workflow.continue(wf, payload.runId, payload.response, protocol.continueOptionsFromWire(payload.options)).pipe(
-          waitForLease(wait),
-          Effect.flatMap((output) => protocol.outputToWire(wf, output)),
-          here
-        ) as Effect.Effect<typeof protocol.RunOutput.Type, unknown, Requirements>).pipe(
-          Effect.mapError(toWire(payload.workflow, ""))
-        ),
+      Effect.flatMap(
+        find(payload.workflow, ""),
+        (wf) =>
+          Workflow.continue(wf, payload.runId, payload.response, protocol.continueOptionsFromWire(payload.options))
+            .pipe(
+              waitForLease(wait),
+              Effect.flatMap((output) => protocol.outputToWire(wf, output)),
+              here
+            ) as Effect.Effect<typeof protocol.RunOutput.Type, unknown, Requirements>
+      ).pipe(
+        Effect.mapError(toWire(payload.workflow, ""))
+      ),
     StreamContinue: ({ payload }) =>
-      Stream.unwrap(Effect.map(find(payload.workflow, ""), (wf) =>
-        Workflow.continueStream(wf, payload.runId, payload.response, protocol.continueOptionsFromWire(payload.options))
-          .pipe(Stream.provideService(Placement.Placement, Placement.local)) as Stream.Stream<
-            WorkflowEvent.WorkflowEvent,
-            unknown,
-            Requirements
-          >)).pipe(Stream.mapError(toWire(payload.workflow, ""))),
+      Stream.unwrap(
+        Effect.map(find(payload.workflow, ""), (wf) =>
+          Workflow.continueStream(
+            wf,
+            payload.runId,
+            payload.response,
+            protocol.continueOptionsFromWire(payload.options)
+          )
+            .pipe(Stream.provideService(Placement.Placement, Placement.local)) as Stream.Stream<
+              WorkflowEvent.WorkflowEvent,
+              unknown,
+              Requirements
+            >)
+      ).pipe(Stream.mapError(toWire(payload.workflow, ""))),
     Cancel: ({ payload }) =>
-      Effect.flatMap(find(payload.workflow, ""), (wf) =>
-        Workflow.cancel(wf, payload.runId, payload.userId === undefined ? undefined : { userId: payload.userId }).pipe(
-          here
-        )).pipe(Effect.mapError(toWire(payload.workflow, "")))
+      Effect.flatMap(
+        find(payload.workflow, ""),
+        (wf) =>
+          Workflow.cancel(wf, payload.runId, payload.userId === undefined ? undefined : { userId: payload.userId })
+            .pipe(
+              here
+            )
+      ).pipe(Effect.mapError(toWire(payload.workflow, "")))
   })
   return protocol.SessionEntity.toLayer(handlers, {
     // one operation at a time per session: runs on one session never race
@@ -135,89 +164,90 @@ const fromClient = (workflowName: string, sessionId: string) => (error: unknown)
     })
 
 /** @internal */
-export const layer: Layer.Layer<Placement.Placement, never, Sharding.Sharding | SessionStore.SessionStore> = Layer.effect(
-  Placement.Placement,
-  Effect.gen(function*() {
-    const client = yield* protocol.SessionEntity.client
-    const store = yield* SessionStore.SessionStore
+export const layer: Layer.Layer<Placement.Placement, never, Sharding.Sharding | SessionStore.SessionStore> = Layer
+  .effect(
+    Placement.Placement,
+    Effect.gen(function*() {
+      const client = yield* protocol.SessionEntity.client
+      const store = yield* SessionStore.SessionStore
 
-    const sessionOf = (self: Workflow.Any, options: Workflow.RunOptions<unknown> | undefined): string =>
-      options?.sessionId ?? self.sessionId ?? randomUUID()
+      const sessionOf = (self: Workflow.Any, options: Workflow.RunOptions<unknown> | undefined): string =>
+        options?.sessionId ?? self.sessionId ?? randomUUID()
 
-    const runPayload = (self: Workflow.Any, input: unknown, options: Workflow.RunOptions<unknown> | undefined) => {
-      const sessionId = sessionOf(self, options)
-      return {
-        sessionId,
-        payload: {
-          workflow: self.name,
+      const runPayload = (self: Workflow.Any, input: unknown, options: Workflow.RunOptions<unknown> | undefined) => {
+        const sessionId = sessionOf(self, options)
+        return {
           sessionId,
-          // always an id: a run delivered again (its runner died) is the same run, carried on from its journal
-          runId: options?.runId ?? randomUUID(),
-          input,
-          options: protocol.runOptionsToWire(options)
+          payload: {
+            workflow: self.name,
+            sessionId,
+            // always an id: a run delivered again (its runner died) is the same run, carried on from its journal
+            runId: options?.runId ?? randomUUID(),
+            input,
+            options: protocol.runOptionsToWire(options)
+          }
         }
       }
-    }
 
-    /**
-     * The session of an existing run, to reach its entity. A run id the store
-     * does not know goes to an entity of its own, where the workflow answers
-     * as it does in one process (`RunNotFound`, `InvalidRunId`).
-     */
-    const entityOfRun = (self: Workflow.Any, runId: string) =>
-      Effect.map(
-        Effect.orElseSucceed(store.getRun(runId), () => Option.none()),
-        (found) =>
-          Option.match(found, {
-            onNone: () => ({ sessionId: "", entity: protocol.entityId(self.name, `run:${runId}`) }),
-            onSome: (lookup) => {
-              const sessionId = lookup._tag === "Active" ? lookup.run.sessionId : lookup.record.sessionId
-              return { sessionId, entity: protocol.entityId(self.name, sessionId) }
-            }
-          })
-      )
+      /**
+       * The session of an existing run, to reach its entity. A run id the store
+       * does not know goes to an entity of its own, where the workflow answers
+       * as it does in one process (`RunNotFound`, `InvalidRunId`).
+       */
+      const entityOfRun = (self: Workflow.Any, runId: string) =>
+        Effect.map(
+          Effect.orElseSucceed(store.getRun(runId), () => Option.none()),
+          (found) =>
+            Option.match(found, {
+              onNone: () => ({ sessionId: "", entity: protocol.entityId(self.name, `run:${runId}`) }),
+              onSome: (lookup) => {
+                const sessionId = lookup._tag === "Active" ? lookup.run.sessionId : lookup.record.sessionId
+                return { sessionId, entity: protocol.entityId(self.name, sessionId) }
+              }
+            })
+        )
 
-    return Placement.remote({
-      run: (self, input, options) => {
-        const { payload, sessionId } = runPayload(self, input, options)
-        return client(protocol.entityId(self.name, sessionId)).Run(payload).pipe(
-          Effect.mapError(fromClient(self.name, sessionId)),
-          Effect.flatMap((output) => protocol.outputFromWire(self, output)),
-          Effect.withSpan("ClusterPlacement.run", { attributes: { workflow: self.name, sessionId } })
-        )
-      },
-      stream: (self, input, options) => {
-        const { payload, sessionId } = runPayload(self, input, options)
-        return client(protocol.entityId(self.name, sessionId)).StreamRun(payload).pipe(
-          Stream.mapError(fromClient(self.name, sessionId))
-        )
-      },
-      continue: (self, runId, response, options) =>
-        Effect.flatMap(entityOfRun(self, runId), ({ entity, sessionId }) =>
-          client(entity).Continue({
-            workflow: self.name,
-            runId,
-            response,
-            options: protocol.continueOptionsToWire(options)
-          }).pipe(
+      return Placement.remote({
+        run: (self, input, options) => {
+          const { payload, sessionId } = runPayload(self, input, options)
+          return client(protocol.entityId(self.name, sessionId)).Run(payload).pipe(
             Effect.mapError(fromClient(self.name, sessionId)),
-            Effect.flatMap((output) => protocol.outputFromWire(self, output))
-          )),
-      continueStream: (self, runId, response, options) =>
-        Stream.unwrap(Effect.map(entityOfRun(self, runId), ({ entity, sessionId }) =>
-          client(entity).StreamContinue({
-            workflow: self.name,
-            runId,
-            response,
-            options: protocol.continueOptionsToWire(options)
-          }).pipe(Stream.mapError(fromClient(self.name, sessionId))))),
-      cancel: (self, runId, options) =>
-        Effect.flatMap(entityOfRun(self, runId), ({ entity, sessionId }) =>
-          client(entity).Cancel({
-            workflow: self.name,
-            runId,
-            ...(options?.userId === undefined ? {} : { userId: options.userId })
-          }).pipe(Effect.mapError(fromClient(self.name, sessionId))))
+            Effect.flatMap((output) => protocol.outputFromWire(self, output)),
+            Effect.withSpan("ClusterPlacement.run", { attributes: { workflow: self.name, sessionId } })
+          )
+        },
+        stream: (self, input, options) => {
+          const { payload, sessionId } = runPayload(self, input, options)
+          return client(protocol.entityId(self.name, sessionId)).StreamRun(payload).pipe(
+            Stream.mapError(fromClient(self.name, sessionId))
+          )
+        },
+        continue: (self, runId, response, options) =>
+          Effect.flatMap(entityOfRun(self, runId), ({ entity, sessionId }) =>
+            client(entity).Continue({
+              workflow: self.name,
+              runId,
+              response,
+              options: protocol.continueOptionsToWire(options)
+            }).pipe(
+              Effect.mapError(fromClient(self.name, sessionId)),
+              Effect.flatMap((output) => protocol.outputFromWire(self, output))
+            )),
+        continueStream: (self, runId, response, options) =>
+          Stream.unwrap(Effect.map(entityOfRun(self, runId), ({ entity, sessionId }) =>
+            client(entity).StreamContinue({
+              workflow: self.name,
+              runId,
+              response,
+              options: protocol.continueOptionsToWire(options)
+            }).pipe(Stream.mapError(fromClient(self.name, sessionId))))),
+        cancel: (self, runId, options) =>
+          Effect.flatMap(entityOfRun(self, runId), ({ entity, sessionId }) =>
+            client(entity).Cancel({
+              workflow: self.name,
+              runId,
+              ...(options?.userId === undefined ? {} : { userId: options.userId })
+            }).pipe(Effect.mapError(fromClient(self.name, sessionId))))
+      })
     })
-  })
-)
+  )

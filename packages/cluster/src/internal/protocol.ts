@@ -15,13 +15,13 @@ import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 
 /** @internal */
-export const EventRetention = Schema.Struct({
+const EventRetention = Schema.Struct({
   maxEvents: Schema.optional(Schema.Number),
   keepForMillis: Schema.optional(Schema.Number)
 })
 
 /** What `Workflow.RunOptions` carries across (durations in milliseconds). @internal */
-export const RunOptions = Schema.Struct({
+const RunOptions = Schema.Struct({
   userId: Schema.optional(Schema.String),
   sessionState: Schema.optional(Schema.Unknown),
   overwriteDbSessionState: Schema.optional(Schema.Boolean),
@@ -34,7 +34,7 @@ export const RunOptions = Schema.Struct({
 })
 
 /** What `Workflow.ContinueOptions` carries across. @internal */
-export const ContinueOptions = Schema.Struct({
+const ContinueOptions = Schema.Struct({
   userId: Schema.optional(Schema.String),
   retryOnConflict: Schema.optional(Schema.Union(Schema.Boolean, Schema.Number)),
   leaseMillis: Schema.optional(Schema.Number),
@@ -44,7 +44,7 @@ export const ContinueOptions = Schema.Struct({
 })
 
 /** A run: its workflow, its session, its id (always set, so that a redelivered run is the same run). @internal */
-export const RunPayload = {
+const RunPayload = {
   workflow: Schema.String,
   sessionId: Schema.String,
   runId: Schema.String,
@@ -53,7 +53,7 @@ export const RunPayload = {
 }
 
 /** @internal */
-export const ContinuePayload = {
+const ContinuePayload = {
   workflow: Schema.String,
   runId: Schema.String,
   response: Schema.Unknown,
@@ -81,7 +81,10 @@ export const RunOutput = Schema.Struct({
 
 /** A persisted operation answered with a run's output. */
 const answered = <const Tag extends string, Payload extends Schema.Struct.Fields>(tag: Tag, payload: Payload) =>
-  Rpc.make(tag, { payload, success: RunOutput, error: WorkflowError.WorkflowError }).annotate(ClusterSchema.Persisted, true)
+  Rpc.make(tag, { payload, success: RunOutput, error: WorkflowError.WorkflowError }).annotate(
+    ClusterSchema.Persisted,
+    true
+  )
 
 /** An operation answered with the run's events as they happen (not persisted). */
 const streamed = <const Tag extends string, Payload extends Schema.Struct.Fields>(tag: Tag, payload: Payload) =>
@@ -140,7 +143,9 @@ const retentionToWire = (retention: Workflow.EventRetentionOptions | undefined) 
     keepForMillis: millis(retention.keepFor)
   })
 
-const retentionFromWire = (retention: typeof EventRetention.Type | undefined): Workflow.EventRetentionOptions | undefined =>
+const retentionFromWire = (
+  retention: typeof EventRetention.Type | undefined
+): Workflow.EventRetentionOptions | undefined =>
   retention === undefined ? undefined : {
     maxEvents: retention.maxEvents,
     keepFor: retention.keepForMillis === undefined ? undefined : Duration.millis(retention.keepForMillis)

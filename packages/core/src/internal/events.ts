@@ -39,7 +39,8 @@ export const isEnabled: Effect.Effect<boolean> = Effect.map(FiberRef.get(current
 export const emit = (payload: WorkflowEvent.Payload): Effect.Effect<void> =>
   Effect.flatMap(
     FiberRef.get(currentEmitter),
-    (emitter) => emitter.enabled ? Effect.flatMap(FiberRef.get(currentPath), (path) => emitter.emit(payload, path)) : Effect.void
+    (emitter) =>
+      emitter.enabled ? Effect.flatMap(FiberRef.get(currentPath), (path) => emitter.emit(payload, path)) : Effect.void
   )
 
 /** @internal */
@@ -74,7 +75,16 @@ export const emitTo = (
       enabled: true,
       emit: (payload, path) =>
         Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
-          sink({ ...payload, runId: ids.runId, sessionId: ids.sessionId, seq: seq++, path, timestamp } as WorkflowEvent.WorkflowEvent))
+          sink(
+            {
+              ...payload,
+              runId: ids.runId,
+              sessionId: ids.sessionId,
+              seq: seq++,
+              path,
+              timestamp
+            } as WorkflowEvent.WorkflowEvent
+          ))
     }
     return self.pipe(Effect.locally(currentEmitter, emitter), Effect.locally(currentPath, []))
   })
@@ -96,7 +106,8 @@ export const capture = <T extends WorkflowEvent.Tag>(
       captured.has(payload._tag)
     const emitter: Emitter = {
       enabled: true,
-      emit: (payload, path) => isCaptured(payload) ? capture(payload) : outer.enabled ? outer.emit(payload, path) : Effect.void
+      emit: (payload, path) =>
+        isCaptured(payload) ? capture(payload) : outer.enabled ? outer.emit(payload, path) : Effect.void
     }
     return Effect.locally(self, currentEmitter, emitter)
   })

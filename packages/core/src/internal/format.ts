@@ -14,7 +14,7 @@ import type * as WorkflowEvent from "../WorkflowEvent.js"
 // -----------------------------------------------------------------------------
 
 /** `JSON.stringify`, or `String` for what JSON cannot render. @internal */
-export const safeJson = (u: unknown): string => {
+const safeJson = (u: unknown): string => {
   try {
     return JSON.stringify(u) ?? String(u)
   } catch {
@@ -53,11 +53,10 @@ const pretty = (value: unknown, indent: number, width: number, column: number): 
  *
  * @internal
  */
-export const valueText = (u: unknown): string =>
-  u === undefined || u === null ? "" : typeof u === "string" ? u : prettyJson(u)
+const valueText = (u: unknown): string => u === undefined || u === null ? "" : typeof u === "string" ? u : prettyJson(u)
 
 /** A value on one line of at most `max` characters. @internal */
-export const preview = (u: unknown, max: number = 200): string => {
+const preview = (u: unknown, max: number = 200): string => {
   if (u === undefined) return "(no content)"
   const s = typeof u === "string" ? u : safeJson(u)
   return s.length > max ? `${s.slice(0, max - 3)}...` : s
@@ -65,10 +64,13 @@ export const preview = (u: unknown, max: number = 200): string => {
 
 /** A value on one line of at most `max` characters, whitespace collapsed (`WorkflowEvent.formatLine`). @internal */
 export const line = (u: unknown, max: number = 70): string =>
-  oneLine((u === undefined || u === null ? "" : typeof u === "string" ? u : safeJson(u)).replace(/\s+/g, " ").trim(), max)
+  oneLine(
+    (u === undefined || u === null ? "" : typeof u === "string" ? u : safeJson(u)).replace(/\s+/g, " ").trim(),
+    max
+  )
 
 /** The first `maxLines` lines of a text, and how many more there are. @internal */
-export const clip = (text: string, maxLines: number): string => {
+const clip = (text: string, maxLines: number): string => {
   const lines = text.split("\n")
   return lines.length <= maxLines
     ? text
@@ -76,7 +78,7 @@ export const clip = (text: string, maxLines: number): string => {
 }
 
 /** Tool call arguments as `name="value", n=1`. @internal */
-export const argumentsText = (args: unknown): string => {
+const argumentsText = (args: unknown): string => {
   if (Predicate.isRecord(args)) {
     return Object.entries(args).map(([k, v]) => {
       const text = safeJson(v)
@@ -228,15 +230,28 @@ const eventLines = (
       ]
     }
     case "RunCompleted":
-      return [[0, `${p("success", "└ ✓ run completed")}${options.elapsed === undefined ? "" : ` ${p("dim", `in ${duration(options.elapsed)}`)}`}`]]
+      return [[
+        0,
+        `${p("success", "└ ✓ run completed")}${
+          options.elapsed === undefined ? "" : ` ${p("dim", `in ${duration(options.elapsed)}`)}`
+        }`
+      ]]
     case "RunFailed":
       return [[0, `${p("failure", "└ ✗ run failed:")} ${event.error}`]]
     case "RunCancelled":
       return [[0, p("notice", "└ run cancelled")]]
     case "RunPaused":
-      return [[0, `${p("notice", "└ ⏸ run paused at")} ${p("strong", event.stepPath.join(" › "))}: ${preview(event.payload)}`]]
+      return [[
+        0,
+        `${p("notice", "└ ⏸ run paused at")} ${p("strong", event.stepPath.join(" › "))}: ${preview(event.payload)}`
+      ]]
     case "RunResumed":
-      return [[0, `${p("notice", `┌ ▶ run ${event.reason}`)} ${p("dim", `from step ${event.fromStep + 1} of ${event.workflowName}`)}`]]
+      return [[
+        0,
+        `${p("notice", `┌ ▶ run ${event.reason}`)} ${
+          p("dim", `from step ${event.fromStep + 1} of ${event.workflowName}`)
+        }`
+      ]]
     case "StepStarted": {
       const where = event.path.length > 1 ? `  ${p("dim", event.path.join(" › "))}` : ""
       return [[0, `${p("step", "▶")} ${p("strong", event.stepName)} ${p("dim", `(${event.kind})`)}${where}`]]
@@ -278,11 +293,17 @@ const eventLines = (
     case "RunRecording":
       return [[1, p("dim", "● recording for replay")]]
     case "ModelReplied":
-      return [[2, p("dim", `● model replied${event.agent === undefined ? "" : ` to ${event.agent}`}: ${
-        event.reply._tag === "Fail" ? `failed: ${event.reply.error}` : event.reply._tag === "ToolCalls"
-        ? `call ${event.reply.calls.map((call) => call.name).join(", ")}`
-        : oneLine(event.reply.text, 80)
-      }`)]]
+      return [[
+        2,
+        p(
+          "dim",
+          `● model replied${event.agent === undefined ? "" : ` to ${event.agent}`}: ${
+            event.reply._tag === "Fail" ? `failed: ${event.reply.error}` : event.reply._tag === "ToolCalls"
+              ? `call ${event.reply.calls.map((call) => call.name).join(", ")}`
+              : oneLine(event.reply.text, 80)
+          }`
+        )
+      ]]
     case "ToolCallCompleted":
       return options.streamed === true && !event.isError
         ? [[2, p("dim", "→ (the reply above)")]]

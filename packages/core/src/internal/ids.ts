@@ -51,7 +51,9 @@ export const describe = (what: string, id: string, problem: Problem): string => 
     case "control-character":
       return `A ${what} id must not contain control characters (NUL, newlines, …)`
     case "malformed":
-      return `${what[0]!.toUpperCase()}${what.slice(1)} id ${JSON.stringify(id)} is not well-formed Unicode (it has a lone surrogate)`
+      return `${what[0]!.toUpperCase()}${what.slice(1)} id ${
+        JSON.stringify(id)
+      } is not well-formed Unicode (it has a lone surrogate)`
   }
 }
 

@@ -6,7 +6,7 @@ import type * as WorkflowEvent from "../WorkflowEvent.js"
  *
  * @internal
  */
-export const maxJsonDepth = 1000
+const maxJsonDepth = 1000
 
 /** @internal */
 export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
@@ -21,7 +21,7 @@ export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
  *
  * @internal
  */
-export const setOwn = (object: Record<string | number, unknown>, key: string | number, value: unknown): void => {
+const setOwn = (object: Record<string | number, unknown>, key: string | number, value: unknown): void => {
   if (key === "__proto__") {
     Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true })
   } else {
@@ -235,9 +235,9 @@ export const sameJson = (a: unknown, b: unknown, depth = 0): boolean => {
  * class instance), a circular reference, nesting deeper than
  * {@link maxJsonDepth}, or a `"__proto__"` key (which JSON text keeps but
  * an object keeps only as long as no code assigns or spreads it: a run
- * refuses it, so that no copy of a stored value differs from another). `undefined` object properties are fine (JSON leaves
- * them out, which reads back the same). `undefined` on its own is fine too
- * (stored as `null`).
+ * refuses it, so that no copy of a stored value differs from another).
+ * `undefined` object properties are fine (JSON leaves them out, which reads
+ * back the same). `undefined` on its own is fine too (stored as `null`).
  *
  * @internal
  */
@@ -286,7 +286,9 @@ export const jsonProblem = (value: unknown): { readonly path: string; readonly d
     }
     if (!isPlainObject(object)) {
       const name = (object as { readonly constructor?: { readonly name?: unknown } }).constructor?.name
-      return found(`a ${typeof name === "string" && name.length > 0 ? name : "non-plain object"}, not a plain JSON value`)
+      return found(
+        `a ${typeof name === "string" && name.length > 0 ? name : "non-plain object"}, not a plain JSON value`
+      )
     }
     ancestors.add(object)
     for (const key of Object.keys(object)) {
@@ -341,7 +343,10 @@ export const changesProblem = (
     if (change.op === "append") {
       const problem = jsonProblem(change.items)
       if (problem === undefined) continue
-      const target = change.path.reduce<unknown>((value, key) => (value as Record<string | number, unknown>)[key], state)
+      const target = change.path.reduce<unknown>(
+        (value, key) => (value as Record<string | number, unknown>)[key],
+        state
+      )
       const offset = Array.isArray(target) ? target.length - change.items.length : 0
       return {
         path: `${at}${problem.path.replace(/^\[(\d+)\]/, (_, index: string) => `[${offset + Number(index)}]`)}`,
@@ -372,7 +377,11 @@ const ownValue = (object: Record<string | number, unknown>, key: string | number
  *
  * @internal
  */
-export const applyChanges = (value: unknown, changes: ReadonlyArray<Change>, options: { readonly copy: boolean }): unknown => {
+export const applyChanges = (
+  value: unknown,
+  changes: ReadonlyArray<Change>,
+  options: { readonly copy: boolean }
+): unknown => {
   const copied = new Set<object>()
   const own = <A extends object>(container: A): A => {
     if (!options.copy || copied.has(container)) return container
@@ -392,13 +401,19 @@ export const applyChanges = (value: unknown, changes: ReadonlyArray<Change>, opt
       } else throw new Error(`cannot apply a '${change.op}' change to the whole state`)
       continue
     }
-    if (typeof root !== "object" || root === null) throw new Error(`cannot apply a change at ${path.map(pathSegment).join("")}: the state is not an object`)
+    if (typeof root !== "object" || root === null) {
+      throw new Error(`cannot apply a change at ${path.map(pathSegment).join("")}: the state is not an object`)
+    }
     root = own(root)
     let parent = root as Record<string | number, unknown>
     for (let i = 0; i < path.length - 1; i++) {
       const child = ownValue(parent, path[i]!)
       if (typeof child !== "object" || child === null) {
-        throw new Error(`cannot apply a change at ${path.map(pathSegment).join("")}: ${path.slice(0, i + 1).map(pathSegment).join("")} is not an object or array`)
+        throw new Error(
+          `cannot apply a change at ${path.map(pathSegment).join("")}: ${
+            path.slice(0, i + 1).map(pathSegment).join("")
+          } is not an object or array`
+        )
       }
       const mine = own(child)
       setOwn(parent, path[i]!, mine)

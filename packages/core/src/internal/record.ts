@@ -34,5 +34,8 @@ export const usageOf = (usage: UsageReport | undefined): typeof WorkflowEvent.Re
 
 /** Emits `ModelReplied` when the current run records (else nothing, at the cost of one fiber ref read). @internal */
 export const reply = (agent: string | undefined, make: () => WorkflowEvent.RecordedReply): Effect.Effect<void> =>
-  Effect.flatMap(FiberRef.get(recording), (on) =>
-    on ? events.emit({ _tag: "ModelReplied", reply: make(), ...(agent === undefined ? {} : { agent }) }) : Effect.void)
+  Effect.flatMap(
+    FiberRef.get(recording),
+    (on) =>
+      on ? events.emit({ _tag: "ModelReplied", reply: make(), ...(agent === undefined ? {} : { agent }) }) : Effect.void
+  )

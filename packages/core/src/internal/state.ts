@@ -25,7 +25,9 @@ export const reportChange = <B>(b: B, prev: unknown, next: unknown): Effect.Effe
   prev === next ? Effect.succeed(b) : Effect.flatMap(WorkflowEvent.isEnabled, (enabled) => {
     if (!enabled) return Effect.succeed(b)
     const changes = diff(prev, next)
-    return changes.length === 0 ? Effect.succeed(b) : Effect.as(WorkflowEvent.emit({ _tag: "StateChanged", changes }), b)
+    return changes.length === 0
+      ? Effect.succeed(b)
+      : Effect.as(WorkflowEvent.emit({ _tag: "StateChanged", changes }), b)
   })
 
 /**

@@ -36,7 +36,9 @@ export class UsageCounter {
     this.outputTokens += output
     this.totalTokens += usage.totalTokens ?? input + output
     if (usage.reasoningTokens !== undefined) this.reasoningTokens = (this.reasoningTokens ?? 0) + usage.reasoningTokens
-    if (usage.cachedInputTokens !== undefined) this.cachedInputTokens = (this.cachedInputTokens ?? 0) + usage.cachedInputTokens
+    if (usage.cachedInputTokens !== undefined) {
+      this.cachedInputTokens = (this.cachedInputTokens ?? 0) + usage.cachedInputTokens
+    }
   }
   /** The totals as a run keeps them; undefined when no model was called. */
   get value(): SessionStore.RunUsage | undefined {
@@ -59,7 +61,10 @@ export const usageField = (counter: UsageCounter): { readonly usage?: SessionSto
 }
 
 /** What a provider reports of one call (`Response.Usage`, decoded or encoded). @internal */
-export type UsageReport = Pick<Response.Usage, "inputTokens" | "outputTokens" | "totalTokens" | "reasoningTokens" | "cachedInputTokens">
+export type UsageReport = Pick<
+  Response.Usage,
+  "inputTokens" | "outputTokens" | "totalTokens" | "reasoningTokens" | "cachedInputTokens"
+>
 
 /** The span attributes of a usage (OpenTelemetry's GenAI names). @internal */
 export const usageAttributes = (usage: UsageReport | SessionStore.RunUsage | undefined): Record<string, number> => {
@@ -68,7 +73,9 @@ export const usageAttributes = (usage: UsageReport | SessionStore.RunUsage | und
   if (usage.inputTokens !== undefined) attributes["gen_ai.usage.input_tokens"] = usage.inputTokens
   if (usage.outputTokens !== undefined) attributes["gen_ai.usage.output_tokens"] = usage.outputTokens
   const total = usage.totalTokens ??
-    (usage.inputTokens === undefined && usage.outputTokens === undefined ? undefined : (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0))
+    (usage.inputTokens === undefined && usage.outputTokens === undefined
+      ? undefined
+      : (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0))
   if (total !== undefined) attributes["gen_ai.usage.total_tokens"] = total
   if (usage.reasoningTokens !== undefined) attributes["gen_ai.usage.reasoning_tokens"] = usage.reasoningTokens
   if (usage.cachedInputTokens !== undefined) attributes["gen_ai.usage.cached_input_tokens"] = usage.cachedInputTokens

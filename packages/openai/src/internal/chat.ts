@@ -36,7 +36,10 @@ export const prepareMessages = (
         case "user": {
           const onlyText = message.content.every((part) => part.type === "text")
           if (onlyText) {
-            messages.push({ role: "user", content: message.content.map((part) => (part as Prompt.TextPart).text).join("") })
+            messages.push({
+              role: "user",
+              content: message.content.map((part) => (part as Prompt.TextPart).text).join("")
+            })
             break
           }
           const content: Array<ChatCompletionContentPart> = []
@@ -114,7 +117,7 @@ export const prepareToolChoice = (
 }
 
 /** @internal */
-export const finishReason = (
+const finishReason = (
   reason: string | null | undefined,
   hasToolCalls: boolean
 ): Response.FinishReason => {
@@ -137,7 +140,7 @@ export const finishReason = (
 }
 
 /** @internal */
-export const usage = (u: unknown): typeof Response.Usage.Encoded =>
+const usage = (u: unknown): typeof Response.Usage.Encoded =>
   Shared.readUsage(u, {
     input: "prompt_tokens",
     output: "completion_tokens",
@@ -224,7 +227,9 @@ export const makeResponse = (
     let hasToolCalls = false
     for (const [index, raw] of (message.tool_calls ?? []).entries()) {
       if (!isFunctionCall(raw)) continue
-      const toolCall = yield* Shared.decodeReply(WireToolCall, site, ["choices", 0, "message", "tool_calls", index])(raw)
+      const toolCall = yield* Shared.decodeReply(WireToolCall, site, ["choices", 0, "message", "tool_calls", index])(
+        raw
+      )
       hasToolCalls = true
       const name = toolCall.function.name
       const params = Shared.parseToolParams(request.tools, name, toolCall.function.arguments)

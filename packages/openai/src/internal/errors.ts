@@ -78,7 +78,7 @@ const text = (u: unknown): string | undefined => {
  *
  * @internal
  */
-export const describeErrorBody = (body: unknown): string | undefined => {
+const describeErrorBody = (body: unknown): string | undefined => {
   if (!Predicate.isRecord(body)) return undefined
   const inner = body.error
   if (Predicate.isRecord(inner)) {
@@ -96,7 +96,7 @@ export const describeErrorBody = (body: unknown): string | undefined => {
  * `describeErrorBody`), otherwise the SDK's message.
  * @internal
  */
-export const apiMessage = (error: APIError): string =>
+const apiMessage = (error: APIError): string =>
   describeErrorBody(errorBodies.get(error) ?? { error: error.error }) ?? error.message
 
 const bodyText = (error: APIError): string | undefined => {
@@ -106,7 +106,9 @@ const bodyText = (error: APIError): string | undefined => {
 
 const causeMessage = (error: Error): string => {
   const cause = (error as { readonly cause?: unknown }).cause
-  return cause instanceof Error && cause.message !== error.message ? `${error.message} (${cause.message})` : error.message
+  return cause instanceof Error && cause.message !== error.message
+    ? `${error.message} (${cause.message})`
+    : error.message
 }
 
 /**

@@ -58,7 +58,7 @@ const UNSUPPORTED_KEYWORDS = [
  * Is the JSON Schema node (after `$ref` resolution) able to hold `null`?
  * @internal
  */
-export const acceptsNull = (node: unknown, defs: JsonSchema, seen: Set<unknown> = new Set()): boolean => {
+const acceptsNull = (node: unknown, defs: JsonSchema, seen: Set<unknown> = new Set()): boolean => {
   if (!isRecord(node) || seen.has(node)) return false
   seen.add(node)
   const resolved = resolveRef(node, defs)

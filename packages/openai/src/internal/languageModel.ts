@@ -147,8 +147,11 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Lan
             if (Option.isSome(spanTransformer)) spanTransformer.value({ ...providerOptions, response: content })
             return new LanguageModel.GenerateTextResponse(content)
           }).pipe(
-            Effect.catchTag("ParseError", (error) =>
-              AiError.MalformedOutput.fromParseError({ module: "LanguageModel", method: "generateText", error })),
+            Effect.catchTag(
+              "ParseError",
+              (error) =>
+                AiError.MalformedOutput.fromParseError({ module: "LanguageModel", method: "generateText", error })
+            ),
             Effect.withParentSpan(span),
             Effect.provideService(IdGenerator.IdGenerator, idGenerator)
           )
@@ -185,7 +188,9 @@ export const make = (params: LanguageModel.ConstructorParams): Effect.Effect<Lan
     return {
       ...service,
       generateText: ((options: Options) =>
-        takenOver(options) ? generateText(options) : service.generateText(options)) as LanguageModel.Service["generateText"],
+        takenOver(options) ? generateText(options) : service.generateText(options)) as LanguageModel.Service[
+          "generateText"
+        ],
       streamText: ((options: Options) =>
         takenOver(options) ? streamText(options) : service.streamText(options)) as LanguageModel.Service["streamText"]
     }

@@ -105,7 +105,7 @@ export const prepareToolChoice = (
 }
 
 /** @internal */
-export const usage = (u: unknown): typeof Response.Usage.Encoded =>
+const usage = (u: unknown): typeof Response.Usage.Encoded =>
   Shared.readUsage(u, {
     input: "input_tokens",
     output: "output_tokens",
@@ -157,7 +157,12 @@ const WireReasoning = Schema.Struct({
 
 /** The output items the provider uses, decoded; other item types are ignored. */
 type Item =
-  | { readonly _tag: "message"; readonly id: string | undefined; readonly text: string; readonly refusals: ReadonlyArray<string> }
+  | {
+    readonly _tag: "message"
+    readonly id: string | undefined
+    readonly text: string
+    readonly refusals: ReadonlyArray<string>
+  }
   | { readonly _tag: "function_call"; readonly call: WireFunctionCall }
   | { readonly _tag: "reasoning"; readonly id: string | undefined; readonly summary: ReadonlyArray<string> }
   | { readonly _tag: "other" }
@@ -189,7 +194,11 @@ const decodeItem = (
         return { _tag: "function_call", call: yield* Shared.decodeReply(WireFunctionCall, site, at)(raw) }
       case "reasoning": {
         const reasoning = yield* Shared.decodeReply(WireReasoning, site, at)(raw)
-        return { _tag: "reasoning", id: reasoning.id ?? undefined, summary: (reasoning.summary ?? []).map((s) => s.text) }
+        return {
+          _tag: "reasoning",
+          id: reasoning.id ?? undefined,
+          summary: (reasoning.summary ?? []).map((s) => s.text)
+        }
       }
       default:
         return { _tag: "other" }
@@ -197,7 +206,7 @@ const decodeItem = (
   })
 
 /** @internal */
-export const finishReason = (response: WireResponse, hasToolCalls: boolean): Response.FinishReason => {
+const finishReason = (response: WireResponse, hasToolCalls: boolean): Response.FinishReason => {
   switch (response.status) {
     case "incomplete": {
       const reason = Shared.recordField(response.incomplete_details)?.reason
@@ -302,7 +311,10 @@ const WireArgumentsDelta = Schema.Struct({
   delta: Schema.String
 })
 const WireReasoningDelta = Schema.Struct({ item_id: Schema.String, summary_index: Schema.Number, delta: Schema.String })
-const WireErrorEvent = Schema.Struct({ code: Schema.optional(Schema.Unknown), message: Schema.optional(Schema.Unknown) })
+const WireErrorEvent = Schema.Struct({
+  code: Schema.optional(Schema.Unknown),
+  message: Schema.optional(Schema.Unknown)
+})
 
 interface ActiveToolCall {
   readonly callId: string

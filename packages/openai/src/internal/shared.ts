@@ -5,23 +5,23 @@
  */
 import * as AiError from "@effect/ai/AiError"
 import * as IdGenerator from "@effect/ai/IdGenerator"
-import * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import * as Tool from "@effect/ai/Tool"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Encoding from "effect/Encoding"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
-import type { OpenAI } from "openai"
-import * as Either from "effect/Either"
-import * as Encoding from "effect/Encoding"
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { OpenAI } from "openai"
 import * as OpenAIClient from "../OpenAIClient.js"
 import * as JsonSchema from "./jsonSchema.js"
 import * as InternalLanguageModel from "./languageModel.js"
@@ -103,7 +103,7 @@ export const prepareTools = (
  * OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a response format name.
  * @internal
  */
-export const sanitizeName = (name: string): string => {
+const sanitizeName = (name: string): string => {
   const cleaned = name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64)
   return cleaned.length === 0 ? "response" : cleaned
 }
@@ -292,7 +292,9 @@ export const contentText = (content: typeof WireContent.Type | null | undefined)
 export const stringField = (u: unknown): string | undefined => (typeof u === "string" && u.length > 0 ? u : undefined)
 
 /** @internal */
-export const numberField = (u: unknown): number | undefined => (typeof u === "number" && Number.isFinite(u) ? u : undefined)
+const numberField = (
+  u: unknown
+): number | undefined => (typeof u === "number" && Number.isFinite(u) ? u : undefined)
 
 /** @internal */
 export const recordField = (u: unknown): Readonly<Record<string, unknown>> | undefined =>
@@ -374,11 +376,12 @@ export const unsupportedFile = (module: string, part: Prompt.FilePart): AiError.
   new AiError.MalformedInput({
     module,
     method: "prepareMessages",
-    description: `Unsupported media type for a file part: '${part.mediaType}' (images and application/pdf are supported)`
+    description:
+      `Unsupported media type for a file part: '${part.mediaType}' (images and application/pdf are supported)`
   })
 
 /** @internal */
-export const timestampFromSeconds = (seconds: number | undefined): string | undefined =>
+const timestampFromSeconds = (seconds: number | undefined): string | undefined =>
   typeof seconds === "number" && Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : undefined
 
 /**
@@ -422,7 +425,7 @@ export const makeModelApi = <ConfigService extends object>(
  *
  * @internal
  */
-export const toStreamParts = (
+const toStreamParts = (
   parts: ReadonlyArray<Response.PartEncoded>,
   idGenerator: IdGenerator.Service
 ): Effect.Effect<Array<Response.StreamPartEncoded>> =>
@@ -525,13 +528,15 @@ export const makeLanguageModel = <Body>(spec: {
         const prepared = yield* spec.prepare(providerOptions)
         if (!prepared.stream) {
           return Stream.fromIterableEffect(
-            Effect.flatMap(generate(prepared, "streamText"), ({ idGenerator, parts }) => toStreamParts(parts, idGenerator))
+            Effect.flatMap(generate(prepared, "streamText"), ({ idGenerator, parts }) =>
+              toStreamParts(parts, idGenerator))
           )
         }
         const converter = spec.makeStreamConverter(prepared.tools, yield* IdGenerator.IdGenerator)
         return client.stream(
           { module: spec.module, method: "streamText", path: spec.path },
-          (sdk, signal) => spec.stream(sdk, prepared.body, signal)
+          (sdk, signal) =>
+            spec.stream(sdk, prepared.body, signal)
         ).pipe(
           Stream.mapEffect(converter.onChunk),
           Stream.concat(Stream.fromEffect(converter.onEnd)),

@@ -53,7 +53,12 @@ interface RunRecord extends Waits {
   readonly input: unknown
   readonly content?: unknown
   readonly error?: string
-  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly totalTokens: number; readonly modelCalls: number }
+  readonly usage?: {
+    readonly inputTokens: number
+    readonly outputTokens: number
+    readonly totalTokens: number
+    readonly modelCalls: number
+  }
   readonly completedAt?: number
 }
 
@@ -86,10 +91,16 @@ interface PausedRun extends Waits {
 }
 
 type Event =
-  & { readonly _tag: string; readonly runId: string; readonly sessionId: string; readonly path: ReadonlyArray<string>; readonly timestamp: number }
+  & {
+    readonly _tag: string
+    readonly runId: string
+    readonly sessionId: string
+    readonly path: ReadonlyArray<string>
+    readonly timestamp: number
+  }
   & Record<string, any>
 
-const base = document.querySelector<HTMLMetaElement>('meta[name="sessionflow-base"]')?.content ?? ""
+const base = document.querySelector<HTMLMetaElement>("meta[name=\"sessionflow-base\"]")?.content ?? ""
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
 
 const ui = {
@@ -199,10 +210,16 @@ const loadSessions = async () => {
 
 /** A `<time>` of epoch milliseconds, with its machine-readable form. */
 const timeOf = (millis: number, className: string) =>
-  Object.assign(document.createElement("time"), { className, dateTime: new Date(millis).toISOString(), textContent: time(millis) })
+  Object.assign(document.createElement("time"), {
+    className,
+    dateTime: new Date(millis).toISOString(),
+    textContent: time(millis)
+  })
 
 /** What an unfinished run waits for, in words: until when it sleeps, the signal it waits for, the question it asks. */
-const stateDetail = (run: Waits & { readonly pause?: { readonly path: ReadonlyArray<string> } }): ReadonlyArray<Node | string> => {
+const stateDetail = (
+  run: Waits & { readonly pause?: { readonly path: ReadonlyArray<string> } }
+): ReadonlyArray<Node | string> => {
   const timeout = run.timeoutAt === undefined ? [] : [" · times out ", timeOf(run.timeoutAt, "timeout-at")]
   switch (run.state) {
     case "sleeping":
@@ -349,7 +366,9 @@ const renderSchedules = (schedules: ReadonlyArray<ScheduleInfo>) => {
   ui.schedules.replaceChildren(...schedules.map((schedule) => {
     const row = document.createElement("tr")
     row.dataset["schedule"] = schedule.name
-    const cells = [schedule.name, schedule.cron].map((text) => Object.assign(document.createElement("td"), { textContent: text }))
+    const cells = [schedule.name, schedule.cron].map((text) =>
+      Object.assign(document.createElement("td"), { textContent: text })
+    )
     const next = document.createElement("td")
     next.append(timeOf(schedule.nextTick, "next-tick"))
     const last = document.createElement("td")
@@ -362,7 +381,9 @@ const renderSchedules = (schedules: ReadonlyArray<ScheduleInfo>) => {
 /** The selected workflow's schedules (none shown when they cannot be read). */
 const loadSchedules = async () => {
   const workflow = ui.workflow.value
-  const schedules = await api<ReadonlyArray<ScheduleInfo>>(`${workflowPath()}/schedules`).catch((): ReadonlyArray<ScheduleInfo> => [])
+  const schedules = await api<ReadonlyArray<ScheduleInfo>>(`${workflowPath()}/schedules`).catch((): ReadonlyArray<
+    ScheduleInfo
+  > => [])
   if (ui.workflow.value === workflow) renderSchedules(schedules)
 }
 
@@ -403,7 +424,10 @@ const clearVersions = () => {
 const loadVersions = async (sessionId: string) => {
   const versions = await api<ReadonlyArray<VersionInfo>>(`${sessionPath(sessionId)}/versions`)
   if (selected !== sessionId) return
-  renderVersions(ui.versions, [ui.diffFrom, ui.diffTo], versions, { show: showVersion, fork: (v) => void fork({ atVersion: v }) }, time)
+  renderVersions(ui.versions, [ui.diffFrom, ui.diffTo], versions, {
+    show: showVersion,
+    fork: (v) => void fork({ atVersion: v })
+  }, time)
   if (versions.length === 0) ui.versionTitle.textContent = "This session keeps no versions."
 }
 
@@ -437,11 +461,14 @@ const fork = async (request: { readonly atVersion?: number; readonly atRun?: str
   if (sessionId === undefined) return
   try {
     showError("")
-    const forked = await api<{ readonly sessionId: string; readonly version: number }>(`${sessionPath(sessionId)}/fork`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(request)
-    })
+    const forked = await api<{ readonly sessionId: string; readonly version: number }>(
+      `${sessionPath(sessionId)}/fork`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(request)
+      }
+    )
     await loadSessions()
     await select(forked.sessionId)
     ui.versionTitle.textContent = `Forked from session ${sessionId} at version ${forked.version}`
@@ -496,7 +523,9 @@ const loadSession = async () => {
 const question = (run: PausedRun): string => {
   const payload = run.payload as { agent?: unknown; tool?: unknown; arguments?: unknown } | null
   return payload !== null && typeof payload === "object" && typeof payload.tool === "string"
-    ? `${typeof payload.agent === "string" ? payload.agent : "An agent"} wants to call ${payload.tool}(${preview(payload.arguments)})`
+    ? `${typeof payload.agent === "string" ? payload.agent : "An agent"} wants to call ${payload.tool}(${
+      preview(payload.arguments)
+    })`
     : `${run.path.join(" › ")} asks:`
 }
 
@@ -514,7 +543,10 @@ const renderPaused = (runs: ReadonlyArray<PausedRun>) => {
     if (run.state === "sleeping" || run.state === "waiting") {
       // nothing to answer here: it wakes by itself, or when its signal is sent
       item.dataset["state"] = run.state
-      const title = Object.assign(document.createElement("div"), { className: "question", textContent: `${run.path.join(" › ")} is ${run.state}` })
+      const title = Object.assign(document.createElement("div"), {
+        className: "question",
+        textContent: `${run.path.join(" › ")} is ${run.state}`
+      })
       const detail = Object.assign(document.createElement("div"), { className: "detail" })
       detail.append(...stateDetail({ ...run, pause: { path: run.path } }))
       const meta = muted(`run ${run.runId.slice(0, 8)} · session ${run.sessionId} · since ${time(run.pausedAt)}`)
@@ -526,8 +558,12 @@ const renderPaused = (runs: ReadonlyArray<PausedRun>) => {
     const title = Object.assign(document.createElement("div"), { className: "question", textContent: question(run) })
     const meta = muted(`run ${run.runId.slice(0, 8)} · session ${run.sessionId} · waiting since ${time(run.pausedAt)}`)
     const payload = Object.assign(renderTree(run.payload), { className: "tree payload" })
-    const reason = Object.assign(document.createElement("input"), { className: "reason", placeholder: "reason (optional)" })
-    const withReason = (approved: boolean) => reason.value.trim() === "" ? { approved } : { approved, reason: reason.value.trim() }
+    const reason = Object.assign(document.createElement("input"), {
+      className: "reason",
+      placeholder: "reason (optional)"
+    })
+    const withReason = (approved: boolean) =>
+      reason.value.trim() === "" ? { approved } : { approved, reason: reason.value.trim() }
     const actions = document.createElement("div")
     actions.className = "actions"
     actions.append(
@@ -545,7 +581,10 @@ const renderPaused = (runs: ReadonlyArray<PausedRun>) => {
     )
     // any other question: a response in the pausing step's response Schema, as JSON
     const other = document.createElement("details")
-    const json = Object.assign(document.createElement("textarea"), { className: "response", placeholder: "{ \"approved\": true }" })
+    const json = Object.assign(document.createElement("textarea"), {
+      className: "response",
+      placeholder: "{ \"approved\": true }"
+    })
     other.append(
       Object.assign(document.createElement("summary"), { textContent: "Other response (JSON)" }),
       json,
@@ -628,7 +667,9 @@ const describeEvent = (event: Event): string => {
     case "RunCancelled":
       return "✖ run cancelled"
     case "RunPaused":
-      return `‖ run paused at ${(event["stepPath"] as ReadonlyArray<string>).join(" › ")}: waiting for a response ${preview(event["payload"])}`
+      return `‖ run paused at ${(event["stepPath"] as ReadonlyArray<string>).join(" › ")}: waiting for a response ${
+        preview(event["payload"])
+      }`
     case "RunResumed":
       return `▶ run continued from step ${Number(event["fromStep"]) + 1}`
     case "StepStarted":
@@ -642,7 +683,9 @@ const describeEvent = (event: Event): string => {
     case "ToolCallCompleted":
       return `${at}${event["toolName"]} → ${preview(event["result"])}`
     case "StateChanged":
-      return `${at}state: ${(event["changes"] as ReadonlyArray<Parameters<typeof describeChange>[0]>).map(describeChange).join(", ")}`
+      return `${at}state: ${
+        (event["changes"] as ReadonlyArray<Parameters<typeof describeChange>[0]>).map(describeChange).join(", ")
+      }`
     case "ConditionEvaluated":
       return `${at}condition: ${event["result"]} (${event["branch"]})`
     case "RouterSelected":
@@ -666,7 +709,9 @@ const showEvent = (event: Event) => {
   }
   const item = document.createElement("li")
   item.dataset["tag"] = event._tag
-  item.textContent = event._tag === "TextDelta" ? `${event.path.length === 0 ? "" : `[${event.path.join(" › ")}] `}says: ${event["delta"]}` : describeEvent(event)
+  item.textContent = event._tag === "TextDelta"
+    ? `${event.path.length === 0 ? "" : `[${event.path.join(" › ")}] `}says: ${event["delta"]}`
+    : describeEvent(event)
   lastDelta = event._tag === "TextDelta" ? { item, path: event.path.join("›") } : undefined
   ui.events.append(item)
   item.scrollIntoView({ block: "nearest" })
@@ -706,7 +751,9 @@ const streamEvents = async (url: string, body: unknown) => {
     await readEvents(response.body, ({ data }) => {
       const event = JSON.parse(data) as Event
       if (event._tag === "RunStarted" && selected === undefined) selected = event.sessionId
-      if (event._tag === "RunStarted" || event._tag === "RunResumed") ui.timelineTitle.textContent = `Run ${event.runId.slice(0, 8)}`
+      if (event._tag === "RunStarted" || event._tag === "RunResumed") {
+        ui.timelineTitle.textContent = `Run ${event.runId.slice(0, 8)}`
+      }
       showEvent(event)
       timeline.add(event)
     })
@@ -729,7 +776,10 @@ const streamEvents = async (url: string, body: unknown) => {
 const answer = async (run: PausedRun, response: unknown) => {
   if (selected !== run.sessionId) await select(run.sessionId)
   for (const node of ui.paused.querySelectorAll("button")) node.disabled = true
-  const separator = Object.assign(document.createElement("li"), { className: "separator", textContent: `— answered: ${preview(response)}` })
+  const separator = Object.assign(document.createElement("li"), {
+    className: "separator",
+    textContent: `— answered: ${preview(response)}`
+  })
   ui.events.append(separator)
   await streamEvents(`${workflowPath()}/runs/${encodeURIComponent(run.runId)}/continue`, { response, pause: run.pause })
 }

@@ -29,7 +29,9 @@ const resolve = (root: JsonSchema, schema: JsonSchema): JsonSchema => {
   let current = schema
   for (let hops = 0; current.$ref !== undefined && hops < 8; hops++) {
     const match = /^#\/\$defs\/(.+)$/.exec(current.$ref)
-    const next = match === null ? undefined : root.$defs?.[decodeURIComponent(match[1]!).replace(/~1/g, "/").replace(/~0/g, "~")]
+    const next = match === null
+      ? undefined
+      : root.$defs?.[decodeURIComponent(match[1]!).replace(/~1/g, "/").replace(/~0/g, "~")]
     if (next === undefined) return current
     current = next
   }
@@ -42,7 +44,10 @@ const fieldOf = (name: string, schema: JsonSchema, required: boolean): Field | u
   if (schema.enum !== undefined && schema.enum.every((v) => typeof v === "string")) {
     return { ...common, kind: "choice", choices: schema.enum as ReadonlyArray<string> }
   }
-  if (schema.anyOf !== undefined && schema.anyOf.every((s) => s.enum !== undefined && s.enum.every((v) => typeof v === "string"))) {
+  if (
+    schema.anyOf !== undefined &&
+    schema.anyOf.every((s) => s.enum !== undefined && s.enum.every((v) => typeof v === "string"))
+  ) {
     return { ...common, kind: "choice", choices: schema.anyOf.flatMap((s) => s.enum as ReadonlyArray<string>) }
   }
   switch (schema.type) {
@@ -93,7 +98,9 @@ export const renderFields = (container: HTMLElement, fields: ReadonlyArray<Field
     const id = `input-field-${field.name.replace(/[^\w-]/g, "_")}`
     const label = Object.assign(document.createElement("label"), { htmlFor: id, textContent: field.name })
     if (field.description !== undefined) label.title = field.description
-    if (field.required) label.append(Object.assign(document.createElement("span"), { className: "muted", textContent: " *" }))
+    if (field.required) {
+      label.append(Object.assign(document.createElement("span"), { className: "muted", textContent: " *" }))
+    }
     const input = control(field)
     input.id = id
     input.name = field.name

@@ -28,7 +28,9 @@ const branchLabels: Record<string, string> = { steps: "then", else: "else" }
 /** The children of a container in columns: by branch (a condition), or one column each (router, parallel). */
 const columns = (node: StepNode): Array<readonly [string, ReadonlyArray<StepNode>]> => {
   const children = node.children ?? []
-  if (node.kind !== "condition") return children.map((child) => [node.kind === "router" ? "choice" : "branch", [child]] as const)
+  if (node.kind !== "condition") {
+    return children.map((child) => [node.kind === "router" ? "choice" : "branch", [child]] as const)
+  }
   const groups = new Map<string, Array<StepNode>>()
   for (const child of children) {
     const branch = child.branch ?? "steps"
@@ -78,7 +80,10 @@ export const renderGraph = (tree: ReadonlyArray<StepNode>, label: string): Graph
         for (const [name, steps] of columns(step)) {
           const column = el("div", "branch")
           column.dataset["branch"] = name
-          column.append(el("div", "branch-label", name), steps.length === 0 ? el("div", "muted", "(passes its input on)") : sequence(steps, false))
+          column.append(
+            el("div", "branch-label", name),
+            steps.length === 0 ? el("div", "muted", "(passes its input on)") : sequence(steps, false)
+          )
           branches.append(column)
         }
         li.append(branches)
@@ -124,7 +129,12 @@ export const renderGraph = (tree: ReadonlyArray<StepNode>, label: string): Graph
 }
 
 /** Marks a step's node with how its last run went (`running`, `completed`, `failed`) and its duration. */
-export const markNode = (graph: Graph | undefined, path: ReadonlyArray<string>, status: string, detail: string): void => {
+export const markNode = (
+  graph: Graph | undefined,
+  path: ReadonlyArray<string>,
+  status: string,
+  detail: string
+): void => {
   const node = graph?.nodes.get(pathKey(path))
   if (node === undefined) return
   node.dataset["status"] = status

@@ -6,7 +6,9 @@
  */
 import { type Graph, markNode, pathKey } from "./graph.js"
 
-type Event = { readonly _tag: string; readonly path: ReadonlyArray<string>; readonly timestamp: number } & Record<string, any>
+type Event =
+  & { readonly _tag: string; readonly path: ReadonlyArray<string>; readonly timestamp: number }
+  & Record<string, any>
 
 interface Change {
   readonly op: string
@@ -21,7 +23,8 @@ export const preview = (value: unknown) => {
   return text === undefined ? "" : text.length > 160 ? `${text.slice(0, 157)}…` : text
 }
 
-const cell = (className: string, text = "") => Object.assign(document.createElement("td"), { className, textContent: text })
+const cell = (className: string, text = "") =>
+  Object.assign(document.createElement("td"), { className, textContent: text })
 
 /** One state change in words: `set a.b = 1`, `append items ["x"]`, `delete a`. */
 export const describeChange = (change: Change): string =>
@@ -71,7 +74,12 @@ export class Timeline {
         const row = this.open.get(pathKey(event.path))
         if (row === undefined) return
         for (const change of event["changes"] as ReadonlyArray<Change>) {
-          row.diff.append(Object.assign(document.createElement("li"), { className: `op-${change.op}`, textContent: describeChange(change) }))
+          row.diff.append(
+            Object.assign(document.createElement("li"), {
+              className: `op-${change.op}`,
+              textContent: describeChange(change)
+            })
+          )
         }
         return
       }
@@ -95,7 +103,16 @@ export class Timeline {
     element.append(name, cell("kind", String(event["kind"])), status, duration, output, changes)
     element.dataset["status"] = "running"
     this.body.append(element)
-    this.open.set(pathKey(event.path), { element, path: event.path, started: event.timestamp, status, duration, output, diff, done: false })
+    this.open.set(pathKey(event.path), {
+      element,
+      path: event.path,
+      started: event.timestamp,
+      status,
+      duration,
+      output,
+      diff,
+      done: false
+    })
     markNode(this.graph(), event.path, "running", "running")
   }
 
@@ -112,7 +129,9 @@ export class Timeline {
     row.status.textContent = status
     row.duration.textContent = millis === undefined ? "" : `${millis} ms`
     row.output.textContent = output
-    if (row.diff.childElementCount === 0) row.diff.append(Object.assign(document.createElement("li"), { className: "muted", textContent: "no change" }))
+    if (row.diff.childElementCount === 0) {
+      row.diff.append(Object.assign(document.createElement("li"), { className: "muted", textContent: "no change" }))
+    }
     markNode(this.graph(), row.path, status, millis === undefined ? status : `${millis} ms`)
   }
 }

@@ -18,10 +18,16 @@ const leaf = (value: unknown): HTMLElement => {
 const label = (key: string | undefined): Array<Node> =>
   key === undefined ? [] : [el("span", "key", key), document.createTextNode(": ")]
 
-/** Values nested deeper are shown collapsed to `{…}` / `[…]`, so a deep state never overflows the stack or the layout. */
-export const maxDepth = 40
+/**
+ * Values nested deeper are shown collapsed to `{…}` / `[…]`, so a deep state never overflows the stack or the layout.
+ */
+const maxDepth = 40
 
-const node = (value: unknown, key: string | undefined, depth: number): readonly [HTMLElement, Array<readonly [unknown, string]>] => {
+const node = (
+  value: unknown,
+  key: string | undefined,
+  depth: number
+): readonly [HTMLElement, Array<readonly [unknown, string]>] => {
   if (value !== null && typeof value === "object") {
     const isArray = Array.isArray(value)
     const entries = isArray

@@ -80,29 +80,31 @@ export const renderVersions = (
   actions: VersionActions,
   time: (millis: number) => string
 ) => {
-  body.replaceChildren(...versions.slice().reverse().map((info) => {
-    const row = document.createElement("tr")
-    row.dataset["version"] = String(info.version)
-    const cells = [
-      `v${info.version}`,
-      time(info.committedAt),
-      info.runId === undefined ? "—" : info.runId.slice(0, 8),
-      info.changed === undefined ? "(whole state)" : info.changed.length === 0 ? "(nothing)" : info.changed.join(", ")
-    ]
-    row.append(...cells.map((text) => el("td", undefined, text)))
-    const buttons = el("td", "actions")
-    const show = el("button", "show-version", "State")
-    show.type = "button"
-    show.setAttribute("aria-label", `Show the state at version ${info.version}`)
-    show.addEventListener("click", () => actions.show(info.version))
-    const fork = el("button", "fork-version", "Fork")
-    fork.type = "button"
-    fork.setAttribute("aria-label", `Fork the session at version ${info.version}`)
-    fork.addEventListener("click", () => actions.fork(info.version))
-    buttons.append(show, fork)
-    row.append(buttons)
-    return row
-  }))
+  body.replaceChildren(
+    ...versions.slice().reverse().map((info) => {
+      const row = document.createElement("tr")
+      row.dataset["version"] = String(info.version)
+      const cells = [
+        `v${info.version}`,
+        time(info.committedAt),
+        info.runId === undefined ? "—" : info.runId.slice(0, 8),
+        info.changed === undefined ? "(whole state)" : info.changed.length === 0 ? "(nothing)" : info.changed.join(", ")
+      ]
+      row.append(...cells.map((text) => el("td", undefined, text)))
+      const buttons = el("td", "actions")
+      const show = el("button", "show-version", "State")
+      show.type = "button"
+      show.setAttribute("aria-label", `Show the state at version ${info.version}`)
+      show.addEventListener("click", () => actions.show(info.version))
+      const fork = el("button", "fork-version", "Fork")
+      fork.type = "button"
+      fork.setAttribute("aria-label", `Fork the session at version ${info.version}`)
+      fork.addEventListener("click", () => actions.fork(info.version))
+      buttons.append(show, fork)
+      row.append(buttons)
+      return row
+    })
+  )
   for (const [i, picker] of pickers.entries()) {
     picker.replaceChildren(...versions.map((info) => new Option(`v${info.version}`, String(info.version))))
     // the last two versions by default: what the latest commit changed

@@ -39,7 +39,7 @@ const isApiError = (u: unknown): u is CommonError | Api.RunFailed | Api.RunTimeo
  *
  * @internal
  */
-export const fromWorkflowError = (error: unknown, carriedState: boolean): CommonError | undefined => {
+const fromWorkflowError = (error: unknown, carriedState: boolean): CommonError | undefined => {
   if (isApiError(error)) return error instanceof Api.RunFailed || error instanceof Api.RunTimeout ? undefined : error
   if (!WorkflowError.isWorkflowError(error)) return undefined
   switch (error._tag) {
@@ -50,7 +50,12 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
     case "SessionConflict":
       return new Api.Conflict({ reason: "session-changed", sessionId: error.sessionId, message: error.message })
     case "SessionPaused":
-      return new Api.Conflict({ reason: "session-paused", sessionId: error.sessionId, runId: error.runId, message: error.message })
+      return new Api.Conflict({
+        reason: "session-paused",
+        sessionId: error.sessionId,
+        runId: error.runId,
+        message: error.message
+      })
     case "SessionBusy":
       return new Api.Conflict({
         reason: "session-busy",
@@ -75,7 +80,12 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
     case "RunNotFound":
       return runNotFound(error.runId, error.message)
     case "RunEnded":
-      return new Api.Conflict({ reason: "run-ended", runId: error.runId, sessionId: error.sessionId, message: error.message })
+      return new Api.Conflict({
+        reason: "run-ended",
+        runId: error.runId,
+        sessionId: error.sessionId,
+        message: error.message
+      })
     case "InvalidRunId":
       return new Api.BadRequest({ reason: "run-id", message: error.message })
     case "PauseMismatch":
@@ -87,7 +97,12 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
         message: error.message
       })
     case "RunUnfinished":
-      return new Api.Conflict({ reason: "run-unfinished", runId: error.runId, sessionId: error.sessionId, message: error.message })
+      return new Api.Conflict({
+        reason: "run-unfinished",
+        runId: error.runId,
+        sessionId: error.sessionId,
+        message: error.message
+      })
     case "WorkflowChanged":
       return new Api.Conflict({ reason: "workflow-changed", runId: error.runId, message: error.message })
     case "ResponseDecodeError":
@@ -132,18 +147,25 @@ export const fromWorkflowError = (error: unknown, carriedState: boolean): Common
  * @internal
  */
 export const withRetryAfter = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.tapError(self, (error) =>
-    WorkflowError.isWorkflowError(error) && (error._tag === "RunInProgress" || error._tag === "SessionBusy")
-      ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        HttpApp.appendPreResponseHandler((_, response) =>
-          Effect.succeed(
-            HttpServerResponse.setHeader(response, "retry-after", String(retryAfterSeconds(error.leaseExpiresAt, now)))
-          )
-        ))
-      : Effect.void)
+  Effect.tapError(
+    self,
+    (error) =>
+      WorkflowError.isWorkflowError(error) && (error._tag === "RunInProgress" || error._tag === "SessionBusy")
+        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          HttpApp.appendPreResponseHandler((_, response) =>
+            Effect.succeed(
+              HttpServerResponse.setHeader(
+                response,
+                "retry-after",
+                String(retryAfterSeconds(error.leaseExpiresAt, now))
+              )
+            )
+          ))
+        : Effect.void
+  )
 
 /** Whole seconds from `now` until `leaseExpiresAt` is past, at least 1. @internal */
-export const retryAfterSeconds = (leaseExpiresAt: number, now: number): number =>
+const retryAfterSeconds = (leaseExpiresAt: number, now: number): number =>
   Math.max(1, Math.ceil((leaseExpiresAt + 1 - now) / 1000))
 
 /**
@@ -170,7 +192,9 @@ export const runError = (carriedState: boolean) => (error: unknown): CommonError
  * cluster runner (`PlacementError`, `"remote"`) was formatted there already.
  */
 const stepErrorMessage = (error: unknown): string =>
-  WorkflowError.isWorkflowError(error) && error._tag === "PlacementError" ? error.description : WorkflowError.format(error)
+  WorkflowError.isWorkflowError(error) && error._tag === "PlacementError"
+    ? error.description
+    : WorkflowError.format(error)
 
 /**
  * The message a client may see for a run's failure: ownership errors read as

@@ -36,11 +36,11 @@ const json = (value: unknown): string => {
  *
  * @internal
  */
-export const frame = (event: WorkflowEvent.WorkflowEvent): string =>
+const frame = (event: WorkflowEvent.WorkflowEvent): string =>
   `id: ${event.seq}\nevent: ${event._tag}\ndata: ${json(event)}\n\n`
 
 /** @internal */
-export const heartbeatFrame = ": keep-alive\n\n"
+const heartbeatFrame = ": keep-alive\n\n"
 
 /** @internal */
 export interface StreamOptions {
@@ -186,7 +186,9 @@ export const logResponse = <E, R>(
 ): Stream.Stream<Uint8Array, never, R> => {
   const frames = events.pipe(
     Stream.map(frame),
-    Stream.catchAll((error) => Stream.succeed(`event: EventsFailed\ndata: ${json({ error: options.message(error) })}\n\n`))
+    Stream.catchAll((error) =>
+      Stream.succeed(`event: EventsFailed\ndata: ${json({ error: options.message(error) })}\n\n`)
+    )
   )
   const heartbeats = Stream.repeatEffect(Effect.as(Effect.sleep(options.heartbeat), heartbeatFrame))
   return Stream.merge(frames, heartbeats, { haltStrategy: "left" }).pipe(

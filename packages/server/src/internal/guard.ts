@@ -36,7 +36,7 @@ const jsonError = (status: number, tag: string, message: string, extra: Record<s
   HttpServerResponse.unsafeJson({ _tag: tag, ...extra, message }, { status })
 
 /** The media type of a Content-Type header, lower-cased, without its parameters. */
-export const mediaType = (contentType: string): string => contentType.split(";")[0]!.trim().toLowerCase()
+const mediaType = (contentType: string): string => contentType.split(";")[0]!.trim().toLowerCase()
 
 const hasBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
   const length = request.headers["content-length"]
@@ -72,7 +72,7 @@ const crossSite = (request: HttpServerRequest.HttpServerRequest, allowed: Readon
  *
  * @internal
  */
-export const refusal = (
+const refusal = (
   request: HttpServerRequest.HttpServerRequest,
   allowed: ReadonlySet<string>
 ): HttpServerResponse.HttpServerResponse | undefined => {
@@ -166,13 +166,15 @@ const fixedHeaders: ReadonlyArray<readonly [string, string]> = [
  *
  * @internal
  */
-export const secure = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+const secure = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
   const contentType = response.headers["content-type"] ?? response.body.contentType ?? ""
   // one header at a time: `setHeaders` copies the headers with an object spread, which V8 makes
   // slow (about 10 µs) for this many keys
   let secured = HttpServerResponse.setHeader(response, "content-security-policy", policyOf(response))
   for (const [name, value] of fixedHeaders) secured = HttpServerResponse.setHeader(secured, name, value)
-  return mediaType(contentType) === "application/json" ? HttpServerResponse.setHeader(secured, "cache-control", "no-store") : secured
+  return mediaType(contentType) === "application/json"
+    ? HttpServerResponse.setHeader(secured, "cache-control", "no-store")
+    : secured
 }
 
 const isRouteNotFound = (error: unknown): error is HttpServerError.RouteNotFound =>
@@ -192,29 +194,37 @@ const under = (prefix: string, url: string) => {
 export const layer = (options: GuardOptions): Layer.Layer<never, never, HttpLayerRouter.HttpRouter> => {
   const allowed = new Set(options.allowedOrigins)
   const level = LogLevel.fromLiteral(options.requestLogLevel)
-  const middleware = (app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>) =>
+  const middleware = (
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>
+  ) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       if (!under(options.prefix, request.url)) return app
       const path = request.url.split("?")[0]!
       const refused = refusal(request, allowed)
       const answered = refused !== undefined ? Effect.succeed(secure(refused)) : app.pipe(
-        Effect.catchIf(isRouteNotFound, () => Effect.succeed(jsonError(404, "RouteNotFound", `No route for ${request.method} ${path}`))),
+        Effect.catchIf(isRouteNotFound, () =>
+          Effect.succeed(jsonError(404, "RouteNotFound", `No route for ${request.method} ${path}`))),
         Effect.map(secure)
       )
-      if (level === LogLevel.None) return answered
+      if (level === LogLevel.None) {
+        return answered
+      }
       // a line below the minimum level (Debug, by default) costs nothing: not even its timing
       return Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) =>
-        LogLevel.lessThan(level, minimum) ? answered : Effect.flatMap(Clock.currentTimeMillis, (started) =>
-          answered.pipe(
-            Effect.onExit((exit) =>
-              Effect.flatMap(Clock.currentTimeMillis, (ended) =>
-                Effect.logWithLevel(
-                  level,
-                  `${request.method} ${path} ${exit._tag === "Success" ? exit.value.status : "failed"} ${ended - started} ms`
-                )
+        LogLevel.lessThan(level, minimum) ?
+          answered :
+          Effect.flatMap(Clock.currentTimeMillis, (started) =>
+            answered.pipe(
+              Effect.onExit((exit) =>
+                Effect.flatMap(Clock.currentTimeMillis, (ended) =>
+                  Effect.logWithLevel(
+                    level,
+                    `${request.method} ${path} ${exit._tag === "Success" ? exit.value.status : "failed"} ${
+                      ended - started
+                    } ms`
+                  ))
               )
-            )
-          )))
+            )))
     })
   return Layer.effectDiscard(Effect.flatMap(
     HttpLayerRouter.HttpRouter,

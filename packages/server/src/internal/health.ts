@@ -22,7 +22,9 @@ export const layer = (
       Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("the store did not answer within 5 s") }),
       Effect.as(HttpServerResponse.unsafeJson({ status: "ok" })),
       Effect.catchAll((error) =>
-        Effect.succeed(HttpServerResponse.unsafeJson({ status: "unavailable", message: error.message }, { status: 503 }))
+        Effect.succeed(
+          HttpServerResponse.unsafeJson({ status: "unavailable", message: error.message }, { status: 503 })
+        )
       )
     )
     yield* router.add("GET", `${prefix}/health`, check)

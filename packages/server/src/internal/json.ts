@@ -7,7 +7,7 @@
  */
 
 /** @internal */
-export const maxDepth = 64
+const maxDepth = 64
 
 /**
  * The problem with a parsed JSON value, if it has one: nested deeper than

@@ -24,7 +24,9 @@ export const jwt = (options: JwtOptions): WorkflowServer.Authenticate => {
   const resolveKey = (): Promise<Key> => {
     if (key !== undefined) return key
     if (options.secret !== undefined) {
-      key = Promise.resolve(typeof options.secret === "string" ? new TextEncoder().encode(options.secret) : options.secret)
+      key = Promise.resolve(
+        typeof options.secret === "string" ? new TextEncoder().encode(options.secret) : options.secret
+      )
     } else if (options.publicKey !== undefined) {
       key = jose.importSPKI(options.publicKey, options.algorithms?.[0] ?? "RS256")
     } else if (options.jwksUrl !== undefined) {

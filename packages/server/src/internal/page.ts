@@ -12,17 +12,21 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { fileURLToPath } from "node:url"
 
-/** Where the build puts the page's script: `dist/browser/` of this package (from `src/internal/` or `dist/internal/`). */
+/**
+ * Where the build puts the page's script: `dist/browser/` of this package (from `src/internal/` or `dist/internal/`).
+ */
 const assetsDir = fileURLToPath(new URL("../../dist/browser/", import.meta.url))
 
 const escapeHtml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
 
 const style = `
-:root { --fg: #1d232a; --muted: #5d6b78; --line: #d9dee3; --accent: #2f6fdf; --bg: #f6f7f9; --ok: #1d7a45; --bad: #b3261e; }
+:root { --fg: #1d232a; --muted: #5d6b78; --line: #d9dee3; --accent: #2f6fdf; --bg: #f6f7f9; --ok: #1d7a45;
+  --bad: #b3261e; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
-header { display: flex; gap: 1rem; align-items: center; padding: .6rem 1rem; background: #fff; border-bottom: 1px solid var(--line); }
+header { display: flex; gap: 1rem; align-items: center; padding: .6rem 1rem; background: #fff;
+  border-bottom: 1px solid var(--line); }
 header h1 { font-size: 1.05rem; margin: 0; }
 header .spacer { flex: 1; }
 header a { color: var(--accent); }
@@ -31,7 +35,8 @@ aside, section.panel { background: #fff; border: 1px solid var(--line); border-r
 aside select, aside button, input, textarea, form button { font: inherit; }
 aside select { width: 100%; margin-bottom: .5rem; }
 #sessions { list-style: none; padding: 0; margin: .5rem 0 0; }
-#sessions li button { width: 100%; text-align: left; border: 1px solid transparent; background: none; padding: .35rem .4rem; border-radius: 4px; cursor: pointer; }
+#sessions li button { width: 100%; text-align: left; border: 1px solid transparent; background: none;
+  padding: .35rem .4rem; border-radius: 4px; cursor: pointer; }
 #sessions li button:hover { background: var(--bg); }
 #sessions li button[aria-current="true"] { border-color: var(--accent); background: #eef3fd; }
 #sessions .meta, .muted { color: var(--muted); font-size: .85em; }
@@ -47,14 +52,20 @@ h3 { font-size: .9rem; margin: 0 0 .5rem; text-transform: uppercase; letter-spac
 .tree .number, .tree .boolean, .tree .null { color: #b35c00; }
 form#run { display: flex; gap: .5rem; align-items: flex-start; }
 form#run textarea { flex: 1; min-height: 2.6rem; }
-#events { font-family: ui-monospace, monospace; font-size: 12.5px; max-height: 24rem; overflow: auto; padding-left: 2.5rem; margin: .5rem 0 0; }
+#events { font-family: ui-monospace, monospace; font-size: 12.5px; max-height: 24rem; overflow: auto;
+  padding-left: 2.5rem; margin: .5rem 0 0; }
 #events li[data-tag="RunCompleted"] { color: var(--ok); font-weight: 600; }
-#events li[data-tag="RunFailed"], #events li[data-tag="StepFailed"], #events li[data-tag="RunCancelled"] { color: var(--bad); font-weight: 600; }
+#events li[data-tag="RunFailed"], #events li[data-tag="StepFailed"], #events li[data-tag="RunCancelled"] {
+  color: var(--bad); font-weight: 600; }
 #events li[data-tag="StateChanged"] { color: #7a3e9d; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 td, th { text-align: left; padding: .25rem .4rem; border-bottom: 1px solid var(--line); vertical-align: top; }
-td.status-completed { color: var(--ok); } td.status-error, td.status-cancelled, td.status-abandoned { color: var(--bad); } td.status-running { font-style: italic; }
-td.state-running { font-style: italic; } td.state-paused, td.state-waiting { color: #b35c00; } td.state-sleeping { color: #4a5fa8; }
+td.status-completed { color: var(--ok); }
+td.status-error, td.status-cancelled, td.status-abandoned { color: var(--bad); }
+td.status-running { font-style: italic; }
+td.state-running { font-style: italic; }
+td.state-paused, td.state-waiting { color: #b35c00; }
+td.state-sleeping { color: #4a5fa8; }
 td .detail { display: block; color: var(--muted); font-size: .85em; }
 .runs-head { display: flex; gap: .5rem; align-items: baseline; justify-content: space-between; }
 #error { color: var(--bad); white-space: pre-wrap; }
@@ -70,10 +81,13 @@ td .detail { display: block; color: var(--muted); font-size: .85em; }
 #paused button.reject { color: #fff; background: var(--bad); border: 0; border-radius: 4px; padding: .3rem .8rem; }
 #paused textarea { width: 100%; min-height: 3rem; font-family: ui-monospace, monospace; }
 #graph { overflow: auto; }
-#graph ol.seq { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; align-items: flex-start; gap: .9rem; }
+#graph ol.seq { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column;
+  align-items: flex-start; gap: .9rem; }
 #graph li.node { position: relative; }
-#graph ol.seq > li.node + li.node::before { content: ""; position: absolute; top: -.9rem; left: 1.2rem; height: .9rem; border-left: 2px solid var(--line); }
-#graph li.node > .box { display: inline-flex; gap: .4rem; align-items: baseline; border: 1px solid var(--line); border-radius: 6px; padding: .25rem .55rem; background: #fff; }
+#graph ol.seq > li.node + li.node::before { content: ""; position: absolute; top: -.9rem; left: 1.2rem; height: .9rem;
+  border-left: 2px solid var(--line); }
+#graph li.node > .box { display: inline-flex; gap: .4rem; align-items: baseline; border: 1px solid var(--line);
+  border-radius: 6px; padding: .25rem .55rem; background: #fff; }
 #graph li.node:focus { outline: none; }
 #graph li.node:focus > .box { outline: 2px solid var(--accent); outline-offset: 2px; }
 #graph .kind { font-size: .75em; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
@@ -81,7 +95,8 @@ td .detail { display: block; color: var(--muted); font-size: .85em; }
 #graph .status { font-size: .8em; color: var(--muted); }
 #graph .repeat { color: var(--accent); }
 #graph li.node[data-kind="condition"] > .box, #graph li.node[data-kind="router"] > .box { border-style: dashed; }
-#graph li.node > ol.seq, #graph li.node > .branches { margin: .5rem 0 0 1.2rem; padding: .5rem; border: 1px dashed var(--line); border-radius: 6px; }
+#graph li.node > ol.seq, #graph li.node > .branches { margin: .5rem 0 0 1.2rem; padding: .5rem;
+  border: 1px dashed var(--line); border-radius: 6px; }
 #graph li.node[data-kind="loop"] > ol.seq { border-color: var(--accent); }
 #graph .branches { display: flex; gap: .8rem; align-items: flex-start; }
 #graph .branch-label { font-size: .75em; color: var(--muted); margin-bottom: .3rem; }
@@ -89,7 +104,8 @@ td .detail { display: block; color: var(--muted); font-size: .85em; }
 #graph li.node[data-status="completed"] > .box { border-color: var(--ok); background: #eefaf2; }
 #graph li.node[data-status="failed"] > .box { border-color: var(--bad); background: #fdeeee; }
 #graph li.node[data-status="paused"] > .box { border-color: #b35c00; border-style: double; }
-#input-fields { flex: 1; display: grid; grid-template-columns: max-content 1fr; gap: .35rem .6rem; align-items: center; }
+#input-fields { flex: 1; display: grid; grid-template-columns: max-content 1fr; gap: .35rem .6rem;
+  align-items: center; }
 #input-fields .field { display: contents; }
 #timeline td.step { font-weight: 600; }
 #timeline tr[data-status="failed"] td.status { color: var(--bad); }
@@ -97,11 +113,15 @@ td .detail { display: block; color: var(--muted); font-size: .85em; }
 #versions-panel .compare { display: flex; gap: .6rem; align-items: center; margin: .6rem 0; }
 #versions-panel td.actions { display: flex; gap: .4rem; }
 #version-view ul.diff { list-style: none; margin: 0; padding: 0; }
-#version-view li.op-added { color: var(--ok); } #version-view li.op-removed { color: var(--bad); } #version-view li.op-changed { color: #b35c00; }
-#timeline ul.diff { list-style: none; margin: 0; padding: 0; font-family: ui-monospace, monospace; font-size: 12px; color: #7a3e9d; }
+#version-view li.op-added { color: var(--ok); }
+#version-view li.op-removed { color: var(--bad); }
+#version-view li.op-changed { color: #b35c00; }
+#timeline ul.diff { list-style: none; margin: 0; padding: 0; font-family: ui-monospace, monospace; font-size: 12px;
+  color: #7a3e9d; }
 `
 
-const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
+const html = (prefix: string, scriptAvailable: boolean) =>
+  `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -143,7 +163,8 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
       <h3>Run</h3>
       <form id="run">
         <div id="input-fields" hidden></div>
-        <textarea id="input" name="input" aria-label="Run input" placeholder="Input for the workflow (text, or JSON for a structured input)"></textarea>
+        <textarea id="input" name="input" aria-label="Run input"
+          placeholder="Input for the workflow (text, or JSON for a structured input)"></textarea>
         <button id="send" type="submit">Run</button>
       </form>
       <ol id="events"></ol>
@@ -151,7 +172,12 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
     <section class="panel">
       <h3>Timeline</h3>
       <p id="timeline-title" class="muted">No run shown yet.</p>
-      <table><thead><tr><th>step</th><th>kind</th><th>status</th><th>duration</th><th>output</th><th>state changes</th></tr></thead><tbody id="timeline"></tbody></table>
+      <table>
+        <thead><tr>
+          <th>step</th><th>kind</th><th>status</th><th>duration</th><th>output</th><th>state changes</th>
+        </tr></thead>
+        <tbody id="timeline"></tbody>
+      </table>
     </section>
     <section class="panel">
       <h3>State</h3>
@@ -159,19 +185,33 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
     </section>
     <section class="panel">
       <div class="runs-head"><h3>Run history</h3><button id="refresh-runs" type="button">Refresh runs</button></div>
-      <table><thead><tr><th>run</th><th>status</th><th>input</th><th>output</th><th>tokens</th><th>finished</th><th></th></tr></thead><tbody id="runs"></tbody></table>
+      <table>
+        <thead><tr>
+          <th>run</th><th>status</th><th>input</th><th>output</th><th>tokens</th><th>finished</th><th></th>
+        </tr></thead>
+        <tbody id="runs"></tbody>
+      </table>
       <div id="queued-panel" hidden>
         <h3>Queued</h3>
-        <table><thead><tr><th>run</th><th>status</th><th>input</th><th>queued</th></tr></thead><tbody id="queued"></tbody></table>
+        <table>
+          <thead><tr><th>run</th><th>status</th><th>input</th><th>queued</th></tr></thead>
+          <tbody id="queued"></tbody>
+        </table>
       </div>
       <div id="schedules-panel" hidden>
         <h3>Scheduled</h3>
-        <table><thead><tr><th>schedule</th><th>cron</th><th>next tick</th><th>last fired</th></tr></thead><tbody id="schedules"></tbody></table>
+        <table>
+          <thead><tr><th>schedule</th><th>cron</th><th>next tick</th><th>last fired</th></tr></thead>
+          <tbody id="schedules"></tbody>
+        </table>
       </div>
     </section>
     <section class="panel" id="versions-panel">
       <h3>Versions</h3>
-      <table><thead><tr><th>version</th><th>committed</th><th>run</th><th>changed</th><th></th></tr></thead><tbody id="versions"></tbody></table>
+      <table>
+        <thead><tr><th>version</th><th>committed</th><th>run</th><th>changed</th><th></th></tr></thead>
+        <tbody id="versions"></tbody>
+      </table>
       <div class="compare">
         <label>From <select id="diff-from"></select></label>
         <label>to <select id="diff-to"></select></label>
@@ -183,16 +223,16 @@ const html = (prefix: string, scriptAvailable: boolean) => `<!doctype html>
   </div>
 </main>
 ${
-  scriptAvailable
-    ? `<script type="module" src="${escapeHtml(prefix)}/assets/app.js"></script>`
-    : `<p style="padding:1rem">The page's script is not built: run <code>npm run build</code>.</p>`
-}
+    scriptAvailable
+      ? `<script type="module" src="${escapeHtml(prefix)}/assets/app.js"></script>`
+      : `<p style="padding:1rem">The page's script is not built: run <code>npm run build</code>.</p>`
+  }
 </body>
 </html>
 `
 
 /** The page's icon: three steps, two of them side by side after the first. */
-export const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
 <rect width="32" height="32" rx="7" fill="#2f6fdf"/>
 <path d="M16 11v4M16 15l-7 5M16 15l7 5" stroke="#fff" stroke-width="2.2" fill="none" stroke-linecap="round"/>
 <rect x="11" y="4" width="10" height="7" rx="2" fill="#fff"/>
@@ -218,7 +258,9 @@ const readAssets = Effect.gen(function*() {
  *
  * @internal
  */
-export const layer = (prefix: "" | `/${string}`): Layer.Layer<never, never, HttpLayerRouter.HttpRouter | FileSystem.FileSystem> =>
+export const layer = (
+  prefix: "" | `/${string}`
+): Layer.Layer<never, never, HttpLayerRouter.HttpRouter | FileSystem.FileSystem> =>
   Layer.effectDiscard(Effect.gen(function*() {
     const router = yield* HttpLayerRouter.HttpRouter
     const assets = yield* readAssets.pipe(Effect.orElseSucceed(() => new Map<string, string>()))

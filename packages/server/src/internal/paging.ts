@@ -26,7 +26,8 @@ export type Key = SessionStore.CursorKey
 export const decode = (cursor: string | undefined): Effect.Effect<Key | undefined, Api.BadRequest> => {
   if (cursor === undefined) return Effect.succeed(undefined)
   return Option.match(SessionStore.decodeCursor(cursor), {
-    onNone: () => Effect.fail(new Api.BadRequest({ reason: "cursor", message: "The cursor is not one this server gave" })),
+    onNone: () =>
+      Effect.fail(new Api.BadRequest({ reason: "cursor", message: "The cursor is not one this server gave" })),
     onSome: Effect.succeed
   })
 }

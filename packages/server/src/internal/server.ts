@@ -14,7 +14,15 @@ import * as HttpMethod from "@effect/platform/HttpMethod"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { DurableRuns, Placement, Schedules, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
+import {
+  DurableRuns,
+  Placement,
+  Schedules,
+  SessionStore,
+  Workflow,
+  WorkflowError,
+  type WorkflowEvent
+} from "@sessionflow/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -23,8 +31,8 @@ import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
-import * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createRequire } from "node:module"
 import * as Api from "../WorkflowApi.js"
@@ -42,7 +50,7 @@ import * as paging from "./paging.js"
 // -----------------------------------------------------------------------------
 
 /** @internal */
-export const MountedTypeId: unique symbol = Symbol.for("@sessionflow/server/Mounted")
+const MountedTypeId: unique symbol = Symbol.for("@sessionflow/server/Mounted")
 
 /** A workflow with the layer its runs and sessions need. @internal */
 export interface Mounted<out R, out E> {
@@ -58,7 +66,7 @@ export type Entry = Workflow.Any | Mounted<any, any>
 
 /** @internal */
 export type EntryContext<X> = X extends Mounted<infer R, infer _E> ? R : X extends Workflow.Any ? Workflow.Context<X>
-  : never
+: never
 
 /** @internal */
 export type EntryError<X> = X extends Mounted<infer _R, infer E> ? E : never
@@ -76,7 +84,7 @@ export const withLayer = <W extends Workflow.Any, ROut, E, RIn>(
 })
 
 /** A URL-safe id made from a display name: lower-case letters and digits, words joined with `-`. @internal */
-export const slug = (name: string): string =>
+const slug = (name: string): string =>
   name.normalize("NFKD").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64) || "workflow"
 
 const idPattern = /^[a-z0-9][a-z0-9-]{0,63}$/
@@ -91,7 +99,7 @@ export type Authenticate = WorkflowServer.Authenticate
 export type Options = WorkflowServer.Options<ReadonlyArray<Entry>>
 
 /** @internal */
-export const defaults = {
+const defaults = {
   maxBodySize: 1024 * 1024,
   runTimeout: Duration.minutes(10),
   heartbeat: Duration.seconds(15),
@@ -163,7 +171,10 @@ const makeRegistry = (entries: ReadonlyArray<Entry>) =>
       const context = isMounted(entry)
         ? Context.merge(
           base,
-          yield* (Layer.buildWithScope(Layer.provide(entry.layer, Layer.succeedContext(base)), scope) as unknown as Effect.Effect<
+          yield* (Layer.buildWithScope(
+            Layer.provide(entry.layer, Layer.succeedContext(base)),
+            scope
+          ) as unknown as Effect.Effect<
             Context.Context<never>,
             unknown
           >)
@@ -171,7 +182,9 @@ const makeRegistry = (entries: ReadonlyArray<Entry>) =>
         : base
       const id = (isMounted(entry) ? entry.id : undefined) ?? slug(workflow.name)
       if (!idPattern.test(id)) {
-        return yield* Effect.dieMessage(`WorkflowServer: the id '${id}' of '${workflow.name}' is not URL-safe ([a-z0-9-], at most 64)`)
+        return yield* Effect.dieMessage(
+          `WorkflowServer: the id '${id}' of '${workflow.name}' is not URL-safe ([a-z0-9-], at most 64)`
+        )
       }
       if (byId.has(id)) {
         return yield* Effect.dieMessage(`WorkflowServer: two workflows have the id '${id}'`)
@@ -272,8 +285,14 @@ const workflowsGroup = (api: Api, registry: Registry) =>
     handlers
       .handle("list", () => Effect.succeed(Array.from(registry.byId.values(), (served) => served.info)))
       .handle("get", ({ path }) => Effect.map(lookup(registry, path.name), (served) => served.info))
-      .handle("graph", ({ path }) => Effect.map(lookup(registry, path.name), (served) => Workflow.describeSteps(served.workflow)))
-      .handle("schedules", ({ path }) => onWorkflow(registry, path.name, (served) => Schedules.list(served.workflow.name))))
+      .handle(
+        "graph",
+        ({ path }) => Effect.map(lookup(registry, path.name), (served) => Workflow.describeSteps(served.workflow))
+      )
+      .handle(
+        "schedules",
+        ({ path }) => onWorkflow(registry, path.name, (served) => Schedules.list(served.workflow.name))
+      ))
 
 /** A workflow endpoint: the workflow, the caller (as authenticated), `f` in the workflow's context, errors mapped. */
 const onWorkflow = <A, E>(
@@ -329,7 +348,9 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
               sessions: listing.sessions.map(sessionInfo),
               // the rows the store cannot read, on the page they fall in
               broken: listing.broken.map((b) => ({ sessionId: b.sessionId, error: b.error.message })),
-              ...(listing.next === undefined ? {} : { next: SessionStore.encodeCursor([listing.next.updatedAt, listing.next.sessionId]) })
+              ...(listing.next === undefined
+                ? {}
+                : { next: SessionStore.encodeCursor([listing.next.updatedAt, listing.next.sessionId]) })
             }
           })))
       .handle("get", ({ path }) =>
@@ -351,7 +372,8 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
             const decoded = yield* Schema.decodeUnknown(stateSchema(served.workflow))(payload.state).pipe(
               Effect.mapError(badInput("state", served.workflow.name))
             )
-            const state = yield* Workflow.updateSessionState(served.workflow, path.sessionId, () => decoded, { userId })
+            const state = yield* Workflow.updateSessionState(served.workflow, path.sessionId, () =>
+              decoded, { userId })
             return { state: yield* encodeState(served, path.sessionId, state) }
           }), true))
       .handle("rename", ({ path, payload }) =>
@@ -366,7 +388,8 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
             (name) => ({ name })
           )))
       .handle("delete", ({ path }) =>
-        onSession(registry, path, (served, userId) => Workflow.deleteSession(served.workflow, path.sessionId, { userId })))
+        onSession(registry, path, (served, userId) =>
+          Workflow.deleteSession(served.workflow, path.sessionId, { userId })))
       .handle("runs", ({ path, urlParams }) =>
         onSession(registry, path, (served, userId) =>
           Workflow.getRunHistory(served.workflow, path.sessionId, {
@@ -387,17 +410,26 @@ const sessionsGroup = (api: Api, registry: Registry, settings: Settings) =>
                     state,
                     ...(update.runId === undefined ? {} : { runId: update.runId }),
                     updatedAt: update.updatedAt
-                  })))
+                  }))
+                )
               ),
-              { heartbeat: settings.heartbeat, message: (error) => errors.publicRunMessage(error, undefined) }
+              {
+                heartbeat: settings.heartbeat,
+                message: (error) =>
+                  errors.publicRunMessage(error, undefined)
+              }
             )
           )))))
       .handle("versions", ({ path }) =>
-        onSession(registry, path, (served, userId) => Workflow.sessionVersions(served.workflow, path.sessionId, { userId })))
+        onSession(registry, path, (served, userId) =>
+          Workflow.sessionVersions(served.workflow, path.sessionId, { userId })))
       .handle("version", ({ path }) =>
         onSession(registry, path, (served, userId) =>
           Effect.gen(function*() {
-            const state = yield* Workflow.getSessionState(served.workflow, path.sessionId, { userId, version: path.version })
+            const state = yield* Workflow.getSessionState(served.workflow, path.sessionId, {
+              userId,
+              version: path.version
+            })
             return { version: path.version, state: yield* encodeState(served, path.sessionId, state) }
           })))
       .handle("fork", ({ path, payload }) =>
@@ -634,7 +666,9 @@ const runInfo = (known: SessionStore.RunPlace): Api.RunInfo => {
       ...unfinished(known.run),
       ...(journal?.usage === undefined ? {} : { usage: journal.usage })
     }
-    return pause === undefined ? usage : { ...usage, pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt } }
+    return pause === undefined
+      ? usage
+      : { ...usage, pause: { path: pause.path, payload: pause.payload, pausedAt: pause.pausedAt } }
   }
   const record = known.record
   return {
@@ -702,7 +736,8 @@ const runJson = <K extends Api.SignalKept = never>(
 
 /** Whether a request's `Prefer` header asks for an asynchronous answer (RFC 7240 `respond-async`). */
 const prefersAsync = (prefer: string | undefined) =>
-  prefer !== undefined && prefer.split(",").some((preference) => preference.split(";")[0]!.trim().toLowerCase() === "respond-async")
+  prefer !== undefined &&
+  prefer.split(",").some((preference) => preference.split(";")[0]!.trim().toLowerCase() === "respond-async")
 
 /**
  * A run started in the background, in the server's scope (`Workflow.start`):
@@ -819,7 +854,13 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
           }
           if (prefersAsync(headers.prefer)) return yield* startInBackground(served, settings, payload, options)
           return streamed
-            ? runEvents(served, settings, Workflow.stream(served.workflow, payload.input, options), sessionId, yield* cancelOnDisconnect)
+            ? runEvents(
+              served,
+              settings,
+              Workflow.stream(served.workflow, payload.input, options),
+              sessionId,
+              yield* cancelOnDisconnect
+            )
             : yield* runJson<never>(
               served,
               settings,
@@ -833,7 +874,10 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
         }).pipe(errors.catchDefects))
       .handle("status", ({ path }) =>
         onWorkflow(registry, path.name, (served, userId) =>
-          Effect.map(visibleIn(served, path.runId, userId, (store) => SessionStore.findRun(store, path.runId)), runInfo)))
+          Effect.map(
+            visibleIn(served, path.runId, userId, (store) => SessionStore.findRun(store, path.runId)),
+            runInfo
+          )))
       .handle("get", ({ path }) =>
         Effect.gen(function*() {
           const { userId } = yield* Api.CurrentUser
@@ -864,7 +908,9 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             })
             return {
               runs: listing.runs.map(runInfo),
-              ...(listing.next === undefined ? {} : { next: SessionStore.encodeCursor([listing.next.startedAt, listing.next.runId]) })
+              ...(listing.next === undefined
+                ? {}
+                : { next: SessionStore.encodeCursor([listing.next.startedAt, listing.next.runId]) })
             }
           })))
       .handle("paused", ({ path, urlParams }) =>
@@ -873,7 +919,9 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             const sessionId = urlParams.sessionId
             yield* listedSession(served, sessionId, userId)
             const runs = yield* Workflow.pausedRuns(served.workflow, { sessionId })
-            return runs.filter((run) => mayUse(served, run.userId, userId)).map(pausedRun)
+            return runs.filter((run) =>
+              mayUse(served, run.userId, userId)
+            ).map(pausedRun)
           })))
       .handle("queued", ({ path, urlParams }) =>
         onWorkflow(registry, path.name, (served, userId) =>
@@ -881,7 +929,9 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
             const sessionId = urlParams.sessionId
             yield* listedSession(served, sessionId, userId)
             const runs = yield* Workflow.queuedRuns(served.workflow, { sessionId })
-            return runs.filter((run) => mayUse(served, run.userId, userId)).map(queuedRun)
+            return runs.filter((run) =>
+              mayUse(served, run.userId, userId)
+            ).map(queuedRun)
           })))
       .handle("continue", ({ headers, path, payload }) =>
         Effect.gen(function*() {
@@ -927,7 +977,9 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
           const { userId } = yield* Api.CurrentUser
           const served = yield* lookup(registry, path.name)
           // another user's run, or one of another workflow, does not exist
-          yield* within(served, visibleRun(served, path.runId, userId)).pipe(Effect.mapError(errors.sessionError(false)))
+          yield* within(served, visibleRun(served, path.runId, userId)).pipe(
+            Effect.mapError(errors.sessionError(false))
+          )
           return yield* runJson<Api.SignalKept>(
             served,
             settings,
@@ -946,13 +998,19 @@ const runsGroup = (api: Api, registry: Registry, settings: Settings) =>
           const { userId } = yield* Api.CurrentUser
           const served = yield* lookup(registry, path.name)
           const after = yield* lastSeen(headers["last-event-id"], urlParams.after)
-          const known = yield* within(served, visibleRunOf(served, path.runId, userId)).pipe(Effect.mapError(errors.sessionError(false)))
+          const known = yield* within(served, visibleRunOf(served, path.runId, userId)).pipe(
+            Effect.mapError(errors.sessionError(false))
+          )
           const run = known._tag === "Active" ? known.run : known.record
           return events.eventStreamResponse(withinStream(
             served,
             events.logResponse(
               Workflow.events(served.workflow, path.runId, { after, userId: run.userId }),
-              { heartbeat: settings.heartbeat, message: (error) => errors.publicRunMessage(error, undefined) }
+              {
+                heartbeat: settings.heartbeat,
+                message: (error) =>
+                  errors.publicRunMessage(error, undefined)
+              }
             )
           ))
         }).pipe(errors.catchDefects))
@@ -1079,7 +1137,11 @@ export const layer = (options: Options) =>
       prefix
     }
     if (options.supervise !== false) {
-      yield* supervise(registry, options.supervise === true ? {} : options.supervise ?? {}, options.supervise !== undefined)
+      yield* supervise(
+        registry,
+        options.supervise === true ? {} : options.supervise ?? {},
+        options.supervise !== undefined
+      )
     }
     const authenticate = options.authenticate ?? bearerTokens(options.tokens ?? {})
     const requireAuth = options.requireAuth === true

@@ -64,7 +64,16 @@ const endsConnection = (message: { readonly severity?: string | undefined; reado
   message.code?.startsWith("08") === true
 
 /** The codes of node's socket errors that mean the server cannot be reached, or the connection broke. */
-const socketCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND"])
+const socketCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND"
+])
 
 /**
  * Whether a query failed because its connection was lost: the server could
@@ -91,7 +100,7 @@ export const lostConnection = (error: SqlError): boolean => {
  *
  * @internal
  */
-export const preparedLimit = 200
+const preparedLimit = 200
 
 /** The PostgreSQL errors that say a prepared statement cannot be used as it is. */
 const unpreparable = new Set([
@@ -115,7 +124,7 @@ const unpreparable = new Set([
  *
  * @internal
  */
-export const prepareRepeated = (client: Pg.ClientBase, limit: number = preparedLimit): void => {
+const prepareRepeated = (client: Pg.ClientBase, limit: number = preparedLimit): void => {
   const original = client.query.bind(client) as (...args: ReadonlyArray<unknown>) => unknown
   const seen = new Map<string, string | undefined>()
   let prepared = 0
@@ -141,7 +150,9 @@ export const prepareRepeated = (client: Pg.ClientBase, limit: number = preparedL
     const name = nameOf(text)
     if (name === undefined) return original(...args)
     return original({ name, text, values }, (error: unknown, result: unknown) => {
-      if (Predicate.hasProperty(error, "code") && typeof error.code === "string" && unpreparable.has(error.code)) stopped = true
+      if (Predicate.hasProperty(error, "code") && typeof error.code === "string" && unpreparable.has(error.code)) {
+        stopped = true
+      }
       return (callback as (error: unknown, result: unknown) => unknown)(error, result)
     })
   }
@@ -183,7 +194,8 @@ export const makePool = (
       }).pipe(
         Effect.timeoutFail({
           duration: options.connectTimeout ?? Duration.seconds(5),
-          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+          onTimeout: () =>
+            new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
         }),
         Effect.tapError(() => Effect.promise(() => pool.end().catch(() => {})))
       )
@@ -195,8 +207,9 @@ export const makePool = (
 /** node-postgres's connection of a client (a public property its types do not declare). */
 const clientConnection = (
   client: Pg.ClientBase
-): { prependListener(event: "errorMessage", f: (message: { severity?: string; code?: string }) => void): void } | undefined =>
-  (client as unknown as { readonly connection?: ReturnType<typeof clientConnection> }).connection
+):
+  | { prependListener(event: "errorMessage", f: (message: { severity?: string; code?: string }) => void): void }
+  | undefined => (client as unknown as { readonly connection?: ReturnType<typeof clientConnection> }).connection
 
 /** A listening connection: its client, the channels it listens on (with their listeners' count), whether it is lost. */
 interface Listening {
@@ -252,7 +265,8 @@ export const makeListen = (
       Stream.asyncPush<string, SqlError>((emit) =>
         Effect.gen(function*() {
           const listening = yield* RcRef.get(rc)
-          const fail = (cause: unknown) => emit.fail(new SqlError({ cause, message: "Lost the connection that listens" }))
+          const fail = (cause: unknown) =>
+            emit.fail(new SqlError({ cause, message: "Lost the connection that listens" }))
           if (listening.lost !== undefined) {
             fail(listening.lost.cause)
             return

@@ -15,7 +15,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { SessionStore, type WorkflowEvent, WorkflowError } from "@sessionflow/core"
+import { SessionStore, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { ParseError } from "effect/ParseResult"
@@ -53,7 +53,8 @@ const firstChanged = (state: unknown) => SessionStore.changedKeys(SessionStore.d
  *
  * @internal
  */
-export const changedText = (changed: ReadonlyArray<string> | undefined) => changed === undefined ? null : JSON.stringify(changed)
+export const changedText = (changed: ReadonlyArray<string> | undefined) =>
+  changed === undefined ? null : JSON.stringify(changed)
 
 /**
  * The state of a session's latest kept version, as a commit of this store
@@ -101,11 +102,14 @@ const parseJson = <A>(sessionId: string, what: string, text: string) =>
 const fold = (sessionId: string, chain: ReadonlyArray<typeof ChainRow.Type>) =>
   Effect.gen(function*() {
     const [base, ...rest] = chain
-    if (base === undefined || base.state === null) return yield* corrupt(sessionId, "a kept version has no whole state before it")
+    if (base === undefined || base.state === null) {
+      return yield* corrupt(sessionId, "a kept version has no whole state before it")
+    }
     let state = yield* parseJson<unknown>(sessionId, "state", base.state)
     for (const row of rest) {
-      if (row.state !== null) state = yield* parseJson<unknown>(sessionId, "state", row.state)
-      else if (row.changes !== null) {
+      if (row.state !== null) {
+        state = yield* parseJson<unknown>(sessionId, "state", row.state)
+      } else if (row.changes !== null) {
         const changes = yield* parseJson<ReadonlyArray<WorkflowEvent.StateChange>>(sessionId, "changes", row.changes)
         state = yield* SessionStore.applyChanges(sessionId, state, changes)
       }
@@ -161,7 +165,8 @@ export const make = (sql: SqlClient.SqlClient, table: string) => {
     Effect.flatMap(
       sql`SELECT version, state, changes, listed FROM ${versions}
 WHERE session_id = ${sessionId} AND version <= ${version} AND version >= COALESCE(
-  (SELECT MAX(version) FROM ${versions} WHERE session_id = ${sessionId} AND version <= ${version} AND state IS NOT NULL),
+  (SELECT MAX(version) FROM ${versions}
+    WHERE session_id = ${sessionId} AND version <= ${version} AND state IS NOT NULL),
   ${version + 1})
 ORDER BY version`,
       decodeChain
@@ -194,7 +199,8 @@ WHERE session_id = ${sessionId} AND listed = 1 ORDER BY version`,
           Effect.map(
             row.changed === null
               ? Effect.succeed(undefined)
-              : Effect.orElseSucceed(parseJson<ReadonlyArray<string>>(sessionId, "summary", row.changed), () => undefined),
+              : Effect.orElseSucceed(parseJson<ReadonlyArray<string>>(sessionId, "summary", row.changed), () =>
+                undefined),
             (changed): SessionStore.VersionInfo => ({
               version: row.version,
               ...(row.run_id === null ? {} : { runId: row.run_id }),
@@ -263,7 +269,9 @@ SELECT ${entry.sessionId}::text, version, ${entry.runId}::text, ${entry.committe
    * Returns what to run once the caller's transaction has committed (it
    * remembers the state of the version made), or undefined.
    */
-  const keep = (entry: NewVersion): Effect.Effect<(() => void) | undefined, SqlError | ParseError | WorkflowError.SessionStoreError> =>
+  const keep = (
+    entry: NewVersion
+  ): Effect.Effect<(() => void) | undefined, SqlError | ParseError | WorkflowError.SessionStoreError> =>
     Effect.gen(function*() {
       const known = take(entry.sessionId)
       if (entry.keep <= 0) {
@@ -387,7 +395,11 @@ WHERE session_id = ${from} AND version <= ${version}`
     const id = entry.sessionId
     const done = sql`EXISTS (SELECT 1 FROM written)`
     if (entry.keep <= 0) {
-      return { before: [], condition: sql`TRUE`, after: [sql`cleared AS (DELETE FROM ${versions} WHERE session_id = ${id} AND ${done})`] }
+      return {
+        before: [],
+        condition: sql`TRUE`,
+        after: [sql`cleared AS (DELETE FROM ${versions} WHERE session_id = ${id} AND ${done})`]
+      }
     }
     const chain = sql`chain AS (
   SELECT b.base AS base, COUNT(v.version) AS n, MAX(v.version) AS last,
@@ -402,7 +414,9 @@ WHERE session_id = ${from} AND version <= ${version}`
   AND n = ${entry.expectedVersion} - base + 1 AND ${light}
   AND pending + ${entry.changesText.length} <= GREATEST(base_size, 256))`
     const changed = SessionStore.changedKeys(entry.changes)
-    const inserted = sql`versioned AS (${insertFromWritten(entry, { state: null, changes: entry.changesText }, changed)})`
+    const inserted = sql`versioned AS (${
+      insertFromWritten(entry, { state: null, changes: entry.changesText }, changed)
+    })`
     const oldest = entry.expectedVersion + 2 - entry.keep
     if (entry.keep === Infinity || oldest <= 1) return { before: [chain], condition, after: [inserted] }
     // the rows before the last whole state at or below the oldest kept version go; those
@@ -415,8 +429,8 @@ WHERE session_id = ${from} AND version <= ${version}`
       after: [
         inserted,
         sql`pruned AS (DELETE FROM ${versions} WHERE session_id = ${id} AND version < ${base} AND ${done})`,
-        sql`unlisted AS (UPDATE ${versions} SET listed = 0 WHERE session_id = ${id} AND version < ${oldest} AND listed = 1
-  AND version >= ${base} AND ${done})`
+        sql`unlisted AS (UPDATE ${versions} SET listed = 0
+  WHERE session_id = ${id} AND version < ${oldest} AND listed = 1 AND version >= ${base} AND ${done})`
       ]
     }
   }
@@ -450,8 +464,11 @@ WHERE session_id = ${from} AND version <= ${version}`
     const after = first === undefined ? [] : [
       sql`versioned AS (${
         // the state as the session's row took it, so that its text is sent once
-        insertFromWritten(entry, { state: sql.literal("state"), changes: null }, first.changed)
-      } ON CONFLICT (session_id, version) DO NOTHING)`
+        insertFromWritten(
+          entry,
+          { state: sql.literal("state"), changes: null },
+          first.changed
+        )} ON CONFLICT (session_id, version) DO NOTHING)`
     ]
     return { before: [], condition: sql`TRUE`, after }
   }
@@ -465,5 +482,8 @@ export const checkHistory = (history: SessionStore.HistoryOptions | undefined) =
     (typeof history.keep === "number" && !Number.isNaN(history.keep))
     ? Effect.void
     : Effect.fail(
-      new WorkflowError.SessionStoreError({ method: "make", description: "history.keep is \"none\", \"all\" or a number" })
+      new WorkflowError.SessionStoreError({
+        method: "make",
+        description: "history.keep is \"none\", \"all\" or a number"
+      })
     )

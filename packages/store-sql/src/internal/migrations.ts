@@ -43,7 +43,7 @@ export interface Tables extends TableNames {
 export const local = (name: string): string => name.slice(name.lastIndexOf(".") + 1)
 
 /** The id of the newest migration, on every dialect. */
-export const latestMigrationId = 16
+const latestMigrationId = 16
 
 /**
  * Migration 6: an edit of a session's state from outside the store — an
@@ -64,14 +64,21 @@ const listingIndexes = (sql: SqlClient.SqlClient, t: Tables, name: (table: strin
   Effect.gen(function*() {
     // ids in byte order, as listings order them (SQLite's default; PostgreSQL's "C" collation)
     const binary = sql.literal(sql.onDialectOrElse({ pg: () => ` COLLATE "C"`, orElse: () => "" }))
-    yield* sql`CREATE INDEX ${sql(`${name(t.sessions)}_listing_idx`)} ON ${sql(t.sessions)} (workflow_name, user_id, updated_at DESC, session_id${binary})`
-    yield* sql`CREATE INDEX ${sql(`${name(t.runs)}_listing_idx`)} ON ${sql(t.runs)} (workflow_name, user_id, started_at DESC, run_id${binary})`
-    yield* sql`CREATE INDEX ${sql(`${name(t.active)}_listing_idx`)} ON ${sql(t.active)} (workflow_name, user_id, started_at DESC, run_id${binary})`
+    yield* sql`CREATE INDEX ${sql(`${name(t.sessions)}_listing_idx`)} ON ${
+      sql(t.sessions)
+    } (workflow_name, user_id, updated_at DESC, session_id${binary})`
+    yield* sql`CREATE INDEX ${sql(`${name(t.runs)}_listing_idx`)} ON ${
+      sql(t.runs)
+    } (workflow_name, user_id, started_at DESC, run_id${binary})`
+    yield* sql`CREATE INDEX ${sql(`${name(t.active)}_listing_idx`)} ON ${
+      sql(t.active)
+    } (workflow_name, user_id, started_at DESC, run_id${binary})`
   })
 const editedState = (sql: SqlClient.SqlClient) =>
   sql.literal(
     sql.onDialectOrElse({
-      pg: () => "(NEW.version = OLD.version AND NEW.state_size = OLD.state_size AND NEW.state IS DISTINCT FROM OLD.state)",
+      pg: () =>
+        "(NEW.version = OLD.version AND NEW.state_size = OLD.state_size AND NEW.state IS DISTINCT FROM OLD.state)",
       orElse: () => "NEW.version = OLD.version AND NEW.state_size = OLD.state_size AND NEW.state IS NOT OLD.state"
     })
   )
@@ -87,7 +94,8 @@ const addRunUsage = (sql: SqlClient.SqlClient, t: Tables) =>
     orElse: () =>
       Effect.flatMap(
         sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${t.runs}) WHERE name = 'usage'`,
-        ([found]) => (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(t.runs)} ADD COLUMN usage TEXT`)
+        ([found]) =>
+          (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(t.runs)} ADD COLUMN usage TEXT`)
       )
   })
 
@@ -158,10 +166,15 @@ const createSignals = (sql: SqlClient.SqlClient, t: Tables) =>
       orElse: () =>
         Effect.flatMap(
           sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${t.active}) WHERE name = 'wake_at'`,
-          ([found]) => (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN wake_at INTEGER`)
+          ([found]) =>
+            (found?.n ?? 0) > 0
+              ? Effect.void
+              : Effect.asVoid(sql`ALTER TABLE ${sql(t.active)} ADD COLUMN wake_at INTEGER`)
         )
     })
-    yield* sql`CREATE INDEX IF NOT EXISTS ${sql(`${local(t.active)}_wake_idx`)} ON ${sql(t.active)} (wake_at) WHERE wake_at IS NOT NULL`
+    yield* sql`CREATE INDEX IF NOT EXISTS ${sql(`${local(t.active)}_wake_idx`)} ON ${
+      sql(t.active)
+    } (wake_at) WHERE wake_at IS NOT NULL`
     yield* sql`CREATE TABLE IF NOT EXISTS ${sql(t.signals)} (
   run_id TEXT NOT NULL,
   seq ${integer} NOT NULL,
@@ -197,7 +210,10 @@ const addTextColumn = (sql: SqlClient.SqlClient, table: string, column: string) 
     orElse: () =>
       Effect.flatMap(
         sql<{ n: number }>`SELECT COUNT(*) AS n FROM pragma_table_info(${table}) WHERE name = ${column}`,
-        ([found]) => (found?.n ?? 0) > 0 ? Effect.void : Effect.asVoid(sql`ALTER TABLE ${sql(table)} ADD COLUMN ${sql(column)} TEXT`)
+        ([found]) =>
+          (found?.n ?? 0) > 0
+            ? Effect.void
+            : Effect.asVoid(sql`ALTER TABLE ${sql(table)} ADD COLUMN ${sql(column)} TEXT`)
       )
   })
 
@@ -283,7 +299,9 @@ const lighterCommits = (sql: SqlClient.SqlClient, t: Tables) =>
      */
     const rebuild = (table: string, change: (ddl: string) => string | undefined) =>
       Effect.gen(function*() {
-        const [found] = yield* sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ${table}`
+        const [found] = yield* sql<
+          { sql: string }
+        >`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ${table}`
         const ddl = found === undefined ? undefined : change(found.sql)
         if (ddl === undefined) return
         const attached = yield* sql<{ sql: string }>`SELECT sql FROM sqlite_master
@@ -297,7 +315,11 @@ WHERE tbl_name = ${table} AND type IN ('index', 'trigger') AND sql IS NOT NULL`
       })
     const recency = [
       { index: `${t.sessions}_updated_idx`, table: t.sessions, columns: "updated_at, session_id DESC" },
-      { index: `${t.sessions}_listing_idx`, table: t.sessions, columns: "workflow_name, user_id, updated_at, session_id DESC" },
+      {
+        index: `${t.sessions}_listing_idx`,
+        table: t.sessions,
+        columns: "workflow_name, user_id, updated_at, session_id DESC"
+      },
       { index: `${t.runs}_listing_idx`, table: t.runs, columns: "workflow_name, user_id, started_at, run_id DESC" },
       { index: `${t.active}_listing_idx`, table: t.active, columns: "workflow_name, user_id, started_at, run_id DESC" }
     ]
@@ -305,7 +327,8 @@ WHERE tbl_name = ${table} AND type IN ('index', 'trigger') AND sql IS NOT NULL`
     for (const { index } of recency) yield* sql`DROP INDEX IF EXISTS ${sql(index)}`
     yield* rebuild(t.runs, (ddl) => /\bAUTOINCREMENT\b/i.test(ddl) ? ddl.replace(/\s+AUTOINCREMENT\b/i, "") : undefined)
     // a rowid table whose primary key is a unique index
-    yield* rebuild(t.versions, (ddl) => /\)\s*WITHOUT\s+ROWID\s*$/i.test(ddl) ? ddl.replace(/\)\s*WITHOUT\s+ROWID\s*$/i, ")") : undefined)
+    yield* rebuild(t.versions, (ddl) =>
+      /\)\s*WITHOUT\s+ROWID\s*$/i.test(ddl) ? ddl.replace(/\)\s*WITHOUT\s+ROWID\s*$/i, ")") : undefined)
     for (const { columns, index, table } of recency) {
       yield* sql`CREATE INDEX ${sql(index)} ON ${sql(table)} (${sql.literal(columns)})`
     }
@@ -322,7 +345,7 @@ export const firstCommitsView = (t: Tables): string => `${t.sessions}_first_comm
  *
  * @internal
  */
-export const firstCommitColumns = [
+const firstCommitColumns = [
   "session_id",
   "workflow_name",
   "user_id",
@@ -500,7 +523,9 @@ const pg = (sql: SqlClient.SqlClient, t: Tables) => ({
   created_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
 )`
-    yield* sql`CREATE INDEX ${sql(`${local(t.sessions)}_updated_idx`)} ON ${sql(t.sessions)} (updated_at DESC, session_id)`
+    yield* sql`CREATE INDEX ${sql(`${local(t.sessions)}_updated_idx`)} ON ${
+      sql(t.sessions)
+    } (updated_at DESC, session_id)`
   }),
   "0002_create_runs": Effect.gen(function*() {
     yield* sql`CREATE TABLE ${sql(t.runs)} (
@@ -597,11 +622,14 @@ FOR EACH ROW WHEN (NEW.changes IS DISTINCT FROM OLD.changes) EXECUTE FUNCTION ${
 })
 
 /** The store's migrations on the client's dialect, by `<id>_<name>`. */
-const migrations = (sql: SqlClient.SqlClient, t: Tables): Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> =>
+const migrations = (
+  sql: SqlClient.SqlClient,
+  t: Tables
+): Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> =>
   sql.onDialectOrElse({ pg: () => pg(sql, t), orElse: () => sqlite(sql, t) })
 
 /** The store's migrations on the client's dialect. */
-export const loader = (sql: SqlClient.SqlClient, t: Tables) => Migrator.fromRecord(migrations(sql, t))
+const loader = (sql: SqlClient.SqlClient, t: Tables) => Migrator.fromRecord(migrations(sql, t))
 
 /**
  * Runs the migrations a database migrated past them is missing: Migrator
@@ -614,7 +642,9 @@ export const loader = (sql: SqlClient.SqlClient, t: Tables) => Migrator.fromReco
 const runMissing = (sql: SqlClient.SqlClient, t: Tables) =>
   Effect.gen(function*() {
     const recorded = new Set(
-      (yield* sql<{ id: number | string }>`SELECT migration_id AS id FROM ${sql(t.migrations)}`).map((row) => Number(row.id))
+      (yield* sql<{ id: number | string }>`SELECT migration_id AS id FROM ${sql(t.migrations)}`).map((row) =>
+        Number(row.id)
+      )
     )
     for (const [key, migration] of Object.entries(migrations(sql, t))) {
       const id = Number(key.slice(0, key.indexOf("_")))
@@ -625,7 +655,9 @@ const runMissing = (sql: SqlClient.SqlClient, t: Tables) =>
 ON CONFLICT (migration_id) DO NOTHING RETURNING migration_id`
         if (inserted.length > 0) {
           yield* migration.pipe(
-            Effect.mapError((cause) => new Migrator.MigrationError({ reason: "failed", message: `Migration "${key}" failed`, cause }))
+            Effect.mapError((cause) =>
+              new Migrator.MigrationError({ reason: "failed", message: `Migration "${key}" failed`, cause })
+            )
           )
         }
       }))
@@ -656,7 +688,8 @@ const pgCode = (error: unknown): string | undefined => {
  * after that query ended, and cancel the next query sent on it — another
  * caller's.
  */
-export const isCancelled = (error: unknown): boolean => Predicate.isTagged(error, "SqlError") && pgCode(error) === "57014"
+export const isCancelled = (error: unknown): boolean =>
+  Predicate.isTagged(error, "SqlError") && pgCode(error) === "57014"
 
 /**
  * Two PostgreSQL connections creating the same table, schema or migrations
@@ -681,7 +714,9 @@ export const migrate = (sql: SqlClient.SqlClient, t: Tables) =>
   Effect.gen(function*() {
     if (t.schema !== undefined) yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(t.schema)}`
     yield* Migrator.make({})({ loader: loader(sql, t), table: t.migrations }).pipe(
-      Effect.catchAllDefect((defect) => defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect))
+      Effect.catchAllDefect((defect) =>
+        defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect)
+      )
     )
     const [latest] = yield* sql<{ id: number | null }>`SELECT MAX(migration_id) AS id FROM ${sql(t.migrations)}`
     if ((latest?.id ?? 0) < latestMigrationId) return yield* new rows.MigrationsPending()
@@ -750,7 +785,9 @@ export const check = (sql: SqlClient.SqlClient, t: Tables, location: string) =>
     const id = latest?.id ?? 0
     if (id < latestMigrationId) {
       return `the tables of '${local(t.sessions)}'${location} are at migration ${id} of ${latestMigrationId}: ` +
-        `open them once with migrations on${sql.onDialectOrElse({ sqlite: () => " (not read-only)", orElse: () => "" })} to migrate them`
+        `open them once with migrations on${
+          sql.onDialectOrElse({ sqlite: () => " (not read-only)", orElse: () => "" })
+        } to migrate them`
     }
     return undefined
   })

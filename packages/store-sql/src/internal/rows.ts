@@ -33,7 +33,7 @@ const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/
 /**
  * The longest `table` option (the derived names add up to 11 characters).
  */
-export const maxTableLength = 48
+const maxTableLength = 48
 
 /**
  * Checks a name the store puts into SQL as an identifier: 1 to `maxLength`
@@ -89,7 +89,7 @@ export const tableNames = (
 /**
  * The data of an unfinished run that has no column of its own, kept as JSON.
  */
-export const ActiveData = Schema.Struct({
+const ActiveData = Schema.Struct({
   input: Schema.Unknown,
   additionalData: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   initialState: Schema.optional(Schema.Unknown),
@@ -207,7 +207,7 @@ export interface SessionRow extends SessionInfoRow {
  * there are none. Selected in the same statement as the state, so the two are
  * one snapshot.
  */
-export type PendingChanges = string | null | undefined
+type PendingChanges = string | null | undefined
 
 /**
  * How many characters of changes a store keeps after a session's whole state
@@ -251,7 +251,7 @@ export const changesJson = (
  * A stored state with the pending changes folded in (`StateDecodeError`,
  * `corrupt`, when they are not JSON or do not fit the state).
  */
-export const foldPending = (
+const foldPending = (
   sessionId: string,
   state: unknown,
   pending: PendingChanges
@@ -358,7 +358,7 @@ export interface ChangeRow {
  * A change, with its state parsed (`StateDecodeError` when it is not JSON text);
  * `skipped` is 0 (the watch stream counts the versions it coalesced).
  */
-export const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
+const toChange = (row: ChangeRow): Effect.Effect<SessionStore.SessionChange, WorkflowError.StateDecodeError> =>
   Effect.map(
     Effect.flatMap(
       SessionStore.parseState(row.session_id, row.state),
@@ -595,7 +595,8 @@ export const lookupRun = <E, R>(
           ? Effect.succeed(Option.none())
           : Effect.map(
             toRunRecords("getRun", `the stored run '${runId}'`, [row.value]),
-            (records) => Option.map(Option.fromNullable(records[0]), (record) => ({ _tag: "Recorded" as const, record }))
+            (records) =>
+              Option.map(Option.fromNullable(records[0]), (record) => ({ _tag: "Recorded" as const, record }))
           )))
 
 /**
@@ -756,7 +757,9 @@ export const claimRejected = (
     ? new WorkflowError.PauseMismatch({
       runId,
       expected: pause,
-      ...(existing.value.status === "paused" && existing.value.pause !== undefined ? { current: existing.value.pause.key } : {})
+      ...(existing.value.status === "paused" && existing.value.pause !== undefined
+        ? { current: existing.value.pause.key }
+        : {})
     })
     : new WorkflowError.RunInProgress({
       runId,
@@ -784,7 +787,9 @@ export const QueueRow = Schema.Struct({
 })
 
 /** A queued run from its row; an input that is not JSON fails with a `SessionStoreError`. */
-export const toQueuedRun = (row: typeof QueueRow.Type): Effect.Effect<SessionStore.QueuedRun, WorkflowError.SessionStoreError> =>
+export const toQueuedRun = (
+  row: typeof QueueRow.Type
+): Effect.Effect<SessionStore.QueuedRun, WorkflowError.SessionStoreError> =>
   Effect.try({
     try: () => ({
       runId: row.run_id,

@@ -32,8 +32,11 @@ export const defaultLockTimeout: Duration.Duration = Duration.seconds(5)
 
 export const defaultNotifiedPollInterval: Duration.Duration = Duration.seconds(5)
 
-/** How long a watcher tries to listen again after its listening connection was lost, before it fails (`relistenTimeout`). */
-export const defaultRelistenTimeout: Duration.Duration = Duration.seconds(30)
+/**
+ * How long a watcher tries to listen again after its listening
+ * connection was lost, before it fails (`relistenTimeout`).
+ */
+const defaultRelistenTimeout: Duration.Duration = Duration.seconds(30)
 
 /** The busy timeout of a SQLite connection the store did not open, when it cannot read it back. */
 const defaultBusyTimeoutMillis = 5000
@@ -61,7 +64,6 @@ const channelName = (sessions: string): string => {
   for (let i = 0; i < sessions.length; i++) hash = Math.imul(hash ^ sessions.charCodeAt(i), 0x01000193) >>> 0
   return `sessionflow_${hash.toString(16).padStart(8, "0")}`
 }
-
 
 const makeError = (description: string, cause?: unknown) =>
   new WorkflowError.SessionStoreError({ method: "make", description, ...(cause === undefined ? {} : { cause }) })
@@ -181,30 +183,31 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
    * cancel of another caller's interrupted query that reached this one's
    * connection late) is run again, at most twice.
    */
-  const waitForLock = (method: string) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.SessionStoreError, R> =>
-    // a statement that went through costs no retry policy: one is built only after a failure to retry
-    dialect === "pg" ? retryCancelled(self, 2) : Effect.catchIf(self, migrations.isBusy, () =>
-      Effect.retry(self, {
-        while: migrations.isBusy,
-        schedule: Schedule.exponential("5 millis", 2).pipe(
-          Schedule.union(Schedule.spaced("100 millis")),
-          Schedule.jittered,
-          Schedule.upTo(lockTimeout)
-        )
-      }).pipe(
-        Effect.delay("5 millis"),
-        Effect.catchIf(migrations.isBusy, (cause) =>
-          Effect.fail(
-            new WorkflowError.SessionStoreError({
-              method,
-              description: `the database stayed locked by another connection for more than ${
-                Duration.format(lockTimeout)
-              } (SQLITE_BUSY)`,
-              cause
-            })
-          ))
-      ))
+  const waitForLock =
+    (method: string) =>
+    <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.SessionStoreError, R> =>
+      // a statement that went through costs no retry policy: one is built only after a failure to retry
+      dialect === "pg" ? retryCancelled(self, 2) : Effect.catchIf(self, migrations.isBusy, () =>
+        Effect.retry(self, {
+          while: migrations.isBusy,
+          schedule: Schedule.exponential("5 millis", 2).pipe(
+            Schedule.union(Schedule.spaced("100 millis")),
+            Schedule.jittered,
+            Schedule.upTo(lockTimeout)
+          )
+        }).pipe(
+          Effect.delay("5 millis"),
+          Effect.catchIf(migrations.isBusy, (cause) =>
+            Effect.fail(
+              new WorkflowError.SessionStoreError({
+                method,
+                description: `the database stayed locked by another connection for more than ${
+                  Duration.format(lockTimeout)
+                } (SQLITE_BUSY)`,
+                cause
+              })
+            ))
+        ))
 
   /** `self` again, at most `times` more times, while its statement was cancelled from outside. */
   const retryCancelled = <A, E, R>(self: Effect.Effect<A, E, R>, times: number): Effect.Effect<A, E, R> =>
@@ -242,7 +245,9 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
    * database is locked); a transaction of its own on another SQLite
    * connection (see `inTransaction`).
    */
-  const writing = (method: string): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError | WorkflowError.SessionStoreError, R> =>
+  const writing = (
+    method: string
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError | WorkflowError.SessionStoreError, R> =>
     dialect === "pg" ? identity : exclusiveConnection ? waitForLock(method) : transaction(method)
 
   // On the connection it opened itself, nobody else's, the SQLite store keeps the
@@ -291,8 +296,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options?: Option
     })
 
   /** A wake-up time, typed (PostgreSQL's `INSERT … SELECT` has no column type to infer a NULL's from). */
-  const wakeAtValue = (wakeAt: number | null) =>
-    wakeAt === null ? sql.literal("NULL") : sql`${wakeAt}`
+  const wakeAtValue = (wakeAt: number | null) => wakeAt === null ? sql.literal("NULL") : sql`${wakeAt}`
 
   /** Tells PostgreSQL watchers of a commit (delivered when its transaction commits); SQLite's poll. */
   const notify = (sessionId: string): Effect.Effect<void, SqlError> =>
@@ -341,7 +345,8 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   const selectActive = (runId: string) =>
     Effect.flatMap(
       sql`SELECT * FROM ${activeTable} WHERE run_id = ${runId}`,
-      (found) => Effect.map(decodeActive(found), (decoded) => Option.map(Option.fromNullable(decoded[0]), rows.toActiveRun))
+      (found) =>
+        Effect.map(decodeActive(found), (decoded) => Option.map(Option.fromNullable(decoded[0]), rows.toActiveRun))
     )
   const runLost = (runId: string) =>
     Effect.flatMap(selectActive(runId), (active) => Effect.fail(rows.runLost(runId, active)))
@@ -368,9 +373,11 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   const activeAsJson = sql.onDialectOrElse({
     pg: () => sql.literal("CASE WHEN s.session_id IS NULL THEN row_to_json(a) END AS a_row"),
     orElse: () =>
-      sql.literal(`CASE WHEN s.session_id IS NULL AND a.run_id IS NOT NULL THEN json_object(${
-        Object.keys(ActiveRow.fields).map((column) => `'${column}', a.${column}`).join(", ")
-      }) END AS a_row`)
+      sql.literal(
+        `CASE WHEN s.session_id IS NULL AND a.run_id IS NOT NULL THEN json_object(${
+          Object.keys(ActiveRow.fields).map((column) => `'${column}', a.${column}`).join(", ")
+        }) END AS a_row`
+      )
   })
   const decodeSessionRow = Schema.decodeUnknown(SessionRow)
 
@@ -417,9 +424,13 @@ ORDER BY a.started_at, a.run_id${binary}`
           session: running.length === 0 ? session : { ...session, running }
         } satisfies SessionStore.SessionFound
       }
-      const runs = yield* decodeActive(found.flatMap(({ a_row }) =>
-        a_row === null || a_row === undefined ? [] : [typeof a_row === "string" ? JSON.parse(a_row) as unknown : a_row]
-      ))
+      const runs = yield* decodeActive(
+        found.flatMap(({ a_row }) =>
+          a_row === null || a_row === undefined
+            ? []
+            : [typeof a_row === "string" ? JSON.parse(a_row) as unknown : a_row]
+        )
+      )
       return { _tag: "New", runs: runs.map(rows.toActiveRun) } satisfies SessionStore.SessionFound
     },
     waitForLock("findSession"),
@@ -438,9 +449,10 @@ ORDER BY a.started_at, a.run_id${binary}`
 
   /**
    * PostgreSQL's usual commit — a run's new state (of a session that keeps no
-   * versions, or of a new session: its version 1 kept whole), or its changes while they stay within the state's weight (and
-   * do not set the whole state; with the version they make, see
-   * `history.inOneStatement`), with its record, no unfinished run to end — as one statement, so one round trip
+   * versions, or of a new session: its version 1 kept whole), or its changes
+   * while they stay within the state's weight (and do not set the whole state;
+   * with the version they make, see `history.inOneStatement`), with its
+   * record, no unfinished run to end — as one statement, so one round trip
    * and its own transaction: the session row is written only at the expected
    * version (created only if it does not exist, for 0), by its owner, with no
    * paused run on it; a whole state drops the changes kept before it,
@@ -476,7 +488,8 @@ ORDER BY a.started_at, a.run_id${binary}`
         changes: commit.changes ?? [],
         changesText: write.json
       })
-    const notPaused = sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
+    const notPaused =
+      sql`NOT EXISTS (SELECT 1 FROM ${activeTable} WHERE session_id = ${commit.sessionId} AND status = 'paused')`
     const checked = sql`session_id = ${commit.sessionId} AND version = ${commit.expectedVersion}
   AND (user_id IS NULL OR user_id = ${userId}) AND ${notPaused}`
     // `keptChanges`'s rule, in SQL, on the row before the write
@@ -485,7 +498,8 @@ ORDER BY a.started_at, a.run_id${binary}`
     <= GREATEST(base_size, ${rows.minPendingChanges}::bigint)`
     const written: Fragment = commit.expectedVersion === 0
       ? sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id,
+   created_at, updated_at)
 SELECT ${commit.sessionId}::text, ${commit.workflowName}::text, ${userId}::text, NULL, ${write.json}::text,
   ${size}::bigint, ${size}::bigint, 1, ${lastRunId}::text, ${now}::bigint, ${now}::bigint
 WHERE ${notPaused}
@@ -502,13 +516,22 @@ WHERE ${checked} AND ${keepable} AND ${history.condition} RETURNING version`
     const alongside = commit.expectedVersion === 0
       ? []
       : write._tag === "state"
-      ? [sql`dropped AS (DELETE FROM ${changesTable} WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`]
+      ? [
+        sql`dropped AS (DELETE FROM ${changesTable}
+  WHERE session_id = ${commit.sessionId} AND EXISTS (SELECT 1 FROM written))`
+      ]
       : [sql`kept AS (INSERT INTO ${changesTable} (session_id, version, changes)
   SELECT ${commit.sessionId}::text, version, ${write.json}::text FROM written)`]
     const recorded = runRow === undefined ? [] : [sql`recorded AS (
   INSERT INTO ${runsTable} (${runColumns}) SELECT ${recordValues(runRow)} FROM written ${replacingRecord}
 )`]
-    const ctes = sql.join(",\n", false)([...history.before, sql`written AS (${written})`, ...alongside, ...history.after, ...recorded])
+    const ctes = sql.join(",\n", false)([
+      ...history.before,
+      sql`written AS (${written})`,
+      ...alongside,
+      ...history.after,
+      ...recorded
+    ])
     return Effect.map(
       Effect.flatMap(
         sql`WITH ${ctes}
@@ -614,9 +637,16 @@ WHERE session_id = ${commit.sessionId} AND (user_id IS NULL OR user_id = ${userI
 RETURNING version`
       : commit.expectedVersion === 0
       ? sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at, last_run_id)
-${pausedInWrite ? sql.literal("SELECT ") : sql.literal("VALUES (")}${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state},
-  ${state.length}, ${state.length}, 1, ${now}, ${now}, ${lastRunId}${pausedInWrite ? sql`WHERE TRUE ${notPaused}` : sql.literal(")")}
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, created_at, updated_at,
+   last_run_id)
+${
+        pausedInWrite
+          ? sql.literal("SELECT ")
+          : sql.literal("VALUES (")
+      }${commit.sessionId}, ${commit.workflowName}, ${userId}, NULL, ${state},
+  ${state.length}, ${state.length}, 1, ${now}, ${now}, ${lastRunId}${
+        pausedInWrite ? sql`WHERE TRUE ${notPaused}` : sql.literal(")")
+      }
 ON CONFLICT (session_id) DO NOTHING
 RETURNING version`
       : sql`UPDATE ${sessions} SET state = ${state}, state_size = ${state.length}, base_size = ${state.length},
@@ -743,7 +773,10 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
       ? Effect.succeed(version)
       : trimRecords(sessionId, keepRuns).pipe(
         Effect.catchAll((error) =>
-          Effect.logWarning(`SqlSessionStore: could not trim the run records of session '${sessionId}' to ${keepRuns}`, error)
+          Effect.logWarning(
+            `SqlSessionStore: could not trim the run records of session '${sessionId}' to ${keepRuns}`,
+            error
+          )
         ),
         Effect.as(version)
       )
@@ -754,7 +787,9 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
       if (commit.run !== undefined) yield* Effect.annotateCurrentSpan(runAttribute, commit.run.runId)
       const now = yield* Clock.currentTimeMillis
       const changes = yield* rows.changesJson("commit", commit)
-      const state = commit.state === undefined || changes !== null ? null : yield* rows.stateJson("commit", commit.state)
+      const state = commit.state === undefined || changes !== null
+        ? null
+        : yield* rows.stateJson("commit", commit.state)
       const runRow = commit.run === undefined ? undefined : yield* rows.toRunRow("commit", commit.sessionId, commit.run)
       // a commit of its whole state that keeps versions compares it with the version before:
       // the transactional commit (but a new session's has none: one statement keeps it whole);
@@ -826,7 +861,9 @@ ORDER BY seq DESC LIMIT 1 OFFSET ${keep}`
         ...(filter.search === undefined ? [] : [searched(SessionStore.foldSearch(filter.search))]),
         ...afterKey("updated_at", "session_id", filter.after && [filter.after.updatedAt, filter.after.sessionId])
       ]
-      const found = yield* sql<{ readonly session_id: unknown; readonly updated_at: unknown }>`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
+      const found = yield* sql<
+        { readonly session_id: unknown; readonly updated_at: unknown }
+      >`SELECT session_id, workflow_name, user_id, session_name, version, created_at, updated_at
 FROM ${sessions} WHERE ${sql.and(clauses)} ${keyOrder("updated_at", "session_id")}${binary}${pastPage(filter.limit)}`
       const limit = filter.limit
       const page = limit === undefined || found.length <= limit ? found : found.slice(0, limit)
@@ -845,7 +882,8 @@ FROM ${sessions} WHERE ${sql.and(clauses)} ${keyOrder("updated_at", "session_id"
     function*(sessionId: string) {
       // in the one lock order: unfinished runs, the session, its changes, its records
       const deleted = yield* Effect.gen(function*() {
-        yield* sql`DELETE FROM ${signalsTable} WHERE run_id IN (SELECT run_id FROM ${activeTable} WHERE session_id = ${sessionId})`
+        yield* sql`DELETE FROM ${signalsTable}
+WHERE run_id IN (SELECT run_id FROM ${activeTable} WHERE session_id = ${sessionId})`
         yield* sql`DELETE FROM ${activeTable} WHERE session_id = ${sessionId}`
         const deleted = yield* sql`DELETE FROM ${sessions} WHERE session_id = ${sessionId} RETURNING session_id`
         yield* sql`DELETE FROM ${changesTable} WHERE session_id = ${sessionId}`
@@ -925,8 +963,11 @@ WHERE session_id = ${sessionId} RETURNING version`.pipe(writing("setName"))
         const state = yield* rows.stateJson("fork", found.value)
         const [at] = (yield* versions.list(request.sessionId)).filter((info) => info.version === request.version)
         const created = yield* sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
-VALUES (${request.newSessionId}, ${source.value.workflow_name}, ${request.userId ?? null}, NULL, ${state}, ${state.length},
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id,
+   created_at, updated_at)
+VALUES (${request.newSessionId}, ${source.value.workflow_name}, ${
+          request.userId ?? null
+        }, NULL, ${state}, ${state.length},
   ${state.length}, ${request.version}, ${at?.runId ?? null}, ${now}, ${now})
 ON CONFLICT (session_id) DO NOTHING RETURNING version`
         if (created.length === 0) return yield* new WorkflowError.SessionExists({ sessionId: request.newSessionId })
@@ -960,10 +1001,13 @@ ON CONFLICT (session_id) DO NOTHING RETURNING version`
       yield* Effect.annotateCurrentSpan(runAttribute, run.runId)
       // one statement: inserted unless the id is unfinished or ended
       const inserted = yield* sql`INSERT INTO ${activeTable}
-  (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data, started_at, updated_at,
+  (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data,
+   started_at, updated_at,
    wake_at, pause_key)
 SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${run.status}, ${run.owner},
-  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${rows.activeData(run)}, ${run.startedAt}, ${run.updatedAt},
+  ${run.leaseExpiresAt}, ${run.baseVersion}, ${run.durability}, ${
+        rows.activeData(run)
+      }, ${run.startedAt}, ${run.updatedAt},
   ${wakeAtValue(rows.wakeAtOf(run))}, ${run.pause?.key ?? null}
 WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId})
 ON CONFLICT (run_id) DO NOTHING
@@ -1079,7 +1123,9 @@ RETURNING *`.pipe(writing("claimRun"))
         ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
         ...(filter.dueBy === undefined ? [] : [sql`status = 'paused' AND wake_at <= ${filter.dueBy}`])
       ]
-      const found = yield* sql`SELECT * FROM ${activeTable} WHERE ${sql.and(clauses)} ORDER BY started_at, run_id${binary}`
+      const found = yield* sql`SELECT * FROM ${activeTable} WHERE ${
+        sql.and(clauses)
+      } ORDER BY started_at, run_id${binary}`
       return (yield* decodeActive(found)).map(rows.toActiveRun)
     },
     waitForLock("activeRuns"),
@@ -1156,8 +1202,11 @@ UNION ALL SELECT 1 AS found FROM ${runsTable} WHERE run_id = ${runId}`,
       const initial = yield* rows.stateJson(method, run.initialState ?? {})
       const existed = (yield* sql`SELECT 1 AS found FROM ${sessions} WHERE session_id = ${run.sessionId}`).length > 0
       yield* sql`INSERT INTO ${sessions}
-  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id, created_at, updated_at)
-VALUES (${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, NULL, ${initial}, ${initial.length}, ${initial.length},
+  (session_id, workflow_name, user_id, session_name, state, state_size, base_size, version, last_run_id,
+   created_at, updated_at)
+VALUES (${run.sessionId}, ${run.workflowName}, ${
+        run.userId ?? null
+      }, NULL, ${initial}, ${initial.length}, ${initial.length},
   1, NULL, ${now}, ${now})
 ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
       if (!existed) {
@@ -1210,16 +1259,22 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
       yield* Effect.annotateCurrentSpan(runAttribute, runId)
       const json = yield* rows.toJson("addSignal", "signal value", value)
       if (json === null) {
-        return yield* new WorkflowError.SessionStoreError({ method: "addSignal", description: "cannot serialise the signal value as JSON" })
+        return yield* new WorkflowError.SessionStoreError({
+          method: "addSignal",
+          description: "cannot serialise the signal value as JSON"
+        })
       }
       const now = yield* Clock.currentTimeMillis
       return yield* Effect.gen(function*() {
         // the unfinished run's row first (the one lock order): its signals are numbered one at a time
-        const held = yield* sql`UPDATE ${activeTable} SET updated_at = updated_at WHERE run_id = ${runId} RETURNING run_id`
+        const held =
+          yield* sql`UPDATE ${activeTable} SET updated_at = updated_at WHERE run_id = ${runId} RETURNING run_id`
         if (held.length === 0) return yield* Effect.fail(rows.runNotFound(runId))
         const [last] = yield* decodeSeq(yield* sql`SELECT MAX(seq) AS seq FROM ${signalsTable} WHERE run_id = ${runId}`)
         const seq = (last?.seq ?? 0) + 1
-        yield* sql`INSERT INTO ${signalsTable} ${sql.insert({ run_id: runId, seq, name, value: json, created_at: now })}`
+        yield* sql`INSERT INTO ${signalsTable} ${
+          sql.insert({ run_id: runId, seq, name, value: json, created_at: now })
+        }`
         return seq
       }).pipe(transaction("addSignal"))
     },
@@ -1238,8 +1293,8 @@ ON CONFLICT (session_id) DO UPDATE SET updated_at = ${now}`
       const found = yield* decodeSignals(
         options?.name === undefined
           ? yield* sql`SELECT seq, name, value, created_at FROM ${signalsTable} WHERE run_id = ${runId} ORDER BY seq`
-          : yield* sql`SELECT seq, name, value, created_at FROM ${signalsTable} WHERE run_id = ${runId} AND name = ${options.name}
-ORDER BY seq`
+          : yield* sql`SELECT seq, name, value, created_at FROM ${signalsTable}
+WHERE run_id = ${runId} AND name = ${options.name} ORDER BY seq`
       )
       return yield* Effect.try({
         try: () =>
@@ -1251,7 +1306,11 @@ ORDER BY seq`
             createdAt: row.created_at
           })),
         catch: (cause) =>
-          new WorkflowError.SessionStoreError({ method: "signals", description: `a stored signal of run '${runId}' is not valid JSON`, cause })
+          new WorkflowError.SessionStoreError({
+            method: "signals",
+            description: `a stored signal of run '${runId}' is not valid JSON`,
+            cause
+          })
       })
     },
     waitForLock("signals"),
@@ -1277,7 +1336,9 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   const listen = dialect === "pg" ? driver?.listen : undefined
   const lostConnection = dialect === "pg" ? driver?.lostConnection : undefined
 
-  /** How often a watcher tries to listen (or read) again after its connection was lost, for `relistenTimeout` in all. */
+  /**
+   * How often a watcher tries to listen (or read) again after its connection was lost, for `relistenTimeout` in all.
+   */
   const reconnecting = Schedule.exponential("50 millis", 2).pipe(
     Schedule.union(Schedule.spaced("1 second")),
     Schedule.jittered,
@@ -1292,23 +1353,23 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
    * A watcher's read that lost its connection is tried again (`reconnecting`),
    * then fails saying so; the database's other errors fail it at once.
    */
-  const readAgainWhenLost = (method: string) =>
-  <A, E extends { readonly _tag: string }, R>(self: Effect.Effect<A, E, R>) =>
-    (lostConnection === undefined ? self : Effect.retry(self, { while: lost, schedule: reconnecting })).pipe(
-      Effect.catchIf(
-        (error): error is Extract<E, rows.StoreFailure> => error._tag === "SqlError" || error._tag === "ParseError",
-        (error) =>
-          lost(error)
-            ? new WorkflowError.SessionStoreError({
-              method,
-              description: `lost its connection, and could not read again within ${Duration.format(relistenTimeout)}: ${
-                describeError(error)
-              }`,
-              cause: error
-            })
-            : storeError(method)(error)
+  const readAgainWhenLost =
+    (method: string) => <A, E extends { readonly _tag: string }, R>(self: Effect.Effect<A, E, R>) =>
+      (lostConnection === undefined ? self : Effect.retry(self, { while: lost, schedule: reconnecting })).pipe(
+        Effect.catchIf(
+          (error): error is Extract<E, rows.StoreFailure> => error._tag === "SqlError" || error._tag === "ParseError",
+          (error) =>
+            lost(error)
+              ? new WorkflowError.SessionStoreError({
+                method,
+                description: `lost its connection, and could not read again within ${
+                  Duration.format(relistenTimeout)
+                }: ${describeError(error)}`,
+                cause: error
+              })
+              : storeError(method)(error)
+        )
       )
-    )
 
   /**
    * The wake-ups of a reader: every `pollInterval`, and, told of writes (the
@@ -1363,7 +1424,9 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
         waitForLock("watch"),
         readAgainWhenLost("watch")
       )
-    return rows.watchStream(wakeUps("watch", channel, sessionId, options), read).pipe(Stream.withSpan("SqlSessionStore.watch"))
+    return rows.watchStream(wakeUps("watch", channel, sessionId, options), read).pipe(
+      Stream.withSpan("SqlSessionStore.watch")
+    )
   }
 
   // -- event logs --------------------------------------------------------------------
@@ -1372,7 +1435,11 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
   const eventsChannel = channelName(`${t.sessions}_events`)
 
   const appendEvents = Effect.fn("SqlSessionStore.appendEvents")(
-    function*(runId: string, events: ReadonlyArray<WorkflowEvent.WorkflowEvent>, retention: SessionStore.EventRetention) {
+    function*(
+      runId: string,
+      events: ReadonlyArray<WorkflowEvent.WorkflowEvent>,
+      retention: SessionStore.EventRetention
+    ) {
       if (events.length === 0) return
       const now = yield* Clock.currentTimeMillis
       const values = yield* Effect.forEach(events, (event) =>
@@ -1420,7 +1487,10 @@ ORDER BY seq LIMIT ${limit}`
     Effect.catchTags({ SqlError: storeError("readEvents"), ParseError: storeError("readEvents") })
   )
 
-  const watchEvents = (runId: string, options?: SessionStore.WatchOptions): Stream.Stream<void, WorkflowError.SessionStoreError> =>
+  const watchEvents = (
+    runId: string,
+    options?: SessionStore.WatchOptions
+  ): Stream.Stream<void, WorkflowError.SessionStoreError> =>
     Stream.concat(Stream.make(undefined), wakeUps("watchEvents", eventsChannel, runId, options)).pipe(
       Stream.as(undefined),
       Stream.withSpan("SqlSessionStore.watchEvents")
@@ -1475,7 +1545,9 @@ ORDER BY seq LIMIT ${limit}`
    * never both find the queue free; SQLite's write lock does that already.
    */
   const lockQueue = (sessionId: string) =>
-    dialect === "pg" ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${t.queue}:${sessionId}`}, 0))`) : Effect.void
+    dialect === "pg"
+      ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${t.queue}:${sessionId}`}, 0))`)
+      : Effect.void
   const notifyQueue = (sessionId: string): Effect.Effect<void, SqlError> =>
     dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${queueChannel}, ${sessionId})`) : Effect.void
 
@@ -1494,7 +1566,10 @@ RETURNING ticket`
       }).pipe(transaction("enqueueRun"))
       const ticket = inserted[0]?.ticket
       if (ticket === undefined) {
-        return yield* new WorkflowError.SessionStoreError({ method: "enqueueRun", description: `run '${run.runId}' is queued already` })
+        return yield* new WorkflowError.SessionStoreError({
+          method: "enqueueRun",
+          description: `run '${run.runId}' is queued already`
+        })
       }
       return Number(ticket)
     },
@@ -1574,14 +1649,19 @@ WHERE session_id = ${sessionId} AND run_id <> ${runId} AND lease_expires_at < ${
         ...(filter.workflowName === undefined ? [] : [sql`workflow_name = ${filter.workflowName}`]),
         ...(filter.runId === undefined ? [] : [sql`run_id = ${filter.runId}`])
       ]
-      const found = yield* decodeQueue(yield* sql`SELECT * FROM ${queueTable} WHERE ${sql.and(clauses)} ORDER BY ticket`)
+      const found = yield* decodeQueue(
+        yield* sql`SELECT * FROM ${queueTable} WHERE ${sql.and(clauses)} ORDER BY ticket`
+      )
       return yield* Effect.forEach(found, rows.toQueuedRun)
     },
     waitForLock("queuedRuns"),
     Effect.catchTags({ SqlError: storeError("queuedRuns"), ParseError: storeError("queuedRuns") })
   )
 
-  const watchQueue = (sessionId: string, options?: SessionStore.WatchOptions): Stream.Stream<void, WorkflowError.SessionStoreError> =>
+  const watchQueue = (
+    sessionId: string,
+    options?: SessionStore.WatchOptions
+  ): Stream.Stream<void, WorkflowError.SessionStoreError> =>
     Stream.concat(Stream.make(undefined), wakeUps("watchQueue", queueChannel, sessionId, options)).pipe(
       Stream.as(undefined),
       Stream.withSpan("SqlSessionStore.watchQueue")
@@ -1602,7 +1682,8 @@ ON CONFLICT (workflow_name, name) DO UPDATE SET cron = excluded.cron, next_tick 
   updated_at = excluded.updated_at
 WHERE ${schedulesTable}.cron <> excluded.cron`
         const [row] = yield* decodeSchedules(
-          yield* sql`SELECT * FROM ${schedulesTable} WHERE workflow_name = ${schedule.workflowName} AND name = ${schedule.name}`
+          yield* sql`SELECT * FROM ${schedulesTable}
+WHERE workflow_name = ${schedule.workflowName} AND name = ${schedule.name}`
         )
         if (row === undefined) {
           return yield* new WorkflowError.SessionStoreError({

@@ -20,8 +20,8 @@ import * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
-import * as Clock from "effect/Clock"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as EffectContext from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -39,12 +39,12 @@ import { contentText } from "../../StepOutput.js"
 import type * as WorkflowError from "../../WorkflowError.js"
 import type * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as events from "../events.js"
-import * as record from "../record.js"
 import { errorText } from "../format.js"
+import * as record from "../record.js"
 import { decodeResponse } from "../step/executors.js"
-import * as tracing from "../tracing.js"
-import { type UsageReport, usageAttributes } from "../usage.js"
 import { type Answer, ask, currentQuestions, latestAnswer, type Questions, startRun } from "../step/questions.js"
+import * as tracing from "../tracing.js"
+import { usageAttributes, type UsageReport } from "../usage.js"
 
 // -----------------------------------------------------------------------------
 // the agent value
@@ -91,7 +91,8 @@ export class StructuredOutputError
 {
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `Agent '${this.agent}' did not produce a valid structured output after one repair attempt: ${this.description}`
+    return `Agent '${this.agent}' did not produce a valid structured ` +
+      `output after one repair attempt: ${this.description}`
   }
 }
 
@@ -210,7 +211,10 @@ export const makeToolEntry = <P, RP, R>(tool: Tool.Any, options: {
       decode(raw).pipe(
         Effect.matchEffect({
           onFailure: (error) =>
-            Effect.succeed({ isFailure: true, result: `Invalid arguments for tool '${tool.name}': ${errorText(error)}` }),
+            Effect.succeed({
+              isFailure: true,
+              result: `Invalid arguments for tool '${tool.name}': ${errorText(error)}`
+            }),
           onSuccess: (params) =>
             options.run(params, raw).pipe(
               Effect.catchAll((error) =>
@@ -241,7 +245,8 @@ interface ToolkitHandler {
 const toolkitEntry = (toolkit: ToolkitHandler, tool: Tool.Any): ToolEntry =>
   makeToolEntry(tool, {
     parameters: tool.parametersSchema,
-    run: (_, raw) => Effect.map(toolkit.handle(tool.name, raw), (r) => ({ result: r.encodedResult, isFailure: r.isFailure })),
+    run: (_, raw) =>
+      Effect.map(toolkit.handle(tool.name, raw), (r) => ({ result: r.encodedResult, isFailure: r.isFailure })),
     failure: (error) =>
       AiError.isAiError(error) && error._tag === "MalformedInput"
         ? `Tool '${tool.name}' returned an invalid result: ${errorText(error.cause ?? error)}`
@@ -255,7 +260,7 @@ const toolkitEntry = (toolkit: ToolkitHandler, tool: Tool.Any): ToolEntry =>
  *
  * @internal
  */
-export interface Tools {
+interface Tools {
   readonly entries: ReadonlyMap<string, ToolEntry>
   readonly toolkit: Toolkit.WithHandler<Record<string, Tool.Any>> | undefined
   /** whether a tool may need a person's approval */
@@ -268,7 +273,7 @@ export interface Tools {
  *
  * @internal
  */
-export const resolveTools = (agent: Agent.Any): Effect.Effect<Tools, never, unknown> =>
+const resolveTools = (agent: Agent.Any): Effect.Effect<Tools, never, unknown> =>
   Effect.map(
     agent.toolkit === undefined
       ? Effect.succeed(undefined)
@@ -353,7 +358,7 @@ const requestOptions = (tools: Tools) =>
  *
  * @internal
  */
-export interface Conversation {
+interface Conversation {
   readonly messages: ReadonlyArray<Prompt.Message>
   readonly turns: number
   readonly text: string
@@ -363,7 +368,9 @@ const userMessage = (text: string): Prompt.Message =>
   Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text })] })
 
 /** The assistant message of a reply, if it said or called anything. */
-const assistantMessage = (reply: Pick<Reply, "text" | "toolCalls" | "providerResults">): ReadonlyArray<Prompt.Message> => {
+const assistantMessage = (
+  reply: Pick<Reply, "text" | "toolCalls" | "providerResults">
+): ReadonlyArray<Prompt.Message> => {
   const content: Array<Prompt.AssistantMessagePart> = []
   if (reply.text.length > 0) content.push(Prompt.makePart("text", { text: reply.text }))
   for (const call of reply.toolCalls) {
@@ -395,7 +402,7 @@ const toPrompt = (conversation: Conversation): Prompt.Prompt => Prompt.fromMessa
  *
  * @internal
  */
-export const startConversation = (
+const startConversation = (
   system: string,
   history: ReadonlyArray<{ readonly input: unknown; readonly output: unknown }>,
   message: unknown
@@ -419,7 +426,7 @@ export const startConversation = (
  *
  * @internal
  */
-export interface ToolCall {
+interface ToolCall {
   readonly id: string
   readonly name: string
   readonly params: unknown
@@ -432,7 +439,7 @@ export interface ToolCall {
  *
  * @internal
  */
-export interface Reply {
+interface Reply {
   readonly text: string
   readonly toolCalls: ReadonlyArray<ToolCall>
   /** results of tools the provider executed itself */
@@ -502,7 +509,11 @@ const addPart = (reply: Reply, part: ResponsePart): Reply => {
 
 /** The model a `response-metadata` part names (an `Option` once decoded). */
 const modelIdOf = (part: { readonly modelId?: Option.Option<string> | string | undefined }): string | undefined =>
-  typeof part.modelId === "string" ? part.modelId : part.modelId === undefined ? undefined : Option.getOrUndefined(part.modelId)
+  typeof part.modelId === "string"
+    ? part.modelId
+    : part.modelId === undefined
+    ? undefined
+    : Option.getOrUndefined(part.modelId)
 
 /**
  * One model call: counted in the run's token usage, and (when the run is
@@ -555,7 +566,9 @@ const recordedReply = (call: Effect.Effect<Reply, AiError.AiError>): Effect.Effe
     ))
 
 const publishDelta = (part: ResponsePart): Effect.Effect<void> =>
-  part.type === "text-delta" && part.delta.length > 0 ? events.emit({ _tag: "TextDelta", delta: part.delta }) : Effect.void
+  part.type === "text-delta" && part.delta.length > 0
+    ? events.emit({ _tag: "TextDelta", delta: part.delta })
+    : Effect.void
 
 /**
  * The parts of a response that `LanguageModel` could not decode because it
@@ -584,7 +597,7 @@ const unknownToolParts = (error: AiError.AiError, tools: Tools): ReadonlyArray<R
  *
  * @internal
  */
-export const callModel = (
+const callModel = (
   model: LanguageModel.Service,
   tools: Tools,
   conversation: Conversation,
@@ -614,15 +627,18 @@ export const callModel = (
         return parts === undefined ? Effect.fail(error) : Effect.succeed(parts.reduce(addPart, emptyReply))
       })
     )
-  return Effect.flatMap(recordedReply(modelCall(reply, streaming ? "streamText" : "generateText", replyReport)), (result) =>
-    Option.isSome(result.error)
-      ? new AiError.UnknownError({
-        module: "Agent",
-        method: "run",
-        description: `The model reported an error: ${errorText(result.error.value)}`,
-        cause: result.error.value
-      })
-      : Effect.succeed(result))
+  return Effect.flatMap(
+    recordedReply(modelCall(reply, streaming ? "streamText" : "generateText", replyReport)),
+    (result) =>
+      Option.isSome(result.error)
+        ? new AiError.UnknownError({
+          module: "Agent",
+          method: "run",
+          description: `The model reported an error: ${errorText(result.error.value)}`,
+          cause: result.error.value
+        })
+        : Effect.succeed(result)
+  )
 }
 
 // -----------------------------------------------------------------------------
@@ -661,7 +677,9 @@ export type NeedsApprovalTypeId = typeof NeedsApprovalTypeId
  */
 export const needsApproval = (tool: Tool.Any, when: ApprovalPolicy, timeout?: Duration.DurationInput): Tool.Any => {
   if (!Tool.isUserDefined(tool)) {
-    throw new TypeError(`Agent.needsApproval: the provider runs the tool '${tool.name}' itself; it cannot wait for approval`)
+    throw new TypeError(
+      `Agent.needsApproval: the provider runs the tool '${tool.name}' itself; it cannot wait for approval`
+    )
   }
   const annotated = tool.annotate(NeedsApproval, when)
   const timed = timeout === undefined ? annotated : annotated.annotate(ApprovalTimeout, Duration.decode(timeout))
@@ -674,7 +692,7 @@ export const needsApproval = (tool: Tool.Any, when: ApprovalPolicy, timeout?: Du
  *
  * @internal
  */
-export class ApprovalTimeout extends EffectContext.Reference<ApprovalTimeout>()("@sessionflow/core/Agent/ApprovalTimeout", {
+class ApprovalTimeout extends EffectContext.Reference<ApprovalTimeout>()("@sessionflow/core/Agent/ApprovalTimeout", {
   defaultValue: (): Duration.Duration | undefined => undefined
 }) {}
 
@@ -771,16 +789,28 @@ const ownedBy = (agent: string, run: number) => (answer: Answer): boolean => {
 const beginApprovals = (
   agent: Agent.Any,
   tools: Tools
-): Effect.Effect<{ readonly approvals: Approvals; readonly restored: { readonly conversation: Conversation; readonly turn: Turn } | undefined }, WorkflowError.ResponseDecodeError> =>
+): Effect.Effect<
+  {
+    readonly approvals: Approvals
+    readonly restored: { readonly conversation: Conversation; readonly turn: Turn } | undefined
+  },
+  WorkflowError.ResponseDecodeError
+> =>
   Effect.gen(function*() {
     const questions = yield* FiberRef.get(currentQuestions)
-    if (questions === undefined || !tools.approvals) return { approvals: { questions: undefined, run: 0 }, restored: undefined }
+    if (questions === undefined || !tools.approvals) {
+      return { approvals: { questions: undefined, run: 0 }, restored: undefined }
+    }
     const run = startRun(questions, agent.name)
     const answer = latestAnswer(questions, agent.name, ownedBy(agent.name, run))
-    if (answer === undefined) return { approvals: { questions, run }, restored: undefined }
+    if (answer === undefined) {
+      return { approvals: { questions, run }, restored: undefined }
+    }
     // the checkpoint is this library's own: one that does not decode is a defect
     const checkpoint = yield* Effect.orDie(decodeCheckpoint(answer.checkpoint))
-    const decision = answer.timedOut === true ? timedOutDecision : yield* decodeResponse(ApprovalResponse, answer.response)
+    const decision = answer.timedOut === true
+      ? timedOutDecision
+      : yield* decodeResponse(ApprovalResponse, answer.response)
     // the state as it was at the question (it was valid then)
     if (questions.state !== undefined && checkpoint.state !== undefined) {
       yield* Effect.orDie(questions.state.restore(checkpoint.state))
@@ -790,7 +820,11 @@ const beginApprovals = (
       restored: {
         conversation: { messages: checkpoint.prompt.content, turns: checkpoint.turns, text: checkpoint.text },
         turn: {
-          calls: checkpoint.pending.map((call) => ({ ...call, providerExecuted: false, providerName: call.providerName })),
+          calls: checkpoint.pending.map((call) => ({
+            ...call,
+            providerExecuted: false,
+            providerName: call.providerName
+          })),
           results: checkpoint.results,
           decision
         }
@@ -801,13 +835,16 @@ const beginApprovals = (
 /** The result of a call nobody can approve (the agent runs outside a workflow run). */
 const nobodyToAsk = (tool: string): ToolOutcome => ({
   isFailure: true,
-  result: `Tool '${tool}' needs a person's approval, and nobody can be asked outside a workflow run: the call was not made.`
+  result:
+    `Tool '${tool}' needs a person's approval, and nobody can be asked outside a workflow run: the call was not made.`
 })
 
 /** The result of a call a person rejected. */
 const rejected = (reason: string | undefined): ToolOutcome => ({
   isFailure: true,
-  result: reason === undefined || reason.trim().length === 0 ? "Rejected by a person." : `Rejected by a person: ${reason}`
+  result: reason === undefined || reason.trim().length === 0
+    ? "Rejected by a person."
+    : `Rejected by a person: ${reason}`
 })
 
 const sameCall = (a: { readonly name: string; readonly params: unknown }, b: ToolCall) =>
@@ -849,7 +886,9 @@ const callCompleted = (call: ToolCall, outcome: ToolOutcome): Effect.Effect<Prom
 /** Makes a call (a tool the agent does not have is an error result). */
 const execute = (tools: Tools, call: ToolCall) => {
   const entry = tools.entries.get(call.name)
-  return entry === undefined ? Effect.succeed(unknownTool(call.name, [...tools.entries.keys()])) : entry.run(call.params)
+  return entry === undefined
+    ? Effect.succeed(unknownTool(call.name, [...tools.entries.keys()]))
+    : entry.run(call.params)
 }
 
 /**
@@ -858,11 +897,14 @@ const execute = (tools: Tools, call: ToolCall) => {
  *
  * @internal
  */
-export const runToolCall = (
+const runToolCall = (
   tools: Tools,
   call: ToolCall
 ): Effect.Effect<Prompt.ToolResultPart, WorkflowError.ResponseDecodeError, unknown> =>
-  Effect.zipRight(callStarted(call), toolSpan(call, Effect.flatMap(execute(tools, call), (outcome) => callCompleted(call, outcome))))
+  Effect.zipRight(
+    callStarted(call),
+    toolSpan(call, Effect.flatMap(execute(tools, call), (outcome) => callCompleted(call, outcome)))
+  )
 
 /** Makes (approved) or answers (rejected) a call a person decided on. */
 const decided = (tools: Tools, call: ToolCall, decision: typeof ApprovalResponse.Type) =>
@@ -889,7 +931,7 @@ const toolSpan = <E, R>(call: ToolCall, self: Effect.Effect<Prompt.ToolResultPar
  *
  * @internal
  */
-export interface Loop {
+interface Loop {
   readonly agent: Agent.Any
   readonly model: LanguageModel.Service
   readonly tools: Tools
@@ -937,14 +979,23 @@ const finishTurn = (loop: Loop, conversation: Conversation, turn: Turn) =>
         text: conversation.text,
         results,
         pending: [pending[0]!, ...pending.slice(1)],
-        ...(approvals.questions.state === undefined ? {} : { state: yield* Effect.orDie(approvals.questions.state.save) })
+        ...(approvals.questions.state === undefined
+          ? {}
+          : { state: yield* Effect.orDie(approvals.questions.state.save) })
       }))
-      const payload: typeof ApprovalRequest.Encoded = { agent: agent.name, tool: call.name, toolCallId: call.id, arguments: call.params }
+      const payload: typeof ApprovalRequest.Encoded = {
+        agent: agent.name,
+        tool: call.name,
+        toolCallId: call.id,
+        arguments: call.params
+      }
       // pauses the run, unless this question was answered: then the step ran
       // again and this run did not carry on from its checkpoint (it took
       // another course before): the answer holds only for the same call
       const timeout = approvalTimeoutOf(entry.tool)
-      const timeoutAt = timeout === undefined ? undefined : (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
+      const timeoutAt = timeout === undefined
+        ? undefined
+        : (yield* Clock.currentTimeMillis) + Duration.toMillis(timeout)
       const answer = yield* ask(
         approvals.questions,
         agent.name,
@@ -952,15 +1003,21 @@ const finishTurn = (loop: Loop, conversation: Conversation, turn: Turn) =>
         checkpoint,
         timeoutAt === undefined ? undefined : { kind: "question", wakeAt: timeoutAt, timeoutAt }
       )
-      const asked = (answer.checkpoint as { readonly pending?: ReadonlyArray<{ readonly name: string; readonly params: unknown }> })
-        .pending?.[0]
+      const asked =
+        (answer.checkpoint as { readonly pending?: ReadonlyArray<{ readonly name: string; readonly params: unknown }> })
+          .pending?.[0]
       if (asked === undefined || !sameCall(asked, call)) {
         return yield* Effect.dieMessage(
-          `Agent '${agent.name}': the answer found for its call of '${call.name}' was given about another tool call (the run took another course when it continued)`
+          `Agent '${agent.name}': the answer found for its call of '${call.name}' was ` +
+            `given about another tool call (the run took another course when it continued)`
         )
       }
       results.push(
-        yield* decided(tools, call, answer.timedOut === true ? timedOutDecision : yield* decodeResponse(ApprovalResponse, answer.response))
+        yield* decided(
+          tools,
+          call,
+          answer.timedOut === true ? timedOutDecision : yield* decodeResponse(ApprovalResponse, answer.response)
+        )
       )
     }
     return append(conversation, [Prompt.makeMessage("tool", { content: results })])
@@ -975,7 +1032,7 @@ const finishTurn = (loop: Loop, conversation: Conversation, turn: Turn) =>
  *
  * @internal
  */
-export const toolLoop = (
+const toolLoop = (
   loop: Loop,
   start: Conversation,
   resume: Turn | undefined
@@ -985,7 +1042,11 @@ export const toolLoop = (
     let conversation = resume === undefined ? start : yield* finishTurn(loop, start, resume)
     while (true) {
       const reply = yield* callModel(model, tools, conversation, streaming)
-      conversation = { ...append(conversation, assistantMessage(reply)), turns: conversation.turns + 1, text: reply.text }
+      conversation = {
+        ...append(conversation, assistantMessage(reply)),
+        turns: conversation.turns + 1,
+        text: reply.text
+      }
       const calls = reply.toolCalls.filter((call) => !call.providerExecuted)
       if (calls.length === 0) return conversation
       if (conversation.turns >= agent.maxTurns) {
@@ -1068,13 +1129,17 @@ type Attempt =
  *
  * @internal
  */
-export const structuredOutput = (
+const structuredOutput = (
   agent: Agent.Any,
   model: LanguageModel.Service,
   tools: Tools,
   schema: OutputSchema,
   start: Conversation
-): Effect.Effect<{ readonly value: unknown; readonly conversation: Conversation }, AiError.AiError | StructuredOutputError, unknown> =>
+): Effect.Effect<
+  { readonly value: unknown; readonly conversation: Conversation },
+  AiError.AiError | StructuredOutputError,
+  unknown
+> =>
   Effect.gen(function*() {
     if (start.text.length > 0) {
       const direct = yield* Effect.option(Schema.decodeUnknown(Schema.parseJson(schema))(start.text))
@@ -1107,14 +1172,20 @@ export const structuredOutput = (
         Effect.map((response): Attempt => ({ _tag: "Decoded", value: response.value, text: response.text })),
         Effect.catchIf(isReplyFailure, (error) => {
           const text = replyText(error)
-          return Effect.map(describeReplyFailure(schema, error, text), (problem): Attempt => ({ _tag: "Invalid", problem, text, error }))
+          return Effect.map(
+            describeReplyFailure(schema, error, text),
+            (problem): Attempt => ({ _tag: "Invalid", problem, text, error })
+          )
         })
       )
     const first = yield* attempt(start)
     let conversation: Conversation = { ...start, turns: start.turns + 1 }
     let final = first
     if (first._tag === "Invalid") {
-      conversation = append(conversation, [...assistantText(first.text ?? ""), userMessage(repairMessage(first.problem))])
+      conversation = append(conversation, [
+        ...assistantText(first.text ?? ""),
+        userMessage(repairMessage(first.problem))
+      ])
       final = yield* attempt(conversation)
       conversation = { ...conversation, turns: conversation.turns + 1 }
     }
@@ -1126,7 +1197,10 @@ export const structuredOutput = (
         cause: final.error
       })
     }
-    return { value: final.value, conversation: { ...append(conversation, assistantText(final.text)), text: final.text } }
+    return {
+      value: final.value,
+      conversation: { ...append(conversation, assistantText(final.text)), text: final.text }
+    }
   })
 
 // -----------------------------------------------------------------------------
@@ -1161,7 +1235,10 @@ const withModel = <A, E, R>(
       : agent.model === undefined
       ? Effect.flatMap(LanguageModel.LanguageModel, f)
       : Effect.scoped(
-        Effect.flatMap(Layer.build(agent.model), (context) => f(EffectContext.get(context, LanguageModel.LanguageModel)))
+        Effect.flatMap(
+          Layer.build(agent.model),
+          (context) => f(EffectContext.get(context, LanguageModel.LanguageModel))
+        )
       ))
 
 /**
@@ -1187,7 +1264,12 @@ export const run = (
         ? yield* toolLoop({ agent, model, tools, streaming, approvals }, start, restored?.turn)
         : start
       if (schema === undefined) {
-        return { content: conversation.text, text: conversation.text, prompt: toPrompt(conversation), turns: conversation.turns }
+        return {
+          content: conversation.text,
+          text: conversation.text,
+          prompt: toPrompt(conversation),
+          turns: conversation.turns
+        }
       }
       const output = yield* structuredOutput(agent, model, tools, schema, conversation)
       const { text, turns } = output.conversation

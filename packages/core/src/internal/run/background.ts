@@ -23,7 +23,9 @@ export interface Background {
  *
  * @internal
  */
-export const currentBackground: FiberRef.FiberRef<Background | undefined> = FiberRef.unsafeMake<Background | undefined>(undefined)
+export const currentBackground: FiberRef.FiberRef<Background | undefined> = FiberRef.unsafeMake<Background | undefined>(
+  undefined
+)
 
 /**
  * Tells a background run's starter that the run is registered (its entry is

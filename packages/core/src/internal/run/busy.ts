@@ -8,8 +8,8 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Duration from "effect/Duration"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -20,13 +20,10 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
-import { currentBackground, registered } from "./background.js"
 import type { Any } from "../workflow/model.js"
+import { currentBackground, registered } from "./background.js"
 import { cancelledWhileRunning } from "./lease.js"
 import { type Ids, storedInputOf } from "./model.js"
-
-/** What a run does at a busy session. @internal */
-export type OnBusy = "reject" | "enqueue" | "interrupt"
 
 /**
  * The longest a queued run waits between two looks at its queue when no
@@ -95,7 +92,10 @@ export const interruptibleRun = <A, E, R>(
  * no record, `cancelled` too), marked as a cancellation (see
  * `lease.isCancellation`: its events end with `RunCancelled`).
  */
-const endedByInterrupt = (store: SessionStore.Service, { runId, sessionId }: Ids): Effect.Effect<WorkflowError.RunEnded> =>
+const endedByInterrupt = (
+  store: SessionStore.Service,
+  { runId, sessionId }: Ids
+): Effect.Effect<WorkflowError.RunEnded> =>
   Effect.map(
     Effect.orElseSucceed(store.getRun(runId), () => Option.none<SessionStore.RunLookup>()),
     (found) =>
@@ -183,7 +183,9 @@ export const enqueued = <A, E, R>(
     const wakeUps = yield* Queue.sliding<void>(1)
     yield* store.watchQueue(sessionId).pipe(
       Stream.runForEach(() => Queue.offer(wakeUps, undefined)),
-      Effect.catchAll((error) => Effect.logWarning(`sessionflow: cannot watch the queue of session ${sessionId}`, error)),
+      Effect.catchAll((error) =>
+        Effect.logWarning(`sessionflow: cannot watch the queue of session ${sessionId}`, error)
+      ),
       Effect.forkScoped
     )
     const now = yield* Clock.currentTimeMillis
@@ -206,7 +208,8 @@ export const enqueued = <A, E, R>(
     )
     const lost = new WorkflowError.RunLost({
       runId,
-      description: "its place in the session's queue was lost: its lease expired (the process stalled longer than the lease)"
+      description:
+        "its place in the session's queue was lost: its lease expired (the process stalled longer than the lease)"
     })
     /** the abandoned runs of this workflow this caller carries on (once each) */
     const helped = new Set<string>()
@@ -218,20 +221,23 @@ export const enqueued = <A, E, R>(
      * carried on from here (in the background, as `DurableRuns` would: of
      * several, one claim wins), so that the queue goes on without a supervisor.
      */
-    const help = Effect.flatMap(store.activeRuns({ sessionId, status: "running" }), (runs) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) =>
-        Effect.forEach(
-          runs.filter((run) =>
-            run.runId !== runId && run.workflowName === self.name && SessionStore.isAbandoned(run, at) &&
-            !helped.has(run.runId)
-          ),
-          (run) => {
-            helped.add(run.runId)
-            const background = { registered: Deferred.unsafeMake<void, unknown>(FiberId.none) }
-            return Effect.forkDaemon(Effect.ignoreLogged(Effect.locally(carryOn(run), currentBackground, background)))
-          },
-          { discard: true }
-        )))
+    const help = Effect.flatMap(
+      store.activeRuns({ sessionId, status: "running" }),
+      (runs) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) =>
+          Effect.forEach(
+            runs.filter((run) =>
+              run.runId !== runId && run.workflowName === self.name && SessionStore.isAbandoned(run, at) &&
+              !helped.has(run.runId)
+            ),
+            (run) => {
+              helped.add(run.runId)
+              const background = { registered: Deferred.unsafeMake<void, unknown>(FiberId.none) }
+              return Effect.forkDaemon(Effect.ignoreLogged(Effect.locally(carryOn(run), currentBackground, background)))
+            },
+            { discard: true }
+          ))
+    )
     /**
      * Drops the session's queued runs whose caller is a gone process of this
      * host (`SessionStore.ownerGone`), each only while it is still that
@@ -252,24 +258,30 @@ export const enqueued = <A, E, R>(
     const nextWakeUp = Effect.timeout(Queue.take(wakeUps), Duration.millis(pollMillis)).pipe(
       Effect.catchTag("TimeoutException", () => Effect.void)
     )
-    const waitTurn: Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost, R> = Effect.gen(function*() {
-      while (true) {
-        const turn = yield* look
-        if (turn === "lost") return yield* lost
-        if (turn === "taken") return
-        // a run ahead whose caller died on this host leaves the queue at once: look again
-        if (yield* dropGone) continue
-        yield* help
-        yield* nextWakeUp
+    const waitTurn: Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost, R> = Effect.gen(
+      function*() {
+        while (true) {
+          const turn = yield* look
+          if (turn === "lost") return yield* lost
+          if (turn === "taken") return
+          // a run ahead whose caller died on this host leaves the queue at once: look again
+          if (yield* dropGone) continue
+          yield* help
+          yield* nextWakeUp
+        }
       }
-    })
+    )
     // while the run runs, its turn is kept (a lost turn is only logged: the
     // session's version check still refuses a commit on a state moved on)
     const keepTurn = look.pipe(
       Effect.tap((turn) =>
-        turn === "lost" ? Effect.logWarning(`sessionflow: run ${runId} lost its turn in the queue of session ${sessionId}`) : Effect.void
+        turn === "lost"
+          ? Effect.logWarning(`sessionflow: run ${runId} lost its turn in the queue of session ${sessionId}`)
+          : Effect.void
       ),
-      Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not renew run ${runId}'s turn in the queue`, error)),
+      Effect.catchAll((error) =>
+        Effect.logWarning(`sessionflow: could not renew run ${runId}'s turn in the queue`, error)
+      ),
       Effect.repeat(Schedule.spaced(Duration.millis(pollMillis))),
       Effect.delay(Duration.millis(pollMillis)),
       Effect.zipRight(Effect.never)

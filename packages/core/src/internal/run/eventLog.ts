@@ -31,10 +31,10 @@ export interface LogOptions {
 }
 
 /** How long a batch of events may wait before it is written, at most (checked as events arrive). */
-export const flushInterval = 100
+const flushInterval = 100
 
 /** The most events of one batch. */
-export const maxBatch = 256
+const maxBatch = 256
 
 /**
  * How long a follower waits for the last events of a run whose end is
@@ -47,7 +47,7 @@ const endTick = Duration.millis(250)
 const page = 1000
 
 /** The retention a run's options ask for. */
-export const retentionOf = (options: LogOptions | undefined): SessionStore.EventRetention => ({
+const retentionOf = (options: LogOptions | undefined): SessionStore.EventRetention => ({
   maxEvents: options?.eventRetention?.maxEvents ?? SessionStore.defaultEventRetention.maxEvents,
   keepFor: options?.eventRetention?.keepFor === undefined
     ? SessionStore.defaultEventRetention.keepFor
@@ -90,7 +90,10 @@ export const storing = (options: LogOptions | undefined, runId: string, known: b
             Effect.sync(() => {
               batch = [...written, ...batch]
             }),
-            Effect.logWarning(`sessionflow: could not store the events of run '${runId}' (kept for the next write)`, error)
+            Effect.logWarning(
+              `sessionflow: could not store the events of run '${runId}' (kept for the next write)`,
+              error
+            )
           )
         )
       )
@@ -201,7 +204,10 @@ export const follow = (
         if (ended === undefined) return { events, done: false }
         const rest = yield* readAll
         if (rest.length === 0 && !checked && after < 0) {
-          return yield* new WorkflowError.RunNotFound({ runId, description: "it has no stored events (they were not stored, or are no longer kept)" })
+          return yield* new WorkflowError.RunNotFound({
+            runId,
+            description: "it has no stored events (they were not stored, or are no longer kept)"
+          })
         }
         if (rest.some(endsStream)) return { events: rest, done: true }
         // the log ended the stream at or before what was asked for (read after its end)

@@ -22,10 +22,10 @@ import * as WorkflowEvent from "../../WorkflowEvent.js"
 import { changesProblem, storedChanges } from "../json.js"
 import * as record from "../record.js"
 import { type Cell, fromCell } from "../state.js"
-import { UsageCounter } from "../usage.js"
-import * as stateCache from "../store/stateCache.js"
 import { type ExecContext, makeExecContext, nextInput, runFrom } from "../step/exec.js"
 import { currentQuestions, makeQuestions } from "../step/questions.js"
+import * as stateCache from "../store/stateCache.js"
+import { UsageCounter } from "../usage.js"
 import { decodeState, encodeState } from "../workflow/model.js"
 import { currentBackground } from "./background.js"
 import { answersOf, Journal, restoreOutputs } from "./journal.js"
@@ -71,14 +71,20 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   const usage = new UsageCounter(journaled?.usage)
   const exec = makeExecContext(
     events,
-    makeQuestions(first, answersOf(run), {
-      save: Effect.suspend(() => encodeState(self, run.ids.sessionId, cell.value)),
-      restore: (encoded) => Effect.flatMap(decodeState(self, run.ids.sessionId, encoded), service.set)
-    }, usage, {
-      taken: new Set(journaled?.signals),
-      // a run without an unfinished-run entry yet was sent no signal
-      stored: (name) => run.tracked ? run.store.signals(run.ids.runId, { name }) : Effect.succeed([])
-    }),
+    makeQuestions(
+      first,
+      answersOf(run),
+      {
+        save: Effect.suspend(() => encodeState(self, run.ids.sessionId, cell.value)),
+        restore: (encoded) => Effect.flatMap(decodeState(self, run.ids.sessionId, encoded), service.set)
+      },
+      usage,
+      {
+        taken: new Set(journaled?.signals),
+        // a run without an unfinished-run entry yet was sent no signal
+        stored: (name) => run.tracked ? run.store.signals(run.ids.runId, { name }) : Effect.succeed([])
+      }
+    ),
     run.traced
   )
   restoreOutputs(exec, journaled)
@@ -99,7 +105,10 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   // the attempt is uninterruptible and `Effect.exit` takes every outcome of
   // the steps, so nothing skips the put-back.
   const context = servicesOf(run, service)
-  const outerContext = yield* FiberRef.getAndUpdate(FiberRef.currentContext, (outer) => EffectContext.merge(outer, context))
+  const outerContext = yield* FiberRef.getAndUpdate(
+    FiberRef.currentContext,
+    (outer) => EffectContext.merge(outer, context)
+  )
   const outerQuestions = yield* FiberRef.getAndSet(currentQuestions, exec.questions)
   // a run inside a step is not the background run this one may be
   const outerBackground = yield* FiberRef.getAndSet(currentBackground, undefined)
@@ -176,7 +185,8 @@ const explainFrozen = <A>(exit: Exit.Exit<A, unknown>): Exit.Exit<A, unknown> =>
   return Exit.die(
     new Error(
       `a step changed the session state in place (${defect.value.message}); with persist: "changes" ` +
-        "committed states are frozen: update the state immutably, e.g. SessionState.update((s) => ({ ...s, items: [...s.items, item] }))",
+        "committed states are frozen: update the state immutably, e.g. " +
+        "SessionState.update((s) => ({ ...s, items: [...s.items, item] }))",
       { cause: defect.value }
     )
   )

@@ -10,9 +10,9 @@ import * as Effect from "effect/Effect"
 import type * as SessionStore from "../../SessionStore.js"
 import * as StepOutput from "../../StepOutput.js"
 import type { Cell } from "../state.js"
-import * as stateCache from "../store/stateCache.js"
 import { type ExecContext, outputsAt } from "../step/exec.js"
 import { advanceQuestions, type Answer } from "../step/questions.js"
+import * as stateCache from "../store/stateCache.js"
 import { type UsageCounter, usageField } from "../usage.js"
 import { encodeState } from "../workflow/model.js"
 import { checkJson, type Opened, outputJson } from "./model.js"
@@ -29,7 +29,9 @@ export const answersOf = (run: Opened): Record<string, Answer> => {
   const pausedOn = run.claimed?.pause
   const given = run.start._tag === "Claimed" && run.start.answer !== undefined
     ? run.start.answer
-    : pausedOn === undefined ? undefined : recordedAnswer(pausedOn)
+    : pausedOn === undefined
+    ? undefined
+    : recordedAnswer(pausedOn)
   if (pausedOn !== undefined && given !== undefined) answers[pausedOn.key] = given
   return answers
 }
@@ -50,7 +52,10 @@ export const recordedAnswer = (pause: SessionStore.Pause): Answer | undefined =>
  *
  * @internal
  */
-export const withAnswer = (pause: SessionStore.Pause, { checkpoint: _checkpoint, ...answer }: Answer): SessionStore.Pause => ({
+export const withAnswer = (
+  pause: SessionStore.Pause,
+  { checkpoint: _checkpoint, ...answer }: Answer
+): SessionStore.Pause => ({
   ...pause,
   answer
 })
@@ -139,7 +144,10 @@ export class Journal {
       }
       advanceQuestions(exec.questions, next)
       return this.writes
-        ? Effect.zipRight(checkJson(sessionId, "journal", this.point), store.updateRun(runId, store.owner, { journal: this.point }))
+        ? Effect.zipRight(
+          checkJson(sessionId, "journal", this.point),
+          store.updateRun(runId, store.owner, { journal: this.point })
+        )
         : Effect.void
     })
   }
@@ -161,7 +169,12 @@ export class Journal {
   private current(): Effect.Effect<SessionStore.Journal, unknown> {
     const { exec, position } = this
     if (position === undefined) {
-      return Effect.succeed({ ...this.point, answers: exec.questions.answers, ...usageField(this.usage), ...signalsField(exec) })
+      return Effect.succeed({
+        ...this.point,
+        answers: exec.questions.answers,
+        ...usageField(this.usage),
+        ...signalsField(exec)
+      })
     }
     return Effect.map(encodeState(this.run.self, this.run.ids.sessionId, position.state), (state) => ({
       next: position.next,

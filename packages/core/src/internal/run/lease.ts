@@ -55,29 +55,33 @@ const startedWithField = (run: Opened) => {
  *
  * @internal
  */
-export const leased = (run: Attempt) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.RunLost | WorkflowError.RunEnded, R> => {
-  if (!run.tracked) return self
-  const key = keyOf(run.store, run.ids.runId)
-  return Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const stop = Deferred.unsafeMake<never, WorkflowError.RunEnded>(FiberId.none)
-      held.set(key, { stop, sessionId: run.ids.sessionId })
-      return stop
-    }),
-    (stop) => Effect.raceFirst(self, Effect.raceFirst(renew(run), Deferred.await(stop))),
-    (stop) =>
+export const leased =
+  (run: Attempt) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | WorkflowError.RunLost | WorkflowError.RunEnded, R> => {
+    if (!run.tracked) return self
+    const key = keyOf(run.store, run.ids.runId)
+    return Effect.acquireUseRelease(
       Effect.sync(() => {
-        if (held.get(key)?.stop === stop) held.delete(key)
-      })
-  )
-}
+        const stop = Deferred.unsafeMake<never, WorkflowError.RunEnded>(FiberId.none)
+        held.set(key, { stop, sessionId: run.ids.sessionId })
+        return stop
+      }),
+      (stop) => Effect.raceFirst(self, Effect.raceFirst(renew(run), Deferred.await(stop))),
+      (stop) =>
+        Effect.sync(() => {
+          if (held.get(key)?.stop === stop) held.delete(key)
+        })
+    )
+  }
 
 /**
  * The steps of the tracked runs this process runs, by store (its `owner`)
  * and run id: how a cancel through the same store stops a run at once.
  */
-const held = new Map<string, { readonly stop: Deferred.Deferred<never, WorkflowError.RunEnded>; readonly sessionId: string }>()
+const held = new Map<
+  string,
+  { readonly stop: Deferred.Deferred<never, WorkflowError.RunEnded>; readonly sessionId: string }
+>()
 
 const keyOf = (store: SessionStore.Service, runId: string) => `${store.owner}\u0000${runId}`
 
@@ -146,8 +150,14 @@ export const lostOrCancelled = (
 
 const renew = ({ ids: { runId }, leaseMillis, store }: Attempt) => {
   const every = Duration.millis(Math.max(1, Math.floor(leaseMillis / 3)))
-  return Effect.flatMap(Clock.currentTimeMillis, (at) => store.updateRun(runId, store.owner, { leaseExpiresAt: at + leaseMillis })).pipe(
-    Effect.catchTag("SessionStoreError", (error) => Effect.logWarning(`sessionflow: could not renew the lease of run ${runId}`, error)),
+  return Effect.flatMap(
+    Clock.currentTimeMillis,
+    (at) => store.updateRun(runId, store.owner, { leaseExpiresAt: at + leaseMillis })
+  ).pipe(
+    Effect.catchTag(
+      "SessionStoreError",
+      (error) => Effect.logWarning(`sessionflow: could not renew the lease of run ${runId}`, error)
+    ),
     Effect.repeat(Schedule.spaced(every)),
     Effect.delay(every),
     Effect.zipRight(Effect.never)

@@ -11,17 +11,17 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { YieldWrap } from "effect/Utils"
 import * as SessionStore from "../../SessionStore.js"
-import * as StepOutput from "../../StepOutput.js"
+import type * as StepOutput from "../../StepOutput.js"
+import type { ContinueOptions, RunOptions } from "../../Workflow.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import type * as WorkflowEvent from "../../WorkflowEvent.js"
-import type { ContinueOptions, RunOptions } from "../../Workflow.js"
 import { jsonProblem } from "../json.js"
-import type * as stateCache from "../store/stateCache.js"
 import type { Answer } from "../step/questions.js"
+import type * as stateCache from "../store/stateCache.js"
 import type { Any } from "../workflow/model.js"
 
 /** @internal */
-export type Durability = "run" | "step"
+type Durability = "run" | "step"
 
 /**
  * The lease of a running run when none is given: short, so that the id of a
@@ -30,7 +30,7 @@ export type Durability = "run" | "step"
  *
  * @internal
  */
-export const defaultLeaseDuration: Duration.Duration = Duration.seconds(10)
+const defaultLeaseDuration: Duration.Duration = Duration.seconds(10)
 
 /** @internal */
 export const leaseMillisOf = (options: RunOptions<unknown> | ContinueOptions | undefined): number =>
@@ -43,7 +43,9 @@ export const leaseMillisOf = (options: RunOptions<unknown> | ContinueOptions | u
  *
  * @internal
  */
-export const startedWithOf = (options: RunOptions<unknown> | ContinueOptions | undefined): SessionStore.StartedWith | undefined => {
+export const startedWithOf = (
+  options: RunOptions<unknown> | ContinueOptions | undefined
+): SessionStore.StartedWith | undefined => {
   if (options === undefined) return undefined
   const retention = options.eventRetention
   const startedWith: Record<string, unknown> = {}
@@ -236,7 +238,7 @@ export const opened = (
 export const jsonValue = (u: unknown): unknown => (u === undefined ? null : u)
 
 /** @internal */
-export type JsonProblem = NonNullable<ReturnType<typeof jsonProblem>>
+type JsonProblem = NonNullable<ReturnType<typeof jsonProblem>>
 
 /** The input as a run record keeps it: null when it is not JSON. @internal */
 export const storedInputOf = (input: unknown): unknown => jsonProblem(input) === undefined ? jsonValue(input) : null

@@ -14,8 +14,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import type { ContinueOptions, RunOptions } from "../../Workflow.js"
 import * as SessionStore from "../../SessionStore.js"
+import type { ContinueOptions, RunOptions } from "../../Workflow.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import { copyJson, deepCopy, deepMerge } from "../json.js"
 import * as stateCache from "../store/stateCache.js"
@@ -56,7 +56,9 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
   if (busy !== undefined) {
     const refused = new WorkflowError.SessionBusy({ sessionId, runId: busy.runId, leaseExpiresAt: busy.leaseExpiresAt })
     // a run already tracked (the next attempt after a conflict) with no retries left ends with the refusal
-    if (attempt.tracked && attempt.retriesLeft === 0) yield* recordFailure(attempt, Cause.fail(refused), Option.none(), version)
+    if (attempt.tracked && attempt.retriesLeft === 0) {
+      yield* recordFailure(attempt, Cause.fail(refused), Option.none(), version)
+    }
     return yield* Effect.fail(refused)
   }
   if (attempt.claimed !== undefined && attempt.claimed.baseVersion !== version) {
@@ -100,7 +102,9 @@ const busyElsewhere = (
   Effect.gen(function*() {
     const { options, start, store } = attempt
     if (start._tag !== "Fresh" || (options?.onBusy ?? "reject") !== "reject") return undefined
-    const running = Option.isSome(stored) ? stored.value.running ?? [] : firstRuns.filter((run) => run.status === "running")
+    const running = Option.isSome(stored)
+      ? stored.value.running ?? []
+      : firstRuns.filter((run) => run.status === "running")
     if (running.length === 0) return undefined
     const now = yield* Clock.currentTimeMillis
     return running.find((run) =>
@@ -144,12 +148,20 @@ function* load(attempt: Attempt, restore: Restore): Phase<Either.Either<Loaded, 
       ? { stored: Option.some(session.session), firstRuns: [], cacheKey, base: undefined, hit: false }
       : { stored: Option.none(), firstRuns: session.runs, cacheKey, base: undefined, hit: false }
   if (cached === undefined || found?.unchanged !== true) return Either.map(loaded, read)
-  if (!stateCache.matches(cached, found)) return Either.map(yield* Effect.either(restore(store.findSession(sessionId))), read)
+  if (!stateCache.matches(cached, found)) {
+    return Either.map(yield* Effect.either(restore(store.findSession(sessionId))), read)
+  }
   // the untyped state is not encoded, and a frozen one cannot be changed in
   // place: the run may have the cached state itself
   const base = self.state !== undefined || cached.frozen ? { state: cached.state } : undefined
   const state = self.state === undefined || cached.frozen ? cached.state : copyJson(cached.state)
-  return Either.right({ stored: Option.some({ ...found, state, unchanged: undefined }), firstRuns: [], cacheKey, base, hit: true })
+  return Either.right({
+    stored: Option.some({ ...found, state, unchanged: undefined }),
+    firstRuns: [],
+    cacheKey,
+    base,
+    hit: true
+  })
 }
 
 /** A session that cannot be read: a corrupt stored state is recorded (for its owner), as the session exists. */
@@ -175,20 +187,32 @@ export const unfinished = (self: Any, runId: string, options: ContinueOptions | 
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     const found = yield* store.getRun(runId)
-    if (Option.isNone(found)) return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+    if (Option.isNone(found)) {
+      return yield* new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+    }
     if (found.value._tag === "Recorded") {
       const record = found.value.record
       if (record.workflowName !== self.name) {
-        return yield* new WorkflowError.RunNotFound({ runId, description: `the run belongs to workflow '${record.workflowName}'` })
+        return yield* new WorkflowError.RunNotFound({
+          runId,
+          description: `the run belongs to workflow '${record.workflowName}'`
+        })
       }
-      if (record.userId !== undefined) yield* SessionStore.checkOwner(record.sessionId, record.userId, options?.userId ?? self.userId)
+      if (record.userId !== undefined) {
+        yield* SessionStore.checkOwner(record.sessionId, record.userId, options?.userId ?? self.userId)
+      }
       return yield* SessionStore.runEnded(record)
     }
     const active = found.value.run
     if (active.workflowName !== self.name) {
-      return yield* new WorkflowError.RunNotFound({ runId, description: `the run belongs to workflow '${active.workflowName}'` })
+      return yield* new WorkflowError.RunNotFound({
+        runId,
+        description: `the run belongs to workflow '${active.workflowName}'`
+      })
     }
-    if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
+    if (active.userId !== undefined) {
+      yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
+    }
     const named = options?.pause
     // a continue of a run that a gone process was continuing carries it on from that pause
     const waits = SessionStore.awaitsAnswer(active)
@@ -236,7 +260,9 @@ export const claim = (
         Effect.catchTag("RunNotFound", (error) =>
           Effect.flatMap(store.getRun(runId), (found) =>
             Effect.fail(
-              Option.isSome(found) && found.value._tag === "Recorded" ? SessionStore.runEnded(found.value.record) : error
+              Option.isSome(found) && found.value._tag === "Recorded"
+                ? SessionStore.runEnded(found.value.record)
+                : error
             )))
       )
   )

@@ -32,15 +32,16 @@ import * as events from "../events.js"
 import * as formatting from "../format.js"
 import * as idRules from "../ids.js"
 import { jsonProblem } from "../json.js"
+import type { Answer } from "../step/questions.js"
 import * as tracing from "../tracing.js"
 import { usageAttributes } from "../usage.js"
-import type { Answer } from "../step/questions.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
 import { currentBackground, registered } from "./background.js"
 import * as busy from "./busy.js"
 import * as eventLog from "./eventLog.js"
 import { execute } from "./execute.js"
 import { recordedAnswer, withAnswer } from "./journal.js"
+import { isCancellation } from "./lease.js"
 import {
   type Attempt,
   carriedOptions,
@@ -59,7 +60,6 @@ import {
 import { claim, continuedByGone, open, unfinished } from "./open.js"
 import { recordConflict, settle } from "./settle.js"
 import { checkShape } from "./shape.js"
-import { isCancellation } from "./lease.js"
 import { track } from "./track.js"
 
 /**
@@ -71,7 +71,9 @@ import { track } from "./track.js"
  */
 export const checkSessionId = (sessionId: string): Effect.Effect<string, WorkflowError.InvalidSessionId> => {
   const reason = idRules.problem(sessionId)
-  return reason === undefined ? Effect.succeed(sessionId) : Effect.fail(new WorkflowError.InvalidSessionId({ sessionId, reason }))
+  return reason === undefined
+    ? Effect.succeed(sessionId)
+    : Effect.fail(new WorkflowError.InvalidSessionId({ sessionId, reason }))
 }
 
 /**
@@ -273,7 +275,12 @@ const runEnd = (exit: Exit.Exit<RunOutput<unknown, unknown>, unknown>): tracing.
  *
  * @internal
  */
-export const run = <W extends Any>(self: W, input: unknown, options: RunOptions<unknown> | undefined, sink: Sink): Typed<W> =>
+export const run = <W extends Any>(
+  self: W,
+  input: unknown,
+  options: RunOptions<unknown> | undefined,
+  sink: Sink
+): Typed<W> =>
   atTypes(Effect.withFiberRuntime((fiber): Untyped => {
     const traced = tracing.isTracing(fiber)
     const userId = options?.userId ?? self.userId
@@ -325,7 +332,16 @@ const freshRun = (
 ): Untyped => {
   const durability = options?.durability ?? self.durability
   const tracked = options?.runId !== undefined || durability === "step"
-  const attempts = attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability }, retriesOf(options?.retryOnConflict), traced)
+  const attempts = attemptsOf(
+    self,
+    input,
+    options,
+    ids,
+    store,
+    { _tag: "Fresh", tracked, durability },
+    retriesOf(options?.retryOnConflict),
+    traced
+  )
   // a tracked run recorded its conflict when it ended (its last attempt's)
   return tracked
     ? attempts
@@ -364,7 +380,16 @@ const attemptsOf = (
       const retried = isConflict(error) ? tracked : start._tag === "Fresh" ? start.retried : tracked
       return Effect.zipRight(
         isConflict(error) ? conflictBackoff(retriesOf(options?.retryOnConflict) - retries) : busyBackoff,
-        attemptsOf(self, input, options, ids, store, { _tag: "Fresh", tracked, durability, retried }, retries - 1, traced)
+        attemptsOf(
+          self,
+          input,
+          options,
+          ids,
+          store,
+          { _tag: "Fresh", tracked, durability, retried },
+          retries - 1,
+          traced
+        )
       )
     }
   )
@@ -412,7 +437,8 @@ const byId = (
       if (found.record.sessionId !== sessionId || found.record.workflowName !== self.name) {
         return yield* new WorkflowError.RunNotFound({
           runId,
-          description: `the id was used by a run of workflow '${found.record.workflowName}' on session '${found.record.sessionId}'`
+          description:
+            `the id was used by a run of workflow '${found.record.workflowName}' on session '${found.record.sessionId}'`
         })
       }
       return other(replay(self, found.record))
@@ -493,13 +519,20 @@ export const resumeRun = <W extends Any>(
     const body = Effect.gen(function*() {
       const claimed = yield* claim(store, runId, leaseMillis, pause, from)
       if (logTurnedOn) {
-        yield* store.updateRun(runId, store.owner, { startedWith: { ...claimed.startedWith, ...startedWithOf(carried) } })
+        yield* store.updateRun(runId, store.owner, {
+          startedWith: { ...claimed.startedWith, ...startedWithOf(carried) }
+        })
       }
       yield* registered
       // the answer, and the state it continues from, are the claimed pause's
       const taken = answer === undefined ? undefined : yield* recordAnswer(store, claimed, answer)
       if (taken !== undefined) given?.(taken)
-      yield* WorkflowEvent.emit({ _tag: "RunResumed", workflowName: self.name, fromStep: claimed.journal?.next ?? 0, reason })
+      yield* WorkflowEvent.emit({
+        _tag: "RunResumed",
+        workflowName: self.name,
+        fromStep: claimed.journal?.next ?? 0,
+        reason
+      })
       // on a conflict the run starts over on the session's new state, under the
       // same id and entry (it does not end in between)
       return yield* attemptsOf(
@@ -520,4 +553,3 @@ export const resumeRun = <W extends Any>(
     const events = withEvents(logged, ids, undefined, body)
     return yield* (traced ? runSpan(self, ids, active.durability, events) : events)
   }))
-

@@ -14,16 +14,16 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as SessionStore from "../../SessionStore.js"
+import type { RunOutput } from "../../Workflow.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
-import type { RunOutput } from "../../Workflow.js"
 import * as formatting from "../format.js"
+import { pauseOf, type PauseSignal } from "../step/questions.js"
 import * as stateCache from "../store/stateCache.js"
-import { type PauseSignal, pauseOf } from "../step/questions.js"
 import { usageField } from "../usage.js"
 import type { Any } from "../workflow/model.js"
-import type { Done, Executed } from "./execute.js"
 import { currentBackground } from "./background.js"
+import type { Done, Executed } from "./execute.js"
 import { entry, isCancellation, lostOrCancelled } from "./lease.js"
 import {
   type Attempt,
@@ -32,9 +32,9 @@ import {
   isTagged,
   jsonValue,
   type Opened,
+  pausedFields,
   type Phase,
   type Restore,
-  pausedFields,
   runTaken,
   storedInputOf
 } from "./model.js"
@@ -75,7 +75,9 @@ export function* settle(run: Opened, executed: Executed, restore: Restore): Phas
     // cancelled: it stays unfinished, its lease given up, for recovery
     yield* run.store.updateRun(run.ids.runId, run.store.owner, { leaseExpiresAt: 0 }).pipe(
       Effect.timeout(failedRunRecordTimeout),
-      Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not give up the lease of run ${run.ids.runId}`, error))
+      Effect.catchAll((error) =>
+        Effect.logWarning(`sessionflow: could not give up the lease of run ${run.ids.runId}`, error)
+      )
     )
     return yield* Effect.failCause(exit.cause)
   }
@@ -150,7 +152,11 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
     Effect.tapErrorTag("SessionPaused", (error) => endRefused(run, error))
   )
   if (run.cacheKey !== undefined && Option.isSome(run.stored)) {
-    stateCache.put(store, sessionId, run.cacheKey, { version: committed, createdAt: run.stored.value.createdAt, state: encoded })
+    stateCache.put(store, sessionId, run.cacheKey, {
+      version: committed,
+      createdAt: run.stored.value.createdAt,
+      state: encoded
+    })
   }
   return {
     runId,
@@ -180,12 +186,23 @@ function* wait(run: Opened, executed: Executed, pause: PauseSignal, restore: Res
   const journal = yield* Effect.either(executed.journal.paused(waiting))
   if (journal._tag === "Left") {
     // a pause that cannot be stored as it is ends the run, recorded with the reason
-    yield* recordFailure(run, Cause.fail(journal.left), Option.isNone(run.stored) ? Option.some(run.encodedInitial) : Option.none(), run.version)
+    yield* recordFailure(
+      run,
+      Cause.fail(journal.left),
+      Option.isNone(run.stored) ? Option.some(run.encodedInitial) : Option.none(),
+      run.version
+    )
     return yield* Effect.fail(journal.left)
   }
   yield* restore(
     run.tracked
-      ? store.updateRun(runId, store.owner, { status: "paused", owner: "", leaseExpiresAt: 0, journal: journal.right, pause: waiting })
+      ? store.updateRun(runId, store.owner, {
+        status: "paused",
+        owner: "",
+        leaseExpiresAt: 0,
+        journal: journal.right,
+        pause: waiting
+      })
       : Effect.flatMap(
         store.startRun({ ...entry(run, "paused", pausedAt), journal: journal.right, pause: waiting }),
         (existing): Effect.Effect<void, WorkflowError.RunError | WorkflowError.RunPaused | WorkflowError.RunNotFound> =>
@@ -203,8 +220,21 @@ function* wait(run: Opened, executed: Executed, pause: PauseSignal, restore: Res
     }
   }
   const fields = pausedFields(waiting)
-  yield* WorkflowEvent.emit({ _tag: "RunPaused", stepPath: [...pause.path], key: pause.key, payload: pause.payload, ...fields })
-  return yield* new WorkflowError.RunPaused({ runId, sessionId, path: [...pause.path], key: pause.key, payload: pause.payload, ...fields })
+  yield* WorkflowEvent.emit({
+    _tag: "RunPaused",
+    stepPath: [...pause.path],
+    key: pause.key,
+    payload: pause.payload,
+    ...fields
+  })
+  return yield* new WorkflowError.RunPaused({
+    runId,
+    sessionId,
+    path: [...pause.path],
+    key: pause.key,
+    payload: pause.payload,
+    ...fields
+  })
 }
 
 /** What a pause waits for, as the store keeps it (nothing for a question without a timeout). */
@@ -218,7 +248,6 @@ const waitFields = (pause: PauseSignal) => {
     ...(wait.timeoutAt === undefined ? {} : { timeoutAt: wait.timeoutAt })
   }
 }
-
 
 /**
  * Records a run that failed or was interrupted: on the session, with its
@@ -253,7 +282,10 @@ export const recordFailure = (
     const write: Effect.Effect<Recorded, unknown> = run.tracked
       ? store.endRun(runId, record, store.owner).pipe(
         Effect.as("recorded" as const),
-        Effect.catchTags({ RunLost: () => Effect.succeed("elsewhere" as const), RunNotFound: () => Effect.succeed("elsewhere" as const) })
+        Effect.catchTags({
+          RunLost: () => Effect.succeed("elsewhere" as const),
+          RunNotFound: () => Effect.succeed("elsewhere" as const)
+        })
       )
       : commit(Option.getOrUndefined(newSessionState)).pipe(
         Effect.catchTag("SessionConflict", () => commit(undefined)),
@@ -272,7 +304,7 @@ export const recordFailure = (
   })
 
 /** What became of a failed run's record (see {@link recordFailure}). @internal */
-export type Recorded = "recorded" | "elsewhere" | "unrecorded"
+type Recorded = "recorded" | "elsewhere" | "unrecorded"
 
 /**
  * Records a run that gave up on a conflict (no retries left) on the session
@@ -307,5 +339,7 @@ export const recordConflict = (self: Any, input: unknown, ids: Ids, error: Workf
       Effect.retry({ times: 4, schedule: Schedule.jittered(Schedule.exponential("20 millis")) })
     )
   }).pipe(
-    Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not record run ${ids.runId}, which met a conflict`, error))
+    Effect.catchAll((error) =>
+      Effect.logWarning(`sessionflow: could not record run ${ids.runId}, which met a conflict`, error)
+    )
   )

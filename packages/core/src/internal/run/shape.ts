@@ -127,9 +127,9 @@ const summary = (shape: SessionStore.WorkflowShape): string => {
 /** The first difference between a recorded shape and the current one. */
 const difference = (recorded: SessionStore.WorkflowShape, current: SessionStore.WorkflowShape): string => {
   if (recorded.fingerprint === current.fingerprint) {
-    return `the steps are the same, the version is ${current.version === undefined ? "none" : `'${current.version}'`} instead of ${
-      recorded.version === undefined ? "none" : `'${recorded.version}'`
-    }`
+    return `the steps are the same, the version is ${
+      current.version === undefined ? "none" : `'${current.version}'`
+    } instead of ${recorded.version === undefined ? "none" : `'${recorded.version}'`}`
   }
   const was = recorded.steps
   const now = current.steps
@@ -151,13 +151,17 @@ const difference = (recorded: SessionStore.WorkflowShape, current: SessionStore.
  *
  * @internal
  */
-export const checkShape = (self: Any, active: SessionStore.ActiveRun): Effect.Effect<void, WorkflowError.WorkflowChanged> => {
+export const checkShape = (
+  self: Any,
+  active: SessionStore.ActiveRun
+): Effect.Effect<void, WorkflowError.WorkflowChanged> => {
   const recorded = active.shape
   if (recorded === undefined) return Effect.void
   const current = shapeOf(self)
   if (recorded.fingerprint === current.fingerprint && recorded.version === current.version) return Effect.void
   if (
-    self.resumes.includes(recorded.fingerprint) || (recorded.version !== undefined && self.resumes.includes(recorded.version))
+    self.resumes.includes(recorded.fingerprint) ||
+    (recorded.version !== undefined && self.resumes.includes(recorded.version))
   ) return Effect.void
   return Effect.fail(
     new WorkflowError.WorkflowChanged({

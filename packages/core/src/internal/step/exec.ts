@@ -18,7 +18,7 @@ import * as StepOutput from "../../StepOutput.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as formatting from "../format.js"
 import * as tracing from "../tracing.js"
-import type { Any, Chain, ChainOutput, Context, Error, Output, Previous, Runner, Step } from "./node.js"
+import type { Any, ChainOutput, Context, Error, Output, Previous, Runner, Step } from "./node.js"
 import { makeQuestions, pauseOf, type Questions } from "./questions.js"
 
 /**
@@ -103,14 +103,17 @@ const isPlain = (step: Any, ctx: ExecContext): boolean =>
  *
  * @internal
  */
-export const runStep = <S extends Any>(
+const runStep = <S extends Any>(
   step: S,
   input: StepInput,
   ctx: ExecContext
 ): Effect.Effect<StepOutput.StepOutput<Output<S>>, Error<S>, Context<S>> => {
   const node = step as Step<Output<S>, Error<S>, Context<S>>
   if (isPlain(node, ctx)) {
-    return Effect.map(node.execute(input, ctx), (value) => record(ctx, toOutput(node.name, value)) as StepOutput.StepOutput<Output<S>>)
+    return Effect.map(
+      node.execute(input, ctx),
+      (value) => record(ctx, toOutput(node.name, value)) as StepOutput.StepOutput<Output<S>>
+    )
   }
   const run = node.retry === undefined
     ? node.execute(input, ctx)
@@ -120,7 +123,13 @@ export const runStep = <S extends Any>(
     onSuccess: (value) => {
       const output = record(ctx, toOutput(node.name, value))
       return Effect.as(
-        emit({ _tag: "StepCompleted", stepName: node.name, kind: node.kind, content: output.content, success: output.success }),
+        emit({
+          _tag: "StepCompleted",
+          stepName: node.name,
+          kind: node.kind,
+          content: output.content,
+          success: output.success
+        }),
         output as StepOutput.StepOutput<Output<S>>
       )
     },
@@ -153,33 +162,36 @@ export const runStep = <S extends Any>(
 
 /** A step in its span, at its path (see `tracing.ts`), with how it ended. */
 const stepSpan = <A, E, R>(self: Effect.Effect<StepOutput.StepOutput<A>, E, R>, node: Any) =>
-  Effect.flatMap(Effect.zip(FiberRef.get(tracing.stepPath), Effect.serviceOption(RunContext.RunContext)), ([outer, run]) => {
-    const path = [...outer, node.name]
-    return tracing.traced(
-      Effect.locally(
-        Effect.onExit(self, (exit) =>
-          Effect.annotateCurrentSpan(
-            tracing.attr.stepOutcome,
-            Exit.isSuccess(exit)
-              ? (exit.value.success ? "completed" : "skipped")
-              : pauseOf(exit.cause) !== undefined
-              ? "paused"
-              : Cause.isInterruptedOnly(exit.cause)
-              ? "cancelled"
-              : "failed"
-          )),
-        tracing.stepPath,
-        path
-      ),
-      "Workflow.step",
-      {
-        ...(Option.isSome(run) ? tracing.runAttributes(run.value) : {}),
-        [tracing.attr.step]: node.name,
-        [tracing.attr.stepKind]: node.kind,
-        [tracing.attr.stepPath]: JSON.stringify(path)
-      }
-    )
-  })
+  Effect.flatMap(
+    Effect.zip(FiberRef.get(tracing.stepPath), Effect.serviceOption(RunContext.RunContext)),
+    ([outer, run]) => {
+      const path = [...outer, node.name]
+      return tracing.traced(
+        Effect.locally(
+          Effect.onExit(self, (exit) =>
+            Effect.annotateCurrentSpan(
+              tracing.attr.stepOutcome,
+              Exit.isSuccess(exit)
+                ? (exit.value.success ? "completed" : "skipped")
+                : pauseOf(exit.cause) !== undefined
+                ? "paused"
+                : Cause.isInterruptedOnly(exit.cause)
+                ? "cancelled"
+                : "failed"
+            )),
+          tracing.stepPath,
+          path
+        ),
+        "Workflow.step",
+        {
+          ...(Option.isSome(run) ? tracing.runAttributes(run.value) : {}),
+          [tracing.attr.step]: node.name,
+          [tracing.attr.stepKind]: node.kind,
+          [tracing.attr.stepPath]: JSON.stringify(path)
+        }
+      )
+    }
+  )
 
 /**
  * The outputs of the current workflow by name as they were when `count`
@@ -224,7 +236,7 @@ export const nextInput = (
  * Runs steps one after the other; each gets the previous one's content. The
  * result is the last output (an empty sequence passes its input's content
  * through); a `stop` output ends the sequence and is passed up. The steps'
- * input types are checked where the sequence is built (see {@link Chain}).
+ * input types are checked where the sequence is built (see `Chain` in node.ts).
  *
  * @internal
  */
@@ -265,14 +277,19 @@ export const runFrom = <E, R>(
     const node = steps[i]!
     // the hot path of runStep (see there), recording in the same continuation
     return isPlain(node, ctx)
-      ? Effect.flatMap(node.execute(inputOf(i, content), ctx), (value) => after(i, record(ctx, toOutput(node.name, value))))
+      ? Effect.flatMap(
+        node.execute(inputOf(i, content), ctx),
+        (value) => after(i, record(ctx, toOutput(node.name, value)))
+      )
       : Effect.flatMap(runStep(node, inputOf(i, content), ctx), (output) => after(i, output))
   }
   // what follows step `i`: the end, or the journal and the next step
   const after = (i: number, output: StepOutput.StepOutput): Effect.Effect<StepOutput.StepOutput, E, R> => {
     if (output.stop === true || i + 1 >= steps.length) return Effect.succeed(output)
     const journal = between?.(i + 1, output.content)
-    return journal === undefined ? loop(i + 1, output.content) : Effect.flatMap(journal, () => loop(i + 1, output.content))
+    return journal === undefined
+      ? loop(i + 1, output.content)
+      : Effect.flatMap(journal, () => loop(i + 1, output.content))
   }
   return loop(index, previous)
 }

@@ -13,7 +13,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as RunContext from "../../RunContext.js"
 import type { StepInput } from "../../StepInput.js"
-import * as StepOutput from "../../StepOutput.js"
+import type * as StepOutput from "../../StepOutput.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import { type Any, makeStep, type NodeOptions, type Previous, type Runner, type Step } from "./node.js"
@@ -24,7 +24,8 @@ export const make = <const N extends string, X, E = never, R = never, P = unknow
   name: N,
   execute: (input: StepInput<P, I>) => Effect.Effect<X, E, R>,
   options?: NodeOptions
-): Step<StepOutput.Content<X>, E, R, P, I, N> => makeStep({ ...options, name, kind: "step", execute: (input) => execute(input) })
+): Step<StepOutput.Content<X>, E, R, P, I, N> =>
+  makeStep({ ...options, name, kind: "step", execute: (input) => execute(input) })
 
 /** @internal */
 export const promise = <const N extends string, X, P = unknown, I = unknown>(
@@ -86,12 +87,26 @@ export const container = <const N extends string, X, E = never, R = never, P = u
     /** the branch of each child, for a container running one of several sequences */
     readonly branches?: ReadonlyArray<string> | undefined
   }
-): Step<StepOutput.Content<X>, E, R, P, I, N> => makeStep({ ...options, name, kind: options?.kind ?? "container", execute })
+): Step<StepOutput.Content<X>, E, R, P, I, N> =>
+  makeStep({ ...options, name, kind: options?.kind ?? "container", execute })
 
 /** @internal */
-export interface PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E2, R2, P, I, T = never, E3 = never, R3 = never>
-  extends NodeOptions
-{
+export interface PauseOptions<
+  Payload,
+  PayloadI,
+  Response,
+  ResponseI,
+  X,
+  E,
+  R,
+  E2,
+  R2,
+  P,
+  I,
+  T = never,
+  E3 = never,
+  R3 = never
+> extends NodeOptions {
   readonly payload: Schema.Schema<Payload, PayloadI>
   readonly response: Schema.Schema<Response, ResponseI>
   readonly ask: (input: StepInput<P, I>) => Effect.Effect<Payload, E, R>
@@ -104,16 +119,20 @@ export interface PauseOptions<Payload, PayloadI, Response, ResponseI, X, E, R, E
 }
 
 /** @internal */
-export interface PauseTimeout<T, E, R, P, I> {
+interface PauseTimeout<T, E, R, P, I> {
   readonly after: Duration.DurationInput
   readonly onTimeout: (input: StepInput<P, I>) => Effect.Effect<T, E, R>
 }
 
 /** The questions of the current run (a run of its own outside of one). */
-const questionsNow: Effect.Effect<Questions> = Effect.map(FiberRef.get(currentQuestions), (questions) => questions ?? makeQuestions(0, {}))
+const questionsNow: Effect.Effect<Questions> = Effect.map(
+  FiberRef.get(currentQuestions),
+  (questions) => questions ?? makeQuestions(0, {})
+)
 
 /** `now` plus a duration, in epoch milliseconds. */
-const after = (now: number, duration: Duration.DurationInput): number => now + Duration.toMillis(Duration.decode(duration))
+const after = (now: number, duration: Duration.DurationInput): number =>
+  now + Duration.toMillis(Duration.decode(duration))
 
 /** @internal */
 export const pause = <
@@ -251,8 +270,12 @@ export const decodeSignal = <A, I>(
   value: unknown,
   runId?: string
 ): Effect.Effect<A, WorkflowError.SignalDecodeError> =>
-  decodeOr(schema, value, (current, description, cause) =>
-    new WorkflowError.SignalDecodeError({ runId: runId ?? current, signal, description, cause }))
+  decodeOr(
+    schema,
+    value,
+    (current, description, cause) =>
+      new WorkflowError.SignalDecodeError({ runId: runId ?? current, signal, description, cause })
+  )
 
 /**
  * Decodes `value` with `schema`; one that does not fit fails with `refuse`'s
@@ -268,7 +291,11 @@ const decodeOr = <A, I, E>(
     Effect.catchAll((error) =>
       Effect.flatMap(Effect.serviceOption(RunContext.RunContext), (run) =>
         Effect.fail(
-          refuse(Option.match(run, { onNone: () => "", onSome: (r) => r.runId }), ParseResult.TreeFormatter.formatErrorSync(error), error)
+          refuse(
+            Option.match(run, { onNone: () => "", onSome: (r) => r.runId }),
+            ParseResult.TreeFormatter.formatErrorSync(error),
+            error
+          )
         ))
     )
   )
@@ -306,4 +333,8 @@ export const decodeResponse = <A, I>(
   schema: Schema.Schema<A, I>,
   response: unknown
 ): Effect.Effect<A, WorkflowError.ResponseDecodeError> =>
-  decodeOr(schema, response, (runId, description, cause) => new WorkflowError.ResponseDecodeError({ runId, description, cause }))
+  decodeOr(
+    schema,
+    response,
+    (runId, description, cause) => new WorkflowError.ResponseDecodeError({ runId, description, cause })
+  )

@@ -35,7 +35,7 @@ export interface Previous {
 export type OnError = "fail" | "skip"
 
 /** @internal */
-export interface Variance<A, E, R, P, I> {
+interface Variance<A, E, R, P, I> {
   readonly _A: (_: never) => A
   readonly _E: (_: never) => E
   readonly _R: (_: never) => R
@@ -50,9 +50,14 @@ export interface Variance<A, E, R, P, I> {
  *
  * @internal
  */
-export interface Step<out A = unknown, out E = never, out R = never, in P = unknown, in I = unknown, out N extends string = string>
-  extends Pipeable
-{
+export interface Step<
+  out A = unknown,
+  out E = never,
+  out R = never,
+  in P = unknown,
+  in I = unknown,
+  out N extends string = string
+> extends Pipeable {
   readonly [TypeId]: Variance<A, E, R, P, I>
   readonly name: N
   readonly kind: WorkflowEvent.StepKind

@@ -47,7 +47,9 @@ export interface Wait {
  */
 export interface Signals {
   readonly taken: Set<number>
-  readonly stored: (name: string) => Effect.Effect<ReadonlyArray<{ readonly seq: number; readonly value: unknown }>, unknown>
+  readonly stored: (
+    name: string
+  ) => Effect.Effect<ReadonlyArray<{ readonly seq: number; readonly value: unknown }>, unknown>
 }
 
 /**

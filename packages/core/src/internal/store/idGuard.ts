@@ -48,7 +48,8 @@ const pageLimit = (limit: number | undefined): number | undefined =>
 /** @internal */
 export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
   const bad = (id: string) => ids.problem(id) !== undefined
-  const noRun = (runId: string) => new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
+  const noRun = (runId: string) =>
+    new WorkflowError.RunNotFound({ runId, description: "no unfinished run has this id" })
   return {
     ...backend,
     load: (sessionId, options) => bad(sessionId) ? Effect.succeed(Option.none()) : backend.load(sessionId, options),
@@ -60,9 +61,12 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
     setName: (sessionId, name) =>
       bad(sessionId) ? Effect.fail(new WorkflowError.SessionNotFound({ sessionId })) : backend.setName(sessionId, name),
     versions: (sessionId) => bad(sessionId) ? Effect.succeed([]) : backend.versions(sessionId),
-    loadVersion: (sessionId, version) => bad(sessionId) ? Effect.succeed(Option.none()) : backend.loadVersion(sessionId, version),
+    loadVersion: (sessionId, version) =>
+      bad(sessionId) ? Effect.succeed(Option.none()) : backend.loadVersion(sessionId, version),
     fork: (request) => {
-      if (bad(request.sessionId)) return Effect.fail(new WorkflowError.SessionNotFound({ sessionId: request.sessionId }))
+      if (bad(request.sessionId)) {
+        return Effect.fail(new WorkflowError.SessionNotFound({ sessionId: request.sessionId }))
+      }
       const description = refusal([["session", request.newSessionId]])
       return description === undefined ? backend.fork(request) : Effect.fail(refused("fork", description))
     },
@@ -94,12 +98,17 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
     signals: (runId, options) => bad(runId) ? Effect.succeed([]) : backend.signals(runId, options),
     endRun: (runId, record, owner) => bad(runId) ? Effect.fail(noRun(runId)) : backend.endRun(runId, record, owner),
     commit: (commit) => {
-      const description = refusal([["session", commit.sessionId], ["run", commit.run?.runId], ["run", commit.ends?.runId]])
+      const description = refusal([["session", commit.sessionId], ["run", commit.run?.runId], [
+        "run",
+        commit.ends?.runId
+      ]])
       return description === undefined ? backend.commit(commit) : Effect.fail(refused("commit", description))
     },
     startRun: (run) => {
       const problem = ids.problem(run.runId)
-      if (problem !== undefined) return Effect.fail(new WorkflowError.InvalidRunId({ runId: run.runId, reason: problem }))
+      if (problem !== undefined) {
+        return Effect.fail(new WorkflowError.InvalidRunId({ runId: run.runId, reason: problem }))
+      }
       const description = refusal([["session", run.sessionId]])
       return description === undefined ? backend.startRun(run) : Effect.fail(refused("startRun", description))
     },
@@ -110,11 +119,15 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
       const stranger = events.find((event) => event.runId !== runId)
       return stranger === undefined
         ? backend.appendEvents(runId, events, retention)
-        : Effect.fail(refused("appendEvents", `event ${stranger.seq} is of run '${stranger.runId}', not of run '${runId}'`))
+        : Effect.fail(
+          refused("appendEvents", `event ${stranger.seq} is of run '${stranger.runId}', not of run '${runId}'`)
+        )
     },
     watchEvents: (runId, options) => {
       const description = refusal([["run", runId]])
-      return description === undefined ? backend.watchEvents(runId, options) : Stream.fail(refused("watchEvents", description))
+      return description === undefined
+        ? backend.watchEvents(runId, options)
+        : Stream.fail(refused("watchEvents", description))
     },
     enqueueRun: (run) => {
       const description = refusal([["run", run.runId], ["session", run.sessionId]])
@@ -130,11 +143,15 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
         : backend.queuedRuns(filter),
     watchQueue: (sessionId, options) => {
       const description = refusal([["session", sessionId]])
-      return description === undefined ? backend.watchQueue(sessionId, options) : Stream.fail(refused("watchQueue", description))
+      return description === undefined
+        ? backend.watchQueue(sessionId, options)
+        : Stream.fail(refused("watchQueue", description))
     },
     putSchedule: (schedule) => {
       const description = scheduleRefusal(schedule.workflowName, schedule.name)
-      return description === undefined ? backend.putSchedule(schedule) : Effect.fail(refused("putSchedule", description))
+      return description === undefined
+        ? backend.putSchedule(schedule)
+        : Effect.fail(refused("putSchedule", description))
     },
     claimScheduleTick: (workflowName, name, claim) =>
       scheduleRefusal(workflowName, name) === undefined

@@ -8,10 +8,11 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
-import * as SessionStore from "../../SessionStore.js"
+import type * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as ids from "../ids.js"
 import { applyChanges, type Change, copyIfJson, copyJson } from "../json.js"
+import * as rules from "./rules.js"
 
 interface MemorySession {
   info: SessionStore.SessionInfo
@@ -43,13 +44,15 @@ const serialise = (method: string, what: string, value: unknown) =>
       if (json === undefined) throw new Error(`the ${what} is not JSON-serialisable`)
       return json
     },
-    catch: (cause) => new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
+    catch: (cause) =>
+      new WorkflowError.SessionStoreError({ method, description: `cannot serialise the ${what} as JSON`, cause })
   })
 
 const parse = <A>(json: string): A => JSON.parse(json) as A
 
 /** Larger `at` first, then by id in code point order: the order of every listing. */
-const byKey = (a: readonly [number, string], b: readonly [number, string]): number => b[0] - a[0] || ids.compare(a[1], b[1])
+const byKey = (a: readonly [number, string], b: readonly [number, string]): number =>
+  b[0] - a[0] || ids.compare(a[1], b[1])
 
 /**
  * The page of `items` (with their keys) after `after`, at most `limit` long,
@@ -62,7 +65,10 @@ const pageOf = <A>(
 ): { readonly items: ReadonlyArray<A>; readonly next: readonly [number, string] | undefined } => {
   const rest = items.filter(([key]) => after === undefined || byKey(key, after) > 0).sort((a, b) => byKey(a[0], b[0]))
   const taken = limit === undefined ? rest : rest.slice(0, limit)
-  return { items: taken.map(([, item]) => item), next: taken.length < rest.length ? taken[taken.length - 1]![0] : undefined }
+  return {
+    items: taken.map(([, item]) => item),
+    next: taken.length < rest.length ? taken[taken.length - 1]![0] : undefined
+  }
 }
 
 const owned = (userId: string | undefined, filter: string | null | undefined) =>
@@ -71,7 +77,9 @@ const owned = (userId: string | undefined, filter: string | null | undefined) =>
 const checkOwner = (sessionId: string, ownerId: string | undefined, userId: string | undefined) =>
   ownerId === undefined || ownerId === userId
     ? Effect.void
-    : Effect.fail(new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) }))
+    : Effect.fail(
+      new WorkflowError.SessionOwnershipError({ sessionId, ownerId, ...(userId === undefined ? {} : { userId }) })
+    )
 
 /**
  * A private copy of a state, as a JSON round trip would give it back: plain
@@ -107,7 +115,7 @@ const toChange = (published: Published, skipped: number): SessionStore.SessionCh
 })
 
 /** The summary of a new session's first version: the keys of its state. */
-const createdKeys = (state: unknown) => SessionStore.changedKeys(SessionStore.diffStates({}, state))
+const createdKeys = (state: unknown) => rules.changedKeys(rules.diffStates({}, state))
 
 /** The info of a version, without the fields it does not have. */
 const versionInfo = (
@@ -136,10 +144,13 @@ const keepVersion = (
 ) => {
   const version = session.info.version
   if (keep > 0) {
-    const named = changes === undefined ? undefined : SessionStore.changedKeys(changes)
+    const named = changes === undefined ? undefined : rules.changedKeys(changes)
     const changed = version === 1
       ? createdKeys(session.state)
-      : named ?? (previous === undefined ? undefined : SessionStore.changedKeys(SessionStore.diffStates(previous.state, session.state)))
+      : named ??
+        (previous === undefined
+          ? undefined
+          : rules.changedKeys(rules.diffStates(previous.state, session.state)))
     session.versions.push({ info: versionInfo(version, session.lastRunId, committedAt, changed), state: session.state })
   }
   const oldest = version - keep + 1
@@ -150,12 +161,12 @@ const keepVersion = (
 
 /** @internal */
 export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): SessionStore.Backend => {
-  const keepRuns = Effect.runSync(Effect.either(SessionStore.checkKeepRuns("makeMemoryBackend", options?.keepRuns)))
+  const keepRuns = Effect.runSync(Effect.either(rules.checkKeepRuns("makeMemoryBackend", options?.keepRuns)))
   if (keepRuns._tag === "Left") throw new RangeError(keepRuns.left.description)
   const keep = keepRuns.right
   const storeHistory = options?.history
   const keepOf = (commit: { readonly history?: SessionStore.HistoryOptions | undefined }) =>
-    SessionStore.keptVersions(commit.history ?? storeHistory)
+    rules.keptVersions(commit.history ?? storeHistory)
   const sessions = new Map<string, MemorySession>()
   const changes = Effect.runSync(PubSub.unbounded<Published>())
   const publish = (session: MemorySession) =>
@@ -165,7 +176,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
   /** the event logs of runs, by run id */
   const logs = new Map<string, EventLog>()
   /** the signals of unfinished runs (values as JSON text), by run id, in `seq` order */
-  const signals = new Map<string, Array<{ readonly seq: number; readonly name: string; readonly json: string; readonly createdAt: number }>>()
+  const signals = new Map<
+    string,
+    Array<{ readonly seq: number; readonly name: string; readonly json: string; readonly createdAt: number }>
+  >()
   /** removes an unfinished run, with its signals */
   const endActive = (runId: string) => {
     active.delete(runId)
@@ -226,7 +240,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           (run.status === "paused" && run.pause?.wakeAt !== undefined && run.pause.wakeAt <= filter.dueBy))
       )
       .sort((a, b) => a.startedAt - b.startedAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))
-  /** appends a record; one with the same run id (there is none: an ended run never runs again) is replaced, as the SQL stores do */
+  /**
+   * appends a record; one with the same run id (there is none: an
+   * ended run never runs again) is replaced, as the SQL stores do
+   */
   const append = (session: MemorySession, runId: string, json: string) => {
     session.runs.delete(runId)
     session.runs.set(runId, json)
@@ -244,7 +261,8 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     return { runs, events }
   }
   /** the records of a session beyond its most recent `keep`, oldest first */
-  const beyond = (session: MemorySession, keep: number) => [...session.runs.keys()].slice(0, Math.max(0, session.runs.size - keep))
+  const beyond = (session: MemorySession, keep: number) =>
+    [...session.runs.keys()].slice(0, Math.max(0, session.runs.size - keep))
   /**
    * Appends the record of a run that ended without a commit to its session,
    * creating the session from the run's initial state when it does not exist
@@ -293,8 +311,12 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
   const lost = (runId: string, description: string) => Effect.fail(new WorkflowError.RunLost({ runId, description }))
   const checkRunOwner = (runId: string, owner: string) => {
     const run = activeRun(runId)
-    if (run === undefined) return lost(runId, "the run is no longer unfinished (it was cancelled or finished elsewhere)")
-    if (run.owner !== owner) return lost(runId, `the run is now owned by ${run.owner === "" ? "nobody (paused)" : run.owner}`)
+    if (run === undefined) {
+      return lost(runId, "the run is no longer unfinished (it was cancelled or finished elsewhere)")
+    }
+    if (run.owner !== owner) {
+      return lost(runId, `the run is now owned by ${run.owner === "" ? "nobody (paused)" : run.owner}`)
+    }
     return Effect.succeed(run)
   }
 
@@ -333,7 +355,11 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           ? yield* Effect.try({
             try: () => applyChanges(existing!.state, changes.copy as ReadonlyArray<Change>, { copy: true }),
             catch: (cause) =>
-              new WorkflowError.SessionStoreError({ method: "commit", description: "the changes do not fit the stored state", cause })
+              new WorkflowError.SessionStoreError({
+                method: "commit",
+                description: "the changes do not fit the stored state",
+                cause
+              })
           })
           : yield* store("commit", commit.state)
         const run = commit.run === undefined ? undefined : yield* serialise("commit", "run record", commit.run)
@@ -400,7 +426,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           existing.info = { ...existing.info, updatedAt: now }
         }
         if (run !== undefined) append(existing, commit.run!.runId, run)
-        if (state !== undefined && keep !== "all" && SessionStore.trimsAt(keep, existing.info.version)) {
+        if (state !== undefined && keep !== "all" && rules.trimsAt(keep, existing.info.version)) {
           removeRecords(existing, beyond(existing, keep))
         }
         if (commit.ends !== undefined) endActive(commit.ends.runId)
@@ -409,15 +435,15 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       }),
     list: (filter) =>
       Effect.sync(() => {
-        const search = filter.search === undefined ? undefined : SessionStore.foldSearch(filter.search)
+        const search = filter.search === undefined ? undefined : rules.foldSearch(filter.search)
         const page = pageOf(
           Array.from(sessions.values(), (s) => s.info)
             .filter((info) =>
               (filter.workflowName === undefined || info.workflowName === filter.workflowName) &&
               owned(info.userId, filter.userId) &&
               (filter.updatedSince === undefined || info.updatedAt >= filter.updatedSince) &&
-              (search === undefined || SessionStore.foldSearch(info.sessionId).includes(search) ||
-                SessionStore.foldSearch(info.name ?? "").includes(search))
+              (search === undefined || rules.foldSearch(info.sessionId).includes(search) ||
+                rules.foldSearch(info.name ?? "").includes(search))
             )
             .map((info) => [[info.updatedAt, info.sessionId], info] as const),
           filter.after === undefined ? undefined : [filter.after.updatedAt, filter.after.sessionId],
@@ -431,7 +457,14 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       }),
     listRuns: (filter) =>
       Effect.sync(() => {
-        const matches = (run: { readonly workflowName: string; readonly userId?: string | undefined; readonly sessionId: string; readonly status: string }) =>
+        const matches = (
+          run: {
+            readonly workflowName: string
+            readonly userId?: string | undefined
+            readonly sessionId: string
+            readonly status: string
+          }
+        ) =>
           (filter.workflowName === undefined || run.workflowName === filter.workflowName) &&
           owned(run.userId, filter.userId) &&
           (filter.sessionId === undefined || run.sessionId === filter.sessionId) &&
@@ -447,7 +480,11 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
             if (matches(record)) found.push([[record.startedAt, record.runId], { _tag: "Recorded", record }])
           }
         }
-        const page = pageOf(found, filter.after === undefined ? undefined : [filter.after.startedAt, filter.after.runId], filter.limit)
+        const page = pageOf(
+          found,
+          filter.after === undefined ? undefined : [filter.after.startedAt, filter.after.runId],
+          filter.limit
+        )
         return {
           runs: page.items,
           ...(page.next === undefined ? {} : { next: { startedAt: page.next[0], runId: page.next[1] } })
@@ -469,8 +506,11 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       }),
     runs: (sessionId, options) =>
       Effect.sync(() => {
-        const all = Array.from(sessions.get(sessionId)?.runs.values() ?? [], (json) => parse<SessionStore.RunRecord>(json))
-        const runs = options.status === undefined ? all : all.filter((run) => run.status === options.status)
+        const all = Array.from(sessions.get(sessionId)?.runs.values() ?? [], (json) =>
+          parse<SessionStore.RunRecord>(json))
+        const runs = options.status === undefined ? all : all.filter((run) =>
+          run.status === options.status
+        )
         return options.limit === undefined ? runs : runs.slice(Math.max(0, runs.length - options.limit))
       }),
     versions: (sessionId) => Effect.sync(() => (sessions.get(sessionId)?.versions ?? []).map((kept) => kept.info)),
@@ -485,7 +525,9 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         const source = sessions.get(request.sessionId)
         if (source === undefined) return yield* new WorkflowError.SessionNotFound({ sessionId: request.sessionId })
         const at = source.versions.find((row) => row.info.version === request.version)
-        if (at === undefined) return yield* SessionStore.versionNotFound(request.sessionId, request.version, source.info.version)
+        if (at === undefined) {
+          return yield* rules.versionNotFound(request.sessionId, request.version, source.info.version)
+        }
         if (sessions.has(request.newSessionId)) {
           return yield* new WorkflowError.SessionExists({ sessionId: request.newSessionId })
         }
@@ -522,13 +564,15 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           last = published.info.version
           return Option.some(toChange(published, skipped))
         }
-        const start = current === undefined ? [] : [toChange({ info: current.info, state: current.state, runId: current.lastRunId }, 0)]
+        const start = current === undefined
+          ? []
+          : [toChange({ info: current.info, state: current.state, runId: current.lastRunId }, 0)]
         return Stream.concat(Stream.fromIterable(start), Stream.fromQueue(subscription).pipe(Stream.filterMap(later)))
       })),
     appendEvents: (runId, events, retention) =>
       Effect.gen(function*() {
         if (events.length === 0) return
-        const encoded = yield* Effect.forEach(events, SessionStore.encodeEvent)
+        const encoded = yield* Effect.forEach(events, rules.encodeEvent)
         const now = yield* Clock.currentTimeMillis
         const log: EventLog = logs.get(runId) ?? { events: [], endedAt: undefined }
         logs.set(runId, log)
@@ -537,11 +581,11 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           if (event.seq <= last) return
           last = event.seq
           log.events.push({ seq: event.seq, json: encoded[i]! })
-          if (SessionStore.isFinalEvent(event)) log.endedAt = now
+          if (rules.isFinalEvent(event)) log.endedAt = now
         })
         const beyond = log.events.length - retention.maxEvents
         if (beyond > 0) log.events.splice(0, beyond)
-        if (log.endedAt === now && events.some(SessionStore.isFinalEvent)) {
+        if (log.endedAt === now && events.some(rules.isFinalEvent)) {
           for (const [id, other] of logs) {
             if (other.endedAt !== undefined && other.endedAt < now - retention.keepFor) logs.delete(id)
           }
@@ -556,7 +600,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         const from = kept.findIndex((event) => event.seq > after)
         const above = from < 0 ? [] : kept.slice(from)
         const found = options?.latest === true ? above.slice(Math.max(0, above.length - limit)) : above.slice(0, limit)
-        return Effect.forEach(found, (event) => SessionStore.decodeEvent(runId, event.json))
+        return Effect.forEach(found, (event) => rules.decodeEvent(runId, event.json))
       }),
     watchEvents: (runId) =>
       Stream.unwrapScoped(Effect.map(PubSub.subscribe(appended), (subscription) =>
@@ -600,7 +644,10 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     enqueueRun: (run) =>
       Effect.gen(function*() {
         if (queue.has(run.runId)) {
-          return yield* new WorkflowError.SessionStoreError({ method: "enqueueRun", description: `run '${run.runId}' is queued already` })
+          return yield* new WorkflowError.SessionStoreError({
+            method: "enqueueRun",
+            description: `run '${run.runId}' is queued already`
+          })
         }
         const ticket = ++lastTicket
         queue.set(run.runId, yield* serialise("enqueueRun", "queued run", { ...run, ticket, status: "waiting" }))
@@ -616,7 +663,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           if (other.runId !== runId && other.leaseExpiresAt < turn.now) {
             queue.delete(other.runId)
             if (neverStarted(other.runId) && sessions.has(other.sessionId)) {
-              const record = yield* serialise("takeQueueTurn", "run record", SessionStore.droppedRecord(other, turn.now))
+              const record = yield* serialise("takeQueueTurn", "run record", rules.droppedRecord(other, turn.now))
               yield* recordEnded(other, record, turn.now)
             }
             dropped = true
@@ -626,16 +673,23 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         // the turn waits for the runs queued before it, and for any other unfinished run of the session
         const ahead = queuedOf(mine.sessionId).some((other) =>
           other.runId !== runId && (other.status === "running" || other.ticket < mine.ticket)
-        ) || unfinishedRuns({ sessionId }).some((other) => other.runId !== runId)
+        ) || unfinishedRuns({ sessionId }).some((other) =>
+          other.runId !== runId
+        )
         const status = mine.status === "running" || !ahead ? "running" as const : "waiting" as const
-        queue.set(runId, yield* serialise("takeQueueTurn", "queued run", { ...mine, status, leaseExpiresAt: turn.leaseExpiresAt }))
+        queue.set(
+          runId,
+          yield* serialise("takeQueueTurn", "queued run", { ...mine, status, leaseExpiresAt: turn.leaseExpiresAt })
+        )
         return status === "running" ? "taken" as const : "waiting" as const
       }),
     leaveQueue: (sessionId, runId, owner, ended) =>
       Effect.gen(function*() {
         const json = queue.get(runId)
         const run = json === undefined ? undefined : parse<SessionStore.QueuedRun>(json)
-        if (run === undefined || run.sessionId !== sessionId || (owner !== undefined && run.owner !== owner)) return false
+        if (run === undefined || run.sessionId !== sessionId || (owner !== undefined && run.owner !== owner)) {
+          return false
+        }
         const record = ended === undefined ? undefined : yield* serialise("leaveQueue", "run record", ended)
         queue.delete(runId)
         if (record !== undefined && neverStarted(runId) && sessions.has(sessionId)) {
@@ -762,7 +816,13 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
       Effect.sync(() =>
         (signals.get(runId) ?? [])
           .filter((signal) => options?.name === undefined || signal.name === options.name)
-          .map((signal) => ({ runId, seq: signal.seq, name: signal.name, value: parse<unknown>(signal.json), createdAt: signal.createdAt }))
+          .map((signal) => ({
+            runId,
+            seq: signal.seq,
+            name: signal.name,
+            value: parse<unknown>(signal.json),
+            createdAt: signal.createdAt
+          }))
       ),
     endRun: (runId, record, owner) =>
       Effect.gen(function*() {

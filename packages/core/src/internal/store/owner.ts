@@ -60,7 +60,9 @@ export const thisHost = (): string | undefined => {
   return host
 }
 
-const thisPid = (): number | undefined => (typeof process === "object" && typeof process.pid === "number" ? process.pid : undefined)
+const thisPid = ():
+  | number
+  | undefined => (typeof process === "object" && typeof process.pid === "number" ? process.pid : undefined)
 
 /**
  * A new owner id for a store of this process.

@@ -23,7 +23,7 @@ import type * as SessionStore from "../../SessionStore.js"
 import { copyJson, freezeJson, isPlainObject, sameJson } from "../json.js"
 
 /** How many sessions a store keeps a state for (least recently run dropped first). @internal */
-export const capacity = 256
+const capacity = 256
 
 interface Entry {
   readonly version: number
@@ -197,7 +197,9 @@ const encodeChanged = (ast: AST.AST, base: unknown, next: unknown): unknown => {
       known++
       const value = next[name]
       if (value === undefined) return fallback
-      const encoded = Object.hasOwn(base, name) ? encodeChanged(ps.type, base[name], value) : encodeWhole(ps.type, value)
+      const encoded = Object.hasOwn(base, name)
+        ? encodeChanged(ps.type, base[name], value)
+        : encodeWhole(ps.type, value)
       if (encoded === fallback) return fallback
       out[name] = encoded
     }

@@ -20,8 +20,8 @@ import type {
   EventsOptions,
   Output,
   PruneOptions,
-  RecoverOptions,
   Recovered,
+  RecoverOptions,
   RunOptions,
   RunStatus,
   SessionOptions,
@@ -59,7 +59,9 @@ export const continue_ = Effect.fn("Workflow.continue")(
 
 /** @internal */
 export const continueStream = <W extends Any>(self: W, runId: string, response: unknown, options?: ContinueOptions) =>
-  runner.eventStream((sink) => runner.resumeRun(self, runId, options, sink, answerWith(self, runId, response), questionOnly))
+  runner.eventStream((sink) =>
+    runner.resumeRun(self, runId, options, sink, answerWith(self, runId, response), questionOnly)
+  )
 
 /** A continue answers a person's question: a sleeping run or one waiting for a signal is refused, as it is. */
 const questionOnly = (run: SessionStore.ActiveRun) =>
@@ -90,7 +92,9 @@ const dueAnswer = (run: SessionStore.ActiveRun, now: number) =>
     if (run.status !== "paused" || pause === undefined) return undefined
     const checkpoint = pause.checkpoint
     if (pause.kind === "sleep") {
-      return pause.wakeAt !== undefined && pause.wakeAt <= now ? { response: null, checkpoint } satisfies Answer : undefined
+      return pause.wakeAt !== undefined && pause.wakeAt <= now
+        ? { response: null, checkpoint } satisfies Answer
+        : undefined
     }
     if (pause.kind === "signal" && pause.signal !== undefined) {
       const store = yield* SessionStore.SessionStore
@@ -147,7 +151,12 @@ export const signal = Effect.fn("Workflow.signal")(
     const store = yield* SessionStore.SessionStore
     yield* runner.checkRunId(runId)
     const refuse = (description: string, cause?: unknown) =>
-      new WorkflowError.SignalDecodeError({ runId, signal: name, description, ...(cause === undefined ? {} : { cause }) })
+      new WorkflowError.SignalDecodeError({
+        runId,
+        signal: name,
+        description,
+        ...(cause === undefined ? {} : { cause })
+      })
     const schemas = signalSchemas(self.steps, name)
     if (schemas.length === 0) return yield* refuse(`workflow '${self.name}' has no Step.waitFor for this signal`)
     const problem = jsonProblem(value)
@@ -189,9 +198,20 @@ export const signal = Effect.fn("Workflow.signal")(
     if (Option.isNone(woken)) return kept
     if (given !== seq) {
       // it completed having taken an earlier signal: this one was never taken
-      return yield* endedNow(self, runId, options, new WorkflowError.RunNotFound({ runId, description: "the run ended" }))
+      return yield* endedNow(
+        self,
+        runId,
+        options,
+        new WorkflowError.RunNotFound({ runId, description: "the run ended" })
+      )
     }
-    const delivered: SignalResult<typeof woken.value> = { _tag: "Delivered", runId, signal: name, seq, output: woken.value }
+    const delivered: SignalResult<typeof woken.value> = {
+      _tag: "Delivered",
+      runId,
+      signal: name,
+      seq,
+      output: woken.value
+    }
     return delivered
   }
 )
@@ -207,8 +227,12 @@ const endedNow = <E>(
   error: E
 ): Effect.Effect<never, E | WorkflowError.RunEnded, SessionStore.SessionStore> =>
   Effect.flatMap(
-    Effect.orElseSucceed(Effect.flatMap(SessionStore.SessionStore, (store) => store.getRun(runId)), () => Option.none()),
-    (found): Effect.Effect<never, E | WorkflowError.RunEnded> => endedOf(self, runId, options, found) ?? Effect.fail(error)
+    Effect.orElseSucceed(
+      Effect.flatMap(SessionStore.SessionStore, (store) => store.getRun(runId)),
+      () => Option.none()
+    ),
+    (found): Effect.Effect<never, E | WorkflowError.RunEnded> =>
+      endedOf(self, runId, options, found) ?? Effect.fail(error)
   )
 
 /**
@@ -219,7 +243,13 @@ const endedNow = <E>(
  */
 export type SignalResult<O> =
   | { readonly _tag: "Kept"; readonly runId: string; readonly signal: string; readonly seq: number }
-  | { readonly _tag: "Delivered"; readonly runId: string; readonly signal: string; readonly seq: number; readonly output: O }
+  | {
+    readonly _tag: "Delivered"
+    readonly runId: string
+    readonly signal: string
+    readonly seq: number
+    readonly output: O
+  }
 
 /**
  * The answer to a paused run's question: the response (the pausing step
@@ -251,10 +281,15 @@ const endUnfinished = (
     const ended = endedOf(self, runId, options, found)
     if (ended !== undefined) return yield* ended
     if (Option.isNone(found) || found.value._tag !== "Active" || found.value.run.workflowName !== self.name) {
-      return yield* new WorkflowError.RunNotFound({ runId, description: `no unfinished run of workflow '${self.name}' has this id` })
+      return yield* new WorkflowError.RunNotFound({
+        runId,
+        description: `no unfinished run of workflow '${self.name}' has this id`
+      })
     }
     const active = found.value.run
-    if (active.userId !== undefined) yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
+    if (active.userId !== undefined) {
+      yield* SessionStore.checkOwner(active.sessionId, active.userId, options?.userId ?? self.userId)
+    }
     const now = yield* Clock.currentTimeMillis
     yield* store.endRun(runId, {
       runId,
@@ -276,7 +311,9 @@ const endUnfinished = (
         ))
     )
     // a cancelled run this store runs here stops at once (elsewhere: at its next lease renewal)
-    if (status === "cancelled") yield* stopHere(store, runId)
+    if (status === "cancelled") {
+      yield* stopHere(store, runId)
+    }
   })
 
 /** `RunEnded` when `found` is the record of a run of `self` the caller may see. */
@@ -325,14 +362,29 @@ export const recover = Effect.fn("Workflow.recover")(
         const woken = yield* Effect.exit(wake(self, run, options))
         if (woken._tag === "Success" && Option.isNone(woken.value)) continue
         const outcome = woken._tag === "Success" ? Exit.succeed(Option.getOrThrow(woken.value)) : woken
-        out.push({ runId: run.runId, sessionId: run.sessionId, outcome: outcome as Recovered<Output<W>, State<W>>["outcome"] })
+        out.push({
+          runId: run.runId,
+          sessionId: run.sessionId,
+          outcome: outcome as Recovered<Output<W>, State<W>>["outcome"]
+        })
         continue
       }
       if (!run.abandoned) continue
       const outcome = options?.mode === "abandon"
-        ? yield* Effect.exit(Effect.as(endUnfinished(self, run.runId, { userId: run.userId }, "abandoned", "abandoned: its process stopped"), "abandoned" as const))
-        : yield* Effect.exit(runner.resumeRun(self, run.runId, { ...options, userId: run.userId }, undefined, undefined))
-      out.push({ runId: run.runId, sessionId: run.sessionId, outcome: outcome as Recovered<Output<W>, State<W>>["outcome"] })
+        ? yield* Effect.exit(
+          Effect.as(
+            endUnfinished(self, run.runId, { userId: run.userId }, "abandoned", "abandoned: its process stopped"),
+            "abandoned" as const
+          )
+        )
+        : yield* Effect.exit(
+          runner.resumeRun(self, run.runId, { ...options, userId: run.userId }, undefined, undefined)
+        )
+      out.push({
+        runId: run.runId,
+        sessionId: run.sessionId,
+        outcome: outcome as Recovered<Output<W>, State<W>>["outcome"]
+      })
     }
     return out
   }
@@ -342,7 +394,8 @@ export const recover = Effect.fn("Workflow.recover")(
 export const prune = Effect.fn("Workflow.prune")(
   function*<W extends Any>(self: W, options: PruneOptions) {
     const store = yield* SessionStore.SessionStore
-    const invalid = (description: string) => new WorkflowError.InvalidPruneOptions({ workflowName: self.name, description })
+    const invalid = (description: string) =>
+      new WorkflowError.InvalidPruneOptions({ workflowName: self.name, description })
     if (options.olderThan === undefined && options.keepLast === undefined) {
       return yield* invalid("give olderThan, keepLast or both: what to remove")
     }
@@ -362,7 +415,9 @@ export const prune = Effect.fn("Workflow.prune")(
       const runs = yield* store.activeRuns({ workflowName: self.name, sessionId: options.sessionId, status: "running" })
       for (const run of runs) {
         if (!SessionStore.isAbandoned(run, now) || run.updatedAt >= endedBefore) continue
-        const ended = yield* Effect.exit(endUnfinished(self, run.runId, { userId: run.userId }, "abandoned", "abandoned: pruned"))
+        const ended = yield* Effect.exit(
+          endUnfinished(self, run.runId, { userId: run.userId }, "abandoned", "abandoned: pruned")
+        )
         if (ended._tag === "Success") abandoned++
       }
     }
@@ -384,11 +439,19 @@ export const events = <W extends Any>(self: W, runId: string, options?: EventsOp
     const found = yield* store.getRun(runId)
     const run = Option.map(found, (lookup) => lookup._tag === "Active" ? lookup.run : lookup.record)
     if (Option.isNone(run) || run.value.workflowName !== self.name) {
-      return yield* new WorkflowError.RunNotFound({ runId, description: `no run of workflow '${self.name}' has this id` })
+      return yield* new WorkflowError.RunNotFound({
+        runId,
+        description: `no run of workflow '${self.name}' has this id`
+      })
     }
     const { sessionId, userId } = run.value
     if (userId !== undefined) yield* SessionStore.checkOwner(sessionId, userId, options?.userId ?? self.userId)
-    return eventLog.follow(store, runId, options?.after ?? -1, options?.pollInterval === undefined ? {} : { pollInterval: options.pollInterval })
+    return eventLog.follow(
+      store,
+      runId,
+      options?.after ?? -1,
+      options?.pollInterval === undefined ? {} : { pollInterval: options.pollInterval }
+    )
   })).pipe(Stream.withSpan("Workflow.events"))
 
 /**
@@ -422,9 +485,15 @@ export const getRunStatus = Effect.fn("Workflow.getRunStatus")(
     yield* runner.checkRunId(runId)
     const store = yield* SessionStore.SessionStore
     const found = yield* SessionStore.findRun(store, runId)
-    const run = Option.map(found, (place) => place._tag === "Active" || place._tag === "Queued" ? place.run : place.record)
+    const run = Option.map(
+      found,
+      (place) => place._tag === "Active" || place._tag === "Queued" ? place.run : place.record
+    )
     if (Option.isNone(found) || Option.isNone(run) || run.value.workflowName !== self.name) {
-      return yield* new WorkflowError.RunNotFound({ runId, description: `no run of workflow '${self.name}' has this id` })
+      return yield* new WorkflowError.RunNotFound({
+        runId,
+        description: `no run of workflow '${self.name}' has this id`
+      })
     }
     const { sessionId, userId } = run.value
     if (userId !== undefined) yield* SessionStore.checkOwner(sessionId, userId, options?.userId ?? self.userId)

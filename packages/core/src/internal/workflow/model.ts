@@ -4,18 +4,18 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as ParseResult from "effect/ParseResult"
+import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as Schema from "effect/Schema"
-import * as RunContext from "../../RunContext.js"
-import * as SessionState from "../../SessionState.js"
+import type * as RunContext from "../../RunContext.js"
+import type * as SessionState from "../../SessionState.js"
 import type * as SessionStore from "../../SessionStore.js"
 import type { StepInput } from "../../StepInput.js"
 import type * as StepOutput from "../../StepOutput.js"
 import * as WorkflowError from "../../WorkflowError.js"
-import * as executors from "../step/executors.js"
 import { isPlainObject } from "../json.js"
 import { nestedExecContext, runSequence } from "../step/exec.js"
+import * as executors from "../step/executors.js"
 import * as step from "../step/node.js"
 
 /** @internal */
@@ -76,11 +76,9 @@ export type Error<W> = W extends Workflow<infer _A, infer E, infer _R, infer _In
 /** @internal */
 export type Context<W> = W extends Workflow<infer _A, infer _E, infer R, infer _In, infer _St> ? R : never
 /** @internal */
-export type InputOf<W> = W extends Workflow<infer _A, infer _E, infer _R, infer In, infer _St> ? In : never
+type InputOf<W> = W extends Workflow<infer _A, infer _E, infer _R, infer In, infer _St> ? In : never
 /** @internal */
 export type StateOf<W> = W extends Workflow<infer _A, infer _E, infer _R, infer _In, infer St> ? St : never
-/** The run input a workflow's steps see. @internal */
-export type DecodedInput<W> = Schema.Schema.Type<InputOf<W>>
 /** The run input a workflow's run takes. @internal */
 export type EncodedInput<W> = Schema.Schema.Encoded<InputOf<W>>
 /** `InputDecodeError` when the workflow decodes its input with a Schema that can fail. @internal */
@@ -92,7 +90,7 @@ export type StateRequirement<W> = SessionState.Identifier<StateOf<W>>
 export type Provided<St> = SessionState.SessionState | RunContext.RunContext | SessionState.Identifier<St>
 
 /** @internal */
-export type SeedOption<St extends SessionState.Any> = [St] extends [SessionState.Untyped]
+type SeedOption<St extends SessionState.Any> = [St] extends [SessionState.Untyped]
   ? { readonly sessionState?: SessionState.State | undefined }
   : {} extends SessionState.Encoded<St> ? {
       /** the seed of new sessions (encoded form); decoded with the state Schema, so Schema defaults apply */
@@ -194,7 +192,7 @@ interface Fields {
 }
 
 /** @internal */
-export const fromFields = <W extends Any>(fields: Fields): W => {
+const fromFields = <W extends Any>(fields: Fields): W => {
   const wf = Object.create(Proto)
   wf[TypeId] = TypeId
   Object.assign(wf, fields)
@@ -202,7 +200,9 @@ export const fromFields = <W extends Any>(fields: Fields): W => {
 }
 
 /** @internal */
-export const fromOptions = <W extends Any>(options: MakeOptions<ReadonlyArray<step.Any>, InputSchema, SessionState.Any>): W =>
+export const fromOptions = <W extends Any>(
+  options: MakeOptions<ReadonlyArray<step.Any>, InputSchema, SessionState.Any>
+): W =>
   fromFields({
     name: options.name,
     description: options.description,
@@ -222,7 +222,7 @@ export const fromOptions = <W extends Any>(options: MakeOptions<ReadonlyArray<st
   })
 
 /** @internal */
-export const append = <W extends Any, W2 extends Any>(self: W, next: step.Any): W2 =>
+const append = <W extends Any, W2 extends Any>(self: W, next: step.Any): W2 =>
   fromFields({ ...self, steps: [...self.steps, next] })
 
 /** @internal */
@@ -282,7 +282,10 @@ export const decodeState = (
 ): Effect.Effect<unknown, WorkflowError.StateDecodeError> =>
   self.state === undefined
     ? isPlainObject(encoded) ? Effect.succeed(encoded) : Effect.fail(notAnObject(sessionId))
-    : Effect.mapError(Schema.decodeUnknown(self.state.schema as Schema.Schema<unknown, unknown>)(encoded), schemaError(sessionId))
+    : Effect.mapError(
+      Schema.decodeUnknown(self.state.schema as Schema.Schema<unknown, unknown>)(encoded),
+      schemaError(sessionId)
+    )
 
 /** Encodes a state for storage. @internal */
 export const encodeState = (
@@ -292,7 +295,10 @@ export const encodeState = (
 ): Effect.Effect<unknown, WorkflowError.StateDecodeError> =>
   self.state === undefined
     ? isPlainObject(state) ? Effect.succeed(state) : Effect.fail(notAnObject(sessionId))
-    : Effect.mapError(Schema.encode(self.state.schema as Schema.Schema<unknown, unknown>)(state), schemaError(sessionId))
+    : Effect.mapError(
+      Schema.encode(self.state.schema as Schema.Schema<unknown, unknown>)(state),
+      schemaError(sessionId)
+    )
 
 // -----------------------------------------------------------------------------
 // nested workflows
@@ -311,14 +317,21 @@ export const asStep = <const N extends string, W extends Any>(
     children: inner.steps,
     execute: (input: StepInput<EncodedInput<W>>, ctx) =>
       // decoding fails only for an input Schema, which is what puts InputDecodeError in the type
-      Effect.flatMap(decodeInput(inner, input.previousStepContent) as Effect.Effect<unknown, InputError<W>>, (decoded) =>
-        Effect.map(
-          runSequence(
-            inner.steps as ReadonlyArray<step.Step<unknown, Error<W>, Context<W>>>,
-            { input: decoded, previousStepContent: decoded, previousStepOutputs: {}, additionalData: input.additionalData },
-            nestedExecContext(ctx)
-          ),
-          (output) => output.content
-        ))
+      Effect.flatMap(
+        decodeInput(inner, input.previousStepContent) as Effect.Effect<unknown, InputError<W>>,
+        (decoded) =>
+          Effect.map(
+            runSequence(
+              inner.steps as ReadonlyArray<step.Step<unknown, Error<W>, Context<W>>>,
+              {
+                input: decoded,
+                previousStepContent: decoded,
+                previousStepOutputs: {},
+                additionalData: input.additionalData
+              },
+              nestedExecContext(ctx)
+            ),
+            (output) => output.content
+          )
+      )
   })
-

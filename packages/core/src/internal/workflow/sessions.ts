@@ -15,12 +15,12 @@ import type {
   Any,
   ChatHistoryOptions,
   ForkOptions,
-  ListSessionsOptions,
   ForkResult,
-  StateOptions,
+  ListSessionsOptions,
   SessionOptions,
   SessionUpdate,
   State,
+  StateOptions,
   WatchError,
   WatchOptions
 } from "../../Workflow.js"
@@ -102,7 +102,8 @@ export const fork = Effect.fn("Workflow.fork")(
     if (paused !== undefined && options?.atVersion !== undefined && options.atVersion !== paused.baseVersion) {
       return yield* new WorkflowError.RunNotFound({
         runId: paused.runId,
-        description: `the paused run started from version ${paused.baseVersion}, not ${options.atVersion}: fork at its version`
+        description:
+          `the paused run started from version ${paused.baseVersion}, not ${options.atVersion}: fork at its version`
       })
     }
     const forked = yield* store.fork({ sessionId: id, version, newSessionId, userId })
@@ -296,7 +297,11 @@ export const deleteSession = Effect.fn("Workflow.deleteSession")(
 export const getRunHistory = Effect.fn(
   "Workflow.getRunHistory"
 )(
-  function*<W extends Any>(self: W, sessionId?: string | undefined, options?: SessionOptions & SessionStore.RunsOptions) {
+  function*<W extends Any>(
+    self: W,
+    sessionId?: string | undefined,
+    options?: SessionOptions & SessionStore.RunsOptions
+  ) {
     const id = yield* resolveSessionId(self, sessionId, "getRunHistory")
     const store = yield* SessionStore.SessionStore
     yield* sessionInfo(self, id, options)
