@@ -75,6 +75,9 @@ const optionsOf = (invoke: Invoke): RunOptions => (invoke.args.options ?? {}) as
 const tokenOf = (input: unknown): string | undefined =>
   typeof input === "object" && input !== null && "token" in input && typeof input.token === "string" ? input.token : undefined
 
+/** The errors that name the run a caller sent (others, like `SessionPaused`, name another run). */
+const ownErrors = new Set(["RunPaused", "RunEnded", "RunInProgress", "RunLost", "RunUnfinished", "RunNotFound"])
+
 const isSend = (invoke: Invoke) => invoke.op === "run" || invoke.op === "start" || invoke.op === "retry"
 
 const finalTag: { readonly [status in SessionStore.RunStatus]: ReadonlyArray<string> } = {
@@ -160,15 +163,18 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
     info.sessionId ??= queued.sessionId
     noteToken(tokenOf(queued.input), queued.runId)
   }
-  /** the run an op sent: its id, else the one its told value or error names, else the one its token ran */
+  /**
+   * The run an op sent: its id, else the one its token ran, else the one its
+   * told value or error names (an error about the run itself: `SessionPaused`
+   * names the run that holds the session).
+   */
   const sentRun = (invoke: Invoke): string | undefined => {
     const given = optionsOf(invoke).runId
     if (given !== undefined) return given
-    const complete = completes.get(invoke.id)
-    const told = runIdIn(complete?.value) ?? runIdIn(complete?.error)
-    if (told !== undefined) return told
     const ids = byToken.get(tokenOf(invoke.args.input) ?? "")
-    return ids?.size === 1 ? [...ids][0] : undefined
+    if (ids?.size === 1) return [...ids][0]
+    const complete = completes.get(invoke.id)
+    return runIdIn(complete?.value) ?? (ownErrors.has(complete?.error?._tag ?? "") ? runIdIn(complete?.error) : undefined)
   }
   for (const invoke of invokes.values()) {
     if (!isSend(invoke)) continue
@@ -302,10 +308,12 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
   // journal: a durability "step" run's steps begin again only after a death
   // ---------------------------------------------------------------------------
 
-  const disturbed = (pid: number, from: number, to: number) =>
+  /** a fault that may have cost a process its run between `from` and `to`: its death, a stop, a lost connection, a lock */
+  const disturbed = (pids: ReadonlyArray<number>, from: number, to: number) =>
     faults.some((f) =>
       f.t >= from && f.t <= to + 50 &&
-      (f.kind === "lock" || f.kind === "unlock" || (f.pid === pid && (f.kind === "kill" || f.kind === "stop" || f.kind === "terminate")))
+      (f.kind === "lock" || f.kind === "unlock" ||
+        (f.pid !== undefined && pids.includes(f.pid) && (f.kind === "kill" || f.kind === "stop" || f.kind === "terminate")))
     )
   for (const info of runs.values()) {
     if (!info.sentBy.some((s) => optionsOf(s).durability === "step")) continue
@@ -321,7 +329,9 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
         const before = list[i - 1]!
         const again = list[i]!
         const ended = info.effects.some((e) => e.phase === "end" && e.step === step && e.pid === before.pid && e.t >= before.t && e.t <= again.t)
-        if (ended && !disturbed(before.pid, before.t, again.t)) {
+        // the process that ran it again may have been sent it long before (and stopped since)
+        const sent = Math.min(before.t, ...info.sentBy.filter((s) => s.pid === again.pid).map((s) => s.t))
+        if (ended && !disturbed([before.pid, again.pid], sent, again.t)) {
           violate(
             "journal",
             `step ${step} of run ${info.runId} (durability "step") ran again at pid ${again.pid} after it completed at pid ${before.pid}, with no death between`,
@@ -339,7 +349,8 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
 
   for (const info of runs.values()) {
     if (!info.sentBy.some((s) => optionsOf(s).events === "stored")) continue
-    if (info.effects.length === 0 && info.records.length === 0) continue
+    // a plain run killed mid-way is known to nobody
+    if (info.records.length === 0 && info.active === undefined) continue
     const events: ReadonlyArray<SnapshotEvent> = snapshot.events[info.runId] ?? []
     const record = recordOf(info)
     const problems: Array<string> = []
@@ -399,6 +410,12 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
           fail(`told Delivered (the run carried on), but run ${runId} is stored ${record?.status ?? "nowhere"}`)
         }
       }
+    }
+    if (invoke.op === "signal" && !complete.ok && complete.error?._tag !== "RunPaused") {
+      const taken = info?.effects.find((e) =>
+        e.phase === "took" && typeof e.value === "object" && e.value !== null && "value" in e.value && e.value.value === invoke.args.value
+      )
+      if (taken !== undefined) fail(`told ${complete.error?._tag} for signal ${String(invoke.args.value)}, but a wait of run ${runId} took it (${taken.step})`)
     }
     if (!complete.ok && complete.error?._tag === "RunEnded") {
       const status = complete.error.status

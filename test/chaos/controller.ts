@@ -200,8 +200,8 @@ export const runChaos = async (config: ChaosConfig, schema: string | undefined):
   let faults = 0
   const chaosEnd = Date.now() + config.seconds * 1000
   while (Date.now() < chaosEnd) {
-    await sleep(rng.int(300, 1800))
-    const kind = rng.weighted({ kill: 4, stop: 3, terminate: pgClient === undefined ? 0 : 2, lock: 1 })
+    await sleep(rng.int(1000, 3500))
+    const kind = rng.weighted({ kill: 3, stop: 3, terminate: pgClient === undefined ? 0 : 2, lock: 1 })
     const proc = rng.pick(procs)
     const downFor = rng.int(300, 3 * config.leaseMillis)
     if (kind === "lock") {

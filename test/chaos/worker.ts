@@ -35,7 +35,7 @@ const historyFile = path.join(config.dir, `history-${name}.jsonl`)
 const lease = `${config.leaseMillis} millis` as const
 
 /** Lanes of operations per client process. */
-const lanes = 3
+const lanes = 4
 
 const stopping = { value: false }
 
@@ -137,14 +137,14 @@ const makeClient = (rng: Prng) =>
 
     const unfinished = (key: WorkflowKey) => Effect.orElseSucceed(Workflow.unfinishedRuns(anyWorkflow(key)), () => [])
 
-    /** Signals a waiting run of `chaos-wait` (or a running one: the signal is kept), 1–4 times at once. */
+    /** Signals a waiting run of `chaos-wait` (or a running one: the signal is kept), 2–5 times at once. */
     const signal = Effect.gen(function*() {
       const runs = (yield* unfinished("wait")).filter((run) =>
         run.pause?.kind === "signal" || (run.status === "running" && rng.chance(0.3))
       )
       if (runs.length === 0) return
       const target = rng.pick(runs)
-      const count = rng.int(1, 4)
+      const count = rng.int(2, 5)
       yield* Effect.forEach(Array.from({ length: count }), () => {
         const id = nextId()
         return recorded(
@@ -206,7 +206,7 @@ const makeClient = (rng: Prng) =>
 
     const operation = Effect.suspend(() => {
       switch (
-        rng.weighted({ run: 10, start: 8, retry: 2, signal: 6, continue: 2, cancel: 2, fork: 1, prune: 0.5 })
+        rng.weighted({ run: 6, start: 8, retry: 2, signal: 10, continue: 2, cancel: 1.5, fork: 1, prune: 0.5 })
       ) {
         case "run":
           return newRun(false)
