@@ -101,6 +101,10 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
     else if (line.type === "effect") effects.push(line)
   }
   const faults = lines.filter((l) => l.type === "fault")
+  /** a process by its pid: `c1[1234]`, `sup0[1235]` */
+  const names = new Map<number, string>()
+  for (const line of lines) if (line.type === "proc") names.set(line.pid, line.name)
+  const proc = (pid: number) => `${names.get(pid) ?? "controller"}[${pid}]`
   const violations: Array<Violation> = []
   const violate = (invariant: Invariant, message: string, runIds: ReadonlyArray<string>, sessions: ReadonlyArray<string> = []) =>
     violations.push({ invariant, message, runIds, sessions })
@@ -294,9 +298,9 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
         reported.add(key)
         violate(
           "queue-exclusive",
-          `queued run ${later.runId} (pid ${later.pid}, its first step at ${later.entry - earlier.entry} ms after the other's) ran step ${later.step} during step ${earlier.step} of ${
+          `queued run ${later.runId} (in ${proc(later.pid)}, its first step ${later.entry - earlier.entry} ms after the other's) ran step ${later.step} during step ${earlier.step} of ${
             isQueued(x) ? "queued" : "tracked"
-          } run ${earlier.runId} (pid ${earlier.pid}) on session ${sessionId}; ended: ${recordOf(x)?.status ?? "no record"} / ${recordOf(y)?.status ?? "no record"}`,
+          } run ${earlier.runId} (in ${proc(earlier.pid)}) on session ${sessionId}; recorded: ${recordOf(x)?.status ?? "nothing"} / ${recordOf(y)?.status ?? "nothing"}`,
           [earlier.runId, later.runId],
           [sessionId]
         )
@@ -334,7 +338,7 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
         if (ended && !disturbed([before.pid, again.pid], sent, again.t)) {
           violate(
             "journal",
-            `step ${step} of run ${info.runId} (durability "step") ran again at pid ${again.pid} after it completed at pid ${before.pid}, with no death between`,
+            `step ${step} of run ${info.runId} (durability "step") ran again in ${proc(again.pid)} after it completed in ${proc(before.pid)}, with no fault between`,
             [info.runId],
             [info.sessionId ?? "?"]
           )
@@ -362,7 +366,8 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
     if (record !== undefined && events.length > 0) {
       const first = finals[0]
       if (first === undefined) {
-        problems.push(`no terminal event for a run recorded ${record.status} (the log stops at ${events.at(-1)!._tag})`)
+        const carriers = [...new Set(info.effects.map((e) => proc(e.pid)))].join(", ")
+        problems.push(`no terminal event for a run recorded ${record.status} (the log stops at ${events.at(-1)!._tag}; its steps ran in ${carriers || "no process"})`)
       } else {
         if (!finalTag[record.status].includes(first._tag)) problems.push(`terminal event ${first._tag} for a run recorded ${record.status}`)
         const after = events.slice(events.indexOf(first) + 1)

@@ -137,20 +137,28 @@ const makeClient = (rng: Prng) =>
 
     const unfinished = (key: WorkflowKey) => Effect.orElseSucceed(Workflow.unfinishedRuns(anyWorkflow(key)), () => [])
 
-    /** Signals a waiting run of `chaos-wait` (or a running one: the signal is kept), 2–5 times at once. */
+    /**
+     * Signals the oldest run of `chaos-wait` that waits (watching for one for
+     * up to 1.5 s, so that the lanes of every client that watch signal it
+     * together, as soon as it waits), 1–3 times at once; or, now and then, a
+     * running one (the signal is kept).
+     */
     const signal = Effect.gen(function*() {
-      const runs = (yield* unfinished("wait")).filter((run) =>
-        run.pause?.kind === "signal" || (run.status === "running" && rng.chance(0.3))
-      )
-      if (runs.length === 0) return
-      const target = rng.pick(runs)
-      const count = rng.int(2, 5)
-      yield* Effect.forEach(Array.from({ length: count }), () => {
+      const running = rng.chance(0.15)
+      let target: { readonly runId: string } | undefined
+      for (let look = 0; look < 15 && target === undefined; look++) {
+        const runs = yield* unfinished("wait")
+        target = runs.find((run) => (running ? run.status === "running" : run.pause?.kind === "signal"))
+        if (target === undefined) yield* Effect.sleep("100 millis")
+      }
+      if (target === undefined) return
+      const runId = target.runId
+      yield* Effect.forEach(Array.from({ length: rng.int(1, 3) }), () => {
         const id = nextId()
         return recorded(
           "signal",
-          { wf: workflows.wait.name, runId: target.runId, signal: signalName, value: id },
-          Workflow.signal(workflows.wait, target.runId, signalName, id, { leaseDuration: lease }),
+          { wf: workflows.wait.name, runId, signal: signalName, value: id },
+          Workflow.signal(workflows.wait, runId, signalName, id, { leaseDuration: lease }),
           (result) =>
             result._tag === "Delivered" ? { _tag: "Delivered", seq: result.seq, output: showOutput(result.output) } : result,
           id
