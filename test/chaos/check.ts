@@ -527,7 +527,16 @@ const historyOf = (violation: Violation, lines: ReadonlyArray<Line>, runs: Reado
     ids.has(runIdIn(line.type === "complete" ? line.value ?? line.error : undefined) ?? "")
   const invokesMentioning = new Set<string>()
   for (const line of lines) if (line.type === "invoke" && mentions(line)) invokesMentioning.add(line.id)
+  const own = lines.filter((line) =>
+    (line.type === "invoke" || line.type === "complete") ? invokesMentioning.has(line.id) || mentions(line) : line.type === "effect" && ids.has(line.runId)
+  )
+  // the faults and processes of the span the runs' own lines cover (and a lease before it)
+  const from = (own[0]?.t ?? 0) - 2000
+  const to = own.at(-1)?.t ?? Infinity
   const chosen = lines.filter((line) => {
+    if (line.type !== "invoke" && line.type !== "complete" && line.type !== "effect" && line.t < from) return false
+    // locks are everyone's: only those within the span; a process's own faults and its end, until its first death
+    if (line.type === "fault" && (line.kind === "lock" || line.kind === "unlock") && line.t > to) return false
     switch (line.type) {
       case "invoke":
       case "complete":

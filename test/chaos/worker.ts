@@ -139,17 +139,17 @@ const makeClient = (rng: Prng) =>
 
     /**
      * Signals the oldest run of `chaos-wait` that waits (watching for one for
-     * up to 1.5 s, so that the lanes of every client that watch signal it
+     * up to 2 s, so that the lanes of every client that watch signal it
      * together, as soon as it waits), 1–3 times at once; or, now and then, a
      * running one (the signal is kept).
      */
     const signal = Effect.gen(function*() {
       const running = rng.chance(0.15)
       let target: { readonly runId: string } | undefined
-      for (let look = 0; look < 15 && target === undefined; look++) {
+      for (let look = 0; look < 40 && target === undefined; look++) {
         const runs = yield* unfinished("wait")
         target = runs.find((run) => (running ? run.status === "running" : run.pause?.kind === "signal"))
-        if (target === undefined) yield* Effect.sleep("100 millis")
+        if (target === undefined) yield* Effect.sleep("40 millis")
       }
       if (target === undefined) return
       const runId = target.runId
