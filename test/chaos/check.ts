@@ -430,7 +430,16 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
     if (invoke.op === "cancel" && complete.ok && record?.status !== "cancelled") {
       fail(`told cancelled, run ${runId} is stored ${record?.status ?? (info?.active ? `unfinished (${info.active.status})` : "nowhere")}`)
     }
-    if (isSend(invoke) && optionsOf(invoke).onBusy === "enqueue" && !complete.ok && complete.error?._tag === "SessionConflict") {
+    // (a plain run of another process is not seen by the queue: its commit may come first, as "Busy sessions" says)
+    const plainCommitted = (sessionId: string | undefined, from: number, to: number) =>
+      effects.some((e) =>
+        e.sessionId === sessionId && e.step === "c" && e.phase === "end" && e.t >= from && e.t <= to &&
+        !isQueued(runs.get(e.runId)!) && !isTracked(runs.get(e.runId)!)
+      )
+    if (
+      isSend(invoke) && optionsOf(invoke).onBusy === "enqueue" && !complete.ok && complete.error?._tag === "SessionConflict" &&
+      !plainCommitted(info?.sessionId, invoke.t, complete.t)
+    ) {
       fail(`a run sent with onBusy "enqueue" was refused with SessionConflict (${JSON.stringify(complete.error)})`)
     }
   }
@@ -514,6 +523,7 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
 /** The lines of the runs and sessions a violation names, and the faults of the processes that ran them, in time order. */
 const historyOf = (violation: Violation, lines: ReadonlyArray<Line>, runs: ReadonlyMap<string, RunInfo>): ReadonlyArray<string> => {
   const ids = new Set(violation.runIds)
+  const sessions = new Set(violation.sessions)
   const tokens = new Set<string>()
   const pids = new Set<number>()
   for (const id of ids) {
@@ -542,7 +552,8 @@ const historyOf = (violation: Violation, lines: ReadonlyArray<Line>, runs: Reado
       case "complete":
         return invokesMentioning.has(line.id) || mentions(line)
       case "effect":
-        return ids.has(line.runId)
+        // and the other runs of its sessions meanwhile: what it met
+        return ids.has(line.runId) || (sessions.has(line.sessionId) && line.t >= from && line.t <= to)
       case "fault":
         return (line.pid !== undefined && pids.has(line.pid)) || line.kind === "lock" || line.kind === "unlock"
       case "proc":
