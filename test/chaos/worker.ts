@@ -140,20 +140,26 @@ const makeClient = (rng: Prng) =>
     /**
      * Signals the oldest run of `chaos-wait` that waits (watching for one for
      * up to 2 s, so that the lanes of every client that watch signal it
-     * together, as soon as it waits), 1–3 times at once; or, now and then, a
-     * running one (the signal is kept).
+     * together, as soon as it waits), once or twice; or, now and then, a
+     * running one (the signal is kept). A run at its last wait goes first.
      */
     const signal = Effect.gen(function*() {
       const running = rng.chance(0.15)
       let target: { readonly runId: string } | undefined
       for (let look = 0; look < 40 && target === undefined; look++) {
         const runs = yield* unfinished("wait")
-        target = runs.find((run) => (running ? run.status === "running" : run.pause?.kind === "signal"))
+        // a run at its last wait first (its pause key names the step's index, 3): two signals at once are a race there
+        target = running
+          ? runs.find((run) => run.status === "running")
+          : runs.find((run) => run.pause?.kind === "signal" && run.pause.key.startsWith("3:")) ??
+            runs.find((run) => run.pause?.kind === "signal")
         if (target === undefined) yield* Effect.sleep("40 millis")
       }
       if (target === undefined) return
       const runId = target.runId
-      yield* Effect.forEach(Array.from({ length: rng.int(1, 3) }), () => {
+      // every lane that found it fires at the same instant (the next 200 ms of the clock): a race across processes
+      yield* Effect.sleep(200 - (Date.now() % 200))
+      yield* Effect.forEach(Array.from({ length: rng.chance(0.4) ? 2 : 1 }), () => {
         const id = nextId()
         return recorded(
           "signal",
