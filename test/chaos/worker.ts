@@ -77,6 +77,14 @@ interface Sent {
   readonly options: Record<string, unknown>
 }
 
+/** Blocks the event loop for `millis` (a stalled process: a long GC pause, a busy neighbour). */
+const busy = (millis: number) => {
+  const end = Date.now() + millis
+  while (Date.now() < end) {
+    // spin
+  }
+}
+
 const makeClient = (rng: Prng) =>
   Effect.gen(function*() {
     /** the tracked runs this process sent, for retries and cancels */
@@ -140,7 +148,7 @@ const makeClient = (rng: Prng) =>
     /**
      * Signals the oldest run of `chaos-wait` that waits (watching for one for
      * up to 2 s, so that the lanes of every client that watch signal it
-     * together, as soon as it waits), once or twice; or, now and then, a
+     * together, as soon as it waits), 1–3 times; or, now and then, a
      * running one (the signal is kept). A run at its last wait goes first.
      */
     const signal = Effect.gen(function*() {
@@ -159,7 +167,11 @@ const makeClient = (rng: Prng) =>
       const runId = target.runId
       // every lane that found it fires at the same instant (the next 200 ms of the clock): a race across processes
       yield* Effect.sleep(200 - (Date.now() % 200))
-      yield* Effect.forEach(Array.from({ length: rng.chance(0.4) ? 2 : 1 }), () => {
+      // a stall of this process's event loop (a long GC pause) just after its signals went out: the
+      // callers of one instant then take the run in another order than they stored their signals
+      const stall = { after: rng.int(0, 20), millis: rng.chance(0.7) ? rng.int(10, 120) : 0 }
+      yield* Effect.fork(Effect.delay(Effect.sync(() => busy(stall.millis)), stall.after))
+      yield* Effect.forEach(Array.from({ length: rng.int(1, 3) }), () => {
         const id = nextId()
         return recorded(
           "signal",
