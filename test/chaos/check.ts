@@ -16,6 +16,10 @@ import type { ChaosConfig } from "./config.js"
 import { replayCommand } from "./config.js"
 import type { Complete, Invoke, Line, StepEffect } from "./history.js"
 import type { Snapshot, SnapshotEvent } from "./snapshot.js"
+import { scheduleName } from "./workflows.js"
+
+/** The workflow of the supervisors' schedule. */
+const scheduledWorkflow = "chaos-work"
 
 export const invariants = {
   "run-ends-once": "every acknowledged run ends in exactly one record, or is visibly unfinished (running, paused, queued)",
@@ -189,9 +193,14 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
     info.sessionId ??= optionsOf(invoke).sessionId
     info.workflow ??= String(invoke.args.wf)
   }
-  const isQueued = (info: RunInfo) => info.sentBy.some((s) => optionsOf(s).onBusy === "enqueue")
+  /** a run of the supervisors' schedule: started in the background, queued, journaled, its events stored */
+  const isScheduled = (info: RunInfo) => info.runId.startsWith(`${scheduledWorkflow}/${scheduleName}@`)
+  const isQueued = (info: RunInfo) => isScheduled(info) || info.sentBy.some((s) => optionsOf(s).onBusy === "enqueue")
   const isTracked = (info: RunInfo) =>
+    isScheduled(info) ||
     info.sentBy.some((s) => s.op === "start" || optionsOf(s).runId !== undefined || optionsOf(s).durability === "step")
+  const isJournaled = (info: RunInfo) => isScheduled(info) || info.sentBy.some((s) => optionsOf(s).durability === "step")
+  const storesEvents = (info: RunInfo) => isScheduled(info) || info.sentBy.some((s) => optionsOf(s).events === "stored")
   const recordOf = (info: RunInfo): Record | undefined => info.records[0]
 
   // ---------------------------------------------------------------------------
@@ -320,7 +329,7 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
         (f.pid !== undefined && pids.includes(f.pid) && (f.kind === "kill" || f.kind === "stop" || f.kind === "terminate")))
     )
   for (const info of runs.values()) {
-    if (!info.sentBy.some((s) => optionsOf(s).durability === "step")) continue
+    if (!isJournaled(info)) continue
     const begins = new Map<string, Array<StepEffect>>()
     for (const effect of info.effects) {
       if (effect.phase !== "begin") continue
@@ -352,7 +361,7 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
   // ---------------------------------------------------------------------------
 
   for (const info of runs.values()) {
-    if (!info.sentBy.some((s) => optionsOf(s).events === "stored")) continue
+    if (!storesEvents(info)) continue
     // a plain run killed mid-way is known to nobody
     if (info.records.length === 0 && info.active === undefined) continue
     const events: ReadonlyArray<SnapshotEvent> = snapshot.events[info.runId] ?? []

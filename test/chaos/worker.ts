@@ -12,12 +12,13 @@
  *   stdin ends it: the lanes finish their operation (for a few seconds at
  *   most) and the process exits; its background runs are left to the
  *   supervisors.
- * - `supervisor`: runs `DurableRuns.layer` for the chaos workflows until it
- *   is killed.
+ * - `supervisor`: runs `DurableRuns.layer` for the chaos workflows, and
+ *   `Schedules.layer` with a schedule of `chaos-work` every 5 seconds on the
+ *   first session (`onBusy: "enqueue"`), until it is killed.
  *
  * Prints `ready` once its store is open.
  */
-import { DurableRuns, Workflow } from "@sessionflow/core"
+import { DurableRuns, Schedules, Workflow } from "@sessionflow/core"
 import { Effect, Fiber, Layer, Ref } from "effect"
 import * as path from "node:path"
 import * as readline from "node:readline"
@@ -25,7 +26,7 @@ import { storeLayer } from "../stores.js"
 import { type ChaosConfig, storeOptions } from "./config.js"
 import { makeRecorder } from "./recorder.js"
 import { deriveSeed, mulberry32, type Prng } from "./prng.js"
-import { type Input, makeWorkflows, signalName, type WorkflowKey, workflowKeys } from "./workflows.js"
+import { type Input, makeWorkflows, scheduleName, signalName, type WorkflowKey, workflowKeys } from "./workflows.js"
 
 const [role, name, incarnationArg, configArg] = process.argv.slice(2) as [string, string, string, string]
 const config = JSON.parse(configArg) as ChaosConfig
@@ -278,13 +279,25 @@ const supervisor = Effect.gen(function*() {
   // ready once the store answers
   yield* Workflow.unfinishedRuns(workflows.work)
   console.log("ready")
-  return yield* Layer.launch(
+  return yield* Layer.launch(Layer.merge(
     DurableRuns.layer({
       workflows: workflowKeys.map(anyWorkflow),
       pollInterval: "300 millis",
       leaseDuration: lease
+    }),
+    // every supervisor runs the schedule: each tick runs once, in the one that claims it
+    Schedules.layer({
+      schedules: [{
+        name: scheduleName,
+        workflow: workflows.work,
+        cron: "*/5 * * * * *",
+        input: { token: scheduleName, ms: [200, 200, 200] },
+        sessionId: config.sessions[0]!,
+        runOptions: { onBusy: "enqueue", events: "stored", durability: "step", leaseDuration: lease }
+      }],
+      pollInterval: "300 millis"
     })
-  )
+  ))
 })
 
 const program = role === "client" ? Effect.scoped(client) : supervisor

@@ -24,6 +24,9 @@ export const signalName = "go"
 
 /** How long each wait of `chaos-wait` waits for its signal, and the question of `chaos-pause` for its answer. */
 export const waitTimeout = "2500 millis"
+/** The schedule the supervisors run (its runs' ids are `chaos-work/tick@<time>`, their token this name). */
+export const scheduleName = "tick"
+
 /** The durable sleep of `chaos-sleep`. */
 export const sleepFor = "400 millis"
 
