@@ -102,6 +102,15 @@ describe("the chaos checker", () => {
     assert.deepStrictEqual(found(lines, snap), ["queue-exclusive"])
   })
 
+  it("journal: a step its attempt went on from begins again; a step in flight may run once more", () => {
+    const journaled = [...start(0, "c0.1.1", "r1", { durability: "step" }), ...step(10, "r1", "c0.1.1", "a"), ...step(200, "r1", "c0.1.1", "b")]
+    const inFlight = [...start(0, "c0.1.1", "r1", { durability: "step" }), ...step(10, "r1", "c0.1.1", "a")]
+    const resumed = [...step(1000, "r1", "c0.1.1", "a", 12), ...step(1200, "r1", "c0.1.1", "b", 12), ...step(1400, "r1", "c0.1.1", "c", 12)]
+    const snap = snapshot([record("r1", "c0.1.1")], ["r1"], { r1: cleanLog })
+    assert.deepStrictEqual(found([...journaled, ...resumed], snap), ["journal"])
+    assert.deepStrictEqual(found([...inFlight, ...resumed], snap), [])
+  })
+
   it("told-stored: a signal told Delivered that no wait took", () => {
     const took = (t: number, step: string, value: string): StepEffect => ({
       type: "effect",

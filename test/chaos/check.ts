@@ -24,7 +24,7 @@ const scheduledWorkflow = "chaos-work"
 export const invariants = {
   "run-ends-once": "every acknowledged run ends in exactly one record, or is visibly unfinished (running, paused, queued)",
   "queue-exclusive": "a run of a session's queue runs alone: no other queued or tracked run of the session executes when its step starts",
-  "journal": "a journaled step (durability \"step\") never runs again; an in-flight one runs at most once more per death",
+  "journal": "a journaled step (durability \"step\": one its attempt went on from) never runs again",
   "event-log": "a run's stored events are one gap-free seq sequence, with exactly one terminal event, agreeing with its record, once it ended",
   "told-stored": "what a caller is told is what is stored (completed, RunEnded, cancel, Delivered, a queued run never refused)",
   "state": "a session's state is its completed runs applied once each, and nothing of the others; a fork's state is a prefix of its session's",
@@ -318,40 +318,27 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
   }
 
   // ---------------------------------------------------------------------------
-  // journal: a durability "step" run's steps begin again only after a death
+  // journal: a step of a durability "step" run, once journaled, never begins again
   // ---------------------------------------------------------------------------
 
-  /** a fault that may have cost a process its run between `from` and `to`: its death, a stop, a lost connection, a lock */
-  const disturbed = (pids: ReadonlyArray<number>, from: number, to: number) =>
-    faults.some((f) =>
-      f.t >= from && f.t <= to + 50 &&
-      (f.kind === "lock" || f.kind === "unlock" ||
-        (f.pid !== undefined && pids.includes(f.pid) && (f.kind === "kill" || f.kind === "stop" || f.kind === "terminate")))
-    )
+  // A step is journaled when the attempt that completed it went on to a later step (the
+  // journal is written between the two). An in-flight step (its process died, stalled or
+  // lost its lease before it went on) may run once more: its rerun is not a violation.
   for (const info of runs.values()) {
     if (!isJournaled(info)) continue
-    const begins = new Map<string, Array<StepEffect>>()
-    for (const effect of info.effects) {
-      if (effect.phase !== "begin") continue
-      const list = begins.get(effect.step) ?? []
-      list.push(effect)
-      begins.set(effect.step, list)
-    }
-    for (const [step, list] of begins) {
-      for (let i = 1; i < list.length; i++) {
-        const before = list[i - 1]!
-        const again = list[i]!
-        const ended = info.effects.some((e) => e.phase === "end" && e.step === step && e.pid === before.pid && e.t >= before.t && e.t <= again.t)
-        // the process that ran it again may have been sent it long before (and stopped since)
-        const sent = Math.min(before.t, ...info.sentBy.filter((s) => s.pid === again.pid).map((s) => s.t))
-        if (ended && !disturbed([before.pid, again.pid], sent, again.t)) {
-          violate(
-            "journal",
-            `step ${step} of run ${info.runId} (durability "step") ran again in ${proc(again.pid)} after it completed in ${proc(before.pid)}, with no fault between`,
-            [info.runId],
-            [info.sessionId ?? "?"]
-          )
-        }
+    for (const end of info.effects) {
+      if (end.phase !== "end") continue
+      const onward = info.effects.find((e) => e.pid === end.pid && e.t >= end.t && e.step !== end.step)
+      if (onward === undefined) continue
+      const again = info.effects.find((e) => e.phase === "begin" && e.step === end.step && e.t > onward.t)
+      if (again !== undefined) {
+        violate(
+          "journal",
+          `step ${end.step} of run ${info.runId} (durability "step") began again in ${proc(again.pid)} after ${proc(end.pid)} completed it and went on to step ${onward.step}`,
+          [info.runId],
+          [info.sessionId ?? "?"]
+        )
+        break
       }
     }
   }
@@ -552,6 +539,8 @@ const historyOf = (violation: Violation, lines: ReadonlyArray<Line>, runs: Reado
   // the faults and processes of the span the runs' own lines cover (and a lease before it)
   const from = (own[0]?.t ?? 0) - 2000
   const to = own.at(-1)?.t ?? Infinity
+  /** within a second and a half of one of the runs' own lines */
+  const near = (t: number) => own.some((line) => Math.abs(line.t - t) <= 1500)
   const chosen = lines.filter((line) => {
     if (line.type !== "invoke" && line.type !== "complete" && line.type !== "effect" && line.t < from) return false
     // locks are everyone's: only those within the span; a process's own faults and its end, until its first death
@@ -562,7 +551,7 @@ const historyOf = (violation: Violation, lines: ReadonlyArray<Line>, runs: Reado
         return invokesMentioning.has(line.id) || mentions(line)
       case "effect":
         // and the other runs of its sessions meanwhile: what it met
-        return ids.has(line.runId) || (sessions.has(line.sessionId) && line.t >= from && line.t <= to)
+        return ids.has(line.runId) || (sessions.has(line.sessionId) && near(line.t))
       case "fault":
         return (line.pid !== undefined && pids.has(line.pid)) || line.kind === "lock" || line.kind === "unlock"
       case "proc":
@@ -595,14 +584,25 @@ const describe = (line: Line): string => {
   }
 }
 
-/** The report: each violation with its shortest history and the command that replays it, then the counts. */
-export const report = (result: CheckResult, config: ChaosConfig): string => {
+/**
+ * The report: each violation with the command that replays it — with its
+ * shortest history for the first `histories` of each invariant (all with
+ * `Infinity`) — then the counts.
+ */
+export const report = (result: CheckResult, config: ChaosConfig, histories = 3): string => {
   const out: Array<string> = []
   const command = replayCommand(config)
+  const shown = new Map<Invariant, number>()
   result.violations.forEach((v, i) => {
     out.push(``, `VIOLATION ${i + 1} [${v.invariant}] seed ${config.seed} (${config.store})`, `  ${v.message}`)
-    out.push(`  history (${v.runIds.join(", ") || v.sessions.join(", ")}):`)
-    for (const line of result.histories[i] ?? []) out.push(`    ${line}`)
+    const n = shown.get(v.invariant) ?? 0
+    shown.set(v.invariant, n + 1)
+    if (n < histories) {
+      out.push(`  history (${v.runIds.join(", ") || v.sessions.join(", ")}):`)
+      for (const line of result.histories[i] ?? []) out.push(`    ${line}`)
+    } else {
+      out.push(`  history: npm run chaos -- --check-only ${config.dir} --all`)
+    }
     out.push(`  replay: ${command}`)
   })
   const byInvariant = Object.keys(invariants).map((name) =>

@@ -2,7 +2,8 @@
  * `npm run chaos -- --store sqlite|pg --seed N (--minutes M | --seconds S) [--processes K] [--supervisors K]`:
  * a seeded chaos run over real processes on one store, then the check of
  * its history (see `README.md` beside this file). `--check-only <dir>`
- * checks a recorded run again. Exits non-zero on any violation.
+ * checks a recorded run again (`--all`: every violation's history, not only
+ * the first three of each invariant's). Exits non-zero on any violation.
  */
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
@@ -14,7 +15,8 @@ const option = (name: string): string | undefined => {
   const i = args.indexOf(`--${name}`)
   return i === -1 ? undefined : args[i + 1]
 }
-const usage = "usage: npm run chaos -- --store sqlite|pg --seed N (--minutes M | --seconds S) [--processes K] [--supervisors K] | --check-only <dir>"
+const usage =
+  "usage: npm run chaos -- --store sqlite|pg --seed N (--minutes M | --seconds S) [--processes K] [--supervisors K] [--keep] | --check-only <dir> [--all]"
 
 const main = async (): Promise<number> => {
   const recorded = option("check-only")
@@ -24,7 +26,7 @@ const main = async (): Promise<number> => {
     const config = JSON.parse(fs.readFileSync(path.join(recorded, "meta.json"), "utf8")) as ChaosConfig
     const snapshot = JSON.parse(fs.readFileSync(path.join(recorded, "snapshot.json"), "utf8"))
     const result = check(readFolder(recorded), snapshot, { ...config, dir: recorded })
-    console.log(report(result, { ...config, dir: recorded }))
+    console.log(report(result, { ...config, dir: recorded }, args.includes("--all") ? Infinity : undefined))
     return result.violations.length === 0 ? 0 : 1
   }
   const store = option("store") ?? "sqlite"
@@ -79,7 +81,8 @@ const main = async (): Promise<number> => {
 }
 
 main().then(
-  (code) => process.exit(code),
+  // once what was printed reached the pipe (a long report is cut by an exit before it)
+  (code) => process.stdout.write("", () => process.exit(code)),
   (error) => {
     console.error(error)
     process.exit(2)
