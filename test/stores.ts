@@ -7,13 +7,30 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { SessionStore } from "@sessionflow/core"
 import { PgSessionStore } from "@sessionflow/store-pg"
 import { SqliteSessionStore } from "@sessionflow/store-sqlite"
-import { Effect, Layer } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import { storeLayer as pgStoreLayer, testUrl } from "./store-pg/pg.js"
 
-export const storeLayer = (spec: string) =>
+/** Options of the store a spec opens (the PostgreSQL pool's only where they name it). */
+export interface StoreSpecOptions {
+  readonly keepRuns?: number | "all" | undefined
+  /** SQLite: how long an operation waits for another connection's write lock */
+  readonly lockTimeout?: Duration.DurationInput | undefined
+  /** PostgreSQL: the pool's name in `pg_stat_activity` */
+  readonly applicationName?: string | undefined
+  /** PostgreSQL: the pool's most connections */
+  readonly maxConnections?: number | undefined
+}
+
+export const storeLayer = (spec: string, options: StoreSpecOptions = {}) =>
   spec.startsWith("pg:")
-    ? PgSessionStore.layer({ url: testUrl, schema: spec.slice("pg:".length) })
-    : SqliteSessionStore.layer({ filename: spec })
+    ? PgSessionStore.layer({
+      url: testUrl,
+      schema: spec.slice("pg:".length),
+      keepRuns: options.keepRuns,
+      applicationName: options.applicationName,
+      maxConnections: options.maxConnections
+    })
+    : SqliteSessionStore.layer({ filename: spec, keepRuns: options.keepRuns, lockTimeout: options.lockTimeout })
 
 /** The stores an in-process test runs on, each fresh: memory, a SQLite file, a PostgreSQL schema. */
 export const freshStores: ReadonlyArray<readonly [string, Layer.Layer<SessionStore.SessionStore, unknown>]> = [
