@@ -21,7 +21,7 @@ import { scheduleName } from "./workflows.js"
 /** The workflow of the supervisors' schedule. */
 const scheduledWorkflow = "chaos-work"
 
-export const invariants = {
+const invariants = {
   "run-ends-once":
     "every acknowledged run ends in exactly one record, or is visibly unfinished (running, paused, queued)",
   "queue-exclusive":
@@ -40,7 +40,7 @@ export const invariants = {
 
 export type Invariant = keyof typeof invariants
 
-export interface Violation {
+interface Violation {
   readonly invariant: Invariant
   readonly message: string
   readonly runIds: ReadonlyArray<string>

@@ -62,7 +62,7 @@ export interface StepEffect {
 
 export type FaultKind = "kill" | "stop" | "cont" | "terminate" | "lock" | "unlock"
 
-export interface Fault {
+interface Fault {
   readonly type: "fault"
   readonly t: number
   readonly kind: FaultKind
@@ -72,7 +72,7 @@ export interface Fault {
   readonly detail?: string | undefined
 }
 
-export interface Proc {
+interface Proc {
   readonly type: "proc"
   readonly t: number
   readonly name: string
@@ -82,7 +82,7 @@ export interface Proc {
   readonly code?: number | string | null | undefined
 }
 
-export interface Conns {
+interface Conns {
   readonly type: "conns"
   readonly t: number
   /** open connections by application_name */
@@ -90,7 +90,7 @@ export interface Conns {
 }
 
 /** The controller's own notes: the phases of the run. */
-export interface Note {
+interface Note {
   readonly type: "note"
   readonly t: number
   readonly text: string
@@ -101,7 +101,7 @@ export type Line = Invoke | Complete | StepEffect | Fault | Proc | Conns | Note
 export const append = (file: string, line: Line): void => fs.appendFileSync(file, JSON.stringify(line) + "\n")
 
 /** The lines of a JSONL file (a torn last line, from a process killed mid-write, is left out). */
-export const readLines = (file: string): Array<Line> => {
+const readLines = (file: string): Array<Line> => {
   if (!fs.existsSync(file)) return []
   const lines: Array<Line> = []
   for (const text of fs.readFileSync(file, "utf8").split("\n")) {

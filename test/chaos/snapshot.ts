@@ -7,7 +7,7 @@
 import { SessionStore } from "@sessionflow/core"
 import { Effect } from "effect"
 
-export interface SnapshotSession {
+interface SnapshotSession {
   readonly sessionId: string
   readonly version: number
   readonly state: unknown

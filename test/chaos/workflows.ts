@@ -14,7 +14,7 @@ import { RunContext, SessionState, Step, type StepInput, Workflow } from "@sessi
 import { Effect, Schema } from "effect"
 import { append, type Phase } from "./history.js"
 
-export class Applied extends SessionState.Tag("chaos/Applied")<Applied>()({ applied: Schema.Array(Schema.String) }) {}
+class Applied extends SessionState.Tag("chaos/Applied")<Applied>()({ applied: Schema.Array(Schema.String) }) {}
 
 export const Input = Schema.Struct({ token: Schema.String, ms: Schema.Array(Schema.Number) })
 export type Input = typeof Input.Type
@@ -23,12 +23,12 @@ export type Input = typeof Input.Type
 export const signalName = "go"
 
 /** How long each wait of `chaos-wait` waits for its signal, and the question of `chaos-pause` for its answer. */
-export const waitTimeout = "2500 millis"
+const waitTimeout = "2500 millis"
 /** The schedule the supervisors run (its runs' ids are `chaos-work/tick@<time>`, their token this name). */
 export const scheduleName = "tick"
 
 /** The durable sleep of `chaos-sleep`. */
-export const sleepFor = "400 millis"
+const sleepFor = "400 millis"
 
 export const makeWorkflows = (effectsFile: string) => {
   const note = (step: string, phase: Phase, value?: unknown) =>
@@ -127,6 +127,6 @@ export const makeWorkflows = (effectsFile: string) => {
   return { work: work3, wait: waitTwice, sleep: sleeper, pause: asking } as const
 }
 
-export type Workflows = ReturnType<typeof makeWorkflows>
+type Workflows = ReturnType<typeof makeWorkflows>
 export type WorkflowKey = keyof Workflows
 export const workflowKeys: ReadonlyArray<WorkflowKey> = ["work", "wait", "sleep", "pause"]
