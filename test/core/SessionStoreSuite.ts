@@ -2003,6 +2003,8 @@ export const suite = (
           const running = yield* store.findSession("s1", { state: false })
           assert(running._tag === "Stored")
           assert.isUndefined(running.session.pausedRunId)
+          // its running runs are, with their owner and lease (what onBusy "reject" refuses for)
+          assert.deepStrictEqual(running.session.running, [{ runId: "r1", owner: "owner-a", leaseExpiresAt: 1_000 }])
           yield* store.updateRun("r1", "owner-a", {
             status: "paused",
             owner: "",
@@ -2030,6 +2032,23 @@ export const suite = (
             ["r3", "running", "wf", "bob"]
           ])
           assert.deepStrictEqual(yield* store.findSession("s2"), first)
+          // the run of a session's queue that has its turn holds it, before it is registered too
+          yield* store.enqueueRun({
+            runId: "q1",
+            sessionId: "s3",
+            workflowName: "wf",
+            input: 1,
+            owner: "owner-q",
+            leaseExpiresAt: 8_000,
+            enqueuedAt: 0
+          })
+          assert.deepStrictEqual(yield* store.findSession("s3"), { _tag: "New", runs: [] })
+          yield* store.takeQueueTurn("s3", "q1", { owner: "owner-q", now: 0, leaseExpiresAt: 8_000 })
+          assert.deepStrictEqual(yield* store.findSession("s3"), {
+            _tag: "New",
+            runs: [],
+            running: [{ runId: "q1", owner: "owner-q", leaseExpiresAt: 8_000 }]
+          })
           // an id no store takes is found by no read
           assert.deepStrictEqual(yield* store.findSession("bad\u0000id"), { _tag: "New", runs: [] })
         })

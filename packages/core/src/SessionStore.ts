@@ -158,9 +158,10 @@ export interface StoredSession extends SessionInfo {
   /** the id of the session's paused run, if it has one (it then takes no new run) */
   readonly pausedRunId?: string | undefined
   /**
-   * the session's running runs, with their owner and lease (read by
-   * {@link Backend.findSession} only): a run with `onBusy: "reject"` is
-   * refused before its work while one runs elsewhere under a live lease
+   * the session's running runs, and the run of its queue that has its turn,
+   * with their owner and lease (read by {@link Backend.findSession} only): a
+   * run with `onBusy: "reject"` is refused before its work while one runs
+   * elsewhere under a live lease
    */
   readonly running?: ReadonlyArray<RunningRun> | undefined
 }
@@ -189,7 +190,12 @@ export interface RunningRun {
  */
 export type SessionFound =
   | { readonly _tag: "Stored"; readonly session: StoredSession }
-  | { readonly _tag: "New"; readonly runs: ReadonlyArray<ActiveRun> }
+  | {
+    readonly _tag: "New"
+    readonly runs: ReadonlyArray<ActiveRun>
+    /** the run of the session's queue that has its turn, if any (see `StoredSession.running`) */
+    readonly running?: ReadonlyArray<RunningRun> | undefined
+  }
 
 /**
  * @since 0.1.0

@@ -401,24 +401,36 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
         readonly a_owner: string | null
         readonly a_lease: number | string | null
         readonly a_row: unknown
+        readonly q_run_id: string | null
+        readonly q_owner: string | null
+        readonly q_lease: number | string | null
       }>`
 SELECT s.session_id, s.workflow_name, s.user_id, s.session_name, s.version, s.created_at, s.updated_at, ${state},
-  a.run_id AS a_run_id, a.status AS a_status, a.owner AS a_owner, a.lease_expires_at AS a_lease, ${activeAsJson}
+  a.run_id AS a_run_id, a.status AS a_status, a.owner AS a_owner, a.lease_expires_at AS a_lease, ${activeAsJson},
+  q.run_id AS q_run_id, q.owner AS q_owner, q.lease_expires_at AS q_lease
 FROM (SELECT 1 AS one) k
 LEFT JOIN ${sessions} s ON s.session_id = ${sessionId}
 LEFT JOIN ${activeTable} a ON a.session_id = ${sessionId}
+LEFT JOIN ${queueTable} q ON q.session_id = ${sessionId} AND q.status = 'running'
 ORDER BY a.started_at, a.run_id${binary}`
       const first = found[0]
+      // the run of the session's queue that has its turn holds the session too, also before it is registered
+      const turn = first?.q_run_id === null || first?.q_run_id === undefined
+        ? []
+        : [{ runId: first.q_run_id, owner: first.q_owner ?? "", leaseExpiresAt: Number(first.q_lease) }]
       if (first !== undefined && first.session_id !== null && first.session_id !== undefined) {
         const paused = found.find((row) => row.a_status === "paused")
         const row = yield* decodeSessionRow({ ...first, paused_run_id: paused?.a_run_id ?? null })
         // without the state, the session is as if the caller knew its version
         const session = yield* rows.toStoredSession(row, withState ? knownVersion : row.version)
-        const running = found.flatMap(({ a_lease, a_owner, a_run_id, a_status }) =>
-          a_status === "running" && a_run_id !== null
-            ? [{ runId: a_run_id, owner: a_owner ?? "", leaseExpiresAt: Number(a_lease) }]
-            : []
-        )
+        const running = [
+          ...found.flatMap(({ a_lease, a_owner, a_run_id, a_status }) =>
+            a_status === "running" && a_run_id !== null
+              ? [{ runId: a_run_id, owner: a_owner ?? "", leaseExpiresAt: Number(a_lease) }]
+              : []
+          ),
+          ...turn
+        ]
         return {
           _tag: "Stored",
           session: running.length === 0 ? session : { ...session, running }
@@ -431,7 +443,11 @@ ORDER BY a.started_at, a.run_id${binary}`
             : [typeof a_row === "string" ? JSON.parse(a_row) as unknown : a_row]
         )
       )
-      return { _tag: "New", runs: runs.map(rows.toActiveRun) } satisfies SessionStore.SessionFound
+      return {
+        _tag: "New",
+        runs: runs.map(rows.toActiveRun),
+        ...(turn.length === 0 ? {} : { running: turn })
+      } satisfies SessionStore.SessionFound
     },
     waitForLock("findSession"),
     Effect.catchTags({ SqlError: storeError("findSession"), ParseError: storeError("findSession") })

@@ -34,7 +34,7 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
   const { ids: { runId, sessionId, userId } } = attempt
   const loaded = yield* load(attempt, restore)
   if (Either.isLeft(loaded)) return yield* refuseUnreadable(attempt, loaded.left, restore)
-  const { base, cacheKey, firstRuns, hit, stored } = loaded.right
+  const { base, cacheKey, firstRunning, firstRuns, hit, stored } = loaded.right
   // another user's session is never written to, not even a run record
   if (Option.isSome(stored)) yield* SessionStore.checkOwner(sessionId, stored.value.userId, userId)
   // a session with a paused run takes no other run (a new session's paused
@@ -52,7 +52,7 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
     return yield* Effect.fail(refused)
   }
   const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
-  const busy = yield* busyElsewhere(attempt, stored, firstRuns)
+  const busy = yield* busyElsewhere(attempt, stored, [...firstRuns, ...firstRunning])
   if (busy !== undefined) {
     const refused = new WorkflowError.SessionBusy({ sessionId, runId: busy.runId, leaseExpiresAt: busy.leaseExpiresAt })
     // a run already tracked (the next attempt after a conflict) with no retries left ends with the refusal
@@ -97,14 +97,14 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
 const busyElsewhere = (
   attempt: Attempt,
   stored: Option.Option<SessionStore.StoredSession>,
-  firstRuns: ReadonlyArray<SessionStore.ActiveRun>
+  firstRuns: ReadonlyArray<SessionStore.RunningRun & { readonly status?: string }>
 ) =>
   Effect.gen(function*() {
     const { options, start, store } = attempt
     if (start._tag !== "Fresh" || (options?.onBusy ?? "reject") !== "reject") return undefined
     const running = Option.isSome(stored)
       ? stored.value.running ?? []
-      : firstRuns.filter((run) => run.status === "running")
+      : firstRuns.filter((run) => run.status === undefined || run.status === "running")
     if (running.length === 0) return undefined
     const now = yield* Clock.currentTimeMillis
     return running.find((run) =>
@@ -117,6 +117,8 @@ interface Loaded {
   readonly stored: Option.Option<SessionStore.StoredSession>
   /** a new session's unfinished runs (its first runs), oldest first */
   readonly firstRuns: ReadonlyArray<SessionStore.ActiveRun>
+  /** a new session's run of its queue that has its turn, if any */
+  readonly firstRunning: ReadonlyArray<SessionStore.RunningRun>
   readonly cacheKey: stateCache.Key | undefined
   readonly base: { readonly state: unknown } | undefined
   /** whether the state is the cached one (checked and encoded when it was committed) */
@@ -145,8 +147,15 @@ function* load(attempt: Attempt, restore: Restore): Phase<Either.Either<Loaded, 
   const found = Either.isRight(loaded) && loaded.right._tag === "Stored" ? loaded.right.session : undefined
   const read = (session: SessionStore.SessionFound): Loaded =>
     session._tag === "Stored"
-      ? { stored: Option.some(session.session), firstRuns: [], cacheKey, base: undefined, hit: false }
-      : { stored: Option.none(), firstRuns: session.runs, cacheKey, base: undefined, hit: false }
+      ? { stored: Option.some(session.session), firstRuns: [], firstRunning: [], cacheKey, base: undefined, hit: false }
+      : {
+        stored: Option.none(),
+        firstRuns: session.runs,
+        firstRunning: session.running ?? [],
+        cacheKey,
+        base: undefined,
+        hit: false
+      }
   if (cached === undefined || found?.unchanged !== true) return Either.map(loaded, read)
   if (!stateCache.matches(cached, found)) {
     return Either.map(yield* Effect.either(restore(store.findSession(sessionId))), read)
@@ -158,6 +167,7 @@ function* load(attempt: Attempt, restore: Restore): Phase<Either.Either<Loaded, 
   return Either.right({
     stored: Option.some({ ...found, state, unchanged: undefined }),
     firstRuns: [],
+    firstRunning: [],
     cacheKey,
     base,
     hit: true

@@ -27,6 +27,17 @@ export interface Answer {
 }
 
 /**
+ * Who is told of each signal a run's waits take while it runs in this fiber
+ * (see `Workflow.signal`: `Delivered` only for a signal a wait took), if
+ * anyone: set around the carrying-on of a run (its fibers inherit it).
+ *
+ * @internal
+ */
+export const currentSignalListener: FiberRef.FiberRef<((seq: number) => void) | undefined> = FiberRef.unsafeMake<
+  ((seq: number) => void) | undefined
+>(undefined)
+
+/**
  * What a pause waits for besides a person's answer, and when it wakes by
  * itself (see `SessionStore.Pause`).
  *
@@ -226,6 +237,6 @@ export const ask = (
       const taken: Answer = { response: first.value, checkpoint: undefined, seq: first.seq }
       signals.taken.add(first.seq)
       questions.answers = { ...questions.answers, [key]: taken }
-      return Effect.succeed(taken)
+      return Effect.as(Effect.map(FiberRef.get(currentSignalListener), (listener) => listener?.(first.seq)), taken)
     })
   })

@@ -329,13 +329,27 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
     findSession: (sessionId, options) =>
       Effect.sync((): SessionStore.SessionFound => {
         const s = sessions.get(sessionId)
-        if (s === undefined) return { _tag: "New", runs: unfinishedRuns({ sessionId }) }
-        const stored = storedOf(s, options?.state === false ? s.info.version : options?.knownVersion)
-        const running = unfinishedRuns({ sessionId, status: "running" }).map(({ leaseExpiresAt, owner, runId }) => ({
+        // the run of the session's queue that has its turn holds the session too
+        const turn = queuedOf(sessionId).filter((run) => run.status === "running").map((
+          { leaseExpiresAt, owner, runId }
+        ) => ({
           runId,
           owner,
           leaseExpiresAt
         }))
+        if (s === undefined) {
+          const runs = unfinishedRuns({ sessionId })
+          return turn.length === 0 ? { _tag: "New", runs } : { _tag: "New", runs, running: turn }
+        }
+        const stored = storedOf(s, options?.state === false ? s.info.version : options?.knownVersion)
+        const running = [
+          ...unfinishedRuns({ sessionId, status: "running" }).map(({ leaseExpiresAt, owner, runId }) => ({
+            runId,
+            owner,
+            leaseExpiresAt
+          })),
+          ...turn
+        ]
         return { _tag: "Stored", session: running.length === 0 ? stored : { ...stored, running } }
       }),
     info: (sessionId) => Effect.sync(() => Option.fromNullable(sessions.get(sessionId)?.info)),

@@ -37,7 +37,7 @@ import { isTagged } from "../run/model.js"
 import { unfinished } from "../run/open.js"
 import * as runner from "../run/runner.js"
 import { decodeSignal, signalSchemas } from "../step/executors.js"
-import type { Answer } from "../step/questions.js"
+import { type Answer, currentSignalListener } from "../step/questions.js"
 
 /** @internal */
 export const resume = Effect.fn("Workflow.resume")(
@@ -178,25 +178,28 @@ export const signal = Effect.fn("Workflow.signal")(
     if (Option.isNone(found) || found.value._tag !== "Active") return kept
     const run = found.value.run
     if (run.status !== "paused" || run.pause?.kind !== "signal" || run.pause.signal !== name) return kept
-    // the seq of the signal the run's wait took, if this process woke it
+    // the seqs of the signals the run's waits took while this process carried it on
+    const taken = new Set<number>()
     let given: number | undefined
-    const woken = yield* wakeTelling(self, run, options, (taken) => {
-      given = taken
+    const woken = yield* wakeTelling(self, run, options, (seq) => {
+      given = seq
+      if (seq !== undefined) taken.add(seq)
     }).pipe(
+      Effect.locally(currentSignalListener, (seq) => taken.add(seq)),
       // another process gave it (or woke it) first: the signal stays for the run's next wait
       Effect.catchIf(
         (error: unknown) => isTagged(error, "RunInProgress") || isTagged(error, "PauseMismatch"),
         () => Effect.succeed(Option.none())
       ),
-      // the wait took an earlier signal: this one is kept for the run's next wait, or, when
+      // the waits took earlier signals: this one is kept for the run's next wait, or, when
       // the run ended meanwhile, was never taken (`RunEnded`)
       Effect.catchIf(
-        (error: unknown) => given !== undefined && given !== seq && !isTagged(error, "SessionStoreError"),
+        (error: unknown) => given !== undefined && !taken.has(seq) && !isTagged(error, "SessionStoreError"),
         (error) => isTagged(error, "RunPaused") ? Effect.succeed(Option.none()) : endedNow(self, runId, options, error)
       )
     )
     if (Option.isNone(woken)) return kept
-    if (given !== seq) {
+    if (!taken.has(seq)) {
       // it completed having taken an earlier signal: this one was never taken
       return yield* endedNow(
         self,
