@@ -148,6 +148,68 @@ describe("Workflow.events", () => {
       assert.deepStrictEqual(seqs(afterPause), range(paused.seq + 1, paused.seq + afterPause.length))
     }).pipe(memory))
 
+  it.effect(
+    "only the run's owner writes its log: a refused call, a replay and a refused answer write nothing of theirs",
+    () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({ name: "asking", input: Schema.String }).pipe(
+          Workflow.andThen(Step.pause("approve", {
+            payload: Schema.String,
+            response: Schema.Boolean,
+            ask: ({ input }) => Effect.succeed(input),
+            resume: (approved: boolean) => Effect.succeed(approved ? "yes" : "no")
+          }))
+        )
+        const stored_ = () => Effect.flatMap(SessionStore.SessionStore, (store) => store.readEvents("owned"))
+        yield* Effect.flip(Workflow.run(wf, "laptop", { ...stored, runId: "owned", sessionId: "s-owned" }))
+        const paused = yield* stored_()
+        // a run by the paused run's id answers that it is paused: nothing of that call in the log
+        const again = yield* Effect.flip(
+          Workflow.run(wf, "laptop", { ...stored, runId: "owned", sessionId: "s-owned" })
+        )
+        assert.strictEqual(again._tag, "RunPaused")
+        assert.deepStrictEqual(yield* stored_(), paused)
+        // an answer the step cannot decode is refused, the run waits on: its log says the step refused
+        // it and the run paused again, never that it failed
+        const refused = yield* Effect.flip(Workflow.continue(wf, "owned", "not a boolean", stored))
+        assert.strictEqual(refused._tag, "ResponseDecodeError")
+        const afterRefusal = yield* stored_()
+        assert.deepStrictEqual(afterRefusal.slice(0, paused.length), paused)
+        assert.deepStrictEqual(afterRefusal.slice(paused.length).map((e) => e._tag), [
+          "RunResumed",
+          "StepStarted",
+          "StepFailed",
+          "RunPaused"
+        ])
+        // continued, its log goes on from the pause to one end
+        yield* Workflow.continue(wf, "owned", true, stored)
+        const all = yield* stored_()
+        assert.deepStrictEqual(all.slice(0, afterRefusal.length), afterRefusal)
+        assert.deepStrictEqual(seqs(all), range(0, all.length - 1))
+        assert.deepStrictEqual(all.filter(SessionStore.isFinalEvent).map((e) => e._tag), ["RunCompleted"])
+        // run again by its id once completed: replayed, and nothing written
+        yield* Workflow.run(wf, "laptop", { ...stored, runId: "owned", sessionId: "s-owned" })
+        assert.deepStrictEqual(yield* stored_(), all)
+      }).pipe(memory)
+  )
+
+  it.effect("a paused run cancelled by another caller: its log ends with RunCancelled", () =>
+    Effect.gen(function*() {
+      const wf = Workflow.make({ name: "asking", input: Schema.String }).pipe(
+        Workflow.andThen(Step.pause("approve", {
+          payload: Schema.String,
+          response: Schema.Boolean,
+          ask: ({ input }) => Effect.succeed(input),
+          resume: (approved: boolean) => Effect.succeed(approved ? "yes" : "no")
+        }))
+      )
+      yield* Effect.flip(Workflow.run(wf, "laptop", { ...stored, runId: "to-cancel" }))
+      yield* Workflow.cancel(wf, "to-cancel")
+      const all = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.readEvents("to-cancel"))
+      assert.deepStrictEqual(all.slice(-2).map((e) => e._tag), ["RunPaused", "RunCancelled"])
+      assert.deepStrictEqual(seqs(all), range(0, all.length - 1))
+    }).pipe(memory))
+
   it.effect("a run whose process died, run again by its id, goes on in the same log: one sequence, no seq twice", () =>
     Effect.gen(function*() {
       const { crash, make } = yield* processes

@@ -2458,6 +2458,21 @@ export const suite = (
         assert.deepStrictEqual(yield* store.readEvents("other"), logOf("other", 0, 3))
       }))
 
+    test(
+      "event log: a log ends with its terminal event: nothing is appended after it, a second one is dropped",
+      (store) =>
+        Effect.gen(function*() {
+          yield* store.appendEvents("r1", [...logOf("r1", 0, 2), endEvent("r1", 3)], keep)
+          // events after the end, and another end, in one batch or apart: none is stored
+          yield* store.appendEvents("r1", [logEvent("r1", 4), endEvent("r1", 5)], keep)
+          yield* store.appendEvents("r1", [endEvent("r1", 6)], keep)
+          assert.deepStrictEqual(seqs(yield* store.readEvents("r1")), [0, 1, 2, 3])
+          // an end amid a batch closes the log for the rest of it
+          yield* store.appendEvents("r2", [logEvent("r2", 0), endEvent("r2", 1), logEvent("r2", 2)], keep)
+          assert.deepStrictEqual(seqs(yield* store.readEvents("r2")), [0, 1])
+        })
+    )
+
     test("event log: an event that is not JSON, or of another run, is refused and nothing is stored", (store) =>
       Effect.gen(function*() {
         const bad = { ...endEvent("r1", 0), content: { n: 1n } } as WorkflowEvent.WorkflowEvent

@@ -35,6 +35,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { currentBackground } from "./internal/run/background.js"
+import * as eventLog from "./internal/run/eventLog.js"
 import * as durable from "./internal/workflow/durable.js"
 import * as SessionStore from "./SessionStore.js"
 import * as Workflow from "./Workflow.js"
@@ -172,6 +173,7 @@ export const supervise = <W extends Workflow.Any>(
         }, run.owner))
         failures.delete(run.runId)
         if (Exit.isSuccess(ended)) {
+          yield* eventLog.endedBy(store, run, { _tag: "RunFailed", error }, now)
           return yield* Effect.logWarning(`sessionflow: gave up run ${run.runId} of '${self.name}': ${error}`)
         }
         const tag = tagOf(Cause.squash(ended.cause))

@@ -1600,7 +1600,9 @@ export interface Backend {
   /**
    * Appends events to a run's log, in one write: their `seq`s follow the
    * ones stored (an event whose run and `seq` are stored already replaces
-   * nothing and is dropped). Then removes what is past `retention`: the
+   * nothing and is dropped). A log ends with its terminal event (see
+   * {@link isFinalEvent}): nothing is appended after it, and of two terminal
+   * events written at once one is kept. Then removes what is past `retention`: the
    * run's oldest events beyond `maxEvents`, and, when the batch ends the run
    * (see {@link isFinalEvent}), the logs of runs that ended more than
    * `keepFor` ago. Readers following the run are told (see `watchEvents`).

@@ -186,7 +186,8 @@ const createSignals = (sql: SqlClient.SqlClient, t: Tables) =>
   })
 
 /**
- * Migration 16: the key of an unfinished run's pause in a column of its own
+ * Migration 16: at most one terminal event in a run's log (a unique index),
+ * and the key of an unfinished run's pause in a column of its own
  * (`pause_key`, NULL for none), which a claim compares: read out of the
  * run's JSON `data` by PostgreSQL, the key was refused with the whole text
  * when a pause payload held a `\u0000` escape or a lone surrogate, and the
@@ -196,6 +197,13 @@ const createSignals = (sql: SqlClient.SqlClient, t: Tables) =>
 const addPauseKeys = (sql: SqlClient.SqlClient, t: Tables) =>
   Effect.gen(function*() {
     yield* addTextColumn(sql, t.active, "pause_key")
+    // one terminal event per run's log (a log ends with it): later ones go first
+    yield* sql`DELETE FROM ${sql(t.events)} WHERE final = 1 AND EXISTS
+  (SELECT 1 FROM ${sql(t.events)} e WHERE e.run_id = ${sql(t.events)}.run_id AND e.final = 1 AND e.seq < ${
+      sql(t.events)
+    }.seq)`
+    yield* sql`CREATE UNIQUE INDEX IF NOT EXISTS ${sql(`${local(t.events)}_final_idx`)} ON ${sql(t.events)} (run_id)
+  WHERE final = 1`
     const runs = yield* sql<{ run_id: string; data: string }>`SELECT run_id, data FROM ${sql(t.active)}`
     for (const run of runs) {
       const key = pauseKeyOf(run.data)

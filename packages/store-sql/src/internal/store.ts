@@ -1456,9 +1456,12 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
       events: ReadonlyArray<WorkflowEvent.WorkflowEvent>,
       retention: SessionStore.EventRetention
     ) {
-      if (events.length === 0) return
+      // nothing after a log's terminal event, in this batch either
+      const end = events.findIndex(SessionStore.isFinalEvent)
+      const kept = end < 0 ? events : events.slice(0, end + 1)
+      if (kept.length === 0) return
       const now = yield* Clock.currentTimeMillis
-      const values = yield* Effect.forEach(events, (event) =>
+      const values = yield* Effect.forEach(kept, (event) =>
         Effect.map(SessionStore.encodeEvent(event), (text) => ({
           run_id: runId,
           seq: event.seq,
@@ -1467,10 +1470,15 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
           final: SessionStore.isFinalEvent(event) ? 1 : 0,
           created_at: now
         })))
-      const last = events.reduce((max, event) => Math.max(max, event.seq), -1)
+      const last = kept.reduce((max, event) => Math.max(max, event.seq), -1)
       const ends = values.some((row) => row.final === 1)
       yield* Effect.gen(function*() {
-        yield* sql`INSERT INTO ${eventsTable} ${sql.insert(values)} ON CONFLICT (run_id, seq) DO NOTHING`
+        // a log ends with its terminal event: nothing is appended after it (an attempt that lost
+        // the run, a second terminal event), and of two terminal events at once the unique index
+        // of migration 16 keeps one
+        const closed = yield* sql`SELECT 1 AS found FROM ${eventsTable} WHERE run_id = ${runId} AND final = 1`
+        if (closed.length > 0) return
+        yield* sql`INSERT INTO ${eventsTable} ${sql.insert(values)} ON CONFLICT DO NOTHING`
         if (last >= retention.maxEvents) {
           yield* sql`DELETE FROM ${eventsTable} WHERE run_id = ${runId} AND seq <= ${last - retention.maxEvents}`
         }

@@ -28,12 +28,29 @@ export const currentBackground: FiberRef.FiberRef<Background | undefined> = Fibe
 )
 
 /**
+ * Opens the event log of the run the current fiber runs (see
+ * `eventLog.storing`): the run is this caller's from now on, so its events
+ * may be written.
+ *
+ * @internal
+ */
+export const currentLogGate: FiberRef.FiberRef<(() => void) | undefined> = FiberRef.unsafeMake<
+  (() => void) | undefined
+>(undefined)
+
+/**
  * Tells a background run's starter that the run is registered (its entry is
- * in the store, running).
+ * in the store, running), and opens its event log to this caller.
  *
  * @internal
  */
 export const registered: Effect.Effect<void> = Effect.flatMap(
-  FiberRef.get(currentBackground),
-  (background) => background === undefined ? Effect.void : Deferred.succeed(background.registered, undefined)
+  FiberRef.get(currentLogGate),
+  (open) => {
+    open?.()
+    return Effect.flatMap(
+      FiberRef.get(currentBackground),
+      (background) => background === undefined ? Effect.void : Deferred.succeed(background.registered, undefined)
+    )
+  }
 )

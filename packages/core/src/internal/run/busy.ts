@@ -22,6 +22,7 @@ import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import type { Any } from "../workflow/model.js"
 import { currentBackground, registered } from "./background.js"
+import * as eventLog from "./eventLog.js"
 import { cancelledWhileRunning } from "./lease.js"
 import { type Ids, storedInputOf } from "./model.js"
 
@@ -144,6 +145,7 @@ export const interrupting = <A, E, R>(self: Any, ids: Ids, body: Effect.Effect<A
         startedAt: run.startedAt,
         completedAt: now
       }).pipe(
+        Effect.zipRight(eventLog.endedBy(store, run, { _tag: "RunCancelled" }, now)),
         // it ended meanwhile: nothing to cancel
         Effect.catchTags({ RunNotFound: () => Effect.void, RunLost: () => Effect.void })
       )

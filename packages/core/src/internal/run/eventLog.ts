@@ -70,9 +70,23 @@ const endsStream = (event: WorkflowEvent.WorkflowEvent): boolean =>
  * written with the next (logged); the run goes on. Without
  * `events: "stored"`, `downstream` as it is.
  *
+ * Only the caller that owns the run writes to its log: a run given an id
+ * (`known`) writes nothing until `gate.open` (set when the run is registered
+ * or claimed, see `background.registered`), and a call refused before (the
+ * id runs elsewhere, ended, or replays a completed run) writes nothing at
+ * all. A terminal event is written only when the run ended in the store: an
+ * attempt that lost the run, or whose answer was refused (the run still
+ * waits), leaves the log to whoever carries the run on.
+ *
  * @internal
  */
-export const storing = (options: LogOptions | undefined, runId: string, known: boolean, downstream: Sink): Sink => {
+export const storing = (
+  options: LogOptions | undefined,
+  runId: string,
+  known: boolean,
+  downstream: Sink,
+  gate: LogGate = { open: !known }
+): Sink => {
   if (options?.events !== "stored") return downstream
   const retention = retentionOf(options)
   const lock = Effect.unsafeMakeSemaphore(1)
@@ -81,6 +95,7 @@ export const storing = (options: LogOptions | undefined, runId: string, known: b
   let timer: Fiber.RuntimeFiber<void> | undefined
   const write = (store: SessionStore.Service) =>
     lock.withPermits(1)(Effect.suspend(() => {
+      if (!gate.open) return Effect.void
       const written = batch
       batch = []
       if (written.length === 0) return Effect.void
@@ -116,7 +131,12 @@ export const storing = (options: LogOptions | undefined, runId: string, known: b
         next = last === undefined ? 0 : last.seq + 1
       }
       const numbered = { ...event, seq: next++ } as WorkflowEvent.WorkflowEvent
-      batch.push(numbered)
+      if (endsStream(numbered) && !gate.open) {
+        // refused before the run was this caller's: nothing of it is the run's
+        batch = []
+      } else if (!SessionStore.isFinalEvent(numbered) || (yield* endedInStore(store, runId))) {
+        batch.push(numbered)
+      }
       if (endsStream(numbered) || batch.length >= maxBatch) {
         yield* stopTimer
         yield* write(store)
@@ -135,6 +155,18 @@ export const storing = (options: LogOptions | undefined, runId: string, known: b
     })
   return sink
 }
+
+/** Whether a caller may open a run's log (see {@link storing}). @internal */
+export interface LogGate {
+  open: boolean
+}
+
+/** Whether the run has ended in the store (its record is written): its terminal event belongs in its log. */
+const endedInStore = (store: SessionStore.Service, runId: string) =>
+  Effect.map(
+    Effect.orElseSucceed(store.getRun(runId), () => Option.none<SessionStore.RunLookup>()),
+    (found) => Option.isNone(found) || found.value._tag === "Recorded"
+  )
 
 /**
  * A run's stored events after `after`, then the ones stored later, until the
@@ -238,4 +270,54 @@ export const follow = (
 const truncate = (events: Array<WorkflowEvent.WorkflowEvent>): Array<WorkflowEvent.WorkflowEvent> => {
   const end = events.findIndex(endsStream)
   return end < 0 ? events : events.slice(0, end + 1)
+}
+
+/**
+ * The terminal event of a run that another caller ended (cancelled, given up,
+ * interrupted), as it was read before (`run`): written to the run's log, when
+ * it keeps one, after its last stored event, so that its followers see the
+ * end — unless the run was running under a live lease: its owner writes it
+ * when it stops (at its next lease renewal), after its own last events. A
+ * write that lost its `seq` to another's events is tried again after them.
+ *
+ * @internal
+ */
+export const endedBy = (
+  store: SessionStore.Service,
+  run: SessionStore.ActiveRun,
+  end: { readonly _tag: "RunCancelled" } | { readonly _tag: "RunFailed"; readonly error: string },
+  now: number
+): Effect.Effect<void> => {
+  const startedWith = run.startedWith
+  if (startedWith?.events !== "stored") return Effect.void
+  if (run.status === "running" && !SessionStore.isAbandoned(run, now)) return Effect.void
+  const retention = retentionOf({
+    events: "stored",
+    eventRetention: {
+      ...(startedWith.maxEvents === undefined ? {} : { maxEvents: startedWith.maxEvents }),
+      ...(startedWith.keepFor === undefined ? {} : { keepFor: Duration.millis(startedWith.keepFor) })
+    }
+  })
+  const attempt = Effect.gen(function*() {
+    const [last] = yield* store.readEvents(run.runId, { latest: true, limit: 1 })
+    if (last !== undefined && SessionStore.isFinalEvent(last)) return true
+    const timestamp = yield* Clock.currentTimeMillis
+    const event = {
+      ...end,
+      runId: run.runId,
+      sessionId: run.sessionId,
+      seq: last === undefined ? 0 : last.seq + 1,
+      path: [],
+      timestamp
+    } as WorkflowEvent.WorkflowEvent
+    yield* store.appendEvents(run.runId, [event], retention)
+    const [now] = yield* store.readEvents(run.runId, { latest: true, limit: 1 })
+    return now !== undefined && SessionStore.isFinalEvent(now)
+  })
+  return Effect.repeat(attempt, { until: (done) => done, times: 3 }).pipe(
+    Effect.asVoid,
+    Effect.catchAll((error) =>
+      Effect.logWarning(`sessionflow: could not write the end of run '${run.runId}' to its event log`, error)
+    )
+  )
 }

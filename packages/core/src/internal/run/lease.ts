@@ -113,6 +113,26 @@ export const cancelledWhileRunning = (runId: string, sessionId: string): Workflo
 export const isCancellation = (u: unknown): boolean =>
   typeof u === "object" && u !== null && (u as { readonly [cancellation]?: unknown })[cancellation] === true
 
+const refusedAnswer: unique symbol = Symbol.for("@sessionflow/core/internal/RefusedAnswer")
+
+/**
+ * Marks the `ResponseDecodeError` of an answer the paused step refused, after
+ * which the run waits again (its `RunPaused` said so: no `RunFailed` follows).
+ *
+ * @internal
+ */
+export const markRefused = (error: unknown): void => {
+  if (typeof error === "object" && error !== null) Object.defineProperty(error, refusedAnswer, { value: true })
+}
+
+/**
+ * Whether `u` is a refused answer's error (see {@link markRefused}).
+ *
+ * @internal
+ */
+export const isRefusedAnswer = (u: unknown): boolean =>
+  typeof u === "object" && u !== null && (u as { readonly [refusedAnswer]?: unknown })[refusedAnswer] === true
+
 /**
  * Stops the steps of a run this store runs in this process, if it does: its
  * caller gets `RunEnded` (cancelled). The run must have been ended in the

@@ -36,12 +36,12 @@ import type { Answer } from "../step/questions.js"
 import * as tracing from "../tracing.js"
 import { usageAttributes } from "../usage.js"
 import { type Any, type Context, decodeState, type Error, type Output, type StateOf } from "../workflow/model.js"
-import { currentBackground, registered } from "./background.js"
+import { currentBackground, currentLogGate, registered } from "./background.js"
 import * as busy from "./busy.js"
 import * as eventLog from "./eventLog.js"
 import { execute } from "./execute.js"
 import { recordedAnswer, withAnswer } from "./journal.js"
-import { isCancellation } from "./lease.js"
+import { isCancellation, isRefusedAnswer } from "./lease.js"
 import {
   type Attempt,
   carriedOptions,
@@ -175,8 +175,10 @@ const withSink = <A, E, R>(
         }
         const failure = Cause.failureOption(exit.cause)
         if (Option.isSome(failure) && isCancellation(failure.value)) return WorkflowEvent.emit({ _tag: "RunCancelled" })
-        // a pause already said so with RunPaused
-        if (Option.isSome(failure) && isTagged(failure.value, "RunPaused")) return Effect.void
+        // a pause already said so with RunPaused (so did a refused answer: the run waits again)
+        if (Option.isSome(failure) && (isTagged(failure.value, "RunPaused") || isRefusedAnswer(failure.value))) {
+          return Effect.void
+        }
         return WorkflowEvent.emit({ _tag: "RunFailed", error: formatting.causeMessage(exit.cause) })
       })
     )
@@ -289,7 +291,9 @@ export const run = <W extends Any>(
       sessionId: options?.sessionId ?? self.sessionId ?? crypto.randomUUID(),
       userId
     }
-    const logged = eventLog.storing(options, ids.runId, options?.runId !== undefined, sink)
+    // a run given an id writes its log only once it is its caller's (see `eventLog.storing`)
+    const gate: eventLog.LogGate = { open: options?.runId === undefined }
+    const logged = eventLog.storing(options, ids.runId, options?.runId !== undefined, sink, gate)
     const opened = (body: Untyped): Untyped =>
       isQuiet(fiber, logged) ? body : withSink(logged, ids, {
         _tag: "RunStarted",
@@ -318,7 +322,10 @@ export const run = <W extends Any>(
       : onBusy === "interrupt"
       ? Effect.zipRight(checked, busy.interrupting(self, ids, run))
       : run
-    return traced ? runSpan(self, ids, options?.durability ?? self.durability, events) : events
+    const gated = Effect.locally(events, currentLogGate, () => {
+      gate.open = true
+    })
+    return traced ? runSpan(self, ids, options?.durability ?? self.durability, gated) : gated
   }))
 
 /** A fresh attempt under the session's lock, again on a conflict when the run may retry. */
@@ -499,7 +506,8 @@ export const resumeRun = <W extends Any>(
     const active = yield* unfinished(self, runId, options, answer !== undefined)
     // carried on as it was started (its event log, lease, retries), where the caller says nothing else
     const carried = carriedOptions(options, active.startedWith)
-    const logged = eventLog.storing(carried, runId, true, sink)
+    const gate: eventLog.LogGate = { open: false }
+    const logged = eventLog.storing(carried, runId, true, sink, gate)
     // refused before the run is claimed: it stays as it was
     if (accepts !== undefined) yield* accepts(active)
     yield* checkShape(self, active)
@@ -551,5 +559,8 @@ export const resumeRun = <W extends Any>(
       )
     })
     const events = withEvents(logged, ids, undefined, body)
-    return yield* (traced ? runSpan(self, ids, active.durability, events) : events)
+    const gated = Effect.locally(events, currentLogGate, () => {
+      gate.open = true
+    })
+    return yield* (traced ? runSpan(self, ids, active.durability, gated) : gated)
   }))

@@ -24,7 +24,7 @@ import { usageField } from "../usage.js"
 import type { Any } from "../workflow/model.js"
 import { currentBackground } from "./background.js"
 import type { Done, Executed } from "./execute.js"
-import { entry, isCancellation, lostOrCancelled } from "./lease.js"
+import { entry, isCancellation, lostOrCancelled, markRefused } from "./lease.js"
 import {
   type Attempt,
   failedRunRecordTimeout,
@@ -63,6 +63,17 @@ export function* settle(run: Opened, executed: Executed, restore: Restore): Phas
       // without the answer recorded with it: the next continue's counts
       pause: withoutAnswer(run.claimed.pause)
     }))
+    // its log says so: the answer was refused (the step's StepFailed) and the run waits again, at
+    // the same pause — a refused answer is never the run failing
+    const waiting = run.claimed.pause
+    yield* WorkflowEvent.emit({
+      _tag: "RunPaused",
+      stepPath: [...waiting.path],
+      key: waiting.key,
+      payload: waiting.payload,
+      ...pausedFields(waiting)
+    })
+    if (Option.isSome(failure)) markRefused(failure.value)
     return yield* Effect.failCause(exit.cause)
   }
   // the run is someone else's now, or was cancelled (and recorded so): nothing is recorded in its name

@@ -592,7 +592,8 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         logs.set(runId, log)
         let last = log.events.at(-1)?.seq ?? -1
         events.forEach((event, i) => {
-          if (event.seq <= last) return
+          // a log ends with its terminal event: nothing is appended after it
+          if (event.seq <= last || log.endedAt !== undefined) return
           last = event.seq
           log.events.push({ seq: event.seq, json: encoded[i]! })
           if (rules.isFinalEvent(event)) log.endedAt = now

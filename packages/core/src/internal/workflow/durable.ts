@@ -313,6 +313,13 @@ const endUnfinished = (
             endedOf(self, runId, options, found) ?? Effect.fail(error)
         ))
     )
+    // its event log ends here (unless its owner still runs it: it ends it as it stops)
+    yield* eventLog.endedBy(
+      store,
+      active,
+      status === "cancelled" ? { _tag: "RunCancelled" } : { _tag: "RunFailed", error: why },
+      now
+    )
     // a cancelled run this store runs here stops at once (elsewhere: at its next lease renewal)
     if (status === "cancelled") {
       yield* stopHere(store, runId)
