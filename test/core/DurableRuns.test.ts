@@ -45,6 +45,51 @@ const settled = <A, E>(fiber: Fiber.RuntimeFiber<A, E>) =>
   Effect.repeat(fiber.status, { until: (status) => status._tag !== "Running" })
 
 describe("durable runs", () => {
+  describe("onInterrupt", () => {
+    it.effect("release: an interrupted run is left unfinished, lease given up, then carried on from its journal", () =>
+      Effect.gen(function*() {
+        const counts = yield* Ref.make<ReadonlyArray<string>>([])
+        const hold = yield* Deferred.make<void>()
+        const wf = counting(counts, hold)
+        const options = { sessionId: "s", runId: "released", durability: "step", onInterrupt: "release" } as const
+        const fiber = yield* Effect.fork(Workflow.run(wf, "go", options))
+        yield* settled(fiber)
+        yield* Fiber.interrupt(fiber)
+        const store = yield* SessionStore.SessionStore
+        const found = yield* store.getRun("released")
+        assert(Option.isSome(found) && found.value._tag === "Active")
+        assert.deepStrictEqual(
+          [found.value.run.status, found.value.run.leaseExpiresAt, found.value.run.journal?.next],
+          [
+            "running",
+            0,
+            2
+          ]
+        )
+        yield* Deferred.succeed(hold, undefined)
+        yield* TestClock.adjust("1 millis")
+        const out = yield* Workflow.resume(wf, "released")
+        expect(out.content).toBe(4)
+        // the journaled steps did not run again
+        expect(yield* Ref.get(counts)).toEqual(["step-1", "step-2", "step-3", "step-4"])
+      }).pipe(Effect.provide(SessionStore.layerMemory)))
+
+    it.effect("cancel (the default): an interrupted run is recorded cancelled", () =>
+      Effect.gen(function*() {
+        const counts = yield* Ref.make<ReadonlyArray<string>>([])
+        const hold = yield* Deferred.make<void>()
+        const wf = counting(counts, hold)
+        const fiber = yield* Effect.fork(
+          Workflow.run(wf, "go", { sessionId: "s", runId: "cancelled", durability: "step" })
+        )
+        yield* settled(fiber)
+        yield* Fiber.interrupt(fiber)
+        const found = yield* Effect.flatMap(SessionStore.SessionStore, (store) => store.getRun("cancelled"))
+        assert(Option.isSome(found) && found.value._tag === "Recorded")
+        expect(found.value.record.status).toBe("cancelled")
+      }).pipe(Effect.provide(SessionStore.layerMemory)))
+  })
+
   describe("idempotent runs (runId)", () => {
     it.effect("a run id that completed returns its recorded output without running again", () =>
       Effect.gen(function*() {

@@ -378,6 +378,16 @@ export interface RunOptions<I> {
    *   first, this run meets a `SessionConflict` as under `"reject"`.
    */
   readonly onBusy?: OnBusy | undefined
+  /**
+   * What an interruption of the caller does to a tracked run (one with a
+   * `runId`, or journaled): `"cancel"` (default) ends it, recorded
+   * `cancelled`; `"release"` stops it without ending it — it is left
+   * unfinished, its lease given up at once, for whoever carries it on next
+   * (`DurableRuns`, `recover`, a run or redelivery with its id), from its
+   * journal. A runner that hands a run over (a cluster shard moving) releases
+   * it; `Workflow.start` releases its runs when their scope closes.
+   */
+  readonly onInterrupt?: "cancel" | "release" | undefined
 }
 
 /**
@@ -520,6 +530,8 @@ export interface ContinueOptions {
    * from a person or another process.
    */
   readonly pause?: string | undefined
+  /** see `RunOptions.onInterrupt` */
+  readonly onInterrupt?: "cancel" | "release" | undefined
 }
 
 /**

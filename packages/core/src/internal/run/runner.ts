@@ -15,10 +15,12 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
@@ -322,11 +324,33 @@ export const run = <W extends Any>(
       : onBusy === "interrupt"
       ? Effect.zipRight(checked, busy.interrupting(self, ids, run))
       : run
-    const gated = Effect.locally(events, currentLogGate, () => {
-      gate.open = true
-    })
+    const gated = releasing(
+      options,
+      Effect.locally(events, currentLogGate, () => {
+        gate.open = true
+      })
+    )
     return traced ? runSpan(self, ids, options?.durability ?? self.durability, gated) : gated
   }))
+
+/**
+ * A run whose caller releases it when interrupted (`onInterrupt: "release"`)
+ * runs as a background run does: an interruption leaves it unfinished, its
+ * lease given up, for whoever carries it on next.
+ */
+const releasing = <A, E, R>(
+  options: { readonly onInterrupt?: "cancel" | "release" | undefined } | undefined,
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  options?.onInterrupt === "release"
+    ? Effect.flatMap(
+      FiberRef.get(currentBackground),
+      (background) =>
+        background !== undefined
+          ? self
+          : Effect.locally(self, currentBackground, { registered: Deferred.unsafeMake<void, unknown>(FiberId.none) })
+    )
+    : self
 
 /** A fresh attempt under the session's lock, again on a conflict when the run may retry. */
 const freshRun = (
@@ -559,8 +583,11 @@ export const resumeRun = <W extends Any>(
       )
     })
     const events = withEvents(logged, ids, undefined, body)
-    const gated = Effect.locally(events, currentLogGate, () => {
-      gate.open = true
-    })
+    const gated = releasing(
+      options,
+      Effect.locally(events, currentLogGate, () => {
+        gate.open = true
+      })
+    )
     return yield* (traced ? runSpan(self, ids, active.durability, gated) : gated)
   }))
