@@ -172,32 +172,33 @@ export const lifecycleProcessSuite = (name: string, spec: Effect.Effect<string, 
     )
 
     it.live(
-      "a background run queued behind a busy session whose starter is " +
-        "killed: recorded abandoned on the session, never lost",
+      "a background run queued behind a busy session whose starter is killed: taken over and run by a " +
+        "supervisor elsewhere, never lost",
       () =>
         Effect.scoped(Effect.gen(function*() {
           const db = yield* spec
           const effects = yield* effectsFile
           const store = yield* storeOf(db)
           const sessionId = `d-${crypto.randomUUID()}`
-          const [held, dropped] = [`held-${sessionId}`, `dropped-${sessionId}`]
-          // a session with a first run (a dropped run is recorded on its session; a new one is not created for it)
-          const { queued } = lifecycleWorkflows(effects, false)
-          yield* Workflow.run(queued, 0, { sessionId }).pipe(Effect.provideService(SessionStore.SessionStore, store))
-          const holder = yield* spawnFixture("lifecycleWorker.ts", [db, effects, "enqueue", held, sessionId, "5000"])
-          const starter = yield* spawnFixture("lifecycleWorker.ts", [db, effects, "start-enqueue", dropped, sessionId])
-          yield* Effect.all([holder.ready, starter.ready], { concurrency: "unbounded" })
+          const [held, queued] = [`held-${sessionId}`, `queued-${sessionId}`]
+          const supervisor = yield* spawnFixture("lifecycleWorker.ts", [db, effects, "supervise"])
+          const holder = yield* spawnFixture("lifecycleWorker.ts", [db, effects, "enqueue", held, sessionId, "4000"])
+          const starter = yield* spawnFixture("lifecycleWorker.ts", [db, effects, "start-enqueue", queued, sessionId])
+          yield* Effect.all([supervisor.ready, holder.ready, starter.ready], { concurrency: "unbounded" })
+          yield* supervisor.start
           yield* holder.start
           yield* printed(holder, `turn ${held}`)
           yield* starter.start
           yield* printed(starter, "registered")
           yield* starter.kill
           assert.deepStrictEqual(lastJsonLine(yield* holder.exit), { ok: true, value: held })
-          // the holder's next look at the queue dropped it: recorded, with why
-          const record = yield* recorded(store, dropped)
-          assert.strictEqual(record.status, "abandoned")
-          assert.include(record.error ?? "", "queue")
-          assert.isFalse(readEffects(effects).some((line) => line.runId === dropped))
+          // the supervisor took its place over and ran it, after the holder: completed, once
+          const record = yield* recorded(store, queued)
+          assert.strictEqual(record.status, "completed")
+          const ran = readEffects(effects).filter((line) => line.runId === queued && line.step === "start")
+          assert.deepStrictEqual(ran.map((line) => line.pid), [supervisor.pid])
+          const heldEnd = readEffects(effects).find((line) => line.runId === held && line.step === "end")
+          assert.isAtLeast(ran[0]!.at, heldEnd!.at)
           assert.deepStrictEqual(yield* store.queuedRuns({ sessionId }), [])
         })),
       120_000

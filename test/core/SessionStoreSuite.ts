@@ -2714,6 +2714,73 @@ export const suite = (
         })
     )
 
+    test("queue: a background run whose caller stopped is never dropped; one taker takes it over", (store) =>
+      Effect.gen(function*() {
+        const carry: SessionStore.QueuedCarry = {
+          durability: "step",
+          startedWith: { events: "stored", leaseMillis: 1_500 }
+        }
+        yield* store.enqueueRun({
+          runId: "bg",
+          sessionId: "q",
+          workflowName: "wf",
+          input: "x",
+          owner: "dead",
+          leaseExpiresAt: 1_000,
+          enqueuedAt: 5,
+          carry
+        })
+        yield* queued(store, "q", "next", 10_000)
+        // its lease expired: it stays, first, and holds the session's queue
+        assert.strictEqual(yield* turn(store, "next", 1_001), "waiting")
+        const [first] = yield* store.queuedRuns({ sessionId: "q" })
+        assert.deepStrictEqual([first?.runId, first?.carry], ["bg", carry])
+        // not before its lease expired, not from another owner than its own
+        const adopt = (from: string, now: number, owner = "taker-a") =>
+          store.adoptQueued("q", "bg", { from, owner, now, leaseExpiresAt: now + 5_000 })
+        assert.isTrue(Option.isNone(yield* adopt("dead", 999)))
+        assert.isTrue(Option.isNone(yield* adopt("someone", 1_001)))
+        // a gone owner's is taken whatever its lease
+        assert.isTrue(
+          Option.isSome(
+            yield* store.adoptQueued("q", "bg", {
+              from: "dead",
+              owner: "taker-a",
+              now: 0,
+              leaseExpiresAt: 9_000,
+              gone: true
+            })
+          )
+        )
+        // of two takers, one: the second finds it another's
+        assert.isTrue(Option.isNone(yield* adopt("dead", 1_001, "taker-b")))
+        const [taken] = yield* store.queuedRuns({ sessionId: "q" })
+        assert.deepStrictEqual([taken?.runId, taken?.owner, taken?.leaseExpiresAt, taken?.carry], [
+          "bg",
+          "taker-a",
+          9_000,
+          carry
+        ])
+        // its new owner takes its turn, ahead of the run queued after it
+        assert.strictEqual(
+          yield* store.takeQueueTurn("q", "bg", { owner: "taker-a", now: 1_002, leaseExpiresAt: 9_000 }),
+          "taken"
+        )
+        assert.strictEqual(yield* turn(store, "next", 1_002), "waiting")
+        // a plain queued run (no carry) is never taken over
+        yield* queued(store, "q2", "plain", 1_000)
+        assert.isTrue(
+          Option.isNone(
+            yield* store.adoptQueued("q2", "plain", {
+              from: store.owner,
+              owner: "x",
+              now: 2_000,
+              leaseExpiresAt: 9_000
+            })
+          )
+        )
+      }))
+
     test("queue: watchQueue wakes the waiting when a run leaves the session's queue", (store) =>
       Effect.gen(function*() {
         const wakes = yield* collecting(store.watchQueue("q", { pollInterval }))

@@ -35,7 +35,10 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { currentBackground } from "./internal/run/background.js"
+import * as busyRuns from "./internal/run/busy.js"
 import * as eventLog from "./internal/run/eventLog.js"
+import { leaseMillisOf } from "./internal/run/model.js"
+import * as runner from "./internal/run/runner.js"
 import * as durable from "./internal/workflow/durable.js"
 import * as SessionStore from "./SessionStore.js"
 import * as Workflow from "./Workflow.js"
@@ -210,6 +213,23 @@ export const supervise = <W extends Workflow.Any>(
         busy.add(run.runId)
         yield* Effect.forkScoped(
           semaphore.withPermits(1)(work).pipe(Effect.ensuring(Effect.sync(() => busy.delete(run.runId))))
+        )
+      }
+      // queued background runs whose caller stopped before their turn are taken over and run here
+      for (const queued of yield* store.queuedRuns({})) {
+        const self = byName.get(queued.workflowName)
+        if (self === undefined || queued.carry === undefined || busy.has(queued.runId)) continue
+        if (queued.leaseExpiresAt >= now && !SessionStore.ownerGone(queued.owner)) {
+          next = Math.min(next, queued.leaseExpiresAt + 1)
+          continue
+        }
+        const taken = yield* busyRuns.adoptStopped(store, queued, leaseMillisOf(leaseOption))
+        if (Option.isNone(taken)) continue
+        busy.add(queued.runId)
+        yield* Effect.forkScoped(
+          Effect.ignoreLogged(runner.adopted(self, taken.value)).pipe(
+            Effect.ensuring(Effect.sync(() => busy.delete(queued.runId)))
+          )
         )
       }
       for (const runId of failures.keys()) if (!listed.has(runId) && !busy.has(runId)) failures.delete(runId)

@@ -75,6 +75,7 @@ export const Transition = Schema.Literal(
   "start",
   "takeTurn",
   "drop",
+  "adopt",
   "renew",
   "pause",
   "answer",
@@ -151,9 +152,18 @@ export const rules: { readonly [T in Transition]: Rule } = {
     to: ["abandoned"],
     by: "any caller of the session's queue",
     write: "`takeQueueTurn`",
-    when: "the queued run's caller's lease expired, or its process is gone " +
-      "(this host); recorded on its session when that exists",
+    when: "a queued run (not a background one) whose caller's lease expired, or whose process is gone (this host); " +
+      "recorded on its session when that exists",
     prevents: "an acknowledged queued run vanishing without a record"
+  },
+  adopt: {
+    from: ["queued"],
+    to: ["queued"],
+    by: "`DurableRuns`, the next caller of the session's queue (of the run's workflow)",
+    write: "`adoptQueued`",
+    when: "a background run (`Workflow.start`) whose caller stopped before its turn: " +
+      "still that caller's, its lease expired",
+    prevents: "a background run acknowledged to its starter lost with the starter's process"
   },
   renew: {
     from: ["running"],

@@ -432,6 +432,30 @@ export const QueueStatus = Schema.Literal("waiting", "running")
 export type QueueStatus = typeof QueueStatus.Type
 
 /**
+ * What a queued background run (`Workflow.start` with `onBusy: "enqueue"`)
+ * is carried on with when its caller stops before its turn: the options that
+ * make it the same run, so that whoever takes it over (see
+ * {@link Backend.adoptQueued}: `DurableRuns`, another caller of the session's
+ * queue) runs it as its starter would have.
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export const QueuedCarry = Schema.Struct({
+  sessionState: Schema.optional(Schema.Unknown),
+  overwriteDbSessionState: Schema.optional(Schema.Boolean),
+  additionalData: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  durability: Schema.optional(Schema.Literal("run", "step")),
+  startedWith: Schema.optional(StartedWith)
+})
+
+/**
+ * @since 0.1.0
+ * @category queue
+ */
+export type QueuedCarry = typeof QueuedCarry.Type
+
+/**
  * A run in a session's queue: a run given `onBusy: "enqueue"` that waits
  * for its turn or has it. Its caller holds it with a lease it renews while
  * it waits and runs (`owner`, `leaseExpiresAt`): an entry whose lease
@@ -454,7 +478,12 @@ export const QueuedRun = Schema.Struct({
   /** epoch milliseconds */
   leaseExpiresAt: Schema.Number,
   /** epoch milliseconds */
-  enqueuedAt: Schema.Number
+  enqueuedAt: Schema.Number,
+  /**
+   * present for a background run: what it is carried on with when its caller
+   * stops before its turn (it is then taken over, never dropped)
+   */
+  carry: Schema.optional(QueuedCarry)
 })
 
 /**
@@ -1647,7 +1676,9 @@ export interface Backend {
    * One look at a session's queue by the caller of a queued run, in one
    * atomic write: renews the run's lease (`leaseExpiresAt`) if it is still
    * queued on `sessionId` with `owner` (else `"lost"`); drops the session's
-   * entries whose lease expired before `now`, each that never started
+   * entries whose lease expired before `now` — but a background run's (with
+   * `carry`) that never started, which waits to be taken over (see
+   * {@link adoptQueued}) — each that never started
    * recorded as `abandoned` on its session when the session exists (a
    * session is not created for it: that would move a first run running on
    * it); then gives the run its
@@ -1676,6 +1707,25 @@ export interface Backend {
     owner?: string | undefined,
     ended?: RunRecord | undefined
   ) => Effect.Effect<boolean, WorkflowError.SessionStoreError>
+  /**
+   * Takes over a queued background run (one with `carry`) whose caller
+   * stopped, in one conditional write: only while it is still `from`'s and
+   * that caller's lease expired before `now` (or, with `gone`, whatever its
+   * lease: `from` is known to be gone), it becomes `owner`'s until
+   * `leaseExpiresAt`, keeping its place; the run as taken over, or none when
+   * another took it first, it left, or it is no background run.
+   */
+  readonly adoptQueued: (
+    sessionId: string,
+    runId: string,
+    adopt: {
+      readonly from: string
+      readonly owner: string
+      readonly now: number
+      readonly leaseExpiresAt: number
+      readonly gone?: boolean | undefined
+    }
+  ) => Effect.Effect<Option.Option<QueuedRun>, WorkflowError.SessionStoreError>
   /** The queued runs (waiting and running), in ticket order (arrival order). */
   readonly queuedRuns: (filter: QueueFilter) => Effect.Effect<ReadonlyArray<QueuedRun>, WorkflowError.SessionStoreError>
   /**

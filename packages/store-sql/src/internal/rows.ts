@@ -783,7 +783,9 @@ export const QueueRow = Schema.Struct({
   status: SessionStore.QueueStatus,
   owner: Schema.String,
   lease_expires_at: Integer,
-  enqueued_at: Integer
+  enqueued_at: Integer,
+  /** JSON text (`SessionStore.QueuedCarry`), NULL for a run that is not a background run (migration 16) */
+  carry: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
 })
 
 /** A queued run from its row; an input that is not JSON fails with a `SessionStoreError`. */
@@ -801,7 +803,8 @@ export const toQueuedRun = (
       status: row.status,
       owner: row.owner,
       leaseExpiresAt: row.lease_expires_at,
-      enqueuedAt: row.enqueued_at
+      enqueuedAt: row.enqueued_at,
+      ...(row.carry === null ? {} : { carry: fromJson(row.carry) as SessionStore.QueuedCarry })
     }),
     catch: (cause) =>
       new WorkflowError.SessionStoreError({

@@ -1579,12 +1579,13 @@ ORDER BY seq LIMIT ${limit}`
     function*(run: SessionStore.NewQueuedRun) {
       yield* Effect.annotateCurrentSpan(runAttribute, run.runId)
       const input = yield* rows.toJson("enqueueRun", "run input", run.input)
+      const carry = yield* rows.toJson("enqueueRun", "queued run's options", run.carry)
       const inserted = yield* Effect.gen(function*() {
         yield* lockQueue(run.sessionId)
         return yield* sql<{ ticket: unknown }>`INSERT INTO ${queueTable}
-  (run_id, session_id, workflow_name, user_id, input, status, owner, lease_expires_at, enqueued_at)
+  (run_id, session_id, workflow_name, user_id, input, status, owner, lease_expires_at, enqueued_at, carry)
 VALUES (${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${input}, 'waiting', ${run.owner},
-  ${run.leaseExpiresAt}, ${run.enqueuedAt})
+  ${run.leaseExpiresAt}, ${run.enqueuedAt}, ${carry})
 ON CONFLICT (run_id) DO NOTHING
 RETURNING ticket`
       }).pipe(transaction("enqueueRun"))
@@ -1616,9 +1617,13 @@ RETURNING ticket`
 WHERE run_id = ${runId} AND session_id = ${sessionId} AND owner = ${turn.owner} RETURNING *`
         )
         if (mine === undefined) return "lost" as const
+        // (a background run that never started waits to be taken over: adoptQueued)
         const dropped = yield* decodeQueue(
           yield* sql`DELETE FROM ${queueTable}
-WHERE session_id = ${sessionId} AND run_id <> ${runId} AND lease_expires_at < ${turn.now} RETURNING *`
+WHERE session_id = ${sessionId} AND run_id <> ${runId} AND lease_expires_at < ${turn.now}
+  AND (carry IS NULL OR EXISTS (SELECT 1 FROM ${activeTable} a WHERE a.run_id = ${queueTable}.run_id)
+    OR EXISTS (SELECT 1 FROM ${runsTable} r WHERE r.run_id = ${queueTable}.run_id))
+RETURNING *`
         )
         // an acknowledged run never vanishes: a dropped one is recorded abandoned
         for (const row of dropped) {
@@ -1664,6 +1669,22 @@ WHERE session_id = ${sessionId} AND run_id <> ${runId} AND lease_expires_at < ${
       }).pipe(transaction("leaveQueue"))
     },
     Effect.catchTags({ SqlError: storeError("leaveQueue"), ParseError: storeError("leaveQueue") })
+  )
+
+  const adoptQueued = Effect.fn("SqlSessionStore.adoptQueued")(
+    function*(sessionId: string, runId: string, adopt: Parameters<SessionStore.Backend["adoptQueued"]>[2]) {
+      yield* Effect.annotateCurrentSpan(runAttribute, runId)
+      // one conditional write: of several takers, one finds the run still the stopped caller's
+      const taken =
+        yield* sql`UPDATE ${queueTable} SET owner = ${adopt.owner}, lease_expires_at = ${adopt.leaseExpiresAt}
+WHERE run_id = ${runId} AND session_id = ${sessionId} AND carry IS NOT NULL AND owner = ${adopt.from}${
+          adopt.gone === true ? sql.literal("") : sql` AND lease_expires_at < ${adopt.now}`
+        }
+RETURNING *`.pipe(writing("adoptQueued"))
+      const [row] = yield* decodeQueue(taken)
+      return row === undefined ? Option.none<SessionStore.QueuedRun>() : Option.some(yield* rows.toQueuedRun(row))
+    },
+    Effect.catchTags({ SqlError: storeError("adoptQueued"), ParseError: storeError("adoptQueued") })
   )
 
   const queuedRuns = Effect.fn("SqlSessionStore.queuedRuns")(
@@ -1779,6 +1800,7 @@ RETURNING name`.pipe(writing("claimScheduleTick"))
     endRun,
     addSignal,
     signals,
+    adoptQueued,
     enqueueRun,
     takeQueueTurn,
     leaveQueue,

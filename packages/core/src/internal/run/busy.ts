@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
@@ -158,6 +159,40 @@ export const interrupting = <A, E, R>(self: Any, ids: Ids, body: Effect.Effect<A
 // -----------------------------------------------------------------------------
 
 /**
+ * The run id of the queued run the current fiber runs for a caller that took
+ * it over (see `adoptStopped`): its entry is in the queue already.
+ *
+ * @internal
+ */
+export const currentAdopted: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(undefined)
+
+/**
+ * Takes over a queued background run whose caller stopped (its lease expired,
+ * or its process is gone on this host), for this store: of several takers,
+ * one wins (the store's conditional write); the run as taken over, to be run
+ * here (`runner.adopted`), or none.
+ *
+ * @internal
+ */
+export const adoptStopped = (
+  store: SessionStore.Service,
+  run: SessionStore.QueuedRun,
+  leaseMillis: number
+): Effect.Effect<Option.Option<SessionStore.QueuedRun>, WorkflowError.SessionStoreError> =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const gone = SessionStore.ownerGone(run.owner)
+    if (run.carry === undefined || (run.leaseExpiresAt >= now && !gone)) return Option.none()
+    return yield* store.adoptQueued(run.sessionId, run.runId, {
+      from: run.owner,
+      owner: store.owner,
+      now,
+      leaseExpiresAt: now + leaseMillis,
+      gone
+    })
+  })
+
+/**
  * Puts the run in its session's queue, waits for its turn (the runs queued
  * before it have left, no run of the queue has the session, and the session
  * has no paused run nor a run running elsewhere under a live lease), runs
@@ -175,11 +210,15 @@ export const enqueued = <A, E, R>(
   input: unknown,
   leaseMillis: number,
   body: Effect.Effect<A, E, R>,
-  carryOn: (run: SessionStore.ActiveRun) => Effect.Effect<unknown, unknown, R>
+  carryOn: (run: SessionStore.ActiveRun) => Effect.Effect<unknown, unknown, R>,
+  adopt: (run: SessionStore.QueuedRun) => Effect.Effect<unknown, unknown, R>,
+  carry: SessionStore.QueuedCarry | undefined
 ): Effect.Effect<A, E | WorkflowError.SessionStoreError | WorkflowError.RunLost, R | SessionStore.SessionStore> =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
     const { runId, sessionId } = ids
+    // a run taken over from its stopped caller has its entry already (now this store's)
+    const taken = (yield* FiberRef.get(currentAdopted)) === runId
     const pollMillis = queuePollMillis(leaseMillis)
     // subscribed before the run is queued, so that no wake-up is missed
     const wakeUps = yield* Queue.sliding<void>(1)
@@ -191,16 +230,19 @@ export const enqueued = <A, E, R>(
       Effect.forkScoped
     )
     const now = yield* Clock.currentTimeMillis
-    yield* store.enqueueRun({
-      runId,
-      sessionId,
-      workflowName: self.name,
-      ...(ids.userId === undefined ? {} : { userId: ids.userId }),
-      input: storedInputOf(input),
-      owner: store.owner,
-      leaseExpiresAt: now + leaseMillis,
-      enqueuedAt: now
-    })
+    if (!taken) {
+      yield* store.enqueueRun({
+        runId,
+        sessionId,
+        workflowName: self.name,
+        ...(ids.userId === undefined ? {} : { userId: ids.userId }),
+        input: storedInputOf(input),
+        owner: store.owner,
+        leaseExpiresAt: now + leaseMillis,
+        enqueuedAt: now,
+        ...(carry === undefined ? {} : { carry })
+      })
+    }
     // a run started in the background is registered once it is queued: its
     // starter gets its id now, not when its turn comes
     yield* registered
@@ -223,7 +265,20 @@ export const enqueued = <A, E, R>(
      * carried on from here (in the background, as `DurableRuns` would: of
      * several, one claim wins), so that the queue goes on without a supervisor.
      */
-    const help = Effect.flatMap(
+    const helpQueued = Effect.flatMap(store.queuedRuns({ sessionId }), (runs) =>
+      Effect.forEach(
+        runs.filter((run) => run.runId !== runId && run.workflowName === self.name && run.carry !== undefined),
+        (run) =>
+          Effect.flatMap(
+            adoptStopped(store, run, leaseMillis),
+            Option.match({
+              onNone: () => Effect.void,
+              onSome: (taken) => Effect.asVoid(Effect.forkDaemon(Effect.ignoreLogged(adopt(taken))))
+            })
+          ),
+        { discard: true }
+      ))
+    const helpRunning = Effect.flatMap(
       store.activeRuns({ sessionId, status: "running" }),
       (runs) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) =>
@@ -240,6 +295,7 @@ export const enqueued = <A, E, R>(
             { discard: true }
           ))
     )
+    const help = Effect.zipRight(helpQueued, helpRunning)
     /**
      * Drops the session's queued runs whose caller is a gone process of this
      * host (`SessionStore.ownerGone`), each only while it is still that
@@ -248,7 +304,8 @@ export const enqueued = <A, E, R>(
     const dropGone = Effect.flatMap(store.queuedRuns({ sessionId }), (runs) =>
       Effect.map(
         Effect.forEach(
-          runs.filter((run) => run.runId !== runId && SessionStore.ownerGone(run.owner)),
+          // (a background run is taken over instead: see `help`)
+          runs.filter((run) => run.runId !== runId && run.carry === undefined && SessionStore.ownerGone(run.owner)),
           (run) =>
             Effect.flatMap(
               Clock.currentTimeMillis,
@@ -291,7 +348,21 @@ export const enqueued = <A, E, R>(
     const leave = store.leaveQueue(sessionId, runId, store.owner).pipe(
       Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not take run ${runId} out of the queue`, error))
     )
-    return yield* Effect.zipRight(waitTurn, Effect.raceFirst(body, keepTurn)).pipe(
-      Effect.onExit(() => leave)
+    // a background run stopped before its turn (its process shuts down) is not lost: its place is
+    // given up to whoever takes it over (`DurableRuns`, the next caller of the queue)
+    const release = Effect.flatMap(
+      Clock.currentTimeMillis,
+      (at) => store.takeQueueTurn(sessionId, runId, { owner: store.owner, now: at, leaseExpiresAt: 0 })
+    ).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`sessionflow: could not give up run ${runId}'s place`, error))
+    )
+    let started = false
+    return yield* Effect.zipRight(
+      waitTurn,
+      Effect.raceFirst(Effect.zipRight(Effect.sync(() => (started = true)), body), keepTurn)
+    ).pipe(
+      Effect.onExit((exit) =>
+        carry !== undefined && !started && Exit.isInterrupted(exit) ? Effect.asVoid(release) : Effect.asVoid(leave)
+      )
     )
   }).pipe(Effect.scoped)

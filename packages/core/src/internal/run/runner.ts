@@ -318,8 +318,16 @@ export const run = <W extends Any>(
     const events: Untyped = onBusy === "enqueue"
       ? Effect.zipRight(
         checked,
-        busy.enqueued(self, ids, input, leaseMillisOf(options), run, (held) =>
-          resumeRun(self, held.runId, { userId: held.userId }, undefined, undefined))
+        busy.enqueued(
+          self,
+          ids,
+          input,
+          leaseMillisOf(options),
+          run,
+          (held) => resumeRun(self, held.runId, { userId: held.userId }, undefined, undefined),
+          (queued) => adopted(self, queued),
+          fiber.getFiberRef(currentBackground) === undefined ? undefined : carryOf(options)
+        )
       )
       : onBusy === "interrupt"
       ? Effect.zipRight(checked, busy.interrupting(self, ids, run))
@@ -332,6 +340,51 @@ export const run = <W extends Any>(
     )
     return traced ? runSpan(self, ids, options?.durability ?? self.durability, gated) : gated
   }))
+
+/**
+ * What a queued background run is carried on with when its caller stops
+ * before its turn (see `SessionStore.QueuedCarry`).
+ */
+const carryOf = (options: RunOptions<unknown> | undefined): SessionStore.QueuedCarry => {
+  const startedWith = startedWithOf(options)
+  return {
+    ...(options?.sessionState === undefined ? {} : { sessionState: options.sessionState }),
+    ...(options?.overwriteDbSessionState === undefined
+      ? {}
+      : { overwriteDbSessionState: options.overwriteDbSessionState }),
+    ...(options?.additionalData === undefined ? {} : { additionalData: { ...options.additionalData } }),
+    ...(options?.durability === undefined ? {} : { durability: options.durability }),
+    ...(startedWith === undefined ? {} : { startedWith })
+  }
+}
+
+/**
+ * A queued background run taken over from its stopped caller (see
+ * `SessionStore.Backend.adoptQueued`), run as its starter would have: in
+ * the background, in the session's queue at its place (its entry, now this
+ * store's, is not queued again), with the options it was queued with.
+ *
+ * @internal
+ */
+export const adopted = <W extends Any>(self: W, queued: SessionStore.QueuedRun) => {
+  const carry = queued.carry
+  const startedWith = carry?.startedWith
+  const options: RunOptions<unknown> = {
+    runId: queued.runId,
+    sessionId: queued.sessionId,
+    ...(queued.userId === undefined ? {} : { userId: queued.userId }),
+    onBusy: "enqueue",
+    ...(carry?.sessionState === undefined ? {} : { sessionState: carry.sessionState }),
+    ...(carry?.overwriteDbSessionState === undefined ? {} : { overwriteDbSessionState: carry.overwriteDbSessionState }),
+    ...(carry?.additionalData === undefined ? {} : { additionalData: carry.additionalData }),
+    ...(carry?.durability === undefined ? {} : { durability: carry.durability }),
+    ...carriedOptions(undefined, startedWith)
+  }
+  return run(self, queued.input, options, undefined).pipe(
+    Effect.locally(busy.currentAdopted, queued.runId),
+    Effect.locally(currentBackground, { registered: Deferred.unsafeMake<void, unknown>(FiberId.none) })
+  )
+}
 
 /**
  * A run whose caller releases it when interrupted (`onInterrupt: "release"`)

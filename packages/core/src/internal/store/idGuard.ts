@@ -137,6 +137,8 @@ export const guard = (backend: SessionStore.Backend): SessionStore.Backend => {
       bad(sessionId) || bad(runId) ? Effect.succeed("lost" as const) : backend.takeQueueTurn(sessionId, runId, turn),
     leaveQueue: (sessionId, runId, owner, ended) =>
       bad(sessionId) || bad(runId) ? Effect.succeed(false) : backend.leaveQueue(sessionId, runId, owner, ended),
+    adoptQueued: (sessionId, runId, adopt) =>
+      bad(sessionId) || bad(runId) ? Effect.succeed(Option.none()) : backend.adoptQueued(sessionId, runId, adopt),
     queuedRuns: (filter) =>
       (filter.sessionId !== undefined && bad(filter.sessionId)) || (filter.runId !== undefined && bad(filter.runId))
         ? Effect.succeed([])

@@ -676,6 +676,8 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         let dropped = false
         for (const other of queuedOf(mine.sessionId)) {
           if (other.runId !== runId && other.leaseExpiresAt < turn.now) {
+            // a background run that never started waits to be taken over (adoptQueued)
+            if (other.carry !== undefined && neverStarted(other.runId)) continue
             queue.delete(other.runId)
             if (neverStarted(other.runId) && sessions.has(other.sessionId)) {
               const record = yield* serialise("takeQueueTurn", "run record", rules.droppedRecord(other, turn.now))
@@ -712,6 +714,18 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         }
         yield* PubSub.publish(dequeued, sessionId)
         return true
+      }),
+    adoptQueued: (sessionId, runId, adopt) =>
+      Effect.gen(function*() {
+        const json = queue.get(runId)
+        const run = json === undefined ? undefined : parse<SessionStore.QueuedRun>(json)
+        if (
+          run === undefined || run.sessionId !== sessionId || run.carry === undefined || run.owner !== adopt.from ||
+          (adopt.gone !== true && run.leaseExpiresAt >= adopt.now)
+        ) return Option.none()
+        const taken: SessionStore.QueuedRun = { ...run, owner: adopt.owner, leaseExpiresAt: adopt.leaseExpiresAt }
+        queue.set(runId, yield* serialise("adoptQueued", "queued run", taken))
+        return Option.some(taken)
       }),
     queuedRuns: (filter) =>
       Effect.sync(() =>
