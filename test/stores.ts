@@ -19,6 +19,8 @@ export interface StoreSpecOptions {
   readonly applicationName?: string | undefined
   /** PostgreSQL: the pool's most connections */
   readonly maxConnections?: number | undefined
+  /** PostgreSQL: how long a pooled connection stays idle before it is closed */
+  readonly idleTimeout?: Duration.DurationInput | undefined
 }
 
 export const storeLayer = (spec: string, options: StoreSpecOptions = {}) =>
@@ -28,7 +30,8 @@ export const storeLayer = (spec: string, options: StoreSpecOptions = {}) =>
       schema: spec.slice("pg:".length),
       keepRuns: options.keepRuns,
       applicationName: options.applicationName,
-      maxConnections: options.maxConnections
+      maxConnections: options.maxConnections,
+      idleTimeout: options.idleTimeout
     })
     : SqliteSessionStore.layer({ filename: spec, keepRuns: options.keepRuns, lockTimeout: options.lockTimeout })
 

@@ -227,7 +227,10 @@ export const supervise = <W extends Workflow.Any>(
         if (Option.isNone(taken)) continue
         busy.add(queued.runId)
         yield* Effect.forkScoped(
-          Effect.ignoreLogged(runner.adopted(self, taken.value)).pipe(
+          runner.adopted(self, taken.value).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.logWarning(`sessionflow: queued run ${queued.runId} of '${self.name}', taken over, ended`, cause)
+            ),
             Effect.ensuring(Effect.sync(() => busy.delete(queued.runId)))
           )
         )

@@ -104,6 +104,11 @@ export interface Options extends StoreOptions {
   readonly maxConnections?: number | undefined
   /** how long opening a connection may take (default 5 seconds) */
   readonly connectTimeout?: Duration.DurationInput | undefined
+  /**
+   * how long a pooled connection may stay idle before it is closed (default
+   * 10 seconds, as node-postgres); a closed one is opened again when needed
+   */
+  readonly idleTimeout?: Duration.DurationInput | undefined
   /** shown in `pg_stat_activity` (default `sessionflow`) */
   readonly applicationName?: string | undefined
   /**
@@ -195,6 +200,7 @@ const layerClient = (options: Options): Layer.Layer<PgClient.PgClient, WorkflowE
         ssl: options.ssl,
         maxConnections: options.maxConnections,
         connectTimeout: options.connectTimeout,
+        idleTimeout: options.idleTimeout,
         applicationName: options.applicationName ?? "sessionflow",
         prepare: options.prepare
       })

@@ -166,13 +166,20 @@ const prepareRepeated = (client: Pg.ClientBase, limit: number = preparedLimit): 
  * until its socket's end is processed, handing it out again meanwhile.
  */
 export const makePool = (
-  options: ConnectionOptions & { readonly maxConnections?: number | undefined; readonly prepare?: boolean | undefined }
+  options: ConnectionOptions & {
+    readonly maxConnections?: number | undefined
+    readonly idleTimeout?: Duration.DurationInput | undefined
+    readonly prepare?: boolean | undefined
+  }
 ): Effect.Effect<Pg.Pool, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.gen(function*() {
       const pool = new Pg.Pool({
         ...clientConfig(options),
-        ...(options.maxConnections === undefined ? {} : { max: options.maxConnections })
+        ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
+        ...(options.idleTimeout === undefined
+          ? {}
+          : { idleTimeoutMillis: Duration.toMillis(Duration.decode(options.idleTimeout)) })
       })
       // an idle client's error is the pool's to handle (it drops the client)
       pool.on("error", () => {})

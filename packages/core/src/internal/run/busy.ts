@@ -273,7 +273,14 @@ export const enqueued = <A, E, R>(
             adoptStopped(store, run, leaseMillis),
             Option.match({
               onNone: () => Effect.void,
-              onSome: (taken) => Effect.asVoid(Effect.forkDaemon(Effect.ignoreLogged(adopt(taken))))
+              onSome: (taken) =>
+                Effect.asVoid(Effect.forkDaemon(
+                  adopt(taken).pipe(
+                    Effect.catchAllCause((cause) =>
+                      Effect.logWarning(`sessionflow: queued run ${taken.runId}, taken over, ended`, cause)
+                    )
+                  )
+                ))
             })
           ),
         { discard: true }
@@ -320,12 +327,21 @@ export const enqueued = <A, E, R>(
     const waitTurn: Effect.Effect<void, WorkflowError.SessionStoreError | WorkflowError.RunLost, R> = Effect.gen(
       function*() {
         while (true) {
-          const turn = yield* look
+          // a store that fails now and then (a lost connection, a lock held past the lock timeout) is
+          // looked at again, within the run's lease
+          const turn = yield* Effect.retry(look, {
+            while: (error) => error._tag === "SessionStoreError",
+            schedule: Schedule.spaced(Duration.millis(pollMillis)),
+            times: 2
+          })
           if (turn === "lost") return yield* lost
           if (turn === "taken") return
           // a run ahead whose caller died on this host leaves the queue at once: look again
-          if (yield* dropGone) continue
-          yield* help
+          if (yield* Effect.orElseSucceed(dropGone, () => false)) continue
+          yield* Effect.catchAll(
+            help,
+            (error) => Effect.logWarning(`sessionflow: could not look at session ${sessionId}'s queue`, error)
+          )
           yield* nextWakeUp
         }
       }
@@ -362,7 +378,8 @@ export const enqueued = <A, E, R>(
       Effect.raceFirst(Effect.zipRight(Effect.sync(() => (started = true)), body), keepTurn)
     ).pipe(
       Effect.onExit((exit) =>
-        carry !== undefined && !started && Exit.isInterrupted(exit) ? Effect.asVoid(release) : Effect.asVoid(leave)
+        // (a background run that failed before its turn is given up too, not lost: e.g. the store failed)
+        carry !== undefined && !started && !Exit.isSuccess(exit) ? Effect.asVoid(release) : Effect.asVoid(leave)
       )
     )
   }).pipe(Effect.scoped)

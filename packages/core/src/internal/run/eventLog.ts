@@ -134,8 +134,12 @@ export const storing = (
       if (endsStream(numbered) && !gate.open) {
         // refused before the run was this caller's: nothing of it is the run's
         batch = []
-      } else if (!SessionStore.isFinalEvent(numbered) || (yield* endedInStore(store, runId))) {
+      } else if (!SessionStore.isFinalEvent(numbered)) {
         batch.push(numbered)
+      } else {
+        // the run's end as the store recorded it (another caller may have ended it meanwhile)
+        const end = yield* recordedEnd(store, runId, numbered)
+        if (end !== undefined) batch.push(end)
       }
       if (endsStream(numbered) || batch.length >= maxBatch) {
         yield* stopTimer
@@ -161,11 +165,35 @@ export interface LogGate {
   open: boolean
 }
 
-/** Whether the run has ended in the store (its record is written): its terminal event belongs in its log. */
-const endedInStore = (store: SessionStore.Service, runId: string) =>
+/**
+ * The terminal event a run's log gets for `event`: none while the run is
+ * unfinished in the store (this attempt did not end it), else the one its
+ * record says — `event` when they agree, else the record's (a run recorded
+ * cancelled ends with `RunCancelled`, whatever this attempt ran into).
+ */
+const recordedEnd = (store: SessionStore.Service, runId: string, event: WorkflowEvent.WorkflowEvent) =>
   Effect.map(
     Effect.orElseSucceed(store.getRun(runId), () => Option.none<SessionStore.RunLookup>()),
-    (found) => Option.isNone(found) || found.value._tag === "Recorded"
+    (found): WorkflowEvent.WorkflowEvent | undefined => {
+      if (Option.isNone(found)) return event
+      if (found.value._tag === "Active") return undefined
+      const { content, error, status } = found.value.record
+      const base = {
+        runId: event.runId,
+        sessionId: event.sessionId,
+        seq: event.seq,
+        path: event.path,
+        timestamp: event.timestamp
+      }
+      switch (status) {
+        case "completed":
+          return event._tag === "RunCompleted" ? event : { ...base, _tag: "RunCompleted", content }
+        case "cancelled":
+          return event._tag === "RunCancelled" ? event : { ...base, _tag: "RunCancelled" }
+        default:
+          return event._tag === "RunFailed" ? event : { ...base, _tag: "RunFailed", error: error ?? status }
+      }
+    }
   )
 
 /**
