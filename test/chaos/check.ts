@@ -100,6 +100,9 @@ const finalTag: { readonly [status in SessionStore.RunStatus]: ReadonlyArray<str
   abandoned: ["RunFailed", "RunCancelled"]
 }
 
+/** The errors of `Workflow.signal` that say the signal was not stored. */
+const refusals = new Set(["SignalDecodeError", "RunNotFound", "SessionOwnershipError", "InvalidRunId"])
+
 /** The run that an error or a value a caller was told names. */
 const runIdIn = (value: unknown): string | undefined =>
   typeof value === "object" && value !== null && "runId" in value && typeof value.runId === "string"
@@ -472,7 +475,9 @@ export const check = (lines: ReadonlyArray<Line>, snapshot: Snapshot, config: Ch
         }
       }
     }
-    if (invoke.op === "signal" && !complete.ok && complete.error?._tag !== "RunPaused") {
+    // a refusal says the signal was not stored; the other errors are the end of the run the call carried on
+    // (cancelled meanwhile, lost to another process, failed), which may have taken the signal first
+    if (invoke.op === "signal" && !complete.ok && refusals.has(String(complete.error?._tag))) {
       const taken = info?.effects.find((e) =>
         e.phase === "took" && typeof e.value === "object" && e.value !== null && "value" in e.value &&
         e.value.value === invoke.args.value

@@ -31,7 +31,7 @@ const workerScript = fileURLToPath(new URL("./worker.ts", import.meta.url))
 const lockHolderScript = fileURLToPath(new URL("../store-sqlite/fixtures/lockHolder.ts", import.meta.url))
 
 /** How long the supervisors get to settle what is left, at most. */
-const settleMillis = 60_000
+const settleMillis = 150_000
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -79,6 +79,8 @@ export const runChaos = async (config: ChaosConfig, schema: string | undefined):
     ...Array.from({ length: config.clients }, (_, i) => ({ name: `c${i}`, role: "client" as const }))
   ].map((p) => ({ ...p, incarnation: 0, child: undefined, state: "dead", exited: Promise.resolve() }))
 
+  /** once the faults stop: supervisors are started without the schedule */
+  let settling = false
   const start = (proc: Proc): Promise<void> => {
     proc.incarnation++
     const child = spawnTypeScript(workerScript, [
@@ -87,7 +89,7 @@ export const runChaos = async (config: ChaosConfig, schema: string | undefined):
       String(proc.incarnation),
       JSON.stringify(config)
     ], {
-      env: { ...process.env, NODE_OPTIONS: nodeOptions }
+      env: { ...process.env, NODE_OPTIONS: nodeOptions, CHAOS_SETTLING: settling ? "1" : "" }
     })
     proc.child = child
     proc.state = "running"
@@ -281,7 +283,10 @@ export const runChaos = async (config: ChaosConfig, schema: string | undefined):
       fault("cont", proc.name, proc.child?.pid)
     }
   }
-  await Promise.all(procs.filter((p) => p.role === "supervisor" && p.state === "dead").map(start))
+  // the supervisors settle without the schedule, whose ticks would never let the sessions rest
+  settling = true
+  await Promise.all(procs.filter((p) => p.role === "supervisor" && p.state !== "dead").map(kill))
+  await Promise.all(procs.filter((p) => p.role === "supervisor").map(start))
   for (const proc of procs) {
     if (proc.role === "client" && proc.state === "running") proc.child?.stdin.write("stop\n")
   }

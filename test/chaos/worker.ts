@@ -14,7 +14,8 @@
  *   supervisors.
  * - `supervisor`: runs `DurableRuns.layer` for the chaos workflows, and
  *   `Schedules.layer` with a schedule of `chaos-work` every 5 seconds on the
- *   first session (`onBusy: "enqueue"`), until it is killed.
+ *   first session (`onBusy: "enqueue"`), until it is killed; started to
+ *   settle the run (`CHAOS_SETTLING=1`), without the schedule.
  *
  * Prints `ready` once its store is open.
  */
@@ -285,12 +286,15 @@ const supervisor = Effect.gen(function*() {
   // ready once the store answers
   yield* Workflow.unfinishedRuns(workflows.work)
   console.log("ready")
+  const supervised = DurableRuns.layer({
+    workflows: workflowKeys.map(anyWorkflow),
+    pollInterval: "300 millis",
+    leaseDuration: lease
+  })
+  // settling (the faults stopped), the schedule's ticks stop too: the sessions come to rest
+  if (process.env.CHAOS_SETTLING === "1") return yield* Layer.launch(supervised)
   return yield* Layer.launch(Layer.merge(
-    DurableRuns.layer({
-      workflows: workflowKeys.map(anyWorkflow),
-      pollInterval: "300 millis",
-      leaseDuration: lease
-    }),
+    supervised,
     // every supervisor runs the schedule: each tick runs once, in the one that claims it
     Schedules.layer({
       schedules: [{

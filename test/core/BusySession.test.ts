@@ -370,6 +370,53 @@ for (const [name, twoStores] of stores) {
   })
 }
 
+describe("onBusy reject and interrupt against a queue turn taken as they start", () => {
+  for (const onBusy of ["reject", "interrupt"] as const) {
+    for (const [name, twoStores] of stores) {
+      it.live(
+        `${onBusy} on ${name}: refused with SessionBusy before any of its work, the queue's run holds the session`,
+        () =>
+          Effect.gen(function*() {
+            const [a, b] = yield* twoStores
+            const wf = logging(new Map())
+            const sessionId = `turn-race-${crypto.randomUUID()}`
+            const runId = `r-${crypto.randomUUID()}`
+            const queuedId = `q-${crypto.randomUUID()}`
+            // another process's queued run takes its turn after this run read the session, before it registered
+            const turnTaken = Effect.gen(function*() {
+              const now = Date.now()
+              yield* b.enqueueRun({
+                runId: queuedId,
+                sessionId,
+                workflowName: wf.name,
+                input: "q",
+                owner: b.owner,
+                leaseExpiresAt: now + 60_000,
+                enqueuedAt: now
+              })
+              expect(yield* b.takeQueueTurn(sessionId, queuedId, { owner: b.owner, now, leaseExpiresAt: now + 60_000 }))
+                .toBe("taken")
+            })
+            const racing: Store = {
+              ...a,
+              startRun: (run) =>
+                run.runId === runId ? Effect.zipRight(Effect.orDie(turnTaken), a.startRun(run)) : a.startRun(run)
+            }
+            const refused = yield* Effect.flip(Workflow.run(wf, "r", { sessionId, runId, onBusy }).pipe(on(racing)))
+            expect(refused._tag === "SessionBusy" ? refused.runId : refused).toBe(queuedId)
+            // none of its work: its step never appended
+            const state = yield* Effect.either(Workflow.getSessionState(wf, sessionId).pipe(on(b)))
+            expect(state._tag === "Right" ? state.right.entries : []).toEqual([])
+            // the queue's run still has its turn
+            const queued = yield* Workflow.queuedRuns(wf, { sessionId }).pipe(on(b))
+            expect(queued.map((run) => [run.runId, run.status])).toEqual([[queuedId, "running"]])
+          }).pipe(Effect.scoped),
+        30_000
+      )
+    }
+  }
+})
+
 describe("SessionStore.findRun", () => {
   it.effect("a run that leaves the queue as it is looked for (its turn came, it ran and ended) is found recorded", () =>
     Effect.gen(function*() {

@@ -2047,7 +2047,7 @@ export const suite = (
           assert.deepStrictEqual(yield* store.findSession("s3"), {
             _tag: "New",
             runs: [],
-            running: [{ runId: "q1", owner: "owner-q", leaseExpiresAt: 8_000 }]
+            running: [{ runId: "q1", owner: "owner-q", leaseExpiresAt: 8_000, queued: true }]
           })
           // an id no store takes is found by no read
           assert.deepStrictEqual(yield* store.findSession("bad\u0000id"), { _tag: "New", runs: [] })
@@ -2642,7 +2642,9 @@ export const suite = (
           input: "x",
           owner: "dead",
           leaseExpiresAt: 1_000,
-          enqueuedAt: 5
+          enqueuedAt: 5,
+          // it keeps its events: its log gets its end
+          startedWith: { events: "stored" }
         })
         // a run that started has its own entry or record, which tell what became of it: no record for its entry
         yield* store.enqueueRun({
@@ -2670,6 +2672,12 @@ export const suite = (
           ],
           ["abandoned", "q", 5, "x"]
         )
+        assert.deepStrictEqual(
+          (yield* store.readEvents("gone")).map((event) => [event._tag, event.seq, event.runId, event.path]),
+          [["RunFailed", 0, "gone", []]]
+        )
+        // a run that keeps no events gets none
+        assert.deepStrictEqual(yield* store.readEvents("started"), [])
         // leaveQueue with a record writes it in the same write, on the existing session
         yield* queued(store, "q", "left", 10_000)
         assert.isTrue(
@@ -2683,6 +2691,26 @@ export const suite = (
         const left = yield* store.getRun("left")
         assert(Option.isSome(left) && left.value._tag === "Recorded")
         assert.strictEqual(left.value.record.status, "cancelled")
+        // cancelled while queued, a run that keeps its events ends its log with RunCancelled
+        yield* store.enqueueRun({
+          runId: "left-logged",
+          sessionId: "q",
+          workflowName: "wf",
+          input: "z",
+          owner: store.owner,
+          leaseExpiresAt: 10_000,
+          enqueuedAt: 7,
+          startedWith: { events: "stored", maxEvents: 5 }
+        })
+        assert.isTrue(
+          yield* store.leaveQueue(
+            "q",
+            "left-logged",
+            store.owner,
+            run("q", "left-logged", { status: "cancelled", error: "cancelled while queued" })
+          )
+        )
+        assert.deepStrictEqual((yield* store.readEvents("left-logged")).map((event) => event._tag), ["RunCancelled"])
         // not there (any more): nothing written
         assert.isFalse(yield* store.leaveQueue("q", "left", store.owner, run("q", "left", { status: "error" })))
         assert.strictEqual((yield* store.runs("q", {})).filter((r) => r.runId === "left").length, 1)

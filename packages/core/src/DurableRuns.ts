@@ -228,8 +228,8 @@ export const supervise = <W extends Workflow.Any>(
         busy.add(queued.runId)
         yield* Effect.forkScoped(
           runner.adopted(self, taken.value).pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.logWarning(`sessionflow: queued run ${queued.runId} of '${self.name}', taken over, ended`, cause)
+            Effect.catchAllCause(
+              busyRuns.loggedEnd(`sessionflow: queued run ${queued.runId} of '${self.name}', taken over`)
             ),
             Effect.ensuring(Effect.sync(() => busy.delete(queued.runId)))
           )

@@ -177,6 +177,8 @@ export interface RunningRun {
   readonly owner: string
   /** epoch milliseconds */
   readonly leaseExpiresAt: number
+  /** `true` for the run of the session's queue that has its turn (the others are its unfinished runs, oldest first) */
+  readonly queued?: true | undefined
 }
 
 /**
@@ -483,7 +485,13 @@ export const QueuedRun = Schema.Struct({
    * present for a background run: what it is carried on with when its caller
    * stops before its turn (it is then taken over, never dropped)
    */
-  carry: Schema.optional(QueuedCarry)
+  carry: Schema.optional(QueuedCarry),
+  /**
+   * what the run was started with, where it matters before its turn: a run
+   * that keeps its events (`events: "stored"`) and is dropped from the queue
+   * gets its log's terminal event (see {@link droppedEvent})
+   */
+  startedWith: Schema.optional(StartedWith)
 })
 
 /**
@@ -510,6 +518,24 @@ export type NewQueuedRun = Omit<QueuedRun, "ticket" | "status">
  * @category queue
  */
 export const droppedRecord: (run: QueuedRun, now: number) => RunRecord = rules.droppedRecord
+
+/**
+ * The event log's end of a queued run that leaves its session's queue
+ * before it started, ended by `record` (dropped: see {@link droppedRecord};
+ * or cancelled), with the retention it was started with: at `seq` 0
+ * (nothing of it ran), `RunCancelled` for a cancelled run, else `RunFailed`
+ * — for a run that keeps its events (`startedWith.events: "stored"`), none
+ * for the others. A store appends it as it records the run, so that the
+ * log's followers see the end.
+ *
+ * @since 0.1.0
+ * @category queue
+ */
+export const droppedEvent: (
+  run: QueuedRun,
+  record: RunRecord
+) => { readonly event: WorkflowEvent.WorkflowEvent; readonly retention: EventRetention } | undefined =
+  rules.droppedEvent
 
 /**
  * What {@link Backend.takeQueueTurn} found: `"taken"`, the run has its turn
@@ -1270,7 +1296,7 @@ export interface EventRetention {
  * @since 0.1.0
  * @category event logs
  */
-export const defaultEventRetention: EventRetention = { maxEvents: 10_000, keepFor: 60 * 60 * 1000 }
+export const defaultEventRetention: EventRetention = rules.defaultEventRetention
 
 /**
  * @since 0.1.0

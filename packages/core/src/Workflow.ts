@@ -376,6 +376,12 @@ export interface RunOptions<I> {
    *   next lease renewal, their commit refused. Then the run runs. A plain
    *   run of another process (no entry) cannot be reached: if it commits
    *   first, this run meets a `SessionConflict` as under `"reject"`.
+   *
+   * Under `"reject"` and `"interrupt"`, a run of the session's queue that
+   * takes its turn while this run starts is not passed over: whichever of
+   * the two the store orders first runs (the queue's run waits for a run
+   * registered before its turn), and this run, registered after the turn,
+   * is refused before any of its work (`SessionBusy`).
    */
   readonly onBusy?: OnBusy | undefined
   /**
@@ -678,7 +684,11 @@ export type SignalResult<A, S> = durable.SignalResult<RunOutput<A, S>>
  * - otherwise (it runs, sleeps, or waits elsewhere) the signal is `Kept`:
  *   the run's next wait for it takes it, in whichever process runs it.
  *
- * `Delivered` is said only of a signal a wait took.
+ * `Delivered` is said only of a signal a wait took. A run this call carries
+ * on may still end otherwise — cancelled meanwhile, taken over by another
+ * process, failed — and the call then fails as `continue` would (`RunEnded`,
+ * `RunLost`, the run's error), whether or not its wait took this signal
+ * first: the run's events say which it took.
  *
  * A run that ended takes no signal (`RunEnded`); a run of another workflow
  * or none is `RunNotFound`; another user's run `SessionOwnershipError`.

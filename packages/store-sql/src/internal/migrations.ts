@@ -187,7 +187,8 @@ const createSignals = (sql: SqlClient.SqlClient, t: Tables) =>
 
 /**
  * Migration 16: at most one terminal event in a run's log (a unique index),
- * what a queued background run is carried on with (`carry`, JSON text), and
+ * what a queued background run is carried on with (`carry`, JSON text),
+ * what a queued run was started with (`started_with`, JSON text), and
  * the key of an unfinished run's pause in a column of its own
  * (`pause_key`, NULL for none), which a claim compares: read out of the
  * run's JSON `data` by PostgreSQL, the key was refused with the whole text
@@ -199,6 +200,7 @@ const addPauseKeys = (sql: SqlClient.SqlClient, t: Tables) =>
   Effect.gen(function*() {
     yield* addTextColumn(sql, t.active, "pause_key")
     yield* addTextColumn(sql, t.queue, "carry")
+    yield* addTextColumn(sql, t.queue, "started_with")
     // one terminal event per run's log (a log ends with it): later ones go first
     yield* sql`DELETE FROM ${sql(t.events)} WHERE final = 1 AND EXISTS
   (SELECT 1 FROM ${sql(t.events)} e WHERE e.run_id = ${sql(t.events)}.run_id AND e.final = 1 AND e.seq < ${

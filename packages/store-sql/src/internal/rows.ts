@@ -785,7 +785,9 @@ export const QueueRow = Schema.Struct({
   lease_expires_at: Integer,
   enqueued_at: Integer,
   /** JSON text (`SessionStore.QueuedCarry`), NULL for a run that is not a background run (migration 16) */
-  carry: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+  carry: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  /** JSON text (`SessionStore.StartedWith`), NULL for none (migration 16) */
+  started_with: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
 })
 
 /** A queued run from its row; an input that is not JSON fails with a `SessionStoreError`. */
@@ -804,7 +806,8 @@ export const toQueuedRun = (
       owner: row.owner,
       leaseExpiresAt: row.lease_expires_at,
       enqueuedAt: row.enqueued_at,
-      ...(row.carry === null ? {} : { carry: fromJson(row.carry) as SessionStore.QueuedCarry })
+      ...(row.carry === null ? {} : { carry: fromJson(row.carry) as SessionStore.QueuedCarry }),
+      ...(row.started_with === null ? {} : { startedWith: fromJson(row.started_with) as SessionStore.StartedWith })
     }),
     catch: (cause) =>
       new WorkflowError.SessionStoreError({

@@ -417,7 +417,12 @@ ORDER BY a.started_at, a.run_id${binary}`
       // the run of the session's queue that has its turn holds the session too, also before it is registered
       const turn = first?.q_run_id === null || first?.q_run_id === undefined
         ? []
-        : [{ runId: first.q_run_id, owner: first.q_owner ?? "", leaseExpiresAt: Number(first.q_lease) }]
+        : [{
+          runId: first.q_run_id,
+          owner: first.q_owner ?? "",
+          leaseExpiresAt: Number(first.q_lease),
+          queued: true as const
+        }]
       if (first !== undefined && first.session_id !== null && first.session_id !== undefined) {
         const paused = found.find((row) => row.a_status === "paused")
         const row = yield* decodeSessionRow({ ...first, paused_run_id: paused?.a_run_id ?? null })
@@ -1012,11 +1017,21 @@ ON CONFLICT (session_id) DO NOTHING RETURNING version`
   })
   const lookup = (runId: string) => rows.lookupRun(runId, { active: selectActive(runId), record: selectRecord(runId) })
 
+  /**
+   * PostgreSQL: the writes to one session's queue take turns (a lock for the
+   * transaction, keyed by the table and the session), so that two callers
+   * never both find the queue free; SQLite's write lock does that already.
+   */
+  const lockQueue = (sessionId: string) =>
+    dialect === "pg"
+      ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${t.queue}:${sessionId}`}, 0))`)
+      : Effect.void
   const startRun = Effect.fn("SqlSessionStore.startRun")(
     function*(run: SessionStore.ActiveRun) {
       yield* Effect.annotateCurrentSpan(runAttribute, run.runId)
-      // one statement: inserted unless the id is unfinished or ended
-      const inserted = yield* sql`INSERT INTO ${activeTable}
+      // one statement: inserted unless the id is unfinished or ended (PostgreSQL: under the session's
+      // queue lock, so that a queued run taking its turn sees it, or it sees the turn taken; see `onBusy`)
+      const insert = sql`INSERT INTO ${activeTable}
   (run_id, session_id, workflow_name, user_id, status, owner, lease_expires_at, base_version, durability, data,
    started_at, updated_at,
    wake_at, pause_key)
@@ -1027,7 +1042,10 @@ SELECT ${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null
   ${wakeAtValue(rows.wakeAtOf(run))}, ${run.pause?.key ?? null}
 WHERE NOT EXISTS (SELECT 1 FROM ${runsTable} WHERE run_id = ${run.runId})
 ON CONFLICT (run_id) DO NOTHING
-RETURNING run_id`.pipe(writing("startRun"))
+RETURNING run_id`
+      const inserted = yield* (dialect === "pg" && run.status === "running"
+        ? Effect.zipRight(lockQueue(run.sessionId), insert).pipe(transaction("startRun"))
+        : insert.pipe(writing("startRun")))
       if (inserted.length > 0) return Option.none<SessionStore.RunLookup>()
       return yield* lookup(run.runId).pipe(waitForLock("startRun"))
     },
@@ -1475,7 +1493,9 @@ FROM ${sessions} WHERE session_id = ${sessionId}`
       yield* Effect.gen(function*() {
         // a log ends with its terminal event: nothing is appended after it (an attempt that lost
         // the run, a second terminal event), and of two terminal events at once the unique index
-        // of migration 16 keeps one
+        // of migration 16 keeps one. PostgreSQL: the appends to one log take turns, so that one
+        // after the terminal event sees it (SQLite's write lock does that already)
+        if (dialect === "pg") yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${t.events}:${runId}`}, 0))`
         const closed = yield* sql`SELECT 1 AS found FROM ${eventsTable} WHERE run_id = ${runId} AND final = 1`
         if (closed.length > 0) return
         yield* sql`INSERT INTO ${eventsTable} ${sql.insert(values)} ON CONFLICT DO NOTHING`
@@ -1563,29 +1583,27 @@ ORDER BY seq LIMIT ${limit}`
   /** the channel a run leaving a session's queue is announced on (payload: the session id) */
   const queueChannel = channelName(`${t.sessions}_queue`)
   const decodeQueue = Schema.decodeUnknown(Schema.Array(rows.QueueRow))
-  /**
-   * PostgreSQL: the writes to one session's queue take turns (a lock for the
-   * transaction, keyed by the table and the session), so that two callers
-   * never both find the queue free; SQLite's write lock does that already.
-   */
-  const lockQueue = (sessionId: string) =>
-    dialect === "pg"
-      ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${t.queue}:${sessionId}`}, 0))`)
-      : Effect.void
   const notifyQueue = (sessionId: string): Effect.Effect<void, SqlError> =>
     dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${queueChannel}, ${sessionId})`) : Effect.void
+
+  /** the terminal event of a queued run dropped from its queue, in its log if it keeps one (see `droppedEvent`) */
+  const endDroppedLog = (run: SessionStore.QueuedRun, record: SessionStore.RunRecord) => {
+    const dropped = SessionStore.droppedEvent(run, record)
+    return dropped === undefined ? Effect.void : appendEvents(run.runId, [dropped.event], dropped.retention)
+  }
 
   const enqueueRun = Effect.fn("SqlSessionStore.enqueueRun")(
     function*(run: SessionStore.NewQueuedRun) {
       yield* Effect.annotateCurrentSpan(runAttribute, run.runId)
       const input = yield* rows.toJson("enqueueRun", "run input", run.input)
       const carry = yield* rows.toJson("enqueueRun", "queued run's options", run.carry)
+      const startedWith = yield* rows.toJson("enqueueRun", "queued run's start", run.startedWith)
       const inserted = yield* Effect.gen(function*() {
         yield* lockQueue(run.sessionId)
         return yield* sql<{ ticket: unknown }>`INSERT INTO ${queueTable}
-  (run_id, session_id, workflow_name, user_id, input, status, owner, lease_expires_at, enqueued_at, carry)
+  (run_id, session_id, workflow_name, user_id, input, status, owner, lease_expires_at, enqueued_at, carry, started_with)
 VALUES (${run.runId}, ${run.sessionId}, ${run.workflowName}, ${run.userId ?? null}, ${input}, 'waiting', ${run.owner},
-  ${run.leaseExpiresAt}, ${run.enqueuedAt}, ${carry})
+  ${run.leaseExpiresAt}, ${run.enqueuedAt}, ${carry}, ${startedWith})
 ON CONFLICT (run_id) DO NOTHING
 RETURNING ticket`
       }).pipe(transaction("enqueueRun"))
@@ -1631,6 +1649,7 @@ RETURNING *`
           const record = SessionStore.droppedRecord(run, turn.now)
           if (!(yield* neverStarted(run.runId)) || !(yield* sessionExists(sessionId))) continue
           yield* recordEnded("takeQueueTurn", run, yield* rows.toRunRow("takeQueueTurn", sessionId, record), turn.now)
+          yield* endDroppedLog(run, record)
         }
         if (dropped.length > 0) yield* notifyQueue(sessionId)
         if (mine.status === "running") return "taken" as const
@@ -1662,7 +1681,9 @@ RETURNING *`
         if (left === undefined) return false
         const run = yield* rows.toQueuedRun(left)
         if (recordRow !== undefined && (yield* neverStarted(runId)) && (yield* sessionExists(sessionId))) {
-          yield* recordEnded("leaveQueue", run, recordRow, yield* Clock.currentTimeMillis)
+          const now = yield* Clock.currentTimeMillis
+          yield* recordEnded("leaveQueue", run, recordRow, now)
+          if (ended !== undefined) yield* endDroppedLog(run, ended)
         }
         yield* notifyQueue(sessionId)
         return true

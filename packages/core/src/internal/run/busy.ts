@@ -16,6 +16,7 @@ import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -193,6 +194,19 @@ export const adoptStopped = (
   })
 
 /**
+ * Logs how a run carried on in the background ended, when it did not end
+ * well: a run that paused, slept or waits (`RunPaused`) is not worth a
+ * warning.
+ *
+ * @internal
+ */
+export const loggedEnd = (what: string) => (cause: Cause.Cause<unknown>): Effect.Effect<void> =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => Effect.logWarning(`${what}, ended`, cause),
+    onSome: (error) => Predicate.isTagged(error, "RunPaused") ? Effect.void : Effect.logWarning(`${what}, ended`, cause)
+  })
+
+/**
  * Puts the run in its session's queue, waits for its turn (the runs queued
  * before it have left, no run of the queue has the session, and the session
  * has no paused run nor a run running elsewhere under a live lease), runs
@@ -212,7 +226,8 @@ export const enqueued = <A, E, R>(
   body: Effect.Effect<A, E, R>,
   carryOn: (run: SessionStore.ActiveRun) => Effect.Effect<unknown, unknown, R>,
   adopt: (run: SessionStore.QueuedRun) => Effect.Effect<unknown, unknown, R>,
-  carry: SessionStore.QueuedCarry | undefined
+  carry: SessionStore.QueuedCarry | undefined,
+  startedWith: SessionStore.StartedWith | undefined
 ): Effect.Effect<A, E | WorkflowError.SessionStoreError | WorkflowError.RunLost, R | SessionStore.SessionStore> =>
   Effect.gen(function*() {
     const store = yield* SessionStore.SessionStore
@@ -240,7 +255,8 @@ export const enqueued = <A, E, R>(
         owner: store.owner,
         leaseExpiresAt: now + leaseMillis,
         enqueuedAt: now,
-        ...(carry === undefined ? {} : { carry })
+        ...(carry === undefined ? {} : { carry }),
+        ...(startedWith === undefined ? {} : { startedWith })
       })
     }
     // a run started in the background is registered once it is queued: its
@@ -276,9 +292,7 @@ export const enqueued = <A, E, R>(
               onSome: (taken) =>
                 Effect.asVoid(Effect.forkDaemon(
                   adopt(taken).pipe(
-                    Effect.catchAllCause((cause) =>
-                      Effect.logWarning(`sessionflow: queued run ${taken.runId}, taken over, ended`, cause)
-                    )
+                    Effect.catchAllCause(loggedEnd(`sessionflow: queued run ${taken.runId}, taken over`))
                   )
                 ))
             })
@@ -377,9 +391,19 @@ export const enqueued = <A, E, R>(
       waitTurn,
       Effect.raceFirst(Effect.zipRight(Effect.sync(() => (started = true)), body), keepTurn)
     ).pipe(
-      Effect.onExit((exit) =>
-        // (a background run that failed before its turn is given up too, not lost: e.g. the store failed)
-        carry !== undefined && !started && !Exit.isSuccess(exit) ? Effect.asVoid(release) : Effect.asVoid(leave)
-      )
+      Effect.onExit((exit) => {
+        if (carry === undefined || Exit.isSuccess(exit)) return Effect.asVoid(leave)
+        // a background run that failed before its turn is given up too, not lost (e.g. the store failed)
+        if (!started) return Effect.asVoid(release)
+        // and so is one that failed in its turn without a trace: no entry, no record (the store failed
+        // before it registered); a run that registered or was recorded is told of by its entry or record
+        return Effect.retry(store.getRun(runId), { schedule: Schedule.spaced(Duration.millis(pollMillis)), times: 5 })
+          .pipe(
+            Effect.flatMap((found): Effect.Effect<void> =>
+              Option.isNone(found) ? Effect.asVoid(release) : Effect.asVoid(leave)
+            ),
+            Effect.catchAll(() => Effect.asVoid(leave))
+          )
+      })
     )
   }).pipe(Effect.scoped)

@@ -9,8 +9,11 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import { identity } from "effect/Function"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
@@ -53,6 +56,16 @@ const retentionOf = (options: LogOptions | undefined): SessionStore.EventRetenti
     ? SessionStore.defaultEventRetention.keepFor
     : Duration.toMillis(options.eventRetention.keepFor)
 })
+
+/**
+ * How a write or read the log cannot do without (its end) is tried again
+ * when the store fails: a lost connection, a lock held past the store's lock
+ * timeout — for about ten seconds.
+ */
+const storeHiccup = Schedule.exponential(Duration.millis(100), 2).pipe(
+  Schedule.union(Schedule.spaced(Duration.seconds(2))),
+  Schedule.upTo(Duration.seconds(10))
+)
 
 /** Whether an event ends a run's stream: a top-level terminal event, or its pause. */
 const endsStream = (event: WorkflowEvent.WorkflowEvent): boolean =>
@@ -99,7 +112,10 @@ export const storing = (
       const written = batch
       batch = []
       if (written.length === 0) return Effect.void
+      // the log's last write (its end) has no next write to go with: it is tried again a while
+      const last = written.some(endsStream)
       return store.appendEvents(runId, written, retention).pipe(
+        last ? Effect.retry(storeHiccup) : identity,
         Effect.catchAll((error) =>
           Effect.zipRight(
             Effect.sync(() => {
@@ -173,8 +189,11 @@ export interface LogGate {
  */
 const recordedEnd = (store: SessionStore.Service, runId: string, event: WorkflowEvent.WorkflowEvent) =>
   Effect.map(
-    Effect.orElseSucceed(store.getRun(runId), () => Option.none<SessionStore.RunLookup>()),
-    (found): WorkflowEvent.WorkflowEvent | undefined => {
+    // (a store that cannot say how the run ended gets no terminal event from this attempt: none beats a wrong one)
+    Effect.either(Effect.retry(store.getRun(runId), storeHiccup)),
+    (read): WorkflowEvent.WorkflowEvent | undefined => {
+      if (Either.isLeft(read)) return undefined
+      const found = read.right
       if (Option.isNone(found)) return event
       if (found.value._tag === "Active") return undefined
       const { content, error, status } = found.value.record
@@ -304,9 +323,11 @@ const truncate = (events: Array<WorkflowEvent.WorkflowEvent>): Array<WorkflowEve
  * The terminal event of a run that another caller ended (cancelled, given up,
  * interrupted), as it was read before (`run`): written to the run's log, when
  * it keeps one, after its last stored event, so that its followers see the
- * end — unless the run was running under a live lease: its owner writes it
- * when it stops (at its next lease renewal), after its own last events. A
- * write that lost its `seq` to another's events is tried again after them.
+ * end. A run that was running under a live lease has its owner write it
+ * when it stops (at its next lease renewal), after its own last events: it
+ * is written here a second after that lease ran out, if the log has no end
+ * by then (the owner died; events it stores later are refused). A write
+ * that lost its `seq` to another's events is tried again after them.
  *
  * @internal
  */
@@ -318,7 +339,6 @@ export const endedBy = (
 ): Effect.Effect<void> => {
   const startedWith = run.startedWith
   if (startedWith?.events !== "stored") return Effect.void
-  if (run.status === "running" && !SessionStore.isAbandoned(run, now)) return Effect.void
   const retention = retentionOf({
     events: "stored",
     eventRetention: {
@@ -342,10 +362,15 @@ export const endedBy = (
     const [now] = yield* store.readEvents(run.runId, { latest: true, limit: 1 })
     return now !== undefined && SessionStore.isFinalEvent(now)
   })
-  return Effect.repeat(attempt, { until: (done) => done, times: 3 }).pipe(
+  const write = Effect.repeat(attempt, { until: (done) => done, times: 3 }).pipe(
+    Effect.retry(storeHiccup),
     Effect.asVoid,
     Effect.catchAll((error) =>
       Effect.logWarning(`sessionflow: could not write the end of run '${run.runId}' to its event log`, error)
     )
   )
+  if (run.status !== "running" || SessionStore.isAbandoned(run, now)) return write
+  // its owner ends the log as it stops, at its next lease renewal; if it never does (it died, or
+  // stopped for longer than its lease), it is ended here once the lease is over
+  return Effect.asVoid(Effect.forkDaemon(Effect.delay(write, Duration.millis(run.leaseExpiresAt - now + 1000))))
 }

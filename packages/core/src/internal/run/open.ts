@@ -53,14 +53,7 @@ export function* open(attempt: Attempt, restore: Restore): Phase<Opened> {
   }
   const version = Option.match(stored, { onNone: () => 0, onSome: (s) => s.version })
   const busy = yield* busyElsewhere(attempt, stored, [...firstRuns, ...firstRunning])
-  if (busy !== undefined) {
-    const refused = new WorkflowError.SessionBusy({ sessionId, runId: busy.runId, leaseExpiresAt: busy.leaseExpiresAt })
-    // a run already tracked (the next attempt after a conflict) with no retries left ends with the refusal
-    if (attempt.tracked && attempt.retriesLeft === 0) {
-      yield* recordFailure(attempt, Cause.fail(refused), Option.none(), version)
-    }
-    return yield* Effect.fail(refused)
-  }
+  if (busy !== undefined) return yield* refuseBusy(attempt, busy, version)
   if (attempt.claimed !== undefined && attempt.claimed.baseVersion !== version) {
     // another run committed to the session since this one started: its journal
     // is stale, so it ends here (recorded with the conflict)
@@ -110,6 +103,48 @@ const busyElsewhere = (
     return running.find((run) =>
       run.runId !== attempt.ids.runId && run.owner !== store.owner && run.leaseExpiresAt >= now &&
       !SessionStore.ownerGone(run.owner)
+    )
+  })
+
+/**
+ * Refuses a run with `onBusy: "reject"` at a busy session (`SessionBusy`): a
+ * run already tracked with no retries left ends with the refusal (recorded);
+ * with retries left it stays this store's, for its next attempt.
+ *
+ * @internal
+ */
+export const refuseBusy = (attempt: Attempt, busy: SessionStore.RunningRun, version: number) =>
+  Effect.gen(function*() {
+    const { sessionId } = attempt.ids
+    const refused = new WorkflowError.SessionBusy({ sessionId, runId: busy.runId, leaseExpiresAt: busy.leaseExpiresAt })
+    if (attempt.tracked && attempt.retriesLeft === 0) {
+      yield* recordFailure(attempt, Cause.fail(refused), Option.none(), version)
+    }
+    return yield* Effect.fail(refused)
+  })
+
+/**
+ * The run of the session's queue that took its turn while a fresh run with
+ * `onBusy: "reject"` or `"interrupt"` registered (after it read the session,
+ * or interrupted the runs it found):
+ * the registration and the turn are ordered by the store (one write lock,
+ * or the session's queue lock), so one of the two sees the other — the
+ * queue's run waits for a run registered before its turn, and a run
+ * registered after the turn is refused here (`SessionBusy`), before any of
+ * its work.
+ *
+ * @internal
+ */
+export const turnTakenMeanwhile = (attempt: Attempt) =>
+  Effect.gen(function*() {
+    const { options, start, store } = attempt
+    if (start._tag !== "Fresh" || (options?.onBusy ?? "reject") === "enqueue") return undefined
+    const found = yield* store.findSession(attempt.ids.sessionId, { state: false })
+    const running = found._tag === "Stored" ? found.session.running ?? [] : found.running ?? []
+    const now = yield* Clock.currentTimeMillis
+    return running.find((run) =>
+      run.queued === true && run.runId !== attempt.ids.runId && run.owner !== store.owner &&
+      run.leaseExpiresAt >= now && !SessionStore.ownerGone(run.owner)
     )
   })
 

@@ -326,7 +326,8 @@ export const run = <W extends Any>(
           run,
           (held) => resumeRun(self, held.runId, { userId: held.userId }, undefined, undefined),
           (queued) => adopted(self, queued),
-          fiber.getFiberRef(currentBackground) === undefined ? undefined : carryOf(options)
+          fiber.getFiberRef(currentBackground) === undefined ? undefined : carryOf(options),
+          startedWithOf(options)
         )
       )
       : onBusy === "interrupt"

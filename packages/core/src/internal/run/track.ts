@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import { registered } from "./background.js"
 import { entry } from "./lease.js"
 import { type Opened, opened, type Phase, type Restore, runTaken } from "./model.js"
+import { refuseBusy, turnTakenMeanwhile } from "./open.js"
 import { shapeOf } from "./shape.js"
 
 /** @internal */
@@ -33,6 +34,8 @@ export function* track(run: Opened, restore: Restore): Phase<Opened> {
   }
   const existing = yield* restore(run.store.startRun(entry(run, "running", now)))
   if (Option.isSome(existing)) return yield* runTaken(run.ids.runId, run.ids.sessionId, existing.value)
+  const turn = yield* restore(turnTakenMeanwhile(run))
+  if (turn !== undefined) return yield* refuseBusy(run, turn, run.version)
   yield* registered
   return opened(run, run, true)
 }

@@ -10,6 +10,7 @@ import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 import type * as SessionStore from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
+import type * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as ids from "../ids.js"
 import { applyChanges, type Change, copyIfJson, copyJson } from "../json.js"
 import * as rules from "./rules.js"
@@ -263,6 +264,41 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
   /** the records of a session beyond its most recent `keep`, oldest first */
   const beyond = (session: MemorySession, keep: number) =>
     [...session.runs.keys()].slice(0, Math.max(0, session.runs.size - keep))
+  const appendEvents = (
+    runId: string,
+    events: ReadonlyArray<WorkflowEvent.WorkflowEvent>,
+    retention: SessionStore.EventRetention
+  ) =>
+    Effect.gen(function*() {
+      if (events.length === 0) return
+      const encoded = yield* Effect.forEach(events, rules.encodeEvent)
+      const now = yield* Clock.currentTimeMillis
+      const log: EventLog = logs.get(runId) ?? { events: [], endedAt: undefined }
+      logs.set(runId, log)
+      let last = log.events.at(-1)?.seq ?? -1
+      events.forEach((event, i) => {
+        // a log ends with its terminal event: nothing is appended after it
+        if (event.seq <= last || log.endedAt !== undefined) return
+        last = event.seq
+        log.events.push({ seq: event.seq, json: encoded[i]! })
+        if (rules.isFinalEvent(event)) log.endedAt = now
+      })
+      const beyond = log.events.length - retention.maxEvents
+      if (beyond > 0) log.events.splice(0, beyond)
+      if (log.endedAt === now && events.some(rules.isFinalEvent)) {
+        for (const [id, other] of logs) {
+          if (other.endedAt !== undefined && other.endedAt < now - retention.keepFor) logs.delete(id)
+        }
+      }
+      yield* PubSub.publish(appended, runId)
+    })
+
+  /** the terminal event of a queued run dropped from its queue, in its log if it keeps one (see `droppedEvent`) */
+  const endDroppedLog = (run: SessionStore.QueuedRun, record: SessionStore.RunRecord) => {
+    const dropped = rules.droppedEvent(run, record)
+    return dropped === undefined ? Effect.void : appendEvents(run.runId, [dropped.event], dropped.retention)
+  }
+
   /**
    * Appends the record of a run that ended without a commit to its session,
    * creating the session from the run's initial state when it does not exist
@@ -335,7 +371,8 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         ) => ({
           runId,
           owner,
-          leaseExpiresAt
+          leaseExpiresAt,
+          queued: true as const
         }))
         if (s === undefined) {
           const runs = unfinishedRuns({ sessionId })
@@ -583,30 +620,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
           : [toChange({ info: current.info, state: current.state, runId: current.lastRunId }, 0)]
         return Stream.concat(Stream.fromIterable(start), Stream.fromQueue(subscription).pipe(Stream.filterMap(later)))
       })),
-    appendEvents: (runId, events, retention) =>
-      Effect.gen(function*() {
-        if (events.length === 0) return
-        const encoded = yield* Effect.forEach(events, rules.encodeEvent)
-        const now = yield* Clock.currentTimeMillis
-        const log: EventLog = logs.get(runId) ?? { events: [], endedAt: undefined }
-        logs.set(runId, log)
-        let last = log.events.at(-1)?.seq ?? -1
-        events.forEach((event, i) => {
-          // a log ends with its terminal event: nothing is appended after it
-          if (event.seq <= last || log.endedAt !== undefined) return
-          last = event.seq
-          log.events.push({ seq: event.seq, json: encoded[i]! })
-          if (rules.isFinalEvent(event)) log.endedAt = now
-        })
-        const beyond = log.events.length - retention.maxEvents
-        if (beyond > 0) log.events.splice(0, beyond)
-        if (log.endedAt === now && events.some(rules.isFinalEvent)) {
-          for (const [id, other] of logs) {
-            if (other.endedAt !== undefined && other.endedAt < now - retention.keepFor) logs.delete(id)
-          }
-        }
-        yield* PubSub.publish(appended, runId)
-      }),
+    appendEvents,
     readEvents: (runId, options) =>
       Effect.suspend(() => {
         const after = options?.after ?? -1
@@ -680,8 +694,9 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
             if (other.carry !== undefined && neverStarted(other.runId)) continue
             queue.delete(other.runId)
             if (neverStarted(other.runId) && sessions.has(other.sessionId)) {
-              const record = yield* serialise("takeQueueTurn", "run record", rules.droppedRecord(other, turn.now))
-              yield* recordEnded(other, record, turn.now)
+              const ended = rules.droppedRecord(other, turn.now)
+              yield* recordEnded(other, yield* serialise("takeQueueTurn", "run record", ended), turn.now)
+              yield* endDroppedLog(other, ended)
             }
             dropped = true
           }
@@ -710,7 +725,9 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
         const record = ended === undefined ? undefined : yield* serialise("leaveQueue", "run record", ended)
         queue.delete(runId)
         if (record !== undefined && neverStarted(runId) && sessions.has(sessionId)) {
-          yield* recordEnded(run, record, yield* Clock.currentTimeMillis)
+          const now = yield* Clock.currentTimeMillis
+          yield* recordEnded(run, record, now)
+          if (ended !== undefined) yield* endDroppedLog(run, ended)
         }
         yield* PubSub.publish(dequeued, sessionId)
         return true

@@ -9,7 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { HistoryOptions, QueuedRun, RunRecord } from "../../SessionStore.js"
+import type { EventRetention, HistoryOptions, QueuedRun, RunRecord } from "../../SessionStore.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
 import * as json from "../json.js"
@@ -115,6 +115,30 @@ export const checkKeepRuns = (
     )
 
 /** @internal */
+export const defaultEventRetention: EventRetention = { maxEvents: 10_000, keepFor: 60 * 60 * 1000 }
+
+const droppedError = "abandoned: its caller stopped while it waited in the session's queue; it never ran"
+
+/** @internal */
+export const droppedEvent = (
+  run: QueuedRun,
+  record: RunRecord
+): { readonly event: WorkflowEvent.WorkflowEvent; readonly retention: EventRetention } | undefined => {
+  const startedWith = run.startedWith ?? run.carry?.startedWith
+  if (startedWith?.events !== "stored") return undefined
+  const base = { runId: run.runId, sessionId: run.sessionId, seq: 0, path: [], timestamp: record.completedAt }
+  return {
+    event: record.status === "cancelled"
+      ? { ...base, _tag: "RunCancelled" }
+      : { ...base, _tag: "RunFailed", error: record.error ?? record.status },
+    retention: {
+      maxEvents: startedWith.maxEvents ?? defaultEventRetention.maxEvents,
+      keepFor: startedWith.keepFor ?? defaultEventRetention.keepFor
+    }
+  }
+}
+
+/** @internal */
 export const droppedRecord = (run: QueuedRun, now: number): RunRecord => ({
   runId: run.runId,
   sessionId: run.sessionId,
@@ -122,7 +146,7 @@ export const droppedRecord = (run: QueuedRun, now: number): RunRecord => ({
   ...(run.userId === undefined ? {} : { userId: run.userId }),
   status: "abandoned",
   input: run.input,
-  error: "abandoned: its caller stopped while it waited in the session's queue; it never ran",
+  error: droppedError,
   startedAt: run.enqueuedAt,
   completedAt: now
 })
