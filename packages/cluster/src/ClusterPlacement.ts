@@ -83,6 +83,13 @@ export interface RunnerOptions<W extends Workflow.Any> {
  * local placement), one operation at a time per session. It needs what the
  * workflows' steps need and the `SessionStore` they commit to.
  *
+ * A run interrupted because its shard leaves this runner (a shard moving, a
+ * slow shard lock refresh, a shutdown) is handed over, not cancelled: it is
+ * left unfinished, its lease given up, its journal kept, and the session's
+ * next owner carries it on (its message is delivered again). A run
+ * interrupted by its caller while this runner keeps the shard is cancelled,
+ * as in one process.
+ *
  * @since 0.1.0
  * @category layers
  */
