@@ -6,7 +6,10 @@
  * - a runner whose shard lock refresh is held up (its `cluster_runners` row
  *   locked) gives up its shards and interrupts the run in the middle of a
  *   step: the run is handed over, not cancelled — carried on from its
- *   journal, completed once, its caller answered with its output.
+ *   journal, completed once, its caller answered with its output;
+ * - a run whose failure could not be recorded (its row locked past the
+ *   record's timeout) is answered `RunUnfinished`, and a runner carries it on
+ *   to its end.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
@@ -15,7 +18,7 @@ import { SessionStore, Workflow } from "@sessionflow/core"
 import { Deferred, Effect, Fiber, Option, Redacted, Schedule } from "effect"
 import * as fs from "node:fs"
 import { databaseUrl } from "../store-pg/pg.js"
-import { gate, gated, leaseDuration } from "./fixtures/cluster.js"
+import { flaky, gate, gated, leaseDuration, runnerStoreName } from "./fixtures/cluster.js"
 import { cluster, lines } from "./runners.js"
 
 /** Runs `f` on a short-lived client of the test's `database`. */
@@ -63,7 +66,7 @@ const linesOf = (effects: string, runId: string) =>
 /** The stored state of run `runId`. */
 const runOf = (runId: string) => Effect.flatMap(SessionStore.SessionStore, (store) => store.getRun(runId))
 
-describe("a cluster of runner processes on PostgreSQL: handoffs", () => {
+describe("a cluster of runner processes on PostgreSQL: handoffs and unfinished runs", () => {
   it.live(
     "a runner whose shard lock refresh is held up hands its run over: the run is released (not cancelled), " +
       "carried on from its journal, completed once, its caller answered with its output",
@@ -134,6 +137,66 @@ describe("a cluster of runner processes on PostgreSQL: handoffs", () => {
         )
         expect(steps.filter((step) => step !== "step-2-started")).toEqual(["step-1", "step-2", "step-3"])
         expect(steps.filter((step) => step === "step-2-started").length).toBeGreaterThanOrEqual(2)
+      })),
+    240_000
+  )
+
+  it.live(
+    "a run answered RunUnfinished (its failure could not be recorded) is carried on by a runner to its end",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const { client, database, effects } = yield* cluster
+        const wf = flaky(effects)
+        const sessionId = `unfinished-${crypto.randomUUID()}`
+        const runId = `r-${crypto.randomUUID()}`
+        const caller = yield* Workflow.run(wf, null, { sessionId, runId, leaseDuration }).pipe(
+          Effect.flip,
+          Effect.provide(client),
+          Effect.fork
+        )
+        // its first attempt is in its step (held there by its gate), the run in the store
+        yield* eventually(
+          "the run's first attempt",
+          60,
+          Effect.sync(() => Option.liftPredicate(linesOf(effects, runId), (ls) => ls.length > 0))
+        )
+        yield* eventually(
+          "the run in the store",
+          30,
+          Effect.map(runOf(runId), (found) => Option.filter(found, (lookup) => lookup._tag === "Active"))
+        ).pipe(Effect.provide(client))
+
+        // another connection holds the run's row: recording its failure waits past the record's timeout
+        const held = yield* holdRows(
+          database,
+          (sql) => sql`SELECT run_id FROM sessionflow_sessions_active WHERE run_id = ${runId} FOR UPDATE`
+        )
+        expect(held.count).toBe(1)
+        fs.writeFileSync(gate(effects, runId), "")
+        const told = yield* Fiber.join(caller)
+        // a record statement still waiting for the row is cut: it must not land once the row is free
+        yield* withDatabase(database, (sql) =>
+          sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+              WHERE application_name = ${runnerStoreName} AND wait_event_type = 'Lock'`)
+        yield* held.release
+        expect((told as { readonly _tag?: string })._tag, String(told)).toBe("RunUnfinished")
+
+        // a runner (the one holding the session's shard) carries it on once its lease expired
+        const ended = yield* eventually(
+          "a runner to carry the run on to its end",
+          120,
+          Effect.map(runOf(runId), (found) => Option.filter(found, (lookup) => lookup._tag === "Recorded"))
+        ).pipe(Effect.provide(client))
+        assert(ended._tag === "Recorded")
+        expect(ended.record.status).toBe("completed")
+        expect(linesOf(effects, runId).map((line) => line.split(" ")[0])).toEqual(["attempt", "attempt"])
+        const history = yield* Workflow.getRunHistory(wf, sessionId).pipe(Effect.provide(client))
+        expect(history.map((run) => [run.runId, run.status])).toEqual([[runId, "completed"]])
+        const state = yield* Workflow.getSessionState(wf, sessionId).pipe(Effect.provide(client))
+        expect(state.items).toEqual(["attempt-2"])
+        // the run id gives the completed run
+        const again = yield* Workflow.run(wf, null, { sessionId, runId }).pipe(Effect.provide(client))
+        expect(again.content).toBe(2)
       })),
     240_000
   )

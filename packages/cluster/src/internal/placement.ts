@@ -15,12 +15,14 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as protocol from "./protocol.js"
+import * as recovery from "./recovery.js"
 
 /** @internal */
 export interface RunnerOptions<W extends Workflow.Any> {
   readonly workflows: ReadonlyArray<W>
   readonly failoverWait?: Duration.DurationInput | undefined
   readonly maxIdleTime?: Duration.DurationInput | undefined
+  readonly recovery?: boolean | Omit<recovery.Options, "workflows"> | undefined
 }
 
 /** @internal */
@@ -175,10 +177,21 @@ export const layerRunner = <W extends Workflow.Any>(
               .pipe(
                 here
               )
+        ).pipe(Effect.mapError(toWire(payload.workflow, ""))),
+      // the recovery loop's: a run whose owner stopped, carried on from its journal
+      // (`claimRun`: only if its lease is still expired; a handoff releases it again)
+      Resume: ({ payload }) =>
+        Effect.flatMap(
+          find(payload.workflow, ""),
+          (wf) =>
+            Workflow.resume(wf, payload.runId, {
+              ...(payload.userId === undefined ? {} : { userId: payload.userId }),
+              onInterrupt: "release"
+            }).pipe(Effect.asVoid, here) as Effect.Effect<void, unknown, Requirements>
         ).pipe(Effect.mapError(toWire(payload.workflow, "")))
     })
   })
-  return protocol.SessionEntity.toLayer(handlers, {
+  const entity = protocol.SessionEntity.toLayer(handlers, {
     // one operation at a time per session: runs on one session never race
     concurrency: 1,
     // a run that dies answers its caller with the defect (as in one process),
@@ -186,6 +199,13 @@ export const layerRunner = <W extends Workflow.Any>(
     disableFatalDefects: true,
     ...(options.maxIdleTime === undefined ? {} : { maxIdleTime: options.maxIdleTime })
   }) as Layer.Layer<never, never, Sharding.Sharding | Requirements>
+  if (options.recovery === false) return entity
+  // the unfinished runs of the sessions this runner's shards hold, whose owner stopped
+  const recovering = recovery.layer({
+    workflows: options.workflows,
+    ...(typeof options.recovery === "object" ? options.recovery : {})
+  })
+  return Layer.merge(entity, recovering)
 }
 
 /** A failure of the cluster itself (the message could not be stored or taken), as `PlacementError`. */
