@@ -13,7 +13,7 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { ClusterPlacement } from "@sessionflow/cluster"
 import { Placement, SessionState, SessionStore, Step, type StepInput, Workflow, WorkflowError } from "@sessionflow/core"
 import { WorkflowServer } from "@sessionflow/server"
-import { Cause, Chunk, Context, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
+import { Cause, Chunk, Context, Effect, Exit, Fiber, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { parseEvents, request, streamRun } from "../server/utils.js"
 
 class Counter
@@ -87,7 +87,12 @@ const where = Workflow.make({ name: "where" }).pipe(
   )
 )
 
-const workflows = [counter, failing, throwing, approvals, where]
+/** A journaled step that takes a minute: a run to interrupt in the middle of it. */
+const sleepy = Workflow.make({ name: "sleepy", durability: "step" }).pipe(
+  Workflow.andThen("sleep", () => Effect.as(Effect.sleep("60 seconds"), "woke"))
+)
+
+const workflows = [counter, failing, throwing, approvals, where, sleepy]
 
 const local = SessionStore.layerMemory.pipe(Layer.merge(Placement.layerLocal))
 
@@ -240,6 +245,24 @@ describe.each(placements)("placement: %s", (name, layer) => {
       const ended = yield* Effect.flip(Workflow.continue(approvals, last.runId, { approved: true }))
       expect(ended._tag).toBe("RunEnded")
       expect((yield* Workflow.getRunHistory(approvals, other)).map((r) => r.status)).toEqual(["cancelled"])
+    }).pipe(Effect.provide(layer)))
+
+  it.live("a run interrupted by its caller is cancelled (a runner keeping the shard does not hand it over)", () =>
+    Effect.gen(function*() {
+      const store = yield* SessionStore.SessionStore
+      const runId = unique("interrupted")
+      const fiber = yield* Effect.fork(Workflow.run(sleepy, null, { sessionId: unique("interrupted"), runId }))
+      const stored = (until: (found: Option.Option<SessionStore.RunLookup>) => boolean) =>
+        store.getRun(runId).pipe(
+          Effect.filterOrFail(until, () => "not yet" as const),
+          Effect.retry({ while: (error) => error === "not yet", schedule: Schedule.spaced("20 millis") }),
+          Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error(`run ${runId} never got there`) })
+        )
+      yield* stored((found) => Option.isSome(found) && found.value._tag === "Active")
+      yield* Fiber.interrupt(fiber)
+      const ended = yield* stored((found) => Option.isSome(found) && found.value._tag === "Recorded")
+      assert(Option.isSome(ended) && ended.value._tag === "Recorded")
+      expect(ended.value.record.status).toBe("cancelled")
     }).pipe(Effect.provide(layer)))
 
   it.live("a step's own error: as it is in one process, as PlacementError (with its tag) from the cluster", () =>

@@ -56,7 +56,7 @@ const settled = (database: string, runners: number) =>
 
 /**
  * A fresh database, a side-effect file, three runners started one
- * after the other (their shards settled), and the client's layer.
+ * after the other (their shards settled), their addresses, and the client's layer.
  */
 export const cluster = Effect.gen(function*() {
   const database = yield* freshDatabase
@@ -65,9 +65,15 @@ export const cluster = Effect.gen(function*() {
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
   const effects = path.join(dir, "effects.log")
+  /** each runner's address, as `@effect/cluster` keeps it (`host:port`), by its pid */
+  const addresses = new Map<number, string>()
   const start = Effect.flatMap(
     freePort,
-    (port) => spawnFixture("../../cluster/fixtures/runner.ts", [database, String(port), effects])
+    (port) =>
+      Effect.tap(
+        spawnFixture("../../cluster/fixtures/runner.ts", [database, String(port), effects]),
+        (runner) => Effect.sync(() => addresses.set(runner.pid, `127.0.0.1:${port}`))
+      )
   )
   // the first one creates the cluster's tables; then the two others at once
   const first = yield* start
@@ -76,7 +82,13 @@ export const cluster = Effect.gen(function*() {
   yield* Effect.forEach(others, (runner) => runner.ready, { concurrency: "unbounded" })
   const runners: ReadonlyArray<Worker> = [first, ...others]
   yield* settled(database, runners.length)
-  return { database, effects, runners, client: clientLayer(database) }
+  return {
+    database,
+    effects,
+    runners,
+    addresses: addresses as ReadonlyMap<number, string>,
+    client: clientLayer(database)
+  }
 })
 
 /** `count` HTTP servers (cluster clients, holding no session) over the cluster's database: their base URLs. */

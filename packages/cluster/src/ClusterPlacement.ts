@@ -32,9 +32,11 @@ import * as protocol from "./internal/protocol.js"
 
 /**
  * The session entity (type `"sessionflow/Session"`), with its protocol: the
- * messages `Run`, `StreamRun`, `Continue`, `StreamContinue` and `Cancel`.
- * `Run`, `Continue` and `Cancel` are persisted; the streams are not (a
- * stream whose runner dies fails, like a stream whose process dies).
+ * messages `Run`, `StreamRun`, `Continue`, `StreamContinue`, `Cancel` and
+ * `Resume` (a runner's recovery loop carrying on an unfinished run whose
+ * owner stopped). `Run`, `Continue` and `Cancel` are persisted; the streams
+ * and `Resume` are not (a stream whose runner dies fails, like a stream
+ * whose process dies; a lost `Resume` is sent again at the next look).
  *
  * @since 0.1.0
  * @category entities
@@ -46,6 +48,7 @@ export const SessionEntity: Entity.Entity<
   | typeof protocol.Continue
   | typeof protocol.StreamContinue
   | typeof protocol.Cancel
+  | typeof protocol.Resume
 > = protocol.SessionEntity
 
 /**
@@ -75,6 +78,25 @@ export interface RunnerOptions<W extends Workflow.Any> {
   readonly failoverWait?: Duration.DurationInput | undefined
   /** how long an idle session's entity stays in memory (default: the cluster's `entityMaxIdleTime`) */
   readonly maxIdleTime?: Duration.DurationInput | undefined
+  /**
+   * The runner's recovery loop (default on): it looks at the store's
+   * unfinished runs of these workflows every `pollInterval` (default 1
+   * second), and each whose owner stopped (its lease expired, or given up)
+   * and whose session's shard this runner holds is sent as a `Resume` to the
+   * session's entity, which carries it on from its journal (taking it with
+   * the store's conditional `claimRun`: never two owners). That is how a run
+   * answered `RunUnfinished` is completed, and a run handed over in a shard
+   * move whose message is not delivered again. A resume that fails
+   * `maxAttempts` times (default 3) with the run still unfinished is left
+   * alone by this runner (`Workflow.recover`). `false`: no loop.
+   */
+  readonly recovery?:
+    | boolean
+    | {
+      readonly pollInterval?: Duration.DurationInput | undefined
+      readonly maxAttempts?: number | undefined
+    }
+    | undefined
 }
 
 /**
@@ -82,6 +104,13 @@ export interface RunnerOptions<W extends Workflow.Any> {
  * the runs of the sessions whose shards it holds, in this process (with the
  * local placement), one operation at a time per session. It needs what the
  * workflows' steps need and the `SessionStore` they commit to.
+ *
+ * A run interrupted because its shard leaves this runner (a shard moving, a
+ * slow shard lock refresh, a shutdown) is handed over, not cancelled: it is
+ * left unfinished, its lease given up, its journal kept, and the session's
+ * next owner carries it on (its message is delivered again; else the
+ * recovery loop, see `recovery`). A run interrupted by its caller while this
+ * runner keeps the shard is cancelled, as in one process.
  *
  * @since 0.1.0
  * @category layers

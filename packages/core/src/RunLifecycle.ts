@@ -208,7 +208,8 @@ export const rules: { readonly [T in Transition]: Rule } = {
   takeOver: {
     from: ["running"],
     to: ["running"],
-    by: "`DurableRuns`, `recover`, `resume`, a run with its id, the next run of its session's queue",
+    by: "`DurableRuns`, `recover`, `resume`, a run with its id, the next run of its session's queue, " +
+      "a cluster runner's recovery loop (in the entity of the session whose shard it holds)",
     write: "`claimRun`",
     when: "its lease expired before now, or its owner is a gone process of this host",
     prevents: "two owners of one run"

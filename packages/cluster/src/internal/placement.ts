@@ -4,7 +4,8 @@
  *
  * @internal
  */
-import type * as Sharding from "@effect/cluster/Sharding"
+import * as Entity from "@effect/cluster/Entity"
+import * as Sharding from "@effect/cluster/Sharding"
 import { Placement, SessionStore, Workflow, WorkflowError, type WorkflowEvent } from "@sessionflow/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -14,12 +15,14 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import * as protocol from "./protocol.js"
+import * as recovery from "./recovery.js"
 
 /** @internal */
 export interface RunnerOptions<W extends Workflow.Any> {
   readonly workflows: ReadonlyArray<W>
   readonly failoverWait?: Duration.DurationInput | undefined
   readonly maxIdleTime?: Duration.DurationInput | undefined
+  readonly recovery?: boolean | Omit<recovery.Options, "workflows"> | undefined
 }
 
 /** @internal */
@@ -52,6 +55,26 @@ const waitForLease = (wait: Duration.Duration) => <A, E, R>(self: Effect.Effect<
 const here = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.provideService(self, Placement.Placement, Placement.local)
 
+/**
+ * An entity's run is interrupted either by its caller (the client interrupted
+ * the request: the run is cancelled, as in one process) or by the runner
+ * letting the session's shard go (a shard moving, a slow shard lock refresh,
+ * a shutdown): then the run is handed over, not cancelled. It runs with
+ * `onInterrupt: "release"` (an interruption leaves it unfinished, its lease
+ * given up, its journal kept), and when the interruption came from its caller
+ * while this runner still holds the shard, it is cancelled here.
+ */
+const handingOver = (
+  sharding: Sharding.Sharding["Type"],
+  address: Entity.CurrentAddress["Type"],
+  cancel: Effect.Effect<void, unknown, SessionStore.SessionStore>
+) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | SessionStore.SessionStore> =>
+  Effect.onInterrupt(self, () =>
+    sharding.hasShardId(address.shardId)
+      ? Effect.ignoreLogged(here(cancel))
+      : Effect.logInfo(`sessionflow: ${address.entityId} handed over (its shard left this runner): run released`))
+
 /** @internal */
 export const layerRunner = <W extends Workflow.Any>(
   options: RunnerOptions<W>
@@ -72,77 +95,103 @@ export const layerRunner = <W extends Workflow.Any>(
       : Effect.succeed(wf)
   }
   type Requirements = SessionStore.SessionStore | Workflow.Context<W>
-  const handlers = protocol.SessionEntity.of({
-    Run: ({ payload }) =>
-      Effect.flatMap(
-        find(payload.workflow, payload.sessionId),
-        (wf) =>
-          Workflow.run(
-            wf,
-            payload.input,
-            protocol.runOptionsFromWire(payload.options, payload.sessionId, payload.runId)
-          )
-            .pipe(
-              waitForLease(wait),
-              Effect.flatMap((output) => protocol.outputToWire(wf, output)),
-              here
-            ) as Effect.Effect<typeof protocol.RunOutput.Type, unknown, Requirements>
-      ).pipe(
-        Effect.mapError(toWire(payload.workflow, payload.sessionId))
-      ),
-    StreamRun: ({ payload }) =>
-      Stream.unwrap(
-        Effect.map(find(payload.workflow, payload.sessionId), (wf) =>
-          Workflow.stream(
-            wf,
-            payload.input,
-            protocol.runOptionsFromWire(payload.options, payload.sessionId, payload.runId)
-          )
-            .pipe(Stream.provideService(Placement.Placement, Placement.local)) as Stream.Stream<
-              WorkflowEvent.WorkflowEvent,
-              unknown,
-              Requirements
-            >)
-      ).pipe(Stream.mapError(toWire(payload.workflow, payload.sessionId))),
-    Continue: ({ payload }) =>
-      Effect.flatMap(
-        find(payload.workflow, ""),
-        (wf) =>
-          Workflow.continue(wf, payload.runId, payload.response, protocol.continueOptionsFromWire(payload.options))
-            .pipe(
-              waitForLease(wait),
-              Effect.flatMap((output) => protocol.outputToWire(wf, output)),
-              here
-            ) as Effect.Effect<typeof protocol.RunOutput.Type, unknown, Requirements>
-      ).pipe(
-        Effect.mapError(toWire(payload.workflow, ""))
-      ),
-    StreamContinue: ({ payload }) =>
-      Stream.unwrap(
-        Effect.map(find(payload.workflow, ""), (wf) =>
-          Workflow.continueStream(
-            wf,
-            payload.runId,
-            payload.response,
-            protocol.continueOptionsFromWire(payload.options)
-          )
-            .pipe(Stream.provideService(Placement.Placement, Placement.local)) as Stream.Stream<
-              WorkflowEvent.WorkflowEvent,
-              unknown,
-              Requirements
-            >)
-      ).pipe(Stream.mapError(toWire(payload.workflow, ""))),
-    Cancel: ({ payload }) =>
-      Effect.flatMap(
-        find(payload.workflow, ""),
-        (wf) =>
-          Workflow.cancel(wf, payload.runId, payload.userId === undefined ? undefined : { userId: payload.userId })
-            .pipe(
-              here
+  // built for each session's entity, with its address
+  const handlers = Effect.gen(function*() {
+    const sharding = yield* Sharding.Sharding
+    const address = yield* Entity.CurrentAddress
+    const handOver = (wf: Workflow.Any, runId: string) =>
+      handingOver(
+        sharding,
+        address,
+        Workflow.cancel(wf, runId) as Effect.Effect<void, unknown, SessionStore.SessionStore>
+      )
+    return protocol.SessionEntity.of({
+      Run: ({ payload }) =>
+        Effect.flatMap(
+          find(payload.workflow, payload.sessionId),
+          (wf) =>
+            Workflow.run(wf, payload.input, {
+              ...protocol.runOptionsFromWire(payload.options, payload.sessionId, payload.runId),
+              onInterrupt: "release"
+            })
+              .pipe(
+                handOver(wf, payload.runId),
+                waitForLease(wait),
+                Effect.flatMap((output) => protocol.outputToWire(wf, output)),
+                here
+              ) as Effect.Effect<typeof protocol.RunOutput.Type, unknown, Requirements>
+        ).pipe(
+          Effect.mapError(toWire(payload.workflow, payload.sessionId))
+        ),
+      StreamRun: ({ payload }) =>
+        Stream.unwrap(
+          Effect.map(find(payload.workflow, payload.sessionId), (wf) =>
+            Workflow.stream(
+              wf,
+              payload.input,
+              protocol.runOptionsFromWire(payload.options, payload.sessionId, payload.runId)
             )
-      ).pipe(Effect.mapError(toWire(payload.workflow, "")))
+              .pipe(Stream.provideService(Placement.Placement, Placement.local)) as Stream.Stream<
+                WorkflowEvent.WorkflowEvent,
+                unknown,
+                Requirements
+              >)
+        ).pipe(Stream.mapError(toWire(payload.workflow, payload.sessionId))),
+      Continue: ({ payload }) =>
+        Effect.flatMap(
+          find(payload.workflow, ""),
+          (wf) =>
+            Workflow.continue(wf, payload.runId, payload.response, {
+              ...protocol.continueOptionsFromWire(payload.options),
+              onInterrupt: "release"
+            })
+              .pipe(
+                handOver(wf, payload.runId),
+                waitForLease(wait),
+                Effect.flatMap((output) => protocol.outputToWire(wf, output)),
+                here
+              ) as Effect.Effect<typeof protocol.RunOutput.Type, unknown, Requirements>
+        ).pipe(
+          Effect.mapError(toWire(payload.workflow, ""))
+        ),
+      StreamContinue: ({ payload }) =>
+        Stream.unwrap(
+          Effect.map(find(payload.workflow, ""), (wf) =>
+            Workflow.continueStream(
+              wf,
+              payload.runId,
+              payload.response,
+              protocol.continueOptionsFromWire(payload.options)
+            )
+              .pipe(Stream.provideService(Placement.Placement, Placement.local)) as Stream.Stream<
+                WorkflowEvent.WorkflowEvent,
+                unknown,
+                Requirements
+              >)
+        ).pipe(Stream.mapError(toWire(payload.workflow, ""))),
+      Cancel: ({ payload }) =>
+        Effect.flatMap(
+          find(payload.workflow, ""),
+          (wf) =>
+            Workflow.cancel(wf, payload.runId, payload.userId === undefined ? undefined : { userId: payload.userId })
+              .pipe(
+                here
+              )
+        ).pipe(Effect.mapError(toWire(payload.workflow, ""))),
+      // the recovery loop's: a run whose owner stopped, carried on from its journal
+      // (`claimRun`: only if its lease is still expired; a handoff releases it again)
+      Resume: ({ payload }) =>
+        Effect.flatMap(
+          find(payload.workflow, ""),
+          (wf) =>
+            Workflow.resume(wf, payload.runId, {
+              ...(payload.userId === undefined ? {} : { userId: payload.userId }),
+              onInterrupt: "release"
+            }).pipe(Effect.asVoid, here) as Effect.Effect<void, unknown, Requirements>
+        ).pipe(Effect.mapError(toWire(payload.workflow, "")))
+    })
   })
-  return protocol.SessionEntity.toLayer(handlers, {
+  const entity = protocol.SessionEntity.toLayer(handlers, {
     // one operation at a time per session: runs on one session never race
     concurrency: 1,
     // a run that dies answers its caller with the defect (as in one process),
@@ -150,6 +199,13 @@ export const layerRunner = <W extends Workflow.Any>(
     disableFatalDefects: true,
     ...(options.maxIdleTime === undefined ? {} : { maxIdleTime: options.maxIdleTime })
   }) as Layer.Layer<never, never, Sharding.Sharding | Requirements>
+  if (options.recovery === false) return entity
+  // the unfinished runs of the sessions this runner's shards hold, whose owner stopped
+  const recovering = recovery.layer({
+    workflows: options.workflows,
+    ...(typeof options.recovery === "object" ? options.recovery : {})
+  })
+  return Layer.merge(entity, recovering)
 }
 
 /** A failure of the cluster itself (the message could not be stored or taken), as `PlacementError`. */

@@ -108,8 +108,29 @@ export const Cancel = Rpc.make("Cancel", {
   error: WorkflowError.WorkflowError
 }).annotate(ClusterSchema.Persisted, true)
 
+/**
+ * Carries on an unfinished run whose owner stopped (its lease expired): sent
+ * by the runner holding the session's shard (its recovery loop) to the
+ * session's entity, so that the run goes on in the session's mailbox, after
+ * the operations before it. Not persisted: if it is lost, the run's lease is
+ * still expired at the next look of whichever runner holds the shard then.
+ *
+ * @internal
+ */
+export const Resume = Rpc.make("Resume", {
+  payload: { workflow: Schema.String, runId: Schema.String, userId: Schema.optional(Schema.String) },
+  error: WorkflowError.WorkflowError
+})
+
 /** @internal */
-export const SessionEntity = Entity.make("sessionflow/Session", [Run, StreamRun, Continue, StreamContinue, Cancel])
+export const SessionEntity = Entity.make("sessionflow/Session", [
+  Run,
+  StreamRun,
+  Continue,
+  StreamContinue,
+  Cancel,
+  Resume
+])
 
 /** `@effect/cluster`'s `SqlMessageStorage` keeps entity ids in a `VARCHAR(255)` column. */
 const maxEntityId = 255
