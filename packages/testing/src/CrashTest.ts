@@ -341,7 +341,7 @@ export const everyBoundary: (options: Options) => Effect.Effect<Report, CrashTes
     })
   }
   const expected = first.result
-  const boundaries = check.boundariesOf(baseline.lines, 0)
+  const boundaries = check.boundariesOf(baseline.lines, 0).map((b) => new Boundary(b))
   const workflowName = expected.workflow
   const failures: Array<Failure> = []
   for (let n = 1; n <= boundaries.length; n++) {
@@ -357,12 +357,13 @@ export const everyBoundary: (options: Options) => Effect.Effect<Report, CrashTes
       idempotent
     })
     if (differences.length > 0) {
-      const recovery = crashed.exits.length > 2 ? check.boundariesOf(crashed.lines, 1)[0] : undefined
+      const killedIn = crashed.exits.length > 2 ? check.boundariesOf(crashed.lines, 1)[0] : undefined
+      const recovery = killedIn === undefined ? undefined : new Boundary(killedIn)
       failures.push(
         new Failure({
           boundary: boundaries[n - 1]!,
           ...(recovery === undefined ? {} : { recoveryKilledAt: recovery }),
-          differences
+          differences: differences.map((d) => new Difference(d))
         })
       )
     }

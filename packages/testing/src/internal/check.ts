@@ -5,20 +5,41 @@
  *
  * @internal
  */
-import type * as CrashTest from "../CrashTest.js"
-import { Boundary, Difference } from "../CrashTest.js"
 import type { Line, Result } from "./protocol.js"
 
+/** A boundary as `CrashTest.Boundary` describes it. @internal */
+export interface BoundaryFields {
+  readonly ordinal: number
+  readonly kind: Extract<Line, { readonly _tag: "Boundary" }>["boundary"]["_tag"]
+  readonly step?: string
+  readonly detail?: string
+}
+
+/** A difference as `CrashTest.Difference` describes it. @internal */
+export interface DifferenceFields {
+  readonly kind:
+    | "State"
+    | "Content"
+    | "JournaledStepRepeated"
+    | "StepRepeated"
+    | "ToolRepeated"
+    | "ModelCallRepeated"
+    | "RunFailed"
+    | "BoundaryNotReached"
+  readonly step?: string
+  readonly message: string
+}
+
 /** The boundaries process `attempt` reached, in order, each with the top-level step it was in. @internal */
-export const boundariesOf = (lines: ReadonlyArray<Line>, attempt: number): Array<CrashTest.Boundary> => {
-  const out: Array<CrashTest.Boundary> = []
+export const boundariesOf = (lines: ReadonlyArray<Line>, attempt: number): Array<BoundaryFields> => {
+  const out: Array<BoundaryFields> = []
   let step: string | undefined
   for (const line of lines) {
     if (line._tag !== "Boundary" || line.attempt !== attempt) continue
     const b = line.boundary
     if (b._tag === "BeforeStep" || b._tag === "AfterStep") step = b.step
     out.push(
-      new Boundary({
+      {
         ordinal: line.seq,
         kind: b._tag,
         ...(b._tag === "AfterCommit" || step === undefined ? {} : { step }),
@@ -27,7 +48,7 @@ export const boundariesOf = (lines: ReadonlyArray<Line>, attempt: number): Array
           : b._tag === "AfterModelCall"
           ? { detail: `agent "${b.agent}"` }
           : {})
-      })
+      }
     )
   }
   return out
@@ -155,43 +176,43 @@ export const compare = (options: {
   readonly result: Result | undefined
   readonly stderr: string
   readonly idempotent: ReadonlySet<string>
-}): Array<CrashTest.Difference> => {
-  const differences: Array<CrashTest.Difference> = []
+}): Array<DifferenceFields> => {
+  const differences: Array<DifferenceFields> = []
   if (options.killed[0] !== true) {
     differences.push(
-      new Difference({
+      {
         kind: "BoundaryNotReached",
         message: "the process ran to its end without reaching the boundary: the run does not take the same path " +
           "every time (is the workflow deterministic, given its model and input?)"
-      })
+      }
     )
   }
   const { expected, result } = options
   if (result?._tag !== "Completed") {
     differences.push(
-      new Difference({
+      {
         kind: "RunFailed",
         message: result === undefined
           ? `the recovered run ended without a result${options.stderr.length > 0 ? `: ${options.stderr}` : ""}`
           : `the recovered run failed: ${result.error}`
-      })
+      }
     )
     return differences
   }
   if (!equal(result.state, expected.state)) {
     differences.push(
-      new Difference({
+      {
         kind: "State",
         message: `the session's final state is ${short(result.state)}, uninterrupted ${short(expected.state)}`
-      })
+      }
     )
   }
   if (!equal(result.content, expected.content)) {
     differences.push(
-      new Difference({
+      {
         kind: "Content",
         message: `the run's content is ${short(result.content)}, uninterrupted ${short(expected.content)}`
-      })
+      }
     )
   }
   const expectedCounts = count(executions(options.baseline))
@@ -208,39 +229,39 @@ export const compare = (options: {
       if (e.kind === "step" && after) {
         reported.add(e.key)
         differences.push(
-          new Difference({
+          {
             kind: "JournaledStepRepeated",
             step: e.stepName,
             message: `${e.label} ${times}: it ran again after its journal record`
-          })
+          }
         )
       } else if (after) {
         reported.add(e.key)
         differences.push(
-          new Difference({
+          {
             kind: e.kind === "tool" ? "ToolRepeated" : "ModelCallRepeated",
             step: e.stepName,
             message: `${e.label} in step "${e.stepName}" ${times}: it ran again after it was recorded`
-          })
+          }
         )
       } else if (e.kind === "step" && !options.idempotent.has(e.name)) {
         reported.add(e.key)
         differences.push(
-          new Difference({
+          {
             kind: "StepRepeated",
             step: e.stepName,
             message: `${e.label} ${times} and is not declared idempotent (\`idempotent: ["${e.stepName}"]\`)`
-          })
+          }
         )
       } else if (e.kind === "tool" && !e.idempotent && !options.idempotent.has(e.name)) {
         reported.add(e.key)
         differences.push(
-          new Difference({
+          {
             kind: "ToolRepeated",
             step: e.stepName,
             message: `${e.label} in step "${e.stepName}" ${times} and is not declared idempotent ` +
               "(annotate it `Tool.Idempotent`, or name it in `idempotent`)"
-          })
+          }
         )
       }
     }
