@@ -4,9 +4,10 @@
  * (a top-level step about to start, after the journal record of the steps
  * before it; a step whose effects are done and not yet journaled; a tool
  * call or a model reply inside a step; the commit), then carries the run on
- * in a new process — first one that is killed too, at the first boundary of
- * its recovery, then one that runs it to its end — as `DurableRuns` or
- * `Workflow.resume` would after a crash. It then checks that:
+ * in a new process that runs it to its end, as `DurableRuns` or
+ * `Workflow.resume` would after a crash (once per step, the recovering
+ * process is killed too, at the first boundary of its recovery, and a third
+ * one carries the run on). It then checks that:
  *
  * - the session's final state and the run's content equal an uninterrupted
  *   run's;
@@ -68,7 +69,11 @@ export interface Options {
   readonly idempotent?: ReadonlyArray<string> | undefined
   /** where the runs are stored: a SQLite file (the only store for now) */
   readonly store?: "sqlite" | undefined
-  /** kill the recovering process too, at the first boundary of its recovery (default `true`) */
+  /**
+   * kill the recovering process too, at the first boundary of its recovery (default `true`): once
+   * per step, after the crash before it starts (a crash anywhere in a step leaves the store as it
+   * was at the step's start, so its recovery is the same after each)
+   */
   readonly recovery?: boolean | undefined
   /** how long one process may take (default 60 seconds) */
   readonly timeout?: Duration.DurationInput | undefined
@@ -345,7 +350,10 @@ export const everyBoundary: (options: Options) => Effect.Effect<Report, CrashTes
   const workflowName = expected.workflow
   const failures: Array<Failure> = []
   for (let n = 1; n <= boundaries.length; n++) {
-    const crashed = yield* scenario(`crash-${n}`, options.recovery === false ? [n] : [n, 1])
+    // a crash anywhere in a step leaves the store as it is at the step's start (its journal is
+    // written between steps): recovery is the same after each, and is killed once per step
+    const killRecovery = options.recovery !== false && boundaries[n - 1]!.kind === "BeforeStep"
+    const crashed = yield* scenario(`crash-${n}`, killRecovery ? [n, 1] : [n])
     const last = crashed.exits[crashed.exits.length - 1]!
     const differences = check.compare({
       baseline: baseline.lines,

@@ -72,7 +72,12 @@ interface Execution {
   readonly repeatsRecorded: boolean
 }
 
-const executions = (lines: ReadonlyArray<Line>): Array<Execution> => {
+const executions = (lines: ReadonlyArray<Line>, killed: ReadonlyArray<boolean>): Array<Execution> => {
+  // the boundary each killed process died at: a step killed as it was about to start did not run
+  const diedAt = new Map<number, number>()
+  for (const line of lines) {
+    if (line._tag === "Boundary" && killed[line.attempt] === true) diedAt.set(line.attempt, line.seq)
+  }
   const out: Array<Execution> = []
   const recordedKeys = new Set<string>()
   const record = (e: Execution) => {
@@ -102,6 +107,7 @@ const executions = (lines: ReadonlyArray<Line>): Array<Execution> => {
         for (const e of out) if (e.step < b.index) record(e)
         step = b.index
         stepName = b.step
+        if (diedAt.get(attempt) === line.seq) break
         push({
           attempt,
           kind: "step",
@@ -215,8 +221,8 @@ export const compare = (options: {
       }
     )
   }
-  const expectedCounts = count(executions(options.baseline))
-  const crashed = executions(options.crashed)
+  const expectedCounts = count(executions(options.baseline, []))
+  const crashed = executions(options.crashed, options.killed)
   const seen = new Map<string, number>()
   const reported = new Set<string>()
   for (const e of crashed) {
