@@ -38,6 +38,7 @@ import * as RunContext from "../../RunContext.js"
 import { contentText } from "../../StepOutput.js"
 import type * as WorkflowError from "../../WorkflowError.js"
 import type * as WorkflowEvent from "../../WorkflowEvent.js"
+import * as boundary from "../boundary.js"
 import * as events from "../events.js"
 import { errorText } from "../format.js"
 import * as record from "../record.js"
@@ -522,12 +523,25 @@ const modelIdOf = (part: { readonly modelId?: Option.Option<string> | string | u
 const modelCall = <A, E, R>(
   call: Effect.Effect<A, E, R>,
   method: string,
-  reported: (a: A) => { readonly usage: UsageReport | undefined; readonly model: string | undefined }
+  reported: (a: A) => { readonly usage: UsageReport | undefined; readonly model: string | undefined },
+  request: { readonly prompt: Prompt.Prompt }
 ): Effect.Effect<A, E, R> =>
   tracing.span(
     Effect.tap(call, (a) =>
-      Effect.map(FiberRef.get(currentQuestions), (questions) => {
+      Effect.flatMap(FiberRef.get(currentQuestions), (questions) => {
         questions?.usage?.add(reported(a).usage)
+        return boundary.active()
+          ? Effect.flatMap(
+            FiberRef.get(currentAgent),
+            (agent) =>
+              boundary.at(() => ({
+                _tag: "AfterModelCall",
+                agent: agent ?? "",
+                method,
+                request: request.prompt.content
+              }))
+          )
+          : Effect.void
       })),
     "Agent.modelCall",
     () => ({ "gen_ai.operation.name": method }),
@@ -628,7 +642,7 @@ const callModel = (
       })
     )
   return Effect.flatMap(
-    recordedReply(modelCall(reply, streaming ? "streamText" : "generateText", replyReport)),
+    recordedReply(modelCall(reply, streaming ? "streamText" : "generateText", replyReport, request)),
     (result) =>
       Option.isSome(result.error)
         ? new AiError.UnknownError({
@@ -888,6 +902,15 @@ const execute = (tools: Tools, call: ToolCall) => {
   const entry = tools.entries.get(call.name)
   return entry === undefined
     ? Effect.succeed(unknownTool(call.name, [...tools.entries.keys()]))
+    : boundary.active()
+    ? Effect.tap(entry.run(call.params), () =>
+      boundary.at(() => ({
+        _tag: "AfterTool",
+        tool: call.name,
+        params: call.params,
+        idempotent: EffectContext.get(entry.tool.annotations, Tool.Idempotent) ||
+          EffectContext.get(entry.tool.annotations, Tool.Readonly)
+      })))
     : entry.run(call.params)
 }
 
@@ -1146,16 +1169,18 @@ const structuredOutput = (
       if (Option.isSome(direct)) return { value: direct.value, conversation: start }
     }
     const name = objectName(schema, agent.name)
-    const attempt = (conversation: Conversation): Effect.Effect<Attempt, AiError.AiError, unknown> =>
-      modelCall(
+    const attempt = (conversation: Conversation): Effect.Effect<Attempt, AiError.AiError, unknown> => {
+      const prompt = toPrompt(conversation)
+      return modelCall(
         model.generateObject({
-          prompt: toPrompt(conversation),
+          prompt,
           schema,
           ...(name === undefined ? {} : { objectName: name }),
           ...(tools.toolkit === undefined ? {} : { ...requestOptions(tools), toolChoice: "none" as const })
         }),
         "generateObject",
-        objectReport
+        objectReport,
+        { prompt }
       ).pipe(
         Effect.tap((response) =>
           record.reply(agent.name, () => {
@@ -1178,6 +1203,7 @@ const structuredOutput = (
           )
         })
       )
+    }
     const first = yield* attempt(start)
     let conversation: Conversation = { ...start, turns: start.turns + 1 }
     let final = first

@@ -19,6 +19,7 @@ import * as SessionStore from "../../SessionStore.js"
 import type * as StepOutput from "../../StepOutput.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
+import * as boundary from "../boundary.js"
 import { changesProblem, storedChanges } from "../json.js"
 import * as record from "../record.js"
 import { type Cell, fromCell } from "../state.js"
@@ -91,14 +92,24 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   const journal = new Journal(run, exec, cell, usage)
   const additionalData = run.claimed?.additionalData ?? run.options?.additionalData ?? {}
   const steps = Effect.suspend(() =>
-    runFrom(
-      self.steps,
-      first,
-      journaled?.previous ?? run.decodedInput,
-      (_, previous) => nextInput(exec, run.decodedInput, previous, additionalData),
-      exec,
-      journal.at
-    )
+    boundary.active()
+      ? withBoundaries(run, first, (between) =>
+        runFrom(
+          self.steps,
+          first,
+          journaled?.previous ?? run.decodedInput,
+          (_, previous) => nextInput(exec, run.decodedInput, previous, additionalData),
+          exec,
+          between(journal.at)
+        ))
+      : runFrom(
+        self.steps,
+        first,
+        journaled?.previous ?? run.decodedInput,
+        (_, previous) => nextInput(exec, run.decodedInput, previous, additionalData),
+        exec,
+        journal.at
+      )
   )
   // The run's services and questions are set here and put back below (as
   // `Effect.provide` and `Effect.locally` would, at a fraction of the cost):
@@ -120,6 +131,38 @@ export function* execute(run: Opened, restore: Restore): Phase<Executed> {
   yield* FiberRef.set(currentQuestions, outerQuestions)
   yield* FiberRef.set(currentBackground, outerBackground)
   return { exit, exec, journal, usage }
+}
+
+type Between = (next: number, previous: unknown) => Effect.Effect<void, unknown> | undefined
+
+/**
+ * The steps of a run reporting their durable boundaries (see `boundary.ts`):
+ * before each top-level step (after the journal record of the ones before),
+ * and after each step's effects, before its record (the next step's journal,
+ * or the commit).
+ */
+const withBoundaries = (
+  run: Opened,
+  first: number,
+  steps: (between: (journal: Between) => Between) => Effect.Effect<StepOutput.StepOutput, unknown, unknown>
+): Effect.Effect<StepOutput.StepOutput, unknown, unknown> => {
+  const { runId } = run.ids
+  const names = run.self.steps.map((step) => step.name)
+  let current = first
+  const before = (index: number) =>
+    boundary.at(() => {
+      current = index
+      return { _tag: "BeforeStep", runId, step: names[index] ?? "", index }
+    })
+  const after = (index: number) => boundary.at(() => ({ _tag: "AfterStep", runId, step: names[index] ?? "", index }))
+  const between = (journal: Between): Between => (next, previous) =>
+    Effect.zipRight(
+      after(next - 1),
+      Effect.zipRight(Effect.suspend(() => journal(next, previous) ?? Effect.void), before(next))
+    )
+  return first >= names.length
+    ? steps(between)
+    : Effect.zipRight(before(first), Effect.tap(steps(between), () => after(current)))
 }
 
 /** The services a workflow provides its steps: the state (untyped, and its typed tag), the run context. */

@@ -17,6 +17,7 @@ import * as SessionStore from "../../SessionStore.js"
 import type { RunOutput } from "../../Workflow.js"
 import * as WorkflowError from "../../WorkflowError.js"
 import * as WorkflowEvent from "../../WorkflowEvent.js"
+import * as boundary from "../boundary.js"
 import * as formatting from "../format.js"
 import { pauseOf, type PauseSignal } from "../step/questions.js"
 import * as stateCache from "../store/stateCache.js"
@@ -162,6 +163,7 @@ function* commit(run: Opened, executed: Executed, done: Done, restore: Restore):
     Effect.tapErrorTag("SessionOwnershipError", (error) => endRefused(run, error)),
     Effect.tapErrorTag("SessionPaused", (error) => endRefused(run, error))
   )
+  yield* boundary.at(() => ({ _tag: "AfterCommit", runId }))
   if (run.cacheKey !== undefined && Option.isSome(run.stored)) {
     stateCache.put(store, sessionId, run.cacheKey, {
       version: committed,
