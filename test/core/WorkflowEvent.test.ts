@@ -60,6 +60,37 @@ describe("WorkflowEvent", () => {
       for (const event of events) Schema.decodeUnknownSync(WorkflowEvent.WorkflowEvent)(event)
     }).pipe(memory))
 
+  it.effect("a step function that throws instead of returning an Effect is a StepFailed of its step", () =>
+    Effect.gen(function*() {
+      const wf = Workflow.make({
+        name: "throws",
+        steps: [
+          Step.make("prepare", () => Effect.succeed("ready")),
+          Step.make("run", (): Effect.Effect<string> => {
+            throw new Error("kaboom")
+          })
+        ]
+      })
+      const seen: Array<WorkflowEvent.WorkflowEvent> = []
+      const exit = yield* Workflow.stream(wf, "x").pipe(
+        Stream.runForEach((e) => Effect.sync(() => seen.push(e))),
+        Effect.exit
+      )
+      expect(exit._tag).toBe("Failure")
+      expect(seen.map((e) => `${e._tag}:${e.path.join("/")}`)).toEqual([
+        "RunStarted:",
+        "StepStarted:prepare",
+        "StepCompleted:prepare",
+        "StepStarted:run",
+        "StepFailed:run",
+        "RunFailed:"
+      ])
+      const failed = seen.find((e) => e._tag === "StepFailed")
+      assert(failed?._tag === "StepFailed")
+      expect(failed.stepName).toBe("run")
+      expect(failed.error).toContain("kaboom")
+    }).pipe(memory))
+
   it.effect("a failing run streams StepFailed and RunFailed, then fails with the step's typed error", () =>
     Effect.gen(function*() {
       const wf = Workflow.make({

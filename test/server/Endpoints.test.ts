@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SessionStore } from "@sessionflow/core"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Layer, Logger } from "effect"
 import * as fs from "node:fs"
 import { approvals, conflictingStore, dying, failing, notes, spaced, summarising } from "./fixtures.js"
 import { parseEvents, request, start, streamRun } from "./utils.js"
@@ -230,12 +230,21 @@ describe("runs", () => {
     "a defect is a 500 InternalError without its details; streamed, its RunFailed says what the run record says",
     () =>
       Effect.gen(function*() {
-        const url = yield* start({ workflows: [dying] })
+        const logged: Array<string> = []
+        const url = yield* start({ workflows: [dying] }).pipe(
+          Effect.provide(Logger.add(Logger.make(({ cause, message }) => {
+            logged.push(`${String(message)} ${Cause.pretty(cause)}`)
+          })))
+        )
         const run = yield* post(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })
         expect(run.status).toBe(500)
         expect(run.body).toEqual({ _tag: "InternalError", message: "Internal server error" })
         expect(run.text).not.toContain("secret")
         noStack(run.text)
+        // the server's log has what the body leaves out: the defect's message and its stack
+        const internal = logged.find((line) => line.includes("sessionflow server: internal error"))
+        expect(internal).toContain("secret internals")
+        expect(internal).toMatch(/\n\s+at /)
 
         // streamed, the run still ends with its RunFailed (the message its record keeps, no stack)
         const streamed = yield* streamRun(`${url}/workflows/dying/runs`, { input: "go", sessionId: "d1" })

@@ -7,6 +7,7 @@
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { WorkflowError } from "@sessionflow/core"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
@@ -215,7 +216,8 @@ export const publicRunMessage = (error: unknown, recorded: string | undefined): 
 export const catchDefects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | Api.InternalError, R> =>
   Effect.catchAllDefect(effect, (defect) =>
     Effect.zipRight(
-      Effect.logError("sessionflow server: internal error", defect),
+      // (the cause, not the defect itself: an Error logs as its message and stack, not as `{}`)
+      Effect.logError("sessionflow server: internal error", Cause.die(defect)),
       Effect.fail(new Api.InternalError({ message: "Internal server error" }))
     ))
 

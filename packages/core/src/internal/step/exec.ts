@@ -109,15 +109,17 @@ const runStep = <S extends Any>(
   ctx: ExecContext
 ): Effect.Effect<StepOutput.StepOutput<Output<S>>, Error<S>, Context<S>> => {
   const node = step as Step<Output<S>, Error<S>, Context<S>>
+  // (a step function that throws instead of returning an Effect fails its step like any other defect)
+  const execute = Effect.suspend(() => node.execute(input, ctx))
   if (isPlain(node, ctx)) {
     return Effect.map(
-      node.execute(input, ctx),
+      execute,
       (value) => record(ctx, toOutput(node.name, value)) as StepOutput.StepOutput<Output<S>>
     )
   }
   const run = node.retry === undefined
-    ? node.execute(input, ctx)
-    : Effect.retry(node.execute(input, ctx), node.retry as Schedule.Schedule<unknown, Error<S>>)
+    ? execute
+    : Effect.retry(execute, node.retry as Schedule.Schedule<unknown, Error<S>>)
   const emit = (payload: WorkflowEvent.Payload) => (ctx.events ? WorkflowEvent.emit(payload) : Effect.void)
   const handled = Effect.matchCauseEffect(run, {
     onSuccess: (value) => {
