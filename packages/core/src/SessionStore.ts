@@ -522,8 +522,9 @@ export const droppedRecord: (run: QueuedRun, now: number) => RunRecord = rules.d
 /**
  * The event log's end of a queued run that leaves its session's queue
  * before it started, ended by `record` (dropped: see {@link droppedRecord};
- * or cancelled), with the retention it was started with: at `seq` 0
- * (nothing of it ran), `RunCancelled` for a cancelled run, else `RunFailed`
+ * or cancelled), with the retention it was started with: at `seq` (after
+ * the log's last event: 0 for a run that never ran; a plain run has no entry
+ * to say it ran), `RunCancelled` for a cancelled run, else `RunFailed`
  * — for a run that keeps its events (`startedWith.events: "stored"`), none
  * for the others. A store appends it as it records the run, so that the
  * log's followers see the end.
@@ -533,7 +534,8 @@ export const droppedRecord: (run: QueuedRun, now: number) => RunRecord = rules.d
  */
 export const droppedEvent: (
   run: QueuedRun,
-  record: RunRecord
+  record: RunRecord,
+  seq: number
 ) => { readonly event: WorkflowEvent.WorkflowEvent; readonly retention: EventRetention } | undefined =
   rules.droppedEvent
 

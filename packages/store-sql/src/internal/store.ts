@@ -1587,10 +1587,16 @@ ORDER BY seq LIMIT ${limit}`
     dialect === "pg" ? Effect.asVoid(sql`SELECT pg_notify(${queueChannel}, ${sessionId})`) : Effect.void
 
   /** the terminal event of a queued run dropped from its queue, in its log if it keeps one (see `droppedEvent`) */
-  const endDroppedLog = (run: SessionStore.QueuedRun, record: SessionStore.RunRecord) => {
-    const dropped = SessionStore.droppedEvent(run, record)
-    return dropped === undefined ? Effect.void : appendEvents(run.runId, [dropped.event], dropped.retention)
-  }
+  const endDroppedLog = (run: SessionStore.QueuedRun, record: SessionStore.RunRecord) =>
+    Effect.gen(function*() {
+      if (SessionStore.droppedEvent(run, record, 0) === undefined) return
+      const [last] = yield* sql<
+        { seq: unknown }
+      >`SELECT MAX(seq) AS seq FROM ${eventsTable} WHERE run_id = ${run.runId}`
+      const seq = last?.seq === null || last?.seq === undefined ? 0 : Number(last.seq) + 1
+      const dropped = SessionStore.droppedEvent(run, record, seq)!
+      yield* appendEvents(run.runId, [dropped.event], dropped.retention)
+    })
 
   const enqueueRun = Effect.fn("SqlSessionStore.enqueueRun")(
     function*(run: SessionStore.NewQueuedRun) {

@@ -154,7 +154,7 @@ export const storing = (
         batch.push(numbered)
       } else {
         // the run's end as the store recorded it (another caller may have ended it meanwhile)
-        const end = yield* recordedEnd(store, runId, numbered)
+        const end = yield* recordedEnd(store, runId, numbered, known)
         if (end !== undefined) batch.push(end)
       }
       if (endsStream(numbered) || batch.length >= maxBatch) {
@@ -183,18 +183,27 @@ export interface LogGate {
 
 /**
  * The terminal event a run's log gets for `event`: none while the run is
- * unfinished in the store (this attempt did not end it), else the one its
+ * unfinished in the store (this attempt did not end it) or unknown to it
+ * (a run given its id that never registered), else the one its
  * record says — `event` when they agree, else the record's (a run recorded
  * cancelled ends with `RunCancelled`, whatever this attempt ran into).
  */
-const recordedEnd = (store: SessionStore.Service, runId: string, event: WorkflowEvent.WorkflowEvent) =>
+const recordedEnd = (
+  store: SessionStore.Service,
+  runId: string,
+  event: WorkflowEvent.WorkflowEvent,
+  known: boolean
+) =>
   Effect.map(
     // (a store that cannot say how the run ended gets no terminal event from this attempt: none beats a wrong one)
     Effect.either(Effect.retry(store.getRun(runId), storeHiccup)),
     (read): WorkflowEvent.WorkflowEvent | undefined => {
       if (Either.isLeft(read)) return undefined
       const found = read.right
-      if (Option.isNone(found)) return event
+      // a run of its own id (a plain run) has no record: its end is this attempt's; a run given its
+      // id with neither entry nor record never registered (it failed in the session's queue, say):
+      // its id may still run, and end its log then
+      if (Option.isNone(found)) return known ? undefined : event
       if (found.value._tag === "Active") return undefined
       const { content, error, status } = found.value.record
       const base = {

@@ -295,7 +295,7 @@ export const makeMemoryBackend = (options?: SessionStore.MemoryOptions): Session
 
   /** the terminal event of a queued run dropped from its queue, in its log if it keeps one (see `droppedEvent`) */
   const endDroppedLog = (run: SessionStore.QueuedRun, record: SessionStore.RunRecord) => {
-    const dropped = rules.droppedEvent(run, record)
+    const dropped = rules.droppedEvent(run, record, (logs.get(run.runId)?.events.at(-1)?.seq ?? -1) + 1)
     return dropped === undefined ? Effect.void : appendEvents(run.runId, [dropped.event], dropped.retention)
   }
 

@@ -122,11 +122,12 @@ const droppedError = "abandoned: its caller stopped while it waited in the sessi
 /** @internal */
 export const droppedEvent = (
   run: QueuedRun,
-  record: RunRecord
+  record: RunRecord,
+  seq: number
 ): { readonly event: WorkflowEvent.WorkflowEvent; readonly retention: EventRetention } | undefined => {
   const startedWith = run.startedWith ?? run.carry?.startedWith
   if (startedWith?.events !== "stored") return undefined
-  const base = { runId: run.runId, sessionId: run.sessionId, seq: 0, path: [], timestamp: record.completedAt }
+  const base = { runId: run.runId, sessionId: run.sessionId, seq, path: [], timestamp: record.completedAt }
   return {
     event: record.status === "cancelled"
       ? { ...base, _tag: "RunCancelled" }
